@@ -1,0 +1,2 @@
+//! spindle-agent: placeholder, filled in by its issue.
+#![deny(missing_docs)]

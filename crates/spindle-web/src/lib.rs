@@ -1,0 +1,2 @@
+//! spindle-web: placeholder, filled in by its issue.
+#![deny(missing_docs)]
