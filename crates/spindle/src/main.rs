@@ -1,1 +1,84 @@
-fn main() {}
+//! `spindle`: the command-line entry point. Glue only: every subcommand lives in
+//! its own module and the protocol logic lives in the library crates.
+
+mod agent_command;
+mod bridge_command;
+mod chat_command;
+mod replay_command;
+mod serve_command;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Spindle: ACP streaming done right.
+#[derive(Debug, Parser)]
+#[command(name = "spindle", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Rebuild a transcript from a recorded JSONL stream.
+    Replay(replay_command::ReplayArgs),
+    /// Run the built-in deterministic reference agent on stdio.
+    Agent(agent_command::AgentArgs),
+    /// Chat with an agent in the terminal (default: the reference agent).
+    Chat(chat_command::ChatArgs),
+    /// Translate between a v1/v2 client on stdio and a v1/v2 agent child process.
+    Bridge(bridge_command::BridgeArgs),
+    /// Serve the web client (default: the reference agent, SQLite in the data directory).
+    Serve(serve_command::ServeArgs),
+}
+
+/// The command line that starts the built-in reference agent: this same binary
+/// with the `agent` subcommand. Clients use it when no agent command is given.
+fn default_agent_command() -> Vec<OsString> {
+    let exe = std::env::current_exe()
+        .map(OsString::from)
+        .unwrap_or_else(|_| OsString::from("spindle"));
+    vec![exe, OsString::from("agent")]
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SPINDLE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // Logs go to stderr: stdout belongs to the protocol in `agent` and `bridge`.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn main() -> ExitCode {
+    init_tracing();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Replay(args) => replay_command::run(args),
+        Command::Agent(args) => agent_command::run(args),
+        Command::Chat(args) => chat_command::run(args, default_agent_command()),
+        Command::Bridge(args) => bridge_command::run(args),
+        Command::Serve(args) => serve_command::run(args, default_agent_command()),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            if is_broken_pipe(&error) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("spindle: error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
