@@ -44,6 +44,8 @@ pub(crate) enum Domain {
 enum ClientRequest {
     Prompt(Option<usize>),
     Initialize,
+    /// `session/load` / `session/resume`: its response ends the history replay.
+    Load,
     Other,
 }
 
@@ -313,6 +315,12 @@ impl TranscriptEngine {
                     self.t.protocol = if version >= 2 { 2 } else { 1 };
                 }
             }
+            Some(ClientRequest::Load) => {
+                // The replayed history is complete: its last turn is over.
+                if self.t.state.turn_open {
+                    self.end_turn(None, None);
+                }
+            }
             Some(ClientRequest::Other) => {}
             None => {
                 // Recordings of the agent side only: a response carrying a
@@ -367,6 +375,11 @@ impl TranscriptEngine {
             Some("initialize") => {
                 if let Some(id) = id {
                     self.client_requests.insert(id, ClientRequest::Initialize);
+                }
+            }
+            Some("session/load" | "session/resume") => {
+                if let Some(id) = id {
+                    self.client_requests.insert(id, ClientRequest::Load);
                 }
             }
             Some(_) => {

@@ -15,7 +15,9 @@ use crate::wire::{MetaProbe, TextBlockProbe, UpdateProbe, meta_flags};
 /// One content block on its way in; text may borrow from the input line.
 #[derive(Debug)]
 pub(crate) enum BlockIn<'a> {
-    Text(Cow<'a, str>, Option<Box<Map<String, Value>>>),
+    /// Text, extra block fields, and whether the block's own metadata keeps it
+    /// out of the persisted reply.
+    Text(Cow<'a, str>, Option<Box<Map<String, Value>>>, bool),
     Other(Value),
 }
 
@@ -33,7 +35,10 @@ pub(crate) fn block_in_from_value(v: Value) -> BlockIn<'static> {
             };
             m.remove("type");
             let extra = (!m.is_empty()).then(|| Box::new(m));
-            BlockIn::Text(Cow::Owned(text), extra)
+            let hidden = extra
+                .as_deref()
+                .is_some_and(crate::classify::block_is_non_reply);
+            BlockIn::Text(Cow::Owned(text), extra, hidden)
         }
         other => BlockIn::Other(other),
     }
@@ -139,7 +144,7 @@ impl TranscriptEngine {
         self.apply_chunk(ChunkIn {
             kind,
             message_id,
-            block: BlockIn::Text(block.text, None),
+            block: BlockIn::Text(block.text, None, false),
             snapshot_flag,
             clear_boundary,
         });
@@ -193,10 +198,16 @@ impl TranscriptEngine {
         } else {
             kind
         };
+        // Routing already weighed the block's metadata: a chunk that stays in
+        // an agent message is reply text.
+        let block = match block_in_from_value(Value::Object(content)) {
+            BlockIn::Text(t, extra, _) => BlockIn::Text(t, extra, false),
+            other => other,
+        };
         self.apply_chunk(ChunkIn {
             kind,
             message_id,
-            block: block_in_from_value(Value::Object(content)),
+            block,
             snapshot_flag,
             clear_boundary,
         });
@@ -336,13 +347,14 @@ impl TranscriptEngine {
             _ => return,
         };
         match block {
-            BlockIn::Text(text, extra) => {
+            BlockIn::Text(text, extra, hidden) => {
                 let start = msg.text.len();
                 msg.text.push_str(&text);
                 msg.blocks.push(Block::Text {
                     start,
                     end: msg.text.len(),
                     extra,
+                    hidden,
                 });
                 if emit && !text.is_empty() {
                     let id = entry.id.clone();
@@ -378,7 +390,7 @@ impl TranscriptEngine {
             .count();
         let joined: Cow<'_, str> = if text_blocks == 1 {
             match blocks.iter().find_map(|b| match b {
-                BlockIn::Text(t, _) => Some(t),
+                BlockIn::Text(t, _, _) => Some(t),
                 BlockIn::Other(_) => None,
             }) {
                 Some(t) => Cow::Borrowed(t.as_ref()),
@@ -387,7 +399,7 @@ impl TranscriptEngine {
         } else {
             let mut s = String::new();
             for b in &blocks {
-                if let BlockIn::Text(t, _) = b {
+                if let BlockIn::Text(t, _, _) = b {
                     s.push_str(t);
                 }
             }
@@ -413,11 +425,12 @@ impl TranscriptEngine {
         let mut offset = 0;
         for b in blocks {
             match b {
-                BlockIn::Text(t, extra) => {
+                BlockIn::Text(t, extra, hidden) => {
                     msg.blocks.push(Block::Text {
                         start: offset,
                         end: offset + t.len(),
                         extra,
+                        hidden,
                     });
                     offset += t.len();
                 }
@@ -458,7 +471,6 @@ impl TranscriptEngine {
             Some(Value::Null) => Patch::Clear,
             Some(v) => Patch::Set(v),
         };
-        self.note_v2();
         let (idx, is_new, ack) = self.target_message(kind, Some(&message_id));
         self.open = Some((kind, idx));
         let mut changed = ack;

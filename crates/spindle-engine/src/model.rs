@@ -69,6 +69,8 @@ pub(crate) enum Block {
         start: usize,
         end: usize,
         extra: Option<Box<Map<String, Value>>>,
+        /// The block's own metadata marks it thought/plan: not reply text.
+        hidden: bool,
     },
     Other(Value),
 }
@@ -106,7 +108,9 @@ impl Message {
 
     pub(crate) fn block_json(&self, block: &Block) -> Value {
         match block {
-            Block::Text { start, end, extra } => {
+            Block::Text {
+                start, end, extra, ..
+            } => {
                 let mut map = Map::new();
                 map.insert("type".into(), Value::from("text"));
                 map.insert("text".into(), Value::from(&self.text[*start..*end]));
@@ -137,11 +141,11 @@ impl Message {
     pub fn reply_text(&self) -> String {
         let mut out = String::new();
         for block in &self.blocks {
-            if let Block::Text { start, end, extra } = block {
-                let excluded = extra
-                    .as_deref()
-                    .is_some_and(crate::classify::block_is_non_reply);
-                if !excluded {
+            if let Block::Text {
+                start, end, hidden, ..
+            } = block
+            {
+                if !hidden {
                     out.push_str(&self.text[*start..*end]);
                 }
             }
@@ -260,7 +264,8 @@ impl Entry {
                 }
             }
             EntryBody::ToolCall(tc) => {
-                fields = tc.fields.clone();
+                // Nested: the wire field `kind` (tool kind) would collide with the entry kind.
+                fields.insert("toolCall".into(), Value::Object(tc.fields.clone()));
                 if let Some(p) = &tc.permission {
                     fields.insert("permission".into(), p.clone());
                 }
@@ -281,7 +286,7 @@ impl Entry {
                 }
             }
             EntryBody::Terminal(t) => {
-                fields = t.fields.clone();
+                fields.insert("terminal".into(), Value::Object(t.fields.clone()));
             }
             EntryBody::Raw(raw) => {
                 fields.insert("raw".into(), raw.clone());
@@ -335,9 +340,7 @@ impl Entry {
                 }
             }
             EntryBody::Terminal(t) => {
-                for (k, v) in &t.fields {
-                    map.insert(k.clone(), v.clone());
-                }
+                map.insert("terminal".into(), Value::Object(t.fields.clone()));
                 map.insert("outputBytes".into(), Value::from(t.output.len()));
                 map.insert(
                     "text".into(),

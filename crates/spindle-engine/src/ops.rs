@@ -98,9 +98,11 @@ pub struct EntryView {
     /// Terminals: the output decoded as UTF-8 (lossy). Others: empty.
     #[serde(default)]
     pub text: String,
-    /// Kind-specific fields (tool call fields, plan, boundary reason/status,
-    /// non-text content blocks as `attachments`, the raw JSON of unknown
-    /// updates as `raw`), camelCase as on the wire.
+    /// Kind-specific fields: messages `attachments` (non-text blocks), `_meta`,
+    /// `pending`, `rejected`; tool calls `toolCall` (wire fields, verbatim) and
+    /// `permission`; plans `plan`, `removed`; boundaries `reason` (`clear` |
+    /// `compaction`), `source`, `compactionId`, `status`, `error`; terminals
+    /// `terminal`; unknown updates and non-tool permissions `raw`.
     #[serde(flatten)]
     pub fields: Map<String, Value>,
 }

@@ -45,9 +45,15 @@ impl TranscriptEngine {
     }
 
     pub(crate) fn apply_update_map(&mut self, tag: &str, u: Map<String, Value>) {
-        if V2_ONLY.contains(&tag) {
+        let diagnostics_before = self.out.diagnostics.len();
+        self.dispatch_update(tag, u);
+        // Only a well-formed v2-only update is evidence of v2.
+        if V2_ONLY.contains(&tag) && self.out.diagnostics.len() == diagnostics_before {
             self.note_v2();
         }
+    }
+
+    fn dispatch_update(&mut self, tag: &str, u: Map<String, Value>) {
         match tag {
             "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk" => {
                 self.chunk_from_value(tag, u)
@@ -734,13 +740,14 @@ impl TranscriptEngine {
         };
         let msg = &mut b.summary;
         match block {
-            BlockIn::Text(text, extra) => {
+            BlockIn::Text(text, extra, hidden) => {
                 let start = msg.text.len();
                 msg.text.push_str(&text);
                 msg.blocks.push(crate::model::Block::Text {
                     start,
                     end: msg.text.len(),
                     extra,
+                    hidden,
                 });
                 if emit && !text.is_empty() {
                     self.out.ops.push(RenderOp::AppendText {
