@@ -144,10 +144,9 @@ impl Message {
             if let Block::Text {
                 start, end, hidden, ..
             } = block
+                && !hidden
             {
-                if !hidden {
-                    out.push_str(&self.text[*start..*end]);
-                }
+                out.push_str(&self.text[*start..*end]);
             }
         }
         out
