@@ -27,15 +27,23 @@ impl TranscriptEngine {
             .get("sessionId")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        self.note_session(session_id.as_deref());
-        let update = match params.remove("update") {
-            Some(Value::Object(u)) => u,
-            _ => {
-                return self.diag(
-                    "malformed_update",
-                    "session/update params.update must be an object",
-                );
-            }
+        match params.remove("update") {
+            Some(update) => self.update_value(session_id.as_deref(), update),
+            None => self.diag(
+                "malformed_update",
+                "session/update params.update must be an object",
+            ),
+        }
+    }
+
+    /// One `update` object (with its `sessionUpdate` tag).
+    pub(crate) fn update_value(&mut self, session_id: Option<&str>, update: Value) {
+        self.note_session(session_id);
+        let Value::Object(update) = update else {
+            return self.diag(
+                "malformed_update",
+                "session/update params.update must be an object",
+            );
         };
         let tag = match update.get("sessionUpdate") {
             Some(Value::String(s)) => s.clone(),
@@ -757,7 +765,7 @@ impl TranscriptEngine {
                 }
             }
             BlockIn::Other(v) => {
-                msg.blocks.push(crate::model::Block::Other(v));
+                msg.blocks.push(crate::model::Block::Other(Box::new(v)));
                 if emit {
                     self.emit_update(idx);
                 }
