@@ -74,6 +74,8 @@ pub struct TranscriptEngine {
     lines_seen: u64,
     next_line: Option<u64>,
     pub(crate) out: Applied,
+    /// Build render ops (off in batch replay, where nobody renders).
+    pub(crate) ops_on: bool,
     /// One record per turn started, in order.
     pub(crate) turn_log: Vec<TurnRecord>,
 }
@@ -112,6 +114,7 @@ impl TranscriptEngine {
             lines_seen: 0,
             next_line: None,
             out: Applied::default(),
+            ops_on: true,
             turn_log: Vec::new(),
         }
     }
@@ -133,6 +136,14 @@ impl TranscriptEngine {
     fn finish(&mut self) -> Applied {
         self.line = None;
         std::mem::take(&mut self.out)
+    }
+
+    /// Turns render ops on (the default) or off. With ops off, every `apply_*`
+    /// returns an empty `ops` list (diagnostics still come back) and the engine
+    /// skips building entry views: batch replay (`spindle replay`) uses this.
+    /// [`Self::render_snapshot`] works either way.
+    pub fn set_render_ops(&mut self, enabled: bool) {
+        self.ops_on = enabled;
     }
 
     /// The transcript as it stands.
@@ -600,15 +611,23 @@ impl TranscriptEngine {
     }
 
     pub(crate) fn emit(&mut self, op: RenderOp) {
-        self.out.ops.push(op);
+        if self.ops_on {
+            self.out.ops.push(op);
+        }
     }
 
     pub(crate) fn emit_insert(&mut self, idx: usize) {
+        if !self.ops_on {
+            return;
+        }
         let entry = self.t.entries[idx].view();
         self.emit(RenderOp::InsertEntry { index: idx, entry });
     }
 
     pub(crate) fn emit_update(&mut self, idx: usize) {
+        if !self.ops_on {
+            return;
+        }
         let entry = self.t.entries[idx].view();
         self.emit(RenderOp::UpdateEntry {
             id: entry.id.clone(),
@@ -617,11 +636,17 @@ impl TranscriptEngine {
     }
 
     pub(crate) fn emit_state(&mut self) {
+        if !self.ops_on {
+            return;
+        }
         let state: SessionState = self.t.state.clone();
         self.emit(RenderOp::SetState { state });
     }
 
     pub(crate) fn emit_session_info(&mut self) {
+        if !self.ops_on {
+            return;
+        }
         let info = self.t.session_info.clone();
         self.emit(RenderOp::SetSessionInfo { info });
     }

@@ -337,6 +337,7 @@ impl TranscriptEngine {
     }
 
     fn append_block(&mut self, idx: usize, block: BlockIn<'_>, emit: bool) {
+        let emit = emit && self.ops_on;
         let entry = &mut self.t.entries[idx];
         let msg = match &mut entry.body {
             EntryBody::Message(m) => m,
@@ -374,6 +375,7 @@ impl TranscriptEngine {
     /// the shared prefix plus an append of the new suffix (requirement 9);
     /// attachment changes become one `update_entry`.
     pub(crate) fn set_content(&mut self, idx: usize, blocks: Vec<BlockIn<'_>>, emit: bool) {
+        let emit = emit && self.ops_on;
         let entry = &mut self.t.entries[idx];
         let msg = match &mut entry.body {
             EntryBody::Message(m) => m,

@@ -88,8 +88,11 @@ impl TranscriptEngine {
             "available_commands_update" => match u.get("availableCommands") {
                 Some(Value::Array(_)) => {
                     let commands = u.get("availableCommands").cloned().unwrap_or(Value::Null);
-                    self.t.commands = Some(commands.clone());
-                    self.emit(RenderOp::SetCommands { commands });
+                    if self.ops_on {
+                        let commands = commands.clone();
+                        self.emit(RenderOp::SetCommands { commands });
+                    }
+                    self.t.commands = Some(commands);
                 }
                 _ => self.diag(
                     "malformed_update",
@@ -170,8 +173,11 @@ impl TranscriptEngine {
         }
         u.remove("sessionUpdate");
         let usage = Value::Object(u);
-        self.t.usage = Some(usage.clone());
-        self.emit(RenderOp::SetUsage { usage });
+        if self.ops_on {
+            let usage = usage.clone();
+            self.emit(RenderOp::SetUsage { usage });
+        }
+        self.t.usage = Some(usage);
     }
 
     fn session_info_update(&mut self, u: Map<String, Value>) {
@@ -618,7 +624,7 @@ impl TranscriptEngine {
             term.output.extend_from_slice(&bytes);
             let before = term.text.len();
             decode_utf8_into(&term.output, &mut term.decoded, &mut term.text);
-            if !is_new && term.text.len() > before {
+            if !is_new && self.ops_on && term.text.len() > before {
                 let text = term.text[before..].to_owned();
                 self.out.ops.push(RenderOp::AppendText {
                     id: entry.id.clone(),
@@ -632,6 +638,7 @@ impl TranscriptEngine {
     }
 
     fn terminal_replace(&mut self, idx: usize, bytes: Vec<u8>, emit: bool) {
+        let emit = emit && self.ops_on;
         let entry = &mut self.t.entries[idx];
         let EntryBody::Terminal(term) = &mut entry.body else {
             return;
@@ -742,6 +749,7 @@ impl TranscriptEngine {
     }
 
     fn append_summary(&mut self, idx: usize, block: BlockIn<'_>, emit: bool) {
+        let emit = emit && self.ops_on;
         let entry = &mut self.t.entries[idx];
         let EntryBody::Boundary(b) = &mut entry.body else {
             return;
