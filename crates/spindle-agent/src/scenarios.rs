@@ -572,7 +572,7 @@ fn tools(ctx: &mut TurnCtx<'_>) -> Program {
         &read,
         "Read src/main.rs",
         "read",
-        json!({"path": "src/main.rs"}),
+        json!({"path": "/workspace/src/main.rs"}),
     ));
     p.update(updates::tool_call_status(&read, "in_progress", None));
     p.pause(2);
@@ -599,7 +599,7 @@ fn tools(ctx: &mut TurnCtx<'_>) -> Program {
         &edit,
         title,
         "edit",
-        json!({"path": "src/main.rs", "newText": new}),
+        json!({"path": "/workspace/src/main.rs", "newText": new}),
     ));
     let mut allow = Program::new(ctx.delay_ms);
     allow.update(updates::tool_call_status(&edit, "in_progress", None));
@@ -607,7 +607,12 @@ fn tools(ctx: &mut TurnCtx<'_>) -> Program {
     allow.update(updates::tool_call_status(
         &edit,
         "completed",
-        Some(vec![updates::tool_diff("src/main.rs", old, new)]),
+        Some(vec![updates::tool_diff(
+            v,
+            "/workspace/src/main.rs",
+            old,
+            new,
+        )]),
     ));
     allow.update(plan("completed", "completed", "completed"));
     allow.say(

@@ -196,9 +196,37 @@ pub fn tool_text(text: &str) -> Value {
     json!({"type": "content", "content": text_block(text)})
 }
 
-/// Tool call content showing a diff.
-pub fn tool_diff(path: &str, old_text: &str, new_text: &str) -> Value {
-    json!({"type": "diff", "path": path, "oldText": old_text, "newText": new_text})
+/// Tool call content showing a one-file modification. v1 carries the old and
+/// new text; v2 describes the change and carries a git-style patch.
+pub fn tool_diff(version: Version, path: &str, old_text: &str, new_text: &str) -> Value {
+    match version {
+        Version::V1 => {
+            json!({"type": "diff", "path": path, "oldText": old_text, "newText": new_text})
+        }
+        Version::V2 => {
+            let rel = path.trim_start_matches('/');
+            let mut patch = format!("diff --git a/{rel} b/{rel}\n--- a/{rel}\n+++ b/{rel}\n");
+            let old_lines: Vec<&str> = old_text.lines().collect();
+            let new_lines: Vec<&str> = new_text.lines().collect();
+            patch.push_str(&format!(
+                "@@ -1,{} +1,{} @@\n",
+                old_lines.len(),
+                new_lines.len()
+            ));
+            // Whole-file replacement hunk: enough for a display patch.
+            for line in &old_lines {
+                patch.push_str(&format!("-{line}\n"));
+            }
+            for line in &new_lines {
+                patch.push_str(&format!("+{line}\n"));
+            }
+            json!({
+                "type": "diff",
+                "changes": [{"operation": "modify", "path": path, "fileType": "text"}],
+                "patch": {"format": "git_patch", "text": patch},
+            })
+        }
+    }
 }
 
 /// v2 `tool_call_content_chunk`: appends one content item.
