@@ -80,11 +80,15 @@ impl TurnResult {
 
 impl Peer {
     pub fn start(config: AgentConfig) -> Peer {
+        Peer::start_with(config, spindle_agent::DEFAULT_MAX_LINE_BYTES)
+    }
+
+    pub fn start_with(config: AgentConfig, max_line_bytes: usize) -> Peer {
         let (client, agent) = tokio::io::duplex(1 << 16);
         let (agent_read, agent_write) = tokio::io::split(agent);
         let task = tokio::spawn(run_agent(
             config,
-            spindle_agent::DEFAULT_MAX_LINE_BYTES,
+            max_line_bytes,
             BufReader::new(agent_read),
             agent_write,
         ));
@@ -109,6 +113,10 @@ impl Peer {
     pub async fn send_raw(&mut self, line: &str) {
         self.writer.write_all(line.as_bytes()).await.unwrap();
         self.writer.write_all(b"\n").await.unwrap();
+    }
+
+    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).await.unwrap();
     }
 
     pub async fn send(&mut self, message: &Value) {
@@ -140,7 +148,13 @@ impl Peer {
             .as_u64()
             .and_then(|id| self.methods.get(&id))
             .cloned();
-        schema::check_agent_line(self.version, &value, method.as_deref());
+        // An initialize response is valid in the version it answers with.
+        let version = match (method.as_deref(), value.pointer("/result/protocolVersion")) {
+            (Some("initialize"), Some(v)) if v == 1 => Version::V1,
+            (Some("initialize"), Some(v)) if v == 2 => Version::V2,
+            _ => self.version,
+        };
+        schema::check_agent_line(version, &value, method.as_deref());
         self.log.push(value.clone());
         Some(value)
     }
