@@ -31,6 +31,8 @@ pub struct AgentConfig {
     pub context_size: u64,
     /// A JSONL script to play instead of the built-in scenarios.
     pub script: Option<Arc<Script>>,
+    /// Honour the script's `sleep_ms` lines (tests switch them off).
+    pub script_sleeps: bool,
 }
 
 impl Default for AgentConfig {
@@ -40,6 +42,7 @@ impl Default for AgentConfig {
             delay_ms: 0,
             context_size: 200_000,
             script: None,
+            script_sleeps: true,
         }
     }
 }
@@ -439,7 +442,9 @@ impl AgentCore {
             context_size: self.config.context_size,
         };
         let program = match &self.config.script {
-            Some(script) => script.opening(&mut session.state.script_pos),
+            Some(script) => {
+                script.opening(&mut session.state.script_pos, self.config.script_sleeps)
+            }
             None => scenarios::session_start(&mut ctx),
         };
         session.background.steps.extend(program.steps);
@@ -497,12 +502,9 @@ impl AgentCore {
             }
         };
         let session = &mut self.sessions[s];
-        let program = match self
-            .config
-            .script
-            .as_ref()
-            .and_then(|script| script.turn(&mut session.state.script_pos))
-        {
+        let program = match self.config.script.as_ref().and_then(|script| {
+            script.turn(&mut session.state.script_pos, self.config.script_sleeps)
+        }) {
             Some(program) => program,
             None => {
                 let mut ctx = TurnCtx {

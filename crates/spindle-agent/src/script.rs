@@ -58,19 +58,20 @@ impl Script {
     }
 
     /// The agent-initiated opening segment; advances `pos` past it.
-    pub fn opening(&self, pos: &mut usize) -> Program {
+    /// `sleeps: false` drops `sleep_ms` lines (tests).
+    pub fn opening(&self, pos: &mut usize, sleeps: bool) -> Program {
         let mut program = Program::new(0);
-        self.segment(pos, &mut program);
+        self.segment(pos, &mut program, sleeps);
         program
     }
 
     /// The segment played for a prompt, or `None` when the script is exhausted.
-    pub fn turn(&self, pos: &mut usize) -> Option<Program> {
+    pub fn turn(&self, pos: &mut usize, sleeps: bool) -> Option<Program> {
         if *pos >= self.lines.len() {
             return None;
         }
         let mut program = Program::new(0);
-        let ended = self.segment(pos, &mut program);
+        let ended = self.segment(pos, &mut program, sleeps);
         if !ended {
             program.end("end_turn");
         }
@@ -79,14 +80,15 @@ impl Script {
 
     /// Compiles lines from `pos` up to the next `wait_for_prompt`; returns
     /// whether the segment contained an `end_turn`.
-    fn segment(&self, pos: &mut usize, program: &mut Program) -> bool {
+    fn segment(&self, pos: &mut usize, program: &mut Program, sleeps: bool) -> bool {
         let mut ended = false;
         while let Some(line) = self.lines.get(*pos) {
             *pos += 1;
             match line {
                 Line::WaitForPrompt => break,
                 Line::Update(u) => program.steps.push(Step::Update(u.clone())),
-                Line::Sleep(ms) => program.steps.push(Step::Delay(*ms)),
+                Line::Sleep(ms) if sleeps => program.steps.push(Step::Delay(*ms)),
+                Line::Sleep(_) => {}
                 Line::EndTurn(reason) => {
                     ended = true;
                     program.steps.push(Step::End(reason.clone()));
@@ -144,13 +146,13 @@ mod tests {
         )
         .unwrap();
         let mut pos = 0;
-        assert_eq!(script.opening(&mut pos).steps.len(), 1);
-        let turn = script.turn(&mut pos).unwrap();
+        assert_eq!(script.opening(&mut pos, true).steps.len(), 1);
+        let turn = script.turn(&mut pos, true).unwrap();
         assert!(matches!(turn.steps.last(), Some(Step::End(r)) if r == "refusal"));
-        let turn = script.turn(&mut pos).unwrap();
+        let turn = script.turn(&mut pos, true).unwrap();
         assert!(matches!(turn.steps[0], Step::Raw(_)));
         assert!(matches!(turn.steps.last(), Some(Step::End(r)) if r == "end_turn"));
-        assert!(script.turn(&mut pos).is_none());
+        assert!(script.turn(&mut pos, true).is_none());
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub struct AgentArgs {
     /// Play this JSONL script instead of the built-in scenarios.
     #[arg(long, value_name = "FILE")]
     script: Option<PathBuf>,
+    /// Skip the script's sleep_ms pauses.
+    #[arg(long, requires = "script")]
+    no_script_sleep: bool,
     /// Context window size reported in usage updates.
     #[arg(long, default_value_t = 200_000, value_name = "TOKENS")]
     context_size: u64,
@@ -61,6 +64,7 @@ pub fn run(args: AgentArgs) -> anyhow::Result<u8> {
         delay_ms: args.delay_ms,
         context_size: args.context_size,
         script,
+        script_sleeps: !args.no_script_sleep,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
