@@ -16,6 +16,8 @@ use crate::script::Script;
 use crate::updates::{self, ChunkKind};
 use crate::wire::{self, ProtocolChoice, Version, codes};
 
+mod session_methods;
+
 /// Output budget for one `advance` call: big streams yield to the driver so it
 /// can write and look at incoming lines (a cancel) in between.
 const OUTPUT_BUDGET: usize = 256 * 1024;
@@ -166,6 +168,7 @@ struct Turn {
 #[derive(Debug)]
 struct Session {
     id: String,
+    cwd: String,
     state: SessionState,
     turn: Option<Turn>,
     /// Work that continues after a turn ended (v2: while idle).
@@ -337,7 +340,14 @@ impl AgentCore {
             "session/new" => self.new_session(&id, &params),
             "session/prompt" => self.prompt(id, &params),
             "session/close" => self.close_session(&id, &params),
-            "session/set_mode" => self.set_mode(&id, &params),
+            "session/set_mode" if self.conn().version == Version::V1 => {
+                self.set_mode(&id, &params);
+            }
+            "session/set_config_option" => self.set_config_option(&id, &params),
+            "session/list" if self.conn().version == Version::V2 => self.list_sessions(&id),
+            "session/resume" if self.conn().version == Version::V2 => {
+                self.resume_session(&id, &params);
+            }
             "authenticate" => self.send_response(&id, json!({})),
             _ => {
                 let msg = format!("method not found: {method}");
@@ -423,13 +433,23 @@ impl AgentCore {
         }
         let conn = self.conn();
         let session_id = format!("sess_{}", self.sessions.len() + 1);
-        let mut result = json!({"sessionId": session_id});
+        let cwd = params
+            .get("cwd")
+            .and_then(Value::as_str)
+            .filter(|c| c.starts_with('/'))
+            .unwrap_or("/")
+            .to_owned();
+        let mut result = json!({
+            "sessionId": session_id,
+            "configOptions": scenarios::config_options(conn.version, "default"),
+        });
         if conn.version == Version::V1 {
             result["modes"] = scenarios::modes_state("default");
         }
         self.send_response(id, result);
         let mut session = Session {
             id: session_id,
+            cwd,
             state: SessionState::new(),
             turn: None,
             background: Runner::default(),
@@ -577,36 +597,6 @@ impl AgentCore {
                 ),
             }
         }
-    }
-
-    fn close_session(&mut self, id: &Value, params: &Value) {
-        let Some(s) = self.lookup_session(id, params) else {
-            return;
-        };
-        self.cancel_turn(s);
-        self.sessions[s].background.steps.clear();
-        self.send_response(id, json!({}));
-    }
-
-    fn set_mode(&mut self, id: &Value, params: &Value) {
-        let Some(s) = self.lookup_session(id, params) else {
-            return;
-        };
-        let Some(mode) = params.get("modeId").and_then(Value::as_str) else {
-            self.send_error(id, codes::INVALID_PARAMS, "modeId must be a string");
-            return;
-        };
-        if !scenarios::MODES.iter().any(|(m, _)| *m == mode) {
-            self.send_error(id, codes::INVALID_PARAMS, "unknown modeId");
-            return;
-        }
-        self.sessions[s].state.mode = mode.to_owned();
-        let sid = self.sessions[s].id.clone();
-        self.send_response(id, json!({}));
-        self.send_update(
-            &sid,
-            json!({"sessionUpdate": "current_mode_update", "currentModeId": mode}),
-        );
     }
 
     fn handle_response(&mut self, id: &Value, result: Option<&Value>, error: Option<&Value>) {

@@ -74,6 +74,27 @@ pub fn modes_state(current: &str) -> Value {
     json!({"currentModeId": current, "availableModes": modes})
 }
 
+/// The session's config options: one `mode` select. v1 names the key
+/// `id`, v2 `configId`.
+pub fn config_options(version: Version, current: &str) -> Value {
+    let options: Vec<Value> = MODES
+        .iter()
+        .map(|(value, name)| json!({"value": value, "name": name}))
+        .collect();
+    let key = match version {
+        Version::V1 => "id",
+        Version::V2 => "configId",
+    };
+    json!([{
+        key: "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": current,
+        "options": options,
+    }])
+}
+
 /// Per-session counters that scenarios read and advance.
 #[derive(Debug, Clone)]
 pub struct SessionState {

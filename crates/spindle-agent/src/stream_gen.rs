@@ -164,7 +164,7 @@ fn pool() -> &'static Pool {
         };
         let chunks = (0..POOL_SIZE)
             .map(|_| {
-                let mut s = sentence(25);
+                let mut s = sentence(12);
                 s.push(' ');
                 Piece::new(s)
             })

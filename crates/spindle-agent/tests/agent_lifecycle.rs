@@ -202,6 +202,77 @@ async fn v1_modes() {
 }
 
 #[tokio::test]
+async fn config_options_select_the_mode() {
+    for version in VERSIONS {
+        let mut peer = Peer::fast();
+        peer.initialize(version, &[]).await;
+        let mut params = json!({"cwd": "/work"});
+        if version == 1 {
+            params["mcpServers"] = json!([]);
+        }
+        let id = peer.request("session/new", params).await;
+        let (resp, _) = peer.response_to(id).await;
+        let key = if version == 2 { "configId" } else { "id" };
+        let option = &resp["result"]["configOptions"][0];
+        assert_eq!(option[key], "mode");
+        assert_eq!(option["currentValue"], "default");
+        let sid = resp["result"]["sessionId"].as_str().unwrap().to_owned();
+        let mut set = json!({"sessionId": sid, "configId": "mode", "value": "plan"});
+        if version == 2 {
+            set["type"] = json!("id");
+        }
+        let id = peer.request("session/set_config_option", set).await;
+        let (resp, _) = peer.response_to(id).await;
+        assert_eq!(resp["result"]["configOptions"][0]["currentValue"], "plan");
+        let bad = peer
+            .request(
+                "session/set_config_option",
+                json!({"sessionId": sid, "configId": "model", "value": "x"}),
+            )
+            .await;
+        let (resp, _) = peer.response_to(bad).await;
+        assert_eq!(resp["error"]["code"], -32602);
+        if version == 2 {
+            // v2 has no session/set_mode.
+            let id = peer
+                .request(
+                    "session/set_mode",
+                    json!({"sessionId": sid, "modeId": "plan"}),
+                )
+                .await;
+            let (resp, _) = peer.response_to(id).await;
+            assert_eq!(resp["error"]["code"], -32601);
+        }
+    }
+}
+
+#[tokio::test]
+async fn v2_list_and_resume() {
+    let (mut peer, sid) = Peer::ready(2, &[]).await;
+    let id = peer.request("session/list", json!({})).await;
+    let (resp, _) = peer.response_to(id).await;
+    assert_eq!(resp["result"]["sessions"][0]["sessionId"], sid.as_str());
+    assert_eq!(resp["result"]["sessions"][0]["cwd"], "/tmp");
+    let id = peer
+        .request("session/resume", json!({"sessionId": sid, "cwd": "/tmp"}))
+        .await;
+    let (resp, before) = peer.response_to(id).await;
+    assert!(resp.get("result").is_some());
+    // The state snapshot precedes the response.
+    assert_eq!(before.len(), 1);
+    assert_eq!(before[0]["params"]["update"]["state"], "idle");
+    assert!(before[0]["params"]["update"].get("stopReason").is_none());
+    let id = peer
+        .request(
+            "session/resume",
+            json!({"sessionId": "sess_9", "cwd": "/tmp"}),
+        )
+        .await;
+    let (resp, _) = peer.response_to(id).await;
+    assert_eq!(resp["error"]["code"], -32602);
+}
+
+#[tokio::test]
 async fn version_negotiation_and_extension_echo() {
     let cases = [
         (ProtocolChoice::Auto, 1, 1),

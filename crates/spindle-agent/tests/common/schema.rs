@@ -20,7 +20,10 @@ struct Schemas {
     defs: HashMap<&'static str, Validator>,
 }
 
-const DEFS: [&str; 9] = [
+const DEFS: [&str; 12] = [
+    "SetSessionConfigOptionResponse",
+    "ListSessionsResponse",
+    "ResumeSessionResponse",
     "InitializeResponse",
     "NewSessionResponse",
     "PromptResponse",
@@ -167,6 +170,9 @@ pub fn check_agent_line(version: Version, line: &Value, request_method: Option<&
                 Some("session/prompt") => "PromptResponse",
                 Some("session/close") => "CloseSessionResponse",
                 Some("session/set_mode") => "SetSessionModeResponse",
+                Some("session/set_config_option") => "SetSessionConfigOptionResponse",
+                Some("session/list") => "ListSessionsResponse",
+                Some("session/resume") => "ResumeSessionResponse",
                 _ => return,
             };
             check(&s.defs[def], def, &line["result"], line);
