@@ -346,10 +346,10 @@ impl TranscriptEngine {
         fields.insert("kind".into(), Value::from("other"));
         fields.insert("status".into(), Value::from("pending"));
         let turn = self.output_turn();
-        let body = EntryBody::ToolCall(ToolCall {
+        let body = EntryBody::ToolCall(Box::new(ToolCall {
             fields,
             permission: None,
-        });
+        }));
         let idx = self.push_entry(id, EntryKind::ToolCall, body, turn);
         self.keys.insert((Domain::Tool, id.to_owned()), idx);
         (idx, true)
@@ -546,10 +546,10 @@ impl TranscriptEngine {
         let mut fields = Map::new();
         fields.insert("terminalId".into(), Value::from(id));
         let turn = self.output_turn();
-        let body = EntryBody::Terminal(Terminal {
+        let body = EntryBody::Terminal(Box::new(Terminal {
             fields,
             ..Terminal::default()
-        });
+        }));
         let idx = self.push_entry(id, EntryKind::Terminal, body, turn);
         self.keys.insert((Domain::Terminal, id.to_owned()), idx);
         (idx, true)
@@ -675,12 +675,12 @@ impl TranscriptEngine {
         fields.insert("compactionId".into(), Value::from(id));
         fields.insert("status".into(), Value::from(status));
         let turn = self.turn_if_open();
-        let body = EntryBody::Boundary(Boundary {
+        let body = EntryBody::Boundary(Box::new(Boundary {
             reason: "compaction",
             source: "compaction_update",
             fields,
             summary: Message::default(),
-        });
+        }));
         let idx = self.push_entry(id, EntryKind::Boundary, body, turn);
         self.keys.insert((Domain::Compaction, id.to_owned()), idx);
         (idx, true)
