@@ -29,11 +29,11 @@ pub(crate) fn block_in_from_value(v: Value) -> BlockIn<'static> {
             if m.get("type").and_then(Value::as_str) == Some("text")
                 && m.get("text").is_some_and(Value::is_string) =>
         {
-            let text = match m.remove("text") {
+            let text = match m.shift_remove("text") {
                 Some(Value::String(s)) => s,
                 _ => String::new(),
             };
-            m.remove("type");
+            m.shift_remove("type");
             let extra = (!m.is_empty()).then(|| Box::new(m));
             let hidden = extra
                 .as_deref()
