@@ -62,8 +62,9 @@ pub struct TranscriptEngine {
     pub(crate) last_hit: [Option<(String, usize)>; 4],
     /// The message id-less chunks of its kind append to (v1 boundaries).
     pub(crate) open: Option<(MsgKind, usize)>,
-    /// A prompt the client sent that no user-message update has acknowledged yet.
-    pub(crate) awaiting_ack: Option<usize>,
+    /// Prompts the client sent that no user-message update has acknowledged
+    /// yet, oldest first (acknowledgements arrive in send order).
+    pub(crate) awaiting_ack: std::collections::VecDeque<usize>,
     /// The most recent prompt the client sent (for `apply_prompt_response`).
     last_prompt: Option<usize>,
     client_requests: FxHashMap<String, ClientRequest>,
@@ -113,7 +114,7 @@ impl TranscriptEngine {
             ids: FxHashSet::default(),
             last_hit: [None, None, None, None],
             open: None,
-            awaiting_ack: None,
+            awaiting_ack: std::collections::VecDeque::new(),
             last_prompt: None,
             client_requests: FxHashMap::default(),
             permission_requests: FxHashMap::default(),
@@ -446,7 +447,7 @@ impl TranscriptEngine {
             false,
         );
         self.emit_insert(idx);
-        self.awaiting_ack = Some(idx);
+        self.awaiting_ack.push_back(idx);
         self.open = Some((MsgKind::User, idx));
         idx
     }
@@ -470,6 +471,8 @@ impl TranscriptEngine {
             }
             return;
         }
+        // v1: the prompt is answered; no acknowledgement will follow.
+        self.awaiting_ack.clear();
         let stop_reason = match stop {
             Some(Value::String(s)) => Some(s.clone()),
             _ => {
@@ -485,6 +488,7 @@ impl TranscriptEngine {
 
     fn prompt_error(&mut self, entry: Option<usize>, error: Value) {
         if let Some(idx) = entry {
+            self.awaiting_ack.retain(|&p| p != idx);
             self.set_pending(idx, false);
             if self.t.protocol == 2 {
                 if let EntryBody::Message(m) = &mut self.t.entries[idx].body {
@@ -524,7 +528,6 @@ impl TranscriptEngine {
     pub(crate) fn begin_turn(&mut self) {
         if self.t.state.turn_open {
             // A new turn implicitly finishes the previous one.
-            self.awaiting_ack = None;
             if let Some(last) = self.turn_log.last_mut() {
                 last.finished = true;
             }
@@ -555,7 +558,6 @@ impl TranscriptEngine {
         s.stop_reason = stop_reason;
         s.error = error;
         self.open = None;
-        self.awaiting_ack = None;
         self.emit_state();
     }
 

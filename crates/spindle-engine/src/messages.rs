@@ -274,7 +274,7 @@ impl TranscriptEngine {
         if let EntryBody::Message(m) = &mut self.t.entries[idx].body {
             m.pending = false;
         }
-        self.awaiting_ack = None;
+        self.awaiting_ack.retain(|&p| p != idx);
     }
 
     /// Finds or creates the message a chunk/upsert addresses.
@@ -282,18 +282,26 @@ impl TranscriptEngine {
     fn target_message(&mut self, kind: MsgKind, message_id: Option<&str>) -> (usize, bool, bool) {
         if kind == MsgKind::User {
             let found = message_id.and_then(|id| self.lookup_msg(kind, id));
-            if let Some(pending) = self.awaiting_ack {
-                let acks = match found {
-                    Some(idx) => idx == pending,
-                    None => true,
-                };
-                if acks {
-                    self.adopt(pending, message_id);
-                    return (pending, false, true);
-                }
-            }
             if let Some(idx) = found {
+                // Known id: an acknowledgement if that prompt still awaits one
+                // (its id came with the v2 prompt response).
+                let ack = self.awaiting_ack.contains(&idx);
+                if ack {
+                    self.adopt(idx, message_id);
+                }
+                return (idx, false, ack);
+            }
+            // An id-less chunk continues the acknowledged message it follows.
+            if message_id.is_none()
+                && let Some((MsgKind::User, idx)) = self.open
+                && !self.awaiting_ack.contains(&idx)
+            {
                 return (idx, false, false);
+            }
+            // Otherwise the oldest prompt still waiting is the one acknowledged.
+            if let Some(&pending) = self.awaiting_ack.front() {
+                self.adopt(pending, message_id);
+                return (pending, false, true);
             }
         } else if let Some(id) = message_id
             && let Some(idx) = self.lookup_msg(kind, id)

@@ -257,3 +257,35 @@ fn engine_clones_are_independent() {
     assert_eq!(a.final_reply().as_deref(), Some("a"));
     assert_eq!(b.final_reply().as_deref(), Some("ab"));
 }
+
+#[test]
+fn queued_prompts_are_acknowledged_in_send_order() {
+    let mut e = TranscriptEngine::new(EngineConfig {
+        protocol: ProtocolHint::V2,
+        ..EngineConfig::default()
+    });
+    let prompt = |id: u32, text: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt", "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": text}]}}).to_string()
+    };
+    e.apply_client_line(&prompt(1, "first"));
+    e.apply_client_line(&prompt(2, "second"));
+    // Acknowledgements before the responses: adopted oldest first.
+    e.apply_agent_line(&line(json!({"sessionUpdate": "user_message", "messageId": "ua", "content": [{"type": "text", "text": "first"}]})));
+    e.apply_agent_line(&line(json!({"sessionUpdate": "user_message", "messageId": "ub", "content": [{"type": "text", "text": "second"}]})));
+    e.apply_agent_line(r#"{"jsonrpc":"2.0","id":1,"result":{"messageId":"ua"}}"#);
+    e.apply_agent_line(r#"{"jsonrpc":"2.0","id":2,"result":{"messageId":"ub"}}"#);
+    let users: Vec<(Option<String>, String)> = e
+        .transcript()
+        .entries
+        .iter()
+        .filter(|x| x.kind == EntryKind::UserMessage)
+        .map(|x| (x.message().unwrap().message_id.clone(), x.text().to_owned()))
+        .collect();
+    assert_eq!(
+        users,
+        [
+            (Some("ua".into()), "first".into()),
+            (Some("ub".into()), "second".into())
+        ]
+    );
+}
