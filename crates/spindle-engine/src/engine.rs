@@ -546,6 +546,9 @@ impl TranscriptEngine {
     }
 
     pub(crate) fn end_turn(&mut self, stop_reason: Option<String>, error: Option<Value>) {
+        if self.t.state.turn_open && stop_reason.as_deref() == Some("cancelled") {
+            self.cancel_unfinished_tool_calls();
+        }
         if self.t.state.turn_open
             && let Some(last) = self.turn_log.last_mut()
         {
@@ -559,6 +562,28 @@ impl TranscriptEngine {
         s.error = error;
         self.open = None;
         self.emit_state();
+    }
+
+    /// A cancelled turn leaves no tool call spinning: the client marks the
+    /// turn's unfinished calls `cancelled` (ACP cancellation; a later update
+    /// from the agent still applies on top).
+    fn cancel_unfinished_tool_calls(&mut self) {
+        let turn = Some(self.t.state.turns);
+        for idx in 0..self.t.entries.len() {
+            let entry = &mut self.t.entries[idx];
+            if entry.turn != turn {
+                continue;
+            }
+            if let EntryBody::ToolCall(tc) = &mut entry.body
+                && matches!(
+                    tc.fields.get("status").and_then(Value::as_str),
+                    Some("pending" | "in_progress")
+                )
+            {
+                tc.fields.insert("status".into(), Value::from("cancelled"));
+                self.emit_update(idx);
+            }
+        }
     }
 
     /// The turn new agent output belongs to. Output outside a turn starts an

@@ -289,3 +289,37 @@ fn queued_prompts_are_acknowledged_in_send_order() {
         ]
     );
 }
+
+#[test]
+fn a_cancelled_turn_marks_its_unfinished_tool_calls_cancelled() {
+    let mut e = TranscriptEngine::new(EngineConfig {
+        protocol: ProtocolHint::V2,
+        ..EngineConfig::default()
+    });
+    e.apply_user_prompt(r#"[{"type":"text","text":"go"}]"#);
+    e.apply_agent_line(&line(
+        json!({"sessionUpdate": "tool_call_update", "toolCallId": "a", "status": "in_progress"}),
+    ));
+    e.apply_agent_line(&line(
+        json!({"sessionUpdate": "tool_call_update", "toolCallId": "b", "status": "completed"}),
+    ));
+    e.apply_client_line(
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#,
+    );
+    assert!(e.transcript().state.cancel_requested);
+    let applied = e.apply_agent_line(&line(
+        json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}),
+    ));
+    assert!(
+        applied
+            .ops
+            .iter()
+            .any(|op| matches!(op, RenderOp::UpdateEntry { id, .. } if id == "a"))
+    );
+    let status = |id: &str| match &e.transcript().entry(id).unwrap().body {
+        spindle_engine::EntryBody::ToolCall(tc) => tc.fields["status"].clone(),
+        _ => unreachable!(),
+    };
+    assert_eq!(status("a"), "cancelled");
+    assert_eq!(status("b"), "completed");
+}
