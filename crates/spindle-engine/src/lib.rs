@@ -71,7 +71,7 @@ pub use model::{
     Transcript,
 };
 pub use ops::{Applied, Diagnostic, EntryView, RenderOp};
-pub use replay::{TurnReply, replay_recording};
+pub use replay::{TurnReply, recording_line_received, recording_line_sent, replay_recording};
 
 /// Which ACP protocol version the input speaks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -252,3 +252,18 @@ pub fn replay_recording(input: &str, config: EngineConfig) -> TranscriptEngine {
     }
     engine
 }
+
+/// One line of a recording for a message the client received: the message,
+/// compacted onto one line. `None` if `message_json` is not JSON.
+/// (`--record` writers use this and [`recording_line_sent`].)
+pub fn recording_line_received(message_json: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(message_json).ok()?;
+    Some(value.to_string())
+}
+
+/// One line of a recording for a message the client sent: `{"sent": <message>}`
+/// on one line. `None` if `message_json` is not JSON.
+pub fn recording_line_sent(message_json: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(message_json).ok()?;
+    Some(json!({ "sent": value }).to_string())
+}

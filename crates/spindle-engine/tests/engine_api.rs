@@ -323,3 +323,24 @@ fn a_cancelled_turn_marks_its_unfinished_tool_calls_cancelled() {
     assert_eq!(status("a"), "cancelled");
     assert_eq!(status("b"), "completed");
 }
+
+#[test]
+fn recording_lines_round_trip_through_replay() {
+    let sent = spindle_engine::recording_line_sent(
+        "{\n \"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"session/prompt\",\n \"params\": {\"sessionId\": \"s\", \"prompt\": [{\"type\": \"text\", \"text\": \"hi\"}]}}",
+    )
+    .unwrap();
+    assert!(!sent.contains('\n') && sent.starts_with(r#"{"sent":"#));
+    let received = spindle_engine::recording_line_received(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}"#,
+    )
+    .unwrap();
+    let engine =
+        spindle_engine::replay_recording(&format!("{sent}\n{received}\n"), EngineConfig::default());
+    assert_eq!(engine.transcript().entries[0].text(), "hi");
+    assert_eq!(
+        engine.transcript().state.stop_reason.as_deref(),
+        Some("end_turn")
+    );
+    assert!(spindle_engine::recording_line_sent("not json").is_none());
+}
