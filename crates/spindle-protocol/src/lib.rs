@@ -52,6 +52,8 @@ pub mod client;
 pub mod extensions;
 pub mod jsonrpc;
 pub mod req_queue;
+#[cfg(feature = "schema-check")]
+pub mod schema_check;
 pub mod transport;
 
 pub use client::{

@@ -2,23 +2,58 @@
 
 use serde_json::{Value, json};
 use spindle_protocol::jsonrpc::to_raw;
+use spindle_protocol::schema_check::{Direction, SchemaConversation};
 use spindle_protocol::{
     AcpClient, ClientError, ClientEvent, ClientEvents, ClientOptions, Connection, Incoming,
     Message, ProtocolChoice, RequestId, ResponseError,
 };
 
 /// The agent end of a memory connection, driven step by step by the test.
-/// Records every message the client sent.
+/// Records every message in both directions, in order, so that the client's
+/// messages can be checked against the ACP schema at the end.
 struct ScriptedAgent {
     conn: Connection,
     seen: Vec<Value>,
+    log: Vec<(Direction, String)>,
 }
 
 impl ScriptedAgent {
+    fn new(conn: Connection) -> Self {
+        ScriptedAgent {
+            conn,
+            seen: Vec::new(),
+            log: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, m: Message) {
+        self.log.push((Direction::AgentToClient, m.to_json()));
+        self.conn.sender.send(m).await.unwrap();
+    }
+
+    /// Every message the client sent validates against the schema of the
+    /// negotiated version.
+    fn assert_client_messages_valid(&self) {
+        let mut conversation = SchemaConversation::new();
+        let mut checked = 0;
+        for (direction, json) in &self.log {
+            let result = conversation.check(*direction, json);
+            if *direction == Direction::ClientToAgent {
+                checked += 1;
+                if let Err(errors) = result {
+                    panic!("client message violates the schema: {json}\n{errors:#?}");
+                }
+            }
+        }
+        assert!(checked > 0);
+    }
+
     async fn next(&mut self) -> Message {
         match self.conn.receiver.recv().await {
             Some(Incoming::Message(m)) => {
-                self.seen.push(serde_json::from_str(&m.to_json()).unwrap());
+                let json = m.to_json();
+                self.seen.push(serde_json::from_str(&json).unwrap());
+                self.log.push((Direction::ClientToAgent, json));
                 m
             }
             other => panic!("agent expected a message, got {other:?}"),
@@ -54,50 +89,31 @@ impl ScriptedAgent {
     }
 
     async fn reply(&mut self, id: RequestId, result: Value) {
-        self.conn
-            .sender
-            .send(Message::response_ok(id, to_raw(&result).unwrap()))
-            .await
-            .unwrap();
+        self.send(Message::response_ok(id, to_raw(&result).unwrap()))
+            .await;
     }
 
     async fn reply_err(&mut self, id: RequestId, code: i64, message: &str) {
-        self.conn
-            .sender
-            .send(Message::response_err(id, ResponseError::new(code, message)))
-            .await
-            .unwrap();
+        self.send(Message::response_err(id, ResponseError::new(code, message)))
+            .await;
     }
 
     async fn update(&mut self, session_id: &str, update: Value) {
         let params = json!({ "sessionId": session_id, "update": update });
-        self.conn
-            .sender
-            .send(Message::notification("session/update", &params).unwrap())
-            .await
-            .unwrap();
+        self.send(Message::notification("session/update", &params).unwrap())
+            .await;
     }
 
     async fn request(&mut self, id: i64, method: &str, params: Value) {
-        self.conn
-            .sender
-            .send(Message::request(RequestId::Number(id), method, &params).unwrap())
-            .await
-            .unwrap();
+        self.send(Message::request(RequestId::Number(id), method, &params).unwrap())
+            .await;
     }
 }
 
 fn start(options: ClientOptions) -> (AcpClient, ClientEvents, ScriptedAgent) {
     let (client_end, agent_end) = Connection::memory();
     let (client, events) = AcpClient::new(client_end, options);
-    (
-        client,
-        events,
-        ScriptedAgent {
-            conn: agent_end,
-            seen: Vec::new(),
-        },
-    )
+    (client, events, ScriptedAgent::new(agent_end))
 }
 
 async fn next_event(events: &mut ClientEvents) -> ClientEvent {
@@ -200,6 +216,7 @@ async fn v1_prompt_response_ends_the_turn() {
         }
         e => panic!("{e:?}"),
     }
+    agent.assert_client_messages_valid();
 }
 
 #[tokio::test]
@@ -277,6 +294,7 @@ async fn v2_preferred_turn_ends_on_idle_once() {
     }
     assert_eq!(finished, 1);
     assert_eq!(kinds.len(), 5);
+    agent.assert_client_messages_valid();
 }
 
 #[tokio::test]
@@ -298,6 +316,7 @@ async fn v2_preferred_falls_back_when_agent_answers_1() {
     let out = init.await.unwrap().unwrap();
     assert_eq!(out.protocol_version, 1);
     assert_eq!(out.agent_capabilities.get(), r#"{"loadSession":true}"#);
+    agent.assert_client_messages_valid();
 }
 
 #[tokio::test]
@@ -315,6 +334,7 @@ async fn v2_preferred_retries_v1_when_agent_rejects_2() {
     assert!(params.get("info").is_none());
     agent.reply(id, json!({"protocolVersion": 1})).await;
     assert_eq!(init.await.unwrap().unwrap().protocol_version, 1);
+    agent.assert_client_messages_valid();
 }
 
 #[tokio::test]
@@ -398,18 +418,16 @@ async fn permission_requests_reach_the_app_and_cancel_answers_them() {
             request_id: RequestId::Number(101)
         }
     ));
+    agent.assert_client_messages_valid();
 }
 
 #[tokio::test]
-async fn malformed_lines_and_unknown_ids_are_diagnostics_over_real_framing() {
+async fn unknown_and_duplicate_response_ids_are_diagnostics_over_real_framing() {
     let (client_io, agent_io) = tokio::io::duplex(4096);
     let (client_r, client_w) = tokio::io::split(client_io);
     let (agent_r, agent_w) = tokio::io::split(agent_io);
     let client_conn = Connection::from_io(client_r, client_w);
-    let mut agent = ScriptedAgent {
-        conn: Connection::from_io(agent_r, agent_w),
-        seen: Vec::new(),
-    };
+    let mut agent = ScriptedAgent::new(Connection::from_io(agent_r, agent_w));
     let (client, mut events) = AcpClient::new(client_conn, ClientOptions::default());
     let c = client.clone();
     let init = tokio::spawn(async move { c.initialize().await });
@@ -427,6 +445,7 @@ async fn malformed_lines_and_unknown_ids_are_diagnostics_over_real_framing() {
     }
     assert!(diags[0].contains("unknown request id 999"), "{diags:?}");
     assert!(diags[1].contains("duplicate response"), "{diags:?}");
+    agent.assert_client_messages_valid();
     drop(agent);
     match next_non_diag(&mut events).await {
         ClientEvent::AgentExited { status, .. } => assert!(status.is_none()),
@@ -462,4 +481,57 @@ async fn agent_crash_reports_exit_status_and_stderr_tail() {
         e => panic!("{e:?}"),
     }
     assert!(child.try_exit().is_some());
+}
+
+#[tokio::test]
+async fn client_keeps_working_after_garbage_lines() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (client_io, agent_io) = tokio::io::duplex(64 * 1024);
+    let (client_r, client_w) = tokio::io::split(client_io);
+    let (agent_r, mut agent_w) = tokio::io::split(agent_io);
+    let (client, mut events) = AcpClient::new(
+        Connection::from_io(client_r, client_w),
+        ClientOptions::default(),
+    );
+    let c = client.clone();
+    let init = tokio::spawn(async move { c.initialize().await });
+    let mut lines = BufReader::new(agent_r).lines();
+    let request: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(request["method"], "initialize");
+    let id = request["id"].clone();
+    let mut garbage: Vec<u8> =
+        b"{not json\n\xff\xfe\x00binary\n[]\n{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"x\"}\n\n"
+            .to_vec();
+    garbage.extend_from_slice(
+        format!(
+            "{}\n",
+            json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": 1}})
+        )
+        .as_bytes(),
+    );
+    agent_w.write_all(&garbage).await.unwrap();
+    assert_eq!(init.await.unwrap().unwrap().protocol_version, 1);
+    let mut diagnostics = Vec::new();
+    while diagnostics.len() < 4 {
+        match next_event(&mut events).await {
+            ClientEvent::Diagnostic { message } => diagnostics.push(message),
+            e => panic!("{e:?}"),
+        }
+    }
+    assert!(
+        diagnostics[0].contains("line 1") && diagnostics[0].contains("-32700"),
+        "{diagnostics:?}"
+    );
+    assert!(
+        diagnostics[1].contains("line 2") && diagnostics[1].contains("UTF-8"),
+        "{diagnostics:?}"
+    );
+    assert!(
+        diagnostics[2].contains("line 3") && diagnostics[2].contains("empty batch"),
+        "{diagnostics:?}"
+    );
+    assert!(
+        diagnostics[3].contains("line 4") && diagnostics[3].contains("-32600"),
+        "{diagnostics:?}"
+    );
 }
