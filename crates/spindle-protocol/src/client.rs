@@ -20,7 +20,8 @@ use crate::jsonrpc::{
 };
 use crate::req_queue::{CANCEL_REQUEST_METHOD, ReqQueue, ResponseMismatch};
 use crate::transport::{
-    ChildExit, ChildHandle, Connection, Incoming, MessageSender, SpawnOptions, spawn_child,
+    ChildExit, ChildHandle, Connection, Incoming, MessageReceiver, MessageSender, SpawnOptions,
+    spawn_child,
 };
 
 /// Which protocol version to ask for.
@@ -265,8 +266,11 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     options: ClientOptions,
-    events: mpsc::UnboundedSender<ClientEvent>,
+    events: mpsc::UnboundedSender<Vec<ClientEvent>>,
 }
+
+/// Most events handed over at once.
+const EVENT_BATCH: usize = 256;
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -275,7 +279,13 @@ impl Shared {
 
     fn emit(&self, event: ClientEvent) {
         // The application may have dropped its receiver; nothing to do then.
-        let _ = self.events.send(event);
+        let _ = self.events.send(vec![event]);
+    }
+
+    fn emit_all(&self, events: &mut Vec<ClientEvent>) {
+        if !events.is_empty() {
+            let _ = self.events.send(std::mem::take(events));
+        }
     }
 }
 
@@ -289,7 +299,36 @@ pub struct AcpClient {
 
 /// The receiving end of a client's events. Unbounded so that a caller
 /// awaiting a v1 prompt never deadlocks against unread updates.
-pub type ClientEvents = mpsc::UnboundedReceiver<ClientEvent>;
+#[derive(Debug)]
+pub struct ClientEvents {
+    rx: mpsc::UnboundedReceiver<Vec<ClientEvent>>,
+    buffered: std::collections::VecDeque<ClientEvent>,
+}
+
+impl ClientEvents {
+    /// The next event; `None` after [`ClientEvent::AgentExited`] once every
+    /// client handle is dropped.
+    pub async fn recv(&mut self) -> Option<ClientEvent> {
+        loop {
+            if let Some(e) = self.buffered.pop_front() {
+                return Some(e);
+            }
+            let batch = self.rx.recv().await?;
+            self.buffered.extend(batch);
+        }
+    }
+
+    /// The next event if one is ready now.
+    pub fn try_recv(&mut self) -> Option<ClientEvent> {
+        loop {
+            if let Some(e) = self.buffered.pop_front() {
+                return Some(e);
+            }
+            let batch = self.rx.try_recv().ok()?;
+            self.buffered.extend(batch);
+        }
+    }
+}
 
 impl AcpClient {
     /// Starts a client over `connection` (spawns one dispatch task on the
@@ -329,7 +368,13 @@ impl AcpClient {
             receiver,
             child,
         ));
-        (AcpClient { shared, sender }, events_rx)
+        (
+            AcpClient { shared, sender },
+            ClientEvents {
+                rx: events_rx,
+                buffered: Default::default(),
+            },
+        )
     }
 
     /// The negotiated protocol version, once `initialize` has completed.
@@ -800,14 +845,17 @@ fn parse_initialize(raw: Box<RawValue>, asked: u16) -> Result<InitializeOutcome,
 async fn dispatch_loop(
     shared: Arc<Shared>,
     sender: MessageSender,
-    mut receiver: mpsc::Receiver<Incoming>,
+    mut receiver: MessageReceiver,
     child: Option<ChildHandle>,
 ) {
+    // Events are handed over in batches while input is queued: one channel
+    // operation per batch instead of per update.
+    let mut out: Vec<ClientEvent> = Vec::new();
     while let Some(incoming) = receiver.recv().await {
         match incoming {
-            Incoming::Message(msg) => handle_message(&shared, &sender, msg).await,
+            Incoming::Message(msg) => handle_message(&shared, &mut out, &sender, msg).await,
             Incoming::Malformed { line_number, error } => {
-                shared.emit(ClientEvent::Diagnostic {
+                out.push(ClientEvent::Diagnostic {
                     message: format!("malformed line {line_number} from agent: {error}"),
                 });
             }
@@ -816,7 +864,11 @@ async fn dispatch_loop(
                 break;
             }
         }
+        if !receiver.has_ready() || out.len() >= EVENT_BATCH {
+            shared.emit_all(&mut out);
+        }
     }
+    shared.emit_all(&mut out);
     let pending = {
         let mut st = shared.lock();
         st.closed = true;
@@ -837,23 +889,33 @@ async fn dispatch_loop(
     });
 }
 
-async fn handle_message(shared: &Shared, sender: &MessageSender, msg: Message) {
-    match msg {
-        Message::Response { id, result } => handle_response(shared, id, result),
+async fn handle_message(
+    shared: &Shared,
+    out: &mut Vec<ClientEvent>,
+    sender: &MessageSender,
+    msg: Message,
+) {
+    let reply = match msg {
+        Message::Response { id, result } => {
+            handle_response(shared, out, id, result);
+            None
+        }
         Message::Notification { method, params } => {
-            if let Some(reply) = handle_notification(shared, method, params) {
-                let _ = sender.send(reply).await;
-            }
+            handle_notification(shared, out, method, params)
         }
-        Message::Request { id, method, params } => {
-            if let Some(reply) = handle_request(shared, id, method, params) {
-                let _ = sender.send(reply).await;
-            }
-        }
+        Message::Request { id, method, params } => handle_request(shared, out, id, method, params),
+    };
+    if let Some(reply) = reply {
+        let _ = sender.send(reply).await;
     }
 }
 
-fn handle_response(shared: &Shared, id: RequestId, result: Result<Box<RawValue>, ResponseError>) {
+fn handle_response(
+    shared: &Shared,
+    out: &mut Vec<ClientEvent>,
+    id: RequestId,
+    result: Result<Box<RawValue>, ResponseError>,
+) {
     let (pending, version) = {
         let mut st = shared.lock();
         let version = st.init.as_ref().map(|i| i.protocol_version);
@@ -877,13 +939,13 @@ fn handle_response(shared: &Shared, id: RequestId, result: Result<Box<RawValue>,
             let message = match m {
                 ResponseMismatch::Unknown(_) | ResponseMismatch::Duplicate(_) => m.to_string(),
             };
-            shared.emit(ClientEvent::Diagnostic { message });
+            out.push(ClientEvent::Diagnostic { message });
             return;
         }
     };
     let OutgoingData { purpose, waiter } = pending.data;
     if let Purpose::Prompt { session_id } = &purpose {
-        shared.emit(ClientEvent::PromptResponse {
+        out.push(ClientEvent::PromptResponse {
             session_id: session_id.clone(),
             result: match &result {
                 Ok(r) => Ok(r.clone()),
@@ -898,7 +960,7 @@ fn handle_response(shared: &Shared, id: RequestId, result: Result<Box<RawValue>,
                     s.active = false;
                 }
             }
-            shared.emit(ClientEvent::TurnFinished {
+            out.push(ClientEvent::TurnFinished {
                 session_id: session_id.clone(),
                 stop_reason,
                 error: result.as_ref().err().map(ResponseError::to_raw),
@@ -963,13 +1025,14 @@ struct UpdateKind<'a> {
 
 fn handle_notification(
     shared: &Shared,
+    out: &mut Vec<ClientEvent>,
     method: String,
     params: Option<Box<RawValue>>,
 ) -> Option<Message> {
     match method.as_str() {
         "session/update" => {
             let Some(params) = params else {
-                shared.emit(ClientEvent::Diagnostic {
+                out.push(ClientEvent::Diagnostic {
                     message: "session/update without params".into(),
                 });
                 return None;
@@ -977,7 +1040,7 @@ fn handle_notification(
             let head: UpdateHead<'_> = match serde_json::from_str(params.get()) {
                 Ok(h) => h,
                 Err(e) => {
-                    shared.emit(ClientEvent::Diagnostic {
+                    out.push(ClientEvent::Diagnostic {
                         message: format!("session/update without a usable sessionId: {e}"),
                     });
                     return None;
@@ -993,11 +1056,9 @@ fn handle_notification(
                 let new_session_pending = st.pending_new_sessions > 0;
                 let known = st.sessions.contains_key(&session_id);
                 if !known && !new_session_pending {
-                    drop(st);
-                    shared.emit(ClientEvent::Diagnostic {
+                    out.push(ClientEvent::Diagnostic {
                         message: format!("session/update for unknown session {session_id}"),
                     });
-                    st = shared.lock();
                 }
                 if v2
                     && let Some(kind) = &head.update
@@ -1037,12 +1098,12 @@ fn handle_notification(
                     }
                 }
             }
-            shared.emit(ClientEvent::SessionUpdate {
+            out.push(ClientEvent::SessionUpdate {
                 session_id: session_id.clone(),
                 params,
             });
             if let Some((stop_reason, error)) = finished {
-                shared.emit(ClientEvent::TurnFinished {
+                out.push(ClientEvent::TurnFinished {
                     session_id,
                     stop_reason,
                     error,
@@ -1066,7 +1127,7 @@ fn handle_notification(
                     let was_pending = shared.lock().queue.complete_incoming(&c.request_id);
                     // Unknown or already answered: nothing to withdraw.
                     was_pending.map(|_| {
-                        shared.emit(ClientEvent::RequestCancelled {
+                        out.push(ClientEvent::RequestCancelled {
                             request_id: c.request_id.clone(),
                         });
                         Message::response_err(
@@ -1076,7 +1137,7 @@ fn handle_notification(
                     })
                 }
                 None => {
-                    shared.emit(ClientEvent::Diagnostic {
+                    out.push(ClientEvent::Diagnostic {
                         message: "$/cancel_request without a valid requestId".into(),
                     });
                     None
@@ -1084,7 +1145,7 @@ fn handle_notification(
             }
         }
         _ => {
-            shared.emit(ClientEvent::AgentNotification { method, params });
+            out.push(ClientEvent::AgentNotification { method, params });
             None
         }
     }
@@ -1092,6 +1153,7 @@ fn handle_notification(
 
 fn handle_request(
     shared: &Shared,
+    out: &mut Vec<ClientEvent>,
     id: RequestId,
     method: String,
     params: Option<Box<RawValue>>,
@@ -1134,20 +1196,20 @@ fn handle_request(
         },
     );
     if !registered {
-        shared.emit(ClientEvent::Diagnostic {
+        out.push(ClientEvent::Diagnostic {
             message: format!("agent reused request id {id} of a request already seen; ignored"),
         });
         return None;
     }
     match (method.as_str(), session_id, params) {
         ("session/request_permission", Some(session_id), Some(params)) => {
-            shared.emit(ClientEvent::PermissionRequest {
+            out.push(ClientEvent::PermissionRequest {
                 request_id: id,
                 session_id,
                 params,
             });
         }
-        (_, _, params) => shared.emit(ClientEvent::AgentRequest {
+        (_, _, params) => out.push(ClientEvent::AgentRequest {
             request_id: id,
             method,
             params,

@@ -63,6 +63,6 @@ pub use client::{
 pub use jsonrpc::{DecodeError, Frame, Message, RequestId, ResponseError, decode_line};
 pub use req_queue::ReqQueue;
 pub use transport::{
-    ChildExit, ChildHandle, Connection, ConnectionOptions, Incoming, MessageSender, SpawnOptions,
-    spawn_child,
+    ChildExit, ChildHandle, Connection, ConnectionOptions, Incoming, MessageReceiver,
+    MessageSender, SpawnOptions, spawn_child,
 };

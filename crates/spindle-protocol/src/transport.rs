@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, mpsc, watch};
 
 use crate::jsonrpc::{
@@ -68,19 +68,31 @@ impl std::fmt::Display for Disconnected {
 
 impl std::error::Error for Disconnected {}
 
+/// What travels through a connection's channels. Readers hand over many
+/// decoded lines at once: one channel operation (and at most one cross-thread
+/// wake-up) per read buffer instead of per message.
+#[derive(Debug)]
+enum Chunk {
+    One(Incoming),
+    Many(Vec<Incoming>),
+}
+
+/// Most items a reader puts in one chunk.
+const MAX_CHUNK: usize = 256;
+
 /// The sending half of a connection. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct MessageSender {
     // The channel carries `Incoming` so that an in-memory pair needs no
     // forwarding task; I/O writers only ever see `Incoming::Message`.
-    tx: mpsc::Sender<Incoming>,
+    tx: mpsc::Sender<Chunk>,
 }
 
 impl MessageSender {
     /// Queues a message, waiting while the channel is full.
     pub async fn send(&self, message: Message) -> Result<(), Disconnected> {
         self.tx
-            .send(Incoming::Message(message))
+            .send(Chunk::One(Incoming::Message(message)))
             .await
             .map_err(|_| Disconnected)
     }
@@ -88,13 +100,67 @@ impl MessageSender {
     /// Queues a message without waiting; fails when full or closed.
     pub fn try_send(&self, message: Message) -> Result<(), Disconnected> {
         self.tx
-            .try_send(Incoming::Message(message))
+            .try_send(Chunk::One(Incoming::Message(message)))
             .map_err(|_| Disconnected)
     }
 
     /// Whether the other side has gone away.
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
+    }
+}
+
+/// The receiving half of a connection.
+#[derive(Debug)]
+pub struct MessageReceiver {
+    rx: mpsc::Receiver<Chunk>,
+    buffered: VecDeque<Incoming>,
+}
+
+impl MessageReceiver {
+    fn new(rx: mpsc::Receiver<Chunk>) -> Self {
+        MessageReceiver {
+            rx,
+            buffered: VecDeque::new(),
+        }
+    }
+
+    /// The next item; `None` once the peer is gone and everything was read.
+    pub async fn recv(&mut self) -> Option<Incoming> {
+        if let Some(item) = self.buffered.pop_front() {
+            return Some(item);
+        }
+        let chunk = self.rx.recv().await?;
+        Some(self.unpack(chunk))
+    }
+
+    /// The next item if one is ready now.
+    pub fn try_recv(&mut self) -> Option<Incoming> {
+        if let Some(item) = self.buffered.pop_front() {
+            return Some(item);
+        }
+        let chunk = self.rx.try_recv().ok()?;
+        Some(self.unpack(chunk))
+    }
+
+    /// Whether an item is ready without waiting.
+    pub fn has_ready(&self) -> bool {
+        !self.buffered.is_empty() || !self.rx.is_empty()
+    }
+
+    fn unpack(&mut self, chunk: Chunk) -> Incoming {
+        match chunk {
+            Chunk::One(item) => item,
+            Chunk::Many(items) => {
+                let mut items = items.into_iter();
+                let first = items.next();
+                self.buffered.extend(items);
+                // Readers never send empty chunks; stay total anyway.
+                first.unwrap_or(Incoming::Closed {
+                    reason: CloseReason::Io("empty chunk".into()),
+                })
+            }
+        }
     }
 }
 
@@ -107,7 +173,7 @@ pub struct Connection {
     /// Messages to the peer.
     pub sender: MessageSender,
     /// Messages and diagnostics from the peer.
-    pub receiver: mpsc::Receiver<Incoming>,
+    pub receiver: MessageReceiver,
 }
 
 /// Tuning for I/O-backed connections.
@@ -116,7 +182,9 @@ pub struct ConnectionOptions {
     /// Longest accepted line in bytes; longer lines are skipped (without
     /// being buffered) and reported as [`Incoming::Malformed`].
     pub max_line_bytes: usize,
-    /// Capacity of each channel, in messages.
+    /// Capacity of each channel. Incoming lines travel in chunks of up to
+    /// 256 messages, so this bounds buffered input to capacity x 256
+    /// messages.
     pub channel_capacity: usize,
 }
 
@@ -124,28 +192,28 @@ impl Default for ConnectionOptions {
     fn default() -> Self {
         ConnectionOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-            channel_capacity: 4096,
+            channel_capacity: 64,
         }
     }
 }
 
 const READ_BUFFER_BYTES: usize = 256 * 1024;
 const WRITE_FLUSH_BYTES: usize = 64 * 1024;
+const MEMORY_CHANNEL_CAPACITY: usize = 4096;
 
 impl Connection {
     /// Two connected ends, without I/O or serialization. Needs no runtime.
     pub fn memory() -> (Connection, Connection) {
-        let capacity = ConnectionOptions::default().channel_capacity;
-        let (a_tx, a_rx) = mpsc::channel(capacity);
-        let (b_tx, b_rx) = mpsc::channel(capacity);
+        let (a_tx, a_rx) = mpsc::channel(MEMORY_CHANNEL_CAPACITY);
+        let (b_tx, b_rx) = mpsc::channel(MEMORY_CHANNEL_CAPACITY);
         (
             Connection {
                 sender: MessageSender { tx: b_tx },
-                receiver: a_rx,
+                receiver: MessageReceiver::new(a_rx),
             },
             Connection {
                 sender: MessageSender { tx: a_tx },
-                receiver: b_rx,
+                receiver: MessageReceiver::new(b_rx),
             },
         )
     }
@@ -168,13 +236,13 @@ impl Connection {
     {
         let capacity = options.channel_capacity.max(1);
         let (in_tx, in_rx) = mpsc::channel(capacity);
-        let (out_tx, out_rx) = mpsc::channel(capacity);
+        let (out_tx, out_rx) = mpsc::channel(MEMORY_CHANNEL_CAPACITY);
         let reader = BufReader::with_capacity(READ_BUFFER_BYTES, reader);
         tokio::spawn(read_loop(reader, in_tx, options.max_line_bytes));
         tokio::spawn(write_loop(writer, out_rx));
         Connection {
             sender: MessageSender { tx: out_tx },
-            receiver: in_rx,
+            receiver: MessageReceiver::new(in_rx),
         }
     }
 
@@ -184,26 +252,63 @@ impl Connection {
     }
 }
 
+/// Collects decoded items and hands them over in chunks.
+struct Batcher {
+    tx: mpsc::Sender<Chunk>,
+    items: Vec<Incoming>,
+}
+
+impl Batcher {
+    fn push(&mut self, item: Incoming) {
+        self.items.push(item);
+    }
+
+    fn is_full(&self) -> bool {
+        self.items.len() >= MAX_CHUNK
+    }
+
+    /// Sends what is collected; `false` when the receiver is gone.
+    async fn flush(&mut self) -> bool {
+        let chunk = match self.items.len() {
+            0 => return true,
+            1 => Chunk::One(self.items.pop().expect("one item")),
+            _ => Chunk::Many(std::mem::replace(
+                &mut self.items,
+                Vec::with_capacity(MAX_CHUNK),
+            )),
+        };
+        self.tx.send(chunk).await.is_ok()
+    }
+}
+
 /// Reads lines from `reader` and forwards decoded messages to `tx` until end
-/// of input or until the receiver is dropped. Public so that benchmarks and
-/// tools can drive framing without a connection.
-pub async fn read_loop<R>(mut reader: R, tx: mpsc::Sender<Incoming>, max_line_bytes: usize)
+/// of input or until the receiver is dropped. Over-long lines are skipped in
+/// pieces, never buffered whole.
+async fn read_loop<R>(mut reader: BufReader<R>, tx: mpsc::Sender<Chunk>, max_line_bytes: usize)
 where
-    R: AsyncBufRead + Unpin,
+    R: AsyncRead + Unpin,
 {
+    let mut out = Batcher {
+        tx,
+        items: Vec::with_capacity(MAX_CHUNK),
+    };
     let mut line: Vec<u8> = Vec::new();
     let mut line_number: u64 = 0;
     // Bytes of the current line seen so far while skipping an over-long line.
     let mut discarding: Option<usize> = None;
     loop {
+        // Hand over what we have before a read that may wait for the peer,
+        // so batching never delays a message.
+        if (reader.buffer().is_empty() || out.is_full()) && !out.flush().await {
+            return;
+        }
         let available = match reader.fill_buf().await {
             Ok(buf) => buf,
             Err(e) => {
-                let _ = tx
-                    .send(Incoming::Closed {
-                        reason: CloseReason::Io(e.to_string()),
-                    })
-                    .await;
+                out.push(Incoming::Closed {
+                    reason: CloseReason::Io(e.to_string()),
+                });
+                out.flush().await;
                 return;
             }
         };
@@ -211,52 +316,34 @@ where
             // A final line without a newline still counts.
             if let Some(skipped) = discarding {
                 line_number += 1;
-                let _ = tx
-                    .send(too_long(line_number, skipped, max_line_bytes))
-                    .await;
+                out.push(too_long(line_number, skipped, max_line_bytes));
             } else if !line.is_empty() {
                 line_number += 1;
-                if !forward_line(&line, line_number, &tx).await {
-                    return;
-                }
+                decode_into(&line, line_number, &mut out);
             }
-            let _ = tx
-                .send(Incoming::Closed {
-                    reason: CloseReason::Eof,
-                })
-                .await;
+            out.push(Incoming::Closed {
+                reason: CloseReason::Eof,
+            });
+            out.flush().await;
             return;
         }
         match memchr::memchr(b'\n', available) {
             Some(i) => {
                 line_number += 1;
-                let keep_going = if let Some(skipped) = discarding.take() {
-                    reader.consume(i + 1);
-                    tx.send(too_long(line_number, skipped + i, max_line_bytes))
-                        .await
-                        .is_ok()
+                if let Some(skipped) = discarding.take() {
+                    out.push(too_long(line_number, skipped + i, max_line_bytes));
                 } else if line.len() + i > max_line_bytes {
-                    let skipped = line.len() + i;
-                    line.clear();
-                    reader.consume(i + 1);
-                    tx.send(too_long(line_number, skipped, max_line_bytes))
-                        .await
-                        .is_ok()
+                    out.push(too_long(line_number, line.len() + i, max_line_bytes));
+                    line = Vec::new();
                 } else if line.is_empty() {
                     // Fast path: the whole line is in the read buffer.
-                    let incoming = decode_to_incoming(&available[..i], line_number);
-                    reader.consume(i + 1);
-                    send_all(incoming, &tx).await
+                    decode_into(&available[..i], line_number, &mut out);
                 } else {
                     line.extend_from_slice(&available[..i]);
-                    reader.consume(i + 1);
-                    let incoming = decode_to_incoming(&line, line_number);
+                    decode_into(&line, line_number, &mut out);
                     line.clear();
-                    send_all(incoming, &tx).await
-                };
-                if !keep_going {
-                    return;
                 }
+                reader.consume(i + 1);
             }
             None => {
                 let n = available.len();
@@ -287,21 +374,15 @@ fn too_long(line_number: u64, len: usize, max: usize) -> Incoming {
     }
 }
 
-enum Decoded {
-    Nothing,
-    One(Incoming),
-    Many(Vec<Incoming>),
-}
-
-fn decode_to_incoming(bytes: &[u8], line_number: u64) -> Decoded {
+fn decode_into(bytes: &[u8], line_number: u64, out: &mut Batcher) {
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-        return Decoded::Nothing;
+        return;
     }
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
-            return Decoded::One(Incoming::Malformed {
+            out.push(Incoming::Malformed {
                 line_number,
                 error: DecodeError {
                     code: PARSE_ERROR,
@@ -309,58 +390,63 @@ fn decode_to_incoming(bytes: &[u8], line_number: u64) -> Decoded {
                     id: None,
                 },
             });
+            return;
         }
     };
     match decode_line(text) {
-        Ok(Frame::Single(m)) => Decoded::One(Incoming::Message(m)),
-        Ok(Frame::Batch(items)) => Decoded::Many(
-            items
-                .into_iter()
-                .map(|r| match r {
+        Ok(Frame::Single(m)) => out.push(Incoming::Message(m)),
+        Ok(Frame::Batch(items)) => {
+            for r in items {
+                out.push(match r {
                     Ok(m) => Incoming::Message(m),
                     Err(error) => Incoming::Malformed { line_number, error },
-                })
-                .collect(),
-        ),
-        Err(error) => Decoded::One(Incoming::Malformed { line_number, error }),
-    }
-}
-
-async fn send_all(decoded: Decoded, tx: &mpsc::Sender<Incoming>) -> bool {
-    match decoded {
-        Decoded::Nothing => true,
-        Decoded::One(i) => tx.send(i).await.is_ok(),
-        Decoded::Many(items) => {
-            for i in items {
-                if tx.send(i).await.is_err() {
-                    return false;
-                }
+                });
             }
-            true
         }
+        Err(error) => out.push(Incoming::Malformed { line_number, error }),
     }
 }
 
-async fn forward_line(line: &[u8], line_number: u64, tx: &mpsc::Sender<Incoming>) -> bool {
-    send_all(decode_to_incoming(line, line_number), tx).await
+/// Decodes every line of `input` as a connection would, without tasks:
+/// for tools, benchmarks and tests of the framing path.
+pub async fn decode_stream<R>(reader: R, max_line_bytes: usize, mut each: impl FnMut(Incoming))
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(64);
+    let reader = BufReader::with_capacity(READ_BUFFER_BYTES, reader);
+    let task = tokio::spawn(read_loop(reader, tx, max_line_bytes));
+    let mut rx = MessageReceiver::new(rx);
+    while let Some(item) = rx.recv().await {
+        each(item);
+    }
+    let _ = task.await;
 }
 
 /// Serializes queued messages to `writer`, one line each, coalescing writes
 /// while more messages are queued. Shuts the writer down when every sender is
 /// gone.
-async fn write_loop<W>(mut writer: W, mut rx: mpsc::Receiver<Incoming>)
+async fn write_loop<W>(mut writer: W, mut rx: mpsc::Receiver<Chunk>)
 where
     W: AsyncWrite + Unpin,
 {
+    fn encode(chunk: Chunk, buf: &mut Vec<u8>) {
+        let mut one = |item: Incoming| {
+            if let Incoming::Message(m) = item {
+                m.encode_line_into(buf);
+            }
+        };
+        match chunk {
+            Chunk::One(item) => one(item),
+            Chunk::Many(items) => items.into_iter().for_each(one),
+        }
+    }
     let mut buf: Vec<u8> = Vec::with_capacity(WRITE_FLUSH_BYTES);
     while let Some(first) = rx.recv().await {
-        if let Incoming::Message(m) = first {
-            m.encode_line_into(&mut buf);
-        }
+        encode(first, &mut buf);
         while buf.len() < WRITE_FLUSH_BYTES {
             match rx.try_recv() {
-                Ok(Incoming::Message(m)) => m.encode_line_into(&mut buf),
-                Ok(_) => {}
+                Ok(chunk) => encode(chunk, &mut buf),
                 Err(_) => break,
             }
         }
