@@ -115,6 +115,11 @@ impl Peer {
         self.writer.write_all(b"\n").await.unwrap();
     }
 
+    /// Our request ids and their methods.
+    pub fn request_methods(&self) -> HashMap<u64, String> {
+        self.methods.clone()
+    }
+
     pub async fn send_bytes(&mut self, bytes: &[u8]) {
         self.writer.write_all(bytes).await.unwrap();
     }
