@@ -1,2 +1,6 @@
-//! spindle-web: placeholder, filled in by its issue.
+//! spindle-web: the server behind `spindle serve`.
 #![deny(missing_docs)]
+
+pub mod hub;
+pub mod security;
+pub mod store;

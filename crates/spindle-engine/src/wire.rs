@@ -1,0 +1,99 @@
+//! Borrowed first-pass decoding of one JSON-RPC line.
+//!
+//! The probe structs borrow from the input line and skip everything the fast
+//! path does not need; text chunks (the bulk of any stream) are applied without
+//! building a `serde_json::Value`. Anything the probe cannot represent exactly
+//! falls back to a full `Value` parse, so both paths see the same input.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// Top level of a line: a JSON-RPC message, or a recording envelope `{"sent": ..}`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct LineProbe<'a> {
+    #[serde(borrow, default)]
+    pub method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub params: Option<ParamsProbe<'a>>,
+    #[serde(borrow, default)]
+    pub sent: Option<&'a RawValue>,
+}
+
+/// `params` of a notification or request, read loosely.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ParamsProbe<'a> {
+    #[serde(borrow, default, rename = "sessionId")]
+    pub session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub update: Option<UpdateProbe<'a>>,
+}
+
+/// The fields of a `session/update` the chunk fast path reads.
+#[derive(Debug, Deserialize)]
+pub(crate) struct UpdateProbe<'a> {
+    #[serde(borrow, default, rename = "sessionUpdate")]
+    pub tag: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "messageId")]
+    pub message_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub content: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "_meta")]
+    pub meta: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub segment: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub channel: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub role: Option<&'a RawValue>,
+}
+
+/// A plain text content block with no other fields than these.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TextBlockProbe<'a> {
+    #[serde(borrow, rename = "type")]
+    pub ty: Cow<'a, str>,
+    #[serde(borrow)]
+    pub text: Cow<'a, str>,
+}
+
+/// The two `_meta` flags the engine acts on.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct MetaProbe {
+    #[serde(default)]
+    pub spindle: Option<SpindleMeta>,
+    #[serde(default, rename = "claudeCode")]
+    pub claude_code: Option<ClaudeCodeMeta>,
+}
+
+/// `_meta.spindle`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct SpindleMeta {
+    #[serde(default)]
+    pub snapshot: Option<bool>,
+}
+
+/// `_meta.claudeCode`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ClaudeCodeMeta {
+    #[serde(default, rename = "clearBoundary")]
+    pub clear_boundary: Option<bool>,
+}
+
+/// Reads the chunk flags out of an update's `_meta` value (any shape).
+pub(crate) fn meta_flags(meta: &serde_json::Value) -> (Option<bool>, bool) {
+    let snapshot = meta
+        .get("spindle")
+        .and_then(|s| s.get("snapshot"))
+        .and_then(serde_json::Value::as_bool);
+    let clear = meta
+        .get("claudeCode")
+        .and_then(|c| c.get("clearBoundary"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    (snapshot, clear)
+}
