@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use spindle_agent::{AgentConfig, Version, run_agent};
+use spindle_engine::{EngineConfig, TranscriptEngine};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::task::JoinHandle;
 
@@ -43,6 +44,8 @@ pub struct Peer {
     pub permission: PermissionAnswer,
     /// Permission requests seen.
     pub permission_requests: Vec<Value>,
+    /// The project's transcript engine, fed every line both ways.
+    pub engine: TranscriptEngine,
 }
 
 /// A turn's outcome as seen by the client.
@@ -103,6 +106,7 @@ impl Peer {
             log: Vec::new(),
             permission: PermissionAnswer::Allow,
             permission_requests: Vec::new(),
+            engine: TranscriptEngine::new(EngineConfig::default()),
         }
     }
 
@@ -125,7 +129,20 @@ impl Peer {
     }
 
     pub async fn send(&mut self, message: &Value) {
-        self.send_raw(&message.to_string()).await;
+        let line = message.to_string();
+        self.engine.apply_client_line(&line);
+        self.send_raw(&line).await;
+    }
+
+    /// The engine's reply for the last turn.
+    pub fn engine_reply(&self) -> String {
+        self.engine.final_reply().unwrap_or_default()
+    }
+
+    /// Asserts the engine had nothing to complain about.
+    pub fn assert_no_engine_diagnostics(&self) {
+        let diags = &self.engine.transcript().diagnostics;
+        assert!(diags.is_empty(), "engine diagnostics: {diags:?}");
     }
 
     pub async fn request(&mut self, method: &str, params: Value) -> u64 {
@@ -160,6 +177,7 @@ impl Peer {
             _ => self.version,
         };
         schema::check_agent_line(version, &value, method.as_deref());
+        self.engine.apply_agent_line(&line);
         self.log.push(value.clone());
         Some(value)
     }
