@@ -148,7 +148,7 @@ async fn engine_routes_thoughts_and_boundaries() {
             .transcript()
             .entries
             .iter()
-            .map(|e| e.kind.clone())
+            .map(|e| e.kind)
             .collect();
         assert!(kinds.contains(&EntryKind::AgentThought), "{kinds:?}");
         peer.prompt(&sid, "/clear").await;
