@@ -326,3 +326,23 @@ async fn end_of_input_finishes_running_work_then_exits() {
         assert_eq!(code, 0);
     }
 }
+
+#[tokio::test]
+async fn cancel_interrupts_a_long_stream() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        let id = peer.send_prompt(&sid, "/stream 1000000000 chunks").await;
+        // Some of the stream arrives, then the client cancels.
+        for _ in 0..50 {
+            peer.recv().await;
+        }
+        peer.notify("session/cancel", json!({"sessionId": sid}))
+            .await;
+        let turn = peer.finish_turn(id).await;
+        assert_eq!(turn.stop_reason, "cancelled");
+        // Far fewer than the requested billion lines were written.
+        assert!(turn.lines.len() < 100_000, "{}", turn.lines.len());
+        let next = peer.prompt(&sid, "after the stream").await;
+        assert_eq!(next.stop_reason, "end_turn");
+    }
+}
