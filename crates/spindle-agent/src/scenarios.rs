@@ -23,7 +23,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
         name: "scenario",
         description: "Run a scripted behaviour (refine, thoughts, tools, ...)",
         hint: Some(
-            "plain | thoughts | refine [ext|plain] | denoise [ext|plain] | speculative [ext|plain] | snapshot | tools | background | slow | hostile | crash | stall",
+            "plain | thoughts | refine [ext|plain] | denoise [ext|plain] | speculative [ext|plain] | snapshot | tools | terminal | background | slow | hostile | crash | stall",
         ),
     },
     CommandSpec {
@@ -44,7 +44,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
 ];
 
 /// Scenario names understood by `/scenario`.
-pub const SCENARIOS: [&str; 12] = [
+pub const SCENARIOS: [&str; 13] = [
     "plain",
     "thoughts",
     "refine",
@@ -52,6 +52,7 @@ pub const SCENARIOS: [&str; 12] = [
     "speculative",
     "snapshot",
     "tools",
+    "terminal",
     "background",
     "slow",
     "hostile",
@@ -263,6 +264,7 @@ fn scenario(ctx: &mut TurnCtx<'_>, name: &str, variant: Option<&str>) -> Program
         "speculative" => speculative(ctx, variant),
         "snapshot" => snapshot(ctx),
         "tools" => tools(ctx),
+        "terminal" => crate::terminal::terminal(ctx),
         "background" => background(ctx),
         "slow" => slow(ctx),
         "hostile" => crate::hostile::hostile(ctx),

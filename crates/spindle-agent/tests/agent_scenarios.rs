@@ -553,3 +553,42 @@ async fn stream_command_matches_the_expected_reply() {
         }
     }
 }
+
+#[tokio::test]
+async fn terminal_output_in_v2_chunks_and_v1_text() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        let turn = peer.prompt(&sid, "/scenario terminal").await;
+        assert_eq!(turn.reply(), spindle_agent::terminal::TERMINAL_REPLY);
+        if version == 2 {
+            let chunks: Vec<&Value> = turn
+                .updates
+                .iter()
+                .filter(|u| u["sessionUpdate"] == "terminal_output_chunk")
+                .collect();
+            assert_eq!(chunks.len(), 4);
+            let exit = turn
+                .updates
+                .iter()
+                .find(|u| u["sessionUpdate"] == "terminal_update" && u.get("exitStatus").is_some())
+                .unwrap();
+            assert_eq!(exit["exitStatus"]["exitCode"], 0);
+            let term = peer
+                .engine
+                .transcript()
+                .entries
+                .iter()
+                .any(|e| matches!(e.body, spindle_engine::EntryBody::Terminal(_)));
+            assert!(term, "the engine built a terminal entry");
+        } else {
+            let text = turn
+                .updates
+                .iter()
+                .find_map(|u| u.pointer("/content/0/content/text"))
+                .and_then(Value::as_str)
+                .unwrap();
+            assert!(text.contains("3 passed"));
+        }
+        peer.assert_no_engine_diagnostics();
+    }
+}

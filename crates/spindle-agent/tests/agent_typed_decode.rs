@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use spindle_agent::Version;
 
-const PROMPTS: [&str; 16] = [
+const PROMPTS: [&str; 17] = [
     "hello",
     "/help",
     "/scenario thoughts",
@@ -21,6 +21,7 @@ const PROMPTS: [&str; 16] = [
     "/scenario speculative",
     "/scenario snapshot",
     "/scenario tools",
+    "/scenario terminal",
     "/scenario background",
     "/scenario slow",
     "/scenario hostile",
