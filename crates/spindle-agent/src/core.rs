@@ -69,7 +69,7 @@ impl Extensions {
         "agent_message_clear",
         "agent_thought_clear",
         "session_cleared",
-        "clearBoundary",
+        "clear_boundary",
     ];
 
     /// Reads the opt-in list of an `initialize` request's params.

@@ -299,7 +299,7 @@ async fn version_negotiation_and_extension_echo() {
         );
         assert_eq!(
             result["_meta"]["spindle"]["extensions"],
-            json!(["agent_message_clear", "clearBoundary"])
+            json!(["agent_message_clear", "clear_boundary"])
         );
         if answered == 2 {
             assert_eq!(result["info"]["name"], "spindle-agent");
