@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use spindle_agent::Version;
 
-const PROMPTS: [&str; 17] = [
+const PROMPTS: [&str; 18] = [
     "hello",
     "/help",
     "/scenario thoughts",
@@ -23,6 +23,7 @@ const PROMPTS: [&str; 17] = [
     "/scenario tools",
     "/scenario terminal",
     "/scenario background",
+    "/scenario notice",
     "/scenario slow",
     "/scenario hostile",
     "/clear",
@@ -128,6 +129,8 @@ async fn every_scenario_decodes_with_the_official_types() {
             let turn = peer.prompt(&sid, prompt).await;
             assert_eq!(turn.stop_reason, "end_turn", "{prompt}");
         }
+        let failed = peer.prompt(&sid, "/scenario error").await;
+        assert_eq!(failed.stop_reason, "error");
         peer.permission = PermissionAnswer::Reject;
         peer.prompt(&sid, "/scenario tools").await;
         let v = peer.version;

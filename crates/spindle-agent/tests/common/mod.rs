@@ -288,7 +288,12 @@ impl Peer {
             if msg["id"] == json!(id) && msg.get("method").is_none() {
                 match self.version {
                     Version::V1 => {
-                        let stop = msg["result"]["stopReason"].as_str().unwrap().to_owned();
+                        // A JSON-RPC error ends a v1 turn as failed.
+                        let stop = match msg["result"]["stopReason"].as_str() {
+                            Some(stop) => stop.to_owned(),
+                            None if msg.get("error").is_some() => "error".to_owned(),
+                            None => panic!("prompt response without stopReason: {msg}"),
+                        };
                         return TurnResult {
                             lines,
                             updates,
