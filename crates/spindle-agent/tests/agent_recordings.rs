@@ -104,14 +104,18 @@ fn record(version: u64, exts: &[&str], prompts: &[&str]) -> String {
     r.text
 }
 
-/// (file stem, version, extensions, prompts, expected reply of the last turn)
-fn cases() -> Vec<(
-    String,
-    u64,
-    &'static [&'static str],
-    Vec<&'static str>,
-    Option<String>,
-)> {
+/// One recorded session.
+struct Case {
+    /// File stem under `tests/fixtures/recordings/`.
+    name: String,
+    version: u64,
+    exts: &'static [&'static str],
+    prompts: Vec<&'static str>,
+    /// Expected engine reply of the last turn, when worth pinning.
+    reply: Option<String>,
+}
+
+fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
     for (tag, version, exts) in [
         ("v1", 1, &ALL_EXTS[..]),
@@ -119,7 +123,13 @@ fn cases() -> Vec<(
         ("v2", 2, &[][..]),
     ] {
         let mut add = |name: &str, prompts: Vec<&'static str>, reply: Option<String>| {
-            cases.push((format!("{tag}/{name}"), version, exts, prompts, reply));
+            cases.push(Case {
+                name: format!("{tag}/{name}"),
+                version,
+                exts,
+                prompts,
+                reply,
+            });
         };
         add(
             "plain",
@@ -178,7 +188,14 @@ fn recordings_match_and_replay() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/recordings");
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
     let mut stale = Vec::new();
-    for (name, version, exts, prompts, reply) in cases() {
+    for Case {
+        name,
+        version,
+        exts,
+        prompts,
+        reply,
+    } in cases()
+    {
         let text = record(version, exts, &prompts);
         let path = format!("{dir}/{name}.jsonl");
         if update {
