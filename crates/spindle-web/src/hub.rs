@@ -151,6 +151,11 @@ impl Hub {
         }
     }
 
+    /// Detaches every observer (their streams end). Used at shutdown.
+    pub fn close_all(&mut self) {
+        self.observers.clear();
+    }
+
     /// Publishes one batch (a JSON payload) to every observer; drops observers that are full or
     /// gone. Never waits.
     pub fn publish(&mut self, data: Arc<str>) -> EventId {

@@ -77,11 +77,16 @@ pub struct StoredSession {
 
 /// A persisted final reply of one turn.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct StoredReply {
-    /// Turn number, from 0.
+    /// Turn number, from 1.
     pub turn: i64,
-    /// The final reply text, without thoughts.
+    /// The reply text: agent message text only, without thoughts, plan or intent content.
     pub text: String,
+    /// The turn has ended.
+    pub finished: bool,
+    /// The stop reason, when reported.
+    pub stop_reason: Option<String>,
 }
 
 /// Errors of the store. Each carries the SQLite message; the database is never left half-written
@@ -147,6 +152,8 @@ CREATE TABLE IF NOT EXISTS replies(
     session_id INTEGER NOT NULL REFERENCES sessions(id),
     turn INTEGER NOT NULL,
     text TEXT NOT NULL,
+    finished INTEGER NOT NULL,
+    stop_reason TEXT,
     PRIMARY KEY(session_id, turn)
 ) WITHOUT ROWID;
 ";
@@ -351,7 +358,7 @@ impl Store {
         session: i64,
         upto_seq: i64,
         replay_json: &str,
-        replies: &[String],
+        replies: &[StoredReply],
     ) -> Result<(), StoreError> {
         let write = |e: rusqlite::Error| StoreError::Write(e.to_string());
         let now = now_ms();
@@ -369,10 +376,17 @@ impl Store {
             params![session],
         )
         .map_err(write)?;
-        for (turn, text) in replies.iter().enumerate() {
+        for reply in replies {
             tx.execute(
-                "INSERT INTO replies(session_id, turn, text) VALUES(?1, ?2, ?3)",
-                params![session, i64::try_from(turn).unwrap_or(i64::MAX), text],
+                "INSERT INTO replies(session_id, turn, text, finished, stop_reason)
+                 VALUES(?1, ?2, ?3, ?4, ?5)",
+                params![
+                    session,
+                    reply.turn,
+                    reply.text,
+                    reply.finished,
+                    reply.stop_reason
+                ],
             )
             .map_err(write)?;
         }
@@ -384,13 +398,18 @@ impl Store {
         let read = |e: rusqlite::Error| StoreError::Read(e.to_string());
         let mut statement = self
             .connection
-            .prepare("SELECT turn, text FROM replies WHERE session_id = ?1 ORDER BY turn")
+            .prepare(
+                "SELECT turn, text, finished, stop_reason FROM replies
+                 WHERE session_id = ?1 ORDER BY turn",
+            )
             .map_err(read)?;
         let rows = statement
             .query_map(params![session], |row| {
                 Ok(StoredReply {
                     turn: row.get(0)?,
                     text: row.get(1)?,
+                    finished: row.get(2)?,
+                    stop_reason: row.get(3)?,
                 })
             })
             .map_err(read)?;
@@ -492,20 +511,19 @@ mod tests {
         let path = temp_db("replies");
         let mut store = Store::open(&path).unwrap();
         let id = store.create_session("s").unwrap();
+        let reply = |turn, text: &str| StoredReply {
+            turn,
+            text: text.into(),
+            finished: true,
+            stop_reason: Some("end_turn".into()),
+        };
         store
-            .save_materialized(id, 5, "{\"v\":1}", &["a".into(), "b".into()])
+            .save_materialized(id, 5, "{\"v\":1}", &[reply(1, "a"), reply(2, "b")])
             .unwrap();
         store
-            .save_materialized(id, 9, "{\"v\":2}", &["a".into()])
+            .save_materialized(id, 9, "{\"v\":2}", &[reply(1, "a")])
             .unwrap();
-        let replies = store.replies(id).unwrap();
-        assert_eq!(
-            replies,
-            vec![StoredReply {
-                turn: 0,
-                text: "a".into()
-            }]
-        );
+        assert_eq!(store.replies(id).unwrap(), vec![reply(1, "a")]);
         assert_eq!(store.transcript(id).unwrap().as_deref(), Some("{\"v\":2}"));
     }
 
