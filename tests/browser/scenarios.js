@@ -279,6 +279,39 @@ scenario("tool calls, plan and a permission answered in the page", async ({ cont
   await page.close();
 });
 
+scenario("cancel stops a running turn", async ({ context, base }) => {
+  const page = await context.newPage();
+  await page.goto(base + "/");
+  const id = await newSession(page);
+  await greeted(page);
+  await send(page, "/scenario slow");
+  await eventually("reply under way", async () => ((await agentTexts(page)).slice(-1)[0] || "").startsWith("Slow"));
+  await page.click("#cancel");
+  await waitTurns(page, base, id, 2);
+  await eventually("cancelled shown", async () => (await page.textContent("#stop-reason")).includes("cancelled"));
+  const last = (await agentTexts(page)).slice(-1)[0];
+  assert(last.length < SLOW_REPLY.length, "reply cut short: " + last);
+  await shot(page, "08-cancelled");
+  await page.close();
+});
+
+scenario("clear and compaction boundaries show as dividers", async ({ context, base }) => {
+  const page = await context.newPage();
+  await page.goto(base + "/");
+  const id = await newSession(page);
+  await greeted(page);
+  await send(page, "/clear");
+  await waitTurns(page, base, id, 2);
+  await page.waitForSelector('#transcript .divider[data-reason="clear"]');
+  await send(page, "/compact");
+  await waitTurns(page, base, id, 3);
+  await page.waitForSelector('#transcript .divider[data-reason="compaction"]');
+  await eventually("compaction completed", async () =>
+    ((await page.textContent('#transcript .divider[data-reason="compaction"]')) || "").includes("completed"));
+  await shot(page, "09-dividers");
+  await page.close();
+});
+
 // ---- runner ---------------------------------------------------------------------------------
 
 let server = null;

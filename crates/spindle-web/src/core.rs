@@ -295,3 +295,107 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::{Frame, HubLimits};
+    use spindle_engine::EngineConfig;
+
+    const PROMPT: &str = r#"{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}}"#;
+
+    fn chunk(text: &str) -> String {
+        serde_json::json!({
+            "jsonrpc": "2.0", "method": "session/update",
+            "params": { "sessionId": "s", "update": {
+                "sessionUpdate": "agent_message_chunk", "messageId": "a1",
+                "content": { "type": "text", "text": text } } },
+        })
+        .to_string()
+    }
+
+    fn temp_db() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "spindle-web-core-{}-{:?}",
+            std::process::id(),
+            std::time::SystemTime::now()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("core.db")
+    }
+
+    fn frames(rx: &mut tokio::sync::mpsc::Receiver<Frame>) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        while let Ok(frame) = rx.try_recv() {
+            if let Frame::Ops { data, .. } = frame {
+                out.push(serde_json::from_str(&data).unwrap());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_failing_disk_keeps_the_session_live_and_the_log_complete_once_it_recovers() {
+        let path = temp_db();
+        let mut writable = Store::open(&path).unwrap();
+        let session = writable.create_session("s").unwrap();
+        drop(writable);
+        let read_only = Arc::new(Mutex::new(Store::open_read_only(&path)));
+        let engine = TranscriptEngine::new(EngineConfig::default());
+        let hub = Hub::new(1, HubLimits::default());
+        let mut core = SessionCore::new(session, engine, hub, read_only, 1);
+        let mut rx = core.subscribe(None);
+        core.record(vec![(Direction::Client, PROMPT.to_string())]);
+        core.record(vec![(Direction::Agent, chunk("Hel"))]);
+        // Shown anyway, with an error banner, and kept in memory.
+        let shown = frames(&mut rx);
+        let text = serde_json::to_string(&shown).unwrap();
+        assert!(text.contains("Hel"), "{text}");
+        assert!(text.contains("Not saved to disk"), "{text}");
+        assert_eq!(core.stats()["unsavedLines"], 2);
+
+        // The database accepts writes again: the backlog goes first, in order.
+        core.store = Arc::new(Mutex::new(Store::open(&path).unwrap()));
+        core.record(vec![(Direction::Agent, chunk("lo"))]);
+        assert_eq!(core.stats()["unsavedLines"], 0);
+        let text = serde_json::to_string(&frames(&mut rx)).unwrap();
+        assert!(text.contains("Storage recovered"), "{text}");
+        let (lines, _) = Store::open(&path).unwrap().lines(session).unwrap();
+        let logged: Vec<_> = lines.iter().map(|l| (l.seq, l.line.clone())).collect();
+        assert_eq!(
+            logged,
+            vec![(1, PROMPT.to_string()), (2, chunk("Hel")), (3, chunk("lo"))]
+        );
+        // Replaying the log gives the transcript the live engine has.
+        let mut replayed = TranscriptEngine::new(EngineConfig::default());
+        for line in &lines {
+            apply_line(&mut replayed, line.direction, &line.line);
+        }
+        assert_eq!(replayed.replay_json(), core.engine.replay_json());
+    }
+
+    #[test]
+    fn garbage_from_the_agent_is_logged_and_diagnosed_never_fatal() {
+        let path = temp_db();
+        let mut store = Store::open(&path).unwrap();
+        let session = store.create_session("s").unwrap();
+        let engine = TranscriptEngine::new(EngineConfig::default());
+        let mut core = SessionCore::new(
+            session,
+            engine,
+            Hub::new(1, HubLimits::default()),
+            Arc::new(Mutex::new(store)),
+            1,
+        );
+        core.record(vec![
+            (Direction::Agent, "not json at all".into()),
+            (
+                Direction::Agent,
+                "{\"jsonrpc\":\"2.0\",\"method\":\"session/update\"}".into(),
+            ),
+            (Direction::Agent, "[1,2,3]".into()),
+        ]);
+        assert!(core.stats()["diagnostics"].as_u64().unwrap() >= 2);
+        assert_eq!(core.stats()["loggedLines"], 3);
+    }
+}

@@ -197,6 +197,18 @@ impl Store {
         Ok(Store { connection })
     }
 
+    /// A read-only connection to an existing database, to test write failures without relying
+    /// on file permissions (tests may run as root).
+    #[cfg(test)]
+    pub(crate) fn open_read_only(path: &Path) -> Store {
+        let connection = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .expect("open read-only");
+        Store { connection }
+    }
+
     /// Increments and returns the server generation: a number that changes at every start, so
     /// that SSE event ids from a previous run are recognised as stale.
     pub fn next_generation(&mut self) -> Result<u64, StoreError> {
@@ -528,6 +540,41 @@ mod tests {
     }
 
     #[test]
+    fn a_full_disk_fails_the_batch_and_leaves_the_database_intact() {
+        let path = temp_db("full");
+        let mut store = Store::open(&path).unwrap();
+        let id = store.create_session("s").unwrap();
+        store
+            .append_lines(id, 1, &[(Direction::Agent, "kept")])
+            .unwrap();
+        // SQLite's own "disk full": the file may not grow past its current size.
+        let pages: i64 = store
+            .connection
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .unwrap();
+        store
+            .connection
+            .execute_batch(&format!("PRAGMA max_page_count = {pages}"))
+            .unwrap();
+        let big = "x".repeat(1 << 20);
+        let error = store
+            .append_lines(id, 2, &[(Direction::Agent, &big), (Direction::Agent, &big)])
+            .unwrap_err();
+        assert!(matches!(error, StoreError::Write(_)));
+        assert!(error.to_string().contains("full"), "{error}");
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        let ok: String = store
+            .connection
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
+        let (lines, _) = store.lines(id).unwrap();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].line, "kept");
+    }
+
+    #[test]
     fn generation_increases_at_every_start() {
         let path = temp_db("generation");
         let first = Store::open(&path).unwrap().next_generation().unwrap();
@@ -543,19 +590,10 @@ mod tests {
     }
 
     #[test]
-    fn a_read_only_database_fails_at_open_not_later() {
+    fn writes_to_a_read_only_database_fail_cleanly() {
         let path = temp_db("readonly");
         Store::open(&path).unwrap();
-        let read_only = Connection::open_with_flags(
-            &path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .unwrap();
-        // Emulate a read-only file without relying on file permissions (tests may run as root).
-        let store = Store {
-            connection: read_only,
-        };
-        let mut store = store;
+        let mut store = Store::open_read_only(&path);
         let error = store.create_session("x").unwrap_err();
         assert!(matches!(error, StoreError::Write(_)), "{error:?}");
     }
