@@ -523,15 +523,10 @@ impl SessionTask {
         match command {
             Command::StartAgent => self.start_agent(),
             Command::Prompt { text, reply } => {
-                let busy = self.protocol < 2
-                    && (self.v1_turn_running
-                        || (self.phase != Phase::Ready && !self.queued.is_empty()));
-                if busy {
-                    let _ = reply.send(Err(WebError::new(
-                        StatusCode::CONFLICT,
-                        "a turn is running and this agent speaks ACP v1 (one prompt at a time): \
-                         wait for it to end or cancel it",
-                    )));
+                // The version is known once `initialize` is answered; until then prompts wait
+                // in the queue and `flush_queued` applies the v1 rule to them.
+                if self.phase == Phase::Ready && self.protocol < 2 && self.v1_turn_running {
+                    let _ = reply.send(Err(v1_busy()));
                     return;
                 }
                 self.queued.push_back((text, reply));
@@ -621,6 +616,10 @@ impl SessionTask {
 
     fn flush_queued(&mut self) {
         while let Some((text, reply)) = self.queued.pop_front() {
+            if self.protocol < 2 && self.v1_turn_running {
+                let _ = reply.send(Err(v1_busy()));
+                continue;
+            }
             let Some(session) = self.agent_session.clone() else {
                 let _ = reply.send(Err(WebError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -889,6 +888,14 @@ impl SessionTask {
         }
         lock(&self.core).save_now();
     }
+}
+
+fn v1_busy() -> WebError {
+    WebError::new(
+        StatusCode::CONFLICT,
+        "a turn is running and this agent speaks ACP v1 (one prompt at a time): wait for it to \
+         end or cancel it",
+    )
 }
 
 fn error_message(error: &Value) -> String {

@@ -354,3 +354,38 @@ fn a_restart_brings_back_every_session_and_transcript_and_the_session_continues(
     served.wait_reply_containing(first, "still there?");
     served.stop();
 }
+
+#[test]
+fn prompts_while_a_turn_runs_are_sent_in_v2_and_refused_clearly_in_v1() {
+    let dir = temp_dir("overlap");
+    let served = Served::start(&dir.join("v2.sqlite"), &[], 10);
+    let session = served.create_session();
+    served.prompt(session, "/scenario slow");
+    // Accepted while the slow turn runs: v2 answers session/prompt on acceptance.
+    served.prompt(session, "and meanwhile?");
+    served.wait_reply_containing(session, "and meanwhile?");
+    let transcript = served.get_json(&format!("/api/sessions/{session}/transcript"));
+    let users: Vec<&str> = transcript["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "user_message")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert_eq!(users, vec!["/scenario slow", "and meanwhile?"]);
+    served.stop();
+
+    let served = Served::start(&dir.join("v1.sqlite"), &["--protocol", "1"], 10);
+    let session = served.create_session();
+    served.prompt(session, "/scenario slow");
+    let refused = served.post_json(
+        &format!("/api/sessions/{session}/prompt"),
+        "{\"text\":\"too early\"}",
+    );
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert!(refused.body.contains("v1"), "{}", refused.body);
+    served.wait_reply_containing(session, "Slow streaming");
+    served.prompt(session, "now it is my turn");
+    served.wait_reply_containing(session, "now it is my turn");
+    served.stop();
+}
