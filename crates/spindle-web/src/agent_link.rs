@@ -15,16 +15,26 @@ use tokio::sync::mpsc;
 /// A line longer than this is dropped (and reported) instead of buffered without bound.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
 
+/// Bytes of agent lines that may wait for the session task. When they are used up the reader
+/// stops reading, the pipe fills and the agent blocks: memory stays bounded even for an agent
+/// that writes huge lines faster than they can be committed.
+const QUEUED_BYTES: usize = 64 << 20;
+
 /// What the link reports.
 #[derive(Debug)]
 pub enum LinkEvent {
-    /// One line the agent wrote, without its newline.
-    Line(String),
+    /// One line the agent wrote, without its newline, with its share of the queue budget
+    /// (released when the event is dropped).
+    Line(String, QueueShare),
     /// A line over [`MAX_LINE_BYTES`] or not UTF-8 was dropped.
     Dropped(String),
     /// The agent's stdout closed (it exited or closed the pipe); with the exit status if known.
     Closed(String),
 }
+
+/// A line's share of the link's byte budget.
+#[derive(Debug)]
+pub struct QueueShare(#[allow(dead_code)] Option<tokio::sync::OwnedSemaphorePermit>);
 
 /// A running agent child process.
 #[derive(Debug)]
@@ -92,6 +102,7 @@ impl AgentLink {
 }
 
 async fn read_lines(stdout: tokio::process::ChildStdout, events: mpsc::Sender<LinkEvent>) {
+    let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(QUEUED_BYTES));
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line: Vec<u8> = Vec::new();
     let mut oversized = false;
@@ -130,7 +141,13 @@ async fn read_lines(stdout: tokio::process::ChildStdout, events: mpsc::Sender<Li
                     continue;
                 }
                 match String::from_utf8(trimmed.to_vec()) {
-                    Ok(text) => LinkEvent::Line(text),
+                    Ok(text) => {
+                        // Lines are at most MAX_LINE_BYTES, below the budget: this cannot fail
+                        // while the semaphore lives (it is never closed).
+                        let bytes = u32::try_from(text.len().max(1)).unwrap_or(u32::MAX);
+                        let share = budget.clone().acquire_many_owned(bytes).await.ok();
+                        LinkEvent::Line(text, QueueShare(share))
+                    }
                     Err(_) => LinkEvent::Dropped("agent line is not UTF-8; dropped".into()),
                 }
             };
@@ -145,4 +162,49 @@ async fn read_lines(stdout: tokio::process::ChildStdout, events: mpsc::Sender<Li
     let _ = events
         .send(LinkEvent::Closed("the agent closed its output".into()))
         .await;
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    async fn events_of(script: &str) -> Vec<String> {
+        let command: Vec<OsString> = vec!["sh".into(), "-c".into(), script.into()];
+        let mut link = AgentLink::spawn(&command, 16).unwrap();
+        let mut seen = Vec::new();
+        while let Some(event) = link.events.recv().await {
+            match event {
+                LinkEvent::Line(line, _) => seen.push(format!("line {}", line.len())),
+                LinkEvent::Dropped(why) => seen.push(format!("dropped {why}")),
+                LinkEvent::Closed(_) => {
+                    seen.push("closed".into());
+                    break;
+                }
+            }
+        }
+        seen
+    }
+
+    #[tokio::test]
+    async fn oversized_and_non_utf8_lines_are_dropped_and_the_link_goes_on() {
+        let over = MAX_LINE_BYTES + 10;
+        let script = format!(
+            "printf 'abc\\n\\n\\r\\n'; head -c {over} /dev/zero | tr '\\0' x; printf '\\n'; \
+             printf '\\377\\376 not utf8\\n'; printf 'after\\r\\n'; printf 'unterminated'"
+        );
+        let seen = events_of(&script).await;
+        assert_eq!(seen.len(), 5, "{seen:?}");
+        assert_eq!(seen[0], "line 3");
+        assert!(seen[1].starts_with("dropped agent line over"), "{seen:?}");
+        assert!(seen[2].contains("not UTF-8"), "{seen:?}");
+        assert_eq!(seen[3], "line 5");
+        assert_eq!(seen[4], "closed");
+    }
+
+    #[tokio::test]
+    async fn an_agent_that_cannot_start_is_an_error_not_a_panic() {
+        let missing = vec![OsString::from("/nonexistent/spindle-agent-binary")];
+        assert!(AgentLink::spawn(&missing, 4).is_err());
+        assert!(AgentLink::spawn(&[], 4).is_err());
+    }
 }

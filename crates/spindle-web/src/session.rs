@@ -660,9 +660,12 @@ impl SessionTask {
     async fn agent_events(&mut self, events: Vec<LinkEvent>) {
         let mut lines = Vec::new();
         let mut closed = None;
+        // Held until the batch is processed, so the link's byte budget covers it.
+        let mut shares = Vec::new();
         for event in events {
             match event {
-                LinkEvent::Line(line) => {
+                LinkEvent::Line(line, share) => {
+                    shares.push(share);
                     let direction = if self.is_load_replay(&line) {
                         Direction::AgentReplay
                     } else {
@@ -682,6 +685,7 @@ impl SessionTask {
         for (_, line) in &lines {
             self.react(line);
         }
+        drop(shares);
         if let Some(why) = closed {
             self.agent_gone(&why).await;
         }
