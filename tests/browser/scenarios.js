@@ -18,11 +18,11 @@ const THOUGHTS_REPLY =
 const SLOW_REPLY =
   "Slow streaming: every word arrives after a pause, so you can watch the reply grow and cancel it halfway through if you like.";
 
-function startServer(dbPath) {
+function startServer(dbPath, extra = []) {
   return new Promise((resolve, reject) => {
     const child = spawn(
       spindle,
-      ["serve", "--bind", "127.0.0.1:0", "--db", dbPath, "--", spindle, "agent", "--delay-ms", "20"],
+      ["serve", "--bind", "127.0.0.1:0", "--db", dbPath, ...extra, "--", spindle, "agent", "--delay-ms", "20"],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
@@ -33,7 +33,7 @@ function startServer(dbPath) {
       const m = out.match(/listening on (http:\/\/\S+)/);
       if (m) {
         clearTimeout(timer);
-        resolve({ url: m[1].replace(/\/$/, ""), child, stderr: () => err });
+        resolve({ url: m[1].replace(/\/$/, ""), printed: m[1], child, stderr: () => err });
       }
     });
     child.stderr.on("data", (d) => { err += d; });
@@ -312,6 +312,27 @@ scenario("clear and compaction boundaries show as dividers", async ({ context, b
   await page.close();
 });
 
+scenario("with a token, only the printed URL opens the page", async ({ context, tmp }) => {
+  const server = await startServer(path.join(tmp, "token.db"), ["--token", "browser-test-token"]);
+  try {
+    const origin = new URL(server.printed).origin;
+    const page = await context.newPage();
+    const denied = await page.goto(origin + "/");
+    assert(denied.status() === 401, "no token: " + denied.status());
+    await page.goto(server.printed);
+    assert(new URL(page.url()).search === "", "token removed from the address bar: " + page.url());
+    const id = await newSession(page);
+    await greeted(page);
+    await send(page, "hello with a token");
+    await eventually("reply", async () => (await agentTexts(page)).some((t) => t.includes("hello with a token")));
+    await shot(page, "10-token-session");
+    await page.close();
+    assert(id, "session created");
+  } finally {
+    server.child.kill("SIGTERM");
+  }
+});
+
 // ---- runner ---------------------------------------------------------------------------------
 
 let server = null;
@@ -335,7 +356,7 @@ let server = null;
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const started = Date.now();
     try {
-      await fn({ context, base: server.url });
+      await fn({ context, base: server.url, tmp });
       passed += 1;
       console.log("ok   " + name + " (" + (Date.now() - started) + " ms)");
     } catch (error) {
