@@ -312,6 +312,40 @@ scenario("clear and compaction boundaries show as dividers", async ({ context, b
   await page.close();
 });
 
+scenario("the markdown renderer keeps to its allowlist", async ({ context, base }) => {
+  const page = await context.newPage();
+  await page.goto(base + "/");
+  const result = await page.evaluate(() => {
+    const inputs = [
+      "[a](javascript:alert(1)) [b](JaVaScRiPt:alert(1)) [c]( javascript:alert(1)) [d](data:text/html,<b>x</b>)",
+      "[e](vbscript:x) [f](//evil.example/x) [g](/relative) [h](http://ok.example/a?b=\"c\") [i](https://ok.example)",
+      "<svg onload=alert(1)> <iframe src=javascript:alert(1)></iframe> **<b>bold</b>** `<script>x</script>`",
+      "```html\n<script>alert(1)</script>\n```\n# <img src=x onerror=alert(1)>\n- <a href=javascript:1>x</a>\n> <style>*{}</style>",
+    ];
+    const allowed = new Set(["P", "BR", "STRONG", "EM", "CODE", "PRE", "A", "UL", "OL", "LI", "BLOCKQUOTE", "H3", "H4", "H5", "H6"]);
+    const box = document.createElement("div");
+    const bad = [];
+    const hrefs = [];
+    for (const text of inputs) {
+      const cache = [];
+      window.SpindleMarkdown.render(box, text, cache);
+      for (const node of box.querySelectorAll("*")) {
+        if (!allowed.has(node.tagName)) bad.push(node.tagName);
+        for (const attr of node.attributes) {
+          if (!(node.tagName === "A" && ["href", "rel", "target"].includes(attr.name))) bad.push(node.tagName + "@" + attr.name);
+        }
+        if (node.tagName === "A") hrefs.push(node.getAttribute("href"));
+      }
+      box.replaceChildren();
+    }
+    return { bad, hrefs };
+  });
+  assert(result.bad.length === 0, "only allowlisted elements and attributes: " + JSON.stringify(result.bad));
+  assert(JSON.stringify(result.hrefs) === JSON.stringify(["http://ok.example/a?b=%22c%22", "https://ok.example/"]),
+    "only absolute http(s) links: " + JSON.stringify(result.hrefs));
+  await page.close();
+});
+
 scenario("with a token, only the printed URL opens the page", async ({ context, tmp }) => {
   const server = await startServer(path.join(tmp, "token.db"), ["--token", "browser-test-token"]);
   try {
