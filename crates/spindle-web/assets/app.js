@@ -246,8 +246,17 @@
       el("span", "tool-kind", tc.kind && tc.kind !== "other" ? " " + tc.kind : ""),
     );
     const parts = [];
+    // Streamed output arrives as many small content items: consecutive text joins one block.
+    let text = null;
     for (const item of Array.isArray(tc.content) ? tc.content : []) {
-      parts.push(el("pre", item && item.type === "diff" ? "diff" : "tool-output", contentText(item)));
+      const isText = item && item.type === "content" && item.content && item.content.type === "text";
+      if (isText && text) {
+        text.textContent += contentText(item);
+        continue;
+      }
+      const block = el("pre", item && item.type === "diff" ? "diff" : "tool-output", contentText(item));
+      text = isText ? block : null;
+      parts.push(block);
     }
     const permission = entry.permission;
     if (permission && typeof permission === "object") {
