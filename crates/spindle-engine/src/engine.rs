@@ -49,7 +49,10 @@ enum ClientRequest {
 }
 
 /// The sans-I/O transcript engine. See the crate docs.
-#[derive(Debug)]
+///
+/// `Clone` gives an independent copy (for example to fork a view for a new
+/// observer); `Default` is `new(EngineConfig::default())`.
+#[derive(Debug, Clone)]
 pub struct TranscriptEngine {
     pub(crate) config: EngineConfig,
     pub(crate) t: Transcript,
@@ -85,6 +88,12 @@ pub struct TranscriptEngine {
 pub(crate) struct TurnRecord {
     pub finished: bool,
     pub stop_reason: Option<String>,
+}
+
+impl Default for TranscriptEngine {
+    fn default() -> Self {
+        TranscriptEngine::new(EngineConfig::default())
+    }
 }
 
 impl TranscriptEngine {

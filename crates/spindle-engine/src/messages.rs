@@ -29,11 +29,11 @@ pub(crate) fn block_in_from_value(v: Value) -> BlockIn<'static> {
             if m.get("type").and_then(Value::as_str) == Some("text")
                 && m.get("text").is_some_and(Value::is_string) =>
         {
-            let text = match m.remove("text") {
+            let text = match m.shift_remove("text") {
                 Some(Value::String(s)) => s,
                 _ => String::new(),
             };
-            m.remove("type");
+            m.shift_remove("type");
             let extra = (!m.is_empty()).then(|| Box::new(m));
             let hidden = extra
                 .as_deref()
@@ -239,8 +239,11 @@ impl TranscriptEngine {
             Some(id) => id.to_owned(),
             None => self.mint_id("m"),
         };
+        // Streamed messages grow chunk by chunk: start with room for a few.
         let message = Message {
             message_id: message_id.map(str::to_owned),
+            text: String::with_capacity(128),
+            blocks: Vec::with_capacity(8),
             ..Message::default()
         };
         let idx = self.push_entry(
@@ -532,12 +535,12 @@ impl TranscriptEngine {
         self.open = None;
         let id = self.mint_id("clear");
         let turn = Some(self.t.state.turns).filter(|_| self.t.state.turn_open);
-        let body = EntryBody::Boundary(Boundary {
+        let body = EntryBody::Boundary(Box::new(Boundary {
             reason: "clear",
             source,
             fields: Map::new(),
             summary: Message::default(),
-        });
+        }));
         let idx = self.push_entry(&id, EntryKind::Boundary, body, turn);
         self.emit_insert(idx);
     }

@@ -1,4 +1,17 @@
 //! Outputs: persisted replies, the replay JSON, text rendering, snapshots.
+//!
+//! The replay JSON (`spindle replay --format json`, [`TranscriptEngine::replay_json`]):
+//! `protocol` (1 | 2), `sessionId`, `entries` (timeline order; each has `id`,
+//! `kind`, `turn` when inside a turn; messages add `messageId`, `content` (the
+//! blocks, verbatim), `text` (text blocks joined), `_meta`, `pending`,
+//! `rejected`; tool calls `toolCall` (wire fields) and `permission`; plans
+//! `plan`, `removed`; terminals `terminal`, `outputBytes`, `text`; boundaries
+//! `reason` (`clear` | `compaction`), `source`, and for compaction
+//! `compactionId`, `status`, `error`, `summary`, `text`; `unknown` and
+//! `permission` entries `raw`), `state` (`status`, `stopReason`, `error`,
+//! `turns`, `turnOpen`, `cancelRequested`, `background`), `usage`, `commands`,
+//! `sessionInfo`, `turns` (`turn`, `finished`, `stopReason`, `reply`),
+//! `finalReply`, `diagnostics` (`code`, `message`, `line`).
 
 use serde_json::{Map, Value, json};
 

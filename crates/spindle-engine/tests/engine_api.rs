@@ -223,3 +223,37 @@ fn utf16_helpers_map_offsets_for_rust_consumers() {
     assert_eq!(utf16_to_byte_offset(s, 3), Some(5));
     assert_eq!(byte_to_utf16_offset(s, 5), Some(3));
 }
+
+#[test]
+fn a_clear_prompt_is_never_text_matched() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    e.apply_user_prompt(r#"[{"type":"text","text":"/clear"}]"#);
+    e.apply_agent_line(&line(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "/clear"}})));
+    e.apply_prompt_response(Ok(r#"{"stopReason":"end_turn"}"#));
+    assert!(
+        e.transcript()
+            .entries
+            .iter()
+            .all(|x| x.kind != EntryKind::Boundary)
+    );
+    // Only a structured signal makes a boundary.
+    e.apply_agent_line(&line(json!({"sessionUpdate": "session_cleared"})));
+    assert_eq!(
+        e.transcript().entries.last().unwrap().kind,
+        EntryKind::Boundary
+    );
+}
+
+#[test]
+fn engine_clones_are_independent() {
+    let mut a = TranscriptEngine::default();
+    a.apply_agent_line(&line(
+        json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a"}}),
+    ));
+    let mut b = a.clone();
+    b.apply_agent_line(&line(
+        json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "b"}}),
+    ));
+    assert_eq!(a.final_reply().as_deref(), Some("a"));
+    assert_eq!(b.final_reply().as_deref(), Some("ab"));
+}
