@@ -16,7 +16,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::extensions::{SPINDLE_EXTENSIONS, spindle_extensions_in, spindle_meta};
 use crate::jsonrpc::{
-    INVALID_PARAMS, METHOD_NOT_FOUND, Message, REQUEST_CANCELLED, RequestId, ResponseError, to_raw,
+    DecodeError, INVALID_PARAMS, METHOD_NOT_FOUND, Message, REQUEST_CANCELLED, RequestId,
+    ResponseError, to_raw,
 };
 use crate::req_queue::{CANCEL_REQUEST_METHOD, ReqQueue, ResponseMismatch};
 use crate::transport::{
@@ -248,9 +249,13 @@ struct SessionTrack {
     /// Foreground work is under way (v2): a prompt was sent, or a non-idle
     /// state was reported, since the last reported turn end.
     active: bool,
-    /// A `running`/`requires_action`/unknown state was seen since the last
-    /// prompt was sent; a rejected prompt then does not end the activity.
+    /// Since the last prompt was sent, the stream showed work under way: a
+    /// `running`/`requires_action`/unknown state, or the prompt's acceptance.
+    /// A rejected prompt then does not end the activity.
     saw_busy_state: bool,
+    /// The stop reason of the last state snapshot if that was `idle`; a
+    /// repeat of it is the same snapshot again, never a new turn end.
+    last_idle: Option<Option<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -858,6 +863,9 @@ async fn dispatch_loop(
                 out.push(ClientEvent::Diagnostic {
                     message: format!("malformed line {line_number} from agent: {error}"),
                 });
+                if let Some(reply) = handle_malformed_with_id(&shared, &mut out, error) {
+                    let _ = sender.send(reply).await;
+                }
             }
             Incoming::Closed { reason } => {
                 tracing::debug!("agent connection closed: {reason}");
@@ -887,6 +895,33 @@ async fn dispatch_loop(
         status,
         stderr_tail,
     });
+}
+
+/// A malformed frame whose id could be read: if it answers one of our
+/// requests, that request fails (instead of waiting forever); if it was
+/// meant as a request, the agent gets the JSON-RPC error response.
+fn handle_malformed_with_id(
+    shared: &Shared,
+    out: &mut Vec<ClientEvent>,
+    error: DecodeError,
+) -> Option<Message> {
+    let id = error.id.clone()?;
+    if error.request {
+        return Some(error.to_response());
+    }
+    let ours = shared.lock().queue.outgoing(&id).is_some();
+    if ours {
+        handle_response(
+            shared,
+            out,
+            id,
+            Err(ResponseError::new(
+                error.code,
+                format!("malformed response: {}", error.message),
+            )),
+        );
+    }
+    None
 }
 
 async fn handle_message(
@@ -965,13 +1000,18 @@ fn handle_response(
                 stop_reason,
                 error: result.as_ref().err().map(ResponseError::to_raw),
             });
-        } else if result.is_err() {
-            // v2: a rejected prompt was never inserted; it started no turn.
+        } else {
             let mut st = shared.lock();
             if let Some(s) = st.sessions.get_mut(session_id)
-                && !s.saw_busy_state
+                && s.active
             {
-                s.active = false;
+                if result.is_ok() {
+                    // Inserted: whatever follows belongs to this work.
+                    s.saw_busy_state = true;
+                } else if !s.saw_busy_state {
+                    // A rejected prompt was never inserted; no turn started.
+                    s.active = false;
+                }
             }
         }
     }
@@ -1078,7 +1118,11 @@ fn handle_notification(
                             // snapshot, possibly older than a prompt just
                             // sent) unless a busy state was seen: then the
                             // agent ended work without saying why.
-                            if track.active && (stop_reason.is_some() || track.saw_busy_state) {
+                            let repeat = track.last_idle.as_ref() == Some(&stop_reason);
+                            track.last_idle = Some(stop_reason.clone());
+                            if track.active
+                                && (track.saw_busy_state || (stop_reason.is_some() && !repeat))
+                            {
                                 track.active = false;
                                 track.saw_busy_state = false;
                                 let error = if stop_reason.as_deref() == Some("error") {
@@ -1094,6 +1138,7 @@ fn handle_notification(
                         _ => {
                             track.active = true;
                             track.saw_busy_state = true;
+                            track.last_idle = None;
                         }
                     }
                 }

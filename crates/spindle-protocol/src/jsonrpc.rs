@@ -294,9 +294,12 @@ pub struct DecodeError {
     pub code: i64,
     /// What is wrong, for humans.
     pub message: String,
-    /// The id of the offending request, when it could be read; an error
+    /// The id of the offending frame, when it could be read; an error
     /// response to the frame should carry it.
     pub id: Option<RequestId>,
+    /// The frame has a `method` and a non-null id: it was meant as a
+    /// request, so the sender waits for an error response.
+    pub request: bool,
 }
 
 impl DecodeError {
@@ -305,6 +308,7 @@ impl DecodeError {
             code: INVALID_REQUEST,
             message: message.into(),
             id,
+            request: false,
         }
     }
 
@@ -382,6 +386,7 @@ pub fn decode_line(line: &str) -> Result<Frame, DecodeError> {
             code: classify(&e),
             message: format!("batch: {e}"),
             id: None,
+            request: false,
         })?;
         if elements.is_empty() {
             return Err(DecodeError::invalid("empty batch", None));
@@ -403,7 +408,16 @@ pub fn decode_value(text: &str) -> Result<Message, DecodeError> {
         code: classify(&e),
         message: e.to_string(),
         id: None,
+        request: false,
     })?;
+    let looks_like_request = env.method.is_some();
+    decode_envelope(env).map_err(|mut e| {
+        e.request = looks_like_request && e.id.as_ref().is_some_and(|id| *id != RequestId::Null);
+        e
+    })
+}
+
+fn decode_envelope(env: Envelope<'_>) -> Result<Message, DecodeError> {
     // Read the id first so that later errors can point at the request.
     let id = match env.id {
         None => None,
