@@ -1,0 +1,298 @@
+//! Version-aware builders for the `update` objects of `session/update`.
+//!
+//! Each function returns the `update` value only; the session id envelope is
+//! added when the line is written. v1 and v2 differ in tags and required
+//! fields (see ACP-SEMANTICS.md section 1); those differences live here and
+//! nowhere else.
+
+use serde_json::{Map, Value, json};
+
+use crate::wire::Version;
+
+/// A text content block.
+pub fn text_block(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+/// `agent_message_chunk` / `agent_thought_chunk` / `user_message_chunk`.
+pub fn chunk(kind: ChunkKind, message_id: &str, text: &str, meta: Option<Value>) -> Value {
+    let mut update = json!({
+        "sessionUpdate": kind.chunk_tag(),
+        "messageId": message_id,
+        "content": text_block(text),
+    });
+    if let Some(meta) = meta {
+        update["_meta"] = meta;
+    }
+    update
+}
+
+/// Which message stream a chunk or whole-message update belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkKind {
+    /// The user's message.
+    User,
+    /// The agent's reply.
+    Agent,
+    /// The agent's reasoning.
+    Thought,
+}
+
+impl ChunkKind {
+    fn chunk_tag(self) -> &'static str {
+        match self {
+            ChunkKind::User => "user_message_chunk",
+            ChunkKind::Agent => "agent_message_chunk",
+            ChunkKind::Thought => "agent_thought_chunk",
+        }
+    }
+
+    fn message_tag(self) -> &'static str {
+        match self {
+            ChunkKind::User => "user_message",
+            ChunkKind::Agent => "agent_message",
+            ChunkKind::Thought => "agent_thought",
+        }
+    }
+
+    fn clear_tag(self) -> Option<&'static str> {
+        match self {
+            ChunkKind::User => None,
+            ChunkKind::Agent => Some("agent_message_clear"),
+            ChunkKind::Thought => Some("agent_thought_clear"),
+        }
+    }
+}
+
+/// v2 whole-message upsert (`user_message`, `agent_message`, `agent_thought`)
+/// whose `content` replaces everything stored for `message_id`. An empty
+/// `blocks` slice sends `content: []`, which clears the message.
+pub fn whole_message(kind: ChunkKind, message_id: &str, blocks: &[Value]) -> Value {
+    json!({
+        "sessionUpdate": kind.message_tag(),
+        "messageId": message_id,
+        "content": blocks,
+    })
+}
+
+/// Seed extension (v1): `agent_message_clear` / `agent_thought_clear`.
+pub fn clear(kind: ChunkKind, message_id: &str) -> Value {
+    let tag = kind.clear_tag().unwrap_or("agent_message_clear");
+    json!({"sessionUpdate": tag, "messageId": message_id})
+}
+
+/// Seed extension: the `session_cleared` update.
+pub fn session_cleared() -> Value {
+    json!({"sessionUpdate": "session_cleared"})
+}
+
+/// `usage_update`.
+pub fn usage(used: u64, size: u64) -> Value {
+    json!({"sessionUpdate": "usage_update", "used": used, "size": size})
+}
+
+/// v2 `state_update`.
+pub fn state(state: &str, stop_reason: Option<&str>) -> Value {
+    let mut update = json!({"sessionUpdate": "state_update", "state": state});
+    if let Some(reason) = stop_reason {
+        update["stopReason"] = json!(reason);
+    }
+    update
+}
+
+/// One slash command advertised by `available_commands_update`.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandSpec {
+    /// Name without the slash.
+    pub name: &'static str,
+    /// One-line description.
+    pub description: &'static str,
+    /// Input hint, when the command takes an argument.
+    pub hint: Option<&'static str>,
+}
+
+/// `available_commands_update`. v2 entries carry `"type":"command"` and a
+/// typed input (the 1.15.1 crate drops untyped entries).
+pub fn available_commands(version: Version, commands: &[CommandSpec]) -> Value {
+    let entries: Vec<Value> = commands
+        .iter()
+        .map(|c| {
+            let mut entry = Map::new();
+            if version == Version::V2 {
+                entry.insert("type".into(), json!("command"));
+            }
+            entry.insert("name".into(), json!(c.name));
+            entry.insert("description".into(), json!(c.description));
+            if let Some(hint) = c.hint {
+                let input = match version {
+                    Version::V1 => json!({"hint": hint}),
+                    Version::V2 => json!({"type": "text", "hint": hint}),
+                };
+                entry.insert("input".into(), input);
+            }
+            Value::Object(entry)
+        })
+        .collect();
+    json!({"sessionUpdate": "available_commands_update", "availableCommands": entries})
+}
+
+/// A plan entry: (content, status).
+pub type PlanEntry<'a> = (&'a str, &'a str);
+
+/// The whole plan: v1 `plan`, v2 `plan_update` with an `items` plan.
+pub fn plan(version: Version, plan_id: &str, entries: &[PlanEntry<'_>]) -> Value {
+    let entries: Vec<Value> = entries
+        .iter()
+        .map(
+            |(content, status)| json!({"content": content, "priority": "medium", "status": status}),
+        )
+        .collect();
+    match version {
+        Version::V1 => json!({"sessionUpdate": "plan", "entries": entries}),
+        Version::V2 => json!({
+            "sessionUpdate": "plan_update",
+            "plan": {"type": "items", "planId": plan_id, "entries": entries},
+        }),
+    }
+}
+
+/// Creates a tool call: v1 `tool_call`, v2 a first `tool_call_update` with a title.
+pub fn tool_call_start(
+    version: Version,
+    tool_call_id: &str,
+    title: &str,
+    kind: &str,
+    raw_input: Value,
+) -> Value {
+    let tag = match version {
+        Version::V1 => "tool_call",
+        Version::V2 => "tool_call_update",
+    };
+    json!({
+        "sessionUpdate": tag,
+        "toolCallId": tool_call_id,
+        "title": title,
+        "kind": kind,
+        "status": "pending",
+        "rawInput": raw_input,
+    })
+}
+
+/// Patches a tool call's status, optionally replacing its content.
+pub fn tool_call_status(tool_call_id: &str, status: &str, content: Option<Vec<Value>>) -> Value {
+    let mut update = json!({
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": tool_call_id,
+        "status": status,
+    });
+    if let Some(content) = content {
+        update["content"] = Value::Array(content);
+    }
+    update
+}
+
+/// Tool call content wrapping a text block.
+pub fn tool_text(text: &str) -> Value {
+    json!({"type": "content", "content": text_block(text)})
+}
+
+/// Tool call content showing a one-file modification. v1 carries the old and
+/// new text; v2 describes the change and carries a git-style patch.
+pub fn tool_diff(version: Version, path: &str, old_text: &str, new_text: &str) -> Value {
+    match version {
+        Version::V1 => {
+            json!({"type": "diff", "path": path, "oldText": old_text, "newText": new_text})
+        }
+        Version::V2 => {
+            let rel = path.trim_start_matches('/');
+            let mut patch = format!("diff --git a/{rel} b/{rel}\n--- a/{rel}\n+++ b/{rel}\n");
+            let old_lines: Vec<&str> = old_text.lines().collect();
+            let new_lines: Vec<&str> = new_text.lines().collect();
+            patch.push_str(&format!(
+                "@@ -1,{} +1,{} @@\n",
+                old_lines.len(),
+                new_lines.len()
+            ));
+            // Whole-file replacement hunk: enough for a display patch.
+            for line in &old_lines {
+                patch.push_str(&format!("-{line}\n"));
+            }
+            for line in &new_lines {
+                patch.push_str(&format!("+{line}\n"));
+            }
+            json!({
+                "type": "diff",
+                "changes": [{"operation": "modify", "path": path, "fileType": "text"}],
+                "patch": {"format": "git_patch", "text": patch},
+            })
+        }
+    }
+}
+
+/// v2 `tool_call_content_chunk`: appends one content item.
+pub fn tool_content_chunk(tool_call_id: &str, item: Value) -> Value {
+    json!({"sessionUpdate": "tool_call_content_chunk", "toolCallId": tool_call_id, "content": item})
+}
+
+/// The status a cancelled tool call ends in: v2 has `cancelled`, v1 only `failed`.
+pub fn cancelled_tool_status(version: Version) -> &'static str {
+    match version {
+        Version::V1 => "failed",
+        Version::V2 => "cancelled",
+    }
+}
+
+/// `session/request_permission` params for a tool call.
+pub fn permission_params(
+    version: Version,
+    session_id: &str,
+    tool_call_id: &str,
+    title: &str,
+    kind: &str,
+) -> Value {
+    let options = json!([
+        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+    ]);
+    let tool_call =
+        json!({"toolCallId": tool_call_id, "title": title, "kind": kind, "status": "pending"});
+    match version {
+        Version::V1 => json!({"sessionId": session_id, "toolCall": tool_call, "options": options}),
+        Version::V2 => json!({
+            "sessionId": session_id,
+            "title": title,
+            "subject": {"type": "tool_call", "toolCall": tool_call},
+            "options": options,
+        }),
+    }
+}
+
+/// `compaction_update`.
+pub fn compaction(compaction_id: &str, status: &str) -> Value {
+    json!({"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status})
+}
+
+/// `compaction_summary_chunk`.
+pub fn compaction_chunk(compaction_id: &str, text: &str) -> Value {
+    json!({
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": compaction_id,
+        "content": text_block(text),
+    })
+}
+
+/// `_meta` marking a message chunk as a seed-004 segment (`thought`, `plan`):
+/// `{"spindle":{"segment":kind}}`.
+pub fn segment_meta(kind: &str) -> Value {
+    json!({"spindle": {"segment": kind}})
+}
+
+/// `_meta` marking a chunk as snapshot-style: its text is the whole message so far.
+pub fn snapshot_meta() -> Value {
+    json!({"spindle": {"snapshot": true}})
+}
+
+/// `_meta` carrying the seed-003 clear boundary (option 1).
+pub fn clear_boundary_meta() -> Value {
+    json!({"claudeCode": {"clearBoundary": true}})
+}

@@ -1,0 +1,544 @@
+//! Messages: chunks (append), upserts (three-state replace), clears, routing.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use crate::StreamingPolicy;
+use crate::classify::{Route, route};
+use crate::engine::{Domain, MsgKind, TranscriptEngine};
+use crate::model::{Block, Boundary, EntryBody, EntryKind, Message};
+use crate::ops::RenderOp;
+use crate::text::{common_prefix_len, utf16_len};
+use crate::wire::{MetaProbe, UpdateProbe, meta_flags};
+
+/// One content block on its way in; text may borrow from the input line.
+#[derive(Debug)]
+pub(crate) enum BlockIn<'a> {
+    /// Text, extra block fields, and whether the block's own metadata keeps it
+    /// out of the persisted reply.
+    Text(Cow<'a, str>, Option<Box<Map<String, Value>>>, bool),
+    Other(Value),
+}
+
+/// A text block is `{"type":"text","text":<string>, ...}`; anything else
+/// (images, resources, `_x` blocks, malformed text blocks) is kept verbatim.
+pub(crate) fn block_in_from_value(v: Value) -> BlockIn<'static> {
+    match v {
+        Value::Object(mut m)
+            if m.get("type").and_then(Value::as_str) == Some("text")
+                && m.get("text").is_some_and(Value::is_string) =>
+        {
+            let text = match m.remove("text") {
+                Some(Value::String(s)) => s,
+                _ => String::new(),
+            };
+            m.remove("type");
+            let extra = (!m.is_empty()).then(|| Box::new(m));
+            let hidden = extra
+                .as_deref()
+                .is_some_and(crate::classify::block_is_non_reply);
+            BlockIn::Text(Cow::Owned(text), extra, hidden)
+        }
+        other => BlockIn::Other(other),
+    }
+}
+
+/// A message chunk, normalised from either decoding path.
+#[derive(Debug)]
+pub(crate) struct ChunkIn<'a> {
+    pub kind: MsgKind,
+    pub message_id: Option<Cow<'a, str>>,
+    pub block: BlockIn<'a>,
+    /// `_meta.spindle.snapshot`, when given.
+    pub snapshot_flag: Option<bool>,
+    pub clear_boundary: bool,
+}
+
+/// Three-state patch field: omitted, `null`, or a value.
+#[derive(Debug)]
+pub(crate) enum Patch<T> {
+    Keep,
+    Clear,
+    Set(T),
+}
+
+fn chunk_tag_kind(tag: &str) -> Option<MsgKind> {
+    match tag {
+        "agent_message_chunk" => Some(MsgKind::Agent),
+        "agent_thought_chunk" => Some(MsgKind::Thought),
+        "user_message_chunk" => Some(MsgKind::User),
+        _ => None,
+    }
+}
+
+fn routed(kind: MsgKind, r: Route) -> MsgKind {
+    match (kind, r) {
+        (MsgKind::Agent, Route::Thought) => MsgKind::Thought,
+        (MsgKind::Agent, Route::Plan) => MsgKind::PlanText,
+        (k, _) => k,
+    }
+}
+
+impl TranscriptEngine {
+    /// The fast path for plain text chunks. Returns false (having changed
+    /// nothing) when the update needs the general `Value` path.
+    pub(crate) fn try_fast_chunk(&mut self, session_id: Option<&str>, u: UpdateProbe<'_>) -> bool {
+        let Some(kind) = u.tag.as_deref().and_then(chunk_tag_kind) else {
+            return false;
+        };
+        let message_id: Option<Cow<'_, str>> = match u.message_id {
+            None => None,
+            Some(raw) if raw.get() == "null" => None,
+            Some(raw) => match serde_json::from_str::<&str>(raw.get()) {
+                Ok(s) => Some(Cow::Borrowed(s)),
+                Err(_) => return false,
+            },
+        };
+        let Some(block) = u.content else {
+            return false;
+        };
+        if block.ty != "text" {
+            return false;
+        }
+        let (snapshot_flag, clear_boundary) = match u.meta {
+            None => (None, false),
+            Some(raw) if raw.get() == "null" => (None, false),
+            Some(raw) => match serde_json::from_str::<MetaProbe>(raw.get()) {
+                Ok(m) => (
+                    m.spindle.and_then(|s| s.snapshot),
+                    m.claude_code.and_then(|c| c.clear_boundary) == Some(true),
+                ),
+                Err(_) => return false,
+            },
+        };
+        let kind = if kind == MsgKind::Agent
+            && (u.segment.is_some() || u.kind.is_some() || u.channel.is_some() || u.role.is_some())
+        {
+            let parse = |r: Option<&serde_json::value::RawValue>| {
+                r.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+            };
+            let fields = [
+                parse(u.segment),
+                parse(u.kind),
+                parse(u.channel),
+                parse(u.role),
+            ];
+            let r = route(
+                [
+                    fields[0].as_ref(),
+                    fields[1].as_ref(),
+                    fields[2].as_ref(),
+                    fields[3].as_ref(),
+                ],
+                None,
+            );
+            routed(kind, r)
+        } else {
+            kind
+        };
+        self.note_session(session_id);
+        self.apply_chunk(ChunkIn {
+            kind,
+            message_id,
+            block: BlockIn::Text(block.text, None, false),
+            snapshot_flag,
+            clear_boundary,
+        });
+        true
+    }
+
+    pub(crate) fn note_session(&mut self, session_id: Option<&str>) {
+        if self.t.session_info.session_id.is_none()
+            && let Some(s) = session_id
+        {
+            self.t.session_info.session_id = Some(s.to_owned());
+        }
+    }
+
+    /// General path for `*_message_chunk` / `agent_thought_chunk`.
+    pub(crate) fn chunk_from_value(&mut self, tag: &str, mut u: Map<String, Value>) {
+        let Some(kind) = chunk_tag_kind(tag) else {
+            return;
+        };
+        let message_id = match u.remove("messageId") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(Cow::Owned(s)),
+            Some(_) => {
+                return self.diag(
+                    "malformed_update",
+                    format!("{tag}: messageId must be a string"),
+                );
+            }
+        };
+        let content = match u.remove("content") {
+            Some(Value::Object(m)) => m,
+            _ => {
+                return self.diag(
+                    "malformed_update",
+                    format!("{tag}: content must be one content block object"),
+                );
+            }
+        };
+        let (snapshot_flag, clear_boundary) = u.get("_meta").map_or((None, false), meta_flags);
+        let kind = if kind == MsgKind::Agent {
+            let r = route(
+                [
+                    u.get("segment"),
+                    u.get("kind"),
+                    u.get("channel"),
+                    u.get("role"),
+                ],
+                Some(&content),
+            );
+            routed(kind, r)
+        } else {
+            kind
+        };
+        // Routing already weighed the block's metadata: a chunk that stays in
+        // an agent message is reply text.
+        let block = match block_in_from_value(Value::Object(content)) {
+            BlockIn::Text(t, extra, _) => BlockIn::Text(t, extra, false),
+            other => other,
+        };
+        self.apply_chunk(ChunkIn {
+            kind,
+            message_id,
+            block,
+            snapshot_flag,
+            clear_boundary,
+        });
+    }
+
+    fn lookup_msg(&mut self, kind: MsgKind, id: &str) -> Option<usize> {
+        if let Some((cached, idx)) = &self.last_hit[kind as usize]
+            && cached == id
+        {
+            return Some(*idx);
+        }
+        let idx = *self.keys.get(&(Domain::Msg(kind), id.to_owned()))?;
+        self.last_hit[kind as usize] = Some((id.to_owned(), idx));
+        Some(idx)
+    }
+
+    fn register_msg(&mut self, kind: MsgKind, id: &str, idx: usize) {
+        self.keys.insert((Domain::Msg(kind), id.to_owned()), idx);
+        self.last_hit[kind as usize] = Some((id.to_owned(), idx));
+    }
+
+    /// Creates a message entry (no op yet: the caller emits the insert once
+    /// the first content is in, so a view gets one op).
+    fn new_message(&mut self, kind: MsgKind, message_id: Option<&str>) -> usize {
+        let turn = if kind == MsgKind::User {
+            self.begin_turn();
+            Some(self.t.state.turns)
+        } else {
+            self.output_turn()
+        };
+        let preferred = match message_id {
+            Some(id) => id.to_owned(),
+            None => self.mint_id("m"),
+        };
+        let message = Message {
+            message_id: message_id.map(str::to_owned),
+            ..Message::default()
+        };
+        let idx = self.push_entry(
+            &preferred,
+            kind.entry_kind(),
+            EntryBody::Message(message),
+            turn,
+        );
+        if let Some(id) = message_id {
+            self.register_msg(kind, id, idx);
+        }
+        idx
+    }
+
+    /// The client's prompt entry becomes the agent-acknowledged user message.
+    fn adopt(&mut self, idx: usize, message_id: Option<&str>) {
+        if let Some(id) = message_id {
+            let already = self.t.entries[idx]
+                .message()
+                .and_then(|m| m.message_id.clone());
+            if already.is_none() {
+                if let EntryBody::Message(m) = &mut self.t.entries[idx].body {
+                    m.message_id = Some(id.to_owned());
+                }
+                self.register_msg(MsgKind::User, id, idx);
+            }
+        }
+        if let EntryBody::Message(m) = &mut self.t.entries[idx].body {
+            m.pending = false;
+        }
+        self.awaiting_ack = None;
+    }
+
+    /// Finds or creates the message a chunk/upsert addresses.
+    /// Returns (index, is_new, is_acknowledgement).
+    fn target_message(&mut self, kind: MsgKind, message_id: Option<&str>) -> (usize, bool, bool) {
+        if kind == MsgKind::User {
+            let found = message_id.and_then(|id| self.lookup_msg(kind, id));
+            if let Some(pending) = self.awaiting_ack {
+                let acks = match found {
+                    Some(idx) => idx == pending,
+                    None => true,
+                };
+                if acks {
+                    self.adopt(pending, message_id);
+                    return (pending, false, true);
+                }
+            }
+            if let Some(idx) = found {
+                return (idx, false, false);
+            }
+        } else if let Some(id) = message_id
+            && let Some(idx) = self.lookup_msg(kind, id)
+        {
+            return (idx, false, false);
+        }
+        if message_id.is_none()
+            && let Some((k, idx)) = self.open
+            && k == kind
+        {
+            return (idx, false, false);
+        }
+        (self.new_message(kind, message_id), true, false)
+    }
+
+    pub(crate) fn apply_chunk(&mut self, c: ChunkIn<'_>) {
+        if c.clear_boundary {
+            self.clear_boundary("clear_boundary_meta");
+        }
+        if c.message_id.is_none() && self.t.protocol == 2 {
+            self.diag(
+                "missing_message_id",
+                "v2 chunks must carry a messageId; applied with a minted id",
+            );
+        }
+        let (idx, is_new, ack) = self.target_message(c.kind, c.message_id.as_deref());
+        self.open = Some((c.kind, idx));
+        let snapshot = match c.snapshot_flag {
+            Some(flag) => flag,
+            None => self.config.streaming == StreamingPolicy::Snapshot && c.kind != MsgKind::User,
+        };
+        if snapshot || ack {
+            // Replace: the first acknowledging chunk replaces the client's own copy.
+            self.set_content(idx, vec![c.block], !is_new);
+            if ack && !is_new {
+                self.emit_update(idx);
+            }
+        } else {
+            self.append_block(idx, c.block, !is_new);
+        }
+        if is_new {
+            self.emit_insert(idx);
+        }
+    }
+
+    fn append_block(&mut self, idx: usize, block: BlockIn<'_>, emit: bool) {
+        let emit = emit && self.ops_on;
+        let entry = &mut self.t.entries[idx];
+        let msg = match &mut entry.body {
+            EntryBody::Message(m) => m,
+            EntryBody::Boundary(b) => &mut b.summary,
+            _ => return,
+        };
+        match block {
+            BlockIn::Text(text, extra, hidden) => {
+                let start = msg.text.len();
+                msg.text.push_str(&text);
+                msg.blocks.push(Block::Text {
+                    start,
+                    end: msg.text.len(),
+                    extra,
+                    hidden,
+                });
+                if emit && !text.is_empty() {
+                    let id = entry.id.clone();
+                    self.out.ops.push(RenderOp::AppendText {
+                        id,
+                        text: text.into_owned(),
+                    });
+                }
+            }
+            BlockIn::Other(v) => {
+                msg.blocks.push(Block::Other(Box::new(v)));
+                if emit {
+                    self.emit_update(idx);
+                }
+            }
+        }
+    }
+
+    /// Replaces a message's whole content. Text changes become a truncate to
+    /// the shared prefix plus an append of the new suffix (requirement 9);
+    /// attachment changes become one `update_entry`.
+    pub(crate) fn set_content(&mut self, idx: usize, blocks: Vec<BlockIn<'_>>, emit: bool) {
+        let emit = emit && self.ops_on;
+        let entry = &mut self.t.entries[idx];
+        let msg = match &mut entry.body {
+            EntryBody::Message(m) => m,
+            EntryBody::Boundary(b) => &mut b.summary,
+            _ => return,
+        };
+        let old_attachments = if emit { msg.attachments() } else { Vec::new() };
+        let text_blocks = blocks
+            .iter()
+            .filter(|b| matches!(b, BlockIn::Text(..)))
+            .count();
+        let joined: Cow<'_, str> = if text_blocks == 1 {
+            match blocks.iter().find_map(|b| match b {
+                BlockIn::Text(t, _, _) => Some(t),
+                BlockIn::Other(_) => None,
+            }) {
+                Some(t) => Cow::Borrowed(t.as_ref()),
+                None => Cow::Borrowed(""),
+            }
+        } else {
+            let mut s = String::new();
+            for b in &blocks {
+                if let BlockIn::Text(t, _, _) = b {
+                    s.push_str(t);
+                }
+            }
+            Cow::Owned(s)
+        };
+        let keep = common_prefix_len(&msg.text, &joined);
+        if emit && keep < msg.text.len() {
+            self.out.ops.push(RenderOp::TruncateText {
+                id: entry.id.clone(),
+                len: utf16_len(&msg.text[..keep]),
+            });
+        }
+        msg.text.truncate(keep);
+        msg.text.push_str(&joined[keep..]);
+        if emit && keep < joined.len() {
+            self.out.ops.push(RenderOp::AppendText {
+                id: entry.id.clone(),
+                text: joined[keep..].to_owned(),
+            });
+        }
+        drop(joined);
+        msg.blocks.clear();
+        let mut offset = 0;
+        for b in blocks {
+            match b {
+                BlockIn::Text(t, extra, hidden) => {
+                    msg.blocks.push(Block::Text {
+                        start: offset,
+                        end: offset + t.len(),
+                        extra,
+                        hidden,
+                    });
+                    offset += t.len();
+                }
+                BlockIn::Other(v) => msg.blocks.push(Block::Other(Box::new(v))),
+            }
+        }
+        if emit && msg.attachments() != old_attachments {
+            self.emit_update(idx);
+        }
+    }
+
+    /// `user_message` / `agent_message` / `agent_thought`: an upsert keyed by
+    /// (kind, messageId); `content` and `_meta` are three-state patch fields.
+    pub(crate) fn message_upsert(&mut self, tag: &str, kind: MsgKind, mut u: Map<String, Value>) {
+        let message_id = match u.remove("messageId") {
+            Some(Value::String(s)) => s,
+            _ => {
+                return self.diag(
+                    "malformed_update",
+                    format!("{tag}: messageId (string) is required"),
+                );
+            }
+        };
+        let content = match u.remove("content") {
+            None => Patch::Keep,
+            Some(Value::Null) => Patch::Clear,
+            Some(Value::Array(a)) if a.is_empty() => Patch::Clear,
+            Some(Value::Array(a)) => Patch::Set(a),
+            Some(_) => {
+                return self.diag(
+                    "malformed_update",
+                    format!("{tag}: content must be an array or null"),
+                );
+            }
+        };
+        let meta = match u.remove("_meta") {
+            None => Patch::Keep,
+            Some(Value::Null) => Patch::Clear,
+            Some(v) => Patch::Set(v),
+        };
+        let (idx, is_new, ack) = self.target_message(kind, Some(&message_id));
+        self.open = Some((kind, idx));
+        let mut changed = ack;
+        match content {
+            Patch::Keep => {}
+            Patch::Clear => self.set_content(idx, Vec::new(), !is_new),
+            Patch::Set(blocks) => {
+                let blocks = blocks.into_iter().map(block_in_from_value).collect();
+                self.set_content(idx, blocks, !is_new);
+            }
+        }
+        if let EntryBody::Message(m) = &mut self.t.entries[idx].body {
+            match meta {
+                Patch::Keep => {}
+                Patch::Clear => changed |= m.meta.take().is_some(),
+                Patch::Set(v) => {
+                    changed |= m.meta.as_ref() != Some(&v);
+                    m.meta = Some(v);
+                }
+            }
+        }
+        if is_new {
+            self.emit_insert(idx);
+        } else if changed {
+            self.emit_update(idx);
+        }
+    }
+
+    /// `agent_message_clear` / `agent_thought_clear` (Spindle extension, seed
+    /// 000): empties the named message, or the one currently streaming.
+    pub(crate) fn message_clear(&mut self, tag: &str, kind: MsgKind, u: &Map<String, Value>) {
+        let idx = match u.get("messageId") {
+            None | Some(Value::Null) => match self.open {
+                Some((k, idx)) if k == kind => Some(idx),
+                _ => None,
+            },
+            Some(Value::String(id)) => self.lookup_msg(kind, id),
+            Some(_) => {
+                return self.diag(
+                    "malformed_update",
+                    format!("{tag}: messageId must be a string"),
+                );
+            }
+        };
+        if let Some(idx) = idx {
+            self.set_content(idx, Vec::new(), true);
+        }
+    }
+
+    /// A clear boundary entry (seed 003), from `session_cleared` or a chunk's
+    /// `_meta.claudeCode.clearBoundary: true`. Both signals for one clear (with
+    /// nothing in between) give one boundary.
+    pub(crate) fn clear_boundary(&mut self, source: &'static str) {
+        if let Some(last) = self.t.entries.last()
+            && let EntryBody::Boundary(b) = &last.body
+            && b.reason == "clear"
+        {
+            return;
+        }
+        self.open = None;
+        let id = self.mint_id("clear");
+        let turn = Some(self.t.state.turns).filter(|_| self.t.state.turn_open);
+        let body = EntryBody::Boundary(Boundary {
+            reason: "clear",
+            source,
+            fields: Map::new(),
+            summary: Message::default(),
+        });
+        let idx = self.push_entry(&id, EntryKind::Boundary, body, turn);
+        self.emit_insert(idx);
+    }
+}

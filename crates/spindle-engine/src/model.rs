@@ -1,0 +1,447 @@
+//! The transcript model the engine maintains.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ops::{Diagnostic, EntryView};
+
+/// What a timeline entry is. Serialized snake_case (`agent_message`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// A user message (the client's prompt, or one the agent reported).
+    UserMessage,
+    /// An agent reply message: the only kind that counts toward the persisted reply.
+    AgentMessage,
+    /// Agent reasoning: `agent_thought*`, or agent text routed here by metadata
+    /// (think/thought/thinking/segment/intent).
+    AgentThought,
+    /// Agent text routed to the plan channel by metadata (`plan`).
+    PlanText,
+    /// A tool call (`tool_call`, `tool_call_update`, `tool_call_content_chunk`).
+    ToolCall,
+    /// A structured plan (v1 `plan` as planId `main`, v2 `plan_update`).
+    Plan,
+    /// A v2 agent-owned terminal (`terminal_update`, `terminal_output_chunk`).
+    Terminal,
+    /// A boundary: `reason` `clear` (session cleared) or `compaction`.
+    Boundary,
+    /// A permission request whose subject is not a tool call.
+    Permission,
+    /// An update the engine does not know; the raw JSON is kept verbatim.
+    Unknown,
+}
+
+impl EntryKind {
+    /// The snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::UserMessage => "user_message",
+            EntryKind::AgentMessage => "agent_message",
+            EntryKind::AgentThought => "agent_thought",
+            EntryKind::PlanText => "plan_text",
+            EntryKind::ToolCall => "tool_call",
+            EntryKind::Plan => "plan",
+            EntryKind::Terminal => "terminal",
+            EntryKind::Boundary => "boundary",
+            EntryKind::Permission => "permission",
+            EntryKind::Unknown => "unknown",
+        }
+    }
+
+    /// True for the four message kinds (they carry content and text).
+    pub fn is_message(self) -> bool {
+        matches!(
+            self,
+            EntryKind::UserMessage
+                | EntryKind::AgentMessage
+                | EntryKind::AgentThought
+                | EntryKind::PlanText
+        )
+    }
+}
+
+/// One content block of a message. Text is stored once, in the message's
+/// joined text; a text block only records its byte range and any extra fields.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Block {
+    Text {
+        start: usize,
+        end: usize,
+        extra: Option<Box<Map<String, Value>>>,
+        /// The block's own metadata marks it thought/plan: not reply text.
+        hidden: bool,
+    },
+    Other(Box<Value>),
+}
+
+/// A user, agent, thought or plan-text message.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Message {
+    /// The agent-owned messageId, if any (v1 streams may have none).
+    pub message_id: Option<String>,
+    pub(crate) text: String,
+    pub(crate) blocks: Vec<Block>,
+    /// The message-level `_meta` (three-state patched by upserts).
+    pub meta: Option<Value>,
+    /// A prompt the client sent that the agent has not acknowledged yet.
+    pub pending: bool,
+    /// The agent rejected the prompt (error response to `session/prompt`).
+    pub rejected: bool,
+}
+
+impl Message {
+    /// The text blocks joined, maintained incrementally.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Number of content blocks.
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// The content blocks as JSON, reconstructed verbatim.
+    pub fn content_json(&self) -> Vec<Value> {
+        self.blocks.iter().map(|b| self.block_json(b)).collect()
+    }
+
+    pub(crate) fn block_json(&self, block: &Block) -> Value {
+        match block {
+            Block::Text {
+                start, end, extra, ..
+            } => {
+                let mut map = Map::new();
+                map.insert("type".into(), Value::from("text"));
+                map.insert("text".into(), Value::from(&self.text[*start..*end]));
+                if let Some(extra) = extra {
+                    for (k, v) in extra.iter() {
+                        map.insert(k.clone(), v.clone());
+                    }
+                }
+                Value::Object(map)
+            }
+            Block::Other(v) => (**v).clone(),
+        }
+    }
+
+    /// Non-text content blocks (images, resources, unknown `_x` blocks), verbatim.
+    pub fn attachments(&self) -> Vec<Value> {
+        self.blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Other(v) => Some((**v).clone()),
+                Block::Text { .. } => None,
+            })
+            .collect()
+    }
+
+    /// Text of the blocks that belong in a persisted reply: text blocks whose
+    /// own metadata does not route them to thoughts or the plan.
+    pub fn reply_text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.blocks {
+            if let Block::Text {
+                start, end, hidden, ..
+            } = block
+                && !hidden
+            {
+                out.push_str(&self.text[*start..*end]);
+            }
+        }
+        out
+    }
+}
+
+/// A tool call: its wire fields, patched three-state, plus local state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolCall {
+    /// Wire fields in camelCase (`toolCallId`, `title`, `kind`, `status`,
+    /// `content`, `locations`, `rawInput`, `rawOutput`, `_meta`, ...).
+    pub fields: Map<String, Value>,
+    /// The latest permission request about this call, with its outcome once answered.
+    pub permission: Option<Value>,
+}
+
+/// A boundary in the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Boundary {
+    /// `clear` or `compaction`.
+    pub reason: &'static str,
+    /// What signalled it: `session_cleared`, `clear_boundary_meta` or `compaction_update`.
+    pub source: &'static str,
+    /// Compaction fields (`compactionId`, `status`, `error`, `_meta`), verbatim.
+    pub fields: Map<String, Value>,
+    /// The compaction summary as a message (summary blocks + chunks).
+    pub summary: Message,
+}
+
+/// A v2 terminal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Terminal {
+    /// Wire fields other than output (`terminalId`, `command`, `cwd`, `exitStatus`, `size`, ...).
+    pub fields: Map<String, Value>,
+    /// All output bytes received (decoded from base64).
+    pub output: Vec<u8>,
+    /// `output` decoded as UTF-8; an incomplete trailing sequence waits in `output`.
+    pub(crate) text: String,
+    /// Bytes of `output` already reflected in `text`.
+    pub(crate) decoded: usize,
+}
+
+/// The kind-specific part of an entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryBody {
+    /// Message kinds.
+    Message(Message),
+    /// [`EntryKind::ToolCall`].
+    ToolCall(ToolCall),
+    /// [`EntryKind::Plan`]: the plan object as sent (`entries`, and for v2 `type`, `planId`).
+    Plan {
+        /// The plan, verbatim.
+        plan: Value,
+        /// Removed by `plan_removed`.
+        removed: bool,
+    },
+    /// [`EntryKind::Boundary`].
+    Boundary(Boundary),
+    /// [`EntryKind::Terminal`].
+    Terminal(Terminal),
+    /// [`EntryKind::Permission`] and [`EntryKind::Unknown`]: raw JSON verbatim.
+    Raw(Value),
+}
+
+/// One timeline entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Stable id (see [`EntryView::id`]).
+    pub id: String,
+    /// What the entry is.
+    pub kind: EntryKind,
+    /// The turn it belongs to; `None` for background output outside any turn.
+    pub turn: Option<u32>,
+    /// Kind-specific data.
+    pub body: EntryBody,
+}
+
+impl Entry {
+    /// The message, for message kinds.
+    pub fn message(&self) -> Option<&Message> {
+        match &self.body {
+            EntryBody::Message(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The text a view shows for this entry (see [`EntryView::text`]).
+    pub fn text(&self) -> &str {
+        match &self.body {
+            EntryBody::Message(m) => &m.text,
+            EntryBody::Boundary(b) => &b.summary.text,
+            EntryBody::Terminal(t) => &t.text,
+            _ => "",
+        }
+    }
+
+    /// The view carried by render ops.
+    pub fn view(&self) -> EntryView {
+        let mut fields = Map::new();
+        match &self.body {
+            EntryBody::Message(m) => {
+                let attachments = m.attachments();
+                if !attachments.is_empty() {
+                    fields.insert("attachments".into(), Value::Array(attachments));
+                }
+                if let Some(meta) = &m.meta {
+                    fields.insert("_meta".into(), meta.clone());
+                }
+                if m.pending {
+                    fields.insert("pending".into(), Value::Bool(true));
+                }
+                if m.rejected {
+                    fields.insert("rejected".into(), Value::Bool(true));
+                }
+            }
+            EntryBody::ToolCall(tc) => {
+                // Nested: the wire field `kind` (tool kind) would collide with the entry kind.
+                fields.insert("toolCall".into(), Value::Object(tc.fields.clone()));
+                if let Some(p) = &tc.permission {
+                    fields.insert("permission".into(), p.clone());
+                }
+            }
+            EntryBody::Plan { plan, removed } => {
+                fields.insert("plan".into(), plan.clone());
+                if *removed {
+                    fields.insert("removed".into(), Value::Bool(true));
+                }
+            }
+            EntryBody::Boundary(b) => {
+                fields = b.fields.clone();
+                fields.insert("reason".into(), Value::from(b.reason));
+                fields.insert("source".into(), Value::from(b.source));
+                let attachments = b.summary.attachments();
+                if !attachments.is_empty() {
+                    fields.insert("attachments".into(), Value::Array(attachments));
+                }
+            }
+            EntryBody::Terminal(t) => {
+                fields.insert("terminal".into(), Value::Object(t.fields.clone()));
+            }
+            EntryBody::Raw(raw) => {
+                fields.insert("raw".into(), raw.clone());
+            }
+        }
+        EntryView {
+            id: self.id.clone(),
+            kind: self.kind,
+            message_id: self.message().and_then(|m| m.message_id.clone()),
+            turn: self.turn,
+            text: self.text().to_owned(),
+            fields,
+        }
+    }
+
+    /// The entry as it appears in `spindle replay --format json`.
+    pub fn replay_json(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("id".into(), Value::from(self.id.as_str()));
+        map.insert("kind".into(), Value::from(self.kind.as_str()));
+        if let Some(turn) = self.turn {
+            map.insert("turn".into(), Value::from(turn));
+        }
+        match &self.body {
+            EntryBody::Message(m) => {
+                map.insert(
+                    "messageId".into(),
+                    m.message_id.clone().map_or(Value::Null, Value::from),
+                );
+                map.insert("content".into(), Value::Array(m.content_json()));
+                map.insert("text".into(), Value::from(m.text.as_str()));
+                if let Some(meta) = &m.meta {
+                    map.insert("_meta".into(), meta.clone());
+                }
+                if m.pending {
+                    map.insert("pending".into(), Value::Bool(true));
+                }
+                if m.rejected {
+                    map.insert("rejected".into(), Value::Bool(true));
+                }
+            }
+            EntryBody::Boundary(b) => {
+                map.insert("reason".into(), Value::from(b.reason));
+                map.insert("source".into(), Value::from(b.source));
+                for (k, v) in &b.fields {
+                    map.insert(k.clone(), v.clone());
+                }
+                if b.reason == "compaction" {
+                    map.insert("summary".into(), Value::Array(b.summary.content_json()));
+                    map.insert("text".into(), Value::from(b.summary.text.as_str()));
+                }
+            }
+            EntryBody::Terminal(t) => {
+                map.insert("terminal".into(), Value::Object(t.fields.clone()));
+                map.insert("outputBytes".into(), Value::from(t.output.len()));
+                map.insert(
+                    "text".into(),
+                    Value::from(String::from_utf8_lossy(&t.output).into_owned()),
+                );
+            }
+            _ => {
+                let view = self.view();
+                for (k, v) in view.fields {
+                    map.insert(k, v);
+                }
+            }
+        }
+        Value::Object(map)
+    }
+}
+
+/// The session's foreground state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionState {
+    /// `idle`, `running`, `requires_action`, or an unknown value verbatim
+    /// (which views must show as busy, never idle).
+    pub status: String,
+    /// The stop reason of the last finished turn, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// Error object of a failed turn (v1 error response, v2 `stopReason: "error"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<Value>,
+    /// Number of turns started so far.
+    pub turns: u32,
+    /// A turn is in progress.
+    pub turn_open: bool,
+    /// The client sent `session/cancel` during the current turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancel_requested: bool,
+    /// v2 `background` as last reported (absent = not reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<Value>,
+}
+
+impl Default for SessionState {
+    fn default() -> Self {
+        SessionState {
+            status: "idle".into(),
+            stop_reason: None,
+            error: None,
+            turns: 0,
+            turn_open: false,
+            cancel_requested: false,
+            background: None,
+        }
+    }
+}
+
+/// Session-level facts: title, mode and config options.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// The session id seen on updates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// `session_info_update.title`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `session_info_update.updatedAt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+    /// `session_info_update._meta`.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    /// v1 `current_mode_update.currentModeId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_mode_id: Option<String>,
+    /// `config_option_update.configOptions`, verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_options: Option<Value>,
+}
+
+/// The transcript: timeline entries plus session-level state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Transcript {
+    /// 1 or 2: the protocol version given or inferred.
+    pub protocol: u8,
+    /// Entries in timeline order (first sighting fixes the position).
+    pub entries: Vec<Entry>,
+    /// Foreground state.
+    pub state: SessionState,
+    /// The usage meter (latest `usage_update`, without its tag).
+    pub usage: Option<Value>,
+    /// Available commands (latest `available_commands_update`).
+    pub commands: Option<Value>,
+    /// Title, mode, config options.
+    pub session_info: SessionInfo,
+    /// Every diagnostic so far, in input order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Transcript {
+    /// The entry with this id.
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.id == id)
+    }
+}

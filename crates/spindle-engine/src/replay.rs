@@ -1,0 +1,241 @@
+//! Outputs: persisted replies, the replay JSON, text rendering, snapshots.
+
+use serde_json::{Map, Value, json};
+
+use crate::engine::TranscriptEngine;
+use crate::model::{EntryBody, EntryKind};
+use crate::ops::RenderOp;
+use crate::{Applied, EngineConfig};
+
+/// The persisted reply of one turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnReply {
+    /// 1-based turn number.
+    pub turn: u32,
+    /// Agent message text of the turn (messages separated by a blank line),
+    /// without thought, plan, segment or intent content.
+    pub reply: String,
+    /// The turn has ended (stop reason, error, or a newer turn started).
+    pub finished: bool,
+    /// The stop reason, when reported.
+    pub stop_reason: Option<String>,
+}
+
+impl TranscriptEngine {
+    fn reply_of_turn(&self, turn: u32) -> Option<String> {
+        let mut parts = Vec::new();
+        for entry in &self.t.entries {
+            if entry.kind == EntryKind::AgentMessage
+                && entry.turn == Some(turn)
+                && let EntryBody::Message(m) = &entry.body
+            {
+                let text = m.reply_text();
+                if !text.is_empty() {
+                    parts.push(text);
+                }
+            }
+        }
+        (!parts.is_empty()).then(|| parts.join("\n\n"))
+    }
+
+    /// The last turn's persisted reply: agent message text only (no thought,
+    /// plan, segment or intent content). `None` when the last turn has none.
+    pub fn final_reply(&self) -> Option<String> {
+        let last = u32::try_from(self.turn_log.len()).ok()?;
+        if last == 0 {
+            return None;
+        }
+        self.reply_of_turn(last)
+    }
+
+    /// The persisted reply of every turn so far, in order.
+    pub fn turn_replies(&self) -> Vec<TurnReply> {
+        self.turn_log
+            .iter()
+            .enumerate()
+            .map(|(i, rec)| {
+                let turn = u32::try_from(i + 1).unwrap_or(u32::MAX);
+                TurnReply {
+                    turn,
+                    reply: self.reply_of_turn(turn).unwrap_or_default(),
+                    finished: rec.finished,
+                    stop_reason: rec.stop_reason.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Exactly the `spindle replay --format json` object.
+    pub fn replay_json(&self) -> Value {
+        let t = &self.t;
+        let turns: Vec<Value> = self
+            .turn_replies()
+            .into_iter()
+            .map(|r| {
+                json!({
+                    "turn": r.turn,
+                    "finished": r.finished,
+                    "stopReason": r.stop_reason,
+                    "reply": r.reply,
+                })
+            })
+            .collect();
+        let mut out = Map::new();
+        out.insert("protocol".into(), Value::from(t.protocol));
+        out.insert(
+            "sessionId".into(),
+            t.session_info
+                .session_id
+                .clone()
+                .map_or(Value::Null, Value::from),
+        );
+        out.insert(
+            "entries".into(),
+            Value::Array(t.entries.iter().map(|e| e.replay_json()).collect()),
+        );
+        out.insert(
+            "state".into(),
+            serde_json::to_value(&t.state).unwrap_or(Value::Null),
+        );
+        out.insert("usage".into(), t.usage.clone().unwrap_or(Value::Null));
+        out.insert("commands".into(), t.commands.clone().unwrap_or(Value::Null));
+        let mut info = serde_json::to_value(&t.session_info).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut info {
+            m.remove("sessionId");
+        }
+        out.insert("sessionInfo".into(), info);
+        out.insert("turns".into(), Value::Array(turns));
+        out.insert(
+            "finalReply".into(),
+            self.final_reply().map_or(Value::Null, Value::from),
+        );
+        out.insert(
+            "diagnostics".into(),
+            serde_json::to_value(&t.diagnostics).unwrap_or(Value::Null),
+        );
+        Value::Object(out)
+    }
+
+    /// Ops that rebuild the whole view from empty (for a newly connected
+    /// observer). Notices are live events and are not included.
+    pub fn render_snapshot(&self) -> Vec<RenderOp> {
+        let t = &self.t;
+        let mut ops = vec![RenderOp::SetSessionInfo {
+            info: t.session_info.clone(),
+        }];
+        if let Some(commands) = &t.commands {
+            ops.push(RenderOp::SetCommands {
+                commands: commands.clone(),
+            });
+        }
+        if let Some(usage) = &t.usage {
+            ops.push(RenderOp::SetUsage {
+                usage: usage.clone(),
+            });
+        }
+        for (index, entry) in t.entries.iter().enumerate() {
+            ops.push(RenderOp::InsertEntry {
+                index,
+                entry: entry.view(),
+            });
+        }
+        ops.push(RenderOp::SetState {
+            state: t.state.clone(),
+        });
+        ops
+    }
+
+    /// A plain-text rendering of the transcript (`spindle replay --format text`).
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        for entry in &self.t.entries {
+            let label = match entry.kind {
+                EntryKind::UserMessage => "user",
+                EntryKind::AgentMessage => "agent",
+                EntryKind::AgentThought => "thought",
+                EntryKind::PlanText => "plan-text",
+                EntryKind::ToolCall => "tool",
+                EntryKind::Plan => "plan",
+                EntryKind::Terminal => "terminal",
+                EntryKind::Boundary => "boundary",
+                EntryKind::Permission => "permission",
+                EntryKind::Unknown => "unknown",
+            };
+            match &entry.body {
+                EntryBody::Message(m) => {
+                    out.push_str(&format!("[{label}] {}\n", m.text()));
+                    for a in m.attachments() {
+                        out.push_str(&format!("  (attachment) {a}\n"));
+                    }
+                }
+                EntryBody::ToolCall(tc) => {
+                    let field = |k: &str| tc.fields.get(k).and_then(Value::as_str).unwrap_or("");
+                    out.push_str(&format!(
+                        "[tool] {} ({}, {})\n",
+                        field("title"),
+                        field("kind"),
+                        field("status")
+                    ));
+                }
+                EntryBody::Plan { plan, removed } => {
+                    let entries = plan.get("entries").and_then(Value::as_array);
+                    out.push_str(&format!(
+                        "[plan] {}{}\n",
+                        entry.id,
+                        if *removed { " (removed)" } else { "" }
+                    ));
+                    for e in entries.into_iter().flatten() {
+                        let status = e.get("status").and_then(Value::as_str).unwrap_or("?");
+                        let content = e.get("content").and_then(Value::as_str).unwrap_or("");
+                        out.push_str(&format!("  - [{status}] {content}\n"));
+                    }
+                }
+                EntryBody::Boundary(b) => {
+                    let status = b.fields.get("status").and_then(Value::as_str);
+                    match status {
+                        Some(s) => out.push_str(&format!("--- {} ({s}) ---\n", b.reason)),
+                        None => out.push_str(&format!("--- {} ---\n", b.reason)),
+                    }
+                    if !b.summary.text().is_empty() {
+                        out.push_str(&format!("  {}\n", b.summary.text()));
+                    }
+                }
+                EntryBody::Terminal(term) => {
+                    out.push_str(&format!("[terminal {}]\n{}\n", entry.id, term.text));
+                }
+                EntryBody::Raw(raw) => out.push_str(&format!("[{label}] {raw}\n")),
+            }
+        }
+        let s = &self.t.state;
+        match &s.stop_reason {
+            Some(stop) => out.push_str(&format!("state: {} ({stop})\n", s.status)),
+            None => out.push_str(&format!("state: {}\n", s.status)),
+        }
+        for d in &self.t.diagnostics {
+            match d.line {
+                Some(line) => out.push_str(&format!(
+                    "diagnostic line {line}: {}: {}\n",
+                    d.code, d.message
+                )),
+                None => out.push_str(&format!("diagnostic: {}: {}\n", d.code, d.message)),
+            }
+        }
+        out
+    }
+}
+
+/// Replays a whole recording (the `spindle replay` input format: JSONL, a bare
+/// message was received by the client, `{"sent": ...}` was sent by it). Blank
+/// lines are skipped; diagnostics carry 1-based line numbers of `input`.
+pub fn replay_recording(input: &str, config: EngineConfig) -> TranscriptEngine {
+    let mut engine = TranscriptEngine::new(config);
+    engine.set_render_ops(false);
+    for (i, line) in input.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        engine.set_next_line_number(i as u64 + 1);
+        let _: Applied = engine.apply_recorded_line(line);
+    }
+    engine
+}

@@ -1,0 +1,492 @@
+// The page is a view: it applies the render ops the server's engine sends and holds no protocol
+// logic. Every op touches only what it names: append_text/truncate_text edit one text buffer, and
+// markdown is re-rendered at most once per animation frame, block by block (see markdown.js).
+"use strict";
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const api = (path, body) =>
+    fetch(path, {
+      method: body === undefined ? "GET" : "POST",
+      headers: body === undefined ? {} : { "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+    }).then(async (response) => {
+      const text = await response.text();
+      let data = null;
+      try { data = text ? JSON.parse(text) : null; } catch (_) { data = { error: text }; }
+      if (!response.ok) throw new Error((data && data.error) || response.statusText);
+      return data;
+    });
+
+  let current = null; // selected session id
+  let source = null; // EventSource of the selected session
+  const entries = new Map(); // entry id -> view record
+  let order = []; // entry ids in transcript order
+  const dirty = new Set(); // entry ids whose markdown needs a re-render
+  let frameRequested = false;
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function banner(text, level) {
+    const b = $("banner");
+    if (!text) { b.hidden = true; b.textContent = ""; return; }
+    b.hidden = false;
+    b.dataset.level = level || "info";
+    b.textContent = text;
+  }
+
+  // ---- sessions ----------------------------------------------------------------------------
+
+  async function refreshSessions() {
+    let list;
+    try { list = await api("/api/sessions"); } catch (e) { banner("Cannot list sessions: " + e.message, "error"); return; }
+    const ul = $("session-list");
+    ul.replaceChildren();
+    for (const s of list.sessions) {
+      const li = el("li");
+      const b = el("button", null, s.title || "Session " + s.id);
+      b.type = "button";
+      b.dataset.session = String(s.id);
+      if (String(s.id) === String(current)) b.setAttribute("aria-current", "true");
+      b.addEventListener("click", () => select(s.id));
+      li.appendChild(b);
+      ul.appendChild(li);
+    }
+    return list.sessions;
+  }
+
+  function select(id) {
+    if (source) { source.close(); source = null; }
+    current = String(id);
+    history.replaceState(null, "", "#session=" + encodeURIComponent(current));
+    clearView();
+    $("empty").hidden = true;
+    $("prompt-form").hidden = false;
+    for (const b of document.querySelectorAll("#session-list button")) {
+      if (b.dataset.session === current) b.setAttribute("aria-current", "true");
+      else b.removeAttribute("aria-current");
+    }
+    connect();
+  }
+
+  function connect() {
+    const es = new EventSource("/api/sessions/" + encodeURIComponent(current) + "/events");
+    source = es;
+    const setConn = (state) => { const c = $("connection"); c.dataset.state = state; c.textContent = state; };
+    es.addEventListener("open", () => setConn("live"));
+    es.addEventListener("error", () => setConn(es.readyState === EventSource.CLOSED ? "offline" : "reconnecting"));
+    es.addEventListener("reset", (event) => {
+      if (source !== es) return;
+      clearView();
+      applyBatch(event.data, event.lastEventId);
+    });
+    es.addEventListener("ops", (event) => {
+      if (source !== es) return;
+      applyBatch(event.data, event.lastEventId);
+    });
+  }
+
+  function applyBatch(data, id) {
+    let batch;
+    try { batch = JSON.parse(data); } catch (_) { return; }
+    for (const op of batch.ops || []) {
+      const handler = handlers[op.op];
+      if (handler) {
+        try { handler(op); } catch (e) { console.warn("op failed", op.op, e); }
+      }
+    }
+    document.body.dataset.lastEvent = id || "";
+  }
+
+  // ---- the view ----------------------------------------------------------------------------
+
+  function clearView() {
+    entries.clear();
+    order = [];
+    dirty.clear();
+    $("transcript").replaceChildren();
+    $("thoughts").replaceChildren();
+    $("plan").replaceChildren();
+    $("commands").replaceChildren();
+    setState({ state: "idle" });
+    setUsage({});
+    banner(null);
+  }
+
+  // Which pane an entry lives in: thoughts and plans have their own panes, the rest is the
+  // transcript. The kinds are the engine's EntryKind names.
+  function containerFor(kind) {
+    if (kind === "agent_thought") return $("thoughts");
+    if (kind === "plan" || kind === "plan_text") return $("plan");
+    return $("transcript");
+  }
+
+  // Entries whose text streams: markdown for messages, plain text for the rest.
+  const MARKDOWN_KINDS = new Set(["user_message", "agent_message"]);
+  const PLAIN_TEXT_KINDS = new Set(["agent_thought", "plan_text", "terminal"]);
+
+  function buildEntry(entry) {
+    const kind = String(entry.kind || "unknown");
+    const rec = { id: String(entry.id), kind, text: "", node: null, body: null, head: null, cache: [] };
+    if (kind === "agent_thought" || kind === "plan_text") {
+      rec.node = el("div", kind === "agent_thought" ? "thought" : "plan-text");
+      rec.body = document.createTextNode("");
+      rec.node.appendChild(rec.body);
+    } else if (kind === "boundary") {
+      rec.node = el("div", "divider");
+      rec.head = el("span", "label");
+      rec.node.appendChild(rec.head);
+      rec.body = document.createTextNode("");
+    } else if (kind === "plan") {
+      rec.node = el("div", "plan-entry");
+      rec.head = el("ol");
+      rec.node.appendChild(rec.head);
+    } else {
+      const cls = kind === "user_message" ? "user" : kind === "agent_message" ? "agent" : kind === "tool_call" ? "tool" : kind;
+      rec.node = el("article", "entry " + cls);
+      rec.head = el("div", "who");
+      rec.node.appendChild(rec.head);
+      if (MARKDOWN_KINDS.has(kind)) {
+        rec.body = el("div", "md");
+        rec.node.appendChild(rec.body);
+      } else if (kind === "terminal") {
+        const pre = el("pre", "terminal-output");
+        rec.body = document.createTextNode("");
+        pre.appendChild(rec.body);
+        rec.node.appendChild(pre);
+      }
+      rec.extra = el("div", "details");
+      rec.node.appendChild(rec.extra);
+    }
+    rec.node.dataset.entryId = rec.id;
+    rec.node.dataset.kind = kind;
+    setText(rec, typeof entry.text === "string" ? entry.text : "");
+    fillEntry(rec, entry);
+    return rec;
+  }
+
+  // Replaces the entry's whole text (insert/update ops carry it whole).
+  function setText(rec, text) {
+    if (rec.text === text) return;
+    rec.text = text;
+    if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.data = text;
+    else markDirty(rec);
+  }
+
+  // Non-text parts of an entry; the text itself is kept by setText and the text ops.
+  function fillEntry(rec, entry) {
+    const kind = rec.kind;
+    if (kind === "user_message") {
+      rec.head.textContent = "You";
+      rec.node.classList.toggle("pending", !!entry.pending);
+      rec.node.classList.toggle("rejected", !!entry.rejected);
+    } else if (kind === "agent_message") {
+      rec.head.textContent = "Agent";
+    } else if (kind === "boundary") {
+      const reason = entry.reason === "compaction" ? "context compacted" : "context cleared";
+      const status = entry.reason === "compaction" && entry.status ? " (" + entry.status + ")" : "";
+      rec.head.textContent = reason + status + (rec.text ? ": " + rec.text : "");
+      rec.node.dataset.reason = entry.reason || "clear";
+    } else if (kind === "plan") {
+      const items = (entry.plan && Array.isArray(entry.plan.entries)) ? entry.plan.entries : [];
+      rec.head.replaceChildren(...items.map((item) => {
+        const li = el("li", null, item && item.content != null ? item.content : "");
+        li.dataset.status = (item && item.status) || "pending";
+        return li;
+      }));
+      rec.node.hidden = !!entry.removed;
+    } else if (kind === "tool_call") {
+      fillTool(rec, entry);
+    } else if (kind === "terminal") {
+      const term = entry.terminal && typeof entry.terminal === "object" ? entry.terminal : {};
+      rec.head.textContent = "Terminal " + (term.command ? "$ " + term.command : "");
+      const exit = term.exitStatus;
+      rec.extra.textContent = exit ? "exited" + (exit.exitCode != null ? " with " + exit.exitCode : "") + (exit.signal ? " (" + exit.signal + ")" : "") : "";
+    } else if (kind === "permission") {
+      rec.head.textContent = "Permission request";
+      const raw = entry.raw && typeof entry.raw === "object" ? entry.raw : {};
+      const o = raw.permission ? raw.permission.outcome : null;
+      rec.extra.textContent = String(raw.title || "") + (o ? " - answered: " + String(o.optionId || o.outcome) : "");
+    } else if (kind !== "agent_thought" && kind !== "plan_text") {
+      rec.head.textContent = kind === "unknown" ? "Unrecognised update" : kind;
+      const raw = entry.raw !== undefined ? entry.raw : entry;
+      let shown = "";
+      try { shown = JSON.stringify(raw).slice(0, 2000); } catch (_) { shown = ""; }
+      rec.extra.replaceChildren(el("pre", null, shown));
+    }
+  }
+
+  function contentText(item) {
+    if (!item || typeof item !== "object") return "";
+    if (item.type === "content") return contentText(item.content);
+    if (item.type === "text") return String(item.text ?? "");
+    if (item.type === "diff") {
+      if (item.patch && typeof item.patch.text === "string") return item.patch.text;
+      return (item.path ? "--- " + item.path + "\n" : "") + String(item.newText ?? "");
+    }
+    if (item.type === "terminal") return "[terminal " + String(item.terminalId ?? "") + "]";
+    if (item.type === "resource_link") return "[" + String(item.name || item.uri || "resource") + "]";
+    return "[" + String(item.type || "content") + "]";
+  }
+
+  // The tool call's wire fields are nested under `toolCall` (its `kind` is the tool kind).
+  function fillTool(rec, entry) {
+    const tc = entry.toolCall && typeof entry.toolCall === "object" ? entry.toolCall : {};
+    const status = String(tc.status || "pending");
+    rec.node.dataset.status = status;
+    rec.head.replaceChildren(
+      el("span", "title", tc.title || tc.name || "Tool call"),
+      el("span", "status", status),
+      el("span", "tool-kind", tc.kind && tc.kind !== "other" ? " " + tc.kind : ""),
+    );
+    const parts = [];
+    // Streamed output arrives as many small content items: consecutive text joins one block.
+    let text = null;
+    for (const item of Array.isArray(tc.content) ? tc.content : []) {
+      const isText = item && item.type === "content" && item.content && item.content.type === "text";
+      if (isText && text) {
+        text.textContent += contentText(item);
+        continue;
+      }
+      const block = el("pre", item && item.type === "diff" ? "diff" : "tool-output", contentText(item));
+      text = isText ? block : null;
+      parts.push(block);
+    }
+    const permission = entry.permission;
+    if (permission && typeof permission === "object") {
+      const o = permission.outcome;
+      const answer = o === null || o === undefined ? "waiting for an answer" : String(o.optionId || o.outcome || "answered");
+      parts.push(el("div", "outcome", "permission: " + answer));
+    }
+    rec.extra.replaceChildren(...parts);
+  }
+
+  function markDirty(rec) {
+    if (!MARKDOWN_KINDS.has(rec.kind)) return;
+    dirty.add(rec.id);
+    if (!frameRequested) {
+      frameRequested = true;
+      requestAnimationFrame(flushMarkdown);
+    }
+  }
+
+  function flushMarkdown() {
+    frameRequested = false;
+    for (const id of dirty) {
+      const rec = entries.get(id);
+      if (rec) window.SpindleMarkdown.render(rec.body, rec.text, rec.cache);
+    }
+    dirty.clear();
+  }
+
+  function insertEntry(index, entry) {
+    const rec = buildEntry(entry);
+    if (entries.has(rec.id)) removeEntry(rec.id);
+    entries.set(rec.id, rec);
+    const at = Math.max(0, Math.min(order.length, Number.isInteger(index) ? index : order.length));
+    order.splice(at, 0, rec.id);
+    const container = containerFor(rec.kind);
+    let before = null;
+    for (let n = at + 1; n < order.length; n++) {
+      const next = entries.get(order[n]);
+      if (next && next.node.parentNode === container) { before = next.node; break; }
+    }
+    container.insertBefore(rec.node, before);
+    scrollToEnd();
+  }
+
+  function removeEntry(id) {
+    const rec = entries.get(String(id));
+    if (!rec) return;
+    rec.node.remove();
+    entries.delete(rec.id);
+    order = order.filter((x) => x !== rec.id);
+    dirty.delete(rec.id);
+  }
+
+  function scrollToEnd() {
+    const t = $("transcript");
+    t.scrollTop = t.scrollHeight;
+  }
+
+  function setState(op) {
+    const st = op.state || {};
+    const state = String(st.status || "idle");
+    const s = $("state");
+    s.dataset.state = state;
+    // An unknown state is shown as busy, never as idle.
+    s.textContent = state === "requires_action" ? "requires action" : state;
+    const reason = st.stopReason;
+    const error = st.error && st.error.message ? " (" + st.error.message + ")" : "";
+    $("stop-reason").textContent = reason ? "stop reason: " + reason + error : "";
+    $("cancel").disabled = !(st.turnOpen || state === "running" || state === "requires_action");
+  }
+
+  function setUsage(op) {
+    const usage = op.usage || {};
+    const used = Number(usage.used), size = Number(usage.size);
+    const meter = $("usage-meter");
+    if (Number.isFinite(used) && Number.isFinite(size) && size > 0) {
+      meter.max = size;
+      meter.value = Math.min(used, size);
+      $("usage-text").textContent = "context: " + used + " / " + size + " (" + Math.round((100 * used) / size) + "%)";
+    } else {
+      meter.max = 1;
+      meter.value = 0;
+      $("usage-text").textContent = "context: n/a";
+    }
+  }
+
+  // Notices are live events: shown for a while, never part of the transcript.
+  function showNotice(op) {
+    const box = $("notices");
+    const n = el("div", "notice");
+    n.dataset.severity = String(op.severity || "info");
+    n.appendChild(el("strong", null, op.title || "notice"));
+    if (op.description) n.appendChild(el("span", null, " " + op.description));
+    box.appendChild(n);
+    while (box.children.length > 3) box.firstChild.remove();
+    setTimeout(() => n.remove(), 8000);
+  }
+
+  function showPermission(op) {
+    const key = String(op.key);
+    const card = el("article", "entry permission");
+    card.dataset.permission = key;
+    card.appendChild(el("div", "who", "Permission requested"));
+    card.appendChild(el("div", null, op.title || "The agent asks for permission"));
+    const buttons = el("div", "choices");
+    for (const option of op.options || []) {
+      const b = el("button", null, option.name || option.optionId);
+      b.type = "button";
+      b.dataset.option = option.optionId;
+      b.addEventListener("click", () => answerPermission(key, option.optionId));
+      buttons.appendChild(b);
+    }
+    card.appendChild(buttons);
+    const old = document.querySelector('[data-permission="' + CSS.escape(key) + '"]');
+    if (old) old.replaceWith(card);
+    else $("transcript").appendChild(card);
+    scrollToEnd();
+  }
+
+  function resolvePermission(op) {
+    const card = document.querySelector('[data-permission="' + CSS.escape(String(op.key)) + '"]');
+    if (!card) return;
+    card.querySelector(".choices")?.remove();
+    card.appendChild(el("div", "outcome", "answered: " + (op.outcome || "done")));
+  }
+
+  async function answerPermission(key, optionId) {
+    try {
+      await api("/api/sessions/" + encodeURIComponent(current) + "/permission", { key, optionId });
+    } catch (e) {
+      banner("Permission answer failed: " + e.message, "error");
+    }
+  }
+
+  const handlers = {
+    insert_entry: (op) => insertEntry(op.index, op.entry),
+    update_entry: (op) => {
+      const rec = entries.get(String(op.id));
+      if (!rec) { insertEntry(order.length, op.entry); return; }
+      const kind = String(op.entry.kind || "unknown");
+      if (kind !== rec.kind) {
+        const at = order.indexOf(rec.id);
+        removeEntry(rec.id);
+        insertEntry(at, op.entry);
+        return;
+      }
+      setText(rec, typeof op.entry.text === "string" ? op.entry.text : "");
+      fillEntry(rec, op.entry);
+    },
+    remove_entry: (op) => removeEntry(op.id),
+    append_text: (op) => {
+      const rec = entries.get(String(op.id));
+      if (!rec) return;
+      rec.text += op.text;
+      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.appendData(op.text);
+      else markDirty(rec);
+      if (rec.kind === "boundary") fillEntry(rec, { reason: rec.node.dataset.reason });
+    },
+    truncate_text: (op) => {
+      const rec = entries.get(String(op.id));
+      if (!rec) return;
+      // `len` counts UTF-16 code units, the unit of JavaScript strings.
+      const len = Math.max(0, Math.min(rec.text.length, Number(op.len) || 0));
+      if (len === rec.text.length) return;
+      rec.text = rec.text.slice(0, len);
+      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.deleteData(len, rec.body.length - len);
+      else markDirty(rec);
+    },
+    set_state: setState,
+    set_usage: setUsage,
+    set_commands: (op) => {
+      const ul = $("commands");
+      ul.replaceChildren();
+      for (const c of Array.isArray(op.commands) ? op.commands : []) {
+        if (c && typeof c === "object") ul.appendChild(el("li", null, "/" + String(c.name || "") + (c.description ? " - " + c.description : "")));
+      }
+    },
+    set_session_info: (op) => {
+      const title = op.info && typeof op.info.title === "string" ? op.info.title : "";
+      document.title = title ? title + " - Spindle" : "Spindle";
+    },
+    notice: (op) => showNotice(op),
+    web_banner: (op) => banner(op.text, op.level),
+    web_permission: showPermission,
+    web_permission_resolved: resolvePermission,
+    web_session: () => refreshSessions(),
+  };
+
+  // ---- controls ----------------------------------------------------------------------------
+
+  $("new-session").addEventListener("click", async () => {
+    try {
+      const created = await api("/api/sessions", {});
+      await refreshSessions();
+      select(created.id);
+    } catch (e) {
+      banner("Cannot create a session: " + e.message, "error");
+    }
+  });
+
+  $("prompt-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const input = $("prompt-input");
+    const text = input.value;
+    if (!text.trim() || current === null) return;
+    $("send").disabled = true;
+    try {
+      await api("/api/sessions/" + encodeURIComponent(current) + "/prompt", { text });
+      input.value = "";
+      refreshSessions();
+    } catch (e) {
+      banner("Prompt not sent: " + e.message, "error");
+    } finally {
+      $("send").disabled = false;
+    }
+  });
+
+  $("prompt-input").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) $("prompt-form").requestSubmit();
+  });
+
+  $("cancel").addEventListener("click", async () => {
+    if (current === null) return;
+    try { await api("/api/sessions/" + encodeURIComponent(current) + "/cancel", {}); }
+    catch (e) { banner("Cancel failed: " + e.message, "error"); }
+  });
+
+  (async () => {
+    const sessions = (await refreshSessions()) || [];
+    const wanted = new URLSearchParams(location.hash.slice(1)).get("session");
+    if (wanted && sessions.some((s) => String(s.id) === wanted)) select(wanted);
+  })();
+})();

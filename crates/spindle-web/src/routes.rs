@@ -1,0 +1,251 @@
+//! The HTTP surface: a fixed route table (no file-system paths, so no traversal), the access
+//! checks of [`crate::security`] in front of every route, and the security headers on every answer.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::stream::{self, Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::hub::{EventId, Frame};
+use crate::security::{AccessPolicy, CONTENT_SECURITY_POLICY, TOKEN_COOKIE};
+use crate::session::{SessionManager, WebError};
+
+/// Largest accepted request body (a prompt): 1 MiB.
+const MAX_BODY: usize = 1 << 20;
+
+#[derive(Debug, Clone)]
+pub(crate) struct AppState {
+    pub(crate) policy: Arc<AccessPolicy>,
+    pub(crate) manager: Arc<SessionManager>,
+}
+
+pub(crate) fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/app.js", get(app_js))
+        .route("/markdown.js", get(markdown_js))
+        .route("/app.css", get(app_css))
+        .route("/api/sessions", get(list_sessions).post(create_session))
+        .route("/api/sessions/{id}/events", get(events))
+        .route("/api/sessions/{id}/prompt", post(prompt))
+        .route("/api/sessions/{id}/cancel", post(cancel))
+        .route("/api/sessions/{id}/permission", post(permission))
+        .route("/api/sessions/{id}/replies", get(replies))
+        .route("/api/sessions/{id}/transcript", get(transcript))
+        .route("/api/sessions/{id}/stats", get(stats))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+/// The access check and the security headers, for every request including unknown paths.
+async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let query_token = (request.uri().path() == "/")
+        .then(|| query_param(request.uri().query(), "token"))
+        .flatten();
+    let mut response = match state.policy.check_request(
+        request.method(),
+        request.headers(),
+        query_token.as_deref(),
+    ) {
+        Err(refusal) => (refusal.status, refusal.reason).into_response(),
+        Ok(()) => match query_token {
+            // Trade the token in the URL for a cookie and drop it from the address bar.
+            Some(token) if state.policy.token_required() => Response::builder()
+                .status(StatusCode::SEE_OTHER)
+                .header(header::LOCATION, "/")
+                .header(
+                    header::SET_COOKIE,
+                    format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"),
+                )
+                .body(axum::body::Body::empty())
+                .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
+            _ => next.run(request).await,
+        },
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+fn query_param(query: Option<&str>, name: &str) -> Option<String> {
+    query?.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=')?;
+        // Tokens are plain ASCII; a percent-encoded token simply does not match.
+        (key == name).then(|| value.to_string())
+    })
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+async fn index() -> Response {
+    asset(
+        "text/html; charset=utf-8",
+        include_str!("../assets/index.html"),
+    )
+}
+
+async fn app_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/app.js"),
+    )
+}
+
+async fn markdown_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/markdown.js"),
+    )
+}
+
+async fn app_css() -> Response {
+    asset("text/css; charset=utf-8", include_str!("../assets/app.css"))
+}
+
+async fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, "not found").into_response()
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        (self.status, axum::Json(json!({ "error": self.message }))).into_response()
+    }
+}
+
+async fn list_sessions(State(state): State<AppState>) -> Result<Response, WebError> {
+    let sessions = state.manager.list()?;
+    Ok(axum::Json(json!({ "sessions": sessions })).into_response())
+}
+
+async fn create_session(State(state): State<AppState>) -> Result<Response, WebError> {
+    let summary = state.manager.create().await?;
+    Ok((StatusCode::CREATED, axum::Json(summary)).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct PromptBody {
+    text: String,
+}
+
+async fn prompt(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    body: Result<axum::Json<PromptBody>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, WebError> {
+    let axum::Json(body) = body.map_err(|e| WebError::bad_request(e.body_text()))?;
+    if body.text.trim().is_empty() {
+        return Err(WebError::bad_request("empty prompt"));
+    }
+    let session = state.manager.get(id).await?;
+    session.prompt(body.text).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(json!({ "accepted": true })),
+    )
+        .into_response())
+}
+
+async fn cancel(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Response, WebError> {
+    let session = state.manager.get(id).await?;
+    session.cancel().await?;
+    Ok(axum::Json(json!({ "cancelled": true })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PermissionBody {
+    key: String,
+    /// The chosen option; absent means "cancelled" (dismissed without choosing).
+    option_id: Option<String>,
+}
+
+async fn permission(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    body: Result<axum::Json<PermissionBody>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, WebError> {
+    let axum::Json(body) = body.map_err(|e| WebError::bad_request(e.body_text()))?;
+    let session = state.manager.get(id).await?;
+    session.answer_permission(&body.key, body.option_id).await?;
+    Ok(axum::Json(json!({ "answered": true })).into_response())
+}
+
+async fn replies(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Response, WebError> {
+    let replies = state.manager.replies(id)?;
+    Ok(axum::Json(json!({ "replies": replies })).into_response())
+}
+
+async fn transcript(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+) -> Result<Response, WebError> {
+    let session = state.manager.get(id).await?;
+    let body = session.transcript_json();
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+async fn stats(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Response, WebError> {
+    let session = state.manager.get(id).await?;
+    Ok(axum::Json(session.stats()).into_response())
+}
+
+async fn events(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, WebError> {
+    let session = state.manager.get(id).await?;
+    let last_seen = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(EventId::parse);
+    let receiver = session.subscribe(last_seen);
+    // The first frame only sets the reconnect delay: a dropped slow observer comes back quickly.
+    let retry = stream::once(async { Ok(Event::default().retry(Duration::from_millis(500))) });
+    let frames = stream::unfold(receiver, |mut receiver| async move {
+        let event = match receiver.recv().await? {
+            Frame::Ops { id, data } => Event::default()
+                .event("ops")
+                .id(id.to_string())
+                .data(&*data),
+            Frame::Reset { id, data } => Event::default()
+                .event("reset")
+                .id(id.to_string())
+                .data(&*data),
+        };
+        Some((Ok(event), receiver))
+    });
+    Ok(
+        Sse::new(retry.chain(frames))
+            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))),
+    )
+}

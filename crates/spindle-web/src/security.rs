@@ -1,0 +1,365 @@
+//! Who may talk to the server: Host and Origin checks against DNS rebinding and cross-site
+//! requests, the access token, and the response headers every page gets.
+//!
+//! The rules, enforced for every route by [`check_request`]:
+//! - `Host` must name one of the allowed authorities (loopback names with the bound port, the
+//!   bound address, and any `--allow-host`). A DNS-rebinding page carries its own host name here.
+//! - `Origin`, when present, must be `http://` plus an allowed authority; `null` is refused.
+//!   `Sec-Fetch-Site: cross-site` is refused.
+//! - State-changing requests (anything but GET/HEAD) must have `Content-Type: application/json`,
+//!   which a cross-site form cannot send without a CORS preflight that this server never grants.
+//! - With a token configured, every request needs it: `Authorization: Bearer <token>` or the
+//!   `spindle_token` cookie. `GET /?token=<token>` sets the cookie (HttpOnly, SameSite=Strict).
+
+use std::net::SocketAddr;
+
+use axum::http::{HeaderMap, Method, StatusCode, header};
+
+/// The access policy of one server.
+#[derive(Debug, Clone)]
+pub struct AccessPolicy {
+    allowed_authorities: Vec<String>,
+    token: Option<String>,
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// HTTP status to answer with.
+    pub status: StatusCode,
+    /// Plain-text reason (never echoes request content).
+    pub reason: &'static str,
+}
+
+/// The cookie that carries the token for the page and its EventSource.
+pub const TOKEN_COOKIE: &str = "spindle_token";
+
+/// The Content-Security-Policy of every response: only the server's own script and style files,
+/// no inline script, no eval, no plugins, no framing, no off-site connections.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+     style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; \
+     form-action 'self'; frame-ancestors 'none'";
+
+impl AccessPolicy {
+    /// The policy for a server bound to `bind`. Refuses a non-loopback bind without a token.
+    pub fn new(
+        bind: SocketAddr,
+        token: Option<String>,
+        extra_hosts: &[String],
+    ) -> Result<AccessPolicy, String> {
+        let token = token.filter(|t| !t.is_empty());
+        if !bind.ip().is_loopback() && token.is_none() {
+            return Err(format!(
+                "refusing to listen on {bind} without --token: only loopback binds may be open"
+            ));
+        }
+        let port = bind.port();
+        let mut allowed = vec![
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ];
+        if !bind.ip().is_unspecified() {
+            allowed.push(bind.to_string());
+        }
+        for host in extra_hosts {
+            let host = host.trim().to_ascii_lowercase();
+            if host.is_empty() {
+                continue;
+            }
+            if host.contains(':') && !host.starts_with('[') {
+                allowed.push(host);
+            } else {
+                allowed.push(format!("{host}:{port}"));
+            }
+        }
+        allowed.sort();
+        allowed.dedup();
+        Ok(AccessPolicy {
+            allowed_authorities: allowed,
+            token,
+        })
+    }
+
+    /// The authorities accepted in `Host`.
+    pub fn allowed_authorities(&self) -> &[String] {
+        &self.allowed_authorities
+    }
+
+    /// Whether a token is required.
+    pub fn token_required(&self) -> bool {
+        self.token.is_some()
+    }
+
+    fn authority_allowed(&self, authority: &str) -> bool {
+        let authority = authority.to_ascii_lowercase();
+        self.allowed_authorities.contains(&authority)
+    }
+
+    /// Whether `candidate` is the configured token (constant time in the token's length).
+    pub fn token_matches(&self, candidate: &str) -> bool {
+        match &self.token {
+            None => true,
+            Some(token) => constant_time_eq(token.as_bytes(), candidate.as_bytes()),
+        }
+    }
+
+    /// Checks one request. `query_token` is the `token` query parameter of `GET /`, which may
+    /// bootstrap the cookie.
+    pub fn check_request(
+        &self,
+        method: &Method,
+        headers: &HeaderMap,
+        query_token: Option<&str>,
+    ) -> Result<(), Refusal> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .ok_or(Refusal {
+                status: StatusCode::BAD_REQUEST,
+                reason: "missing Host header",
+            })?;
+        if !self.authority_allowed(host) {
+            return Err(Refusal {
+                status: StatusCode::MISDIRECTED_REQUEST,
+                reason: "Host not allowed (DNS rebinding protection); use the printed URL or --allow-host",
+            });
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or("");
+            let allowed = origin
+                .strip_prefix("http://")
+                .is_some_and(|authority| self.authority_allowed(authority));
+            if !allowed {
+                return Err(Refusal {
+                    status: StatusCode::FORBIDDEN,
+                    reason: "cross-origin request refused",
+                });
+            }
+        }
+        if headers
+            .get("sec-fetch-site")
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"cross-site"))
+        {
+            return Err(Refusal {
+                status: StatusCode::FORBIDDEN,
+                reason: "cross-site request refused",
+            });
+        }
+        if method != Method::GET && method != Method::HEAD {
+            let json = headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| {
+                    v.split(';')
+                        .next()
+                        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+                });
+            if !json {
+                return Err(Refusal {
+                    status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    reason: "state-changing requests must be application/json",
+                });
+            }
+        }
+        if self.token.is_some() {
+            let presented = bearer_token(headers)
+                .or_else(|| cookie_token(headers))
+                .or(query_token);
+            if !presented.is_some_and(|t| self.token_matches(t)) {
+                return Err(Refusal {
+                    status: StatusCode::UNAUTHORIZED,
+                    reason: "a token is required: open the URL printed by `spindle serve`",
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+}
+
+fn cookie_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| {
+            let (name, value) = pair.trim().split_once('=')?;
+            (name == TOKEN_COOKIE).then_some(value)
+        })
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut difference = u8::from(a.len() != b.len());
+    for (i, x) in a.iter().enumerate() {
+        difference |= x ^ b.get(i).copied().unwrap_or(!x);
+    }
+    difference == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    fn loopback() -> AccessPolicy {
+        AccessPolicy::new("127.0.0.1:8080".parse().unwrap(), None, &[]).unwrap()
+    }
+
+    #[test]
+    fn a_non_loopback_bind_needs_a_token() {
+        let error = AccessPolicy::new("0.0.0.0:80".parse().unwrap(), None, &[]).unwrap_err();
+        assert!(error.contains("--token"));
+        assert!(
+            AccessPolicy::new("0.0.0.0:80".parse().unwrap(), Some(String::new()), &[]).is_err()
+        );
+        assert!(AccessPolicy::new("0.0.0.0:80".parse().unwrap(), Some("t".into()), &[]).is_ok());
+        assert!(AccessPolicy::new("[::1]:80".parse().unwrap(), None, &[]).is_ok());
+    }
+
+    #[test]
+    fn host_must_be_an_allowed_authority() {
+        let policy = loopback();
+        for host in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "LOCALHOST:8080",
+            "[::1]:8080",
+        ] {
+            assert!(
+                policy
+                    .check_request(&Method::GET, &headers(&[("host", host)]), None)
+                    .is_ok(),
+                "{host}"
+            );
+        }
+        for host in [
+            "evil.example:8080",
+            "127.0.0.1:9999",
+            "localhost",
+            "127.0.0.1.evil:8080",
+        ] {
+            let refusal = policy
+                .check_request(&Method::GET, &headers(&[("host", host)]), None)
+                .unwrap_err();
+            assert_eq!(refusal.status, StatusCode::MISDIRECTED_REQUEST, "{host}");
+        }
+        assert!(
+            policy
+                .check_request(&Method::GET, &HeaderMap::new(), None)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn extra_hosts_are_allowed_with_the_bound_port() {
+        let policy = AccessPolicy::new(
+            "0.0.0.0:7000".parse().unwrap(),
+            Some("t".into()),
+            &["box.lan".into(), "proxy:443".into()],
+        )
+        .unwrap();
+        let ok = |host: &str| {
+            policy
+                .check_request(
+                    &Method::GET,
+                    &headers(&[("host", host), ("authorization", "Bearer t")]),
+                    None,
+                )
+                .is_ok()
+        };
+        assert!(ok("box.lan:7000"));
+        assert!(ok("proxy:443"));
+        assert!(!ok("0.0.0.0:7000"));
+        assert!(!ok("other:7000"));
+    }
+
+    #[test]
+    fn foreign_or_null_origins_and_cross_site_fetches_are_refused() {
+        let policy = loopback();
+        let check = |pairs: &[(&'static str, &str)]| {
+            let mut all = vec![("host", "127.0.0.1:8080")];
+            all.extend_from_slice(pairs);
+            policy.check_request(&Method::GET, &headers(&all), None)
+        };
+        assert!(check(&[("origin", "http://127.0.0.1:8080")]).is_ok());
+        assert!(check(&[("origin", "http://localhost:8080")]).is_ok());
+        assert!(check(&[("sec-fetch-site", "same-origin")]).is_ok());
+        for origin in [
+            "http://evil.example",
+            "null",
+            "https://127.0.0.1:8080",
+            "http://127.0.0.1:8081",
+        ] {
+            assert_eq!(
+                check(&[("origin", origin)]).unwrap_err().status,
+                StatusCode::FORBIDDEN,
+                "{origin}"
+            );
+        }
+        assert!(check(&[("sec-fetch-site", "cross-site")]).is_err());
+    }
+
+    #[test]
+    fn posts_must_be_json() {
+        let policy = loopback();
+        let post = |content_type: Option<&str>| {
+            let mut pairs = vec![("host", "127.0.0.1:8080")];
+            if let Some(ct) = content_type {
+                pairs.push(("content-type", ct));
+            }
+            policy.check_request(&Method::POST, &headers(&pairs), None)
+        };
+        assert!(post(Some("application/json")).is_ok());
+        assert!(post(Some("application/json; charset=utf-8")).is_ok());
+        for ct in [
+            None,
+            Some("text/plain"),
+            Some("application/x-www-form-urlencoded"),
+        ] {
+            assert_eq!(
+                post(ct).unwrap_err().status,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            );
+        }
+    }
+
+    #[test]
+    fn the_token_is_accepted_from_header_cookie_or_bootstrap_query_only_when_exact() {
+        let policy =
+            AccessPolicy::new("127.0.0.1:1".parse().unwrap(), Some("s3cret".into()), &[]).unwrap();
+        let check = |pairs: &[(&'static str, &str)], query: Option<&str>| {
+            let mut all = vec![("host", "127.0.0.1:1")];
+            all.extend_from_slice(pairs);
+            policy.check_request(&Method::GET, &headers(&all), query)
+        };
+        assert_eq!(
+            check(&[], None).unwrap_err().status,
+            StatusCode::UNAUTHORIZED
+        );
+        assert!(check(&[("authorization", "Bearer s3cret")], None).is_ok());
+        assert!(check(&[("cookie", "a=b; spindle_token=s3cret")], None).is_ok());
+        assert!(check(&[], Some("s3cret")).is_ok());
+        for wrong in ["s3cre", "s3cret2", "", "S3CRET"] {
+            assert!(check(&[], Some(wrong)).is_err(), "{wrong}");
+            let cookie = format!("spindle_token={wrong}");
+            assert!(check(&[("cookie", cookie.as_str())], None).is_err());
+        }
+    }
+}
