@@ -22,7 +22,7 @@ use crate::jsonrpc::{
 use crate::req_queue::{CANCEL_REQUEST_METHOD, ReqQueue, ResponseMismatch};
 use crate::transport::{
     ChildExit, ChildHandle, Connection, Incoming, MessageReceiver, MessageSender, SpawnOptions,
-    spawn_child,
+    WeakMessageSender, spawn_child,
 };
 
 /// Which protocol version to ask for.
@@ -367,9 +367,11 @@ impl AcpClient {
             events: events_tx,
         });
         let Connection { sender, receiver } = connection;
+        // The dispatch task holds only a weak sender: dropping every
+        // `AcpClient` closes the agent's input, so the agent can exit.
         tokio::spawn(dispatch_loop(
             shared.clone(),
-            sender.clone(),
+            sender.downgrade(),
             receiver,
             child,
         ));
@@ -849,7 +851,7 @@ fn parse_initialize(raw: Box<RawValue>, asked: u16) -> Result<InitializeOutcome,
 
 async fn dispatch_loop(
     shared: Arc<Shared>,
-    sender: MessageSender,
+    sender: WeakMessageSender,
     mut receiver: MessageReceiver,
     child: Option<ChildHandle>,
 ) {
@@ -864,7 +866,7 @@ async fn dispatch_loop(
                     message: format!("malformed line {line_number} from agent: {error}"),
                 });
                 if let Some(reply) = handle_malformed_with_id(&shared, &mut out, error) {
-                    let _ = sender.send(reply).await;
+                    send_reply(&sender, reply).await;
                 }
             }
             Incoming::Closed { reason } => {
@@ -924,10 +926,16 @@ fn handle_malformed_with_id(
     None
 }
 
+async fn send_reply(sender: &WeakMessageSender, reply: Message) {
+    if let Some(sender) = sender.upgrade() {
+        let _ = sender.send(reply).await;
+    }
+}
+
 async fn handle_message(
     shared: &Shared,
     out: &mut Vec<ClientEvent>,
-    sender: &MessageSender,
+    sender: &WeakMessageSender,
     msg: Message,
 ) {
     let reply = match msg {
@@ -941,7 +949,7 @@ async fn handle_message(
         Message::Request { id, method, params } => handle_request(shared, out, id, method, params),
     };
     if let Some(reply) = reply {
-        let _ = sender.send(reply).await;
+        send_reply(sender, reply).await;
     }
 }
 

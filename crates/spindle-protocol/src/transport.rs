@@ -108,6 +108,28 @@ impl MessageSender {
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
     }
+
+    /// A handle that does not keep the connection open: once every
+    /// `MessageSender` is dropped, the writer closes the stream (for a child,
+    /// its stdin) even if weak handles remain.
+    pub fn downgrade(&self) -> WeakMessageSender {
+        WeakMessageSender {
+            tx: self.tx.downgrade(),
+        }
+    }
+}
+
+/// A [`MessageSender`] that does not keep the connection open.
+#[derive(Debug, Clone)]
+pub struct WeakMessageSender {
+    tx: mpsc::WeakSender<Chunk>,
+}
+
+impl WeakMessageSender {
+    /// The sender, if any strong handle still exists.
+    pub fn upgrade(&self) -> Option<MessageSender> {
+        self.tx.upgrade().map(|tx| MessageSender { tx })
+    }
 }
 
 /// The receiving half of a connection.

@@ -380,3 +380,40 @@ async fn client_keeps_working_after_garbage_lines() {
         "{diagnostics:?}"
     );
 }
+
+#[tokio::test]
+async fn dropping_the_client_closes_the_agent_input_so_it_exits() {
+    // An agent that never answers: the call in flight keeps a client handle
+    // alive inside its task, so kill the agent; the call then fails.
+    let silent: Vec<std::ffi::OsString> = ["sh", "-c", "exec sleep 1000"]
+        .iter()
+        .map(Into::into)
+        .collect();
+    let (client, mut events, child) =
+        AcpClient::spawn(&silent, Default::default(), ClientOptions::default()).unwrap();
+    let c = client.clone();
+    let pending = tokio::spawn(async move { c.initialize().await });
+    drop(client);
+    child.kill();
+    assert_eq!(
+        pending.await.unwrap().unwrap_err(),
+        ClientError::Disconnected
+    );
+    loop {
+        if let ClientEvent::AgentExited { status, .. } = next_event(&mut events).await {
+            assert!(matches!(status, Some(spindle_protocol::ChildExit::Exited(s)) if !s.success()));
+            break;
+        }
+    }
+    // `cat` exits at end of input: dropping every client handle closes it.
+    let command: Vec<std::ffi::OsString> = ["cat"].iter().map(Into::into).collect();
+    let (client, mut events, _child) =
+        AcpClient::spawn(&command, Default::default(), ClientOptions::default()).unwrap();
+    drop(client);
+    loop {
+        if let ClientEvent::AgentExited { status, .. } = next_event(&mut events).await {
+            assert!(matches!(status, Some(spindle_protocol::ChildExit::Exited(s)) if s.success()));
+            break;
+        }
+    }
+}
