@@ -64,5 +64,5 @@ pub use jsonrpc::{DecodeError, Frame, Message, RequestId, ResponseError, decode_
 pub use req_queue::ReqQueue;
 pub use transport::{
     ChildExit, ChildHandle, Connection, ConnectionOptions, Incoming, MessageReceiver,
-    MessageSender, SpawnOptions, spawn_child,
+    MessageSender, SpawnOptions, WeakMessageSender, spawn_child,
 };
