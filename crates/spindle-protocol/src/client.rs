@@ -75,6 +75,38 @@ pub struct ClientOptions {
     /// Advertise the Spindle streaming extensions in `initialize` `_meta`
     /// (see [`crate::extensions`]). Extensions are accepted either way.
     pub spindle_extensions: bool,
+    /// Receives every well-formed message sent and received, in the order
+    /// the client handles them (for recordings; see [`WireRecord`]).
+    pub wire_tap: Option<mpsc::UnboundedSender<WireRecord>>,
+}
+
+/// Which way a recorded message went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireDirection {
+    /// Client to agent.
+    Sent,
+    /// Agent to client.
+    Received,
+}
+
+/// One message seen by the client, as JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireRecord {
+    /// Which way it went.
+    pub direction: WireDirection,
+    /// The message (payloads verbatim).
+    pub json: String,
+}
+
+impl WireRecord {
+    /// The line for a `spindle replay` recording: a received message as is,
+    /// a sent one wrapped as `{"sent": <message>}`.
+    pub fn recording_line(&self) -> String {
+        match self.direction {
+            WireDirection::Received => self.json.clone(),
+            WireDirection::Sent => format!("{{\"sent\":{}}}", self.json),
+        }
+    }
 }
 
 /// What `initialize` established.
@@ -287,6 +319,15 @@ impl Shared {
         let _ = self.events.send(vec![event]);
     }
 
+    fn tap(&self, direction: WireDirection, message: &Message) {
+        if let Some(tap) = &self.options.wire_tap {
+            let _ = tap.send(WireRecord {
+                direction,
+                json: message.to_json(),
+            });
+        }
+    }
+
     fn emit_all(&self, events: &mut Vec<ClientEvent>) {
         if !events.is_empty() {
             let _ = self.events.send(std::mem::take(events));
@@ -384,6 +425,11 @@ impl AcpClient {
         )
     }
 
+    async fn send_message(&self, msg: Message) -> Result<(), crate::transport::Disconnected> {
+        self.shared.tap(WireDirection::Sent, &msg);
+        self.sender.send(msg).await
+    }
+
     /// The negotiated protocol version, once `initialize` has completed.
     pub fn protocol_version(&self) -> Option<u16> {
         self.shared.lock().init.as_ref().map(|i| i.protocol_version)
@@ -422,7 +468,7 @@ impl AcpClient {
             method: method.to_owned(),
             params: Some(params),
         };
-        if self.sender.send(msg).await.is_err() {
+        if self.send_message(msg).await.is_err() {
             let mut st = self.shared.lock();
             if let Ok(p) = st.queue.complete_outgoing(&id)
                 && matches!(p.data.purpose, Purpose::NewSession)
@@ -696,14 +742,13 @@ impl AcpClient {
                 },
             )
         };
-        self.sender
-            .send(Message::Request {
-                id,
-                method: "session/prompt".into(),
-                params: Some(params),
-            })
-            .await
-            .map_err(|_| ClientError::Disconnected)
+        self.send_message(Message::Request {
+            id,
+            method: "session/prompt".into(),
+            params: Some(params),
+        })
+        .await
+        .map_err(|_| ClientError::Disconnected)
     }
 
     /// `session/cancel`. Also answers every pending permission request of
@@ -717,21 +762,19 @@ impl AcpClient {
                     && d.session_id.as_deref() == Some(session_id)
             })
         };
-        self.sender
-            .send(
-                Message::notification("session/cancel", &json!({ "sessionId": session_id }))
-                    .map_err(|e| ClientError::Protocol(e.to_string()))?,
-            )
-            .await
-            .map_err(|_| ClientError::Disconnected)?;
+        self.send_message(
+            Message::notification("session/cancel", &json!({ "sessionId": session_id }))
+                .map_err(|e| ClientError::Protocol(e.to_string()))?,
+        )
+        .await
+        .map_err(|_| ClientError::Disconnected)?;
         for id in pending {
             if self.shared.lock().queue.complete_incoming(&id).is_none() {
                 continue; // answered meanwhile
             }
             let result = to_raw(&json!({ "outcome": { "outcome": "cancelled" } }))
                 .map_err(|e| ClientError::Protocol(e.to_string()))?;
-            self.sender
-                .send(Message::response_ok(id.clone(), result))
+            self.send_message(Message::response_ok(id.clone(), result))
                 .await
                 .map_err(|_| ClientError::Disconnected)?;
             self.shared
@@ -768,13 +811,12 @@ impl AcpClient {
         {
             return Err(ClientError::UnknownRequest(request_id.clone()));
         }
-        self.sender
-            .send(Message::Response {
-                id: request_id.clone(),
-                result,
-            })
-            .await
-            .map_err(|_| ClientError::Disconnected)
+        self.send_message(Message::Response {
+            id: request_id.clone(),
+            result,
+        })
+        .await
+        .map_err(|_| ClientError::Disconnected)
     }
 
     /// Sends an arbitrary request (extension methods) and awaits its result.
@@ -788,13 +830,12 @@ impl AcpClient {
 
     /// Sends an arbitrary notification.
     pub async fn notify(&self, method: &str, params: Box<RawValue>) -> Result<(), ClientError> {
-        self.sender
-            .send(Message::Notification {
-                method: method.to_owned(),
-                params: Some(params),
-            })
-            .await
-            .map_err(|_| ClientError::Disconnected)
+        self.send_message(Message::Notification {
+            method: method.to_owned(),
+            params: Some(params),
+        })
+        .await
+        .map_err(|_| ClientError::Disconnected)
     }
 }
 
@@ -860,13 +901,16 @@ async fn dispatch_loop(
     let mut out: Vec<ClientEvent> = Vec::new();
     while let Some(incoming) = receiver.recv().await {
         match incoming {
-            Incoming::Message(msg) => handle_message(&shared, &mut out, &sender, msg).await,
+            Incoming::Message(msg) => {
+                shared.tap(WireDirection::Received, &msg);
+                handle_message(&shared, &mut out, &sender, msg).await;
+            }
             Incoming::Malformed { line_number, error } => {
                 out.push(ClientEvent::Diagnostic {
                     message: format!("malformed line {line_number} from agent: {error}"),
                 });
                 if let Some(reply) = handle_malformed_with_id(&shared, &mut out, error) {
-                    send_reply(&sender, reply).await;
+                    send_reply(&shared, &sender, reply).await;
                 }
             }
             Incoming::Closed { reason } => {
@@ -926,8 +970,9 @@ fn handle_malformed_with_id(
     None
 }
 
-async fn send_reply(sender: &WeakMessageSender, reply: Message) {
+async fn send_reply(shared: &Shared, sender: &WeakMessageSender, reply: Message) {
     if let Some(sender) = sender.upgrade() {
+        shared.tap(WireDirection::Sent, &reply);
         let _ = sender.send(reply).await;
     }
 }
@@ -949,7 +994,7 @@ async fn handle_message(
         Message::Request { id, method, params } => handle_request(shared, out, id, method, params),
     };
     if let Some(reply) = reply {
-        send_reply(sender, reply).await;
+        send_reply(shared, sender, reply).await;
     }
 }
 

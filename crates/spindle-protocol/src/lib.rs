@@ -58,7 +58,7 @@ pub mod transport;
 
 pub use client::{
     AcpClient, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
-    InitializeOutcome, PromptOutcome, ProtocolChoice,
+    InitializeOutcome, PromptOutcome, ProtocolChoice, WireDirection, WireRecord,
 };
 pub use jsonrpc::{DecodeError, Frame, Message, RequestId, ResponseError, decode_line};
 pub use req_queue::ReqQueue;

@@ -417,3 +417,27 @@ async fn dropping_the_client_closes_the_agent_input_so_it_exits() {
         }
     }
 }
+
+#[tokio::test]
+async fn wire_tap_records_both_directions_in_replay_format() {
+    let (tap, mut records) = tokio::sync::mpsc::unbounded_channel();
+    let (client, mut events, mut agent) = start(ClientOptions {
+        wire_tap: Some(tap),
+        ..ClientOptions::default()
+    });
+    init_v1(&client, &mut agent, json!({})).await;
+    agent.update("s9", json!({"sessionUpdate": "_x"})).await;
+    while !matches!(
+        next_event(&mut events).await,
+        ClientEvent::SessionUpdate { .. }
+    ) {}
+    let mut lines = Vec::new();
+    while let Ok(r) = records.try_recv() {
+        lines.push(r.recording_line());
+    }
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with(r#"{"sent":{"jsonrpc":"2.0","id":0,"method":"initialize""#));
+    assert!(lines[1].starts_with(r#"{"jsonrpc":"2.0","id":0,"result":"#));
+    let update: Value = serde_json::from_str(&lines[2]).unwrap();
+    assert_eq!(update["params"]["sessionId"], "s9");
+}
