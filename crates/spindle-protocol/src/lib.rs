@@ -56,6 +56,7 @@ pub mod req_queue;
 pub mod schema_check;
 pub mod transport;
 
+pub use agent::{AgentConnection, AgentEvent, AgentIdentity};
 pub use client::{
     AcpClient, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
     InitializeOutcome, PromptOutcome, ProtocolChoice, WireDirection, WireRecord,
