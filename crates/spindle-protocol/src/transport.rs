@@ -669,30 +669,58 @@ async fn read_stderr(
     pid: Option<u32>,
 ) {
     let mut reader = BufReader::new(stderr);
-    let mut buf = Vec::new();
+    // At most STDERR_LINE_LIMIT bytes of a line are kept; the rest of an
+    // over-long line is skipped, so a child cannot make us buffer without
+    // bound.
+    let mut line: Vec<u8> = Vec::new();
+    let mut truncated = false;
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let mut text = String::from_utf8_lossy(&buf).trim_end().to_owned();
-        if text.len() > STDERR_LINE_LIMIT {
-            let mut cut = STDERR_LINE_LIMIT;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
+        let available = match reader.fill_buf().await {
+            Ok([]) | Err(_) => {
+                if !line.is_empty() {
+                    record_stderr_line(&line, truncated, &tail, keep, pid);
+                }
+                return;
             }
-            text.truncate(cut);
-            text.push('…');
+            Ok(buf) => buf,
+        };
+        let (piece, end_of_line) = match memchr::memchr(b'\n', available) {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        let room = STDERR_LINE_LIMIT.saturating_sub(line.len());
+        if piece.len() > room {
+            truncated = true;
         }
-        tracing::info!(target: "spindle_protocol::child_stderr", pid = pid.unwrap_or(0), "{text}");
-        if keep > 0 {
-            let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
-            if t.len() == keep {
-                t.pop_front();
-            }
-            t.push_back(text);
+        line.extend_from_slice(&piece[..piece.len().min(room)]);
+        let used = end_of_line.unwrap_or(available.len());
+        reader.consume(used);
+        if end_of_line.is_some() {
+            record_stderr_line(&line, truncated, &tail, keep, pid);
+            line.clear();
+            truncated = false;
         }
+    }
+}
+
+fn record_stderr_line(
+    bytes: &[u8],
+    truncated: bool,
+    tail: &Mutex<VecDeque<String>>,
+    keep: usize,
+    pid: Option<u32>,
+) {
+    let mut text = String::from_utf8_lossy(bytes).trim_end().to_owned();
+    if truncated {
+        text.push('…');
+    }
+    tracing::info!(target: "spindle_protocol::child_stderr", pid = pid.unwrap_or(0), "{text}");
+    if keep > 0 {
+        let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+        if t.len() == keep {
+            t.pop_front();
+        }
+        t.push_back(text);
     }
 }
 

@@ -441,3 +441,38 @@ async fn wire_tap_records_both_directions_in_replay_format() {
     let update: Value = serde_json::from_str(&lines[2]).unwrap();
     assert_eq!(update["params"]["sessionId"], "s9");
 }
+
+#[tokio::test]
+async fn missing_agent_binary_is_an_error_and_long_stderr_lines_are_capped() {
+    let missing: Vec<std::ffi::OsString> = vec!["/nonexistent/spindle-agent".into()];
+    assert!(AcpClient::spawn(&missing, Default::default(), ClientOptions::default()).is_err());
+    assert!(AcpClient::spawn(&[], Default::default(), ClientOptions::default()).is_err());
+
+    // 100 KB of stderr without a newline, then a short line, then exit 1.
+    let noisy: Vec<std::ffi::OsString> = [
+        "sh",
+        "-c",
+        "head -c 100000 /dev/zero | tr '\\0' x >&2; echo >&2; echo last words >&2; exit 1",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    let (_client, mut events, _child) =
+        AcpClient::spawn(&noisy, Default::default(), ClientOptions::default()).unwrap();
+    loop {
+        if let ClientEvent::AgentExited {
+            status,
+            stderr_tail,
+        } = next_event(&mut events).await
+        {
+            assert!(
+                matches!(status, Some(spindle_protocol::ChildExit::Exited(s)) if s.code() == Some(1))
+            );
+            let lines: Vec<&str> = stderr_tail.lines().collect();
+            assert_eq!(lines.len(), 2, "{}", stderr_tail.len());
+            assert!(lines[0].len() < 5000 && lines[0].ends_with('…'));
+            assert_eq!(lines[1], "last words");
+            break;
+        }
+    }
+}
