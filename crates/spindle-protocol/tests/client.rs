@@ -476,3 +476,13 @@ async fn missing_agent_binary_is_an_error_and_long_stderr_lines_are_capped() {
         }
     }
 }
+
+#[test]
+fn protocol_choice_parses_flags() {
+    assert_eq!(
+        "2".parse::<ProtocolChoice>(),
+        Ok(ProtocolChoice::V2Preferred)
+    );
+    assert_eq!(" V1 ".parse::<ProtocolChoice>(), Ok(ProtocolChoice::V1));
+    assert!("3".parse::<ProtocolChoice>().is_err());
+}

@@ -18,6 +18,22 @@ pub enum ProtocolChoice {
     V2Preferred,
 }
 
+impl std::str::FromStr for ProtocolChoice {
+    type Err = String;
+
+    /// `1`/`v1` or `2`/`v2` (v2 meaning "preferred, with fallback"), for
+    /// command-line flags and configuration files.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "1" | "v1" => Ok(ProtocolChoice::V1),
+            "2" | "v2" => Ok(ProtocolChoice::V2Preferred),
+            other => Err(format!(
+                "unknown ACP protocol version {other:?} (use 1 or 2)"
+            )),
+        }
+    }
+}
+
 /// Name and version the client reports in `initialize`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ClientInfo {
