@@ -327,6 +327,25 @@ struct UpdateKind<'a> {
     error: Option<&'a RawValue>,
 }
 
+/// The routing fields of the common case without a second full parse:
+/// params (already validated JSON) that open with a plain `sessionId`
+/// string and never mention `"state_update"`. Anything else returns `None`
+/// and goes through the full parse.
+fn quick_update_head(params: &str) -> Option<UpdateHead<'_>> {
+    const PREFIX: &str = "{\"sessionId\":\"";
+    let rest = params.strip_prefix(PREFIX)?;
+    let end = memchr::memchr2(b'"', b'\\', rest.as_bytes())?;
+    if rest.as_bytes()[end] != b'"'
+        || memchr::memmem::find(params.as_bytes(), b"\"state_update\"").is_some()
+    {
+        return None;
+    }
+    Some(UpdateHead {
+        session_id: std::borrow::Cow::Borrowed(&rest[..end]),
+        update: None,
+    })
+}
+
 fn handle_notification(
     shared: &Shared,
     out: &mut Vec<ClientEvent>,
@@ -341,14 +360,17 @@ fn handle_notification(
                 });
                 return None;
             };
-            let head: UpdateHead<'_> = match serde_json::from_str(params.get()) {
-                Ok(h) => h,
-                Err(e) => {
-                    out.push(ClientEvent::Diagnostic {
-                        message: format!("session/update without a usable sessionId: {e}"),
-                    });
-                    return None;
-                }
+            let head: UpdateHead<'_> = match quick_update_head(params.get()) {
+                Some(h) => h,
+                None => match serde_json::from_str(params.get()) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        out.push(ClientEvent::Diagnostic {
+                            message: format!("session/update without a usable sessionId: {e}"),
+                        });
+                        return None;
+                    }
+                },
             };
             let session_id = head.session_id.into_owned();
             let mut finished = None;
@@ -525,4 +547,29 @@ fn handle_request(
         }),
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_update_head_takes_only_the_plain_common_case() {
+        let plain = r#"{"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk"}}"#;
+        assert_eq!(quick_update_head(plain).unwrap().session_id, "s-1");
+        for slow in [
+            // An escape in the id, another key order, a state update, spaces.
+            r#"{"sessionId":"a\"b","update":{}}"#,
+            r#"{"update":{},"sessionId":"s"}"#,
+            r#"{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle"}}"#,
+            r#"{ "sessionId":"s","update":{}}"#,
+            r#"{"sessionId":"unterminated"#,
+        ] {
+            assert!(quick_update_head(slow).is_none(), "{slow}");
+        }
+        // The slow path reads the escaped id correctly.
+        let head: UpdateHead<'_> =
+            serde_json::from_str(r#"{"sessionId":"a\"b","update":{}}"#).unwrap();
+        assert_eq!(head.session_id, "a\"b");
+    }
 }
