@@ -367,6 +367,13 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
     <&'de RawValue as Deserialize<'de>>::deserialize(d).map(Some)
 }
 
+/// The contents of a JSON string literal without escapes (the common case
+/// for method names), without a second parse.
+fn plain_string(raw: &str) -> Option<&str> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains(['"', '\\'])).then_some(inner)
+}
+
 fn classify(e: &serde_json::Error) -> i64 {
     match e.classify() {
         serde_json::error::Category::Data => INVALID_REQUEST,
@@ -445,8 +452,11 @@ fn decode_envelope(env: Envelope<'_>) -> Result<Message, DecodeError> {
         None => return Err(DecodeError::invalid("missing \"jsonrpc\": \"2.0\"", id)),
     }
     if let Some(method) = env.method {
-        let method: String = serde_json::from_str(method.get())
-            .map_err(|_| DecodeError::invalid("\"method\" must be a string", id.clone()))?;
+        let method = match plain_string(method.get()) {
+            Some(m) => m.to_owned(),
+            None => serde_json::from_str::<String>(method.get())
+                .map_err(|_| DecodeError::invalid("\"method\" must be a string", id.clone()))?,
+        };
         if env.result.is_some() || env.error.is_some() {
             return Err(DecodeError::invalid(
                 "a message cannot carry both \"method\" and \"result\"/\"error\"",
@@ -633,6 +643,13 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn escaped_method_names_are_unescaped() {
+        let m = single(r#"{"jsonrpc":"2.0","method":"a\"b\u0041"}"#);
+        assert_eq!(m.method(), Some("a\"bA"));
+        assert_eq!(m.to_json(), r#"{"jsonrpc":"2.0","method":"a\"bA"}"#);
     }
 
     #[test]
