@@ -391,3 +391,34 @@ async fn enabled_fs_requests_and_other_notifications_reach_the_app() {
     }
     agent.assert_client_messages_valid();
 }
+
+#[tokio::test]
+async fn a_held_prompt_can_be_withdrawn_with_cancel_request() {
+    let (client, mut events, mut agent) = start(ClientOptions::default());
+    init_v1(&client, &mut agent, json!({})).await;
+    new_session(&client, &mut agent, "s1").await;
+    let id = client
+        .send_prompt("s1", &json!([{"type": "text", "text": "x"}]))
+        .await
+        .unwrap();
+    let (seen_id, _) = agent.expect_request("session/prompt").await;
+    assert_eq!(seen_id, id);
+    assert!(client.cancel_request(&id).await.unwrap());
+    assert!(!client.cancel_request(&id).await.unwrap(), "only once");
+    assert_eq!(
+        agent.expect_notification("$/cancel_request").await,
+        json!({"requestId": id})
+    );
+    agent.reply_err(seen_id, -32800, "request cancelled").await;
+    agent.update("s1", marker()).await;
+    assert_eq!(
+        events_until_marker(&mut events, "_marker").await,
+        vec![
+            r#"prompt-response s1 err {"code":-32800,"message":"request cancelled"}"#,
+            r#"finished s1 - error={"code":-32800,"message":"request cancelled"}"#,
+            "update s1 _marker",
+        ]
+    );
+    assert!(!client.cancel_request(&id).await.unwrap(), "answered");
+    agent.assert_client_messages_valid();
+}

@@ -376,11 +376,13 @@ impl AcpClient {
 
     /// `session/prompt` without waiting: the outcome arrives as
     /// [`ClientEvent::PromptResponse`] (and [`ClientEvent::TurnFinished`]).
+    ///
+    /// Returns the request id, for [`AcpClient::cancel_request`].
     pub async fn send_prompt(
         &self,
         session_id: &str,
         blocks: &impl Serialize,
-    ) -> Result<(), ClientError> {
+    ) -> Result<RequestId, ClientError> {
         self.require_init()?;
         let params = self.prompt_params(session_id, blocks)?;
         self.mark_prompt_sent(session_id);
@@ -400,12 +402,31 @@ impl AcpClient {
             )
         };
         self.send_message(Message::Request {
-            id,
+            id: id.clone(),
             method: "session/prompt".into(),
             params: Some(params),
         })
         .await
-        .map_err(|_| ClientError::Disconnected)
+        .map_err(|_| ClientError::Disconnected)?;
+        Ok(id)
+    }
+
+    /// Sends `$/cancel_request` for an outstanding request of ours (e.g. a
+    /// prompt from [`AcpClient::send_prompt`] that the agent holds but has
+    /// not inserted). The request stays pending until the agent answers it
+    /// (usually with error -32800). Returns `false` when it is no longer
+    /// pending or was already cancelled.
+    pub async fn cancel_request(&self, id: &RequestId) -> Result<bool, ClientError> {
+        let notification = self.shared.lock().queue.cancel_outgoing(id);
+        match notification {
+            Some(msg) => {
+                self.send_message(msg)
+                    .await
+                    .map_err(|_| ClientError::Disconnected)?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     /// `session/cancel`. Also answers every pending permission request of
