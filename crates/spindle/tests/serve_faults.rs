@@ -1,0 +1,95 @@
+//! `spindle serve` with agents that crash, stall or ask for permission.
+
+mod serve_support;
+
+use serde_json::Value;
+use serve_support::{Served, SseEvent, SseReader, temp_dir};
+
+/// Reads events until one has an op for which `matches` holds; returns that op.
+fn wait_op(reader: &mut SseReader, matches: impl Fn(&Value) -> bool) -> Value {
+    loop {
+        let event: SseEvent = reader.next_event().expect("stream ended early");
+        if let Some(op) = event.ops().into_iter().find(|op| matches(op)) {
+            return op;
+        }
+    }
+}
+
+#[test]
+fn an_agent_crash_mid_turn_is_reported_the_transcript_kept_and_a_new_agent_starts() {
+    let dir = temp_dir("crash");
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
+    let session = served.create_session();
+    let mut reader = served.sse(session, None);
+    served.prompt(session, "/scenario crash");
+    let banner = wait_op(&mut reader, |op| {
+        op["op"] == "web_banner"
+            && op["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("agent exited"))
+    });
+    assert_eq!(banner["level"], "warning");
+    let transcript = served.get_json(&format!("/api/sessions/{session}/transcript"));
+    let text = transcript.to_string();
+    assert!(
+        text.contains("This turn will stop abruptly"),
+        "partial reply kept: {text}"
+    );
+    served.prompt(session, "are you back?");
+    served.wait_reply_containing(session, "are you back?");
+    served.stop();
+}
+
+#[test]
+fn cancel_ends_a_stalled_turn() {
+    let dir = temp_dir("stall");
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
+    let session = served.create_session();
+    let mut reader = served.sse(session, None);
+    served.prompt(session, "/scenario stall");
+    wait_op(&mut reader, |op| {
+        op["op"] == "insert_entry"
+            && op["entry"]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("Working"))
+    });
+    let response = served.post_json(&format!("/api/sessions/{session}/cancel"), "{}");
+    assert_eq!(response.status, 200, "{}", response.body);
+    let state = wait_op(&mut reader, |op| {
+        op["op"] == "set_state" && op["state"]["stopReason"] == "cancelled"
+    });
+    assert_eq!(state["state"]["status"], "idle");
+    served.stop();
+}
+
+#[test]
+fn a_permission_is_answered_only_with_an_offered_option_and_only_once() {
+    let dir = temp_dir("permission");
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
+    let session = served.create_session();
+    let mut reader = served.sse(session, None);
+    served.prompt(session, "/scenario tools");
+    let question = wait_op(&mut reader, |op| op["op"] == "web_permission");
+    let key = question["key"].as_str().unwrap().to_string();
+    let options: Vec<&str> = question["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["optionId"].as_str())
+        .collect();
+    assert_eq!(options, vec!["allow", "reject"]);
+    let path = format!("/api/sessions/{session}/permission");
+    let invented = serde_json::json!({ "key": key, "optionId": "allow_always_everything" });
+    assert_eq!(served.post_json(&path, &invented.to_string()).status, 400);
+    let reject = serde_json::json!({ "key": key, "optionId": "reject" });
+    assert_eq!(served.post_json(&path, &reject.to_string()).status, 200);
+    assert_eq!(served.post_json(&path, &reject.to_string()).status, 409);
+    let replies = served.wait_reply_containing(session, "unchanged");
+    assert!(
+        !replies.last().unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .contains("I changed the greeting")
+    );
+    served.stop();
+}
