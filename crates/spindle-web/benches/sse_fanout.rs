@@ -122,6 +122,7 @@ fn server() {
                 ],
                 protocol_version: 1,
                 cwd: std::env::temp_dir(),
+                startup_timeout: Duration::from_secs(30),
             },
             limits: spindle_web::HubLimits::default(),
         };

@@ -25,6 +25,9 @@ pub struct ServeArgs {
     /// ACP protocol version to ask the agent for (the agent may answer lower).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=2))]
     protocol: u64,
+    /// Seconds the agent may take to answer initialize and open a session.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    agent_startup_timeout: u64,
     /// The agent command (default: the built-in reference agent). Fixed for the server's lifetime.
     #[arg(last = true)]
     agent: Vec<OsString>,
@@ -62,6 +65,7 @@ pub fn run(args: ServeArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> 
             command,
             protocol_version: args.protocol,
             cwd: std::env::current_dir().context("no current directory")?,
+            startup_timeout: std::time::Duration::from_secs(args.agent_startup_timeout.max(1)),
         },
         limits: HubLimits::default(),
     };

@@ -93,3 +93,55 @@ fn a_permission_is_answered_only_with_an_offered_option_and_only_once() {
     );
     served.stop();
 }
+
+#[cfg(unix)]
+#[test]
+fn an_agent_that_never_answers_initialize_fails_the_prompt_with_a_clear_error() {
+    let dir = temp_dir("silent");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--agent-startup-timeout",
+            "1",
+            "--db",
+        ])
+        .arg(dir.join("db.sqlite"))
+        .args(["--", "sh", "-c", "cat > /dev/null"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let authority = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .to_string();
+    let addr = authority.parse().unwrap();
+    let post = |path: &str, body: &str| {
+        serve_support::http(
+            addr,
+            "POST",
+            path,
+            &[("Host", &authority), ("Content-Type", "application/json")],
+            Some(body),
+        )
+    };
+    assert_eq!(post("/api/sessions", "{}").status, 201);
+    let response = post("/api/sessions/1/prompt", "{\"text\":\"anyone?\"}");
+    assert_eq!(response.status, 503, "{}", response.body);
+    assert!(
+        response.body.contains("did not answer initialize"),
+        "{}",
+        response.body
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
