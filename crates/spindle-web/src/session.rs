@@ -870,19 +870,8 @@ impl SessionTask {
     }
 
     async fn agent_gone(&mut self, why: &str) {
-        let status = match self.link.as_mut() {
-            Some(link) => {
-                // Give the child a moment to be reaped so the status is reported.
-                let mut status = link.exit_status();
-                for _ in 0..20 {
-                    if status.is_some() {
-                        break;
-                    }
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                    status = link.exit_status();
-                }
-                status.map(|s| s.to_string())
-            }
+        let status = match self.link.as_ref() {
+            Some(link) => Some(link.exit_report().await),
             None => None,
         };
         self.link = None;
