@@ -352,6 +352,22 @@ fn a_restart_brings_back_every_session_and_transcript_and_the_session_continues(
     // The session goes on with a fresh agent (the old process is gone).
     served.prompt(first, "still there?");
     served.wait_reply_containing(first, "still there?");
+    // The reference agent offers session/resume, but its new process does not know the old
+    // session: the page says a new agent session was started.
+    let mut reader = served.sse(first, None);
+    let reset = reader.next_event().unwrap();
+    let banner = reset
+        .ops()
+        .into_iter()
+        .find(|op| op["op"] == "web_banner")
+        .expect("banner");
+    assert!(
+        banner["text"]
+            .as_str()
+            .unwrap()
+            .contains("new agent session was started"),
+        "{banner}"
+    );
     served.stop();
 }
 
