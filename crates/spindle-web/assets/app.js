@@ -484,6 +484,15 @@
     catch (e) { banner("Cancel failed: " + e.message, "error"); }
   });
 
+  // Read-only view of the applied state, for tests and debugging: what each entry's text
+  // buffer holds, in timeline order.
+  window.SpindleView = Object.freeze({
+    entries: () => order.map((id) => {
+      const rec = entries.get(id);
+      return { id, kind: rec ? rec.kind : "", text: rec ? rec.text : "" };
+    }),
+  });
+
   (async () => {
     const sessions = (await refreshSessions()) || [];
     const wanted = new URLSearchParams(location.hash.slice(1)).get("session");
