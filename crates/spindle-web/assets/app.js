@@ -63,6 +63,7 @@
 
   function select(id) {
     if (source) { source.close(); source = null; }
+    followStream = true;
     current = String(id);
     history.replaceState(null, "", "#session=" + encodeURIComponent(current));
     clearView();
@@ -283,6 +284,7 @@
       if (rec) window.SpindleMarkdown.render(rec.body, rec.text, rec.cache);
     }
     dirty.clear();
+    scrollToEnd();
   }
 
   function insertEntry(index, entry) {
@@ -310,7 +312,15 @@
     dirty.delete(rec.id);
   }
 
+  // Follow the stream while the reader is at the bottom; leave them alone when they scrolled up.
+  let followStream = true;
+  $("transcript").addEventListener("scroll", () => {
+    const t = $("transcript");
+    followStream = t.scrollHeight - t.scrollTop - t.clientHeight < 80;
+  });
+
   function scrollToEnd() {
+    if (!followStream) return;
     const t = $("transcript");
     t.scrollTop = t.scrollHeight;
   }
