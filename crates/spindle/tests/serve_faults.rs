@@ -145,3 +145,123 @@ fn an_agent_that_never_answers_initialize_fails_the_prompt_with_a_clear_error() 
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// A v1 agent in shell that offers `session/load` and replays its (fixed) history on load.
+#[cfg(unix)]
+const LOADING_AGENT: &str = r#"
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\("[^"]*"\).*/\1/p')
+  update() {
+    printf '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"%s","content":{"type":"text","text":"%s"}}}}\n' "$1" "$2"
+  }
+  case "$line" in
+    *'"method":"initialize"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}\n' "$id" ;;
+    *'"method":"session/new"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"s1"}}\n' "$id" ;;
+    *'"method":"session/load"'*)
+      update user_message_chunk "hi"
+      update agent_message_chunk "pong"
+      printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
+    *'"method":"session/prompt"'*)
+      update agent_message_chunk "pong"
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}\n' "$id" ;;
+  esac
+done
+"#;
+
+#[cfg(unix)]
+#[test]
+fn after_a_restart_session_load_continues_the_session_without_duplicating_history() {
+    let dir = temp_dir("load");
+    let script = dir.join("agent.sh");
+    std::fs::write(&script, LOADING_AGENT).unwrap();
+    let db = dir.join("db.sqlite");
+    let start = || {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
+            .args(["serve", "--bind", "127.0.0.1:0", "--protocol", "1", "--db"])
+            .arg(&db)
+            .arg("--")
+            .arg("sh")
+            .arg(&script)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let authority = line
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .unwrap()
+            .to_string();
+        (child, authority)
+    };
+    let request = |authority: &str, method: &str, path: &str, body: Option<&str>| {
+        let mut headers = vec![("Host", authority)];
+        if body.is_some() {
+            headers.push(("Content-Type", "application/json"));
+        }
+        serve_support::http(authority.parse().unwrap(), method, path, &headers, body)
+    };
+    let users_and_replies = |authority: &str| {
+        let body = request(authority, "GET", "/api/sessions/1/transcript", None).body;
+        let transcript: Value = serde_json::from_str(&body).unwrap();
+        let of = |kind: &str| -> Vec<String> {
+            transcript["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e["kind"] == kind)
+                .filter_map(|e| e["text"].as_str().map(str::to_string))
+                .collect()
+        };
+        (of("user_message"), of("agent_message"))
+    };
+    let wait_replies = |authority: &str, n: usize| {
+        let deadline = std::time::Instant::now() + serve_support::PATIENCE;
+        while users_and_replies(authority).1.len() < n {
+            assert!(std::time::Instant::now() < deadline, "no reply");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+
+    let (mut first, authority) = start();
+    assert_eq!(
+        request(&authority, "POST", "/api/sessions", Some("{}")).status,
+        201
+    );
+    let sent = request(
+        &authority,
+        "POST",
+        "/api/sessions/1/prompt",
+        Some("{\"text\":\"hi\"}"),
+    );
+    assert_eq!(sent.status, 202, "{}", sent.body);
+    wait_replies(&authority, 1);
+    let _ = first.kill();
+    let _ = first.wait();
+
+    let (mut second, authority) = start();
+    let sent = request(
+        &authority,
+        "POST",
+        "/api/sessions/1/prompt",
+        Some("{\"text\":\"again\"}"),
+    );
+    assert_eq!(sent.status, 202, "{}", sent.body);
+    wait_replies(&authority, 2);
+    let (users, replies) = users_and_replies(&authority);
+    assert_eq!(
+        users,
+        vec!["hi", "again"],
+        "the replayed history is not applied twice"
+    );
+    assert_eq!(replies, vec!["pong", "pong"]);
+    let _ = second.kill();
+    let _ = second.wait();
+}
