@@ -16,7 +16,8 @@ pub struct ServeArgs {
     /// SQLite database (default: spindle/spindle.db in the user's data directory).
     #[arg(long)]
     db: Option<PathBuf>,
-    /// Access token required on every request (required for a non-loopback --bind).
+    /// Access token required on every request (required for a non-loopback --bind). Also read
+    /// from the SPINDLE_TOKEN environment variable, which keeps it out of the process list.
     #[arg(long)]
     token: Option<String>,
     /// Extra host name accepted in Host/Origin headers (repeatable), e.g. the machine's LAN name.
@@ -59,7 +60,10 @@ pub fn run(args: ServeArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> 
     let config = ServeConfig {
         bind: args.bind,
         db,
-        token: args.token,
+        token: args
+            .token
+            .or_else(|| std::env::var("SPINDLE_TOKEN").ok())
+            .filter(|t| !t.is_empty()),
         allow_hosts: args.allow_hosts,
         agent: AgentSettings {
             command,

@@ -154,6 +154,23 @@ fn a_non_loopback_bind_without_a_token_refuses_to_start() {
     assert!(stderr.contains("--token"), "{stderr}");
     // Refused before anything was created.
     assert!(!dir.join("db.sqlite").exists());
+    // The token may come from the environment instead of the command line.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
+        .args(["serve", "--bind", "0.0.0.0:0", "--db"])
+        .arg(dir.join("db.sqlite"))
+        .env("SPINDLE_TOKEN", "from-the-environment")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert!(line.contains("?token=from-the-environment"), "{line}");
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[test]
