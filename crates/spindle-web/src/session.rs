@@ -211,13 +211,10 @@ impl SessionManager {
         let engine = TranscriptEngine::new(EngineConfig::default());
         let live = self.start_session(id, engine, 1, None);
         let _ = live.commands.send(Command::StartAgent).await;
-        Ok(SessionSummary {
-            id,
-            title: String::new(),
-            agent_session_id: None,
-            created_at: 0,
-            updated_at: 0,
-        })
+        self.list()?
+            .into_iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| WebError::new(StatusCode::INTERNAL_SERVER_ERROR, "session vanished"))
     }
 
     /// A live session by id.
