@@ -1,12 +1,11 @@
 //! The engine: input dispatch, entry bookkeeping, turns and state.
 
-use std::collections::{HashMap, HashSet};
-
 use serde_json::{Map, Value};
 
+use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::model::{Entry, EntryBody, EntryKind, Message, SessionState, Transcript};
 use crate::ops::{Applied, Diagnostic, RenderOp};
-use crate::wire::LineProbe;
+use crate::wire::{EnvelopeProbe, LineProbe, looks_like_chunk};
 use crate::{EngineConfig, ProtocolHint};
 
 /// The four message identity spaces (ACP gives each message type its own ids).
@@ -54,8 +53,8 @@ enum ClientRequest {
 pub struct TranscriptEngine {
     pub(crate) config: EngineConfig,
     pub(crate) t: Transcript,
-    pub(crate) keys: HashMap<(Domain, String), usize>,
-    ids: HashSet<String>,
+    pub(crate) keys: FxHashMap<(Domain, String), usize>,
+    ids: FxHashSet<String>,
     /// Last (messageId, index) hit per message kind: chunks repeat the same id.
     pub(crate) last_hit: [Option<(String, usize)>; 4],
     /// The message id-less chunks of its kind append to (v1 boundaries).
@@ -64,9 +63,9 @@ pub struct TranscriptEngine {
     pub(crate) awaiting_ack: Option<usize>,
     /// The most recent prompt the client sent (for `apply_prompt_response`).
     last_prompt: Option<usize>,
-    client_requests: HashMap<String, ClientRequest>,
+    client_requests: FxHashMap<String, ClientRequest>,
     /// Agent request id -> entry index of the permission it asked about.
-    pub(crate) permission_requests: HashMap<String, usize>,
+    pub(crate) permission_requests: FxHashMap<String, usize>,
     pub(crate) minted: u64,
     /// The last idle came from a v2 `state_update`: output now is background work.
     pub(crate) explicit_idle: bool,
@@ -75,6 +74,8 @@ pub struct TranscriptEngine {
     lines_seen: u64,
     next_line: Option<u64>,
     pub(crate) out: Applied,
+    /// Build render ops (off in batch replay, where nobody renders).
+    pub(crate) ops_on: bool,
     /// One record per turn started, in order.
     pub(crate) turn_log: Vec<TurnRecord>,
 }
@@ -99,20 +100,21 @@ impl TranscriptEngine {
                 protocol,
                 ..Transcript::default()
             },
-            keys: HashMap::new(),
-            ids: HashSet::new(),
+            keys: FxHashMap::default(),
+            ids: FxHashSet::default(),
             last_hit: [None, None, None, None],
             open: None,
             awaiting_ack: None,
             last_prompt: None,
-            client_requests: HashMap::new(),
-            permission_requests: HashMap::new(),
+            client_requests: FxHashMap::default(),
+            permission_requests: FxHashMap::default(),
             minted: 0,
             explicit_idle: false,
             line: None,
             lines_seen: 0,
             next_line: None,
             out: Applied::default(),
+            ops_on: true,
             turn_log: Vec::new(),
         }
     }
@@ -134,6 +136,14 @@ impl TranscriptEngine {
     fn finish(&mut self) -> Applied {
         self.line = None;
         std::mem::take(&mut self.out)
+    }
+
+    /// Turns render ops on (the default) or off. With ops off, every `apply_*`
+    /// returns an empty `ops` list (diagnostics still come back) and the engine
+    /// skips building entry views: batch replay (`spindle replay`) uses this.
+    /// [`Self::render_snapshot`] works either way.
+    pub fn set_render_ops(&mut self, enabled: bool) {
+        self.ops_on = enabled;
     }
 
     /// The transcript as it stands.
@@ -173,20 +183,7 @@ impl TranscriptEngine {
     /// the client sent.
     pub fn apply_recorded_line(&mut self, line: &str) -> Applied {
         self.begin_line();
-        match serde_json::from_str::<LineProbe<'_>>(line) {
-            Ok(probe) => match probe.sent {
-                Some(sent) => self.client_line(sent.get()),
-                None => self.agent_probe(line, probe),
-            },
-            Err(_) => match serde_json::from_str::<Value>(line) {
-                Ok(Value::Object(mut map)) if map.contains_key("sent") => {
-                    let sent = map.remove("sent").unwrap_or(Value::Null);
-                    self.client_value(sent);
-                }
-                Ok(v) => self.agent_value(v),
-                Err(e) => self.diag("invalid_json", format!("line is not JSON: {e}")),
-            },
-        }
+        self.received_line(line, true);
         self.finish()
     }
 
@@ -241,24 +238,43 @@ impl TranscriptEngine {
     // ----- line dispatch --------------------------------------------------
 
     fn agent_line(&mut self, line: &str) {
-        match serde_json::from_str::<LineProbe<'_>>(line) {
-            Ok(probe) => self.agent_probe(line, probe),
-            Err(_) => match serde_json::from_str::<Value>(line) {
-                Ok(v) => self.agent_value(v),
-                Err(e) => self.diag("invalid_json", format!("line is not JSON: {e}")),
-            },
-        }
+        self.received_line(line, false);
     }
 
-    fn agent_probe(&mut self, line: &str, probe: LineProbe<'_>) {
-        if probe.method.as_deref() == Some("session/update")
+    /// Decodes one received (or, with `recorded`, possibly `{"sent": ..}`)
+    /// line: plain text chunks in one borrowed pass, other updates by decoding
+    /// only the update into a `Value`, anything else as a whole `Value`.
+    fn received_line(&mut self, line: &str, recorded: bool) {
+        if looks_like_chunk(line)
+            && let Ok(probe) = serde_json::from_str::<LineProbe<'_>>(line)
+            && probe.sent.is_none()
+            && probe.method.as_deref() == Some("session/update")
             && let Some(params) = probe.params
             && let Some(update) = params.update
-            && self.try_fast_chunk(params.session_id.as_deref(), &update)
+            && self.try_fast_chunk(params.session_id.as_deref(), update)
         {
             return;
         }
+        if let Ok(probe) = serde_json::from_str::<EnvelopeProbe<'_>>(line) {
+            if let Some(sent) = probe.sent {
+                if recorded {
+                    return self.client_line(sent.get());
+                }
+            } else if probe.method.as_deref() == Some("session/update")
+                && let Some(params) = probe.params
+                && let Some(update) = params.update
+            {
+                return match serde_json::from_str::<Value>(update.get()) {
+                    Ok(v) => self.update_value(params.session_id.as_deref(), v),
+                    Err(e) => self.diag("invalid_json", format!("update is not JSON: {e}")),
+                };
+            }
+        }
         match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(mut map)) if recorded && map.contains_key("sent") => {
+                let sent = map.remove("sent").unwrap_or(Value::Null);
+                self.client_value(sent);
+            }
             Ok(v) => self.agent_value(v),
             Err(e) => self.diag("invalid_json", format!("line is not JSON: {e}")),
         }
@@ -595,15 +611,23 @@ impl TranscriptEngine {
     }
 
     pub(crate) fn emit(&mut self, op: RenderOp) {
-        self.out.ops.push(op);
+        if self.ops_on {
+            self.out.ops.push(op);
+        }
     }
 
     pub(crate) fn emit_insert(&mut self, idx: usize) {
+        if !self.ops_on {
+            return;
+        }
         let entry = self.t.entries[idx].view();
         self.emit(RenderOp::InsertEntry { index: idx, entry });
     }
 
     pub(crate) fn emit_update(&mut self, idx: usize) {
+        if !self.ops_on {
+            return;
+        }
         let entry = self.t.entries[idx].view();
         self.emit(RenderOp::UpdateEntry {
             id: entry.id.clone(),
@@ -612,11 +636,17 @@ impl TranscriptEngine {
     }
 
     pub(crate) fn emit_state(&mut self) {
+        if !self.ops_on {
+            return;
+        }
         let state: SessionState = self.t.state.clone();
         self.emit(RenderOp::SetState { state });
     }
 
     pub(crate) fn emit_session_info(&mut self) {
+        if !self.ops_on {
+            return;
+        }
         let info = self.t.session_info.clone();
         self.emit(RenderOp::SetSessionInfo { info });
     }

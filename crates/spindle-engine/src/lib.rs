@@ -49,6 +49,7 @@
 mod base64;
 mod classify;
 mod engine;
+mod fxhash;
 mod messages;
 mod model;
 mod ops;

@@ -10,7 +10,7 @@ use crate::engine::{Domain, MsgKind, TranscriptEngine};
 use crate::model::{Block, Boundary, EntryBody, EntryKind, Message};
 use crate::ops::RenderOp;
 use crate::text::{common_prefix_len, utf16_len};
-use crate::wire::{MetaProbe, TextBlockProbe, UpdateProbe, meta_flags};
+use crate::wire::{MetaProbe, UpdateProbe, meta_flags};
 
 /// One content block on its way in; text may borrow from the input line.
 #[derive(Debug)]
@@ -83,7 +83,7 @@ fn routed(kind: MsgKind, r: Route) -> MsgKind {
 impl TranscriptEngine {
     /// The fast path for plain text chunks. Returns false (having changed
     /// nothing) when the update needs the general `Value` path.
-    pub(crate) fn try_fast_chunk(&mut self, session_id: Option<&str>, u: &UpdateProbe<'_>) -> bool {
+    pub(crate) fn try_fast_chunk(&mut self, session_id: Option<&str>, u: UpdateProbe<'_>) -> bool {
         let Some(kind) = u.tag.as_deref().and_then(chunk_tag_kind) else {
             return false;
         };
@@ -95,10 +95,7 @@ impl TranscriptEngine {
                 Err(_) => return false,
             },
         };
-        let Some(content) = u.content else {
-            return false;
-        };
-        let Ok(block) = serde_json::from_str::<TextBlockProbe<'_>>(content.get()) else {
+        let Some(block) = u.content else {
             return false;
         };
         if block.ty != "text" {
@@ -340,6 +337,7 @@ impl TranscriptEngine {
     }
 
     fn append_block(&mut self, idx: usize, block: BlockIn<'_>, emit: bool) {
+        let emit = emit && self.ops_on;
         let entry = &mut self.t.entries[idx];
         let msg = match &mut entry.body {
             EntryBody::Message(m) => m,
@@ -365,7 +363,7 @@ impl TranscriptEngine {
                 }
             }
             BlockIn::Other(v) => {
-                msg.blocks.push(Block::Other(v));
+                msg.blocks.push(Block::Other(Box::new(v)));
                 if emit {
                     self.emit_update(idx);
                 }
@@ -377,6 +375,7 @@ impl TranscriptEngine {
     /// the shared prefix plus an append of the new suffix (requirement 9);
     /// attachment changes become one `update_entry`.
     pub(crate) fn set_content(&mut self, idx: usize, blocks: Vec<BlockIn<'_>>, emit: bool) {
+        let emit = emit && self.ops_on;
         let entry = &mut self.t.entries[idx];
         let msg = match &mut entry.body {
             EntryBody::Message(m) => m,
@@ -434,7 +433,7 @@ impl TranscriptEngine {
                     });
                     offset += t.len();
                 }
-                BlockIn::Other(v) => msg.blocks.push(Block::Other(v)),
+                BlockIn::Other(v) => msg.blocks.push(Block::Other(Box::new(v))),
             }
         }
         if emit && msg.attachments() != old_attachments {

@@ -72,7 +72,7 @@ pub(crate) enum Block {
         /// The block's own metadata marks it thought/plan: not reply text.
         hidden: bool,
     },
-    Other(Value),
+    Other(Box<Value>),
 }
 
 /// A user, agent, thought or plan-text message.
@@ -121,7 +121,7 @@ impl Message {
                 }
                 Value::Object(map)
             }
-            Block::Other(v) => v.clone(),
+            Block::Other(v) => (**v).clone(),
         }
     }
 
@@ -130,7 +130,7 @@ impl Message {
         self.blocks
             .iter()
             .filter_map(|b| match b {
-                Block::Other(v) => Some(v.clone()),
+                Block::Other(v) => Some((**v).clone()),
                 Block::Text { .. } => None,
             })
             .collect()

@@ -229,6 +229,7 @@ impl TranscriptEngine {
 /// lines are skipped; diagnostics carry 1-based line numbers of `input`.
 pub fn replay_recording(input: &str, config: EngineConfig) -> TranscriptEngine {
     let mut engine = TranscriptEngine::new(config);
+    engine.set_render_ops(false);
     for (i, line) in input.lines().enumerate() {
         if line.trim().is_empty() {
             continue;

@@ -27,15 +27,23 @@ impl TranscriptEngine {
             .get("sessionId")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        self.note_session(session_id.as_deref());
-        let update = match params.remove("update") {
-            Some(Value::Object(u)) => u,
-            _ => {
-                return self.diag(
-                    "malformed_update",
-                    "session/update params.update must be an object",
-                );
-            }
+        match params.remove("update") {
+            Some(update) => self.update_value(session_id.as_deref(), update),
+            None => self.diag(
+                "malformed_update",
+                "session/update params.update must be an object",
+            ),
+        }
+    }
+
+    /// One `update` object (with its `sessionUpdate` tag).
+    pub(crate) fn update_value(&mut self, session_id: Option<&str>, update: Value) {
+        self.note_session(session_id);
+        let Value::Object(update) = update else {
+            return self.diag(
+                "malformed_update",
+                "session/update params.update must be an object",
+            );
         };
         let tag = match update.get("sessionUpdate") {
             Some(Value::String(s)) => s.clone(),
@@ -80,8 +88,11 @@ impl TranscriptEngine {
             "available_commands_update" => match u.get("availableCommands") {
                 Some(Value::Array(_)) => {
                     let commands = u.get("availableCommands").cloned().unwrap_or(Value::Null);
-                    self.t.commands = Some(commands.clone());
-                    self.emit(RenderOp::SetCommands { commands });
+                    if self.ops_on {
+                        let commands = commands.clone();
+                        self.emit(RenderOp::SetCommands { commands });
+                    }
+                    self.t.commands = Some(commands);
                 }
                 _ => self.diag(
                     "malformed_update",
@@ -162,8 +173,11 @@ impl TranscriptEngine {
         }
         u.remove("sessionUpdate");
         let usage = Value::Object(u);
-        self.t.usage = Some(usage.clone());
-        self.emit(RenderOp::SetUsage { usage });
+        if self.ops_on {
+            let usage = usage.clone();
+            self.emit(RenderOp::SetUsage { usage });
+        }
+        self.t.usage = Some(usage);
     }
 
     fn session_info_update(&mut self, u: Map<String, Value>) {
@@ -610,7 +624,7 @@ impl TranscriptEngine {
             term.output.extend_from_slice(&bytes);
             let before = term.text.len();
             decode_utf8_into(&term.output, &mut term.decoded, &mut term.text);
-            if !is_new && term.text.len() > before {
+            if !is_new && self.ops_on && term.text.len() > before {
                 let text = term.text[before..].to_owned();
                 self.out.ops.push(RenderOp::AppendText {
                     id: entry.id.clone(),
@@ -624,6 +638,7 @@ impl TranscriptEngine {
     }
 
     fn terminal_replace(&mut self, idx: usize, bytes: Vec<u8>, emit: bool) {
+        let emit = emit && self.ops_on;
         let entry = &mut self.t.entries[idx];
         let EntryBody::Terminal(term) = &mut entry.body else {
             return;
@@ -734,6 +749,7 @@ impl TranscriptEngine {
     }
 
     fn append_summary(&mut self, idx: usize, block: BlockIn<'_>, emit: bool) {
+        let emit = emit && self.ops_on;
         let entry = &mut self.t.entries[idx];
         let EntryBody::Boundary(b) = &mut entry.body else {
             return;
@@ -757,7 +773,7 @@ impl TranscriptEngine {
                 }
             }
             BlockIn::Other(v) => {
-                msg.blocks.push(crate::model::Block::Other(v));
+                msg.blocks.push(crate::model::Block::Other(Box::new(v)));
                 if emit {
                     self.emit_update(idx);
                 }

@@ -10,6 +10,9 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+// One pass over a chunk line: the probe structs nest, so the text is scanned
+// once and borrowed when it has no escapes.
+
 /// Top level of a line: a JSON-RPC message, or a recording envelope `{"sent": ..}`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct LineProbe<'a> {
@@ -19,6 +22,33 @@ pub(crate) struct LineProbe<'a> {
     pub params: Option<ParamsProbe<'a>>,
     #[serde(borrow, default)]
     pub sent: Option<&'a RawValue>,
+}
+
+/// Top level of a line on the general path: the update stays raw so only it
+/// is decoded into a `Value` (not the envelope around it).
+#[derive(Debug, Deserialize)]
+pub(crate) struct EnvelopeProbe<'a> {
+    #[serde(borrow, default)]
+    pub method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub params: Option<RawParamsProbe<'a>>,
+    #[serde(borrow, default)]
+    pub sent: Option<&'a RawValue>,
+}
+
+/// `params` with the update left raw.
+#[derive(Debug, Deserialize)]
+pub(crate) struct RawParamsProbe<'a> {
+    #[serde(borrow, default, rename = "sessionId")]
+    pub session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub update: Option<&'a RawValue>,
+}
+
+/// Cheap pre-check that picks the probe most likely to fit. Either choice is
+/// correct (every probe falls back); this only saves work.
+pub(crate) fn looks_like_chunk(line: &str) -> bool {
+    line.contains("_chunk\"")
 }
 
 /// `params` of a notification or request, read loosely.
@@ -37,8 +67,10 @@ pub(crate) struct UpdateProbe<'a> {
     pub tag: Option<Cow<'a, str>>,
     #[serde(borrow, default, rename = "messageId")]
     pub message_id: Option<&'a RawValue>,
+    /// Only a plain text block fits; anything else fails the probe and the
+    /// line takes the general path.
     #[serde(borrow, default)]
-    pub content: Option<&'a RawValue>,
+    pub content: Option<TextBlockProbe<'a>>,
     #[serde(borrow, default, rename = "_meta")]
     pub meta: Option<&'a RawValue>,
     #[serde(borrow, default)]

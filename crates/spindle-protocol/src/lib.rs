@@ -1,2 +1,68 @@
-//! spindle-protocol: placeholder, filled in by its issue.
+//! spindle-protocol: JSON-RPC 2.0 framing, connections, and the ACP client
+//! runtime of Spindle.
+//!
+//! - [`jsonrpc`]: messages with verbatim (raw JSON) payloads, line decoding.
+//! - [`transport`]: [`Connection`] (a pair of channels) in memory, over any
+//!   byte streams, stdio, or a child process.
+//! - [`req_queue`]: pending-request bookkeeping without I/O.
+//! - [`client`]: [`AcpClient`], version negotiation and one [`ClientEvent`]
+//!   stream for the application.
+//! - [`agent`]: helpers for agents answering `initialize`.
+//! - [`extensions`]: the Spindle streaming extensions and their opt-in.
+//!
+//! ```
+//! use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, Connection, Message, Incoming};
+//! use spindle_protocol::jsonrpc::to_raw;
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let (client_end, mut agent_end) = Connection::memory();
+//! // A scripted agent: answers initialize with v1, then sends one update.
+//! tokio::spawn(async move {
+//!     while let Some(Incoming::Message(Message::Request { id, method, .. })) =
+//!         agent_end.receiver.recv().await
+//!     {
+//!         assert_eq!(method, "initialize");
+//!         let result = to_raw(&json!({"protocolVersion": 1, "agentCapabilities": {}})).unwrap();
+//!         agent_end.sender.send(Message::response_ok(id, result)).await.unwrap();
+//!         let update = json!({"sessionId": "s1", "update": {"sessionUpdate": "agent_message_chunk",
+//!             "content": {"type": "text", "text": "hi"}}});
+//!         agent_end.sender.send(Message::notification("session/update", &update).unwrap()).await.unwrap();
+//!     }
+//! });
+//! let (client, mut events) = AcpClient::new(client_end, ClientOptions::default());
+//! let init = client.initialize().await.unwrap();
+//! assert_eq!(init.protocol_version, 1);
+//! loop {
+//!     match events.recv().await.unwrap() {
+//!         ClientEvent::SessionUpdate { session_id, params } => {
+//!             assert_eq!(session_id, "s1");
+//!             assert!(params.get().contains("agent_message_chunk"));
+//!             break;
+//!         }
+//!         _ => {} // a diagnostic: session s1 was never created
+//!     }
+//! }
+//! # });
+//! ```
 #![deny(missing_docs)]
+
+pub mod agent;
+pub mod client;
+pub mod extensions;
+pub mod jsonrpc;
+pub mod req_queue;
+#[cfg(feature = "schema-check")]
+pub mod schema_check;
+pub mod transport;
+
+pub use client::{
+    AcpClient, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
+    InitializeOutcome, PromptOutcome, ProtocolChoice,
+};
+pub use jsonrpc::{DecodeError, Frame, Message, RequestId, ResponseError, decode_line};
+pub use req_queue::ReqQueue;
+pub use transport::{
+    ChildExit, ChildHandle, Connection, ConnectionOptions, Incoming, MessageReceiver,
+    MessageSender, SpawnOptions, spawn_child,
+};

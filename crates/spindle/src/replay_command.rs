@@ -99,6 +99,8 @@ fn replay_reader(
     config: EngineConfig,
 ) -> std::io::Result<TranscriptEngine> {
     let mut engine = TranscriptEngine::new(config);
+    // Batch replay: nothing renders, so skip building render ops.
+    engine.set_render_ops(false);
     let mut buf = Vec::new();
     let mut line_no = 0u64;
     loop {

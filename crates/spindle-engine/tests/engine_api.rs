@@ -1,0 +1,225 @@
+//! The public API, entry point by entry point, with exact ops where they matter.
+
+use serde_json::json;
+use spindle_engine::{EngineConfig, EntryKind, ProtocolHint, RenderOp, TranscriptEngine};
+
+fn params(update: serde_json::Value) -> String {
+    json!({"sessionId": "s1", "update": update}).to_string()
+}
+
+fn line(update: serde_json::Value) -> String {
+    json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": update}}).to_string()
+}
+
+#[test]
+fn v1_turn_through_params_and_prompt_response() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    e.apply_user_prompt(r#"[{"type":"text","text":"hi"}]"#);
+    e.apply_session_update(&params(
+        json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}),
+    ));
+    e.apply_session_update(&params(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hello"}})));
+    let applied = e.apply_prompt_response(Ok(r#"{"stopReason":"end_turn"}"#));
+    assert!(applied.ops.iter().any(|op| matches!(op, RenderOp::SetState { state } if state.stop_reason.as_deref() == Some("end_turn"))));
+    assert_eq!(e.final_reply().as_deref(), Some("Hello"));
+    let turns = e.turn_replies();
+    assert_eq!(turns.len(), 1);
+    assert!(turns[0].finished);
+    assert_eq!(turns[0].reply, "Hello");
+    assert_eq!(
+        e.transcript().session_info.session_id.as_deref(),
+        Some("s1")
+    );
+    let kinds: Vec<EntryKind> = e.transcript().entries.iter().map(|x| x.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            EntryKind::UserMessage,
+            EntryKind::AgentThought,
+            EntryKind::AgentMessage
+        ]
+    );
+}
+
+#[test]
+fn v2_acknowledgement_adopts_the_local_prompt_without_duplicating_it() {
+    let mut e = TranscriptEngine::new(EngineConfig {
+        protocol: ProtocolHint::V2,
+        ..EngineConfig::default()
+    });
+    e.apply_user_prompt(r#"[{"type":"text","text":"Deploy it"}]"#);
+    let applied = e.apply_prompt_response(Ok(r#"{"messageId":"u-7"}"#));
+    assert!(
+        e.transcript().state.turn_open,
+        "v2 acceptance does not end the turn"
+    );
+    assert!(!applied.ops.is_empty());
+    let applied = e.apply_session_update(&params(json!({"sessionUpdate": "user_message", "messageId": "u-7", "content": [{"type": "text", "text": "Deploy it"}]})));
+    // Same content: no text ops, only the acknowledgement (pending -> false).
+    assert!(
+        applied
+            .ops
+            .iter()
+            .all(|op| matches!(op, RenderOp::UpdateEntry { .. })),
+        "{:?}",
+        applied.ops
+    );
+    let users: Vec<_> = e
+        .transcript()
+        .entries
+        .iter()
+        .filter(|x| x.kind == EntryKind::UserMessage)
+        .collect();
+    assert_eq!(users.len(), 1);
+    assert_eq!(
+        users[0].message().unwrap().message_id.as_deref(),
+        Some("u-7")
+    );
+    e.apply_session_update(&params(json!({"sessionUpdate": "agent_message_chunk", "messageId": "a1", "content": {"type": "text", "text": "Done"}})));
+    e.apply_session_update(&params(
+        json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}),
+    ));
+    assert_eq!(e.transcript().state.status, "idle");
+    assert_eq!(e.final_reply().as_deref(), Some("Done"));
+    // A repeated idle snapshot is not a new completion.
+    let applied = e.apply_session_update(&params(
+        json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}),
+    ));
+    assert!(applied.ops.is_empty());
+    assert_eq!(e.turn_replies().len(), 1);
+}
+
+#[test]
+fn notices_are_ops_only() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    let applied = e.apply_agent_line(&line(json!({"sessionUpdate": "notice", "severity": "warning", "title": "Slow", "description": "retrying"})));
+    assert_eq!(
+        applied.ops,
+        vec![RenderOp::Notice {
+            severity: "warning".into(),
+            title: "Slow".into(),
+            description: Some("retrying".into())
+        }]
+    );
+    assert!(e.transcript().entries.is_empty());
+    assert!(
+        !e.render_snapshot()
+            .iter()
+            .any(|op| matches!(op, RenderOp::Notice { .. }))
+    );
+}
+
+#[test]
+fn snapshot_refinement_sends_only_the_changed_suffix() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    let snap = |text: &str| {
+        line(
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": "m", "_meta": {"spindle": {"snapshot": true}}, "content": {"type": "text", "text": text}}),
+        )
+    };
+    e.apply_agent_line(&snap("Hello wor"));
+    let applied = e.apply_agent_line(&snap("Hello world"));
+    assert_eq!(
+        applied.ops,
+        vec![RenderOp::AppendText {
+            id: "m".into(),
+            text: "ld".into()
+        }]
+    );
+    let applied = e.apply_agent_line(&snap("Hello, world"));
+    assert_eq!(
+        applied.ops,
+        vec![
+            RenderOp::TruncateText {
+                id: "m".into(),
+                len: 5
+            },
+            RenderOp::AppendText {
+                id: "m".into(),
+                text: ", world".into()
+            },
+        ]
+    );
+    let applied = e.apply_agent_line(&snap("Hello, world"));
+    assert!(
+        applied.ops.is_empty(),
+        "an identical snapshot changes nothing"
+    );
+    // A clear keeps nothing; later chunks append from empty.
+    let applied = e.apply_agent_line(&line(
+        json!({"sessionUpdate": "agent_message_clear", "messageId": "m"}),
+    ));
+    assert_eq!(
+        applied.ops,
+        vec![RenderOp::TruncateText {
+            id: "m".into(),
+            len: 0
+        }]
+    );
+    e.apply_agent_line(&line(json!({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "New"}})));
+    assert_eq!(e.transcript().entries[0].text(), "New");
+}
+
+#[test]
+fn bad_input_is_a_diagnostic_with_its_line_and_later_updates_apply() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    let applied = e.apply_agent_line("{not json");
+    assert_eq!(applied.diagnostics[0].code, "invalid_json");
+    assert_eq!(applied.diagnostics[0].line, Some(1));
+    let applied = e.apply_agent_line(&line(
+        json!({"sessionUpdate": "tool_call_update", "title": "no id"}),
+    ));
+    assert_eq!(applied.diagnostics[0].code, "malformed_update");
+    assert_eq!(applied.diagnostics[0].line, Some(2));
+    e.set_next_line_number(10);
+    let applied = e.apply_agent_line(&line(
+        json!({"sessionUpdate": "agent_message_chunk", "content": "oops"}),
+    ));
+    assert_eq!(applied.diagnostics[0].line, Some(10));
+    e.apply_agent_line(&line(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "fine"}})));
+    assert_eq!(e.final_reply().as_deref(), Some("fine"));
+    assert_eq!(e.transcript().diagnostics.len(), 3);
+}
+
+#[test]
+fn ids_from_different_spaces_never_collide() {
+    let mut e = TranscriptEngine::new(EngineConfig {
+        protocol: ProtocolHint::V2,
+        ..EngineConfig::default()
+    });
+    e.apply_agent_line(&line(
+        json!({"sessionUpdate": "agent_message", "messageId": "x", "content": []}),
+    ));
+    e.apply_agent_line(&line(
+        json!({"sessionUpdate": "agent_thought", "messageId": "x", "content": []}),
+    ));
+    e.apply_agent_line(&line(
+        json!({"sessionUpdate": "tool_call_update", "toolCallId": "x", "title": "t"}),
+    ));
+    let ids: Vec<&str> = e
+        .transcript()
+        .entries
+        .iter()
+        .map(|x| x.id.as_str())
+        .collect();
+    assert_eq!(ids, ["x", "agent_thought:x", "tool_call:x"]);
+}
+
+#[test]
+fn v1_prompt_error_ends_the_turn_with_the_error() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    e.apply_client_line(r#"{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#);
+    e.apply_agent_line(r#"{"jsonrpc":"2.0","id":"p1","error":{"code":-32603,"message":"boom"}}"#);
+    let s = &e.transcript().state;
+    assert!(!s.turn_open);
+    assert_eq!(s.error.as_ref().unwrap()["message"], "boom");
+    assert_eq!(s.stop_reason, None);
+}
+
+#[test]
+fn utf16_helpers_map_offsets_for_rust_consumers() {
+    use spindle_engine::text::{byte_to_utf16_offset, utf16_to_byte_offset};
+    let s = "x😀y";
+    assert_eq!(utf16_to_byte_offset(s, 3), Some(5));
+    assert_eq!(byte_to_utf16_offset(s, 5), Some(3));
+}

@@ -1,0 +1,221 @@
+//! Agent-side helpers: answering `initialize` with version selection.
+//!
+//! An agent reads its [`Connection`](crate::Connection) and hands the
+//! `initialize` request to [`answer_initialize`]; everything else stays in
+//! the agent's own loop.
+
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::extensions::spindle_extensions_in;
+use crate::jsonrpc::{INVALID_PARAMS, Message, RequestId, ResponseError, to_raw};
+
+/// What the agent learned from the client's `initialize`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InitializeRequestInfo {
+    /// The version the agent answers with: the client's if it is 1 or 2
+    /// (2 only when the agent supports it), otherwise 1.
+    pub protocol_version: u16,
+    /// The version the client asked for, as sent.
+    pub requested_version: Value,
+    /// `clientCapabilities` (v1) or `capabilities` (v2), `{}` if absent.
+    pub client_capabilities: Value,
+    /// `clientInfo` (v1) or `info` (v2).
+    pub client_info: Option<Value>,
+    /// Spindle extensions the client opted into (from `_meta`).
+    pub spindle_extensions: Vec<String>,
+}
+
+impl InitializeRequestInfo {
+    /// Whether the client opted into the named Spindle extension.
+    pub fn accepts_extension(&self, name: &str) -> bool {
+        self.spindle_extensions.iter().any(|e| e == name)
+    }
+}
+
+/// Reads an `initialize` request's params and picks the version.
+/// `supports_v2` is whether this agent speaks the v2 draft.
+pub fn read_initialize(
+    params: Option<&RawValue>,
+    supports_v2: bool,
+) -> Result<InitializeRequestInfo, ResponseError> {
+    let params: Value = params
+        .map(|p| serde_json::from_str(p.get()))
+        .transpose()
+        .map_err(|e| ResponseError::new(INVALID_PARAMS, format!("initialize params: {e}")))?
+        .unwrap_or(Value::Null);
+    let Some(obj) = params.as_object() else {
+        return Err(ResponseError::new(
+            INVALID_PARAMS,
+            "initialize params must be an object",
+        ));
+    };
+    let Some(requested) = obj.get("protocolVersion").cloned() else {
+        return Err(ResponseError::new(
+            INVALID_PARAMS,
+            "initialize params need protocolVersion",
+        ));
+    };
+    let protocol_version = match requested.as_u64() {
+        Some(2) if supports_v2 => 2,
+        _ => 1,
+    };
+    let (caps, info) = if protocol_version == 2 {
+        (obj.get("capabilities"), obj.get("info"))
+    } else {
+        (obj.get("clientCapabilities"), obj.get("clientInfo"))
+    };
+    Ok(InitializeRequestInfo {
+        protocol_version,
+        requested_version: requested,
+        client_capabilities: caps.cloned().unwrap_or_else(|| json!({})),
+        client_info: info.cloned(),
+        spindle_extensions: obj
+            .get("_meta")
+            .map(spindle_extensions_in)
+            .unwrap_or_default(),
+    })
+}
+
+/// What the agent reports about itself in its `initialize` result.
+#[derive(Debug, Clone)]
+pub struct AgentIdentity {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// v1 `agentCapabilities`.
+    pub capabilities_v1: Value,
+    /// v2 `capabilities`.
+    pub capabilities_v2: Value,
+    /// Spindle extensions this agent can emit (listed in the result `_meta`).
+    pub spindle_extensions: Vec<String>,
+}
+
+/// Answers an `initialize` request: returns what the client asked for and
+/// the response to send (an error response for malformed params).
+pub fn answer_initialize(
+    id: RequestId,
+    params: Option<&RawValue>,
+    identity: &AgentIdentity,
+    supports_v2: bool,
+) -> (Result<InitializeRequestInfo, ResponseError>, Message) {
+    match read_initialize(params, supports_v2) {
+        Err(e) => (Err(e.clone()), Message::response_err(id, e)),
+        Ok(info) => {
+            let who = json!({ "name": identity.name, "version": identity.version });
+            let mut result = if info.protocol_version == 2 {
+                json!({
+                    "protocolVersion": 2,
+                    "info": who,
+                    "capabilities": identity.capabilities_v2,
+                    "authMethods": [],
+                })
+            } else {
+                json!({
+                    "protocolVersion": 1,
+                    "agentInfo": who,
+                    "agentCapabilities": identity.capabilities_v1,
+                    "authMethods": [],
+                })
+            };
+            if !identity.spindle_extensions.is_empty() {
+                let names: Vec<&str> = identity
+                    .spindle_extensions
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                result["_meta"] = crate::extensions::spindle_meta(&names);
+            }
+            let msg = match to_raw(&result) {
+                Ok(raw) => Message::response_ok(id, raw),
+                Err(e) => Message::response_err(
+                    id,
+                    ResponseError::new(crate::jsonrpc::INTERNAL_ERROR, e.to_string()),
+                ),
+            };
+            (Ok(info), msg)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(v: Value) -> Box<RawValue> {
+        to_raw(&v).unwrap()
+    }
+
+    #[test]
+    fn version_selection() {
+        let p1 = raw(json!({"protocolVersion": 1, "clientCapabilities": {"terminal": true}}));
+        let p2 = raw(
+            json!({"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {},
+            "_meta": {"spindle": {"extensions": ["agent_message_clear"]}}}),
+        );
+        let p9 = raw(json!({"protocolVersion": 9}));
+        let i1 = read_initialize(Some(&p1), true).unwrap();
+        assert_eq!(i1.protocol_version, 1);
+        assert_eq!(i1.client_capabilities, json!({"terminal": true}));
+        assert!(i1.spindle_extensions.is_empty());
+        let i2 = read_initialize(Some(&p2), true).unwrap();
+        assert_eq!(i2.protocol_version, 2);
+        assert!(i2.accepts_extension("agent_message_clear"));
+        assert!(!i2.accepts_extension("session_cleared"));
+        assert_eq!(
+            read_initialize(Some(&p2), false).unwrap().protocol_version,
+            1
+        );
+        assert_eq!(
+            read_initialize(Some(&p9), true).unwrap().protocol_version,
+            1
+        );
+        assert_eq!(
+            read_initialize(Some(&raw(json!({}))), true)
+                .unwrap_err()
+                .code,
+            INVALID_PARAMS
+        );
+        assert_eq!(
+            read_initialize(None, true).unwrap_err().code,
+            INVALID_PARAMS
+        );
+        assert_eq!(
+            read_initialize(Some(&raw(json!([1]))), true)
+                .unwrap_err()
+                .code,
+            INVALID_PARAMS
+        );
+    }
+
+    #[test]
+    fn answer_shapes() {
+        let id = RequestId::Number(0);
+        let identity = AgentIdentity {
+            name: "a".into(),
+            version: "0".into(),
+            capabilities_v1: json!({"loadSession": true}),
+            capabilities_v2: json!({"session": {}}),
+            spindle_extensions: vec!["agent_message_clear".into()],
+        };
+        let p2 = raw(json!({"protocolVersion": 2, "info": {"name": "c", "version": "1"}}));
+        let (info, msg) = answer_initialize(id.clone(), Some(&p2), &identity, true);
+        assert_eq!(info.unwrap().protocol_version, 2);
+        // Key order depends on serde_json features; compare values.
+        let got: Value = serde_json::from_str(&msg.to_json()).unwrap();
+        assert_eq!(
+            got,
+            json!({"jsonrpc": "2.0", "id": 0, "result": {
+                "_meta": {"spindle": {"extensions": ["agent_message_clear"]}},
+                "authMethods": [], "capabilities": {"session": {}},
+                "info": {"name": "a", "version": "0"}, "protocolVersion": 2}})
+        );
+        let (info, msg) = answer_initialize(id, Some(&p2), &identity, false);
+        assert_eq!(info.unwrap().protocol_version, 1);
+        assert!(
+            msg.to_json()
+                .contains(r#""agentCapabilities":{"loadSession":true}"#)
+        );
+    }
+}

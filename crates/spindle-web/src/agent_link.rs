@@ -1,0 +1,210 @@
+//! The byte pipe to one agent child process: newline-delimited JSON-RPC lines in both
+//! directions, nothing more. ACP meaning is given to the lines by the session loop and the engine.
+//!
+//! The session loop needs every line, in both directions, in the order it processes them, so that
+//! the wire log replays into the same transcript; this link hands over raw lines and never
+//! interprets them.
+
+use std::ffi::OsString;
+use std::process::Stdio;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+/// A line longer than this is dropped (and reported) instead of buffered without bound.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// Bytes of agent lines that may wait for the session task. When they are used up the reader
+/// stops reading, the pipe fills and the agent blocks: memory stays bounded even for an agent
+/// that writes huge lines faster than they can be committed.
+const QUEUED_BYTES: usize = 64 << 20;
+
+/// What the link reports.
+#[derive(Debug)]
+pub enum LinkEvent {
+    /// One line the agent wrote, without its newline, with its share of the queue budget
+    /// (released when the event is dropped).
+    Line(String, QueueShare),
+    /// A line over [`MAX_LINE_BYTES`] or not UTF-8 was dropped.
+    Dropped(String),
+    /// The agent's stdout closed (it exited or closed the pipe); with the exit status if known.
+    Closed(String),
+}
+
+/// A line's share of the link's byte budget.
+#[derive(Debug)]
+pub struct QueueShare(#[allow(dead_code)] Option<tokio::sync::OwnedSemaphorePermit>);
+
+/// A running agent child process.
+#[derive(Debug)]
+pub struct AgentLink {
+    writer: mpsc::UnboundedSender<String>,
+    /// Lines and lifecycle events from the agent.
+    pub events: mpsc::Receiver<LinkEvent>,
+    child: Child,
+}
+
+impl AgentLink {
+    /// Starts `command` with piped stdin/stdout (stderr is inherited so agent logs stay visible).
+    pub fn spawn(command: &[OsString], queue: usize) -> std::io::Result<AgentLink> {
+        let (program, args) = command.split_first().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty agent command")
+        })?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| std::io::Error::other("no stdin"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| std::io::Error::other("no stdout"))?;
+        let (event_tx, events) = mpsc::channel(queue.max(1));
+        let (writer, mut write_rx) = mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            let mut stdin = stdin;
+            while let Some(mut line) = write_rx.recv().await {
+                line.push('\n');
+                if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        tokio::spawn(read_lines(stdout, event_tx));
+        Ok(AgentLink {
+            writer,
+            events,
+            child,
+        })
+    }
+
+    /// Queues one line for the agent's stdin. Returns false when the agent is gone.
+    pub fn send(&self, line: String) -> bool {
+        self.writer.send(line).is_ok()
+    }
+
+    /// Kills the child (also done on drop).
+    pub async fn kill(&mut self) {
+        let _ = self.child.kill().await;
+    }
+
+    /// The exit status, if the child has exited.
+    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+}
+
+async fn read_lines(stdout: tokio::process::ChildStdout, events: mpsc::Sender<LinkEvent>) {
+    let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(QUEUED_BYTES));
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut line: Vec<u8> = Vec::new();
+    let mut oversized = false;
+    loop {
+        let available = match reader.fill_buf().await {
+            Ok([]) => break,
+            Ok(bytes) => bytes,
+            Err(error) => {
+                let _ = events
+                    .send(LinkEvent::Closed(format!("read error: {error}")))
+                    .await;
+                return;
+            }
+        };
+        let (chunk, found_newline) = match available.iter().position(|b| *b == b'\n') {
+            Some(n) => (&available[..n], true),
+            None => (available, false),
+        };
+        if !oversized {
+            if line.len() + chunk.len() > MAX_LINE_BYTES {
+                oversized = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let consumed = chunk.len() + usize::from(found_newline);
+        reader.consume(consumed);
+        if found_newline {
+            let event = if oversized {
+                LinkEvent::Dropped(format!("agent line over {MAX_LINE_BYTES} bytes dropped"))
+            } else {
+                let bytes = std::mem::take(&mut line);
+                let trimmed = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
+                if trimmed.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                match String::from_utf8(trimmed.to_vec()) {
+                    Ok(text) => {
+                        // Lines are at most MAX_LINE_BYTES, below the budget: this cannot fail
+                        // while the semaphore lives (it is never closed).
+                        let bytes = u32::try_from(text.len().max(1)).unwrap_or(u32::MAX);
+                        let share = budget.clone().acquire_many_owned(bytes).await.ok();
+                        LinkEvent::Line(text, QueueShare(share))
+                    }
+                    Err(_) => LinkEvent::Dropped("agent line is not UTF-8; dropped".into()),
+                }
+            };
+            oversized = false;
+            // A full queue waits here: the agent's pipe fills and the agent blocks, which
+            // bounds memory; browsers are never on this path (they have their own queues).
+            if events.send(event).await.is_err() {
+                return;
+            }
+        }
+    }
+    let _ = events
+        .send(LinkEvent::Closed("the agent closed its output".into()))
+        .await;
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    async fn events_of(script: &str) -> Vec<String> {
+        let command: Vec<OsString> = vec!["sh".into(), "-c".into(), script.into()];
+        let mut link = AgentLink::spawn(&command, 16).unwrap();
+        let mut seen = Vec::new();
+        while let Some(event) = link.events.recv().await {
+            match event {
+                LinkEvent::Line(line, _) => seen.push(format!("line {}", line.len())),
+                LinkEvent::Dropped(why) => seen.push(format!("dropped {why}")),
+                LinkEvent::Closed(_) => {
+                    seen.push("closed".into());
+                    break;
+                }
+            }
+        }
+        seen
+    }
+
+    #[tokio::test]
+    async fn oversized_and_non_utf8_lines_are_dropped_and_the_link_goes_on() {
+        let over = MAX_LINE_BYTES + 10;
+        let script = format!(
+            "printf 'abc\\n\\n\\r\\n'; head -c {over} /dev/zero | tr '\\0' x; printf '\\n'; \
+             printf '\\377\\376 not utf8\\n'; printf 'after\\r\\n'; printf 'unterminated'"
+        );
+        let seen = events_of(&script).await;
+        assert_eq!(seen.len(), 5, "{seen:?}");
+        assert_eq!(seen[0], "line 3");
+        assert!(seen[1].starts_with("dropped agent line over"), "{seen:?}");
+        assert!(seen[2].contains("not UTF-8"), "{seen:?}");
+        assert_eq!(seen[3], "line 5");
+        assert_eq!(seen[4], "closed");
+    }
+
+    #[tokio::test]
+    async fn an_agent_that_cannot_start_is_an_error_not_a_panic() {
+        let missing = vec![OsString::from("/nonexistent/spindle-agent-binary")];
+        assert!(AgentLink::spawn(&missing, 4).is_err());
+        assert!(AgentLink::spawn(&[], 4).is_err());
+    }
+}
