@@ -182,3 +182,108 @@ pub fn have_python() -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// A fake ACP v1 agent in python, for what the reference agent will not do:
+/// `garbage` (invalid JSON, binary noise, invalid UTF-8, a cut frame, unknown
+/// and duplicate response ids, an update for an unknown session, between two
+/// good chunks of the first turn), `bigline` (one line of
+/// `FAKE_AGENT_BIG_MB` MiB, default 100, written in 1 MiB pieces so the agent
+/// itself stays small), `permission` (asks permission for a tool call on
+/// every prompt and reports the outcome it got as reply text). Every line it
+/// receives is appended to `FAKE_AGENT_LOG` when set. Other turns answer
+/// `Turn N reply.`.
+pub const FAKE_AGENT_PY: &str = r##"import json, os, sys
+MODE = sys.argv[1] if len(sys.argv) > 1 else "garbage"
+LOG = os.environ.get("FAKE_AGENT_LOG")
+BIG_MB = int(os.environ.get("FAKE_AGENT_BIG_MB", "100"))
+out = sys.stdout.buffer
+SID = "sess_fake"
+
+def raw(b):
+    out.write(b)
+    out.flush()
+
+def send(obj):
+    raw(json.dumps(obj).encode() + b"\n")
+
+def update(u, session=SID):
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": u}})
+
+def chunk(text, mid, session=SID):
+    update({"sessionUpdate": "agent_message_chunk", "messageId": mid, "content": {"type": "text", "text": text}}, session)
+
+def noise(n, seed):
+    b = bytearray()
+    x = seed
+    for _ in range(n):
+        x = (x * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+        c = (x >> 33) & 0xFF
+        b.append(63 if c == 10 else c)
+    return bytes(b)
+
+turn = 0
+for line in sys.stdin.buffer:
+    if LOG:
+        with open(LOG, "ab") as f:
+            f.write(line)
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    method, rid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {"loadSession": False}, "authMethods": []}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": SID}})
+    elif method == "session/prompt":
+        turn += 1
+        if MODE == "garbage" and turn == 1:
+            chunk("Before garbage. ", "m1")
+            raw(b"this is not json\n")
+            raw(noise(4096, 7) + b"\n")
+            raw(b"\xff\xfe\x80 invalid utf-8\n")
+            raw(b'{"jsonrpc":"2.0","method":"session/update","params":\n')
+            send({"jsonrpc": "2.0", "id": 9999, "result": {"stopReason": "refusal"}})
+            send({"jsonrpc": "2.0", "id": "who", "error": {"code": -1, "message": "unknown id"}})
+            chunk("INTRUDER", "m_other", "sess_unknown")
+            update({"sessionUpdate": "_vendor_thing", "x": 1})
+            chunk("After garbage.", "m1")
+            send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+            send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "refusal"}})
+        elif MODE == "bigline" and turn == 1:
+            chunk("Before the big line. ", "m1")
+            head = json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "text", "text": "@@"}}}}).encode()
+            pre, post = head.split(b"@@")
+            raw(pre)
+            piece = b"x" * (1 << 20)
+            for _ in range(BIG_MB):
+                raw(piece)
+            raw(post + b"\n")
+            chunk("After the big line.", "m1")
+            send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+        elif MODE == "permission":
+            update({"sessionUpdate": "tool_call", "toolCallId": "call_1", "title": "rm -rf /tmp/x", "kind": "execute", "status": "pending"})
+            send({"jsonrpc": "2.0", "id": 500 + turn, "method": "session/request_permission", "params": {"sessionId": SID, "toolCall": {"toolCallId": "call_1", "title": "rm -rf /tmp/x"}, "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}})
+            for answer in sys.stdin.buffer:
+                if LOG:
+                    with open(LOG, "ab") as f:
+                        f.write(answer)
+                a = json.loads(answer)
+                if a.get("id") == 500 + turn and "method" not in a:
+                    outcome = a.get("result", {}).get("outcome", {})
+                    chunk("outcome: " + json.dumps(outcome, sort_keys=True), "m%d" % turn)
+                    break
+            send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+        else:
+            chunk("Turn %d reply." % turn, "m%d" % turn)
+            send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+    elif rid is not None and method is not None:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}})
+"##;
+
+/// Writes [`FAKE_AGENT_PY`] into `dir`; returns the command line for `mode`.
+pub fn fake_agent_command(dir: &TempDir, mode: &str) -> Vec<std::ffi::OsString> {
+    let path = dir.join("fake_agent.py");
+    std::fs::write(&path, FAKE_AGENT_PY).expect("write fake agent");
+    vec!["python3".into(), path.into_os_string(), mode.into()]
+}
