@@ -69,7 +69,7 @@ impl Extensions {
         "agent_message_clear",
         "agent_thought_clear",
         "session_cleared",
-        "clearBoundary",
+        "clear_boundary",
     ];
 
     /// Reads the opt-in list of an `initialize` request's params.
@@ -136,6 +136,8 @@ pub(crate) struct Connection {
     pub ext: Extensions,
     /// v1 clients must advertise `session.compaction` to get compaction updates.
     pub compaction: bool,
+    /// v1 clients must advertise `session.notices` to get `notice` updates.
+    pub notices: bool,
 }
 
 #[derive(Debug, Default)]
@@ -385,10 +387,14 @@ impl AgentCore {
         let compaction = params
             .pointer("/clientCapabilities/session/compaction")
             .is_some_and(Value::is_object);
+        let notices = params
+            .pointer("/clientCapabilities/session/notices")
+            .is_some_and(Value::is_object);
         self.conn = Some(Connection {
             version,
             ext,
             compaction,
+            notices,
         });
         let meta = json!({"spindle": {"extensions": ext.names()}});
         let info = json!({
@@ -563,6 +569,28 @@ impl AgentCore {
                 self.send_response(&id, json!({"stopReason": stop_reason}));
             }
             _ => self.send_update(&sid, updates::state("idle", Some(stop_reason))),
+        }
+    }
+
+    /// Ends the current turn as failed (see [`Step::Fail`]).
+    fn fail_turn(&mut self, s: usize, message: &str) {
+        let conn = self.conn();
+        let Some(mut turn) = self.sessions[s].turn.take() else {
+            return;
+        };
+        let sid = self.sessions[s].id.clone();
+        self.sessions[s]
+            .background
+            .steps
+            .extend(turn.runner.steps.drain(..));
+        let error = json!({"code": codes::INTERNAL_ERROR, "message": message});
+        match (conn.version, turn.prompt_id) {
+            (Version::V1, Some(id)) => self.send_error(&id, codes::INTERNAL_ERROR, message),
+            _ => {
+                let mut idle = updates::state("idle", Some("error"));
+                idle["error"] = error;
+                self.send_update(&sid, idle);
+            }
         }
     }
 
@@ -762,6 +790,14 @@ impl AgentCore {
                 }
                 Which::Background => {}
             },
+            Step::Fail(message) => {
+                if which == Which::Turn {
+                    self.fail_turn(s, &message);
+                    if let Some((id, blocks)) = self.sessions[s].queued.pop_front() {
+                        self.start_turn(s, id, blocks);
+                    }
+                }
+            }
             Step::Exit(code) => return Some(code),
             Step::Stall => {
                 if let Some(turn) = self.sessions[s].turn.as_mut()

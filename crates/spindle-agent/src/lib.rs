@@ -36,6 +36,7 @@ mod program;
 pub mod scenarios;
 mod script;
 pub mod stream_gen;
+pub mod terminal;
 pub mod updates;
 pub mod wire;
 

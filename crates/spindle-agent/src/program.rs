@@ -22,6 +22,10 @@ pub enum Step {
     /// End the foreground turn with this stop reason. Steps after it run as
     /// background work (v2: after `idle`; v1: after the prompt response).
     End(String),
+    /// End the foreground turn as failed: v1 answers the prompt with this
+    /// JSON-RPC error message (code -32603); v2 sends `idle` with
+    /// `stopReason: "error"` and the error object.
+    Fail(String),
     /// Exit the process with this code (fault-injection scenario).
     Exit(i32),
     /// Stop sending until the client cancels the turn.

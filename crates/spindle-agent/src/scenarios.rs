@@ -23,7 +23,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
         name: "scenario",
         description: "Run a scripted behaviour (refine, thoughts, tools, ...)",
         hint: Some(
-            "plain | thoughts | refine [ext|plain] | denoise [ext|plain] | speculative [ext|plain] | snapshot | tools | background | slow | hostile | crash | stall",
+            "plain | thoughts | refine [ext|plain] | denoise [ext|plain] | speculative [ext|plain] | snapshot | tools | terminal | background | slow | notice | error | hostile | crash | stall",
         ),
     },
     CommandSpec {
@@ -44,7 +44,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
 ];
 
 /// Scenario names understood by `/scenario`.
-pub const SCENARIOS: [&str; 12] = [
+pub const SCENARIOS: [&str; 15] = [
     "plain",
     "thoughts",
     "refine",
@@ -52,8 +52,11 @@ pub const SCENARIOS: [&str; 12] = [
     "speculative",
     "snapshot",
     "tools",
+    "terminal",
     "background",
     "slow",
+    "notice",
+    "error",
     "hostile",
     "crash",
     "stall",
@@ -263,8 +266,11 @@ fn scenario(ctx: &mut TurnCtx<'_>, name: &str, variant: Option<&str>) -> Program
         "speculative" => speculative(ctx, variant),
         "snapshot" => snapshot(ctx),
         "tools" => tools(ctx),
+        "terminal" => crate::terminal::terminal(ctx),
         "background" => background(ctx),
         "slow" => slow(ctx),
+        "notice" => notice(ctx),
+        "error" => error(ctx),
         "hostile" => crate::hostile::hostile(ctx),
         "crash" => crash(ctx),
         "stall" => stall(ctx),
@@ -721,6 +727,62 @@ fn slow(ctx: &mut TurnCtx<'_>) -> Program {
     }
     ctx.usage(&mut p, 40);
     p.end("end_turn");
+    p
+}
+
+/// Final reply of `/scenario notice` when notices are sent as updates.
+pub const NOTICE_REPLY: &str = "I sent two notices: an info and a warning.";
+/// The notices: (severity, title, description).
+pub const NOTICES: [(&str, &str, &str); 2] = [
+    (
+        "info",
+        "Index refreshed",
+        "The workspace index was rebuilt in the background.",
+    ),
+    (
+        "warning",
+        "Rate limit close",
+        "80% of this hour's request budget is used.",
+    ),
+];
+
+fn notice(ctx: &mut TurnCtx<'_>) -> Program {
+    let mut p = ctx.program();
+    let id = ctx.state.next_id("msg_a");
+    // v1 typed decoders only accept `notice` from clients advertising
+    // `session.notices`; others get the notices as reply text.
+    if ctx.version() == Version::V2 || ctx.conn.notices {
+        for (severity, title, description) in NOTICES {
+            p.update(json!({
+                "sessionUpdate": "notice",
+                "severity": severity,
+                "title": title,
+                "description": description,
+            }));
+            p.pause(2);
+        }
+        p.say(ChunkKind::Agent, &id, NOTICE_REPLY, None);
+    } else {
+        let text: Vec<String> = NOTICES
+            .iter()
+            .map(|(severity, title, description)| format!("[{severity}] {title}: {description}"))
+            .collect();
+        p.say(ChunkKind::Agent, &id, &text.join("\n"), None);
+    }
+    p.end("end_turn");
+    p
+}
+
+/// Text streamed by `/scenario error` before the turn fails.
+pub const ERROR_TEXT: &str = "Looking that up in the model backend... ";
+/// The error message the failed turn carries.
+pub const ERROR_MESSAGE: &str = "simulated failure: the model backend is unavailable";
+
+fn error(ctx: &mut TurnCtx<'_>) -> Program {
+    let mut p = ctx.program();
+    let id = ctx.state.next_id("msg_a");
+    p.say(ChunkKind::Agent, &id, ERROR_TEXT, None);
+    p.steps.push(Step::Fail(ERROR_MESSAGE.to_owned()));
     p
 }
 

@@ -80,6 +80,8 @@ pub mod codes {
     pub const METHOD_NOT_FOUND: i64 = -32601;
     /// Parameters missing or of the wrong shape.
     pub const INVALID_PARAMS: i64 = -32602;
+    /// The agent failed while handling the request.
+    pub const INTERNAL_ERROR: i64 = -32603;
     /// A request that arrived before `initialize`.
     pub const NOT_INITIALIZED: i64 = -32002;
     /// The request was cancelled before it was acted on.

@@ -299,7 +299,7 @@ async fn version_negotiation_and_extension_echo() {
         );
         assert_eq!(
             result["_meta"]["spindle"]["extensions"],
-            json!(["agent_message_clear", "clearBoundary"])
+            json!(["agent_message_clear", "clear_boundary"])
         );
         if answered == 2 {
             assert_eq!(result["info"]["name"], "spindle-agent");
@@ -324,5 +324,25 @@ async fn end_of_input_finishes_running_work_then_exits() {
         // Closing our side right away: the turn still completes.
         let code = peer.shutdown().await;
         assert_eq!(code, 0);
+    }
+}
+
+#[tokio::test]
+async fn cancel_interrupts_a_long_stream() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        let id = peer.send_prompt(&sid, "/stream 1000000000 chunks").await;
+        // Some of the stream arrives, then the client cancels.
+        for _ in 0..50 {
+            peer.recv().await;
+        }
+        peer.notify("session/cancel", json!({"sessionId": sid}))
+            .await;
+        let turn = peer.finish_turn(id).await;
+        assert_eq!(turn.stop_reason, "cancelled");
+        // Far fewer than the requested billion lines were written.
+        assert!(turn.lines.len() < 100_000, "{}", turn.lines.len());
+        let next = peer.prompt(&sid, "after the stream").await;
+        assert_eq!(next.stop_reason, "end_turn");
     }
 }

@@ -553,3 +553,95 @@ async fn stream_command_matches_the_expected_reply() {
         }
     }
 }
+
+#[tokio::test]
+async fn terminal_output_in_v2_chunks_and_v1_text() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        let turn = peer.prompt(&sid, "/scenario terminal").await;
+        assert_eq!(turn.reply(), spindle_agent::terminal::TERMINAL_REPLY);
+        if version == 2 {
+            let chunks: Vec<&Value> = turn
+                .updates
+                .iter()
+                .filter(|u| u["sessionUpdate"] == "terminal_output_chunk")
+                .collect();
+            assert_eq!(chunks.len(), 4);
+            let exit = turn
+                .updates
+                .iter()
+                .find(|u| u["sessionUpdate"] == "terminal_update" && u.get("exitStatus").is_some())
+                .unwrap();
+            assert_eq!(exit["exitStatus"]["exitCode"], 0);
+            let term = peer
+                .engine
+                .transcript()
+                .entries
+                .iter()
+                .any(|e| matches!(e.body, spindle_engine::EntryBody::Terminal(_)));
+            assert!(term, "the engine built a terminal entry");
+        } else {
+            let text = turn
+                .updates
+                .iter()
+                .find_map(|u| u.pointer("/content/0/content/text"))
+                .and_then(Value::as_str)
+                .unwrap();
+            assert!(text.contains("3 passed"));
+        }
+        peer.assert_no_engine_diagnostics();
+    }
+}
+
+#[tokio::test]
+async fn notices_as_updates_or_text() {
+    for (version, notices_cap) in [(2, false), (1, true), (1, false)] {
+        let mut peer = Peer::fast();
+        let mut params = serde_json::json!({"protocolVersion": version});
+        if version == 2 {
+            params["info"] = serde_json::json!({"name": "t", "version": "0"});
+        } else if notices_cap {
+            params["clientCapabilities"] = serde_json::json!({"session": {"notices": {}}});
+        }
+        peer.initialize_with(params).await;
+        let (sid, _) = peer.new_session().await;
+        let turn = peer.prompt(&sid, "/scenario notice").await;
+        let notices: Vec<&Value> = turn
+            .updates
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "notice")
+            .collect();
+        if version == 2 || notices_cap {
+            assert_eq!(notices.len(), 2);
+            assert_eq!(notices[1]["severity"], "warning");
+            assert_eq!(turn.reply(), scenarios::NOTICE_REPLY);
+        } else {
+            assert!(notices.is_empty());
+            assert!(turn.reply().contains("[warning] Rate limit close"));
+        }
+        assert_eq!(turn.stop_reason, "end_turn");
+        peer.assert_no_engine_diagnostics();
+    }
+}
+
+#[tokio::test]
+async fn error_scenario_fails_the_turn() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        let turn = peer.prompt(&sid, "/scenario error").await;
+        assert_eq!(turn.stop_reason, "error");
+        let last = turn.lines.last().unwrap();
+        let error = match version {
+            1 => &last["error"],
+            _ => &last["params"]["update"]["error"],
+        };
+        assert_eq!(error["code"], -32603);
+        assert_eq!(error["message"], scenarios::ERROR_MESSAGE);
+        let t = peer.engine.transcript();
+        assert!(t.state.error.is_some(), "the engine records the failure");
+        assert!(!t.state.turn_open);
+        // The session continues.
+        let next = peer.prompt(&sid, "again").await;
+        assert_eq!(next.stop_reason, "end_turn");
+    }
+}

@@ -1,2 +1,85 @@
-//! spindle-protocol: placeholder, filled in by its issue.
+//! spindle-protocol: JSON-RPC 2.0 framing, connections, and the ACP client
+//! runtime of Spindle.
+//!
+//! - [`jsonrpc`]: messages with verbatim (raw JSON) payloads, line decoding.
+//! - [`transport`]: [`Connection`] (a pair of channels) in memory, over any
+//!   byte streams, stdio, or a child process.
+//! - [`req_queue`]: pending-request bookkeeping without I/O.
+//! - [`client`]: [`AcpClient`], version negotiation and one [`ClientEvent`]
+//!   stream for the application.
+//! - [`agent`]: helpers for agents answering `initialize`.
+//! - [`extensions`]: the Spindle streaming extensions and their opt-in.
+//! - `schema_check` (feature `schema-check`, for tests): validation of
+//!   emitted messages against the official ACP JSON Schemas.
+//!
+//! Versions: [`ProtocolChoice::V1`] is the default; v2 (a draft) is opt-in
+//! with [`ProtocolChoice::V2Preferred`], which falls back to v1 when the agent
+//! answers `1` or rejects the v2 `initialize`. The negotiated version is
+//! [`AcpClient::protocol_version`]. In both versions the end of a turn is one
+//! [`ClientEvent::TurnFinished`] (v1: from the prompt response; v2: from the
+//! `state_update` idle that ends the work, never repeated for a repeated
+//! snapshot).
+//!
+//! Extensions: with [`ClientOptions::spindle_extensions`] the `initialize`
+//! request carries `"_meta": {"spindle": {"extensions": [...]}}`; agents
+//! should emit `agent_message_clear`, `agent_thought_clear`,
+//! `session_cleared` and `clear_boundary` only to clients that list them.
+//! The client accepts them either way.
+//!
+//! ```
+//! use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, Connection, Message, Incoming};
+//! use spindle_protocol::jsonrpc::to_raw;
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let (client_end, mut agent_end) = Connection::memory();
+//! // A scripted agent: answers initialize with v1, then sends one update.
+//! tokio::spawn(async move {
+//!     while let Some(Incoming::Message(Message::Request { id, method, .. })) =
+//!         agent_end.receiver.recv().await
+//!     {
+//!         assert_eq!(method, "initialize");
+//!         let result = to_raw(&json!({"protocolVersion": 1, "agentCapabilities": {}})).unwrap();
+//!         agent_end.sender.send(Message::response_ok(id, result)).await.unwrap();
+//!         let update = json!({"sessionId": "s1", "update": {"sessionUpdate": "agent_message_chunk",
+//!             "content": {"type": "text", "text": "hi"}}});
+//!         agent_end.sender.send(Message::notification("session/update", &update).unwrap()).await.unwrap();
+//!     }
+//! });
+//! let (client, mut events) = AcpClient::new(client_end, ClientOptions::default());
+//! let init = client.initialize().await.unwrap();
+//! assert_eq!(init.protocol_version, 1);
+//! loop {
+//!     match events.recv().await.unwrap() {
+//!         ClientEvent::SessionUpdate { session_id, params } => {
+//!             assert_eq!(session_id, "s1");
+//!             assert!(params.get().contains("agent_message_chunk"));
+//!             break;
+//!         }
+//!         _ => {} // a diagnostic: session s1 was never created
+//!     }
+//! }
+//! # });
+//! ```
 #![deny(missing_docs)]
+
+pub mod agent;
+pub mod client;
+pub mod extensions;
+pub mod jsonrpc;
+pub mod req_queue;
+#[cfg(feature = "schema-check")]
+pub mod schema_check;
+pub mod transport;
+
+pub use agent::{AgentConnection, AgentEvent, AgentIdentity};
+pub use client::{
+    AcpClient, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
+    InitializeOutcome, PromptOutcome, ProtocolChoice, WireDirection, WireRecord,
+};
+pub use jsonrpc::{DecodeError, Frame, Message, RequestId, ResponseError, decode_line};
+pub use req_queue::ReqQueue;
+pub use transport::{
+    ChildExit, ChildHandle, Connection, ConnectionOptions, Incoming, MessageReceiver,
+    MessageSender, SpawnOptions, WeakMessageSender, spawn_child,
+};

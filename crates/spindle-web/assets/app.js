@@ -63,6 +63,7 @@
 
   function select(id) {
     if (source) { source.close(); source = null; }
+    followStream = true;
     current = String(id);
     history.replaceState(null, "", "#session=" + encodeURIComponent(current));
     clearView();
@@ -119,120 +120,156 @@
     banner(null);
   }
 
-  // Which pane an entry lives in: thoughts have their own, everything else is the transcript.
-  const containerFor = (kind) => (kind === "thought" ? $("thoughts") : $("transcript"));
-
-  function entryKind(entry) {
-    const k = String(entry.kind || entry.type || "");
-    if (k.includes("thought")) return "thought";
-    if (k.startsWith("user")) return "user";
-    if (k.startsWith("agent")) return "agent";
-    if (k.startsWith("tool")) return "tool";
-    if (k.includes("compaction")) return "compaction";
-    if (k.includes("boundary") || k.includes("clear")) return "boundary";
-    if (k.includes("notice")) return "notice";
-    if (k.includes("permission")) return "permission";
-    return "other";
+  // Which pane an entry lives in: thoughts and plans have their own panes, the rest is the
+  // transcript. The kinds are the engine's EntryKind names.
+  function containerFor(kind) {
+    if (kind === "agent_thought") return $("thoughts");
+    if (kind === "plan" || kind === "plan_text") return $("plan");
+    return $("transcript");
   }
 
-  function entryText(entry) {
-    if (typeof entry.text === "string") return entry.text;
-    const blocks = entry.content || entry.blocks;
-    if (Array.isArray(blocks)) {
-      return blocks.map((b) => (b && typeof b.text === "string" ? b.text : b && b.type ? "[" + b.type + "]" : "")).join("");
-    }
-    return "";
-  }
+  // Entries whose text streams: markdown for messages, plain text for the rest.
+  const MARKDOWN_KINDS = new Set(["user_message", "agent_message"]);
+  const PLAIN_TEXT_KINDS = new Set(["agent_thought", "plan_text", "terminal"]);
 
   function buildEntry(entry) {
-    const kind = entryKind(entry);
-    const rec = { id: String(entry.id), kind, text: "", node: null, body: null, cache: [] };
-    switch (kind) {
-      case "thought": {
-        rec.node = el("div", "thought");
-        rec.body = document.createTextNode("");
-        rec.node.appendChild(rec.body);
-        break;
-      }
-      case "user":
-      case "agent": {
-        rec.node = el("article", "entry " + kind);
-        rec.node.appendChild(el("div", "who", kind === "user" ? "You" : "Agent"));
+    const kind = String(entry.kind || "unknown");
+    const rec = { id: String(entry.id), kind, text: "", node: null, body: null, head: null, cache: [] };
+    if (kind === "agent_thought" || kind === "plan_text") {
+      rec.node = el("div", kind === "agent_thought" ? "thought" : "plan-text");
+      rec.body = document.createTextNode("");
+      rec.node.appendChild(rec.body);
+    } else if (kind === "boundary") {
+      rec.node = el("div", "divider");
+      rec.head = el("span", "label");
+      rec.node.appendChild(rec.head);
+      rec.body = document.createTextNode("");
+    } else if (kind === "plan") {
+      rec.node = el("div", "plan-entry");
+      rec.head = el("ol");
+      rec.node.appendChild(rec.head);
+    } else {
+      const cls = kind === "user_message" ? "user" : kind === "agent_message" ? "agent" : kind === "tool_call" ? "tool" : kind;
+      rec.node = el("article", "entry " + cls);
+      rec.head = el("div", "who");
+      rec.node.appendChild(rec.head);
+      if (MARKDOWN_KINDS.has(kind)) {
         rec.body = el("div", "md");
         rec.node.appendChild(rec.body);
-        break;
+      } else if (kind === "terminal") {
+        const pre = el("pre", "terminal-output");
+        rec.body = document.createTextNode("");
+        pre.appendChild(rec.body);
+        rec.node.appendChild(pre);
       }
-      case "boundary":
-      case "compaction": {
-        rec.node = el("div", "divider");
-        rec.body = el("span");
-        rec.node.appendChild(rec.body);
-        break;
-      }
-      default: {
-        rec.node = el("article", "entry " + kind);
-        rec.body = el("div");
-        rec.node.appendChild(rec.body);
-      }
+      rec.extra = el("div", "details");
+      rec.node.appendChild(rec.extra);
     }
     rec.node.dataset.entryId = rec.id;
+    rec.node.dataset.kind = kind;
+    setText(rec, typeof entry.text === "string" ? entry.text : "");
     fillEntry(rec, entry);
     return rec;
   }
 
+  // Replaces the entry's whole text (insert/update ops carry it whole).
+  function setText(rec, text) {
+    if (rec.text === text) return;
+    rec.text = text;
+    if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.data = text;
+    else markDirty(rec);
+  }
+
+  // Non-text parts of an entry; the text itself is kept by setText and the text ops.
   function fillEntry(rec, entry) {
-    switch (rec.kind) {
-      case "thought":
-        rec.text = entryText(entry);
-        rec.body.data = rec.text;
-        break;
-      case "user":
-      case "agent":
-        rec.text = entryText(entry);
-        markDirty(rec);
-        break;
-      case "boundary":
-        rec.body.textContent = entry.label || entry.title || "context cleared";
-        break;
-      case "compaction": {
-        const status = entry.status || "in_progress";
-        rec.node.dataset.status = status;
-        rec.body.textContent = "compaction: " + status + (entry.summary ? " - " + entryText({ content: entry.summary }) : "");
-        break;
-      }
-      case "tool":
-        fillTool(rec, entry);
-        break;
-      case "notice":
-        rec.body.replaceChildren(el("strong", null, entry.title || "notice"), el("span", null, entry.description ? " " + entry.description : ""));
-        rec.node.dataset.severity = entry.severity || "info";
-        break;
-      default:
-        rec.body.textContent = entry.title || entryText(entry) || rec.kind;
+    const kind = rec.kind;
+    if (kind === "user_message") {
+      rec.head.textContent = "You";
+      rec.node.classList.toggle("pending", !!entry.pending);
+      rec.node.classList.toggle("rejected", !!entry.rejected);
+    } else if (kind === "agent_message") {
+      rec.head.textContent = "Agent";
+    } else if (kind === "boundary") {
+      const reason = entry.reason === "compaction" ? "context compacted" : "context cleared";
+      const status = entry.reason === "compaction" && entry.status ? " (" + entry.status + ")" : "";
+      rec.head.textContent = reason + status + (rec.text ? ": " + rec.text : "");
+      rec.node.dataset.reason = entry.reason || "clear";
+    } else if (kind === "plan") {
+      const items = (entry.plan && Array.isArray(entry.plan.entries)) ? entry.plan.entries : [];
+      rec.head.replaceChildren(...items.map((item) => {
+        const li = el("li", null, item && item.content != null ? item.content : "");
+        li.dataset.status = (item && item.status) || "pending";
+        return li;
+      }));
+      rec.node.hidden = !!entry.removed;
+    } else if (kind === "tool_call") {
+      fillTool(rec, entry);
+    } else if (kind === "terminal") {
+      const term = entry.terminal && typeof entry.terminal === "object" ? entry.terminal : {};
+      rec.head.textContent = "Terminal " + (term.command ? "$ " + term.command : "");
+      const exit = term.exitStatus;
+      rec.extra.textContent = exit ? "exited" + (exit.exitCode != null ? " with " + exit.exitCode : "") + (exit.signal ? " (" + exit.signal + ")" : "") : "";
+    } else if (kind === "permission") {
+      rec.head.textContent = "Permission request";
+      const raw = entry.raw && typeof entry.raw === "object" ? entry.raw : {};
+      const o = raw.permission ? raw.permission.outcome : null;
+      rec.extra.textContent = String(raw.title || "") + (o ? " - answered: " + String(o.optionId || o.outcome) : "");
+    } else if (kind !== "agent_thought" && kind !== "plan_text") {
+      rec.head.textContent = kind === "unknown" ? "Unrecognised update" : kind;
+      const raw = entry.raw !== undefined ? entry.raw : entry;
+      let shown = "";
+      try { shown = JSON.stringify(raw).slice(0, 2000); } catch (_) { shown = ""; }
+      rec.extra.replaceChildren(el("pre", null, shown));
     }
   }
 
-  function fillTool(rec, entry) {
-    const status = entry.status || "pending";
-    rec.node.dataset.status = status;
-    const head = el("div", "tool-head");
-    head.appendChild(el("span", "title", entry.title || entry.name || "tool call"));
-    head.appendChild(el("span", "status", status));
-    const parts = [head];
-    for (const item of entry.content || []) {
-      if (!item) continue;
-      if (item.type === "diff") {
-        parts.push(el("pre", "diff", (item.path ? item.path + "\n" : "") + (item.newText || item.text || "")));
-      } else {
-        const inner = item.content || item;
-        parts.push(el("pre", "tool-output", typeof inner.text === "string" ? inner.text : "[" + (inner.type || item.type) + "]"));
-      }
+  function contentText(item) {
+    if (!item || typeof item !== "object") return "";
+    if (item.type === "content") return contentText(item.content);
+    if (item.type === "text") return String(item.text ?? "");
+    if (item.type === "diff") {
+      if (item.patch && typeof item.patch.text === "string") return item.patch.text;
+      return (item.path ? "--- " + item.path + "\n" : "") + String(item.newText ?? "");
     }
-    rec.body.replaceChildren(...parts);
+    if (item.type === "terminal") return "[terminal " + String(item.terminalId ?? "") + "]";
+    if (item.type === "resource_link") return "[" + String(item.name || item.uri || "resource") + "]";
+    return "[" + String(item.type || "content") + "]";
+  }
+
+  // The tool call's wire fields are nested under `toolCall` (its `kind` is the tool kind).
+  function fillTool(rec, entry) {
+    const tc = entry.toolCall && typeof entry.toolCall === "object" ? entry.toolCall : {};
+    const status = String(tc.status || "pending");
+    rec.node.dataset.status = status;
+    rec.head.replaceChildren(
+      el("span", "title", tc.title || tc.name || "Tool call"),
+      el("span", "status", status),
+      el("span", "tool-kind", tc.kind && tc.kind !== "other" ? " " + tc.kind : ""),
+    );
+    const parts = [];
+    // Streamed output arrives as many small content items: consecutive text joins one block.
+    let text = null;
+    for (const item of Array.isArray(tc.content) ? tc.content : []) {
+      const isText = item && item.type === "content" && item.content && item.content.type === "text";
+      if (isText && text) {
+        text.textContent += contentText(item);
+        continue;
+      }
+      const block = el("pre", item && item.type === "diff" ? "diff" : "tool-output", contentText(item));
+      text = isText ? block : null;
+      parts.push(block);
+    }
+    const permission = entry.permission;
+    if (permission && typeof permission === "object") {
+      const o = permission.outcome;
+      const answer = o === null || o === undefined ? "waiting for an answer" : String(o.optionId || o.outcome || "answered");
+      parts.push(el("div", "outcome", "permission: " + answer));
+    }
+    rec.extra.replaceChildren(...parts);
   }
 
   function markDirty(rec) {
-    if (rec.kind !== "agent" && rec.kind !== "user") return;
+    if (!MARKDOWN_KINDS.has(rec.kind)) return;
     dirty.add(rec.id);
     if (!frameRequested) {
       frameRequested = true;
@@ -247,6 +284,7 @@
       if (rec) window.SpindleMarkdown.render(rec.body, rec.text, rec.cache);
     }
     dirty.clear();
+    scrollToEnd();
   }
 
   function insertEntry(index, entry) {
@@ -274,22 +312,35 @@
     dirty.delete(rec.id);
   }
 
+  // Follow the stream while the reader is at the bottom; leave them alone when they scrolled up.
+  let followStream = true;
+  $("transcript").addEventListener("scroll", () => {
+    const t = $("transcript");
+    followStream = t.scrollHeight - t.scrollTop - t.clientHeight < 80;
+  });
+
   function scrollToEnd() {
+    if (!followStream) return;
     const t = $("transcript");
     t.scrollTop = t.scrollHeight;
   }
 
   function setState(op) {
-    const state = String(op.state || "idle");
+    const st = op.state || {};
+    const state = String(st.status || "idle");
     const s = $("state");
     s.dataset.state = state;
+    // An unknown state is shown as busy, never as idle.
     s.textContent = state === "requires_action" ? "requires action" : state;
-    const reason = op.stop_reason || op.stopReason;
-    $("stop-reason").textContent = reason ? "stop reason: " + reason : "";
+    const reason = st.stopReason;
+    const error = st.error && st.error.message ? " (" + st.error.message + ")" : "";
+    $("stop-reason").textContent = reason ? "stop reason: " + reason + error : "";
+    $("cancel").disabled = !(st.turnOpen || state === "running" || state === "requires_action");
   }
 
   function setUsage(op) {
-    const used = Number(op.used), size = Number(op.size);
+    const usage = op.usage || {};
+    const used = Number(usage.used), size = Number(usage.size);
     const meter = $("usage-meter");
     if (Number.isFinite(used) && Number.isFinite(size) && size > 0) {
       meter.max = size;
@@ -302,14 +353,16 @@
     }
   }
 
-  function setPlan(op) {
-    const ol = $("plan");
-    ol.replaceChildren();
-    for (const item of op.entries || []) {
-      const li = el("li", null, item.content || "");
-      li.dataset.status = item.status || "pending";
-      ol.appendChild(li);
-    }
+  // Notices are live events: shown for a while, never part of the transcript.
+  function showNotice(op) {
+    const box = $("notices");
+    const n = el("div", "notice");
+    n.dataset.severity = String(op.severity || "info");
+    n.appendChild(el("strong", null, op.title || "notice"));
+    if (op.description) n.appendChild(el("span", null, " " + op.description));
+    box.appendChild(n);
+    while (box.children.length > 3) box.firstChild.remove();
+    setTimeout(() => n.remove(), 8000);
   }
 
   function showPermission(op) {
@@ -353,13 +406,14 @@
     update_entry: (op) => {
       const rec = entries.get(String(op.id));
       if (!rec) { insertEntry(order.length, op.entry); return; }
-      const kind = entryKind(op.entry);
+      const kind = String(op.entry.kind || "unknown");
       if (kind !== rec.kind) {
         const at = order.indexOf(rec.id);
         removeEntry(rec.id);
         insertEntry(at, op.entry);
         return;
       }
+      setText(rec, typeof op.entry.text === "string" ? op.entry.text : "");
       fillEntry(rec, op.entry);
     },
     remove_entry: (op) => removeEntry(op.id),
@@ -367,8 +421,9 @@
       const rec = entries.get(String(op.id));
       if (!rec) return;
       rec.text += op.text;
-      if (rec.kind === "thought") rec.body.appendData(op.text);
+      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.appendData(op.text);
       else markDirty(rec);
+      if (rec.kind === "boundary") fillEntry(rec, { reason: rec.node.dataset.reason });
     },
     truncate_text: (op) => {
       const rec = entries.get(String(op.id));
@@ -377,17 +432,23 @@
       const len = Math.max(0, Math.min(rec.text.length, Number(op.len) || 0));
       if (len === rec.text.length) return;
       rec.text = rec.text.slice(0, len);
-      if (rec.kind === "thought") rec.body.deleteData(len, rec.body.length - len);
+      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.deleteData(len, rec.body.length - len);
       else markDirty(rec);
     },
     set_state: setState,
     set_usage: setUsage,
-    set_plan: setPlan,
     set_commands: (op) => {
       const ul = $("commands");
       ul.replaceChildren();
-      for (const c of op.commands || []) ul.appendChild(el("li", null, "/" + (c.name || "") + (c.description ? " - " + c.description : "")));
+      for (const c of Array.isArray(op.commands) ? op.commands : []) {
+        if (c && typeof c === "object") ul.appendChild(el("li", null, "/" + String(c.name || "") + (c.description ? " - " + c.description : "")));
+      }
     },
+    set_session_info: (op) => {
+      const title = op.info && typeof op.info.title === "string" ? op.info.title : "";
+      document.title = title ? title + " - Spindle" : "Spindle";
+    },
+    notice: (op) => showNotice(op),
     web_banner: (op) => banner(op.text, op.level),
     web_permission: showPermission,
     web_permission_resolved: resolvePermission,
@@ -415,6 +476,7 @@
     try {
       await api("/api/sessions/" + encodeURIComponent(current) + "/prompt", { text });
       input.value = "";
+      refreshSessions();
     } catch (e) {
       banner("Prompt not sent: " + e.message, "error");
     } finally {
@@ -430,6 +492,15 @@
     if (current === null) return;
     try { await api("/api/sessions/" + encodeURIComponent(current) + "/cancel", {}); }
     catch (e) { banner("Cancel failed: " + e.message, "error"); }
+  });
+
+  // Read-only view of the applied state, for tests and debugging: what each entry's text
+  // buffer holds, in timeline order.
+  window.SpindleView = Object.freeze({
+    entries: () => order.map((id) => {
+      const rec = entries.get(id);
+      return { id, kind: rec ? rec.kind : "", text: rec ? rec.text : "" };
+    }),
   });
 
   (async () => {

@@ -76,6 +76,9 @@ impl Frame {
 pub struct HubLimits {
     /// How many recent batches are kept for reconnects.
     pub ring_batches: usize,
+    /// How many bytes of recent batches are kept for reconnects (a hostile agent's huge lines
+    /// must not pin gigabytes); the newest batch is always kept.
+    pub ring_bytes: usize,
     /// How many frames one observer may have queued before it is dropped.
     pub observer_queue: usize,
 }
@@ -84,6 +87,7 @@ impl Default for HubLimits {
     fn default() -> Self {
         HubLimits {
             ring_batches: 4096,
+            ring_bytes: 32 << 20,
             observer_queue: 1024,
         }
     }
@@ -114,6 +118,7 @@ pub struct Hub {
     generation: u64,
     last_counter: u64,
     ring: VecDeque<(u64, Arc<str>)>,
+    ring_bytes: usize,
     observers: Vec<Observer>,
     limits: HubLimits,
     stats: HubStats,
@@ -126,9 +131,11 @@ impl Hub {
             generation,
             last_counter: 0,
             ring: VecDeque::new(),
+            ring_bytes: 0,
             observers: Vec::new(),
             limits: HubLimits {
                 ring_batches: limits.ring_batches.max(1),
+                ring_bytes: limits.ring_bytes,
                 observer_queue: limits.observer_queue.max(1),
             },
             stats: HubStats::default(),
@@ -151,15 +158,26 @@ impl Hub {
         }
     }
 
+    /// Detaches every observer (their streams end). Used at shutdown.
+    pub fn close_all(&mut self) {
+        self.observers.clear();
+    }
+
     /// Publishes one batch (a JSON payload) to every observer; drops observers that are full or
     /// gone. Never waits.
     pub fn publish(&mut self, data: Arc<str>) -> EventId {
         self.last_counter += 1;
         let id = self.last_id();
-        if self.ring.len() == self.limits.ring_batches {
-            self.ring.pop_front();
-        }
         self.ring.push_back((self.last_counter, data.clone()));
+        self.ring_bytes += data.len();
+        while self.ring.len() > 1
+            && (self.ring.len() > self.limits.ring_batches
+                || self.ring_bytes > self.limits.ring_bytes)
+        {
+            if let Some((_, old)) = self.ring.pop_front() {
+                self.ring_bytes -= old.len();
+            }
+        }
         let frame = Frame::Ops { id, data };
         let mut dropped = 0;
         self.observers
@@ -258,8 +276,50 @@ mod tests {
     fn limits(ring: usize, queue: usize) -> HubLimits {
         HubLimits {
             ring_batches: ring,
+            ring_bytes: usize::MAX,
             observer_queue: queue,
         }
+    }
+
+    #[test]
+    fn the_ring_is_bounded_in_bytes_and_keeps_the_newest_batch() {
+        let mut hub = Hub::new(
+            1,
+            HubLimits {
+                ring_batches: 100,
+                ring_bytes: 10,
+                observer_queue: 4,
+            },
+        );
+        hub.publish(Arc::from("aaaa"));
+        hub.publish(Arc::from("bbbb"));
+        hub.publish(Arc::from("cccc"));
+        // 12 bytes > 10: the oldest went; resuming after it is still exact.
+        let mut rx = hub.subscribe(
+            Some(EventId {
+                generation: 1,
+                counter: 1,
+            }),
+            || panic!("no snapshot needed"),
+        );
+        assert_eq!(ops_counters(&drain(&mut rx)), vec![2, 3]);
+        hub.publish(Arc::from("x".repeat(50)));
+        let mut rx = hub.subscribe(
+            Some(EventId {
+                generation: 1,
+                counter: 3,
+            }),
+            || panic!("no snapshot needed"),
+        );
+        assert_eq!(ops_counters(&drain(&mut rx)), vec![4]);
+        let mut rx = hub.subscribe(
+            Some(EventId {
+                generation: 1,
+                counter: 2,
+            }),
+            || "snap".into(),
+        );
+        assert!(matches!(drain(&mut rx)[0], Frame::Reset { .. }));
     }
 
     #[test]

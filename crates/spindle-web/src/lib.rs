@@ -1,6 +1,168 @@
 //! spindle-web: the server behind `spindle serve`.
+//!
+//! One [`spindle_engine::TranscriptEngine`] per session runs on the server; browsers receive its
+//! render ops over SSE and only paint them. Every line exchanged with an agent is committed to
+//! SQLite before the ops it causes are sent, and sessions are rebuilt after a restart by replaying
+//! that log.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use spindle_web::{AgentSettings, ServeConfig};
+//! let config = ServeConfig {
+//!     bind: "127.0.0.1:0".parse()?,
+//!     db: "/tmp/spindle-demo.db".into(),
+//!     token: None,
+//!     allow_hosts: Vec::new(),
+//!     agent: AgentSettings {
+//!         command: vec!["spindle".into(), "agent".into()],
+//!         protocol_version: 2,
+//!         cwd: std::env::current_dir()?,
+//!         startup_timeout: std::time::Duration::from_secs(30),
+//!     },
+//!     limits: Default::default(),
+//! };
+//! let server = spindle_web::Server::start(config).await?;
+//! println!("listening on {}", server.url());
+//! server.run_until(async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(()) }
+//! ```
 #![deny(missing_docs)]
 
+mod agent_link;
+mod core;
 pub mod hub;
+mod routes;
 pub mod security;
+mod session;
 pub mod store;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use agent_link::MAX_LINE_BYTES;
+pub use hub::HubLimits;
+pub use session::{AgentSettings, WebError};
+
+/// Everything `spindle serve` is configured with.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Address to listen on (loopback unless a token is set).
+    pub bind: SocketAddr,
+    /// SQLite database file (created if missing).
+    pub db: PathBuf,
+    /// Access token; required for a non-loopback bind.
+    pub token: Option<String>,
+    /// Extra host names accepted in `Host`/`Origin` (e.g. the machine's name on the LAN).
+    pub allow_hosts: Vec<String>,
+    /// The agent every session runs, fixed at start.
+    pub agent: AgentSettings,
+    /// Per-session SSE limits.
+    pub limits: HubLimits,
+}
+
+/// Why the server could not start or stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The configuration is refused (e.g. a non-loopback bind without a token).
+    Config(String),
+    /// The database could not be opened or read.
+    Store(store::StoreError),
+    /// Binding or serving failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Config(message) => f.write_str(message),
+            ServeError::Store(error) => write!(f, "{error}"),
+            ServeError::Io(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// A bound server, not yet serving.
+#[derive(Debug)]
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    address: SocketAddr,
+    token: Option<String>,
+    manager: Arc<session::SessionManager>,
+    router: axum::Router,
+}
+
+impl Server {
+    /// Checks the configuration, opens the database, rebuilds every stored session and binds.
+    pub async fn start(config: ServeConfig) -> Result<Server, ServeError> {
+        if config.agent.command.is_empty() {
+            return Err(ServeError::Config("the agent command is empty".into()));
+        }
+        // Refuse an open bind before touching the database or the network.
+        security::AccessPolicy::new(config.bind, config.token.clone(), &config.allow_hosts)
+            .map_err(ServeError::Config)?;
+        let store = store::Store::open(&config.db).map_err(ServeError::Store)?;
+        let manager = session::SessionManager::restore(store, config.agent, config.limits)
+            .map_err(ServeError::Store)?;
+        let listener = tokio::net::TcpListener::bind(config.bind)
+            .await
+            .map_err(ServeError::Io)?;
+        let address = listener.local_addr().map_err(ServeError::Io)?;
+        // The real port is known only now (port 0 picks one): the Host allowlist needs it.
+        let policy =
+            security::AccessPolicy::new(address, config.token.clone(), &config.allow_hosts)
+                .map_err(ServeError::Config)?;
+        let manager = Arc::new(manager);
+        let router = routes::router(routes::AppState {
+            policy: Arc::new(policy),
+            manager: manager.clone(),
+        });
+        Ok(Server {
+            listener,
+            address,
+            token: config.token,
+            manager,
+            router,
+        })
+    }
+
+    /// The bound address.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The URL to open (with the token, which the page trades for a cookie).
+    pub fn url(&self) -> String {
+        let host = if self.address.ip().is_unspecified() {
+            format!("127.0.0.1:{}", self.address.port())
+        } else {
+            self.address.to_string()
+        };
+        match &self.token {
+            Some(token) => format!("http://{host}/?token={token}"),
+            None => format!("http://{host}/"),
+        }
+    }
+
+    /// Serves until `shutdown` completes, then stops every agent.
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let manager = self.manager.clone();
+        // Agents stop and SSE streams end first; otherwise the graceful shutdown would wait
+        // for event streams that never finish on their own.
+        let signal = async move {
+            shutdown.await;
+            manager.shutdown().await;
+        };
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(signal)
+            .await
+            .map_err(ServeError::Io)
+    }
+}

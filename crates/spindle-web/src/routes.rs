@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -54,10 +54,11 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let query_token = (request.uri().path() == "/")
         .then(|| query_param(request.uri().query(), "token"))
         .flatten();
-    let mut response = match state
-        .policy
-        .check_request(request.method(), request.headers(), query_token.as_deref())
-    {
+    let mut response = match state.policy.check_request(
+        request.method(),
+        request.headers(),
+        query_token.as_deref(),
+    ) {
         Err(refusal) => (refusal.status, refusal.reason).into_response(),
         Ok(()) => match query_token {
             // Trade the token in the URL for a cookie and drop it from the address bar.
@@ -166,7 +167,11 @@ async fn prompt(
     }
     let session = state.manager.get(id).await?;
     session.prompt(body.text).await?;
-    Ok((StatusCode::ACCEPTED, axum::Json(json!({ "accepted": true }))).into_response())
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(json!({ "accepted": true })),
+    )
+        .into_response())
 }
 
 async fn cancel(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Response, WebError> {
@@ -239,5 +244,8 @@ async fn events(
         };
         Some((Ok(event), receiver))
     });
-    Ok(Sse::new(retry.chain(frames)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    Ok(
+        Sse::new(retry.chain(frames))
+            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))),
+    )
 }

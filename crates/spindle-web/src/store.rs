@@ -77,11 +77,16 @@ pub struct StoredSession {
 
 /// A persisted final reply of one turn.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct StoredReply {
-    /// Turn number, from 0.
+    /// Turn number, from 1.
     pub turn: i64,
-    /// The final reply text, without thoughts.
+    /// The reply text: agent message text only, without thoughts, plan or intent content.
     pub text: String,
+    /// The turn has ended.
+    pub finished: bool,
+    /// The stop reason, when reported.
+    pub stop_reason: Option<String>,
 }
 
 /// Errors of the store. Each carries the SQLite message; the database is never left half-written
@@ -147,6 +152,8 @@ CREATE TABLE IF NOT EXISTS replies(
     session_id INTEGER NOT NULL REFERENCES sessions(id),
     turn INTEGER NOT NULL,
     text TEXT NOT NULL,
+    finished INTEGER NOT NULL,
+    stop_reason TEXT,
     PRIMARY KEY(session_id, turn)
 ) WITHOUT ROWID;
 ";
@@ -188,6 +195,18 @@ impl Store {
             )
             .map_err(open_error)?;
         Ok(Store { connection })
+    }
+
+    /// A read-only connection to an existing database, to test write failures without relying
+    /// on file permissions (tests may run as root).
+    #[cfg(test)]
+    pub(crate) fn open_read_only(path: &Path) -> Store {
+        let connection = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .expect("open read-only");
+        Store { connection }
     }
 
     /// Increments and returns the server generation: a number that changes at every start, so
@@ -351,7 +370,7 @@ impl Store {
         session: i64,
         upto_seq: i64,
         replay_json: &str,
-        replies: &[String],
+        replies: &[StoredReply],
     ) -> Result<(), StoreError> {
         let write = |e: rusqlite::Error| StoreError::Write(e.to_string());
         let now = now_ms();
@@ -369,10 +388,17 @@ impl Store {
             params![session],
         )
         .map_err(write)?;
-        for (turn, text) in replies.iter().enumerate() {
+        for reply in replies {
             tx.execute(
-                "INSERT INTO replies(session_id, turn, text) VALUES(?1, ?2, ?3)",
-                params![session, i64::try_from(turn).unwrap_or(i64::MAX), text],
+                "INSERT INTO replies(session_id, turn, text, finished, stop_reason)
+                 VALUES(?1, ?2, ?3, ?4, ?5)",
+                params![
+                    session,
+                    reply.turn,
+                    reply.text,
+                    reply.finished,
+                    reply.stop_reason
+                ],
             )
             .map_err(write)?;
         }
@@ -384,13 +410,18 @@ impl Store {
         let read = |e: rusqlite::Error| StoreError::Read(e.to_string());
         let mut statement = self
             .connection
-            .prepare("SELECT turn, text FROM replies WHERE session_id = ?1 ORDER BY turn")
+            .prepare(
+                "SELECT turn, text, finished, stop_reason FROM replies
+                 WHERE session_id = ?1 ORDER BY turn",
+            )
             .map_err(read)?;
         let rows = statement
             .query_map(params![session], |row| {
                 Ok(StoredReply {
                     turn: row.get(0)?,
                     text: row.get(1)?,
+                    finished: row.get(2)?,
+                    stop_reason: row.get(3)?,
                 })
             })
             .map_err(read)?;
@@ -492,21 +523,55 @@ mod tests {
         let path = temp_db("replies");
         let mut store = Store::open(&path).unwrap();
         let id = store.create_session("s").unwrap();
+        let reply = |turn, text: &str| StoredReply {
+            turn,
+            text: text.into(),
+            finished: true,
+            stop_reason: Some("end_turn".into()),
+        };
         store
-            .save_materialized(id, 5, "{\"v\":1}", &["a".into(), "b".into()])
+            .save_materialized(id, 5, "{\"v\":1}", &[reply(1, "a"), reply(2, "b")])
             .unwrap();
         store
-            .save_materialized(id, 9, "{\"v\":2}", &["a".into()])
+            .save_materialized(id, 9, "{\"v\":2}", &[reply(1, "a")])
             .unwrap();
-        let replies = store.replies(id).unwrap();
-        assert_eq!(
-            replies,
-            vec![StoredReply {
-                turn: 0,
-                text: "a".into()
-            }]
-        );
+        assert_eq!(store.replies(id).unwrap(), vec![reply(1, "a")]);
         assert_eq!(store.transcript(id).unwrap().as_deref(), Some("{\"v\":2}"));
+    }
+
+    #[test]
+    fn a_full_disk_fails_the_batch_and_leaves_the_database_intact() {
+        let path = temp_db("full");
+        let mut store = Store::open(&path).unwrap();
+        let id = store.create_session("s").unwrap();
+        store
+            .append_lines(id, 1, &[(Direction::Agent, "kept")])
+            .unwrap();
+        // SQLite's own "disk full": the file may not grow past its current size.
+        let pages: i64 = store
+            .connection
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .unwrap();
+        store
+            .connection
+            .execute_batch(&format!("PRAGMA max_page_count = {pages}"))
+            .unwrap();
+        let big = "x".repeat(1 << 20);
+        let error = store
+            .append_lines(id, 2, &[(Direction::Agent, &big), (Direction::Agent, &big)])
+            .unwrap_err();
+        assert!(matches!(error, StoreError::Write(_)));
+        assert!(error.to_string().contains("full"), "{error}");
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        let ok: String = store
+            .connection
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
+        let (lines, _) = store.lines(id).unwrap();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].line, "kept");
     }
 
     #[test]
@@ -525,19 +590,10 @@ mod tests {
     }
 
     #[test]
-    fn a_read_only_database_fails_at_open_not_later() {
+    fn writes_to_a_read_only_database_fail_cleanly() {
         let path = temp_db("readonly");
         Store::open(&path).unwrap();
-        let read_only = Connection::open_with_flags(
-            &path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .unwrap();
-        // Emulate a read-only file without relying on file permissions (tests may run as root).
-        let store = Store {
-            connection: read_only,
-        };
-        let mut store = store;
+        let mut store = Store::open_read_only(&path);
         let error = store.create_session("x").unwrap_err();
         assert!(matches!(error, StoreError::Write(_)), "{error:?}");
     }

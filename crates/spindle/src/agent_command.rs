@@ -12,6 +12,13 @@ use spindle_agent::{
 
 /// Arguments of `spindle agent`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Prompts are commands: /help, /scenario NAME [ext|plain], /clear \
+[session_cleared|meta], /compact, /stream N [mixed|refine|snapshot|chunks]; anything else gets a \
+deterministic plain reply. Scenarios: plain, thoughts, refine, denoise, speculative, snapshot, \
+tools, terminal, background, slow, notice, error, hostile, crash (exit 3), stall.\n\
+Details: crates/spindle-agent/README.md"
+)]
 pub struct AgentArgs {
     /// Protocol versions to accept: 1, 2 or auto (v2 only when the client asks for it).
     #[arg(long, default_value = "auto", value_name = "1|2|auto")]

@@ -1,12 +1,109 @@
-//! `spindle serve` (being built; see the issue tracker).
+//! `spindle serve`: the web client. Glue only; the server lives in `spindle-web`.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use spindle_web::{AgentSettings, HubLimits, ServeConfig, Server};
 
 /// Arguments of `spindle serve`.
 #[derive(Debug, clap::Args)]
-pub struct ServeArgs {}
+pub struct ServeArgs {
+    /// Address to listen on. Anything but loopback requires --token.
+    #[arg(long, default_value = "127.0.0.1:8337")]
+    bind: SocketAddr,
+    /// SQLite database (default: spindle/spindle.db in the user's data directory).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Access token required on every request (required for a non-loopback --bind). Also read
+    /// from the SPINDLE_TOKEN environment variable, which keeps it out of the process list.
+    #[arg(long)]
+    token: Option<String>,
+    /// Extra host name accepted in Host/Origin headers (repeatable), e.g. the machine's LAN name.
+    #[arg(long = "allow-host")]
+    allow_hosts: Vec<String>,
+    /// ACP protocol version to ask the agent for (the agent may answer lower).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=2))]
+    protocol: u64,
+    /// Seconds the agent may take to answer initialize and open a session.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    agent_startup_timeout: u64,
+    /// The agent command (default: the built-in reference agent). Fixed for the server's lifetime.
+    #[arg(last = true)]
+    agent: Vec<OsString>,
+}
+
+fn default_db() -> anyhow::Result<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .context("no data directory: set --db, XDG_DATA_HOME or HOME")?;
+    let dir = base.join("spindle");
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+    Ok(dir.join("spindle.db"))
+}
 
 /// Runs `spindle serve`; returns the process exit code.
-pub fn run(args: ServeArgs, default_agent: Vec<std::ffi::OsString>) -> anyhow::Result<u8> {
-    let _ = args;
-    let _ = default_agent;
-    anyhow::bail!("spindle serve is not built yet")
+pub fn run(args: ServeArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> {
+    let db = match args.db {
+        Some(db) => db,
+        None => default_db()?,
+    };
+    let command = if args.agent.is_empty() {
+        default_agent
+    } else {
+        args.agent
+    };
+    let config = ServeConfig {
+        bind: args.bind,
+        db,
+        token: args
+            .token
+            .or_else(|| std::env::var("SPINDLE_TOKEN").ok())
+            .filter(|t| !t.is_empty()),
+        allow_hosts: args.allow_hosts,
+        agent: AgentSettings {
+            command,
+            protocol_version: args.protocol,
+            cwd: std::env::current_dir().context("no current directory")?,
+            startup_timeout: std::time::Duration::from_secs(args.agent_startup_timeout.max(1)),
+        },
+        limits: HubLimits::default(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let server = Server::start(config).await?;
+        println!("spindle serve: listening on {}", server.url());
+        server.run_until(shutdown_signal()).await?;
+        anyhow::Ok(0)
+    })
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(signal) => signal,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
 }

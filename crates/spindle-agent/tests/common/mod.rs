@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use spindle_agent::{AgentConfig, Version, run_agent};
+use spindle_engine::{EngineConfig, TranscriptEngine};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::task::JoinHandle;
 
@@ -43,6 +44,8 @@ pub struct Peer {
     pub permission: PermissionAnswer,
     /// Permission requests seen.
     pub permission_requests: Vec<Value>,
+    /// The project's transcript engine, fed every line both ways.
+    pub engine: TranscriptEngine,
 }
 
 /// A turn's outcome as seen by the client.
@@ -103,6 +106,7 @@ impl Peer {
             log: Vec::new(),
             permission: PermissionAnswer::Allow,
             permission_requests: Vec::new(),
+            engine: TranscriptEngine::new(EngineConfig::default()),
         }
     }
 
@@ -115,12 +119,30 @@ impl Peer {
         self.writer.write_all(b"\n").await.unwrap();
     }
 
+    /// Our request ids and their methods.
+    pub fn request_methods(&self) -> HashMap<u64, String> {
+        self.methods.clone()
+    }
+
     pub async fn send_bytes(&mut self, bytes: &[u8]) {
         self.writer.write_all(bytes).await.unwrap();
     }
 
     pub async fn send(&mut self, message: &Value) {
-        self.send_raw(&message.to_string()).await;
+        let line = message.to_string();
+        self.engine.apply_client_line(&line);
+        self.send_raw(&line).await;
+    }
+
+    /// The engine's reply for the last turn.
+    pub fn engine_reply(&self) -> String {
+        self.engine.final_reply().unwrap_or_default()
+    }
+
+    /// Asserts the engine had nothing to complain about.
+    pub fn assert_no_engine_diagnostics(&self) {
+        let diags = &self.engine.transcript().diagnostics;
+        assert!(diags.is_empty(), "engine diagnostics: {diags:?}");
     }
 
     pub async fn request(&mut self, method: &str, params: Value) -> u64 {
@@ -155,6 +177,7 @@ impl Peer {
             _ => self.version,
         };
         schema::check_agent_line(version, &value, method.as_deref());
+        self.engine.apply_agent_line(&line);
         self.log.push(value.clone());
         Some(value)
     }
@@ -265,7 +288,12 @@ impl Peer {
             if msg["id"] == json!(id) && msg.get("method").is_none() {
                 match self.version {
                     Version::V1 => {
-                        let stop = msg["result"]["stopReason"].as_str().unwrap().to_owned();
+                        // A JSON-RPC error ends a v1 turn as failed.
+                        let stop = match msg["result"]["stopReason"].as_str() {
+                            Some(stop) => stop.to_owned(),
+                            None if msg.get("error").is_some() => "error".to_owned(),
+                            None => panic!("prompt response without stopReason: {msg}"),
+                        };
                         return TurnResult {
                             lines,
                             updates,

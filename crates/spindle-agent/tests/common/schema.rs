@@ -9,31 +9,38 @@
 //! listed in [`documented_exception`].
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use jsonschema::Validator;
 use serde_json::{Value, json};
 use spindle_agent::Version;
 
 struct Schemas {
+    json: Value,
     root: Validator,
-    defs: HashMap<&'static str, Validator>,
+    /// Validators for single definitions, compiled on first use.
+    defs: Mutex<HashMap<&'static str, Arc<Validator>>>,
 }
 
-const DEFS: [&str; 12] = [
-    "SetSessionConfigOptionResponse",
-    "ListSessionsResponse",
-    "ResumeSessionResponse",
-    "InitializeResponse",
-    "NewSessionResponse",
-    "PromptResponse",
-    "CloseSessionResponse",
-    "SetSessionModeResponse",
-    "RequestPermissionRequest",
-    "SessionNotification",
-    "UpdateSessionNotification",
-    "Error",
-];
+impl Schemas {
+    fn def(&self, name: &'static str) -> Arc<Validator> {
+        let mut defs = self.defs.lock().unwrap();
+        defs.entry(name)
+            .or_insert_with(|| {
+                assert!(
+                    self.json["$defs"].get(name).is_some(),
+                    "no definition {name}"
+                );
+                let schema = json!({
+                    "$schema": self.json["$schema"],
+                    "$defs": self.json["$defs"],
+                    "$ref": format!("#/$defs/{name}"),
+                });
+                Arc::new(jsonschema::validator_for(&schema).expect("def compiles"))
+            })
+            .clone()
+    }
+}
 
 fn load(version: Version) -> Schemas {
     let dir = match version {
@@ -47,24 +54,10 @@ fn load(version: Version) -> Schemas {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let root: Value = serde_json::from_str(&text).unwrap();
     let root_validator = jsonschema::validator_for(&root).expect("schema compiles");
-    let mut defs = HashMap::new();
-    for name in DEFS {
-        if root["$defs"].get(name).is_none() {
-            continue;
-        }
-        let schema = json!({
-            "$schema": root["$schema"],
-            "$defs": root["$defs"],
-            "$ref": format!("#/$defs/{name}"),
-        });
-        defs.insert(
-            name,
-            jsonschema::validator_for(&schema).expect("def compiles"),
-        );
-    }
     Schemas {
+        json: root,
         root: root_validator,
-        defs,
+        defs: Mutex::new(HashMap::new()),
     }
 }
 
@@ -148,11 +141,11 @@ pub fn check_agent_line(version: Version, line: &Value, request_method: Option<&
                 Version::V1 => "SessionNotification",
                 Version::V2 => "UpdateSessionNotification",
             };
-            check(&s.defs[def], def, &line["params"], line);
+            check(&s.def(def), def, &line["params"], line);
         }
         Some("session/request_permission") => {
             check(
-                &s.defs["RequestPermissionRequest"],
+                &s.def("RequestPermissionRequest"),
                 "RequestPermissionRequest",
                 &line["params"],
                 line,
@@ -161,7 +154,7 @@ pub fn check_agent_line(version: Version, line: &Value, request_method: Option<&
         Some(other) => panic!("agent sent an unexpected method {other}"),
         None => {
             if let Some(error) = line.get("error") {
-                check(&s.defs["Error"], "Error", error, line);
+                check(&s.def("Error"), "Error", error, line);
                 return;
             }
             let def = match request_method {
@@ -175,7 +168,7 @@ pub fn check_agent_line(version: Version, line: &Value, request_method: Option<&
                 Some("session/resume") => "ResumeSessionResponse",
                 _ => return,
             };
-            check(&s.defs[def], def, &line["result"], line);
+            check(&s.def(def), def, &line["result"], line);
         }
     }
 }

@@ -1,0 +1,131 @@
+//! `/scenario terminal`: a command's output streamed as terminal bytes.
+//!
+//! v2 has agent-reported terminals (`terminal_update`, base64
+//! `terminal_output_chunk`). The chunks deliberately split a UTF-8 character
+//! and an ANSI escape sequence, so clients must decode each chunk's base64 on
+//! its own and keep their text decoder state across chunks. v1 terminals are
+//! client-side (`terminal/create`), so v1 gets the output as tool text.
+
+use serde_json::json;
+
+use crate::program::Program;
+use crate::scenarios::TurnCtx;
+use crate::updates::{self, ChunkKind};
+use crate::wire::Version;
+
+/// The command's complete output.
+pub const TERMINAL_OUTPUT: &[u8] =
+    b"running 3 tests\r\n\x1b[32m\xe2\x9c\x93\x1b[0m parse\r\n\x1b[32m\xe2\x9c\x93\x1b[0m render\r\n\x1b[32m\xe2\x9c\x93\x1b[0m replay\r\ntest result: ok. 3 passed; 0 failed\r\n";
+
+/// Where the output is cut into chunks: inside the first check mark's
+/// UTF-8 bytes and inside the second escape sequence.
+const CUTS: [usize; 3] = [23, 39, 60];
+
+/// Final reply of `/scenario terminal`.
+pub const TERMINAL_REPLY: &str = "The tests passed: 3 passed, 0 failed.";
+
+/// Standard base64 with padding.
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for group in bytes.chunks(3) {
+        let b = [
+            group[0],
+            *group.get(1).unwrap_or(&0),
+            *group.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= group.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn terminal(ctx: &mut TurnCtx<'_>) -> Program {
+    let v = ctx.conn.version;
+    let mut p = Program::new(ctx.delay_ms);
+    let call = ctx.state.next_id("call_");
+    let start = updates::tool_call_start(
+        v,
+        &call,
+        "cargo test",
+        "execute",
+        json!({"command": "cargo test"}),
+    );
+    match v {
+        Version::V2 => {
+            let term = ctx.state.next_id("term_");
+            let mut start = start;
+            start["status"] = json!("in_progress");
+            start["content"] = json!([{"type": "terminal", "terminalId": term}]);
+            p.update(start);
+            p.update(json!({
+                "sessionUpdate": "terminal_update",
+                "terminalId": term,
+                "command": "cargo test",
+                "cwd": "/workspace",
+            }));
+            let mut from = 0;
+            for to in CUTS.into_iter().chain([TERMINAL_OUTPUT.len()]) {
+                p.update(json!({
+                    "sessionUpdate": "terminal_output_chunk",
+                    "terminalId": term,
+                    "data": base64(&TERMINAL_OUTPUT[from..to]),
+                }));
+                p.pause(2);
+                from = to;
+            }
+            p.update(json!({
+                "sessionUpdate": "terminal_update",
+                "terminalId": term,
+                "exitStatus": {"exitCode": 0},
+            }));
+            p.update(updates::tool_call_status(&call, "completed", None));
+        }
+        Version::V1 => {
+            p.update(start);
+            p.update(updates::tool_call_status(&call, "in_progress", None));
+            p.pause(4);
+            let text = String::from_utf8_lossy(TERMINAL_OUTPUT).into_owned();
+            p.update(updates::tool_call_status(
+                &call,
+                "completed",
+                Some(vec![updates::tool_text(&text)]),
+            ));
+        }
+    }
+    let id = ctx.state.next_id("msg_a");
+    p.say(ChunkKind::Agent, &id, TERMINAL_REPLY, None);
+    p.end("end_turn");
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_known_values() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
+    }
+
+    #[test]
+    fn cuts_split_a_character_and_an_escape() {
+        // Inside the first check mark (3 UTF-8 bytes starting after ESC[32m).
+        assert!(std::str::from_utf8(&TERMINAL_OUTPUT[..CUTS[0]]).is_err());
+        // Inside an escape sequence: the piece ends after ESC but before `m`.
+        let piece = &TERMINAL_OUTPUT[CUTS[0]..CUTS[1]];
+        let last_esc = piece.iter().rposition(|b| *b == 0x1b).unwrap();
+        assert!(!piece[last_esc..].contains(&b'm'));
+    }
+}

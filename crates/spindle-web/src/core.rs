@@ -1,0 +1,401 @@
+//! The state of one web session that observers see: the transcript engine, the fan-out hub and
+//! the server's own view facts (banner, open permission questions), kept under one lock so that a
+//! snapshot and the batches after it are cut at the same point.
+//!
+//! Invariant (durability): [`SessionCore::record`] commits lines to the wire log *before* they
+//! reach the engine, so every op an observer has seen derives from committed lines.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use spindle_engine::{RenderOp, TranscriptEngine};
+
+use crate::hub::{Hub, HubStats};
+use crate::store::{Direction, Store, StoredReply};
+
+/// Feeds one logged line to the engine the same way live and at replay; returns its ops.
+pub(crate) fn apply_line(
+    engine: &mut TranscriptEngine,
+    direction: Direction,
+    line: &str,
+) -> Vec<RenderOp> {
+    let applied = match direction {
+        Direction::Agent => engine.apply_agent_line(line),
+        Direction::Client => engine.apply_client_line(line),
+        Direction::AgentReplay => return Vec::new(),
+    };
+    for diagnostic in &applied.diagnostics {
+        tracing::debug!(
+            code = diagnostic.code,
+            "engine diagnostic: {}",
+            diagnostic.message
+        );
+    }
+    applied.ops
+}
+
+/// A banner shown above the transcript (server facts: agent exited, storage failing, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Banner {
+    pub(crate) level: &'static str,
+    pub(crate) text: String,
+}
+
+#[derive(Debug)]
+pub(crate) struct SessionCore {
+    pub(crate) session: i64,
+    pub(crate) engine: TranscriptEngine,
+    pub(crate) hub: Hub,
+    store: Arc<Mutex<Store>>,
+    next_seq: i64,
+    /// Lines whose commit failed; retried, in order, before the next lines.
+    unsaved: Vec<(Direction, String)>,
+    storage_error: Option<String>,
+    banner: Option<Banner>,
+    /// Open permission questions by key, as the `web_permission` op that shows them.
+    permissions: BTreeMap<String, Value>,
+    /// What the last saved replies looked like (count, finished count, total text length), to
+    /// save again only when a turn ended or a reply changed.
+    saved_replies: (usize, usize, usize),
+    pub(crate) diagnostics: u64,
+}
+
+impl SessionCore {
+    pub(crate) fn new(
+        session: i64,
+        engine: TranscriptEngine,
+        hub: Hub,
+        store: Arc<Mutex<Store>>,
+        next_seq: i64,
+    ) -> SessionCore {
+        let saved_replies = reply_signature(&replies_of(&engine));
+        SessionCore {
+            session,
+            engine,
+            hub,
+            store,
+            next_seq,
+            unsaved: Vec::new(),
+            storage_error: None,
+            banner: None,
+            permissions: BTreeMap::new(),
+            saved_replies,
+            diagnostics: 0,
+        }
+    }
+
+    /// Logs `lines` (committing any earlier unsaved ones first), applies them to the engine and
+    /// publishes the resulting ops as one batch. When the commit fails the lines are still shown
+    /// (the agent does not wait for the disk), kept for the next attempt, and a banner says so.
+    pub(crate) fn record(&mut self, lines: Vec<(Direction, String)>) {
+        if lines.is_empty() {
+            return;
+        }
+        let committed = {
+            let pending: Vec<(Direction, &str)> = self
+                .unsaved
+                .iter()
+                .chain(lines.iter())
+                .map(|(d, l)| (*d, l.as_str()))
+                .collect();
+            let mut store = lock(&self.store);
+            store
+                .append_lines(self.session, self.next_seq, &pending)
+                .map(|()| pending.len())
+        };
+        match committed {
+            Ok(count) => {
+                self.next_seq += i64::try_from(count).unwrap_or(i64::MAX);
+                self.unsaved.clear();
+                if self.storage_error.take().is_some() {
+                    self.set_banner(Some(Banner {
+                        level: "info",
+                        text: "Storage recovered: every line is saved again.".into(),
+                    }));
+                }
+            }
+            Err(error) => {
+                tracing::error!(session = self.session, "{error}");
+                self.unsaved.extend(lines.iter().cloned());
+                let text = format!(
+                    "Not saved to disk ({error}); {} lines wait in memory and will be written when \
+                     the database accepts writes again.",
+                    self.unsaved.len()
+                );
+                self.storage_error = Some(text.clone());
+                self.set_banner(Some(Banner {
+                    level: "error",
+                    text,
+                }));
+            }
+        }
+        let mut ops = Vec::new();
+        for (direction, line) in &lines {
+            ops.extend(apply_line(&mut self.engine, *direction, line));
+        }
+        self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
+        if !ops.is_empty() {
+            self.publish_ops(&ops);
+        }
+        self.save_replies_if_changed();
+    }
+
+    fn publish_ops(&mut self, ops: &[RenderOp]) {
+        match serde_json::to_string(&json!({ "ops": ops })) {
+            Ok(data) => {
+                self.hub.publish(Arc::from(data));
+            }
+            Err(error) => tracing::error!("render ops not serializable: {error}"),
+        }
+    }
+
+    fn publish_web_op(&mut self, op: Value) {
+        let data = json!({ "ops": [op] }).to_string();
+        self.hub.publish(Arc::from(data));
+    }
+
+    /// Persists the materialized transcript and the replies when a turn finished since the last
+    /// save (the reply count grew) or when `force` is set.
+    pub(crate) fn save_replies_if_changed(&mut self) {
+        let replies = replies_of(&self.engine);
+        // Saved when a turn starts or finishes, not for every streamed chunk.
+        let signature = reply_signature(&replies);
+        if (signature.0, signature.1) == (self.saved_replies.0, self.saved_replies.1) {
+            return;
+        }
+        self.save_materialized(replies);
+    }
+
+    pub(crate) fn save_now(&mut self) {
+        let replies = replies_of(&self.engine);
+        self.save_materialized(replies);
+    }
+
+    fn save_materialized(&mut self, replies: Vec<StoredReply>) {
+        let replay = self.engine.replay_json().to_string();
+        let upto = self.next_seq - 1;
+        let result = lock(&self.store).save_materialized(self.session, upto, &replay, &replies);
+        match result {
+            Ok(()) => self.saved_replies = reply_signature(&replies),
+            Err(error) => tracing::error!(session = self.session, "{error}"),
+        }
+    }
+
+    pub(crate) fn set_banner(&mut self, banner: Option<Banner>) {
+        if self.banner == banner {
+            return;
+        }
+        self.banner = banner;
+        let op = banner_op(self.banner.as_ref());
+        self.publish_web_op(op);
+    }
+
+    pub(crate) fn open_permission(&mut self, key: String, op: Value) {
+        self.permissions.insert(key, op.clone());
+        self.publish_web_op(op);
+    }
+
+    pub(crate) fn close_permission(&mut self, key: &str, outcome: &str) {
+        if self.permissions.remove(key).is_some() {
+            self.publish_web_op(json!({
+                "op": "web_permission_resolved", "key": key, "outcome": outcome,
+            }));
+        }
+    }
+
+    pub(crate) fn permission(&self, key: &str) -> Option<&Value> {
+        self.permissions.get(key)
+    }
+
+    pub(crate) fn open_permission_keys(&self) -> Vec<String> {
+        self.permissions.keys().cloned().collect()
+    }
+
+    /// The `reset` payload: the engine's snapshot, then the server's own view facts.
+    pub(crate) fn snapshot_json(engine: &TranscriptEngine, extra: &[Value]) -> String {
+        let ops = engine.render_snapshot();
+        let mut values: Vec<Value> = ops
+            .iter()
+            .filter_map(|op| serde_json::to_value(op).ok())
+            .collect();
+        values.extend(extra.iter().cloned());
+        json!({ "ops": values }).to_string()
+    }
+
+    /// Attaches an observer (see [`Hub::subscribe`]).
+    pub(crate) fn subscribe(
+        &mut self,
+        last_seen: Option<crate::hub::EventId>,
+    ) -> tokio::sync::mpsc::Receiver<crate::hub::Frame> {
+        let mut extra = Vec::new();
+        if self.banner.is_some() {
+            extra.push(banner_op(self.banner.as_ref()));
+        }
+        extra.extend(self.permissions.values().cloned());
+        let engine = &self.engine;
+        self.hub
+            .subscribe(last_seen, || Self::snapshot_json(engine, &extra))
+    }
+
+    pub(crate) fn stats(&self) -> Value {
+        let HubStats {
+            observers,
+            dropped_slow,
+            resumed,
+            resets,
+        } = self.hub.stats();
+        json!({
+            "observers": observers,
+            "droppedSlow": dropped_slow,
+            "resumed": resumed,
+            "resets": resets,
+            "lastEventId": self.hub.last_id().to_string(),
+            "loggedLines": self.next_seq - 1,
+            "unsavedLines": self.unsaved.len(),
+            "diagnostics": self.diagnostics,
+            "entries": self.engine.transcript().entries.len(),
+        })
+    }
+}
+
+/// The engine's per-turn replies in the store's shape.
+pub(crate) fn replies_of(engine: &TranscriptEngine) -> Vec<StoredReply> {
+    engine
+        .turn_replies()
+        .into_iter()
+        .map(|r| StoredReply {
+            turn: i64::from(r.turn),
+            text: r.reply,
+            finished: r.finished,
+            stop_reason: r.stop_reason,
+        })
+        .collect()
+}
+
+fn reply_signature(replies: &[StoredReply]) -> (usize, usize, usize) {
+    (
+        replies.len(),
+        replies.iter().filter(|r| r.finished).count(),
+        replies.iter().map(|r| r.text.len()).sum(),
+    )
+}
+
+fn banner_op(banner: Option<&Banner>) -> Value {
+    match banner {
+        Some(b) => json!({ "op": "web_banner", "level": b.level, "text": b.text }),
+        None => json!({ "op": "web_banner", "level": "info", "text": null }),
+    }
+}
+
+/// Locks a mutex, recovering from poisoning: the data is plain state that stays consistent
+/// between statements, and one panicking request must not take the session down.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::{Frame, HubLimits};
+    use spindle_engine::EngineConfig;
+
+    const PROMPT: &str = r#"{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}}"#;
+
+    fn chunk(text: &str) -> String {
+        serde_json::json!({
+            "jsonrpc": "2.0", "method": "session/update",
+            "params": { "sessionId": "s", "update": {
+                "sessionUpdate": "agent_message_chunk", "messageId": "a1",
+                "content": { "type": "text", "text": text } } },
+        })
+        .to_string()
+    }
+
+    fn temp_db() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "spindle-web-core-{}-{:?}",
+            std::process::id(),
+            std::time::SystemTime::now()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("core.db")
+    }
+
+    fn frames(rx: &mut tokio::sync::mpsc::Receiver<Frame>) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        while let Ok(frame) = rx.try_recv() {
+            if let Frame::Ops { data, .. } = frame {
+                out.push(serde_json::from_str(&data).unwrap());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_failing_disk_keeps_the_session_live_and_the_log_complete_once_it_recovers() {
+        let path = temp_db();
+        let mut writable = Store::open(&path).unwrap();
+        let session = writable.create_session("s").unwrap();
+        drop(writable);
+        let read_only = Arc::new(Mutex::new(Store::open_read_only(&path)));
+        let engine = TranscriptEngine::new(EngineConfig::default());
+        let hub = Hub::new(1, HubLimits::default());
+        let mut core = SessionCore::new(session, engine, hub, read_only, 1);
+        let mut rx = core.subscribe(None);
+        core.record(vec![(Direction::Client, PROMPT.to_string())]);
+        core.record(vec![(Direction::Agent, chunk("Hel"))]);
+        // Shown anyway, with an error banner, and kept in memory.
+        let shown = frames(&mut rx);
+        let text = serde_json::to_string(&shown).unwrap();
+        assert!(text.contains("Hel"), "{text}");
+        assert!(text.contains("Not saved to disk"), "{text}");
+        assert_eq!(core.stats()["unsavedLines"], 2);
+
+        // The database accepts writes again: the backlog goes first, in order.
+        core.store = Arc::new(Mutex::new(Store::open(&path).unwrap()));
+        core.record(vec![(Direction::Agent, chunk("lo"))]);
+        assert_eq!(core.stats()["unsavedLines"], 0);
+        let text = serde_json::to_string(&frames(&mut rx)).unwrap();
+        assert!(text.contains("Storage recovered"), "{text}");
+        let (lines, _) = Store::open(&path).unwrap().lines(session).unwrap();
+        let logged: Vec<_> = lines.iter().map(|l| (l.seq, l.line.clone())).collect();
+        assert_eq!(
+            logged,
+            vec![(1, PROMPT.to_string()), (2, chunk("Hel")), (3, chunk("lo"))]
+        );
+        // Replaying the log gives the transcript the live engine has.
+        let mut replayed = TranscriptEngine::new(EngineConfig::default());
+        for line in &lines {
+            apply_line(&mut replayed, line.direction, &line.line);
+        }
+        assert_eq!(replayed.replay_json(), core.engine.replay_json());
+    }
+
+    #[test]
+    fn garbage_from_the_agent_is_logged_and_diagnosed_never_fatal() {
+        let path = temp_db();
+        let mut store = Store::open(&path).unwrap();
+        let session = store.create_session("s").unwrap();
+        let engine = TranscriptEngine::new(EngineConfig::default());
+        let mut core = SessionCore::new(
+            session,
+            engine,
+            Hub::new(1, HubLimits::default()),
+            Arc::new(Mutex::new(store)),
+            1,
+        );
+        core.record(vec![
+            (Direction::Agent, "not json at all".into()),
+            (
+                Direction::Agent,
+                "{\"jsonrpc\":\"2.0\",\"method\":\"session/update\"}".into(),
+            ),
+            (Direction::Agent, "[1,2,3]".into()),
+        ]);
+        assert!(core.stats()["diagnostics"].as_u64().unwrap() >= 2);
+        assert_eq!(core.stats()["loggedLines"], 3);
+    }
+}

@@ -1,0 +1,420 @@
+//! Shared helpers for the `serve_*` tests: start `spindle serve` (the real binary, via
+//! CARGO_BIN_EXE_spindle) on a free loopback port with a temporary database, and talk HTTP/1.0
+//! and SSE to it over plain TCP (HTTP/1.0 keeps bodies unchunked and close-delimited).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Generous bound so a broken server fails the test instead of hanging it; never a timing
+/// assertion.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A temporary directory, removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn temp_dir(name: &str) -> TempDir {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!(
+        "spindle-serve-test-{name}-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    TempDir(dir)
+}
+
+pub struct Served {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub url: String,
+}
+
+impl Served {
+    /// Starts `spindle serve` with the reference agent streaming with `delay_ms` between pieces.
+    pub fn start(db: &Path, serve_args: &[&str], delay_ms: u32) -> Served {
+        let exe = env!("CARGO_BIN_EXE_spindle");
+        let mut command = Command::new(exe);
+        command
+            .arg("serve")
+            .arg("--bind")
+            .arg("127.0.0.1:0")
+            .arg("--db")
+            .arg(db)
+            .args(serve_args)
+            .arg("--")
+            .arg(exe)
+            .arg("agent")
+            .arg("--delay-ms")
+            .arg(delay_ms.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = command.spawn().expect("spawn spindle serve");
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let line = lines
+            .next()
+            .expect("spindle serve printed nothing")
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .to_string();
+        let authority = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string();
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Served {
+            child,
+            addr: authority.parse().unwrap(),
+            url,
+        }
+    }
+
+    pub fn host(&self) -> String {
+        self.addr.to_string()
+    }
+
+    pub fn request(&self, method: &str, path: &str, body: Option<&str>) -> Response {
+        let host = self.host();
+        let mut headers = vec![("Host", host.as_str())];
+        if body.is_some() {
+            headers.push(("Content-Type", "application/json"));
+        }
+        http(self.addr, method, path, &headers, body)
+    }
+
+    pub fn get_json(&self, path: &str) -> Value {
+        let response = self.request("GET", path, None);
+        assert_eq!(response.status, 200, "GET {path}: {}", response.body);
+        serde_json::from_str(&response.body).unwrap()
+    }
+
+    pub fn post_json(&self, path: &str, body: &str) -> Response {
+        self.request("POST", path, Some(body))
+    }
+
+    pub fn create_session(&self) -> i64 {
+        let response = self.post_json("/api/sessions", "{}");
+        assert_eq!(response.status, 201, "{}", response.body);
+        let value: Value = serde_json::from_str(&response.body).unwrap();
+        value["id"].as_i64().unwrap()
+    }
+
+    pub fn prompt(&self, session: i64, text: &str) {
+        let body = serde_json::json!({ "text": text }).to_string();
+        let response = self.post_json(&format!("/api/sessions/{session}/prompt"), &body);
+        assert_eq!(response.status, 202, "{}", response.body);
+    }
+
+    /// Waits until `n` turns of the session have finished.
+    pub fn wait_finished_turns(&self, session: i64, n: usize) -> Vec<Value> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let replies = self.get_json(&format!("/api/sessions/{session}/replies"));
+            let list = replies["replies"].as_array().cloned().unwrap_or_default();
+            if list
+                .iter()
+                .filter(|r| r["finished"] == Value::Bool(true))
+                .count()
+                >= n
+            {
+                return list;
+            }
+            assert!(Instant::now() < deadline, "turns never finished: {replies}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until a finished turn's reply contains `needle`; returns all replies.
+    pub fn wait_reply_containing(&self, session: i64, needle: &str) -> Vec<Value> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let replies = self.get_json(&format!("/api/sessions/{session}/replies"));
+            let list = replies["replies"].as_array().cloned().unwrap_or_default();
+            if list.iter().any(|r| {
+                r["finished"] == Value::Bool(true)
+                    && r["text"].as_str().is_some_and(|t| t.contains(needle))
+            }) {
+                return list;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no reply with {needle:?}: {replies}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn sse(&self, session: i64, last_event_id: Option<&str>) -> SseReader {
+        SseReader::open(self.addr, &self.host(), session, last_event_id)
+    }
+
+    pub fn stop(mut self) {
+        #[cfg(unix)]
+        {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(self.child.id().to_string())
+                .status();
+        }
+        let deadline = Instant::now() + PATIENCE;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        panic!("spindle serve did not stop on SIGTERM");
+    }
+
+    pub fn sigkill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+pub fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Response {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut request = format!("{method} {path} HTTP/1.0\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(body) = body {
+        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    request.push_str("\r\n");
+    if let Some(body) = body {
+        request.push_str(body);
+    }
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut head_lines = head.lines();
+    let status = head_lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = head_lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    Response {
+        status,
+        headers,
+        body: body.to_string(),
+    }
+}
+
+/// One SSE event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SseEvent {
+    pub event: String,
+    pub id: String,
+    pub data: Value,
+}
+
+impl SseEvent {
+    pub fn ops(&self) -> Vec<Value> {
+        self.data["ops"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+pub struct SseReader {
+    reader: BufReader<TcpStream>,
+}
+
+impl SseReader {
+    pub fn open(addr: SocketAddr, host: &str, session: i64, last_event_id: Option<&str>) -> Self {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        let mut request = format!(
+            "GET /api/sessions/{session}/events HTTP/1.0\r\nHost: {host}\r\nAccept: text/event-stream\r\n"
+        );
+        if let Some(id) = last_event_id {
+            request.push_str(&format!("Last-Event-ID: {id}\r\n"));
+        }
+        request.push_str("\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut status = String::new();
+        reader.read_line(&mut status).unwrap();
+        assert!(status.contains(" 200 "), "SSE status: {status}");
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" || line == "\n" || line.is_empty() {
+                break;
+            }
+        }
+        SseReader { reader }
+    }
+
+    /// The next event with data (comments and retry-only frames skipped); `None` at end of stream.
+    pub fn next_event(&mut self) -> Option<SseEvent> {
+        let mut event = String::new();
+        let mut id = String::new();
+        let mut data = String::new();
+        loop {
+            let mut line = String::new();
+            let n = self.reader.read_line(&mut line).ok()?;
+            if n == 0 {
+                return None;
+            }
+            let line = line.trim_end_matches(['\r', '\n']);
+            if line.is_empty() {
+                if !data.is_empty() {
+                    return Some(SseEvent {
+                        event: std::mem::take(&mut event),
+                        id: std::mem::take(&mut id),
+                        data: serde_json::from_str(&data).expect("SSE data is JSON"),
+                    });
+                }
+                continue;
+            }
+            if let Some(v) = line.strip_prefix("event:") {
+                event = v.trim().to_string();
+            } else if let Some(v) = line.strip_prefix("id:") {
+                id = v.trim().to_string();
+            } else if let Some(v) = line.strip_prefix("data:") {
+                data.push_str(v.strip_prefix(' ').unwrap_or(v));
+            }
+        }
+    }
+}
+
+/// A minimal view that applies render ops the way the page does: entry texts by id.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct TextView {
+    pub order: Vec<String>,
+    pub kinds: std::collections::HashMap<String, String>,
+    pub texts: std::collections::HashMap<String, Vec<u16>>,
+    pub state: Value,
+}
+
+impl TextView {
+    pub fn apply_event(&mut self, event: &SseEvent) {
+        if event.event == "reset" {
+            *self = TextView::default();
+        }
+        for op in event.ops() {
+            self.apply(&op);
+        }
+    }
+
+    pub fn apply(&mut self, op: &Value) {
+        let id = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        match op["op"].as_str().unwrap_or_default() {
+            "insert_entry" => {
+                let entry = &op["entry"];
+                let key = id(&entry["id"]);
+                let index = op["index"].as_u64().unwrap_or(0) as usize;
+                self.order.insert(index.min(self.order.len()), key.clone());
+                self.kinds.insert(key.clone(), id(&entry["kind"]));
+                self.texts.insert(
+                    key,
+                    entry["text"]
+                        .as_str()
+                        .unwrap_or("")
+                        .encode_utf16()
+                        .collect(),
+                );
+            }
+            "update_entry" => {
+                let entry = &op["entry"];
+                let key = id(&op["id"]);
+                self.texts.insert(
+                    key,
+                    entry["text"]
+                        .as_str()
+                        .unwrap_or("")
+                        .encode_utf16()
+                        .collect(),
+                );
+            }
+            "append_text" => {
+                let text = self.texts.entry(id(&op["id"])).or_default();
+                text.extend(op["text"].as_str().unwrap_or("").encode_utf16());
+            }
+            "truncate_text" => {
+                let text = self.texts.entry(id(&op["id"])).or_default();
+                text.truncate(op["len"].as_u64().unwrap_or(0) as usize);
+            }
+            "set_state" => self.state = op["state"].clone(),
+            _ => {}
+        }
+    }
+
+    pub fn text(&self, id: &str) -> String {
+        String::from_utf16_lossy(self.texts.get(id).map(Vec::as_slice).unwrap_or(&[]))
+    }
+
+    /// Texts of the entries of one kind, in timeline order.
+    pub fn texts_of(&self, kind: &str) -> Vec<String> {
+        self.order
+            .iter()
+            .filter(|id| self.kinds.get(*id).map(String::as_str) == Some(kind))
+            .map(|id| self.text(id))
+            .collect()
+    }
+}
