@@ -636,6 +636,13 @@ impl Bridge {
             meta = None;
         }
         let shown = self.down.session(session).shown[kind_index(kind)].contains(&id);
+        // With the clear extension negotiated a replacement is exact: clear,
+        // then the new content as chunks.
+        let can_clear = match kind {
+            MsgKind::Agent => self.client_ext.agent_message_clear,
+            MsgKind::Thought => self.client_ext.agent_thought_clear,
+            MsgKind::User => false,
+        };
         match u.get("content") {
             None => {
                 if meta.is_some() {
@@ -648,7 +655,9 @@ impl Bridge {
                 }
             }
             Some(Value::Array(blocks)) if !blocks.is_empty() => {
-                if shown {
+                if shown && can_clear {
+                    self.clear_or_separator(session, kind, &id, out);
+                } else if shown {
                     self.down_unrepresentable(
                         session,
                         "replacement_after_chunks",
@@ -664,6 +673,9 @@ impl Bridge {
                     self.clear_or_separator(session, kind, &id, out);
                 }
                 self.fan_out(session, kind, &id, blocks.clone(), meta, out);
+            }
+            Some(Value::Array(_)) | Some(Value::Null) if can_clear => {
+                self.clear_or_separator(session, kind, &id, out);
             }
             Some(Value::Array(_)) | Some(Value::Null) => {
                 self.down_unrepresentable(

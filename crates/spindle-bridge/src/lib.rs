@@ -256,6 +256,14 @@ impl Bridge {
     pub fn from_client(&mut self, line: &str) -> Translated {
         let mut out = Translated::default();
         if self.route() == Route::Passthrough {
+            // Remember open requests (cheap, client lines are few) so a dead
+            // agent can be reported; the line itself goes out unchanged.
+            if let Ok(frame) = wire::parse_frame(line)
+                && frame.method.is_some()
+                && let Some(id) = frame.id_key()
+            {
+                self.requests.insert(id, ClientRequest::Other);
+            }
             out.to_agent.push(line.to_owned());
             return out;
         }
@@ -287,6 +295,16 @@ impl Bridge {
     pub fn from_agent(&mut self, line: &str) -> Translated {
         let mut out = Translated::default();
         if self.route() == Route::Passthrough {
+            // Only responses can close a request; notifications are relayed
+            // without parsing unless one is open and the line may answer it.
+            if !self.requests.is_empty()
+                && (line.contains("\"result\"") || line.contains("\"error\""))
+                && let Ok(frame) = wire::parse_frame(line)
+                && frame.method.is_none()
+                && let Some(id) = frame.id_key()
+            {
+                self.requests.remove(&id);
+            }
             out.to_client.push(line.to_owned());
             return out;
         }
@@ -358,17 +376,28 @@ impl Bridge {
         // The agent version is provisional until the agent answers, so the
         // answer is not relayed verbatim by the passthrough route.
         self.agent_version = None;
-        let forwarded = if agent == client && asked == u64::from(client) {
+        let learning = self.config.agent_protocol.is_none();
+        let forwarded = if learning {
+            // The agent's version is unknown: send the client's shape plus
+            // the other version's fields (both schemas allow extra fields),
+            // so an agent of either version reads what it needs.
+            let mut p = params;
+            p.insert("protocolVersion".into(), client.into());
+            let other = match client {
+                2 => shapes::init_request_v2_to_v1(p.clone(), self.bridge_agent_ext()),
+                _ => shapes::init_request_v1_to_v2(p.clone()),
+            };
+            for (k, v) in other {
+                if k != "protocolVersion" {
+                    p.entry(k).or_insert(v);
+                }
+            }
+            wire::request(&id, "initialize", Value::Object(p))
+        } else if agent == client && asked == u64::from(client) {
             line.to_owned()
         } else {
             let params = match (client, agent) {
-                (2, 1) => {
-                    let mut ext = self.client_ext;
-                    // The bridge turns these into v2 upserts for any client.
-                    ext.agent_message_clear = true;
-                    ext.agent_thought_clear = true;
-                    shapes::init_request_v2_to_v1(params, ext)
-                }
+                (2, 1) => shapes::init_request_v2_to_v1(params, self.bridge_agent_ext()),
                 (1, 2) => shapes::init_request_v1_to_v2(params),
                 _ => {
                     let mut p = params;
@@ -380,6 +409,15 @@ impl Bridge {
         };
         self.provisional_agent = agent;
         out.to_agent.push(forwarded);
+    }
+
+    /// Extensions advertised to a v1 agent behind a v2 client: the client's,
+    /// plus the clears, which the bridge turns into v2 upserts for any client.
+    fn bridge_agent_ext(&self) -> Extensions {
+        let mut ext = self.client_ext;
+        ext.agent_message_clear = true;
+        ext.agent_thought_clear = true;
+        ext
     }
 
     fn agent_initialized(&mut self, id: &str, frame: &wire::Frame<'_>, out: &mut Translated) {

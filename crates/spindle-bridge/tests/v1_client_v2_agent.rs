@@ -200,7 +200,7 @@ fn strict_replacement_after_chunks_is_rejected_and_fails_the_prompt() {
 }
 
 #[test]
-fn degrade_replacement_uses_agent_message_clear_when_negotiated() {
+fn replacement_uses_agent_message_clear_when_negotiated() {
     let meta = json!({"spindle":{"extensions":["agent_message_clear"]}});
     let mut r = rig_with(Policy::Degrade, Some(meta));
     let from = r.client_log.len();
@@ -214,7 +214,36 @@ fn degrade_replacement_uses_agent_message_clear_when_negotiated() {
         json!({"sessionUpdate":"agent_message_clear","messageId":"a1"})
     );
     assert_eq!(ups[2]["content"]["text"], "C");
-    assert_eq!(r.warnings(), vec!["replacement_after_chunks"]);
+    assert!(r.warnings().is_empty() && r.errors().is_empty());
+}
+
+#[test]
+fn strict_replacement_and_clear_are_exact_with_the_clear_extension() {
+    let meta = json!({"spindle":{"extensions":["agent_message_clear","agent_thought_clear"]}});
+    let mut r = rig_with(Policy::Strict, Some(meta));
+    accepted_prompt(&mut r);
+    let from = r.client_log.len();
+    r.agent_update(
+        json!({"sessionUpdate":"agent_thought_chunk","messageId":"t1","content":text("hm")}),
+    );
+    r.agent_update(json!({"sessionUpdate":"agent_thought","messageId":"t1","content":[]}));
+    r.agent_update(
+        json!({"sessionUpdate":"agent_message_chunk","messageId":"a1","content":text("A")}),
+    );
+    r.agent_update(json!({"sessionUpdate":"agent_message","messageId":"a1","content":[text("C")]}));
+    r.agent_update(idle("end_turn"));
+    let ups = r.client_updates(from);
+    assert_eq!(
+        ups[1],
+        json!({"sessionUpdate":"agent_thought_clear","messageId":"t1"})
+    );
+    assert_eq!(
+        ups[3],
+        json!({"sessionUpdate":"agent_message_clear","messageId":"a1"})
+    );
+    assert_eq!(ups[4]["content"]["text"], "C");
+    assert!(r.errors().is_empty());
+    assert_eq!(prompt_answers(&r)[0]["result"]["stopReason"], "end_turn");
 }
 
 #[test]
