@@ -1,17 +1,19 @@
-//! The pipe to one agent child process: JSON-RPC messages in both directions as lines of text,
-//! nothing more. ACP meaning is given to them by the session task and the engine.
+//! The byte pipe to one agent child process: newline-delimited lines in both directions, nothing
+//! more. ACP meaning is given to the lines by the session task and the engine.
 //!
-//! The process and its framing belong to `spindle-protocol` ([`spawn_child`]); this module turns
-//! its messages into the text lines the wire log stores and the engine reads, in the order the
-//! session task processes them, so that the log replays into the same transcript.
+//! Why not `spindle_protocol::spawn_child`: the wire log must hold what the agent wrote, byte
+//! for byte and in the order the session task processed it, including lines that are not
+//! JSON-RPC at all, so that replaying the log reproduces the same transcript *and* the same
+//! diagnostics. The protocol crate's connection decodes lines into messages and reports
+//! undecodable ones without their text; this link hands over raw lines and never interprets
+//! them (only lines over [`MAX_LINE_BYTES`] or not UTF-8 are dropped, with a report).
 
 use std::ffi::OsString;
-use std::sync::Arc;
+use std::process::Stdio;
 
-use spindle_protocol::{
-    ChildHandle, ConnectionOptions, Frame, Incoming, SpawnOptions, decode_line, spawn_child,
-};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
 
 /// A line longer than this is dropped (and reported) instead of buffered without bound.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
@@ -24,92 +26,61 @@ const QUEUED_BYTES: usize = 64 << 20;
 /// What the link reports.
 #[derive(Debug)]
 pub enum LinkEvent {
-    /// One message the agent wrote, as one line of JSON, with its share of the queue budget
+    /// One line the agent wrote, without its newline, with its share of the queue budget
     /// (released when the event is dropped).
     Line(String, QueueShare),
-    /// A line that is not a JSON-RPC message (too long, not JSON, not UTF-8) was dropped.
+    /// A line over [`MAX_LINE_BYTES`] or not UTF-8 was dropped.
     Dropped(String),
-    /// The agent's output ended (it exited or closed the pipe).
+    /// The agent's stdout closed (it exited or closed the pipe); with the exit status if known.
     Closed(String),
 }
 
 /// A line's share of the link's byte budget.
 #[derive(Debug)]
-pub struct QueueShare(#[allow(dead_code)] Option<OwnedSemaphorePermit>);
+pub struct QueueShare(#[allow(dead_code)] Option<tokio::sync::OwnedSemaphorePermit>);
 
 /// A running agent child process.
 #[derive(Debug)]
 pub struct AgentLink {
     writer: mpsc::UnboundedSender<String>,
-    /// Messages and lifecycle events from the agent.
+    /// Lines and lifecycle events from the agent.
     pub events: mpsc::Receiver<LinkEvent>,
-    child: ChildHandle,
+    child: Child,
 }
 
 impl AgentLink {
-    /// Starts `command`; the agent's stderr goes to the log and its tail is kept for reports.
+    /// Starts `command` with piped stdin/stdout (stderr is inherited so agent logs stay visible).
     pub fn spawn(command: &[OsString], queue: usize) -> std::io::Result<AgentLink> {
-        let options = SpawnOptions {
-            connection: ConnectionOptions {
-                max_line_bytes: MAX_LINE_BYTES,
-                channel_capacity: 4,
-            },
-            ..SpawnOptions::default()
-        };
-        let (connection, child) = spawn_child(command, options)?;
-        let sender = connection.sender;
-        let mut receiver = connection.receiver;
+        let (program, args) = command.split_first().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty agent command")
+        })?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| std::io::Error::other("no stdin"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| std::io::Error::other("no stdout"))?;
         let (event_tx, events) = mpsc::channel(queue.max(1));
         let (writer, mut write_rx) = mpsc::unbounded_channel::<String>();
         tokio::spawn(async move {
-            while let Some(line) = write_rx.recv().await {
-                // The session task builds every line it sends; one that does not decode is a bug
-                // there, reported rather than sent.
-                match decode_line(&line) {
-                    Ok(Frame::Single(message)) => {
-                        if sender.send(message).await.is_err() {
-                            break;
-                        }
-                    }
-                    Ok(Frame::Batch(_)) | Err(_) => {
-                        tracing::error!("spindle-web built an invalid JSON-RPC line: {line}");
-                    }
+            let mut stdin = stdin;
+            while let Some(mut line) = write_rx.recv().await {
+                line.push('\n');
+                if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
+                    break;
                 }
             }
         });
-        tokio::spawn(async move {
-            let budget = Arc::new(Semaphore::new(QUEUED_BYTES));
-            loop {
-                let event = match receiver.recv().await {
-                    Some(Incoming::Message(message)) => {
-                        let line = message.to_json();
-                        // Lines are at most MAX_LINE_BYTES, below the budget, and the semaphore
-                        // is never closed: the acquisition only waits.
-                        let bytes = u32::try_from(line.len().max(1)).unwrap_or(u32::MAX);
-                        let share = budget.clone().acquire_many_owned(bytes).await.ok();
-                        LinkEvent::Line(line, QueueShare(share))
-                    }
-                    Some(Incoming::Malformed { line_number, error }) => LinkEvent::Dropped(
-                        format!("agent line {line_number} dropped: {}", error.message),
-                    ),
-                    Some(Incoming::Closed { reason }) => {
-                        let _ = event_tx.send(LinkEvent::Closed(reason.to_string())).await;
-                        return;
-                    }
-                    None => {
-                        let _ = event_tx
-                            .send(LinkEvent::Closed("the agent closed its output".into()))
-                            .await;
-                        return;
-                    }
-                };
-                // A full queue waits here: the agent's pipe fills and the agent blocks, which
-                // bounds memory; browsers are never on this path (they have their own queues).
-                if event_tx.send(event).await.is_err() {
-                    return;
-                }
-            }
-        });
+        tokio::spawn(read_lines(stdout, event_tx));
         Ok(AgentLink {
             writer,
             events,
@@ -122,32 +93,82 @@ impl AgentLink {
         self.writer.send(line).is_ok()
     }
 
-    /// Kills the child and waits for it.
+    /// Kills the child (also done on drop).
     pub async fn kill(&mut self) {
-        self.child.kill();
-        let _ = self.child.wait().await;
+        let _ = self.child.kill().await;
     }
 
-    /// How the child ended, if it has, with the last lines it wrote to stderr.
-    pub async fn exit_report(&self) -> String {
-        let exit = tokio::time::timeout(std::time::Duration::from_secs(2), self.child.wait()).await;
-        let mut report = match exit {
-            Ok(exit) => exit.to_string(),
+    /// How the child ended (waiting up to two seconds for it to be reaped).
+    pub async fn exit_report(&mut self) -> String {
+        match tokio::time::timeout(std::time::Duration::from_secs(2), self.child.wait()).await {
+            Ok(Ok(status)) => status.to_string(),
+            Ok(Err(error)) => format!("wait failed: {error}"),
             Err(_) => "still running".to_string(),
-        };
-        let tail = self.child.stderr_tail();
-        if let Some(last) = tail.lines().rev().find(|l| !l.trim().is_empty()) {
-            report.push_str("; last stderr line: ");
-            report.push_str(last);
         }
-        report
     }
 }
 
-impl Drop for AgentLink {
-    fn drop(&mut self) {
-        self.child.kill();
+async fn read_lines(stdout: tokio::process::ChildStdout, events: mpsc::Sender<LinkEvent>) {
+    let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(QUEUED_BYTES));
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut line: Vec<u8> = Vec::new();
+    let mut oversized = false;
+    loop {
+        let available = match reader.fill_buf().await {
+            Ok([]) => break,
+            Ok(bytes) => bytes,
+            Err(error) => {
+                let _ = events
+                    .send(LinkEvent::Closed(format!("read error: {error}")))
+                    .await;
+                return;
+            }
+        };
+        let (chunk, found_newline) = match available.iter().position(|b| *b == b'\n') {
+            Some(n) => (&available[..n], true),
+            None => (available, false),
+        };
+        if !oversized {
+            if line.len() + chunk.len() > MAX_LINE_BYTES {
+                oversized = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let consumed = chunk.len() + usize::from(found_newline);
+        reader.consume(consumed);
+        if found_newline {
+            let event = if oversized {
+                LinkEvent::Dropped(format!("agent line over {MAX_LINE_BYTES} bytes dropped"))
+            } else {
+                let bytes = std::mem::take(&mut line);
+                let trimmed = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
+                if trimmed.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                match String::from_utf8(trimmed.to_vec()) {
+                    Ok(text) => {
+                        // Lines are at most MAX_LINE_BYTES, below the budget: this cannot fail
+                        // while the semaphore lives (it is never closed).
+                        let bytes = u32::try_from(text.len().max(1)).unwrap_or(u32::MAX);
+                        let share = budget.clone().acquire_many_owned(bytes).await.ok();
+                        LinkEvent::Line(text, QueueShare(share))
+                    }
+                    Err(_) => LinkEvent::Dropped("agent line is not UTF-8; dropped".into()),
+                }
+            };
+            oversized = false;
+            // A full queue waits here: the agent's pipe fills and the agent blocks, which
+            // bounds memory; browsers are never on this path (they have their own queues).
+            if events.send(event).await.is_err() {
+                return;
+            }
+        }
     }
+    let _ = events
+        .send(LinkEvent::Closed("the agent closed its output".into()))
+        .await;
 }
 
 #[cfg(all(test, unix))]
@@ -174,18 +195,17 @@ mod tests {
     #[tokio::test]
     async fn oversized_and_non_utf8_lines_are_dropped_and_the_link_goes_on() {
         let over = MAX_LINE_BYTES + 10;
-        let ok = r#"{"jsonrpc":"2.0","method":"x"}"#;
         let script = format!(
-            "printf '%s\\n\\n' '{ok}'; head -c {over} /dev/zero | tr '\\0' x; printf '\\n'; \
-             printf '\\377\\376 not utf8\\n'; printf 'not json\\n'; printf '%s\\r\\n' '{ok}'"
+            "printf 'abc\\n\\n\\r\\n'; head -c {over} /dev/zero | tr '\\0' x; printf '\\n'; \
+             printf '\\377\\376 not utf8\\n'; printf 'after\\r\\n'; printf 'unterminated'"
         );
         let seen = events_of(&script).await;
-        let line = format!("line {}", ok.len());
-        assert_eq!(seen.first(), Some(&line), "{seen:?}");
-        assert_eq!(seen.last().map(String::as_str), Some("closed"), "{seen:?}");
-        assert_eq!(seen[seen.len() - 2], line, "{seen:?}");
-        let dropped = seen.iter().filter(|e| e.starts_with("dropped")).count();
-        assert_eq!(dropped, 3, "{seen:?}");
+        assert_eq!(seen.len(), 5, "{seen:?}");
+        assert_eq!(seen[0], "line 3");
+        assert!(seen[1].starts_with("dropped agent line over"), "{seen:?}");
+        assert!(seen[2].contains("not UTF-8"), "{seen:?}");
+        assert_eq!(seen[3], "line 5");
+        assert_eq!(seen[4], "closed");
     }
 
     #[tokio::test]

@@ -867,7 +867,7 @@ impl SessionTask {
     }
 
     async fn agent_gone(&mut self, why: &str) {
-        let status = match self.link.as_ref() {
+        let status = match self.link.as_mut() {
             Some(link) => Some(link.exit_report().await),
             None => None,
         };
