@@ -121,7 +121,7 @@ impl TranscriptEngine {
             },
             "session_info_update" => self.session_info_update(u),
             "notice" => self.notice(u),
-            _ => self.unknown_update(tag, u),
+            _ => self.unknown_update(u),
         }
     }
 
@@ -129,8 +129,9 @@ impl TranscriptEngine {
         Some(self.t.state.turns).filter(|_| self.t.state.turn_open)
     }
 
-    fn unknown_update(&mut self, tag: &str, u: Map<String, Value>) {
-        let _ = tag;
+    /// Unknown and `_`-prefixed updates (and removed/unstable tags the engine
+    /// does not model): kept verbatim as an `unknown` entry.
+    fn unknown_update(&mut self, u: Map<String, Value>) {
         let id = self.mint_id("x");
         let turn = self.turn_if_open();
         let idx = self.push_entry(
