@@ -66,25 +66,30 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-/// Calls `each(key, value_range)` for every top-level member of the object
-/// text `obj` (ranges index `obj`). None on anything unexpected.
-pub(crate) fn members<'a>(obj: &'a str, mut each: impl FnMut(&'a str, Range<usize>)) -> Option<()> {
-    let b = obj.as_bytes();
-    let mut i = skip_ws(b, 0);
+/// Walks the object starting at `b[i]`: for each member calls
+/// `value(key, value_start)`, which consumes the value and returns the index
+/// after it. Returns the index after the object. None on anything unexpected.
+fn object<'a>(
+    text: &'a str,
+    i: usize,
+    value: &mut dyn FnMut(&'a str, usize) -> Option<usize>,
+) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, i);
     if *b.get(i)? != b'{' {
         return None;
     }
     i = skip_ws(b, i + 1);
     if *b.get(i)? == b'}' {
-        return (skip_ws(b, i + 1) == b.len()).then_some(());
+        return Some(i + 1);
     }
     loop {
         if *b.get(i)? != b'"' {
             return None;
         }
         let end = skip_string(b, i)?;
-        let key = &obj[i + 1..end - 1];
-        if key.contains('\\') {
+        let key = &text[i + 1..end - 1];
+        if key.as_bytes().contains(&b'\\') {
             return None;
         }
         i = skip_ws(b, end);
@@ -92,21 +97,32 @@ pub(crate) fn members<'a>(obj: &'a str, mut each: impl FnMut(&'a str, Range<usiz
             return None;
         }
         i = skip_ws(b, i + 1);
-        let vend = skip_value(b, i)?;
-        each(key, i..vend);
+        let vend = value(key, i)?;
         i = skip_ws(b, vend);
         match *b.get(i)? {
             b',' => i = skip_ws(b, i + 1),
-            b'}' => return (skip_ws(b, i + 1) == b.len()).then_some(()),
+            b'}' => return Some(i + 1),
             _ => return None,
         }
     }
 }
 
+/// Calls `each(key, value_range)` for every top-level member of the object
+/// text `obj` (ranges index `obj`). None on anything unexpected.
+#[cfg(test)]
+pub(crate) fn members<'a>(obj: &'a str, mut each: impl FnMut(&'a str, Range<usize>)) -> Option<()> {
+    let end = object(obj, 0, &mut |k, i| {
+        let e = skip_value(obj.as_bytes(), i)?;
+        each(k, i..e);
+        Some(e)
+    })?;
+    (skip_ws(obj.as_bytes(), end) == obj.len()).then_some(())
+}
+
 /// The text of a JSON string value without escapes, else None.
 fn plain_string(v: &str) -> Option<&str> {
     let inner = v.strip_prefix('"')?.strip_suffix('"')?;
-    (!inner.contains('\\')).then_some(inner)
+    (!inner.as_bytes().contains(&b'\\')).then_some(inner)
 }
 
 /// The routing facts of a `session/update` notification line.
@@ -124,59 +140,75 @@ pub(crate) struct FastUpdate<'a> {
     pub meta: Option<&'a str>,
 }
 
-/// Reads `line` as a `session/update` notification, or None.
+/// Reads `line` as a `session/update` notification, or None. One pass:
+/// `params`, `update` and `content` are descended into, not skipped first.
 pub(crate) fn fast_update(line: &str) -> Option<FastUpdate<'_>> {
-    let (mut method, mut params, mut has_id, mut bad) = (None, None, false, false);
-    members(line, |k, r| match k {
-        "method" => method = Some(&line[r]),
-        "params" => params = Some(&line[r]),
-        "id" => has_id = true,
-        "jsonrpc" => {}
-        _ => bad = bad || k.is_empty(),
+    let b = line.as_bytes();
+    let value_text = |r: Range<usize>| &line[r];
+    let (mut method, mut has_id, mut session, mut update) = (None, false, None, None);
+    let (mut tag, mut message_id, mut content_type, mut meta) = (None, None, None, None);
+    let mut message_id_bad = false;
+    let end = object(line, 0, &mut |k, i| match k {
+        "params" => object(line, i, &mut |k, i| match k {
+            "sessionId" => {
+                let e = skip_value(b, i)?;
+                session = Some(value_text(i..e));
+                Some(e)
+            }
+            "update" => {
+                let e = object(line, i, &mut |k, i| {
+                    let e = match k {
+                        "content" if b.get(i) == Some(&b'{') => object(line, i, &mut |k, i| {
+                            let e = skip_value(b, i)?;
+                            if k == "type" {
+                                content_type = Some(value_text(i..e));
+                            }
+                            Some(e)
+                        })?,
+                        _ => skip_value(b, i)?,
+                    };
+                    match k {
+                        "sessionUpdate" => tag = Some(value_text(i..e)),
+                        "messageId" => match plain_string(value_text(i..e)) {
+                            Some(id) => message_id = Some(id),
+                            None => message_id_bad = true,
+                        },
+                        "_meta" => meta = Some(value_text(i..e)),
+                        _ => {}
+                    }
+                    Some(e)
+                })?;
+                update = Some(value_text(i..e));
+                Some(e)
+            }
+            _ => skip_value(b, i),
+        }),
+        "method" => {
+            let e = skip_value(b, i)?;
+            method = Some(value_text(i..e));
+            Some(e)
+        }
+        "id" => {
+            has_id = true;
+            skip_value(b, i)
+        }
+        _ => skip_value(b, i),
     })?;
-    if has_id || bad || plain_string(method?)? != "session/update" {
+    if skip_ws(b, end) != b.len() || has_id || message_id_bad {
         return None;
     }
-    let params = params?;
-    let (mut session, mut update) = (None, None);
-    members(params, |k, r| match k {
-        "sessionId" => session = Some(&params[r]),
-        "update" => update = Some(&params[r]),
-        _ => {}
-    })?;
-    let session_id = plain_string(session?)?;
-    let update = update?;
-    let (mut tag, mut message_id, mut content, mut meta) = (None, None, None, None);
-    members(update, |k, r| match k {
-        "sessionUpdate" => tag = Some(&update[r]),
-        "messageId" => message_id = Some(&update[r]),
-        "content" => content = Some(&update[r]),
-        "_meta" => meta = Some(&update[r]),
-        _ => {}
-    })?;
-    let tag = plain_string(tag?)?;
-    let message_id = match message_id {
-        None => None,
-        Some(v) => Some(plain_string(v)?),
-    };
-    let content_type = match content {
-        Some(c) if c.starts_with('{') => {
-            let mut ty = None;
-            members(c, |k, r| {
-                if k == "type" {
-                    ty = Some(&c[r]);
-                }
-            })?;
-            Some(plain_string(ty?)?)
-        }
-        _ => None,
-    };
+    if plain_string(method?)? != "session/update" {
+        return None;
+    }
     Some(FastUpdate {
-        session_id,
-        update,
-        tag,
+        session_id: plain_string(session?)?,
+        update: update?,
+        tag: plain_string(tag?)?,
         message_id,
-        content_type,
+        content_type: match content_type {
+            Some(t) => Some(plain_string(t)?),
+            None => None,
+        },
         meta,
     })
 }
@@ -194,6 +226,17 @@ mod tests {
         assert_eq!(f.message_id, Some("m"));
         assert_eq!(f.content_type, Some("text"));
         assert!(f.update.starts_with('{') && f.update.ends_with('}'));
+    }
+
+    #[test]
+    fn members_lists_top_level_keys() {
+        let mut keys = Vec::new();
+        members(r#" {"a": [1, {"b": "}"}], "c" : null} "#, |k, _| {
+            keys.push(k)
+        })
+        .unwrap();
+        assert_eq!(keys, ["a", "c"]);
+        assert!(members("[1]", |_, _| {}).is_none());
     }
 
     #[test]
