@@ -1,0 +1,457 @@
+//! Faults around `spindle serve`, through the real binary: agents that crash,
+//! stall and write garbage or a 100 MiB line; observers that drop and resume
+//! under load; SIGKILL right after a prompt was acknowledged; a database that
+//! is read-only or whose disk fills up.
+
+#[path = "fault_harness.rs"]
+mod harness;
+#[path = "fault_serve_harness.rs"]
+mod serve_harness;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use harness::{TempDir, fake_agent_command, have_python};
+use serve_harness::{
+    Served, SseReader, TextView, entry_texts, proc_status_kib, reference_agent, start_serve,
+    transcript, wait_transcript,
+};
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Reads SSE events until a `web_banner` op whose text contains `needle`.
+fn wait_banner(reader: &mut SseReader, needle: &str) -> String {
+    loop {
+        let event = reader
+            .next_event()
+            .unwrap_or_else(|| panic!("stream ended before a banner with {needle:?}"));
+        for op in event.ops() {
+            if op["op"] == "web_banner"
+                && let Some(text) = op["text"].as_str()
+                && text.contains(needle)
+            {
+                return text.to_string();
+            }
+        }
+    }
+}
+
+fn wire_log_contains(db: &std::path::Path, needle: &str) -> bool {
+    let script = "import sqlite3, sys\n\
+        c = sqlite3.connect(sys.argv[1])\n\
+        n = c.execute('select count(*) from wire_log where instr(line, ?) > 0', (sys.argv[2],)).fetchone()[0]\n\
+        print(n)";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(db)
+        .arg(needle)
+        .output()
+        .expect("python3");
+    String::from_utf8_lossy(&out.stdout).trim() != "0"
+}
+
+fn integrity_ok(db: &std::path::Path) -> bool {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('pragma integrity_check').fetchone()[0])",
+        ])
+        .arg(db)
+        .output()
+        .expect("python3");
+    String::from_utf8_lossy(&out.stdout).trim() == "ok"
+}
+
+#[test]
+fn fault_web_agent_garbage_is_diagnosed_and_the_session_goes_on() {
+    if !have_python() {
+        eprintln!("skipped: python3 is not available");
+        return;
+    }
+    let dir = TempDir::new("web-garbage");
+    let stderr = dir.join("serve.stderr");
+    let served = start_serve(
+        &dir.join("db.sqlite"),
+        &["--protocol", "1"],
+        &fake_agent_command(&dir, "garbage"),
+        Some(&stderr),
+        &[],
+    );
+    let session = served.create_session();
+    served.prompt(session, "first");
+    let t = wait_transcript(&served, session, "the first reply", |t| {
+        entry_texts(t, "agent_message")
+            .iter()
+            .any(|m| m.contains("After garbage."))
+    });
+    let first = entry_texts(&t, "agent_message");
+    assert!(
+        first.contains(&"Before garbage. After garbage.".to_string()),
+        "the two good chunks around the garbage form one reply: {first:?}"
+    );
+    let diagnostics = t["diagnostics"].as_array().unwrap();
+    assert!(
+        diagnostics
+            .iter()
+            .filter(|d| d["code"] == "invalid_json")
+            .count()
+            >= 2,
+        "the non-JSON lines are diagnosed: {diagnostics:#?}"
+    );
+    assert!(diagnostics.iter().all(|d| d["line"].as_u64().is_some()));
+    // The server is alive and the session takes the next prompt.
+    served.prompt(session, "second");
+    served.wait_reply_containing(session, "Turn 2 reply.");
+    let log = std::fs::read_to_string(&stderr).unwrap();
+    assert!(log.contains("not UTF-8"), "binary noise is reported: {log}");
+    served.stop();
+}
+
+#[test]
+fn fault_web_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
+    if !have_python() {
+        eprintln!("skipped: python3 is not available");
+        return;
+    }
+    let dir = TempDir::new("web-bigline");
+    let stderr = dir.join("serve.stderr");
+    let served = start_serve(
+        &dir.join("db.sqlite"),
+        &["--protocol", "1"],
+        &fake_agent_command(&dir, "bigline"),
+        Some(&stderr),
+        &[("FAKE_AGENT_BIG_MB", "100")],
+    );
+    let session = served.create_session();
+    let mut reader = served.sse(session, None);
+    served.prompt(session, "big");
+    let banner = wait_banner(&mut reader, "dropped");
+    served.wait_reply_containing(session, "After the big line.");
+    let t = transcript(&served, session);
+    assert_eq!(
+        entry_texts(&t, "agent_message"),
+        vec!["Before the big line. After the big line.".to_string()]
+    );
+    let peak = proc_status_kib(served.child.id(), "VmHWM").expect("VmHWM of the server");
+    eprintln!("serve with a 100 MiB agent line: peak RSS {peak} KiB; banner: {banner}");
+    assert!(peak < 80 * 1024, "peak RSS {peak} KiB for a 100 MiB line");
+    let log = std::fs::read_to_string(&stderr).unwrap();
+    assert!(log.contains("dropped"), "{log}");
+    served.stop();
+}
+
+#[test]
+fn fault_web_agent_crash_mid_turn_is_reported_and_the_next_prompt_restarts_it() {
+    let dir = TempDir::new("web-crash");
+    let db = dir.join("db.sqlite");
+    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    let session = served.create_session();
+    let mut reader = served.sse(session, None);
+    served.prompt(session, "/scenario crash");
+    let banner = wait_banner(&mut reader, "agent exited");
+    assert!(banner.contains("exit status: 3"), "{banner}");
+    // The partial reply is on screen and in the materialized transcript.
+    let t = transcript(&served, session);
+    assert!(
+        entry_texts(&t, "agent_message")
+            .iter()
+            .any(|m| m == "This turn will stop abruptly in the middle of a"),
+        "{t:#}"
+    );
+    assert!(entry_texts(&t, "user_message").contains(&"/scenario crash".to_string()));
+    // A new agent process serves the next prompt.
+    served.prompt(session, "hello again");
+    served.wait_reply_containing(session, "hello again");
+    // Nothing from before the crash left the wire log.
+    served.stop();
+    if have_python() {
+        assert!(wire_log_contains(&db, "/scenario crash"));
+        assert!(wire_log_contains(&db, "\"text\":\"a\""));
+        assert!(integrity_ok(&db));
+    }
+}
+
+#[test]
+fn fault_web_stalled_agent_is_cancelled_from_the_page() {
+    let dir = TempDir::new("web-stall");
+    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let session = served.create_session();
+    served.prompt(session, "/scenario stall");
+    wait_transcript(&served, session, "the stall text", |t| {
+        entry_texts(t, "agent_message")
+            .iter()
+            .any(|m| m.starts_with("Working on it; this turn stalls"))
+            && t["state"]["status"] == "running"
+    });
+    let cancel = served.post_json(&format!("/api/sessions/{session}/cancel"), "{}");
+    assert_eq!(cancel.status, 200, "{}", cancel.body);
+    let t = wait_transcript(&served, session, "idle after cancel", |t| {
+        t["state"]["status"] == "idle" && t["state"]["stopReason"] == "cancelled"
+    });
+    assert_eq!(t["state"]["turnOpen"], false);
+    served.prompt(session, "still there?");
+    served.wait_reply_containing(session, "still there?");
+    served.stop();
+}
+
+/// One browser tab that drops its connection every `every` events and comes
+/// back with `Last-Event-ID`, until the view shows `target_turns` turns idle.
+fn flaky_observer(
+    served_addr: std::net::SocketAddr,
+    host: String,
+    session: i64,
+    every: usize,
+    target_turns: u64,
+    stop: Arc<AtomicBool>,
+) -> (TextView, usize) {
+    let mut view = TextView::default();
+    let mut last_id: Option<String> = None;
+    let mut reconnects = 0;
+    'outer: loop {
+        let mut reader = SseReader::open(served_addr, &host, session, last_id.as_deref());
+        for _ in 0..every {
+            if view.state["status"] == "idle" && view.state["turns"] == target_turns {
+                break 'outer;
+            }
+            assert!(!stop.load(Ordering::Relaxed), "the test gave up");
+            let Some(event) = reader.next_event() else {
+                break;
+            };
+            view.apply_event(&event);
+            last_id = Some(event.id.clone());
+        }
+        reconnects += 1;
+    }
+    (view, reconnects)
+}
+
+#[test]
+fn fault_web_observers_dropping_and_resuming_under_load_lose_nothing_and_repeat_nothing() {
+    let dir = TempDir::new("web-resume");
+    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(1), None, &[]);
+    let session = served.create_session();
+    // The agent greets first (an agent-initiated turn); aim past it.
+    let before = wait_transcript(&served, session, "the greeting", |t| {
+        !entry_texts(t, "agent_message").is_empty()
+    });
+    let target = before["state"]["turns"].as_u64().unwrap() + 1;
+    let stop = Arc::new(AtomicBool::new(false));
+    let observers: Vec<_> = [1usize, 2, 3, 5, 8, 13, 100_000]
+        .into_iter()
+        .map(|every| {
+            let (addr, host, stop) = (served.addr, served.host(), stop.clone());
+            std::thread::spawn(move || flaky_observer(addr, host, session, every, target, stop))
+        })
+        .collect();
+    served.prompt(session, "/stream 3000 mixed");
+    let expected = wait_transcript(&served, session, "the stream to finish", |t| {
+        t["state"]["status"] == "idle" && t["state"]["turns"] == target
+    });
+    let expected_messages = entry_texts(&expected, "agent_message");
+    let expected_thoughts = entry_texts(&expected, "agent_thought");
+    assert!(expected_messages.iter().map(String::len).sum::<usize>() > 10_000);
+    let watchdog = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(PATIENCE);
+            stop.store(true, Ordering::Relaxed);
+        })
+    };
+    let mut total_reconnects = 0;
+    for (i, observer) in observers.into_iter().enumerate() {
+        let (view, reconnects) = observer.join().expect("observer thread");
+        total_reconnects += reconnects;
+        assert_eq!(
+            view.texts_of("agent_message"),
+            expected_messages,
+            "observer {i}"
+        );
+        assert_eq!(
+            view.texts_of("agent_thought"),
+            expected_thoughts,
+            "observer {i}"
+        );
+    }
+    drop(watchdog);
+    eprintln!("{total_reconnects} reconnects with Last-Event-ID");
+    assert!(total_reconnects >= 20, "{total_reconnects} reconnects");
+    served.stop();
+}
+
+#[test]
+fn fault_web_sigkill_right_after_acknowledged_prompts_keeps_them_all() {
+    let dir = TempDir::new("web-kill");
+    let db = dir.join("db.sqlite");
+    let served = start_serve(&db, &[], &reference_agent(1), None, &[]);
+    let sessions: Vec<i64> = (0..3).map(|_| served.create_session()).collect();
+    for &s in &sessions {
+        served.prompt(s, "/stream 400 mixed");
+    }
+    for &s in &sessions {
+        served.prompt(s, &format!("acknowledged prompt of session {s}"));
+    }
+    // Every prompt above got 202 Accepted; kill -9 at once.
+    served.sigkill();
+    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    for &s in &sessions {
+        let users = entry_texts(&transcript(&served, s), "user_message");
+        assert!(
+            users.contains(&format!("acknowledged prompt of session {s}")),
+            "session {s}: {users:?}"
+        );
+        assert!(
+            users.contains(&"/stream 400 mixed".to_string()),
+            "{users:?}"
+        );
+    }
+    // Every session continues after the restart.
+    served.prompt(sessions[0], "after the kill");
+    served.wait_reply_containing(sessions[0], "after the kill");
+    served.stop();
+    if have_python() {
+        assert!(integrity_ok(&db));
+    }
+}
+
+#[test]
+fn fault_web_read_only_database_is_a_clear_error_and_stays_intact() {
+    let dir = TempDir::new("web-readonly");
+    let db_dir = dir.join("data");
+    std::fs::create_dir_all(&db_dir).unwrap();
+    let db = db_dir.join("db.sqlite");
+    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    let session = served.create_session();
+    served.prompt(session, "persist me");
+    served.wait_reply_containing(session, "persist me");
+    served.stop();
+    let before = std::fs::read(&db).unwrap();
+    let chmod = |mode: &str, path: &std::path::Path| {
+        assert!(
+            std::process::Command::new("chmod")
+                .arg(mode)
+                .arg(path)
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    chmod("0444", &db);
+    chmod("0555", &db_dir);
+    // As root, permission bits do not bind: drop to nobody when we are root.
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let mut command = if root {
+        chmod("0755", &dir.path);
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_spindle"));
+        c
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
+    };
+    let out = command
+        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot open the database") && stderr.contains("readonly"),
+        "{stderr}"
+    );
+    chmod("0755", &db_dir);
+    chmod("0644", &db);
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the database is untouched"
+    );
+    if have_python() {
+        assert!(integrity_ok(&db));
+    }
+}
+
+#[test]
+fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
+    if !have_python() {
+        eprintln!("skipped: python3 is not available");
+        return;
+    }
+    let dir = TempDir::new("web-diskfull");
+    let db = dir.join("db.sqlite");
+    // RLIMIT_FSIZE stands in for a full disk (writes past it fail with
+    // EFBIG); SIGXFSZ is ignored so the write fails instead of killing.
+    let wrapper = harness::write_script(
+        &dir,
+        "limited.sh",
+        "#!/bin/sh\ntrap '' XFSZ\nulimit -S -f 400\nexec \"$@\"\n",
+    );
+    let mut command = std::process::Command::new(&wrapper);
+    command
+        .arg(env!("CARGO_BIN_EXE_spindle"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
+        .arg(&db)
+        .arg("--")
+        .args(reference_agent(0));
+    let served = serve_from(command);
+    let session = served.create_session();
+    let mut reader = served.sse(session, None);
+    served.prompt(session, "/stream 3000 mixed");
+    let banner = wait_banner(&mut reader, "Not saved to disk");
+    assert!(banner.contains("cannot write to the database"), "{banner}");
+    let streamed = wait_transcript(&served, session, "the stream to finish", |t| {
+        t["state"]["status"] == "idle" && t["state"]["stopReason"] == "end_turn"
+    });
+    // Space comes back.
+    let pid = served.child.id().to_string();
+    let lifted = std::process::Command::new("prlimit")
+        .args(["--pid", &pid, "--fsize=unlimited:unlimited"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(lifted, "prlimit failed");
+    served.prompt(session, "after the disk came back");
+    wait_banner(&mut reader, "Storage recovered");
+    served.wait_reply_containing(session, "after the disk came back");
+    let live = transcript(&served, session);
+    served.sigkill();
+    assert!(integrity_ok(&db));
+    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    let restored = transcript(&served, session);
+    assert_eq!(restored["entries"], live["entries"], "nothing was lost");
+    assert!(
+        entry_texts(&restored, "agent_message").len()
+            >= entry_texts(&streamed, "agent_message").len()
+    );
+    served.stop();
+}
+
+/// Starts a prepared `spindle serve` command (stdout piped) and reads its URL.
+fn serve_from(mut command: std::process::Command) -> Served {
+    use std::io::BufRead;
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = command.spawn().expect("spawn serve");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let line = lines.next().expect("a URL line").expect("UTF-8");
+    std::thread::spawn(move || for _ in lines {});
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("URL")
+        .to_string();
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    Served { child, addr, url }
+}
