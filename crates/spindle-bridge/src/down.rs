@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
+use crate::scan::FastUpdate;
 use crate::up::MsgKind;
 use crate::wire::{self, Frame, UpdateHead, UpdateParams};
 use crate::{Bridge, ClientRequest, Policy, Severity, Translated, session_of, shapes};
@@ -259,7 +260,7 @@ impl Bridge {
 
     pub(crate) fn down_from_agent(&mut self, line: &str, frame: &Frame<'_>, out: &mut Translated) {
         match (frame.method.as_deref(), frame.id_key()) {
-            (Some("session/update"), None) => self.down_update(line, frame, out),
+            (Some("session/update"), None) => self.down_update_malformed(frame, out),
             (Some("session/request_permission"), Some(id)) => self.down_permission(&id, frame, out),
             (Some(_), _) => out.to_client.push(line.to_owned()),
             (None, Some(id)) => self.down_response(line, &id, frame, out),
@@ -437,26 +438,24 @@ impl Bridge {
         ));
     }
 
-    fn down_update(&mut self, line: &str, frame: &Frame<'_>, out: &mut Translated) {
-        let Some(params_raw) = frame.params else {
-            out.diag(
-                Severity::Warning,
-                "malformed_update",
-                "session/update without params".into(),
-            );
-            return;
+    /// A session/update whose params did not parse as `{sessionId, update}`.
+    fn down_update_malformed(&mut self, frame: &Frame<'_>, out: &mut Translated) {
+        let detail = match frame.params {
+            None => "session/update without params".to_owned(),
+            Some(p) => match serde_json::from_str::<UpdateParams<'_>>(p.get()) {
+                Err(e) => format!("session/update params: {e}"),
+                Ok(_) => "session/update could not be read".to_owned(),
+            },
         };
-        let params: UpdateParams<'_> = match serde_json::from_str(params_raw.get()) {
-            Ok(p) => p,
-            Err(e) => {
-                out.diag(
-                    Severity::Warning,
-                    "malformed_update",
-                    format!("session/update params: {e}"),
-                );
-                return;
-            }
-        };
+        out.diag(Severity::Warning, "malformed_update", detail);
+    }
+
+    pub(crate) fn down_update(
+        &mut self,
+        line: &str,
+        params: UpdateParams<'_>,
+        out: &mut Translated,
+    ) {
         // Hot path: agent/thought chunks with v1 content blocks pass verbatim.
         if let Ok(head) = serde_json::from_str::<UpdateHead<'_>>(params.update.get())
             && let Some(kind) = MsgKind::from_chunk_tag(&head.tag)
@@ -466,20 +465,13 @@ impl Bridge {
                 .as_ref()
                 .is_some_and(|c| V1_BLOCKS.contains(&c.kind.as_ref()))
         {
-            match head.message_id {
-                Some(id) => {
-                    let shown = &mut self.down.session(&params.session_id).shown[kind_index(kind)];
-                    if !shown.contains(id.as_ref()) {
-                        shown.insert(id.into_owned());
-                    }
-                }
-                None => out.diag(
-                    Severity::Warning,
-                    "missing_message_id",
-                    "v2 chunk without messageId relayed as an id-less v1 chunk".into(),
-                ),
-            }
-            out.to_client.push(line.to_owned());
+            self.down_chunk(
+                line,
+                &params.session_id,
+                kind,
+                head.message_id.as_deref(),
+                out,
+            );
             return;
         }
         let session = params.session_id.into_owned();
@@ -495,6 +487,51 @@ impl Bridge {
             }
         };
         self.down_update_slow(&session, update, out);
+    }
+
+    /// The hot path from the scanner. False when the line needs the general
+    /// path.
+    pub(crate) fn down_fast(
+        &mut self,
+        line: &str,
+        f: &FastUpdate<'_>,
+        out: &mut Translated,
+    ) -> bool {
+        match MsgKind::from_chunk_tag(f.tag) {
+            Some(kind)
+                if kind != MsgKind::User
+                    && f.content_type.is_some_and(|t| V1_BLOCKS.contains(&t)) =>
+            {
+                self.down_chunk(line, f.session_id, kind, f.message_id, out);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// An agent/thought chunk with a v1 content block: relayed verbatim.
+    fn down_chunk(
+        &mut self,
+        line: &str,
+        session_id: &str,
+        kind: MsgKind,
+        message_id: Option<&str>,
+        out: &mut Translated,
+    ) {
+        match message_id {
+            Some(id) => {
+                let shown = &mut self.down.session(session_id).shown[kind_index(kind)];
+                if !shown.contains(id) {
+                    shown.insert(id.to_owned());
+                }
+            }
+            None => out.diag(
+                Severity::Warning,
+                "missing_message_id",
+                "v2 chunk without messageId relayed as an id-less v1 chunk".into(),
+            ),
+        }
+        out.to_client.push(line.to_owned());
     }
 
     fn emit_v1(&self, session: &str, u: Map<String, Value>, out: &mut Translated) {

@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 mod down;
+mod scan;
 mod shapes;
 mod up;
 mod wire;
@@ -180,7 +181,8 @@ impl Bridge {
         Bridge {
             config,
             client_version: norm(config.client_protocol),
-            agent_version: None,
+            // Both configured: the route is known before any handshake.
+            agent_version: norm(config.client_protocol).and(norm(config.agent_protocol)),
             init_id: None,
             client_ext: Extensions::default(),
             client_notices: false,
@@ -310,6 +312,31 @@ impl Bridge {
         }
         if line.trim().is_empty() {
             return out;
+        }
+        // Hot path: message chunks, routed by a scan of the line.
+        if let Some(f) = scan::fast_update(line) {
+            let handled = match self.route() {
+                Route::V2ClientV1Agent => self.up_fast(line, &f, &mut out),
+                Route::V1ClientV2Agent => self.down_fast(line, &f, &mut out),
+                _ => false,
+            };
+            if handled {
+                return out;
+            }
+        }
+        // Other session/update notifications, parsed once.
+        if let Some(update) = wire::parse_update_frame(line) {
+            match self.route() {
+                Route::V2ClientV1Agent => {
+                    self.up_update(line, update.params, &mut out);
+                    return out;
+                }
+                Route::V1ClientV2Agent => {
+                    self.down_update(line, update.params, &mut out);
+                    return out;
+                }
+                _ => {}
+            }
         }
         let frame = match wire::parse_frame(line) {
             Ok(f) => f,

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::scan::FastUpdate;
 use crate::wire::{self, Frame, UpdateHead, UpdateParams};
 use crate::{Bridge, ClientRequest, Severity, Translated, session_of, shapes};
 
@@ -280,7 +281,7 @@ impl Bridge {
 
     pub(crate) fn up_from_agent(&mut self, line: &str, frame: &Frame<'_>, out: &mut Translated) {
         match (frame.method.as_deref(), frame.id_key()) {
-            (Some("session/update"), None) => self.up_update(line, frame, out),
+            (Some("session/update"), None) => self.up_update_malformed(frame, out),
             (Some(method), Some(id)) => self.up_agent_request(line, method, &id, frame, out),
             (Some(_), None) => out.to_client.push(line.to_owned()),
             (None, Some(id)) => self.up_response(line, &id, frame, out),
@@ -441,69 +442,102 @@ impl Bridge {
         }
     }
 
-    /// The hot path: message chunks are relayed with at most a spliced
-    /// messageId; everything else goes through [`Bridge::up_update_slow`].
-    fn up_update(&mut self, line: &str, frame: &Frame<'_>, out: &mut Translated) {
-        let Some(params_raw) = frame.params else {
-            out.diag(
-                Severity::Warning,
-                "malformed_update",
-                "session/update without params".into(),
-            );
-            return;
+    /// The hot path from the scanner: message chunks. False when the line
+    /// needs the general path.
+    pub(crate) fn up_fast(&mut self, line: &str, f: &FastUpdate<'_>, out: &mut Translated) -> bool {
+        let Some(kind) = MsgKind::from_chunk_tag(f.tag) else {
+            return false;
         };
-        let params: UpdateParams<'_> = match serde_json::from_str(params_raw.get()) {
-            Ok(p) => p,
-            Err(e) => {
-                out.diag(
-                    Severity::Warning,
-                    "malformed_update",
-                    format!("session/update params: {e}"),
-                );
-                return;
+        let boundary = f.meta.is_some_and(|m| m.contains("clearBoundary"));
+        self.up_chunk(
+            line,
+            f.session_id,
+            f.update,
+            kind,
+            f.message_id,
+            boundary,
+            out,
+        );
+        true
+    }
+
+    /// A v1 chunk: relayed verbatim, or with a spliced minted messageId.
+    #[allow(clippy::too_many_arguments)]
+    fn up_chunk(
+        &mut self,
+        line: &str,
+        session_id: &str,
+        update: &str,
+        kind: MsgKind,
+        message_id: Option<&str>,
+        boundary: bool,
+        out: &mut Translated,
+    ) {
+        let session = self.up.session(session_id);
+        if boundary {
+            session.open = None;
+        }
+        match message_id {
+            Some(id) => {
+                let same = matches!(&session.open, Some((k, o)) if *k == kind && o == id);
+                if !same {
+                    session.open = Some((kind, id.to_owned()));
+                }
+                out.to_client.push(line.to_owned());
             }
+            None => {
+                if !matches!(&session.open, Some((k, _)) if *k == kind) {
+                    let id = self.up.mint("msg");
+                    self.up.session(session_id).open = Some((kind, id));
+                }
+                let id = match &self.up.session(session_id).open {
+                    Some((_, id)) => id.as_str(),
+                    None => "",
+                };
+                match wire::splice_first_field(line, update, "messageId", &wire::json_string(id)) {
+                    Some(l) => out.to_client.push(l),
+                    None => out.diag(
+                        Severity::Error,
+                        "splice_failed",
+                        "could not add a messageId to a chunk".into(),
+                    ),
+                }
+            }
+        }
+    }
+
+    /// The serde path: message chunks are relayed with at most a spliced
+    /// messageId; everything else goes through [`Bridge::up_update_slow`].
+    /// A session/update whose params did not parse as `{sessionId, update}`.
+    fn up_update_malformed(&mut self, frame: &Frame<'_>, out: &mut Translated) {
+        let detail = match frame.params {
+            None => "session/update without params".to_owned(),
+            Some(p) => match serde_json::from_str::<UpdateParams<'_>>(p.get()) {
+                Err(e) => format!("session/update params: {e}"),
+                Ok(_) => "session/update could not be read".to_owned(),
+            },
         };
+        out.diag(Severity::Warning, "malformed_update", detail);
+    }
+
+    pub(crate) fn up_update(&mut self, line: &str, params: UpdateParams<'_>, out: &mut Translated) {
         let head: Option<UpdateHead<'_>> = serde_json::from_str(params.update.get()).ok();
         if let Some(head) = head
             && let Some(kind) = MsgKind::from_chunk_tag(&head.tag)
+            // `messageId: null` must be replaced, not shadowed by a splice.
+            && (head.message_id.is_some() || !params.update.get().contains("\"messageId\""))
         {
-            let boundary = params.update.get().contains("clearBoundary");
-            let session = self.up.session(&params.session_id);
-            if boundary {
-                session.open = None;
-            }
-            match head.message_id {
-                Some(id) => {
-                    let same = matches!(&session.open, Some((k, o)) if *k == kind && o == &id);
-                    if !same {
-                        session.open = Some((kind, id.into_owned()));
-                    }
-                    out.to_client.push(line.to_owned());
-                }
-                None => {
-                    let id = match &session.open {
-                        Some((k, id)) if *k == kind => id.clone(),
-                        _ => {
-                            let id = self.up.mint("msg");
-                            self.up.session(&params.session_id).open = Some((kind, id.clone()));
-                            id
-                        }
-                    };
-                    match wire::splice_first_field(
-                        line,
-                        params.update.get(),
-                        "messageId",
-                        &wire::json_string(&id),
-                    ) {
-                        Some(l) => out.to_client.push(l),
-                        None => out.diag(
-                            Severity::Error,
-                            "splice_failed",
-                            "could not add a messageId to a chunk".into(),
-                        ),
-                    }
-                }
-            }
+            let boundary = head.meta.is_some_and(|m| m.get().contains("clearBoundary"));
+            let id = head.message_id.as_deref();
+            self.up_chunk(
+                line,
+                &params.session_id,
+                params.update.get(),
+                kind,
+                id,
+                boundary,
+                out,
+            );
             return;
         }
         let session = params.session_id.into_owned();

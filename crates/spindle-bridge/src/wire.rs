@@ -38,6 +38,25 @@ pub(crate) struct UpdateParams<'a> {
     pub update: &'a RawValue,
 }
 
+/// A `session/update` notification read in one pass: the common case of
+/// agent output, so it skips the generic [`Frame`] step.
+#[derive(Debug, Deserialize)]
+pub(crate) struct UpdateFrame<'a> {
+    #[serde(borrow)]
+    pub method: Cow<'a, str>,
+    #[serde(borrow)]
+    pub params: UpdateParams<'a>,
+    #[serde(borrow, default)]
+    pub id: Option<&'a RawValue>,
+}
+
+/// Reads `line` as a `session/update` notification, or None when it is
+/// anything else (the caller then takes the generic path).
+pub(crate) fn parse_update_frame(line: &str) -> Option<UpdateFrame<'_>> {
+    let f: UpdateFrame<'_> = serde_json::from_str(line).ok()?;
+    (f.method == "session/update" && f.id.is_none()).then_some(f)
+}
+
 /// The routing head of an update: its tag, messageId and content type.
 #[derive(Debug, Deserialize)]
 pub(crate) struct UpdateHead<'a> {
@@ -47,6 +66,8 @@ pub(crate) struct UpdateHead<'a> {
     pub message_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub content: Option<ContentHead<'a>>,
+    #[serde(borrow, rename = "_meta", default)]
+    pub meta: Option<&'a RawValue>,
 }
 
 /// The `type` of a content block.
@@ -96,6 +117,9 @@ pub(crate) fn splice_first_field(
 
 /// JSON string literal for `s`.
 pub(crate) fn json_string(s: &str) -> String {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        return ["\"", s, "\""].concat();
+    }
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
 }
 
@@ -229,6 +253,13 @@ mod tests {
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["params"]["update"]["messageId"], "m1");
         assert_eq!(v["params"]["update"]["content"]["text"], "a");
+    }
+
+    #[test]
+    fn json_string_escapes_only_when_needed() {
+        assert_eq!(json_string("m1"), r#""m1""#);
+        assert_eq!(json_string("a\"b\n"), r#""a\"b\n""#);
+        assert_eq!(json_string("é"), r#""é""#);
     }
 
     #[test]

@@ -566,3 +566,59 @@ fn agent_exit_fails_the_held_v1_prompt() {
     assert_eq!(v["id"], 5);
     assert_eq!(v["error"]["message"], "agent exited");
 }
+
+#[test]
+fn degrade_clear_without_extension_is_a_marked_separator_and_patch_only_is_dropped() {
+    let mut r = rig_with(Policy::Degrade, None);
+    let from = r.client_log.len();
+    r.agent_update(
+        json!({"sessionUpdate":"agent_message_chunk","messageId":"a1","content":text("A")}),
+    );
+    r.agent_update(json!({"sessionUpdate":"agent_message","messageId":"a1","content":null}));
+    r.agent_update(json!({"sessionUpdate":"agent_message","messageId":"a1","_meta":{"k":1}}));
+    r.agent_update(json!({"sessionUpdate":"agent_message","messageId":"a2","content":[text("B")],"_meta":null}));
+    let ups = r.client_updates(from);
+    assert_eq!(ups.len(), 3);
+    assert_eq!(ups[1]["_meta"]["spindle"]["repush"], true);
+    assert_eq!(ups[2]["content"]["text"], "B");
+    assert_eq!(
+        r.warnings(),
+        vec!["content_cleared", "patch_only_update", "meta_null"]
+    );
+    assert!(r.errors().is_empty());
+}
+
+#[test]
+fn plan_entry_cancelled_degrades_to_marked_completed() {
+    let mut r = rig_with(Policy::Degrade, None);
+    r.agent_update(
+        json!({"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p1","entries":[
+        {"content":"x","priority":"low","status":"cancelled"}]}}),
+    );
+    let e = &r.client_log.last().unwrap()["params"]["update"]["entries"][0];
+    assert_eq!(e["content"], "(cancelled) x");
+    assert_eq!(e["status"], "completed");
+}
+
+#[test]
+fn cancel_passes_and_idle_cancelled_answers_the_prompt() {
+    let mut r = rig();
+    accepted_prompt(&mut r);
+    let t =
+        r.client(json!({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}));
+    assert_eq!(common::parse(&t.to_agent[0])["method"], "session/cancel");
+    r.agent_update(json!({"sessionUpdate":"tool_call_update","toolCallId":"t9","title":"late","status":"in_progress"}));
+    r.agent_update(idle("cancelled"));
+    assert_eq!(prompt_answers(&r)[0]["result"]["stopReason"], "cancelled");
+}
+
+#[test]
+fn fresh_upsert_meta_rides_on_the_first_chunk() {
+    let mut r = rig();
+    let from = r.client_log.len();
+    r.agent_update(json!({"sessionUpdate":"agent_thought","messageId":"t1","content":[text("a"),text("b")],"_meta":{"src":"x"}}));
+    let ups = r.client_updates(from);
+    assert_eq!(ups[0]["_meta"], json!({"src":"x"}));
+    assert!(ups[1].get("_meta").is_none());
+    assert_eq!(ups[1]["sessionUpdate"], "agent_thought_chunk");
+}

@@ -347,3 +347,18 @@ fn malformed_agent_line_is_a_diagnostic_not_a_panic() {
         .from_agent(r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":1}}"#);
     assert_eq!(t.diagnostics[0].code, "malformed_update");
 }
+
+#[test]
+fn chunk_with_null_or_numeric_message_id_gets_a_minted_string_id() {
+    let mut r = rig();
+    let from = r.client_log.len();
+    r.agent_update(
+        json!({"sessionUpdate":"agent_message_chunk","messageId":null,"content":text("a")}),
+    );
+    r.agent_update(
+        json!({"sessionUpdate":"agent_message_chunk","messageId":5,"content":text("b")}),
+    );
+    let ups = r.client_updates(from);
+    assert!(ups[0]["messageId"].is_string());
+    assert_eq!(ups[0]["messageId"], ups[1]["messageId"]);
+}

@@ -55,7 +55,11 @@ pub fn run(args: BridgeArgs) -> anyhow::Result<u8> {
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
-    runtime.block_on(proxy(args))
+    let code = runtime.block_on(proxy(args));
+    // The client-stdin reader sits in a blocking read; do not wait for it
+    // (the agent may have exited while the client keeps stdin open).
+    runtime.shutdown_background();
+    code
 }
 
 async fn read_lines<R>(reader: R, tx: mpsc::Sender<Event>, line: fn(String) -> Event, closed: Event)

@@ -111,10 +111,11 @@ impl Client {
 
     /// The next line; None when the bridge closed its stdout.
     fn recv(&mut self) -> Option<Value> {
-        let line = self
-            .rx
-            .recv_timeout(SILENCE_LIMIT)
-            .expect("the bridge went silent")?;
+        let line = match self.rx.recv_timeout(SILENCE_LIMIT) {
+            Ok(line) => line?,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("the bridge went silent"),
+        };
         self.engine.apply_agent_line(&line);
         let v: Value = serde_json::from_str(&line).expect("bridge output is JSON");
         if v["method"] == "session/request_permission" {
@@ -335,6 +336,9 @@ fn bridge_reports_agent_crash_to_the_client() {
         let s = c.handshake(&[]);
         let err = c.turn(&s, "/scenario crash").unwrap_err();
         assert!(err["message"].as_str().unwrap().contains("exited"), "{err}");
+        // The bridge exits on its own although the client's stdin is open.
+        while c.recv().is_some() {}
+        assert_eq!(c.child.wait().unwrap().code(), Some(2));
         assert_eq!(c.finish().code(), Some(2));
     }
 }
