@@ -1,0 +1,210 @@
+//! A benchmark consumer built on the official Rust SDK.
+//!
+//! `sdk-bench-client [--protocol 1|2] PROMPT -- AGENT_CMD...` spawns the agent,
+//! initializes, opens a session, sends PROMPT, rebuilds the reply text of the
+//! agent's message from the typed notifications the SDK delivers, and prints
+//! one JSON line: `replyBytes`, `replyFnv1a64`, `notifications`, `stopReason`.
+//!
+//! How the reply is rebuilt (the SDK gives typed updates only):
+//! - v1: `agent_message_chunk` text appends; a chunk whose `_meta.spindle.snapshot`
+//!   is true replaces the text (Spindle's snapshot extension). The v1 SDK's update
+//!   enum is closed, so Spindle's `agent_message_clear` never reaches this code:
+//!   the SDK rejects that notification before any handler runs, and the refine
+//!   mix cannot be rebuilt on v1 (the benchmark records this as a hash mismatch).
+//! - v2: chunks append; `agent_message` replaces (`content: []` clears); the turn
+//!   ends with `state_update` idle.
+
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::{AcpAgent, Client};
+use spindle_interop_rust_sdk::fnv1a64;
+
+#[derive(Debug, Default)]
+struct Projection {
+    reply: String,
+    notifications: u64,
+}
+
+impl Projection {
+    fn report(&self, stop_reason: &str) -> String {
+        format!(
+            "{{\"replyBytes\":{},\"replyFnv1a64\":\"{:016x}\",\"notifications\":{},\"stopReason\":\"{}\"}}",
+            self.reply.len(),
+            fnv1a64(self.reply.as_bytes()),
+            self.notifications,
+            stop_reason
+        )
+    }
+}
+
+fn is_snapshot(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
+    meta.and_then(|m| m.get("spindle"))
+        .and_then(|s| s.get("snapshot"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn main() -> std::process::ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut protocol = 1;
+    if args.first().map(String::as_str) == Some("--protocol") && args.len() > 1 {
+        protocol = if args[1] == "2" { 2 } else { 1 };
+        args.drain(..2);
+    }
+    let Some(split) = args.iter().position(|a| a == "--") else {
+        eprintln!("usage: sdk-bench-client [--protocol 1|2] PROMPT -- AGENT_CMD...");
+        return std::process::ExitCode::from(2);
+    };
+    let (prompt, command) = (args[..split].join(" "), args[split + 1..].to_vec());
+    let agent = match AcpAgent::from_args(command) {
+        Ok(agent) => agent,
+        Err(error) => {
+            eprintln!("sdk-bench-client: {error:?}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let result = runtime.block_on(async {
+        if protocol == 1 {
+            v1_client(agent, prompt).await
+        } else {
+            v2_client(agent, prompt).await
+        }
+    });
+    match result {
+        Ok(line) => {
+            println!("{line}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("sdk-bench-client: {error:?}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn v1_client(agent: AcpAgent, prompt: String) -> agent_client_protocol::Result<String> {
+    use agent_client_protocol::v1::schema::{
+        ContentBlock, InitializeRequest, NewSessionRequest, PromptRequest, SessionNotification,
+        SessionUpdate,
+    };
+    let projection = Arc::new(Mutex::new(Projection::default()));
+    let sink = projection.clone();
+    Client
+        .v1()
+        .name("sdk-bench-client")
+        .on_receive_notification(
+            async move |notification: SessionNotification, _connection| {
+                let mut p = sink.lock().expect("projection lock");
+                p.notifications += 1;
+                if let SessionUpdate::AgentMessageChunk(chunk) = notification.update
+                    && let ContentBlock::Text(text) = chunk.content
+                {
+                    if is_snapshot(chunk.meta.as_ref()) {
+                        p.reply.clear();
+                    }
+                    p.reply.push_str(&text.text);
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(agent, async move |connection| {
+            connection
+                .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let session = connection
+                .send_request(NewSessionRequest::new(std::env::temp_dir()))
+                .block_task()
+                .await?
+                .session_id;
+            let response = connection
+                .send_request(PromptRequest::new(
+                    session,
+                    vec![ContentBlock::from(prompt)],
+                ))
+                .block_task()
+                .await?;
+            let stop = serde_json::to_value(response.stop_reason)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            Ok(projection.lock().expect("projection lock").report(&stop))
+        })
+        .await
+}
+
+async fn v2_client(agent: AcpAgent, prompt: String) -> agent_client_protocol::Result<String> {
+    use agent_client_protocol::schema::MaybeUndefined;
+    use agent_client_protocol::v2::schema;
+    let projection = Arc::new(Mutex::new(Projection::default()));
+    let (idle_tx, mut idle_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let sink = projection.clone();
+    Client
+        .v2()
+        .name("sdk-bench-client")
+        .on_receive_notification(
+            async move |notification: schema::UpdateSessionNotification, _connection| {
+                let mut p = sink.lock().expect("projection lock");
+                p.notifications += 1;
+                match notification.update {
+                    schema::SessionUpdate::AgentMessageChunk(chunk) => {
+                        if let schema::ContentBlock::Text(text) = chunk.content {
+                            if is_snapshot(chunk.meta.as_ref()) {
+                                p.reply.clear();
+                            }
+                            p.reply.push_str(&text.text);
+                        }
+                    }
+                    schema::SessionUpdate::AgentMessage(message) => match message.content {
+                        MaybeUndefined::Undefined => {}
+                        MaybeUndefined::Null => p.reply.clear(),
+                        MaybeUndefined::Value(blocks) => {
+                            p.reply.clear();
+                            for block in blocks {
+                                if let schema::ContentBlock::Text(text) = block {
+                                    p.reply.push_str(&text.text);
+                                }
+                            }
+                        }
+                    },
+                    schema::SessionUpdate::StateUpdate(schema::StateUpdate::Idle(idle)) => {
+                        let stop = idle
+                            .stop_reason
+                            .and_then(|s| serde_json::to_value(s).ok())
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default();
+                        let _ = idle_tx.send(stop);
+                    }
+                    _ => {}
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(agent, async move |connection| {
+            connection
+                .send_request(schema::InitializeRequest::new(
+                    ProtocolVersion::V2,
+                    schema::Implementation::new("sdk-bench-client", env!("CARGO_PKG_VERSION")),
+                ))
+                .block_task()
+                .await?;
+            let opened = connection
+                .build_session_cwd()?
+                .start_session()
+                .block_task()
+                .await?;
+            opened.session.send_prompt(&prompt).block_task().await?;
+            // An idle before the prompt ran (e.g. at session start) would also
+            // arrive here; the generator sends exactly one, after the stream.
+            let stop = idle_rx.recv().await.unwrap_or_default();
+            Ok(projection.lock().expect("projection lock").report(&stop))
+        })
+        .await
+}
