@@ -20,18 +20,39 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::{AcpAgent, Client};
 use spindle_interop_rust_sdk::fnv1a64;
 
+/// Agent messages of the turn, in order of first sighting; the reply is the last one.
 #[derive(Debug, Default)]
 struct Projection {
-    reply: String,
+    messages: Vec<(String, String)>,
     notifications: u64,
+    /// v2: a running / requires_action state was seen, so the next idle ends the turn.
+    active: bool,
 }
 
 impl Projection {
+    fn message(&mut self, id: Option<&str>) -> &mut String {
+        let id = id.unwrap_or("");
+        // Streams stay on one message for long runs: check the latest first.
+        let index = match self.messages.iter().rposition(|(key, _)| key == id) {
+            Some(index) => index,
+            None => {
+                self.messages.push((id.to_string(), String::new()));
+                self.messages.len() - 1
+            }
+        };
+        &mut self.messages[index].1
+    }
+
     fn report(&self, stop_reason: &str) -> String {
+        let reply = self
+            .messages
+            .last()
+            .map(|(_, text)| text.as_str())
+            .unwrap_or("");
         format!(
             "{{\"replyBytes\":{},\"replyFnv1a64\":\"{:016x}\",\"notifications\":{},\"stopReason\":\"{}\"}}",
-            self.reply.len(),
-            fnv1a64(self.reply.as_bytes()),
+            reply.len(),
+            fnv1a64(reply.as_bytes()),
             self.notifications,
             stop_reason
         )
@@ -104,10 +125,12 @@ async fn v1_client(agent: AcpAgent, prompt: String) -> agent_client_protocol::Re
                 if let SessionUpdate::AgentMessageChunk(chunk) = notification.update
                     && let ContentBlock::Text(text) = chunk.content
                 {
+                    let id = chunk.message_id.as_ref().map(ToString::to_string);
+                    let reply = p.message(id.as_deref());
                     if is_snapshot(chunk.meta.as_ref()) {
-                        p.reply.clear();
+                        reply.clear();
                     }
-                    p.reply.push_str(&text.text);
+                    reply.push_str(&text.text);
                 }
                 Ok(())
             },
@@ -155,32 +178,43 @@ async fn v2_client(agent: AcpAgent, prompt: String) -> agent_client_protocol::Re
                 match notification.update {
                     schema::SessionUpdate::AgentMessageChunk(chunk) => {
                         if let schema::ContentBlock::Text(text) = chunk.content {
+                            let reply = p.message(Some(&chunk.message_id.to_string()));
                             if is_snapshot(chunk.meta.as_ref()) {
-                                p.reply.clear();
+                                reply.clear();
                             }
-                            p.reply.push_str(&text.text);
+                            reply.push_str(&text.text);
                         }
                     }
-                    schema::SessionUpdate::AgentMessage(message) => match message.content {
-                        MaybeUndefined::Undefined => {}
-                        MaybeUndefined::Null => p.reply.clear(),
-                        MaybeUndefined::Value(blocks) => {
-                            p.reply.clear();
-                            for block in blocks {
-                                if let schema::ContentBlock::Text(text) = block {
-                                    p.reply.push_str(&text.text);
+                    schema::SessionUpdate::AgentMessage(message) => {
+                        let reply = p.message(Some(&message.message_id.to_string()));
+                        match message.content {
+                            MaybeUndefined::Undefined => {}
+                            MaybeUndefined::Null => reply.clear(),
+                            MaybeUndefined::Value(blocks) => {
+                                reply.clear();
+                                for block in blocks {
+                                    if let schema::ContentBlock::Text(text) = block {
+                                        reply.push_str(&text.text);
+                                    }
                                 }
                             }
                         }
-                    },
-                    schema::SessionUpdate::StateUpdate(schema::StateUpdate::Idle(idle)) => {
+                    }
+                    // An idle before any running state (e.g. at session start)
+                    // does not end a turn.
+                    schema::SessionUpdate::StateUpdate(schema::StateUpdate::Idle(idle))
+                        if std::mem::take(&mut p.active) =>
+                    {
                         let stop = idle
                             .stop_reason
                             .and_then(|s| serde_json::to_value(s).ok())
-                            .and_then(|v| v.as_str().map(str::to_string))
+                            // v2 StopReason is internally tagged: {"stopReason": "..."}.
+                            .and_then(|v| v["stopReason"].as_str().map(str::to_string))
                             .unwrap_or_default();
                         let _ = idle_tx.send(stop);
                     }
+                    schema::SessionUpdate::StateUpdate(schema::StateUpdate::Idle(_)) => {}
+                    schema::SessionUpdate::StateUpdate(_) => p.active = true,
                     _ => {}
                 }
                 Ok(())
@@ -201,8 +235,6 @@ async fn v2_client(agent: AcpAgent, prompt: String) -> agent_client_protocol::Re
                 .block_task()
                 .await?;
             opened.session.send_prompt(&prompt).block_task().await?;
-            // An idle before the prompt ran (e.g. at session start) would also
-            // arrive here; the generator sends exactly one, after the stream.
             let stop = idle_rx.recv().await.unwrap_or_default();
             Ok(projection.lock().expect("projection lock").report(&stop))
         })
