@@ -104,7 +104,9 @@ class Bench:
             # the bytes through a pipe at all, which every consumer pays.
             "floor-pipe": ["sh", "-c", 'exec "$0" "$@" | cat > /dev/null', self.a.spindle, "agent", "--emit-stream",
                            str(n), "--mix", mix, "--protocol", str(proto)],
-            "spindle": [self.a.spindle, "chat", "--protocol", str(proto), "--prompt", prompt, "--", *self.agent],
+            "spindle": ([self.a.spindle, "chat", "--protocol", str(proto), "--prompt", prompt, "--", *self.agent]
+                        if self.a.have_chat else
+                        [self.a.spindle_lib, "--protocol", str(proto), prompt, "--", *self.agent]),
             "rust-sdk": [self.a.sdk_bench_client, "--protocol", str(proto), prompt, "--", *self.agent],
             "ts-sdk": ["node", self.a.ts_client, "bench", "--protocol", str(proto), prompt, "--", *self.agent],
         }
@@ -123,20 +125,18 @@ class Bench:
         for name, cmd in self.consumers(n, mix, proto).items():
             if only and name not in only:
                 continue
-            if name == "spindle" and not self.a.have_chat:
-                self.rows.append(dict(table=table, consumer=name, n=n, mix=mix, proto=proto, status="n/a: spindle chat --prompt not built"))
-                continue
             best, got = None, {}
             path = os.path.join(self.tmp, "reply.txt")
             for _ in range(self.a.reps):
                 if name.startswith("floor"):
                     r = run_floor(cmd)
                 else:
-                    r = run_measured(cmd, stdout_path=path if name == "spindle" else None)
+                    chat = name == "spindle" and self.a.have_chat
+                    r = run_measured(cmd, stdout_path=path if chat else None)
                 if best is not None and r["wall"] >= best["wall"]:
                     continue
                 best = r
-                if name == "spindle":
+                if name == "spindle" and self.a.have_chat:
                     got = self.hash_file(path)
                 elif name.startswith("floor"):
                     got = expect
@@ -325,6 +325,7 @@ def main():
     p.add_argument("--spindle", required=True)
     p.add_argument("--sdk-bench-client", required=True)
     p.add_argument("--fnv", required=True)
+    p.add_argument("--spindle-lib", required=True, help="spindle-lib-bench-client, used when spindle chat is missing")
     p.add_argument("--ts-client", required=True)
     p.add_argument("--py-client", required=True)
     p.add_argument("--python", required=True)
@@ -366,7 +367,10 @@ def main():
     meta = (f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} CPUs ({cpu}); "
             f"{'--quick (correctness only, timings meaningless)' if a.quick else 'full run'}; best of {a.reps}. "
             "Peers: Rust `agent-client-protocol` 5.0.0, npm `@agentclientprotocol/sdk` 2.4.0, "
-            "PyPI `agent-client-protocol` 0.12.1.")
+            "PyPI `agent-client-protocol` 0.12.1. "
+            + ("*spindle* = `spindle chat --prompt` (runtime + engine + CLI)." if a.have_chat else
+               "*spindle* = `spindle-lib-bench-client` (Spindle's `AcpClient` + `TranscriptEngine`, as `spindle chat` "
+               "would use them; `spindle chat --prompt` was not built yet)."))
     write_report(b, a.out, os.path.relpath(a.svg_dir, os.path.dirname(os.path.abspath(a.out))), meta)
     plots(b, a.svg_dir)
     wrong = [r for r in b.rows if not (r["status"] == "ok" or r["status"].startswith("n/a"))]

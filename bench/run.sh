@@ -29,6 +29,7 @@ if [[ $QUICK -eq 1 ]]; then OUT=$TMP/BENCHMARKS-quick.md; SVG=$TMP/plots; else O
 
 "${PYTHON:-python3}" bench/bench.py \
   --spindle "$BIN/spindle" --sdk-bench-client "$BIN/sdk-bench-client" --fnv "$BIN/fnv1a64-stdin" \
+  --spindle-lib "$BIN/spindle-lib-bench-client" \
   --ts-client interop/ts/client.mjs --py-client interop/python/client.py --python "$VENV/bin/python" \
   --out "$OUT" --svg-dir "$SVG" --tmp "$TMP" "$@" || status=$?
 [[ $QUICK -eq 1 ]] && cat "$OUT"
