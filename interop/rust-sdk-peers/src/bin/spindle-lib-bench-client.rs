@@ -3,7 +3,10 @@
 //! does minus the terminal, used by the benchmark when the binary's chat is
 //! missing. Same interface and output as `sdk-bench-client`.
 //!
-//! `spindle-lib-bench-client [--protocol 1|2] PROMPT -- AGENT_CMD...`
+//! `spindle-lib-bench-client [--protocol 1|2] [--runtime-only] PROMPT -- AGENT_CMD...`
+//!
+//! `--runtime-only` skips the engine (counts notifications, hashes nothing): the
+//! runtime's share of the cost, for the benchmark's profile note.
 
 use std::ffi::OsString;
 
@@ -16,6 +19,10 @@ use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, ProtocolChoice};
 fn main() -> std::process::ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut protocol = ProtocolChoice::V1;
+    let runtime_only = args.first().map(String::as_str) == Some("--runtime-only");
+    if runtime_only {
+        args.remove(0);
+    }
     if args.first().map(String::as_str) == Some("--protocol") && args.len() > 1 {
         if args[1] == "2" {
             protocol = ProtocolChoice::V2Preferred;
@@ -32,7 +39,7 @@ fn main() -> std::process::ExitCode {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    match runtime.block_on(run(protocol, prompt, command)) {
+    match runtime.block_on(run(protocol, prompt, command, runtime_only)) {
         Ok(line) => {
             println!("{line}");
             std::process::ExitCode::SUCCESS
@@ -48,6 +55,7 @@ async fn run(
     protocol: ProtocolChoice,
     prompt: String,
     command: Vec<OsString>,
+    runtime_only: bool,
 ) -> Result<String, Box<dyn std::error::Error>> {
     let (connection, _child) = spawn_child(&command, SpawnOptions::default())?;
     let options = ClientOptions {
@@ -78,7 +86,9 @@ async fn run(
         {
             ClientEvent::SessionUpdate { params, .. } => {
                 notifications += 1;
-                engine.apply_session_update(params.get());
+                if !runtime_only {
+                    engine.apply_session_update(params.get());
+                }
             }
             ClientEvent::PromptResponse { result, .. } => {
                 if v2 {
