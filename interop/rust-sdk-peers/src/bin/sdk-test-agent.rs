@@ -171,10 +171,11 @@ mod v1_agent {
                     ],
                 ))
                 .block_task()
-                .await?;
+                .await;
+            // An error answer (e.g. a client without a permission handler) rejects.
             let allowed = matches!(
-                &answer.outcome,
-                RequestPermissionOutcome::Selected(selected) if &*selected.option_id.0 == "allow"
+                answer.as_ref().map(|a| &a.outcome),
+                Ok(RequestPermissionOutcome::Selected(selected)) if &*selected.option_id.0 == "allow"
             );
             let (status, reply) = if allowed {
                 (ToolCallStatus::Completed, TOOL_ALLOWED_REPLY)
@@ -373,15 +374,16 @@ mod v2_agent {
                     )),
                 )
                 .block_task()
-                .await?;
+                .await;
             state(
                 connection,
                 &session,
                 schema::StateUpdate::Running(schema::RunningStateUpdate::new()),
             )?;
+            // An error answer (e.g. a client without a permission handler) rejects.
             let allowed = matches!(
-                &answer.outcome,
-                schema::RequestPermissionOutcome::Selected(selected) if selected.option_id.to_string() == "allow"
+                answer.as_ref().map(|a| &a.outcome),
+                Ok(schema::RequestPermissionOutcome::Selected(selected)) if selected.option_id.to_string() == "allow"
             );
             let (status, reply) = if allowed {
                 (schema::ToolCallStatus::Completed, TOOL_ALLOWED_REPLY)
