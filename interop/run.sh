@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Interop checks against peers written on the official ACP SDKs.
+#
+#   interop/run.sh            # builds, installs the pinned npm/pip deps, runs every check
+#
+# (a) Spindle's client (`spindle chat --prompt`) against `sdk-test-agent`, an agent on the
+#     official Rust crate `agent-client-protocol`, v1 and v2.
+# (b) Spindle's reference agent (`spindle agent`) driven by clients on the official
+#     TypeScript SDK (v1 and experimental v2) and Python SDK (v1), and by the Rust SDK client.
+# Prints one line per check and "N passed, M failed"; exits 1 if any check failed.
+# Env: SPINDLE_BIN / SDK_TEST_AGENT / SDK_BENCH_CLIENT to use prebuilt binaries,
+#      INTEROP_VENV (default interop/python/.venv), PYTHON (default python3).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+PASSED=0
+FAILED=0
+pass() { PASSED=$((PASSED + 1)); echo "ok   $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL $*"; }
+
+# --- build -------------------------------------------------------------------
+if [[ -z "${SPINDLE_BIN:-}" || -z "${SDK_TEST_AGENT:-}" || -z "${SDK_BENCH_CLIENT:-}" ]]; then
+  cargo build --locked -q -p spindle -p spindle-interop-rust-sdk || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+  TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "${PYTHON:-python3}" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+  SPINDLE_BIN=${SPINDLE_BIN:-$TARGET_DIR/debug/spindle}
+  SDK_TEST_AGENT=${SDK_TEST_AGENT:-$TARGET_DIR/debug/sdk-test-agent}
+  SDK_BENCH_CLIENT=${SDK_BENCH_CLIENT:-$TARGET_DIR/debug/sdk-bench-client}
+fi
+
+# --- dependencies (pinned: interop/ts/package-lock.json, interop/python/requirements.txt)
+(cd interop/ts && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || fail "npm ci in interop/ts"
+VENV=${INTEROP_VENV:-$ROOT/interop/python/.venv}
+if [[ ! -x "$VENV/bin/python" ]]; then
+  "${PYTHON:-python3}" -m venv "$VENV" || fail "python venv"
+fi
+"$VENV/bin/pip" install -q --disable-pip-version-check -r interop/python/requirements.txt || fail "pip install"
+PY="$VENV/bin/python"
+
+AGENT=("$SPINDLE_BIN" agent --delay-ms 0)
+
+# Runs a conversation client and folds its "N passed, M failed" line into the totals.
+conversation() {
+  local label=$1; shift
+  local out
+  out=$(timeout 120 "$@" 2>&1)
+  local rc=$?
+  echo "$out" | grep -E '^(ok|FAIL) ' | sed 's/^/  /'
+  local line p f
+  line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
+  if [[ -z "$line" ]]; then
+    fail "$label: no summary (exit $rc)"; echo "$out" | tail -20 | sed 's/^/    /'; return
+  fi
+  p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
+  PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+  [[ $rc -eq 0 ]] || fail "$label: exit $rc"
+}
+
+# Compares a bench consumer's {"replyBytes","replyFnv1a64"} with the generator's expectation.
+same_reply() {
+  local label=$1 protocol=$2 mix=$3 n=$4; shift 4
+  local expect got
+  expect=$("$SPINDLE_BIN" agent --emit-stream "$n" --mix "$mix" --protocol "$protocol" --expect)
+  got=$(timeout 120 "$@" 2>/dev/null | tail -1)
+  if [[ "$(jq_hash "$expect")" == "$(jq_hash "$got")" && -n "$(jq_hash "$got")" ]]; then
+    pass "$label: /stream $n $mix v$protocol rebuilds the expected reply"
+  else
+    fail "$label: /stream $n $mix v$protocol: expected $expect, got ${got:-nothing}"
+  fi
+}
+jq_hash() { "$PY" -c 'import json,sys
+try: d=json.loads(sys.argv[1]); print(d["replyBytes"], d["replyFnv1a64"])
+except Exception: print("")' "$1"; }
+
+# --- (b) official-SDK clients drive the reference agent -----------------------
+echo "# TypeScript SDK client -> spindle agent"
+conversation "ts v1" node interop/ts/client.mjs conversation --protocol 1 -- "${AGENT[@]}"
+conversation "ts v2" node interop/ts/client.mjs conversation --protocol 2 -- "${AGENT[@]}"
+echo "# Python SDK client -> spindle agent"
+conversation "python v1" "$PY" interop/python/client.py conversation -- "${AGENT[@]}"
+echo "# bench consumers rebuild the generator's reply"
+for v in 1 2; do
+  for mix in mixed snapshot; do
+    same_reply "rust-sdk client" $v $mix 2000 "$SDK_BENCH_CLIENT" --protocol $v "/stream 2000 $mix" -- "${AGENT[@]}"
+    same_reply "ts client" $v $mix 2000 node interop/ts/client.mjs bench --protocol $v "/stream 2000 $mix" -- "${AGENT[@]}"
+  done
+done
+same_reply "rust-sdk client" 2 refine 2000 "$SDK_BENCH_CLIENT" --protocol 2 "/stream 2000 refine" -- "${AGENT[@]}"
+same_reply "ts client" 2 refine 2000 node interop/ts/client.mjs bench --protocol 2 "/stream 2000 refine" -- "${AGENT[@]}"
+same_reply "python client" 1 mixed 2000 "$PY" interop/python/client.py bench "/stream 2000 mixed" -- "${AGENT[@]}"
+same_reply "python client" 1 snapshot 2000 "$PY" interop/python/client.py bench "/stream 2000 snapshot" -- "${AGENT[@]}"
+
+# --- (a) Spindle's client against the Rust SDK test agent ----------------------
+echo "# spindle chat -> sdk-test-agent (official Rust SDK)"
+PLAIN_REPLY="Hello from the official Rust SDK test agent. This reply arrives in four chunks."
+TOOL_REPLY="Permission granted: read notes.txt (3 lines)."
+# The SDK agent itself, through the SDK client (sanity of the peer).
+for v in 1 2; do
+  got=$(timeout 60 "$SDK_BENCH_CLIENT" --protocol $v hello -- "$SDK_TEST_AGENT" --protocol $v 2>&1 | tail -1)
+  want=$("$PY" -c 'import sys
+h=0xcbf29ce484222325
+for b in sys.argv[1].encode(): h=((h^b)*0x100000001b3)&(2**64-1)
+print(len(sys.argv[1].encode()), "%016x"%h)' "$PLAIN_REPLY")
+  [[ "$(jq_hash "$got")" == "$want" ]] && pass "sdk-bench-client v$v -> sdk-test-agent: plain reply" \
+    || fail "sdk-bench-client v$v -> sdk-test-agent: got $got"
+done
+if "$SPINDLE_BIN" chat --help 2>/dev/null | grep -q -- '--prompt'; then
+  for v in 1 2; do
+    out=$(timeout 60 "$SPINDLE_BIN" chat --protocol $v --prompt "hello" -- "$SDK_TEST_AGENT" --protocol $v 2>/dev/null); rc=$?
+    [[ $rc -eq 0 && "$out" == "$PLAIN_REPLY" ]] && pass "spindle chat v$v -> sdk-test-agent: plain reply, exit 0" \
+      || fail "spindle chat v$v -> sdk-test-agent: plain (exit $rc): ${out:0:200}"
+    out=$(timeout 60 "$SPINDLE_BIN" chat --protocol $v --yes --prompt "use the tool" -- "$SDK_TEST_AGENT" --protocol $v 2>/dev/null); rc=$?
+    [[ $rc -eq 0 && "$out" == "$TOOL_REPLY" ]] && pass "spindle chat v$v -> sdk-test-agent: permission approved with --yes" \
+      || fail "spindle chat v$v -> sdk-test-agent: tool (exit $rc): ${out:0:200}"
+  done
+else
+  fail "spindle chat --prompt is not available in $SPINDLE_BIN (client interop not run)"
+fi
+
+echo "$PASSED passed, $FAILED failed"
+[[ $FAILED -eq 0 ]]

@@ -1,0 +1,113 @@
+//! Spindle's client runtime (`spindle-protocol`'s `AcpClient`) feeding
+//! `spindle-engine`'s `TranscriptEngine`: the same work `spindle chat --prompt`
+//! does minus the terminal, used by the benchmark when the binary's chat is
+//! missing. Same interface and output as `sdk-bench-client`.
+//!
+//! `spindle-lib-bench-client [--protocol 1|2] [--runtime-only] PROMPT -- AGENT_CMD...`
+//!
+//! `--runtime-only` skips the engine (counts notifications, hashes nothing): the
+//! runtime's share of the cost, for the benchmark's profile note.
+
+use std::ffi::OsString;
+
+use serde_json::json;
+use spindle_engine::{EngineConfig, TranscriptEngine};
+use spindle_interop_rust_sdk::fnv1a64;
+use spindle_protocol::transport::{SpawnOptions, spawn_child};
+use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, ProtocolChoice};
+
+fn main() -> std::process::ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut protocol = ProtocolChoice::V1;
+    let runtime_only = args.first().map(String::as_str) == Some("--runtime-only");
+    if runtime_only {
+        args.remove(0);
+    }
+    if args.first().map(String::as_str) == Some("--protocol") && args.len() > 1 {
+        if args[1] == "2" {
+            protocol = ProtocolChoice::V2Preferred;
+        }
+        args.drain(..2);
+    }
+    let Some(split) = args.iter().position(|a| a == "--") else {
+        eprintln!("usage: spindle-lib-bench-client [--protocol 1|2] PROMPT -- AGENT_CMD...");
+        return std::process::ExitCode::from(2);
+    };
+    let prompt = args[..split].join(" ");
+    let command: Vec<OsString> = args[split + 1..].iter().map(OsString::from).collect();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    match runtime.block_on(run(protocol, prompt, command, runtime_only)) {
+        Ok(line) => {
+            println!("{line}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("spindle-lib-bench-client: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(
+    protocol: ProtocolChoice,
+    prompt: String,
+    command: Vec<OsString>,
+    runtime_only: bool,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let (connection, _child) = spawn_child(&command, SpawnOptions::default())?;
+    let options = ClientOptions {
+        protocol,
+        spindle_extensions: true,
+        ..Default::default()
+    };
+    let (client, mut events) = AcpClient::new(connection, options);
+    client.initialize().await?;
+    let cwd = std::env::temp_dir().to_string_lossy().into_owned();
+    let (session, _) = client.new_session(&cwd, &json!([])).await?;
+    let mut engine = TranscriptEngine::new(EngineConfig::default());
+    let blocks = json!([{"type": "text", "text": prompt}]);
+    let v2 = client.protocol_version() == Some(2);
+    // v1: the turn starts with the prompt. v2: it starts when the agent accepts
+    // the prompt (its response); updates queued before that, such as the
+    // agent's session-start message, precede the turn.
+    if !v2 {
+        engine.apply_user_prompt(&blocks.to_string());
+    }
+    client.send_prompt(&session, &blocks).await?;
+    let mut notifications = 0u64;
+    loop {
+        match events
+            .recv()
+            .await
+            .ok_or("agent connection closed mid-turn")?
+        {
+            ClientEvent::SessionUpdate { params, .. } => {
+                notifications += 1;
+                if !runtime_only {
+                    engine.apply_session_update(params.get());
+                }
+            }
+            ClientEvent::PromptResponse { result, .. } => {
+                if v2 {
+                    engine.apply_user_prompt(&blocks.to_string());
+                }
+                let response = result.as_ref().map(|r| r.get()).map_err(|e| e.get());
+                engine.apply_prompt_response(response);
+            }
+            ClientEvent::TurnFinished { stop_reason, .. } => {
+                let reply = engine.final_reply().unwrap_or_default();
+                return Ok(format!(
+                    "{{\"replyBytes\":{},\"replyFnv1a64\":\"{:016x}\",\"notifications\":{},\"stopReason\":\"{}\"}}",
+                    reply.len(),
+                    fnv1a64(reply.as_bytes()),
+                    notifications,
+                    stop_reason.unwrap_or_default()
+                ));
+            }
+            _ => {}
+        }
+    }
+}
