@@ -205,6 +205,27 @@ scenario("a reload in the middle of a stream loses nothing", async ({ context, b
   await page.close();
 });
 
+scenario("long mixed, refine and snapshot streams end exactly as the server's transcript", async ({ context, base }) => {
+  const page = await context.newPage();
+  await page.goto(base + "/");
+  const id = await newSession(page);
+  await greeted(page);
+  let turns = 1;
+  for (const mix of ["mixed", "refine", "snapshot"]) {
+    await send(page, "/stream 1500 " + mix);
+    turns += 1;
+    await waitTurns(page, base, id, turns);
+  }
+  const server = await (await page.request.get(base + "/api/sessions/" + id + "/transcript")).json();
+  const expected = server.entries.map((e) => ({ id: e.id, kind: e.kind, text: e.text || "" }));
+  await eventually("page view equals the server transcript", async () => {
+    const shown = await page.evaluate(() => window.SpindleView.entries());
+    return JSON.stringify(shown) === JSON.stringify(expected);
+  });
+  await shot(page, "04c-mixed-stream");
+  await page.close();
+});
+
 scenario("two tabs stay in sync", async ({ context, base }) => {
   const a = await context.newPage();
   await a.goto(base + "/");

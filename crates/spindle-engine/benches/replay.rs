@@ -33,6 +33,16 @@ fn mixed(c: &mut Criterion) {
     group.bench_function("engine_replay", |b| {
         b.iter(|| {
             let mut engine = TranscriptEngine::new(EngineConfig::default());
+            engine.set_render_ops(false);
+            for line in &lines {
+                black_box(engine.apply_agent_line(line));
+            }
+            engine
+        })
+    });
+    group.bench_function("engine_with_render_ops", |b| {
+        b.iter(|| {
+            let mut engine = TranscriptEngine::new(EngineConfig::default());
             for line in &lines {
                 black_box(engine.apply_agent_line(line));
             }

@@ -29,7 +29,19 @@ struct WireNotification {
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
-    if mode == "memory" {
+    if mode == "profile" {
+        // Profiling aid: the batch replay alone, for `perf record`.
+        let mut lines = stream_gen::mixed_stream(300_000, 42);
+        if std::env::var("SPINDLE_BENCH_ONLY").as_deref() == Ok("others") {
+            lines.retain(|l| !l.contains(r#""sessionUpdate":"agent_"#));
+        }
+        let mut engine = TranscriptEngine::new(EngineConfig::default());
+        engine.set_render_ops(false);
+        for line in &lines {
+            black_box(engine.apply_agent_line(line));
+        }
+        std::mem::forget(engine);
+    } else if mode == "memory" {
         memory();
     } else {
         let n = mode.parse().unwrap_or(1_000_000);

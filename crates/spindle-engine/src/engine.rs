@@ -49,7 +49,10 @@ enum ClientRequest {
 }
 
 /// The sans-I/O transcript engine. See the crate docs.
-#[derive(Debug)]
+///
+/// `Clone` gives an independent copy (for example to fork a view for a new
+/// observer); `Default` is `new(EngineConfig::default())`.
+#[derive(Debug, Clone)]
 pub struct TranscriptEngine {
     pub(crate) config: EngineConfig,
     pub(crate) t: Transcript,
@@ -59,8 +62,9 @@ pub struct TranscriptEngine {
     pub(crate) last_hit: [Option<(String, usize)>; 4],
     /// The message id-less chunks of its kind append to (v1 boundaries).
     pub(crate) open: Option<(MsgKind, usize)>,
-    /// A prompt the client sent that no user-message update has acknowledged yet.
-    pub(crate) awaiting_ack: Option<usize>,
+    /// Prompts the client sent that no user-message update has acknowledged
+    /// yet, oldest first (acknowledgements arrive in send order).
+    pub(crate) awaiting_ack: std::collections::VecDeque<usize>,
     /// The most recent prompt the client sent (for `apply_prompt_response`).
     last_prompt: Option<usize>,
     client_requests: FxHashMap<String, ClientRequest>,
@@ -87,6 +91,12 @@ pub(crate) struct TurnRecord {
     pub stop_reason: Option<String>,
 }
 
+impl Default for TranscriptEngine {
+    fn default() -> Self {
+        TranscriptEngine::new(EngineConfig::default())
+    }
+}
+
 impl TranscriptEngine {
     /// A new engine with an empty transcript.
     pub fn new(config: EngineConfig) -> Self {
@@ -104,7 +114,7 @@ impl TranscriptEngine {
             ids: FxHashSet::default(),
             last_hit: [None, None, None, None],
             open: None,
-            awaiting_ack: None,
+            awaiting_ack: std::collections::VecDeque::new(),
             last_prompt: None,
             client_requests: FxHashMap::default(),
             permission_requests: FxHashMap::default(),
@@ -437,7 +447,7 @@ impl TranscriptEngine {
             false,
         );
         self.emit_insert(idx);
-        self.awaiting_ack = Some(idx);
+        self.awaiting_ack.push_back(idx);
         self.open = Some((MsgKind::User, idx));
         idx
     }
@@ -461,6 +471,8 @@ impl TranscriptEngine {
             }
             return;
         }
+        // v1: the prompt is answered; no acknowledgement will follow.
+        self.awaiting_ack.clear();
         let stop_reason = match stop {
             Some(Value::String(s)) => Some(s.clone()),
             _ => {
@@ -476,6 +488,7 @@ impl TranscriptEngine {
 
     fn prompt_error(&mut self, entry: Option<usize>, error: Value) {
         if let Some(idx) = entry {
+            self.awaiting_ack.retain(|&p| p != idx);
             self.set_pending(idx, false);
             if self.t.protocol == 2 {
                 if let EntryBody::Message(m) = &mut self.t.entries[idx].body {
@@ -515,7 +528,6 @@ impl TranscriptEngine {
     pub(crate) fn begin_turn(&mut self) {
         if self.t.state.turn_open {
             // A new turn implicitly finishes the previous one.
-            self.awaiting_ack = None;
             if let Some(last) = self.turn_log.last_mut() {
                 last.finished = true;
             }
@@ -534,6 +546,9 @@ impl TranscriptEngine {
     }
 
     pub(crate) fn end_turn(&mut self, stop_reason: Option<String>, error: Option<Value>) {
+        if self.t.state.turn_open && stop_reason.as_deref() == Some("cancelled") {
+            self.cancel_unfinished_tool_calls();
+        }
         if self.t.state.turn_open
             && let Some(last) = self.turn_log.last_mut()
         {
@@ -546,8 +561,29 @@ impl TranscriptEngine {
         s.stop_reason = stop_reason;
         s.error = error;
         self.open = None;
-        self.awaiting_ack = None;
         self.emit_state();
+    }
+
+    /// A cancelled turn leaves no tool call spinning: the client marks the
+    /// turn's unfinished calls `cancelled` (ACP cancellation; a later update
+    /// from the agent still applies on top).
+    fn cancel_unfinished_tool_calls(&mut self) {
+        let turn = Some(self.t.state.turns);
+        for idx in 0..self.t.entries.len() {
+            let entry = &mut self.t.entries[idx];
+            if entry.turn != turn {
+                continue;
+            }
+            if let EntryBody::ToolCall(tc) = &mut entry.body
+                && matches!(
+                    tc.fields.get("status").and_then(Value::as_str),
+                    Some("pending" | "in_progress")
+                )
+            {
+                tc.fields.insert("status".into(), Value::from("cancelled"));
+                self.emit_update(idx);
+            }
+        }
     }
 
     /// The turn new agent output belongs to. Output outside a turn starts an

@@ -41,6 +41,13 @@
 //! - Agent text is routed by metadata only (seed 004 priority order):
 //!   think/thought/thinking/segment/intent become `agent_thought`, `plan`
 //!   becomes `plan_text`; the persisted reply holds `agent_message` text only.
+//! - Turns: a client prompt (or an agent user message, or v2 `running`) starts
+//!   one; the v1 prompt response, v2 `idle` with a stopReason, or an error
+//!   response ends it. The v2 prompt response is acceptance; the agent's
+//!   `user_message` acknowledgement adopts the client's prompt entry (oldest
+//!   waiting prompt first) instead of duplicating it. Output after a v2 `idle`
+//!   is background work (no turn). A cancelled turn marks its unfinished tool
+//!   calls `cancelled`.
 //! - Unknown and `_`-prefixed updates become `unknown` entries with the raw
 //!   JSON; unknown content blocks and enum values are kept verbatim. A malformed
 //!   known update yields a diagnostic and changes nothing.
@@ -64,7 +71,7 @@ pub use model::{
     Transcript,
 };
 pub use ops::{Applied, Diagnostic, EntryView, RenderOp};
-pub use replay::{TurnReply, replay_recording};
+pub use replay::{TurnReply, recording_line_received, recording_line_sent, replay_recording};
 
 /// Which ACP protocol version the input speaks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -29,11 +29,11 @@ pub(crate) fn block_in_from_value(v: Value) -> BlockIn<'static> {
             if m.get("type").and_then(Value::as_str) == Some("text")
                 && m.get("text").is_some_and(Value::is_string) =>
         {
-            let text = match m.remove("text") {
+            let text = match m.shift_remove("text") {
                 Some(Value::String(s)) => s,
                 _ => String::new(),
             };
-            m.remove("type");
+            m.shift_remove("type");
             let extra = (!m.is_empty()).then(|| Box::new(m));
             let hidden = extra
                 .as_deref()
@@ -239,8 +239,11 @@ impl TranscriptEngine {
             Some(id) => id.to_owned(),
             None => self.mint_id("m"),
         };
+        // Streamed messages grow chunk by chunk: start with room for a few.
         let message = Message {
             message_id: message_id.map(str::to_owned),
+            text: String::with_capacity(128),
+            blocks: Vec::with_capacity(8),
             ..Message::default()
         };
         let idx = self.push_entry(
@@ -271,7 +274,7 @@ impl TranscriptEngine {
         if let EntryBody::Message(m) = &mut self.t.entries[idx].body {
             m.pending = false;
         }
-        self.awaiting_ack = None;
+        self.awaiting_ack.retain(|&p| p != idx);
     }
 
     /// Finds or creates the message a chunk/upsert addresses.
@@ -279,18 +282,26 @@ impl TranscriptEngine {
     fn target_message(&mut self, kind: MsgKind, message_id: Option<&str>) -> (usize, bool, bool) {
         if kind == MsgKind::User {
             let found = message_id.and_then(|id| self.lookup_msg(kind, id));
-            if let Some(pending) = self.awaiting_ack {
-                let acks = match found {
-                    Some(idx) => idx == pending,
-                    None => true,
-                };
-                if acks {
-                    self.adopt(pending, message_id);
-                    return (pending, false, true);
-                }
-            }
             if let Some(idx) = found {
+                // Known id: an acknowledgement if that prompt still awaits one
+                // (its id came with the v2 prompt response).
+                let ack = self.awaiting_ack.contains(&idx);
+                if ack {
+                    self.adopt(idx, message_id);
+                }
+                return (idx, false, ack);
+            }
+            // An id-less chunk continues the acknowledged message it follows.
+            if message_id.is_none()
+                && let Some((MsgKind::User, idx)) = self.open
+                && !self.awaiting_ack.contains(&idx)
+            {
                 return (idx, false, false);
+            }
+            // Otherwise the oldest prompt still waiting is the one acknowledged.
+            if let Some(&pending) = self.awaiting_ack.front() {
+                self.adopt(pending, message_id);
+                return (pending, false, true);
             }
         } else if let Some(id) = message_id
             && let Some(idx) = self.lookup_msg(kind, id)
@@ -532,12 +543,12 @@ impl TranscriptEngine {
         self.open = None;
         let id = self.mint_id("clear");
         let turn = Some(self.t.state.turns).filter(|_| self.t.state.turn_open);
-        let body = EntryBody::Boundary(Boundary {
+        let body = EntryBody::Boundary(Box::new(Boundary {
             reason: "clear",
             source,
             fields: Map::new(),
             summary: Message::default(),
-        });
+        }));
         let idx = self.push_entry(&id, EntryKind::Boundary, body, turn);
         self.emit_insert(idx);
     }

@@ -194,8 +194,8 @@ pub struct Terminal {
 pub enum EntryBody {
     /// Message kinds.
     Message(Message),
-    /// [`EntryKind::ToolCall`].
-    ToolCall(ToolCall),
+    /// [`EntryKind::ToolCall`] (boxed: rarer than messages, keeps entries small).
+    ToolCall(Box<ToolCall>),
     /// [`EntryKind::Plan`]: the plan object as sent (`entries`, and for v2 `type`, `planId`).
     Plan {
         /// The plan, verbatim.
@@ -204,9 +204,9 @@ pub enum EntryBody {
         removed: bool,
     },
     /// [`EntryKind::Boundary`].
-    Boundary(Boundary),
+    Boundary(Box<Boundary>),
     /// [`EntryKind::Terminal`].
-    Terminal(Terminal),
+    Terminal(Box<Terminal>),
     /// [`EntryKind::Permission`] and [`EntryKind::Unknown`]: raw JSON verbatim.
     Raw(Value),
 }

@@ -1,4 +1,17 @@
 //! Outputs: persisted replies, the replay JSON, text rendering, snapshots.
+//!
+//! The replay JSON (`spindle replay --format json`, [`TranscriptEngine::replay_json`]):
+//! `protocol` (1 | 2), `sessionId`, `entries` (timeline order; each has `id`,
+//! `kind`, `turn` when inside a turn; messages add `messageId`, `content` (the
+//! blocks, verbatim), `text` (text blocks joined), `_meta`, `pending`,
+//! `rejected`; tool calls `toolCall` (wire fields) and `permission`; plans
+//! `plan`, `removed`; terminals `terminal`, `outputBytes`, `text`; boundaries
+//! `reason` (`clear` | `compaction`), `source`, and for compaction
+//! `compactionId`, `status`, `error`, `summary`, `text`; `unknown` and
+//! `permission` entries `raw`), `state` (`status`, `stopReason`, `error`,
+//! `turns`, `turnOpen`, `cancelRequested`, `background`), `usage`, `commands`,
+//! `sessionInfo`, `turns` (`turn`, `finished`, `stopReason`, `reply`),
+//! `finalReply`, `diagnostics` (`code`, `message`, `line`).
 
 use serde_json::{Map, Value, json};
 
@@ -238,4 +251,19 @@ pub fn replay_recording(input: &str, config: EngineConfig) -> TranscriptEngine {
         let _: Applied = engine.apply_recorded_line(line);
     }
     engine
+}
+
+/// One line of a recording for a message the client received: the message,
+/// compacted onto one line. `None` if `message_json` is not JSON.
+/// (`--record` writers use this and [`recording_line_sent`].)
+pub fn recording_line_received(message_json: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(message_json).ok()?;
+    Some(value.to_string())
+}
+
+/// One line of a recording for a message the client sent: `{"sent": <message>}`
+/// on one line. `None` if `message_json` is not JSON.
+pub fn recording_line_sent(message_json: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(message_json).ok()?;
+    Some(json!({ "sent": value }).to_string())
 }

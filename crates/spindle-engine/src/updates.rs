@@ -171,7 +171,7 @@ impl TranscriptEngine {
                 "usage_update: used and size must be numbers",
             );
         }
-        u.remove("sessionUpdate");
+        u.shift_remove("sessionUpdate");
         let usage = Value::Object(u);
         if self.ops_on {
             let usage = usage.clone();
@@ -264,35 +264,22 @@ impl TranscriptEngine {
     /// v1: `null` = unchanged. v2: `null` clears (`kind` -> `other`, `status` ->
     /// `pending`); `content`/`locations` `[]` clear too.
     pub(crate) fn tool_upsert(&mut self, tag: &str, mut u: Map<String, Value>) -> Option<usize> {
-        let Some(Value::String(id)) = u.remove("toolCallId") else {
+        let Some(Value::String(id)) = u.get("toolCallId") else {
             self.diag(
                 "malformed_update",
                 format!("{tag}: toolCallId must be a string"),
             );
             return None;
         };
+        let id = id.clone();
+        let typed_ok =
+            |key: &str, ok: fn(&Value) -> bool| u.get(key).is_none_or(|v| v.is_null() || ok(v));
         for (key, ok) in [
-            (
-                "title",
-                u.get("title").is_none_or(|v| v.is_null() || v.is_string()),
-            ),
-            (
-                "kind",
-                u.get("kind").is_none_or(|v| v.is_null() || v.is_string()),
-            ),
-            (
-                "status",
-                u.get("status").is_none_or(|v| v.is_null() || v.is_string()),
-            ),
-            (
-                "content",
-                u.get("content").is_none_or(|v| v.is_null() || v.is_array()),
-            ),
-            (
-                "locations",
-                u.get("locations")
-                    .is_none_or(|v| v.is_null() || v.is_array()),
-            ),
+            ("title", typed_ok("title", Value::is_string)),
+            ("kind", typed_ok("kind", Value::is_string)),
+            ("status", typed_ok("status", Value::is_string)),
+            ("content", typed_ok("content", Value::is_array)),
+            ("locations", typed_ok("locations", Value::is_array)),
         ] {
             if !ok {
                 self.diag(
@@ -302,10 +289,34 @@ impl TranscriptEngine {
                 return None;
             }
         }
-        u.remove("sessionUpdate");
+        u.shift_remove("sessionUpdate");
         self.open = None;
-        let (idx, is_new) = self.tool_entry(&id);
         let v1 = self.t.protocol == 1;
+        let Some(&idx) = self.keys.get(&(Domain::Tool, id.clone())) else {
+            // First sighting: the update itself, normalised, becomes the
+            // stored fields (wire order kept, no second map built).
+            u.retain(|k, v| {
+                if v.is_null() {
+                    !v1 && (k == "kind" || k == "status")
+                } else {
+                    !((k == "content" || k == "locations")
+                        && v.as_array().is_some_and(Vec::is_empty))
+                }
+            });
+            for (key, default) in [("kind", "other"), ("status", "pending")] {
+                match u.get_mut(key) {
+                    Some(v) if v.is_null() => *v = Value::from(default),
+                    Some(_) => {}
+                    None => {
+                        u.insert(key.into(), Value::from(default));
+                    }
+                }
+            }
+            let idx = self.new_tool_entry(&id, u);
+            self.emit_insert(idx);
+            return Some(idx);
+        };
+        u.shift_remove("toolCallId");
         let EntryBody::ToolCall(tc) = &mut self.t.entries[idx].body else {
             return None;
         };
@@ -318,25 +329,24 @@ impl TranscriptEngine {
                 match k.as_str() {
                     "kind" => tc.fields.insert(k, Value::from("other")),
                     "status" => tc.fields.insert(k, Value::from("pending")),
-                    _ => tc.fields.remove(&k),
+                    _ => tc.fields.shift_remove(&k),
                 };
             } else if (k == "content" || k == "locations")
                 && v.as_array().is_some_and(Vec::is_empty)
             {
-                tc.fields.remove(&k);
+                tc.fields.shift_remove(&k);
             } else {
-                tc.fields.insert(k.clone(), v);
+                tc.fields.insert(k, v);
             }
             changed = true;
         }
-        if is_new {
-            self.emit_insert(idx);
-        } else if changed {
+        if changed {
             self.emit_update(idx);
         }
         Some(idx)
     }
 
+    /// The tool call with this id, created with defaults on first sighting.
     fn tool_entry(&mut self, id: &str) -> (usize, bool) {
         if let Some(&idx) = self.keys.get(&(Domain::Tool, id.to_owned())) {
             return (idx, false);
@@ -345,14 +355,18 @@ impl TranscriptEngine {
         fields.insert("toolCallId".into(), Value::from(id));
         fields.insert("kind".into(), Value::from("other"));
         fields.insert("status".into(), Value::from("pending"));
+        (self.new_tool_entry(id, fields), true)
+    }
+
+    fn new_tool_entry(&mut self, id: &str, fields: Map<String, Value>) -> usize {
         let turn = self.output_turn();
-        let body = EntryBody::ToolCall(ToolCall {
+        let body = EntryBody::ToolCall(Box::new(ToolCall {
             fields,
             permission: None,
-        });
+        }));
         let idx = self.push_entry(id, EntryKind::ToolCall, body, turn);
         self.keys.insert((Domain::Tool, id.to_owned()), idx);
-        (idx, true)
+        idx
     }
 
     fn tool_content_chunk(&mut self, u: Map<String, Value>) {
@@ -504,7 +518,7 @@ impl TranscriptEngine {
         if !u.get("entries").is_some_and(Value::is_array) {
             return self.diag("malformed_update", "plan: entries must be an array");
         }
-        u.remove("sessionUpdate");
+        u.shift_remove("sessionUpdate");
         self.plan_entry("main", Value::Object(u));
     }
 
@@ -546,23 +560,23 @@ impl TranscriptEngine {
         let mut fields = Map::new();
         fields.insert("terminalId".into(), Value::from(id));
         let turn = self.output_turn();
-        let body = EntryBody::Terminal(Terminal {
+        let body = EntryBody::Terminal(Box::new(Terminal {
             fields,
             ..Terminal::default()
-        });
+        }));
         let idx = self.push_entry(id, EntryKind::Terminal, body, turn);
         self.keys.insert((Domain::Terminal, id.to_owned()), idx);
         (idx, true)
     }
 
     fn terminal_update(&mut self, mut u: Map<String, Value>) {
-        let Some(Value::String(id)) = u.remove("terminalId") else {
+        let Some(Value::String(id)) = u.shift_remove("terminalId") else {
             return self.diag(
                 "malformed_update",
                 "terminal_update: terminalId must be a string",
             );
         };
-        let output = match u.remove("output") {
+        let output = match u.shift_remove("output") {
             None => None,
             Some(Value::Null) => Some(Vec::new()),
             Some(o) => match o
@@ -579,13 +593,13 @@ impl TranscriptEngine {
                 }
             },
         };
-        u.remove("sessionUpdate");
+        u.shift_remove("sessionUpdate");
         self.open = None;
         let (idx, is_new) = self.terminal_entry(&id);
         if let EntryBody::Terminal(term) = &mut self.t.entries[idx].body {
             for (k, v) in u {
                 if v.is_null() {
-                    term.fields.remove(&k);
+                    term.fields.shift_remove(&k);
                 } else {
                     term.fields.insert(k, v);
                 }
@@ -675,12 +689,12 @@ impl TranscriptEngine {
         fields.insert("compactionId".into(), Value::from(id));
         fields.insert("status".into(), Value::from(status));
         let turn = self.turn_if_open();
-        let body = EntryBody::Boundary(Boundary {
+        let body = EntryBody::Boundary(Box::new(Boundary {
             reason: "compaction",
             source: "compaction_update",
             fields,
             summary: Message::default(),
-        });
+        }));
         let idx = self.push_entry(id, EntryKind::Boundary, body, turn);
         self.keys.insert((Domain::Compaction, id.to_owned()), idx);
         (idx, true)
@@ -713,7 +727,7 @@ impl TranscriptEngine {
                 match u.remove(key) {
                     None => {}
                     Some(Value::Null) => {
-                        b.fields.remove(key);
+                        b.fields.shift_remove(key);
                     }
                     Some(v) => {
                         b.fields.insert(key.into(), v);

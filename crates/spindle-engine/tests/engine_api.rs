@@ -223,3 +223,124 @@ fn utf16_helpers_map_offsets_for_rust_consumers() {
     assert_eq!(utf16_to_byte_offset(s, 3), Some(5));
     assert_eq!(byte_to_utf16_offset(s, 5), Some(3));
 }
+
+#[test]
+fn a_clear_prompt_is_never_text_matched() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    e.apply_user_prompt(r#"[{"type":"text","text":"/clear"}]"#);
+    e.apply_agent_line(&line(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "/clear"}})));
+    e.apply_prompt_response(Ok(r#"{"stopReason":"end_turn"}"#));
+    assert!(
+        e.transcript()
+            .entries
+            .iter()
+            .all(|x| x.kind != EntryKind::Boundary)
+    );
+    // Only a structured signal makes a boundary.
+    e.apply_agent_line(&line(json!({"sessionUpdate": "session_cleared"})));
+    assert_eq!(
+        e.transcript().entries.last().unwrap().kind,
+        EntryKind::Boundary
+    );
+}
+
+#[test]
+fn engine_clones_are_independent() {
+    let mut a = TranscriptEngine::default();
+    a.apply_agent_line(&line(
+        json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a"}}),
+    ));
+    let mut b = a.clone();
+    b.apply_agent_line(&line(
+        json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "b"}}),
+    ));
+    assert_eq!(a.final_reply().as_deref(), Some("a"));
+    assert_eq!(b.final_reply().as_deref(), Some("ab"));
+}
+
+#[test]
+fn queued_prompts_are_acknowledged_in_send_order() {
+    let mut e = TranscriptEngine::new(EngineConfig {
+        protocol: ProtocolHint::V2,
+        ..EngineConfig::default()
+    });
+    let prompt = |id: u32, text: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt", "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": text}]}}).to_string()
+    };
+    e.apply_client_line(&prompt(1, "first"));
+    e.apply_client_line(&prompt(2, "second"));
+    // Acknowledgements before the responses: adopted oldest first.
+    e.apply_agent_line(&line(json!({"sessionUpdate": "user_message", "messageId": "ua", "content": [{"type": "text", "text": "first"}]})));
+    e.apply_agent_line(&line(json!({"sessionUpdate": "user_message", "messageId": "ub", "content": [{"type": "text", "text": "second"}]})));
+    e.apply_agent_line(r#"{"jsonrpc":"2.0","id":1,"result":{"messageId":"ua"}}"#);
+    e.apply_agent_line(r#"{"jsonrpc":"2.0","id":2,"result":{"messageId":"ub"}}"#);
+    let users: Vec<(Option<String>, String)> = e
+        .transcript()
+        .entries
+        .iter()
+        .filter(|x| x.kind == EntryKind::UserMessage)
+        .map(|x| (x.message().unwrap().message_id.clone(), x.text().to_owned()))
+        .collect();
+    assert_eq!(
+        users,
+        [
+            (Some("ua".into()), "first".into()),
+            (Some("ub".into()), "second".into())
+        ]
+    );
+}
+
+#[test]
+fn a_cancelled_turn_marks_its_unfinished_tool_calls_cancelled() {
+    let mut e = TranscriptEngine::new(EngineConfig {
+        protocol: ProtocolHint::V2,
+        ..EngineConfig::default()
+    });
+    e.apply_user_prompt(r#"[{"type":"text","text":"go"}]"#);
+    e.apply_agent_line(&line(
+        json!({"sessionUpdate": "tool_call_update", "toolCallId": "a", "status": "in_progress"}),
+    ));
+    e.apply_agent_line(&line(
+        json!({"sessionUpdate": "tool_call_update", "toolCallId": "b", "status": "completed"}),
+    ));
+    e.apply_client_line(
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#,
+    );
+    assert!(e.transcript().state.cancel_requested);
+    let applied = e.apply_agent_line(&line(
+        json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}),
+    ));
+    assert!(
+        applied
+            .ops
+            .iter()
+            .any(|op| matches!(op, RenderOp::UpdateEntry { id, .. } if id == "a"))
+    );
+    let status = |id: &str| match &e.transcript().entry(id).unwrap().body {
+        spindle_engine::EntryBody::ToolCall(tc) => tc.fields["status"].clone(),
+        _ => unreachable!(),
+    };
+    assert_eq!(status("a"), "cancelled");
+    assert_eq!(status("b"), "completed");
+}
+
+#[test]
+fn recording_lines_round_trip_through_replay() {
+    let sent = spindle_engine::recording_line_sent(
+        "{\n \"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"session/prompt\",\n \"params\": {\"sessionId\": \"s\", \"prompt\": [{\"type\": \"text\", \"text\": \"hi\"}]}}",
+    )
+    .unwrap();
+    assert!(!sent.contains('\n') && sent.starts_with(r#"{"sent":"#));
+    let received = spindle_engine::recording_line_received(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}"#,
+    )
+    .unwrap();
+    let engine =
+        spindle_engine::replay_recording(&format!("{sent}\n{received}\n"), EngineConfig::default());
+    assert_eq!(engine.transcript().entries[0].text(), "hi");
+    assert_eq!(
+        engine.transcript().state.stop_reason.as_deref(),
+        Some("end_turn")
+    );
+    assert!(spindle_engine::recording_line_sent("not json").is_none());
+}

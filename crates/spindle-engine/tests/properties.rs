@@ -216,6 +216,18 @@ proptest! {
             prop_assert_eq!(view.rendered(), snapshot_view(&engine));
         }
         let json = engine.replay_json();
+        // Live (agent lines and client lines through their own entry points)
+        // decides every boundary and minted id exactly as replay does.
+        let mut live = TranscriptEngine::new(config.clone());
+        for line in &lines {
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(mut m)) if m.contains_key("sent") => {
+                    live.apply_client_line(&m.remove("sent").unwrap().to_string())
+                }
+                _ => live.apply_agent_line(line),
+            };
+        }
+        prop_assert_eq!(&json, &live.replay_json());
         let _ = engine.final_reply();
         let _ = engine.render_text();
         // Deterministic, and independent of whether ops are built.

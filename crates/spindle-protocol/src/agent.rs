@@ -1,14 +1,17 @@
-//! Agent-side helpers: answering `initialize` with version selection.
+//! Agent-side helpers: answering `initialize` with version selection, and a
+//! small [`AgentConnection`] that an agent's own loop reads from.
 //!
-//! An agent reads its [`Connection`](crate::Connection) and hands the
-//! `initialize` request to [`answer_initialize`]; everything else stays in
-//! the agent's own loop.
+//! An agent either hands the `initialize` request to [`answer_initialize`]
+//! itself, or lets [`AgentConnection`] do it; everything else stays in the
+//! agent's own loop.
 
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::extensions::spindle_extensions_in;
-use crate::jsonrpc::{INVALID_PARAMS, Message, RequestId, ResponseError, to_raw};
+use crate::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, Message, RequestId, ResponseError, to_raw};
+use crate::req_queue::ReqQueue;
+use crate::transport::{Connection, Disconnected, Incoming};
 
 /// What the agent learned from the client's `initialize`.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +139,175 @@ pub fn answer_initialize(
             };
             (Ok(info), msg)
         }
+    }
+}
+
+/// What an [`AgentConnection`] reports to the agent's loop.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// `initialize` was answered; the negotiated version and the client's
+    /// opt-ins are in here.
+    Initialized(InitializeRequestInfo),
+    /// A request to handle; answer with [`AgentConnection::respond`].
+    Request {
+        /// Id to answer.
+        id: RequestId,
+        /// The method.
+        method: String,
+        /// The params, verbatim.
+        params: Option<Box<RawValue>>,
+    },
+    /// A notification (`session/cancel`, `$/cancel_request`, ...).
+    Notification {
+        /// The method.
+        method: String,
+        /// The params, verbatim.
+        params: Option<Box<RawValue>>,
+    },
+    /// The client answered a request sent with [`AgentConnection::request`].
+    Response {
+        /// The id [`AgentConnection::request`] returned.
+        id: RequestId,
+        /// The method of the request.
+        method: String,
+        /// Its result or error.
+        result: Result<Box<RawValue>, ResponseError>,
+    },
+    /// A malformed frame, unknown response id, or request before
+    /// `initialize`. Already answered where JSON-RPC requires it.
+    Diagnostic(String),
+}
+
+/// An agent's end of a connection: answers `initialize`, tracks requests
+/// to the client, and hands everything else to the agent's loop.
+#[derive(Debug)]
+pub struct AgentConnection {
+    connection: Connection,
+    identity: AgentIdentity,
+    supports_v2: bool,
+    initialized: Option<InitializeRequestInfo>,
+    queue: ReqQueue<(), ()>,
+}
+
+impl AgentConnection {
+    /// Wraps `connection`. `supports_v2`: whether this agent speaks v2.
+    pub fn new(connection: Connection, identity: AgentIdentity, supports_v2: bool) -> Self {
+        AgentConnection {
+            connection,
+            identity,
+            supports_v2,
+            initialized: None,
+            queue: ReqQueue::default(),
+        }
+    }
+
+    /// The negotiated protocol version, once initialized.
+    pub fn protocol_version(&self) -> Option<u16> {
+        self.initialized.as_ref().map(|i| i.protocol_version)
+    }
+
+    /// Whether the client opted into the named Spindle extension; emit it
+    /// only then.
+    pub fn client_accepts_extension(&self, name: &str) -> bool {
+        self.initialized
+            .as_ref()
+            .is_some_and(|i| i.accepts_extension(name))
+    }
+
+    /// The next event; `None` when the client is gone.
+    pub async fn recv(&mut self) -> Option<AgentEvent> {
+        {
+            let incoming = self.connection.receiver.recv().await?;
+            let event = match incoming {
+                Incoming::Closed { .. } => return None,
+                Incoming::Malformed { line_number, error } => {
+                    if error.request {
+                        let _ = self.connection.sender.send(error.to_response()).await;
+                    }
+                    AgentEvent::Diagnostic(format!("malformed line {line_number}: {error}"))
+                }
+                Incoming::Message(Message::Request { id, method, params }) => {
+                    if method == "initialize" {
+                        let (info, reply) = answer_initialize(
+                            id,
+                            params.as_deref(),
+                            &self.identity,
+                            self.supports_v2,
+                        );
+                        let _ = self.connection.sender.send(reply).await;
+                        match info {
+                            Ok(info) => {
+                                self.initialized = Some(info.clone());
+                                AgentEvent::Initialized(info)
+                            }
+                            Err(e) => AgentEvent::Diagnostic(format!("bad initialize: {e}")),
+                        }
+                    } else if self.initialized.is_none() {
+                        let _ = self
+                            .connection
+                            .sender
+                            .send(Message::response_err(
+                                id,
+                                ResponseError::new(
+                                    METHOD_NOT_FOUND,
+                                    format!("{method} before initialize"),
+                                ),
+                            ))
+                            .await;
+                        AgentEvent::Diagnostic(format!("{method} before initialize; refused"))
+                    } else {
+                        AgentEvent::Request { id, method, params }
+                    }
+                }
+                Incoming::Message(Message::Notification { method, params }) => {
+                    AgentEvent::Notification { method, params }
+                }
+                Incoming::Message(Message::Response { id, result }) => {
+                    match self.queue.complete_outgoing(&id) {
+                        Ok(p) => AgentEvent::Response {
+                            id,
+                            method: p.method,
+                            result,
+                        },
+                        Err(e) => AgentEvent::Diagnostic(e.to_string()),
+                    }
+                }
+            };
+            Some(event)
+        }
+    }
+
+    /// Sends a `session/update` notification with `update` as its `update`.
+    pub async fn send_update(&self, session_id: &str, update: &Value) -> Result<(), Disconnected> {
+        let params = json!({ "sessionId": session_id, "update": update });
+        let msg = Message::notification("session/update", &params).map_err(|_| Disconnected)?;
+        self.connection.sender.send(msg).await
+    }
+
+    /// Sends a request to the client (e.g. `session/request_permission`);
+    /// the answer arrives as [`AgentEvent::Response`] with the returned id.
+    pub async fn request(
+        &mut self,
+        method: &str,
+        params: &Value,
+    ) -> Result<RequestId, Disconnected> {
+        let id = self.queue.register_outgoing(method, ());
+        let msg = Message::request(id.clone(), method, params).map_err(|_| Disconnected)?;
+        self.connection.sender.send(msg).await?;
+        Ok(id)
+    }
+
+    /// Answers a request from the client.
+    pub async fn respond(
+        &self,
+        id: RequestId,
+        result: Result<Box<RawValue>, ResponseError>,
+    ) -> Result<(), Disconnected> {
+        self.connection
+            .sender
+            .send(Message::Response { id, result })
+            .await
     }
 }
 

@@ -294,9 +294,12 @@ pub struct DecodeError {
     pub code: i64,
     /// What is wrong, for humans.
     pub message: String,
-    /// The id of the offending request, when it could be read; an error
+    /// The id of the offending frame, when it could be read; an error
     /// response to the frame should carry it.
     pub id: Option<RequestId>,
+    /// The frame has a `method` and a non-null id: it was meant as a
+    /// request, so the sender waits for an error response.
+    pub request: bool,
 }
 
 impl DecodeError {
@@ -305,6 +308,7 @@ impl DecodeError {
             code: INVALID_REQUEST,
             message: message.into(),
             id,
+            request: false,
         }
     }
 
@@ -363,6 +367,13 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
     <&'de RawValue as Deserialize<'de>>::deserialize(d).map(Some)
 }
 
+/// The contents of a JSON string literal without escapes (the common case
+/// for method names), without a second parse.
+fn plain_string(raw: &str) -> Option<&str> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains(['"', '\\'])).then_some(inner)
+}
+
 fn classify(e: &serde_json::Error) -> i64 {
     match e.classify() {
         serde_json::error::Category::Data => INVALID_REQUEST,
@@ -382,6 +393,7 @@ pub fn decode_line(line: &str) -> Result<Frame, DecodeError> {
             code: classify(&e),
             message: format!("batch: {e}"),
             id: None,
+            request: false,
         })?;
         if elements.is_empty() {
             return Err(DecodeError::invalid("empty batch", None));
@@ -403,7 +415,16 @@ pub fn decode_value(text: &str) -> Result<Message, DecodeError> {
         code: classify(&e),
         message: e.to_string(),
         id: None,
+        request: false,
     })?;
+    let looks_like_request = env.method.is_some();
+    decode_envelope(env).map_err(|mut e| {
+        e.request = looks_like_request && e.id.as_ref().is_some_and(|id| *id != RequestId::Null);
+        e
+    })
+}
+
+fn decode_envelope(env: Envelope<'_>) -> Result<Message, DecodeError> {
     // Read the id first so that later errors can point at the request.
     let id = match env.id {
         None => None,
@@ -431,8 +452,11 @@ pub fn decode_value(text: &str) -> Result<Message, DecodeError> {
         None => return Err(DecodeError::invalid("missing \"jsonrpc\": \"2.0\"", id)),
     }
     if let Some(method) = env.method {
-        let method: String = serde_json::from_str(method.get())
-            .map_err(|_| DecodeError::invalid("\"method\" must be a string", id.clone()))?;
+        let method = match plain_string(method.get()) {
+            Some(m) => m.to_owned(),
+            None => serde_json::from_str::<String>(method.get())
+                .map_err(|_| DecodeError::invalid("\"method\" must be a string", id.clone()))?,
+        };
         if env.result.is_some() || env.error.is_some() {
             return Err(DecodeError::invalid(
                 "a message cannot carry both \"method\" and \"result\"/\"error\"",
@@ -619,6 +643,13 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn escaped_method_names_are_unescaped() {
+        let m = single(r#"{"jsonrpc":"2.0","method":"a\"b\u0041"}"#);
+        assert_eq!(m.method(), Some("a\"bA"));
+        assert_eq!(m.to_json(), r#"{"jsonrpc":"2.0","method":"a\"bA"}"#);
     }
 
     #[test]

@@ -9,6 +9,22 @@
 //!   stream for the application.
 //! - [`agent`]: helpers for agents answering `initialize`.
 //! - [`extensions`]: the Spindle streaming extensions and their opt-in.
+//! - `schema_check` (feature `schema-check`, for tests): validation of
+//!   emitted messages against the official ACP JSON Schemas.
+//!
+//! Versions: [`ProtocolChoice::V1`] is the default; v2 (a draft) is opt-in
+//! with [`ProtocolChoice::V2Preferred`], which falls back to v1 when the agent
+//! answers `1` or rejects the v2 `initialize`. The negotiated version is
+//! [`AcpClient::protocol_version`]. In both versions the end of a turn is one
+//! [`ClientEvent::TurnFinished`] (v1: from the prompt response; v2: from the
+//! `state_update` idle that ends the work, never repeated for a repeated
+//! snapshot).
+//!
+//! Extensions: with [`ClientOptions::spindle_extensions`] the `initialize`
+//! request carries `"_meta": {"spindle": {"extensions": [...]}}`; agents
+//! should emit `agent_message_clear`, `agent_thought_clear`,
+//! `session_cleared` and `clear_boundary` only to clients that list them.
+//! The client accepts them either way.
 //!
 //! ```
 //! use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, Connection, Message, Incoming};
@@ -56,13 +72,14 @@ pub mod req_queue;
 pub mod schema_check;
 pub mod transport;
 
+pub use agent::{AgentConnection, AgentEvent, AgentIdentity};
 pub use client::{
     AcpClient, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
-    InitializeOutcome, PromptOutcome, ProtocolChoice,
+    InitializeOutcome, PromptOutcome, ProtocolChoice, WireDirection, WireRecord,
 };
 pub use jsonrpc::{DecodeError, Frame, Message, RequestId, ResponseError, decode_line};
 pub use req_queue::ReqQueue;
 pub use transport::{
     ChildExit, ChildHandle, Connection, ConnectionOptions, Incoming, MessageReceiver,
-    MessageSender, SpawnOptions, spawn_child,
+    MessageSender, SpawnOptions, WeakMessageSender, spawn_child,
 };

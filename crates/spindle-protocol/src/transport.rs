@@ -108,6 +108,28 @@ impl MessageSender {
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
     }
+
+    /// A handle that does not keep the connection open: once every
+    /// `MessageSender` is dropped, the writer closes the stream (for a child,
+    /// its stdin) even if weak handles remain.
+    pub fn downgrade(&self) -> WeakMessageSender {
+        WeakMessageSender {
+            tx: self.tx.downgrade(),
+        }
+    }
+}
+
+/// A [`MessageSender`] that does not keep the connection open.
+#[derive(Debug, Clone)]
+pub struct WeakMessageSender {
+    tx: mpsc::WeakSender<Chunk>,
+}
+
+impl WeakMessageSender {
+    /// The sender, if any strong handle still exists.
+    pub fn upgrade(&self) -> Option<MessageSender> {
+        self.tx.upgrade().map(|tx| MessageSender { tx })
+    }
 }
 
 /// The receiving half of a connection.
@@ -370,6 +392,7 @@ fn too_long(line_number: u64, len: usize, max: usize) -> Incoming {
                 "line of at least {len} bytes exceeds the maximum of {max} bytes; discarded"
             ),
             id: None,
+            request: false,
         },
     }
 }
@@ -388,6 +411,7 @@ fn decode_into(bytes: &[u8], line_number: u64, out: &mut Batcher) {
                     code: PARSE_ERROR,
                     message: format!("line is not valid UTF-8: {e}"),
                     id: None,
+                    request: false,
                 },
             });
             return;
@@ -645,29 +669,215 @@ async fn read_stderr(
     pid: Option<u32>,
 ) {
     let mut reader = BufReader::new(stderr);
-    let mut buf = Vec::new();
+    // At most STDERR_LINE_LIMIT bytes of a line are kept; the rest of an
+    // over-long line is skipped, so a child cannot make us buffer without
+    // bound.
+    let mut line: Vec<u8> = Vec::new();
+    let mut truncated = false;
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let mut text = String::from_utf8_lossy(&buf).trim_end().to_owned();
-        if text.len() > STDERR_LINE_LIMIT {
-            let mut cut = STDERR_LINE_LIMIT;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
+        let available = match reader.fill_buf().await {
+            Ok([]) | Err(_) => {
+                if !line.is_empty() {
+                    record_stderr_line(&line, truncated, &tail, keep, pid);
+                }
+                return;
             }
-            text.truncate(cut);
-            text.push('…');
+            Ok(buf) => buf,
+        };
+        let (piece, end_of_line) = match memchr::memchr(b'\n', available) {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        let room = STDERR_LINE_LIMIT.saturating_sub(line.len());
+        if piece.len() > room {
+            truncated = true;
         }
-        tracing::info!(target: "spindle_protocol::child_stderr", pid = pid.unwrap_or(0), "{text}");
-        if keep > 0 {
-            let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
-            if t.len() == keep {
-                t.pop_front();
+        line.extend_from_slice(&piece[..piece.len().min(room)]);
+        let used = end_of_line.unwrap_or(available.len());
+        reader.consume(used);
+        if end_of_line.is_some() {
+            record_stderr_line(&line, truncated, &tail, keep, pid);
+            line.clear();
+            truncated = false;
+        }
+    }
+}
+
+fn record_stderr_line(
+    bytes: &[u8],
+    truncated: bool,
+    tail: &Mutex<VecDeque<String>>,
+    keep: usize,
+    pid: Option<u32>,
+) {
+    let mut text = String::from_utf8_lossy(bytes).trim_end().to_owned();
+    if truncated {
+        text.push('…');
+    }
+    tracing::info!(target: "spindle_protocol::child_stderr", pid = pid.unwrap_or(0), "{text}");
+    if keep > 0 {
+        let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+        if t.len() == keep {
+            t.pop_front();
+        }
+        t.push_back(text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::RequestId;
+
+    async fn decode_all(input: Vec<u8>, max: usize) -> Vec<Incoming> {
+        let mut items = Vec::new();
+        decode_stream(std::io::Cursor::new(input), max, |i| items.push(i)).await;
+        items
+    }
+
+    fn describe(items: &[Incoming]) -> Vec<String> {
+        items
+            .iter()
+            .map(|i| match i {
+                Incoming::Message(m) => format!("msg {}", m.to_json()),
+                Incoming::Malformed { line_number, error } => {
+                    format!("bad line {line_number}: {}", error.code)
+                }
+                Incoming::Closed { reason } => format!("closed: {reason}"),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn lines_crlf_blank_and_unterminated_last_line() {
+        let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\r\n\n   \n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}".to_vec();
+        assert_eq!(
+            describe(&decode_all(input, 1024).await),
+            vec![
+                r#"msg {"jsonrpc":"2.0","method":"a"}"#,
+                r#"msg {"jsonrpc":"2.0","method":"b"}"#,
+                "closed: end of input",
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn over_long_lines_are_skipped_and_reading_resumes() {
+        let mut input = Vec::new();
+        // Longer than the read buffer, so it is skipped in pieces.
+        input.extend(std::iter::repeat_n(b'x', READ_BUFFER_BYTES * 3));
+        input.push(b'\n');
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"after\"}\n");
+        // Shorter than the buffer but over the limit.
+        input.extend_from_slice(format!("\"{}\"\n", "y".repeat(2000)).as_bytes());
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"last\"}\n");
+        // An over-long unterminated tail.
+        input.extend(std::iter::repeat_n(b'z', 5000));
+        let items = decode_all(input, 1024).await;
+        assert_eq!(
+            describe(&items),
+            vec![
+                "bad line 1: -32700",
+                r#"msg {"jsonrpc":"2.0","method":"after"}"#,
+                "bad line 3: -32700",
+                r#"msg {"jsonrpc":"2.0","method":"last"}"#,
+                "bad line 5: -32700",
+                "closed: end of input",
+            ]
+        );
+        match &items[0] {
+            Incoming::Malformed { error, .. } => {
+                assert!(error.message.contains("exceeds the maximum of 1024 bytes"));
             }
-            t.push_back(text);
+            other => panic!("{other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn batches_are_delivered_element_by_element() {
+        let input = b"[{\"jsonrpc\":\"2.0\",\"method\":\"a\"},{\"bad\":1},{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}]\n[]\n".to_vec();
+        assert_eq!(
+            describe(&decode_all(input, 1024).await),
+            vec![
+                r#"msg {"jsonrpc":"2.0","method":"a"}"#,
+                "bad line 1: -32600",
+                r#"msg {"jsonrpc":"2.0","id":1,"result":{}}"#,
+                "bad line 2: -32600",
+                "closed: end of input",
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn binary_noise_never_panics() {
+        // A deterministic pseudo-random byte soup with some newlines.
+        let mut state: u32 = 0x1234_5678;
+        let input: Vec<u8> = (0..200_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                (state >> 24) as u8
+            })
+            .collect();
+        let newlines = input.iter().filter(|b| **b == b'\n').count();
+        let items = decode_all(input, 4096).await;
+        assert!(matches!(items.last(), Some(Incoming::Closed { .. })));
+        assert!(items.len() <= newlines + 2);
+        assert!(items.iter().all(|i| !matches!(i, Incoming::Message(_))));
+    }
+
+    #[tokio::test]
+    async fn memory_pair_and_io_pair_carry_messages_both_ways() {
+        let (mut a, mut b) = Connection::memory();
+        a.sender
+            .send(Message::notification("x", &serde_json::json!({})).unwrap())
+            .await
+            .unwrap();
+        assert!(matches!(
+            b.receiver.recv().await,
+            Some(Incoming::Message(_))
+        ));
+        b.sender
+            .send(Message::notification("y", &serde_json::json!([])).unwrap())
+            .await
+            .unwrap();
+        assert!(matches!(
+            a.receiver.recv().await,
+            Some(Incoming::Message(_))
+        ));
+        drop(b);
+        assert!(a.receiver.recv().await.is_none());
+        assert!(a.sender.is_closed());
+
+        let (x, y) = tokio::io::duplex(1024);
+        let (xr, xw) = tokio::io::split(x);
+        let (yr, yw) = tokio::io::split(y);
+        let cx = Connection::from_io(xr, xw);
+        let mut cy = Connection::from_io(yr, yw);
+        for i in 0..1000 {
+            cx.sender
+                .send(
+                    Message::request(RequestId::Number(i), "m", &serde_json::json!({"i": i}))
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+        }
+        for i in 0..1000 {
+            match cy.receiver.recv().await {
+                Some(Incoming::Message(Message::Request { id, .. })) => {
+                    assert_eq!(id, RequestId::Number(i));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        drop(cx);
+        assert!(matches!(
+            cy.receiver.recv().await,
+            Some(Incoming::Closed {
+                reason: CloseReason::Eof
+            })
+        ));
     }
 }

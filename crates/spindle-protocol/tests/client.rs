@@ -1,172 +1,13 @@
 //! The client runtime against a scripted agent over `Connection::memory()`.
 
+mod common;
+
+use common::*;
 use serde_json::{Value, json};
-use spindle_protocol::jsonrpc::to_raw;
-use spindle_protocol::schema_check::{Direction, SchemaConversation};
 use spindle_protocol::{
-    AcpClient, ClientError, ClientEvent, ClientEvents, ClientOptions, Connection, Incoming,
-    Message, ProtocolChoice, RequestId, ResponseError,
+    AcpClient, ClientError, ClientEvent, ClientOptions, Connection, Message, ProtocolChoice,
+    RequestId,
 };
-
-/// The agent end of a memory connection, driven step by step by the test.
-/// Records every message in both directions, in order, so that the client's
-/// messages can be checked against the ACP schema at the end.
-struct ScriptedAgent {
-    conn: Connection,
-    seen: Vec<Value>,
-    log: Vec<(Direction, String)>,
-}
-
-impl ScriptedAgent {
-    fn new(conn: Connection) -> Self {
-        ScriptedAgent {
-            conn,
-            seen: Vec::new(),
-            log: Vec::new(),
-        }
-    }
-
-    async fn send(&mut self, m: Message) {
-        self.log.push((Direction::AgentToClient, m.to_json()));
-        self.conn.sender.send(m).await.unwrap();
-    }
-
-    /// Every message the client sent validates against the schema of the
-    /// negotiated version.
-    fn assert_client_messages_valid(&self) {
-        let mut conversation = SchemaConversation::new();
-        let mut checked = 0;
-        for (direction, json) in &self.log {
-            let result = conversation.check(*direction, json);
-            if *direction == Direction::ClientToAgent {
-                checked += 1;
-                if let Err(errors) = result {
-                    panic!("client message violates the schema: {json}\n{errors:#?}");
-                }
-            }
-        }
-        assert!(checked > 0);
-    }
-
-    async fn next(&mut self) -> Message {
-        match self.conn.receiver.recv().await {
-            Some(Incoming::Message(m)) => {
-                let json = m.to_json();
-                self.seen.push(serde_json::from_str(&json).unwrap());
-                self.log.push((Direction::ClientToAgent, json));
-                m
-            }
-            other => panic!("agent expected a message, got {other:?}"),
-        }
-    }
-
-    /// Receives the next request, checks its method, returns (id, params).
-    async fn expect_request(&mut self, method: &str) -> (RequestId, Value) {
-        match self.next().await {
-            Message::Request {
-                id,
-                method: m,
-                params,
-            } => {
-                assert_eq!(m, method);
-                let params = params
-                    .map(|p| serde_json::from_str(p.get()).unwrap())
-                    .unwrap_or(Value::Null);
-                (id, params)
-            }
-            other => panic!("expected request {method}, got {other:?}"),
-        }
-    }
-
-    async fn expect_notification(&mut self, method: &str) -> Value {
-        match self.next().await {
-            Message::Notification { method: m, params } => {
-                assert_eq!(m, method);
-                serde_json::from_str(params.unwrap().get()).unwrap()
-            }
-            other => panic!("expected notification {method}, got {other:?}"),
-        }
-    }
-
-    async fn reply(&mut self, id: RequestId, result: Value) {
-        self.send(Message::response_ok(id, to_raw(&result).unwrap()))
-            .await;
-    }
-
-    async fn reply_err(&mut self, id: RequestId, code: i64, message: &str) {
-        self.send(Message::response_err(id, ResponseError::new(code, message)))
-            .await;
-    }
-
-    async fn update(&mut self, session_id: &str, update: Value) {
-        let params = json!({ "sessionId": session_id, "update": update });
-        self.send(Message::notification("session/update", &params).unwrap())
-            .await;
-    }
-
-    async fn request(&mut self, id: i64, method: &str, params: Value) {
-        self.send(Message::request(RequestId::Number(id), method, &params).unwrap())
-            .await;
-    }
-}
-
-fn start(options: ClientOptions) -> (AcpClient, ClientEvents, ScriptedAgent) {
-    let (client_end, agent_end) = Connection::memory();
-    let (client, events) = AcpClient::new(client_end, options);
-    (client, events, ScriptedAgent::new(agent_end))
-}
-
-async fn next_event(events: &mut ClientEvents) -> ClientEvent {
-    events.recv().await.expect("event stream ended")
-}
-
-/// Skips diagnostics.
-async fn next_non_diag(events: &mut ClientEvents) -> ClientEvent {
-    loop {
-        match next_event(events).await {
-            ClientEvent::Diagnostic { .. } => continue,
-            e => return e,
-        }
-    }
-}
-
-async fn init_v1(client: &AcpClient, agent: &mut ScriptedAgent, caps: Value) {
-    let c = client.clone();
-    let init = tokio::spawn(async move { c.initialize().await });
-    let (id, params) = agent.expect_request("initialize").await;
-    assert_eq!(params["protocolVersion"], 1);
-    agent
-        .reply(
-            id,
-            json!({"protocolVersion": 1, "agentCapabilities": caps, "authMethods": []}),
-        )
-        .await;
-    assert_eq!(init.await.unwrap().unwrap().protocol_version, 1);
-}
-
-async fn init_v2(client: &AcpClient, agent: &mut ScriptedAgent) {
-    let c = client.clone();
-    let init = tokio::spawn(async move { c.initialize().await });
-    let (id, params) = agent.expect_request("initialize").await;
-    assert_eq!(params["protocolVersion"], 2);
-    agent
-        .reply(
-            id,
-            json!({"protocolVersion": 2, "info": {"name": "fake", "version": "0"},
-                   "capabilities": {"session": {}}}),
-        )
-        .await;
-    assert_eq!(init.await.unwrap().unwrap().protocol_version, 2);
-}
-
-async fn new_session(client: &AcpClient, agent: &mut ScriptedAgent, sid: &str) {
-    let c = client.clone();
-    let t = tokio::spawn(async move { c.new_session("/tmp", &json!([])).await });
-    let (id, params) = agent.expect_request("session/new").await;
-    assert_eq!(params["cwd"], "/tmp");
-    agent.reply(id, json!({"sessionId": sid})).await;
-    assert_eq!(t.await.unwrap().unwrap().0, sid);
-}
 
 #[tokio::test]
 async fn v1_prompt_response_ends_the_turn() {
@@ -511,6 +352,10 @@ async fn client_keeps_working_after_garbage_lines() {
     );
     agent_w.write_all(&garbage).await.unwrap();
     assert_eq!(init.await.unwrap().unwrap().protocol_version, 1);
+    // The invalid request (line 4) is answered with an error carrying its id.
+    let reply: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(reply["id"], 3);
+    assert_eq!(reply["error"]["code"], -32600);
     let mut diagnostics = Vec::new();
     while diagnostics.len() < 4 {
         match next_event(&mut events).await {
@@ -534,4 +379,110 @@ async fn client_keeps_working_after_garbage_lines() {
         diagnostics[3].contains("line 4") && diagnostics[3].contains("-32600"),
         "{diagnostics:?}"
     );
+}
+
+#[tokio::test]
+async fn dropping_the_client_closes_the_agent_input_so_it_exits() {
+    // An agent that never answers: the call in flight keeps a client handle
+    // alive inside its task, so kill the agent; the call then fails.
+    let silent: Vec<std::ffi::OsString> = ["sh", "-c", "exec sleep 1000"]
+        .iter()
+        .map(Into::into)
+        .collect();
+    let (client, mut events, child) =
+        AcpClient::spawn(&silent, Default::default(), ClientOptions::default()).unwrap();
+    let c = client.clone();
+    let pending = tokio::spawn(async move { c.initialize().await });
+    drop(client);
+    child.kill();
+    assert_eq!(
+        pending.await.unwrap().unwrap_err(),
+        ClientError::Disconnected
+    );
+    loop {
+        if let ClientEvent::AgentExited { status, .. } = next_event(&mut events).await {
+            assert!(matches!(status, Some(spindle_protocol::ChildExit::Exited(s)) if !s.success()));
+            break;
+        }
+    }
+    // `cat` exits at end of input: dropping every client handle closes it.
+    let command: Vec<std::ffi::OsString> = ["cat"].iter().map(Into::into).collect();
+    let (client, mut events, _child) =
+        AcpClient::spawn(&command, Default::default(), ClientOptions::default()).unwrap();
+    drop(client);
+    loop {
+        if let ClientEvent::AgentExited { status, .. } = next_event(&mut events).await {
+            assert!(matches!(status, Some(spindle_protocol::ChildExit::Exited(s)) if s.success()));
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn wire_tap_records_both_directions_in_replay_format() {
+    let (tap, mut records) = tokio::sync::mpsc::unbounded_channel();
+    let (client, mut events, mut agent) = start(ClientOptions {
+        wire_tap: Some(tap),
+        ..ClientOptions::default()
+    });
+    init_v1(&client, &mut agent, json!({})).await;
+    agent.update("s9", json!({"sessionUpdate": "_x"})).await;
+    while !matches!(
+        next_event(&mut events).await,
+        ClientEvent::SessionUpdate { .. }
+    ) {}
+    let mut lines = Vec::new();
+    while let Ok(r) = records.try_recv() {
+        lines.push(r.recording_line());
+    }
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with(r#"{"sent":{"jsonrpc":"2.0","id":0,"method":"initialize""#));
+    assert!(lines[1].starts_with(r#"{"jsonrpc":"2.0","id":0,"result":"#));
+    let update: Value = serde_json::from_str(&lines[2]).unwrap();
+    assert_eq!(update["params"]["sessionId"], "s9");
+}
+
+#[tokio::test]
+async fn missing_agent_binary_is_an_error_and_long_stderr_lines_are_capped() {
+    let missing: Vec<std::ffi::OsString> = vec!["/nonexistent/spindle-agent".into()];
+    assert!(AcpClient::spawn(&missing, Default::default(), ClientOptions::default()).is_err());
+    assert!(AcpClient::spawn(&[], Default::default(), ClientOptions::default()).is_err());
+
+    // 100 KB of stderr without a newline, then a short line, then exit 1.
+    let noisy: Vec<std::ffi::OsString> = [
+        "sh",
+        "-c",
+        "head -c 100000 /dev/zero | tr '\\0' x >&2; echo >&2; echo last words >&2; exit 1",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    let (_client, mut events, _child) =
+        AcpClient::spawn(&noisy, Default::default(), ClientOptions::default()).unwrap();
+    loop {
+        if let ClientEvent::AgentExited {
+            status,
+            stderr_tail,
+        } = next_event(&mut events).await
+        {
+            assert!(
+                matches!(status, Some(spindle_protocol::ChildExit::Exited(s)) if s.code() == Some(1))
+            );
+            let lines: Vec<&str> = stderr_tail.lines().collect();
+            assert_eq!(lines.len(), 2, "{}", stderr_tail.len());
+            assert!(lines[0].len() < 5000 && lines[0].ends_with('…'));
+            assert_eq!(lines[1], "last words");
+            break;
+        }
+    }
+}
+
+#[test]
+fn protocol_choice_parses_flags() {
+    assert_eq!(
+        "2".parse::<ProtocolChoice>(),
+        Ok(ProtocolChoice::V2Preferred)
+    );
+    assert_eq!(" V1 ".parse::<ProtocolChoice>(), Ok(ProtocolChoice::V1));
+    assert!("3".parse::<ProtocolChoice>().is_err());
 }

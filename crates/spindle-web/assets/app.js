@@ -63,6 +63,7 @@
 
   function select(id) {
     if (source) { source.close(); source = null; }
+    followStream = true;
     current = String(id);
     history.replaceState(null, "", "#session=" + encodeURIComponent(current));
     clearView();
@@ -283,6 +284,7 @@
       if (rec) window.SpindleMarkdown.render(rec.body, rec.text, rec.cache);
     }
     dirty.clear();
+    scrollToEnd();
   }
 
   function insertEntry(index, entry) {
@@ -310,7 +312,15 @@
     dirty.delete(rec.id);
   }
 
+  // Follow the stream while the reader is at the bottom; leave them alone when they scrolled up.
+  let followStream = true;
+  $("transcript").addEventListener("scroll", () => {
+    const t = $("transcript");
+    followStream = t.scrollHeight - t.scrollTop - t.clientHeight < 80;
+  });
+
   function scrollToEnd() {
+    if (!followStream) return;
     const t = $("transcript");
     t.scrollTop = t.scrollHeight;
   }
@@ -482,6 +492,15 @@
     if (current === null) return;
     try { await api("/api/sessions/" + encodeURIComponent(current) + "/cancel", {}); }
     catch (e) { banner("Cancel failed: " + e.message, "error"); }
+  });
+
+  // Read-only view of the applied state, for tests and debugging: what each entry's text
+  // buffer holds, in timeline order.
+  window.SpindleView = Object.freeze({
+    entries: () => order.map((id) => {
+      const rec = entries.get(id);
+      return { id, kind: rec ? rec.kind : "", text: rec ? rec.text : "" };
+    }),
   });
 
   (async () => {

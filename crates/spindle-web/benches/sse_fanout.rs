@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench -p spindle-web --bench sse_fanout` (numbers go to stdout as markdown).
 //! Options: `--chunks N` (throughput run, default 20000), `--observers N` (memory run, default
-//! 1000).
+//! 1000), `--sessions N` (concurrent sessions run, default 100).
 //!
 //! The binary plays three roles so that the server is measured as its own process: the
 //! orchestrator (default), the server (`--role server`), and a minimal ACP v1 agent
@@ -122,6 +122,7 @@ fn server() {
                 ],
                 protocol_version: 1,
                 cwd: std::env::temp_dir(),
+                startup_timeout: Duration::from_secs(30),
             },
             limits: spindle_web::HubLimits::default(),
         };
@@ -365,6 +366,42 @@ fn orchestrate() {
         );
         println!("\nserver stats: {stats}");
         drop(kept);
+
+        // 4. Many sessions streaming at once, one observer each (one agent process each).
+        let sessions_n: usize = arg("--sessions").and_then(|v| v.parse().ok()).unwrap_or(100);
+        let per_session = 2000;
+        let mut ids = Vec::with_capacity(sessions_n);
+        for _ in 0..sessions_n {
+            let (_, body) = http(addr, "POST", "/api/sessions", "{}").await;
+            ids.push(serde_json::from_str::<Value>(&body).unwrap()["id"].as_i64().unwrap());
+        }
+        let mut readers = Vec::with_capacity(sessions_n);
+        for id in &ids {
+            readers.push(open_sse(addr, *id).await);
+        }
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        for (id, mut reader) in ids.iter().copied().zip(readers) {
+            tasks.push(tokio::spawn(async move {
+                let body = json!({ "text": format!("{per_session} 0") }).to_string();
+                let path = format!("/api/sessions/{id}/prompt");
+                // The agent may still be starting: the prompt waits for it server-side.
+                let (status, body) = http(addr, "POST", &path, &body).await;
+                assert_eq!(status, 202, "{body}");
+                read_chunks(&mut reader, 1, per_session, |_| {}).await;
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let elapsed = started.elapsed();
+        println!(
+            "| {sessions_n} sessions streaming {per_session} chunks each at once (one agent each) | all delivered in {:.2} s ({:.0} chunks/s in total); server RSS {} MiB, peak {} MiB |",
+            elapsed.as_secs_f64(),
+            (sessions_n * per_session) as f64 / elapsed.as_secs_f64(),
+            rss_kib(server_pid, "VmRSS:") / 1024,
+            rss_kib(server_pid, "VmHWM:") / 1024
+        );
     });
     drop(child.stdin.take());
     let _ = child.wait();

@@ -1,9 +1,12 @@
-//! The byte pipe to one agent child process: newline-delimited JSON-RPC lines in both
-//! directions, nothing more. ACP meaning is given to the lines by the session loop and the engine.
+//! The byte pipe to one agent child process: newline-delimited lines in both directions, nothing
+//! more. ACP meaning is given to the lines by the session task and the engine.
 //!
-//! The session loop needs every line, in both directions, in the order it processes them, so that
-//! the wire log replays into the same transcript; this link hands over raw lines and never
-//! interprets them.
+//! Why not `spindle_protocol::spawn_child`: the wire log must hold what the agent wrote, byte
+//! for byte and in the order the session task processed it, including lines that are not
+//! JSON-RPC at all, so that replaying the log reproduces the same transcript *and* the same
+//! diagnostics. The protocol crate's connection decodes lines into messages and reports
+//! undecodable ones without their text; this link hands over raw lines and never interprets
+//! them (only lines over [`MAX_LINE_BYTES`] or not UTF-8 are dropped, with a report).
 
 use std::ffi::OsString;
 use std::process::Stdio;
@@ -95,9 +98,13 @@ impl AgentLink {
         let _ = self.child.kill().await;
     }
 
-    /// The exit status, if the child has exited.
-    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.try_wait().ok().flatten()
+    /// How the child ended (waiting up to two seconds for it to be reaped).
+    pub async fn exit_report(&mut self) -> String {
+        match tokio::time::timeout(std::time::Duration::from_secs(2), self.child.wait()).await {
+            Ok(Ok(status)) => status.to_string(),
+            Ok(Err(error)) => format!("wait failed: {error}"),
+            Err(_) => "still running".to_string(),
+        }
     }
 }
 

@@ -17,6 +17,7 @@
 //!         command: vec!["spindle".into(), "agent".into()],
 //!         protocol_version: 2,
 //!         cwd: std::env::current_dir()?,
+//!         startup_timeout: std::time::Duration::from_secs(30),
 //!     },
 //!     limits: Default::default(),
 //! };

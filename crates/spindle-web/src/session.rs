@@ -64,6 +64,9 @@ pub struct AgentSettings {
     pub protocol_version: u64,
     /// Working directory sent in `session/new`.
     pub cwd: PathBuf,
+    /// How long the agent may take to answer `initialize` and open its session before the
+    /// waiting prompts fail and the agent is stopped.
+    pub startup_timeout: std::time::Duration,
 }
 
 /// A session as listed by `GET /api/sessions`.
@@ -178,6 +181,7 @@ impl SessionManager {
             agent_requests: HashMap::new(),
             counter: 0,
             titled: false,
+            startup_deadline: None,
         };
         tokio::spawn(actor.run(receiver));
         lock(&self.sessions).insert(id, live.clone());
@@ -207,13 +211,10 @@ impl SessionManager {
         let engine = TranscriptEngine::new(EngineConfig::default());
         let live = self.start_session(id, engine, 1, None);
         let _ = live.commands.send(Command::StartAgent).await;
-        Ok(SessionSummary {
-            id,
-            title: String::new(),
-            agent_session_id: None,
-            created_at: 0,
-            updated_at: 0,
-        })
+        self.list()?
+            .into_iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| WebError::new(StatusCode::INTERNAL_SERVER_ERROR, "session vanished"))
     }
 
     /// A live session by id.
@@ -324,6 +325,8 @@ enum Command {
 enum Input {
     Command(Command),
     Agent(Vec<LinkEvent>),
+    /// The agent did not finish `initialize` + opening the session in time.
+    StartupTimeout,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -383,6 +386,14 @@ struct SessionTask {
     agent_requests: HashMap<String, Box<RawValue>>,
     counter: u64,
     titled: bool,
+    startup_deadline: Option<tokio::time::Instant>,
+}
+
+async fn startup_timer(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
 }
 
 impl SessionTask {
@@ -394,6 +405,7 @@ impl SessionTask {
                         Some(c) => Input::Command(c),
                         None => break,
                     },
+                    () = startup_timer(self.startup_deadline) => Input::StartupTimeout,
                     event = link.events.recv() => match event {
                         None => Input::Agent(vec![LinkEvent::Closed("the agent link closed".into())]),
                         Some(first) => {
@@ -421,6 +433,12 @@ impl SessionTask {
                 }
                 Input::Command(command) => self.command(command),
                 Input::Agent(events) => self.agent_events(events).await,
+                Input::StartupTimeout => {
+                    let timeout = self.settings.startup_timeout;
+                    self.startup_failed(&format!(
+                        "the agent did not answer initialize and open a session within {timeout:?}",
+                    ));
+                }
             }
         }
         self.stop_agent().await;
@@ -471,6 +489,7 @@ impl SessionTask {
             }
         }
         self.phase = Phase::Initializing;
+        self.startup_deadline = Some(tokio::time::Instant::now() + self.settings.startup_timeout);
         let params = json!({
             "protocolVersion": self.settings.protocol_version,
             // v1 field names, and their v2 forms: the agent answers with the version it speaks
@@ -796,16 +815,16 @@ impl SessionTask {
         self.previous_agent_session = Some(session.clone());
         self.agent_session = Some(session);
         self.phase = Phase::Ready;
+        self.startup_deadline = None;
         self.flush_queued();
     }
 
     fn startup_failed(&mut self, why: &str) {
+        self.startup_deadline = None;
         self.banner("error", why.to_string());
         self.fail_queued(why);
-        if let Some(link) = self.link.as_mut() {
-            // Dropping the link kills the child; the next prompt tries again.
-            let _ = link.exit_status();
-        }
+        self.pending.clear();
+        // Dropping the link kills the child; the next prompt tries again.
         self.link = None;
         self.phase = Phase::NoAgent;
     }
@@ -849,22 +868,12 @@ impl SessionTask {
 
     async fn agent_gone(&mut self, why: &str) {
         let status = match self.link.as_mut() {
-            Some(link) => {
-                // Give the child a moment to be reaped so the status is reported.
-                let mut status = link.exit_status();
-                for _ in 0..20 {
-                    if status.is_some() {
-                        break;
-                    }
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                    status = link.exit_status();
-                }
-                status.map(|s| s.to_string())
-            }
+            Some(link) => Some(link.exit_report().await),
             None => None,
         };
         self.link = None;
         self.phase = Phase::NoAgent;
+        self.startup_deadline = None;
         self.v1_turn_running = false;
         self.pending.clear();
         self.agent_session = None;

@@ -16,7 +16,8 @@ pub struct ServeArgs {
     /// SQLite database (default: spindle/spindle.db in the user's data directory).
     #[arg(long)]
     db: Option<PathBuf>,
-    /// Access token required on every request (required for a non-loopback --bind).
+    /// Access token required on every request (required for a non-loopback --bind). Also read
+    /// from the SPINDLE_TOKEN environment variable, which keeps it out of the process list.
     #[arg(long)]
     token: Option<String>,
     /// Extra host name accepted in Host/Origin headers (repeatable), e.g. the machine's LAN name.
@@ -25,6 +26,9 @@ pub struct ServeArgs {
     /// ACP protocol version to ask the agent for (the agent may answer lower).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=2))]
     protocol: u64,
+    /// Seconds the agent may take to answer initialize and open a session.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    agent_startup_timeout: u64,
     /// The agent command (default: the built-in reference agent). Fixed for the server's lifetime.
     #[arg(last = true)]
     agent: Vec<OsString>,
@@ -56,12 +60,16 @@ pub fn run(args: ServeArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> 
     let config = ServeConfig {
         bind: args.bind,
         db,
-        token: args.token,
+        token: args
+            .token
+            .or_else(|| std::env::var("SPINDLE_TOKEN").ok())
+            .filter(|t| !t.is_empty()),
         allow_hosts: args.allow_hosts,
         agent: AgentSettings {
             command,
             protocol_version: args.protocol,
             cwd: std::env::current_dir().context("no current directory")?,
+            startup_timeout: std::time::Duration::from_secs(args.agent_startup_timeout.max(1)),
         },
         limits: HubLimits::default(),
     };

@@ -14,7 +14,7 @@ const SLOW_REPLY: &str = "Slow streaming: every word arrives after a pause, so y
 fn what_a_browser_saw_before_kill_9_is_intact_after_restart() {
     let dir = temp_dir("kill9");
     let db = dir.join("db.sqlite");
-    let served = Served::start(&db, &[], 10);
+    let served = Served::start(&db, &[], 20);
     let session = served.create_session();
     served.prompt(session, "hello before the crash");
     served.wait_reply_containing(session, "hello before the crash");
@@ -42,7 +42,7 @@ fn what_a_browser_saw_before_kill_9_is_intact_after_restart() {
     assert!(shown.len() < SLOW_REPLY.len(), "killed mid-stream");
     served.sigkill();
 
-    let served = Served::start(&db, &[], 10);
+    let served = Served::start(&db, &[], 20);
     let mut reader = served.sse(session, None);
     let event = reader.next_event().unwrap();
     assert_eq!(event.event, "reset");
@@ -87,7 +87,7 @@ fn what_a_browser_saw_before_kill_9_is_intact_after_restart() {
     // A second restart replays the same log into the same transcript.
     let before = served.get_json(&format!("/api/sessions/{session}/transcript"));
     served.stop();
-    let served = Served::start(&db, &[], 10);
+    let served = Served::start(&db, &[], 20);
     let again = served.get_json(&format!("/api/sessions/{session}/transcript"));
     assert_eq!(again["entries"], before["entries"]);
     served.stop();

@@ -154,6 +154,23 @@ fn a_non_loopback_bind_without_a_token_refuses_to_start() {
     assert!(stderr.contains("--token"), "{stderr}");
     // Refused before anything was created.
     assert!(!dir.join("db.sqlite").exists());
+    // The token may come from the environment instead of the command line.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
+        .args(["serve", "--bind", "0.0.0.0:0", "--db"])
+        .arg(dir.join("db.sqlite"))
+        .env("SPINDLE_TOKEN", "from-the-environment")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert!(line.contains("?token=from-the-environment"), "{line}");
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[test]
@@ -352,6 +369,22 @@ fn a_restart_brings_back_every_session_and_transcript_and_the_session_continues(
     // The session goes on with a fresh agent (the old process is gone).
     served.prompt(first, "still there?");
     served.wait_reply_containing(first, "still there?");
+    // The reference agent offers session/resume, but its new process does not know the old
+    // session: the page says a new agent session was started.
+    let mut reader = served.sse(first, None);
+    let reset = reader.next_event().unwrap();
+    let banner = reset
+        .ops()
+        .into_iter()
+        .find(|op| op["op"] == "web_banner")
+        .expect("banner");
+    assert!(
+        banner["text"]
+            .as_str()
+            .unwrap()
+            .contains("new agent session was started"),
+        "{banner}"
+    );
     served.stop();
 }
 

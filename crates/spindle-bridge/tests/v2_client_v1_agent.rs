@@ -1,0 +1,349 @@
+//! A v2 client in front of a v1 agent. Every emitted line is schema-checked
+//! by the rig.
+
+mod common;
+
+use common::{Rig, text};
+use serde_json::json;
+use spindle_bridge::{Policy, Route};
+
+fn rig() -> Rig {
+    let mut r = Rig::new(2, 1, Policy::Strict);
+    r.handshake(None);
+    assert_eq!(r.bridge.route(), Route::V2ClientV1Agent);
+    r
+}
+
+fn prompt(r: &mut Rig, id: u64) -> String {
+    let t = r.client(json!({"jsonrpc":"2.0","id":id,"method":"session/prompt",
+        "params":{"sessionId":"s1","prompt":[text("hello")]}}));
+    let fwd = common::parse(&t.to_agent[0]);
+    fwd["id"]
+        .as_str()
+        .expect("bridge-minted prompt id")
+        .to_owned()
+}
+
+#[test]
+fn initialize_v2_client_becomes_v1_shapes_and_back() {
+    let mut r = Rig::new(2, 1, Policy::Strict);
+    r.handshake(Some(json!({"spindle":{"extensions":["session_cleared"]}})));
+    let init = &r.agent_log[0]["params"];
+    assert_eq!(init["protocolVersion"], 1);
+    assert_eq!(init["clientInfo"]["name"], "test-client");
+    assert_eq!(init["clientCapabilities"]["fs"]["readTextFile"], false);
+    assert_eq!(init["clientCapabilities"]["terminal"], false);
+    let ext = init["_meta"]["spindle"]["extensions"].as_array().unwrap();
+    assert!(ext.contains(&json!("agent_message_clear")));
+    assert!(ext.contains(&json!("session_cleared")));
+    let resp = &r.client_log[0]["result"];
+    assert_eq!(resp["protocolVersion"], 2);
+    assert_eq!(resp["info"]["name"], "test-agent");
+    assert_eq!(
+        resp["capabilities"]["session"]["prompt"]["image"],
+        json!({})
+    );
+    assert_eq!(resp["capabilities"]["session"]["mcp"]["stdio"], json!({}));
+    // session/new: the stdio server loses its v2 tag.
+    assert!(
+        r.agent_log[1]["params"]["mcpServers"][0]
+            .get("type")
+            .is_none()
+    );
+}
+
+#[test]
+fn initialize_without_agent_info_synthesizes_required_info() {
+    let mut r = Rig::new(2, 1, Policy::Strict);
+    r.client(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"}}}));
+    r.agent(json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}));
+    assert!(
+        r.client_log[0]["result"]["info"]["name"]
+            .as_str()
+            .unwrap()
+            .contains("spindle-bridge")
+    );
+}
+
+#[test]
+fn prompt_is_answered_on_acceptance_with_minted_message_id() {
+    let mut r = rig();
+    let from = r.client_log.len();
+    prompt(&mut r, 5);
+    let resp = &r.client_log[from];
+    assert_eq!(resp["id"], 5);
+    let mid = resp["result"]["messageId"].as_str().unwrap().to_owned();
+    let ups = r.client_updates(from);
+    assert_eq!(ups[0]["sessionUpdate"], "user_message");
+    assert_eq!(ups[0]["messageId"], mid.as_str());
+    assert_eq!(ups[0]["content"][0]["text"], "hello");
+    assert_eq!(
+        ups[1],
+        json!({"sessionUpdate":"state_update","state":"running"})
+    );
+}
+
+#[test]
+fn v1_prompt_response_becomes_idle_with_stop_reason() {
+    let mut r = rig();
+    let agent_id = prompt(&mut r, 5);
+    let from = r.client_log.len();
+    r.agent(json!({"jsonrpc":"2.0","id":agent_id,"result":{"stopReason":"max_tokens"}}));
+    let ups = r.client_updates(from);
+    assert_eq!(
+        ups,
+        vec![json!({"sessionUpdate":"state_update","state":"idle","stopReason":"max_tokens"})]
+    );
+    assert_eq!(r.client_log.len(), from + 1, "no second prompt response");
+}
+
+#[test]
+fn v1_prompt_error_becomes_idle_stop_reason_error() {
+    let mut r = rig();
+    let agent_id = prompt(&mut r, 5);
+    let from = r.client_log.len();
+    r.agent(json!({"jsonrpc":"2.0","id":agent_id,"error":{"code":-32000,"message":"model down"}}));
+    let ups = r.client_updates(from);
+    assert_eq!(ups[0]["state"], "idle");
+    assert_eq!(ups[0]["stopReason"], "error");
+    assert_eq!(ups[0]["error"]["message"], "model down");
+}
+
+#[test]
+fn chunks_without_message_id_get_stable_minted_ids() {
+    let mut r = rig();
+    prompt(&mut r, 5);
+    let from = r.client_log.len();
+    r.agent_update(json!({"sessionUpdate":"agent_message_chunk","content":text("a")}));
+    r.agent_update(json!({"sessionUpdate":"agent_message_chunk","content":text("b")}));
+    r.agent_update(json!({"sessionUpdate":"agent_thought_chunk","content":text("t")}));
+    r.agent_update(json!({"sessionUpdate":"agent_message_chunk","content":text("c")}));
+    let ups = r.client_updates(from);
+    let ids: Vec<&str> = ups
+        .iter()
+        .map(|u| u["messageId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids[0], ids[1], "same message until the type changes");
+    assert_ne!(ids[1], ids[2]);
+    assert_ne!(ids[2], ids[3], "a type change ends the message");
+    assert_ne!(ids[0], ids[3]);
+    assert_eq!(ups[1]["content"]["text"], "b");
+}
+
+#[test]
+fn chunk_with_message_id_is_relayed_verbatim() {
+    let mut r = rig();
+    let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m9","content":{"type":"text","text":"x"}}}}"#;
+    let t = r.bridge.from_agent(line);
+    assert_eq!(t.to_client, vec![line.to_owned()]);
+}
+
+#[test]
+fn tool_call_boundary_starts_a_new_minted_message() {
+    let mut r = rig();
+    let from = r.client_log.len();
+    r.agent_update(json!({"sessionUpdate":"agent_message_chunk","content":text("a")}));
+    r.agent_update(json!({"sessionUpdate":"tool_call","toolCallId":"t1","title":"Read"}));
+    r.agent_update(json!({"sessionUpdate":"agent_message_chunk","content":text("b")}));
+    let ups = r.client_updates(from);
+    assert_ne!(ups[0]["messageId"], ups[2]["messageId"]);
+}
+
+#[test]
+fn tool_call_becomes_tool_call_update_and_v1_nulls_are_dropped() {
+    let mut r = rig();
+    let from = r.client_log.len();
+    r.agent_update(json!({"sessionUpdate":"tool_call","toolCallId":"t1","title":"Edit","kind":"edit","status":"pending",
+        "content":[{"type":"diff","path":"/w/a.txt","oldText":"x\n","newText":"y\n"}]}));
+    r.agent_update(json!({"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","title":null}));
+    let ups = r.client_updates(from);
+    assert_eq!(ups[0]["sessionUpdate"], "tool_call_update");
+    assert_eq!(ups[0]["title"], "Edit");
+    let diff = &ups[0]["content"][0];
+    assert_eq!(
+        diff["changes"][0],
+        json!({"operation":"modify","path":"/w/a.txt"})
+    );
+    assert!(diff["patch"]["text"].as_str().unwrap().contains("-x\n+y\n"));
+    assert_eq!(
+        ups[1],
+        json!({"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed"})
+    );
+}
+
+#[test]
+fn plan_becomes_plan_update_main() {
+    let mut r = rig();
+    let from = r.client_log.len();
+    let entries = json!([{"content":"step","priority":"high","status":"pending"}]);
+    r.agent_update(json!({"sessionUpdate":"plan","entries":entries}));
+    let ups = r.client_updates(from);
+    assert_eq!(
+        ups[0],
+        json!({"sessionUpdate":"plan_update","plan":{"type":"items","planId":"main","entries":entries}})
+    );
+}
+
+#[test]
+fn modes_become_a_mode_config_option_and_set_mode_round_trips() {
+    let mut r = Rig::new(2, 1, Policy::Strict);
+    r.client(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"}}}));
+    r.agent(json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}));
+    r.client(json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}));
+    r.agent(
+        json!({"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1","modes":{"currentModeId":"ask",
+        "availableModes":[{"id":"ask","name":"Ask"},{"id":"code","name":"Code"}]}}}),
+    );
+    let opts = &r.client_log[1]["result"]["configOptions"];
+    assert_eq!(opts[0]["configId"], "mode");
+    assert_eq!(opts[0]["category"], "mode");
+    assert_eq!(opts[0]["currentValue"], "ask");
+    r.client(json!({"jsonrpc":"2.0","id":2,"method":"session/set_config_option","params":{"sessionId":"s1","configId":"mode","type":"id","value":"code"}}));
+    let fwd = r.agent_log.last().unwrap();
+    assert_eq!(fwd["method"], "session/set_mode");
+    assert_eq!(fwd["params"]["modeId"], "code");
+    r.agent(json!({"jsonrpc":"2.0","id":2,"result":{}}));
+    assert_eq!(
+        r.client_log.last().unwrap()["result"]["configOptions"][0]["currentValue"],
+        "code"
+    );
+    let from = r.client_log.len();
+    r.agent_update(json!({"sessionUpdate":"current_mode_update","currentModeId":"ask"}));
+    let ups = r.client_updates(from);
+    assert_eq!(ups[0]["sessionUpdate"], "config_option_update");
+    assert_eq!(ups[0]["configOptions"][0]["currentValue"], "ask");
+}
+
+#[test]
+fn resume_with_replay_from_start_becomes_session_load() {
+    let mut r = rig();
+    r.client(json!({"jsonrpc":"2.0","id":7,"method":"session/resume","params":{"sessionId":"s1","cwd":"/w","replayFrom":{"type":"start"}}}));
+    let fwd = r.agent_log.last().unwrap().clone();
+    assert_eq!(fwd["method"], "session/load");
+    assert_eq!(fwd["params"]["mcpServers"], json!([]));
+    let from = r.client_log.len();
+    r.agent_update(json!({"sessionUpdate":"user_message_chunk","content":text("old prompt")}));
+    r.agent(json!({"jsonrpc":"2.0","id":7,"result":{}}));
+    let ups = r.client_updates(from);
+    assert_eq!(ups[0]["sessionUpdate"], "user_message_chunk");
+    assert!(ups[0]["messageId"].is_string());
+    assert_eq!(
+        ups[1],
+        json!({"sessionUpdate":"state_update","state":"idle"})
+    );
+    assert_eq!(r.client_log.last().unwrap()["id"], 7);
+}
+
+#[test]
+fn resume_with_unknown_replay_cursor_is_rejected_32602() {
+    let mut r = rig();
+    let t = r.client(json!({"jsonrpc":"2.0","id":7,"method":"session/resume","params":{"sessionId":"s1","cwd":"/w","replayFrom":{"type":"_at","messageId":"m"}}}));
+    assert!(t.to_agent.is_empty());
+    assert_eq!(r.client_log.last().unwrap()["error"]["code"], -32602);
+    assert_eq!(r.errors(), vec!["unknown_replay_cursor"]);
+}
+
+#[test]
+fn plain_resume_stays_session_resume() {
+    let mut r = rig();
+    r.client(json!({"jsonrpc":"2.0","id":7,"method":"session/resume","params":{"sessionId":"s1","cwd":"/w"}}));
+    assert_eq!(r.agent_log.last().unwrap()["method"], "session/resume");
+}
+
+#[test]
+fn permission_request_gains_title_and_tool_call_subject() {
+    let mut r = rig();
+    r.agent(json!({"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"s1",
+        "toolCall":{"toolCallId":"t1","title":"Write a.txt","status":null},
+        "options":[{"optionId":"ok","name":"Allow","kind":"allow_once"}]}}));
+    let req = r.client_log.last().unwrap();
+    assert_eq!(req["params"]["title"], "Write a.txt");
+    assert_eq!(req["params"]["subject"]["type"], "tool_call");
+    assert!(req["params"]["subject"]["toolCall"].get("status").is_none());
+    let t = r.client(json!({"jsonrpc":"2.0","id":"p1","result":{"outcome":{"outcome":"selected","optionId":"ok"}}}));
+    assert_eq!(
+        common::parse(&t.to_agent[0])["result"]["outcome"]["optionId"],
+        "ok"
+    );
+}
+
+#[test]
+fn agent_message_clear_becomes_agent_message_with_empty_content() {
+    let mut r = rig();
+    let from = r.client_log.len();
+    r.agent_update(json!({"sessionUpdate":"agent_message_chunk","content":text("draft")}));
+    r.agent_update(json!({"sessionUpdate":"agent_message_clear"}));
+    r.agent_update(
+        json!({"sessionUpdate":"agent_thought_chunk","messageId":"th","content":text("hm")}),
+    );
+    r.agent_update(json!({"sessionUpdate":"agent_thought_clear","messageId":"th"}));
+    let ups = r.client_updates(from);
+    assert_eq!(ups[1]["sessionUpdate"], "agent_message");
+    assert_eq!(ups[1]["messageId"], ups[0]["messageId"]);
+    assert_eq!(ups[1]["content"], json!([]));
+    assert_eq!(
+        ups[3],
+        json!({"sessionUpdate":"agent_thought","messageId":"th","content":[]})
+    );
+}
+
+#[test]
+fn cancel_is_forwarded_and_cancelled_stop_reason_ends_turn() {
+    let mut r = rig();
+    let agent_id = prompt(&mut r, 5);
+    let t =
+        r.client(json!({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}));
+    assert_eq!(common::parse(&t.to_agent[0])["method"], "session/cancel");
+    let from = r.client_log.len();
+    r.agent(json!({"jsonrpc":"2.0","id":agent_id,"result":{"stopReason":"cancelled"}}));
+    assert_eq!(r.client_updates(from)[0]["stopReason"], "cancelled");
+}
+
+#[test]
+fn background_updates_after_the_turn_still_flow() {
+    let mut r = rig();
+    let agent_id = prompt(&mut r, 5);
+    r.agent(json!({"jsonrpc":"2.0","id":agent_id,"result":{"stopReason":"end_turn"}}));
+    let from = r.client_log.len();
+    r.agent_update(json!({"sessionUpdate":"agent_message_chunk","content":text("later")}));
+    assert_eq!(r.client_updates(from)[0]["content"]["text"], "later");
+}
+
+#[test]
+fn commands_gain_type_command_and_text_input() {
+    let mut r = rig();
+    let from = r.client_log.len();
+    r.agent_update(json!({"sessionUpdate":"available_commands_update","availableCommands":[{"name":"web","description":"search","input":{"hint":"q"}}]}));
+    let c = &r.client_updates(from)[0]["availableCommands"][0];
+    assert_eq!(c["type"], "command");
+    assert_eq!(c["input"], json!({"type":"text","hint":"q"}));
+}
+
+#[test]
+fn v1_agent_fs_request_is_refused_with_method_not_found() {
+    let mut r = rig();
+    let t = r.agent(json!({"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/a"}}));
+    assert!(t.to_client.is_empty());
+    assert_eq!(common::parse(&t.to_agent[0])["error"]["code"], -32601);
+}
+
+#[test]
+fn agent_exit_fails_running_v2_turns_with_idle_error() {
+    let mut r = rig();
+    prompt(&mut r, 5);
+    let lines = r.bridge.fail_pending("agent exited");
+    let idle = common::parse(lines.last().unwrap());
+    assert_eq!(idle["params"]["update"]["stopReason"], "error");
+    common::validate(2, &idle, None);
+}
+
+#[test]
+fn malformed_agent_line_is_a_diagnostic_not_a_panic() {
+    let mut r = rig();
+    let t = r.bridge.from_agent("{not json");
+    assert_eq!(t.diagnostics[0].code, "malformed_agent_line");
+    let t = r
+        .bridge
+        .from_agent(r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":1}}"#);
+    assert_eq!(t.diagnostics[0].code, "malformed_update");
+}
