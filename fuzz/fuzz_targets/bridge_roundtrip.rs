@@ -385,6 +385,16 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     world.end_turn("end_turn");
+    if std::env::var_os("BRIDGE_ROUNDTRIP_STATS").is_some() {
+        let kind = if world.raw_played {
+            "raw"
+        } else if world.chain.lossy {
+            "lossy"
+        } else {
+            "compared"
+        };
+        eprintln!("bridge_roundtrip: {kind}");
+    }
     if !world.chain.lossy && !world.raw_played {
         let direct = projection(&world.direct);
         let bridged = projection(&world.bridged);
