@@ -345,10 +345,25 @@ fn fault_web_read_only_database_is_a_clear_error_and_stays_intact() {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     let mut command = if root {
         chmod("0755", &dir.path);
-        let mut c = std::process::Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_spindle"));
-        c
+        let as_nobody = |exe: &std::path::Path| {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(exe);
+            c
+        };
+        // The build directory may be private to root: then run a copy.
+        let mut exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_spindle"));
+        let reachable = as_nobody(&exe)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !reachable {
+            let copy = dir.join("spindle");
+            std::fs::copy(&exe, &copy).unwrap();
+            chmod("0755", &copy);
+            exe = copy;
+        }
+        as_nobody(&exe)
     } else {
         std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
     };
