@@ -2,7 +2,7 @@
 //! with any agent command, read `/proc` memory figures, fetch transcripts.
 //! Included with `#[path = "fault_serve_harness.rs"] mod serve_harness;`; it
 //! reuses the web tests' HTTP and SSE client (`serve_support`) read-only.
-#![allow(dead_code, missing_debug_implementations)]
+#![allow(dead_code, unused_imports, missing_debug_implementations)]
 
 #[path = "serve_support/mod.rs"]
 pub mod serve_support;
@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-pub use serve_support::{Served, SseReader, TextView};
+pub use serve_support::{Response, Served, SseReader, TextView, http};
 
 /// `spindle serve --bind 127.0.0.1:0 --db DB ARGS -- AGENT...`, with the
 /// server's stderr written to `stderr` (when given) and `env` added.
@@ -33,9 +33,7 @@ pub fn start_serve(
         .args(serve_args)
         .arg("--")
         .args(agent)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped());
+        .envs(env.iter().copied());
     match stderr {
         Some(path) => {
             let file = std::fs::OpenOptions::new()
@@ -49,34 +47,7 @@ pub fn start_serve(
             command.stderr(Stdio::inherit());
         }
     }
-    let mut child = command.spawn().expect("spawn spindle serve");
-    let stdout = child.stdout.take().expect("stdout piped");
-    let mut lines = BufReader::new(stdout).lines();
-    let line = match lines.next() {
-        Some(Ok(line)) => line,
-        other => {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("spindle serve printed no URL: {other:?}");
-        }
-    };
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_string();
-    let authority = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .expect("authority")
-        .to_string();
-    std::thread::spawn(move || for _ in lines {});
-    Served {
-        child,
-        addr: authority.parse().expect("socket address"),
-        url,
-    }
+    serve_from(command)
 }
 
 /// The reference agent (this binary) streaming with `delay_ms` between pieces.
@@ -142,4 +113,38 @@ pub fn entry_texts(transcript: &Value, kind: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Starts a prepared `spindle serve` command (its stdout is piped here) and
+/// reads the URL it prints.
+pub fn serve_from(mut command: Command) -> Served {
+    command.stdin(Stdio::null()).stdout(Stdio::piped());
+    let mut child = command.spawn().expect("spawn spindle serve");
+    let stdout = child.stdout.take().expect("stdout piped");
+    let mut lines = BufReader::new(stdout).lines();
+    let line = match lines.next() {
+        Some(Ok(line)) => line,
+        other => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("spindle serve printed no URL: {other:?}");
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("authority")
+        .to_string();
+    Served {
+        child,
+        addr: authority.parse().expect("socket address"),
+        url,
+    }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use harness::{TempDir, fake_agent_command, have_python};
 use serve_harness::{
-    Served, SseReader, TextView, entry_texts, proc_status_kib, reference_agent, start_serve,
+    SseReader, TextView, entry_texts, proc_status_kib, reference_agent, serve_from, start_serve,
     transcript, wait_transcript,
 };
 
@@ -345,10 +345,25 @@ fn fault_web_read_only_database_is_a_clear_error_and_stays_intact() {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     let mut command = if root {
         chmod("0755", &dir.path);
-        let mut c = std::process::Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_spindle"));
-        c
+        let as_nobody = |exe: &std::path::Path| {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(exe);
+            c
+        };
+        // The build directory may be private to root: then run a copy.
+        let mut exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_spindle"));
+        let reachable = as_nobody(&exe)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !reachable {
+            let copy = dir.join("spindle");
+            std::fs::copy(&exe, &copy).unwrap();
+            chmod("0755", &copy);
+            exe = copy;
+        }
+        as_nobody(&exe)
     } else {
         std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
     };
@@ -392,6 +407,7 @@ fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
     );
     let mut command = std::process::Command::new(&wrapper);
     command
+        .stderr(std::process::Stdio::null())
         .arg(env!("CARGO_BIN_EXE_spindle"))
         .args(["serve", "--bind", "127.0.0.1:0", "--db"])
         .arg(&db)
@@ -427,31 +443,4 @@ fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
             >= entry_texts(&streamed, "agent_message").len()
     );
     served.stop();
-}
-
-/// Starts a prepared `spindle serve` command (stdout piped) and reads its URL.
-fn serve_from(mut command: std::process::Command) -> Served {
-    use std::io::BufRead;
-    command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    let mut child = command.spawn().expect("spawn serve");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = std::io::BufReader::new(stdout).lines();
-    let line = lines.next().expect("a URL line").expect("UTF-8");
-    std::thread::spawn(move || for _ in lines {});
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("URL")
-        .to_string();
-    let addr = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    Served { child, addr, url }
 }
