@@ -527,12 +527,16 @@ fn security_web_permission_requests_wait_for_the_user_and_cancel_is_never_approv
     // Turn 2: the user's explicit choice is what the agent gets.
     served.prompt(session, "delete it again");
     let key = "502";
-    let answer = wait_for(PATIENCE, "the user's answer to go through", || {
+    // Post until the question is open (409 before it arrives), then wait for the agent's log
+    // separately: once answered, later posts get 409 too, and the agent may log a moment later.
+    wait_for(PATIENCE, "the permission question to open", || {
         let response = served.post_json(
             &permission_path,
             &json!({"key": key, "optionId": "reject"}).to_string(),
         );
-        (response.status == 200).then_some(())?;
+        (response.status == 200).then_some(())
+    });
+    let answer = wait_for(PATIENCE, "the user's answer to reach the agent", || {
         response_to(&log_lines(&log), 502)
     });
     assert_eq!(
