@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Spindle vs the official ACP SDKs: one side-by-side run, written to BENCHMARKS-sdk.md.
+"""Spindle vs the official ACP SDKs: one side-by-side run, spliced into BENCHMARKS.md by bench/run.sh.
 
 Called by bench/run.sh, which builds the binaries and installs the peers' dependencies.
 Every consumer reads the same generated stream over a real pipe from `spindle agent`

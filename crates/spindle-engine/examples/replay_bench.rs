@@ -1,4 +1,4 @@
-//! Prints the numbers recorded in BENCHMARKS-engine.md.
+//! Prints the numbers recorded in BENCHMARKS.md (engine section).
 //!
 //! ```text
 //! cargo run --release -p spindle-engine --example replay_bench            # throughput, 1,000,000 updates

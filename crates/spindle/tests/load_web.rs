@@ -10,7 +10,7 @@
 //! ```
 //!
 //! The web engineer's `cargo bench -p spindle-web --bench sse_fanout`
-//! (BENCHMARKS-web.md) measures the same loads with a minimal agent; these
+//! (BENCHMARKS.md, web section) measures the same loads with a minimal agent; these
 //! go through the shipped binary end to end.
 
 #[path = "fault_harness.rs"]
