@@ -8,7 +8,7 @@
 # (b) Spindle's reference agent (`spindle agent`) driven by clients on the official
 #     TypeScript SDK (v1 and experimental v2) and Python SDK (v1), and by the Rust SDK client.
 # Prints one line per check and "N passed, M failed"; exits 1 if any check failed.
-# Env: SPINDLE_BIN / SDK_TEST_AGENT / SDK_BENCH_CLIENT to use prebuilt binaries,
+# Env: SPINDLE_BIN / SDK_TEST_AGENT / SDK_BENCH_CLIENT / SCHEMA_CHECK to use prebuilt binaries,
 #      INTEROP_VENV (default interop/python/.venv), PYTHON (default python3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,13 +20,20 @@ pass() { PASSED=$((PASSED + 1)); echo "ok   $*"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL $*"; }
 
 # --- build -------------------------------------------------------------------
-if [[ -z "${SPINDLE_BIN:-}" || -z "${SDK_TEST_AGENT:-}" || -z "${SDK_BENCH_CLIENT:-}" ]]; then
+if [[ -z "${SPINDLE_BIN:-}" || -z "${SDK_TEST_AGENT:-}" || -z "${SDK_BENCH_CLIENT:-}" || -z "${SCHEMA_CHECK:-}" ]]; then
   cargo build --locked -q -p spindle -p spindle-interop-rust-sdk || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+  # Built on its own: its `schema-check` feature must not reach the `spindle` binary.
+  cargo build --locked -q -p spindle-schema-check || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
   TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "${PYTHON:-python3}" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
   SPINDLE_BIN=${SPINDLE_BIN:-$TARGET_DIR/debug/spindle}
   SDK_TEST_AGENT=${SDK_TEST_AGENT:-$TARGET_DIR/debug/sdk-test-agent}
   SDK_BENCH_CLIENT=${SDK_BENCH_CLIENT:-$TARGET_DIR/debug/sdk-bench-client}
+  SCHEMA_CHECK=${SCHEMA_CHECK:-$TARGET_DIR/debug/spindle-schema-check}
 fi
+# Every conversation below is recorded (the agent's `--record`, `spindle chat --record`); at the
+# end, every message Spindle sent in them is validated against the official JSON Schemas.
+REC=$(mktemp -d)
+trap 'rm -rf "$REC"' EXIT
 
 # --- dependencies (pinned: interop/ts/package-lock.json, interop/python/requirements.txt)
 (cd interop/ts && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || fail "npm ci in interop/ts"
@@ -38,6 +45,8 @@ fi
 PY="$VENV/bin/python"
 
 AGENT=("$SPINDLE_BIN" agent --delay-ms 0)
+# The reference agent, recording its traffic to $REC/agent-LABEL.jsonl.
+recorded_agent() { AGENT_REC=("$SPINDLE_BIN" agent --delay-ms 0 --record "$REC/agent-$1.jsonl"); }
 
 # Runs a conversation client and folds its "N passed, M failed" line into the totals.
 conversation() {
@@ -74,14 +83,15 @@ except Exception: print("")' "$1"; }
 
 # --- (b) official-SDK clients drive the reference agent -----------------------
 echo "# TypeScript SDK client -> spindle agent"
-conversation "ts v1" node interop/ts/client.mjs conversation --protocol 1 -- "${AGENT[@]}"
-conversation "ts v2" node interop/ts/client.mjs conversation --protocol 2 -- "${AGENT[@]}"
+recorded_agent ts-v1; conversation "ts v1" node interop/ts/client.mjs conversation --protocol 1 -- "${AGENT_REC[@]}"
+recorded_agent ts-v2; conversation "ts v2" node interop/ts/client.mjs conversation --protocol 2 -- "${AGENT_REC[@]}"
 echo "# Python SDK client -> spindle agent"
-conversation "python v1" "$PY" interop/python/client.py conversation -- "${AGENT[@]}"
+recorded_agent python-v1; conversation "python v1" "$PY" interop/python/client.py conversation -- "${AGENT_REC[@]}"
 echo "# bench consumers rebuild the generator's reply"
 for v in 1 2; do
   for mix in mixed snapshot; do
-    same_reply "rust-sdk client" $v $mix 2000 "$SDK_BENCH_CLIENT" --protocol $v "/stream 2000 $mix" -- "${AGENT[@]}"
+    recorded_agent "rust-sdk-v$v-$mix"
+    same_reply "rust-sdk client" $v $mix 2000 "$SDK_BENCH_CLIENT" --protocol $v "/stream 2000 $mix" -- "${AGENT_REC[@]}"
     same_reply "ts client" $v $mix 2000 node interop/ts/client.mjs bench --protocol $v "/stream 2000 $mix" -- "${AGENT[@]}"
   done
 done
@@ -106,16 +116,34 @@ print(len(sys.argv[1].encode()), "%016x"%h)' "$PLAIN_REPLY")
 done
 if "$SPINDLE_BIN" chat --help 2>/dev/null | grep -q -- '--prompt'; then
   for v in 1 2; do
-    out=$(timeout 60 "$SPINDLE_BIN" chat --protocol $v --prompt "hello" -- "$SDK_TEST_AGENT" --protocol $v 2>/dev/null); rc=$?
+    out=$(timeout 60 "$SPINDLE_BIN" chat --protocol $v --record "$REC/client-plain-v$v.jsonl" --prompt "hello" -- "$SDK_TEST_AGENT" --protocol $v 2>/dev/null); rc=$?
     [[ $rc -eq 0 && "$out" == "$PLAIN_REPLY" ]] && pass "spindle chat v$v -> sdk-test-agent: plain reply, exit 0" \
       || fail "spindle chat v$v -> sdk-test-agent: plain (exit $rc): ${out:0:200}"
-    out=$(timeout 60 "$SPINDLE_BIN" chat --protocol $v --yes --prompt "use the tool" -- "$SDK_TEST_AGENT" --protocol $v 2>/dev/null); rc=$?
+    out=$(timeout 60 "$SPINDLE_BIN" chat --protocol $v --yes --record "$REC/client-tool-v$v.jsonl" --prompt "use the tool" -- "$SDK_TEST_AGENT" --protocol $v 2>/dev/null); rc=$?
     [[ $rc -eq 0 && "$out" == "$TOOL_REPLY" ]] && pass "spindle chat v$v -> sdk-test-agent: permission approved with --yes" \
       || fail "spindle chat v$v -> sdk-test-agent: tool (exit $rc): ${out:0:200}"
   done
 else
   fail "spindle chat --prompt is not available in $SPINDLE_BIN (client interop not run)"
 fi
+
+# --- every message Spindle sent above, against the official schemas ------------
+echo "# schema: what spindle agent and spindle chat sent (v1/v2 schema.unstable.json; extensions: envelope only)"
+schema_check() {
+  local emitter=$1; shift
+  [[ $# -gt 0 && -e "$1" ]] || { fail "schema ($emitter): no recording"; return; }
+  local out line p f
+  out=$("$SCHEMA_CHECK" --emitter "$emitter" "$@" 2>&1)
+  echo "$out" | grep -vE '^[0-9]+ passed, [0-9]+ failed$' | sed 's/^/  /'
+  line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
+  [[ -n "$line" ]] || { fail "schema ($emitter): no summary"; return; }
+  p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
+  PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+}
+shopt -s nullglob
+schema_check agent "$REC"/agent-*.jsonl
+schema_check client "$REC"/client-*.jsonl
+shopt -u nullglob
 
 echo "$PASSED passed, $FAILED failed"
 [[ $FAILED -eq 0 ]]

@@ -67,7 +67,59 @@ impl LineReader {
     }
 }
 
-fn handle(core: &mut AgentCore, event: Event, input_closed: &mut bool) {
+/// Writes what the agent receives and sends in the `spindle replay` recording format, seen
+/// from the client's side: a line the agent received is `{"sent": <message>}`, a line it wrote
+/// is the bare message. Lines that are not JSON are left out (a recording holds messages).
+/// For checking a peer's traffic (the interop tests validate it against the official schemas).
+pub struct WireRecorder {
+    out: Box<dyn std::io::Write + Send>,
+}
+
+impl std::fmt::Debug for WireRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WireRecorder")
+    }
+}
+
+impl WireRecorder {
+    /// Records into `out` (unbuffered writes are the caller's choice).
+    pub fn new(out: Box<dyn std::io::Write + Send>) -> Self {
+        WireRecorder { out }
+    }
+
+    fn is_json(line: &[u8]) -> bool {
+        serde_json::from_slice::<&serde_json::value::RawValue>(line).is_ok()
+    }
+
+    fn received(&mut self, line: &[u8]) -> io::Result<()> {
+        if !Self::is_json(line) {
+            return Ok(());
+        }
+        self.out.write_all(b"{\"sent\":")?;
+        self.out.write_all(line)?;
+        self.out.write_all(b"}\n")
+    }
+
+    fn emitted(&mut self, output: &[u8]) -> io::Result<()> {
+        for line in output.split(|b| *b == b'\n') {
+            if !line.is_empty() && Self::is_json(line) {
+                self.out.write_all(line)?;
+                self.out.write_all(b"\n")?;
+            }
+        }
+        self.out.flush()
+    }
+}
+
+fn handle(
+    core: &mut AgentCore,
+    event: Event,
+    input_closed: &mut bool,
+    recorder: &mut Option<WireRecorder>,
+) {
+    if let (Event::Line(bytes), Some(recorder)) = (&event, recorder.as_mut()) {
+        recorder.received(bytes).ok();
+    }
     match event {
         Event::Line(bytes) => match std::str::from_utf8(&bytes) {
             Ok(line) => core.handle_line(line),
@@ -86,8 +138,23 @@ fn handle(core: &mut AgentCore, event: Event, input_closed: &mut bool) {
 pub async fn run_agent<R, W>(
     config: AgentConfig,
     max_line_bytes: usize,
+    reader: R,
+    writer: W,
+) -> io::Result<i32>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    run_agent_recorded(config, max_line_bytes, reader, writer, None).await
+}
+
+/// [`run_agent`], also writing every message in and out to `recorder`.
+pub async fn run_agent_recorded<R, W>(
+    config: AgentConfig,
+    max_line_bytes: usize,
     mut reader: R,
     mut writer: W,
+    mut recorder: Option<WireRecorder>,
 ) -> io::Result<i32>
 where
     R: AsyncBufRead + Unpin,
@@ -106,6 +173,9 @@ where
             let now = start.elapsed().as_millis() as u64;
             let next = core.advance(now);
             if !core.output().is_empty() {
+                if let Some(recorder) = recorder.as_mut() {
+                    recorder.emitted(core.output())?;
+                }
                 writer.write_all(core.output()).await?;
                 core.clear_output();
             }
@@ -116,7 +186,7 @@ where
                     if !input_closed {
                         tokio::select! {
                             biased;
-                            event = lines.next(&mut reader) => handle(&mut core, event?, &mut input_closed),
+                            event = lines.next(&mut reader) => handle(&mut core, event?, &mut input_closed, &mut recorder),
                             _ = std::future::ready(()) => {}
                         }
                     }
@@ -132,7 +202,7 @@ where
                         tokio::time::sleep_until(deadline).await;
                     } else {
                         tokio::select! {
-                            event = lines.next(&mut reader) => handle(&mut core, event?, &mut input_closed),
+                            event = lines.next(&mut reader) => handle(&mut core, event?, &mut input_closed, &mut recorder),
                             _ = tokio::time::sleep_until(deadline) => {}
                         }
                     }
@@ -140,7 +210,7 @@ where
                 Next::WaitForInput => {
                     writer.flush().await?;
                     let event = lines.next(&mut reader).await?;
-                    handle(&mut core, event, &mut input_closed);
+                    handle(&mut core, event, &mut input_closed, &mut recorder);
                 }
             }
         }
@@ -153,8 +223,12 @@ where
 }
 
 /// Runs the agent on this process's stdin and stdout.
-pub async fn run_stdio(config: AgentConfig, max_line_bytes: usize) -> io::Result<i32> {
+pub async fn run_stdio(
+    config: AgentConfig,
+    max_line_bytes: usize,
+    recorder: Option<WireRecorder>,
+) -> io::Result<i32> {
     let reader = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
     let writer = tokio::io::BufWriter::with_capacity(256 * 1024, tokio::io::stdout());
-    run_agent(config, max_line_bytes, reader, writer).await
+    run_agent_recorded(config, max_line_bytes, reader, writer, recorder).await
 }

@@ -41,7 +41,9 @@ pub mod updates;
 pub mod wire;
 
 pub use crate::core::{AgentConfig, AgentCore, Extensions, Next};
-pub use crate::driver::{DEFAULT_MAX_LINE_BYTES, run_agent, run_stdio};
+pub use crate::driver::{
+    DEFAULT_MAX_LINE_BYTES, WireRecorder, run_agent, run_agent_recorded, run_stdio,
+};
 pub use crate::hostile::{
     HOSTILE_END, HOSTILE_PIECES, HUGE_CHUNK_BYTES, UNKNOWN_BLOCK_TYPE, UNKNOWN_UPDATE_KIND,
     huge_text,

@@ -49,6 +49,10 @@ pub struct AgentArgs {
     /// hash) as one JSON line instead of the stream.
     #[arg(long, requires = "emit_stream")]
     expect: bool,
+    /// Append every message received and sent to FILE in the `spindle replay` recording
+    /// format (as the client sees it), e.g. to validate the traffic against the schemas.
+    #[arg(long, value_name = "FILE", conflicts_with = "emit_stream")]
+    record: Option<PathBuf>,
 }
 
 /// Runs `spindle agent`; returns the process exit code.
@@ -73,12 +77,29 @@ pub fn run(args: AgentArgs) -> anyhow::Result<u8> {
         script,
         script_sleeps: !args.no_script_sleep,
     };
+    let recorder = match &args.record {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("opening the recording {}", path.display()))?;
+            Some(spindle_agent::WireRecorder::new(Box::new(
+                std::io::BufWriter::new(file),
+            )))
+        }
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
     let code = runtime
-        .block_on(spindle_agent::run_stdio(config, args.max_line_bytes))
+        .block_on(spindle_agent::run_stdio(
+            config,
+            args.max_line_bytes,
+            recorder,
+        ))
         .context("agent I/O")?;
     // tokio's stdin reader thread may still be blocked in read(2); do not
     // wait for it when a scenario asked to exit.
