@@ -7,6 +7,7 @@
 #     official Rust crate `agent-client-protocol`, v1 and v2.
 # (b) Spindle's reference agent (`spindle agent`) driven by clients on the official
 #     TypeScript SDK (v1 and experimental v2) and Python SDK (v1), and by the Rust SDK client.
+# (c) The same peers through `spindle bridge`, each side speaking the other version.
 # Prints one line per check and "N passed, M failed"; exits 1 if any check failed.
 # Env: SPINDLE_BIN / SDK_TEST_AGENT / SDK_BENCH_CLIENT / SCHEMA_CHECK to use prebuilt binaries,
 #      INTEROP_VENV (default interop/python/.venv), PYTHON (default python3).
@@ -126,6 +127,36 @@ if "$SPINDLE_BIN" chat --help 2>/dev/null | grep -q -- '--prompt'; then
 else
   fail "spindle chat --prompt is not available in $SPINDLE_BIN (client interop not run)"
 fi
+
+# --- (c) the same peers through `spindle bridge` (the other protocol version on each side) --
+echo "# official-SDK peers through spindle bridge"
+BRIDGE_UP=("$SPINDLE_BIN" bridge --client-protocol 2 --agent-protocol 1 --)
+BRIDGE_DOWN=("$SPINDLE_BIN" bridge --policy degrade --client-protocol 1 --agent-protocol 2 --)
+recorded_agent bridge-ts-v2
+conversation "ts v2 -> bridge -> v1 agent" node interop/ts/client.mjs conversation --protocol 2 -- \
+  "${BRIDGE_UP[@]}" "${AGENT_REC[@]}" --protocol 1
+recorded_agent bridge-ts-v1
+SPINDLE_INTEROP_REFINE=repush conversation "ts v1 -> bridge -> v2 agent" node interop/ts/client.mjs conversation --protocol 1 -- \
+  "${BRIDGE_DOWN[@]}" "${AGENT_REC[@]}" --protocol 2
+recorded_agent bridge-python-v1
+SPINDLE_INTEROP_REFINE=repush conversation "python v1 -> bridge -> v2 agent" "$PY" interop/python/client.py conversation -- \
+  "${BRIDGE_DOWN[@]}" "${AGENT_REC[@]}" --protocol 2
+# The bench consumers read the agent's stream through the bridge; the expectation is the agent's own.
+same_reply "rust-sdk v2 -> bridge -> v1 agent" 1 mixed 2000 "$SDK_BENCH_CLIENT" --protocol 2 "/stream 2000 mixed" -- \
+  "$SPINDLE_BIN" bridge --client-protocol 2 --agent-protocol 1 -- "${AGENT[@]}" --protocol 1
+same_reply "rust-sdk v1 -> bridge -> v2 agent" 2 mixed 2000 "$SDK_BENCH_CLIENT" --protocol 1 "/stream 2000 mixed" -- \
+  "$SPINDLE_BIN" bridge --client-protocol 1 --agent-protocol 2 -- "${AGENT[@]}" --protocol 2
+for pair in "2 1" "1 2"; do
+  set -- $pair
+  got=$(timeout 60 "$SDK_BENCH_CLIENT" --protocol "$1" hello -- "$SPINDLE_BIN" bridge --client-protocol "$1" --agent-protocol "$2" -- "$SDK_TEST_AGENT" --protocol "$2" 2>&1 | tail -1)
+  [[ "$(jq_hash "$got")" == "$want" ]] && pass "sdk-bench-client v$1 -> bridge -> sdk-test-agent v$2: plain reply" \
+    || fail "sdk-bench-client v$1 -> bridge -> sdk-test-agent v$2: got $got"
+  if "$SPINDLE_BIN" chat --help 2>/dev/null | grep -q -- '--prompt'; then
+    out=$(timeout 60 "$SPINDLE_BIN" chat --protocol "$1" --yes --prompt "use the tool" -- "$SPINDLE_BIN" bridge --client-protocol "$1" --agent-protocol "$2" -- "$SDK_TEST_AGENT" --protocol "$2" 2>/dev/null); rc=$?
+    [[ $rc -eq 0 && "$out" == "$TOOL_REPLY" ]] && pass "spindle chat v$1 -> bridge -> sdk-test-agent v$2: permission approved with --yes" \
+      || fail "spindle chat v$1 -> bridge -> sdk-test-agent v$2: tool (exit $rc): ${out:0:200}"
+  fi
+done
 
 # --- every message Spindle sent above, against the official schemas ------------
 echo "# schema: what spindle agent and spindle chat sent (v1/v2 schema.unstable.json; extensions: envelope only)"

@@ -161,8 +161,15 @@ async def conversation(command):
         stop = await prompt(conn, rec, sid, "/scenario refine")
         # A plain v1 client gets the degraded form: the corrected text as a new message.
         checks.check("refine: end_turn", stop == "end_turn", stop)
-        checks.check("refine: draft and correction are two messages", len(rec.order) == 2, rec.order)
-        checks.check("refine: final message is the correction", rec.reply() == REFINE_FINAL, repr(rec.reply()))
+        if os.environ.get("SPINDLE_INTEROP_REFINE") == "repush":
+            # Through `spindle bridge --policy degrade` to a v2 agent: BRIDGE.md's marked re-push,
+            # one message whose last section after the separator is the correction.
+            sections = rec.reply().split("\n\n---\n\n")
+            checks.check("refine: marked re-push ends with the correction", len(sections) > 1 and sections[-1] == REFINE_FINAL, repr(rec.reply()))
+            checks.check("refine: re-pushed in one message", len(rec.order) == 1, rec.order)
+        else:
+            checks.check("refine: draft and correction are two messages", len(rec.order) == 2, rec.order)
+            checks.check("refine: final message is the correction", rec.reply() == REFINE_FINAL, repr(rec.reply()))
 
         stop = await prompt(conn, rec, sid, "/clear")
         checks.check("clear: usage reset to 0", 0 in rec.usage, rec.usage)

@@ -191,9 +191,17 @@ async function conversation(command) {
 
     r = await prompt("/scenario refine");
     check("refine: end_turn", r.stopReason === "end_turn", r.stopReason);
-    check("refine: final message is the correction", turn.reply() === REFINE_FINAL, turn.reply());
-    if (version === 2) check("refine: replaced in place (one message)", turn.messages.size === 1, [...turn.messages.keys()]);
-    else check("refine: plain v1 gets draft + correction as two messages", turn.messages.size === 2, [...turn.messages.keys()]);
+    if (process.env.SPINDLE_INTEROP_REFINE === "repush") {
+      // Through `spindle bridge --policy degrade` to a v2 agent: BRIDGE.md's marked re-push, one
+      // message whose last section after the separator is the correction.
+      const sections = turn.reply().split("\n\n---\n\n");
+      check("refine: marked re-push ends with the correction", sections.length > 1 && sections.at(-1) === REFINE_FINAL, turn.reply());
+      check("refine: re-pushed in one message", turn.messages.size === 1, [...turn.messages.keys()]);
+    } else {
+      check("refine: final message is the correction", turn.reply() === REFINE_FINAL, turn.reply());
+      if (version === 2) check("refine: replaced in place (one message)", turn.messages.size === 1, [...turn.messages.keys()]);
+      else check("refine: plain v1 gets draft + correction as two messages", turn.messages.size === 2, [...turn.messages.keys()]);
+    }
 
     r = await prompt("/clear");
     check("clear: usage reset to 0", turn.usage.includes(0), turn.usage);
