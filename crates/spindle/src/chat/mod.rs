@@ -104,7 +104,8 @@ pub fn run(args: ChatArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> {
     if let Some(secs) = args.timeout
         && !(secs.is_finite() && secs > 0.0)
     {
-        anyhow::bail!("--timeout must be a positive number of seconds");
+        eprintln!("spindle chat: --timeout must be a positive number of seconds");
+        return Ok(exit::USAGE);
     }
     let command = if args.agent.is_empty() {
         default_agent
