@@ -89,10 +89,7 @@ pub fn spawn_agent(command: &[OsString]) -> std::io::Result<(Connection, AgentPr
     ))
 }
 
-async fn read_stderr(
-    stderr: tokio::process::ChildStderr,
-    tail: Arc<Mutex<VecDeque<String>>>,
-) {
+async fn read_stderr(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
     loop {

@@ -324,7 +324,8 @@ impl Chat<'_> {
         if self.turn.is_some() {
             self.view.stray_input(&line);
             if !line.trim().is_empty() {
-                self.view.note(&format!("queued until the turn ends: {line}"));
+                self.view
+                    .note(&format!("queued until the turn ends: {line}"));
                 self.queued.push_back(line);
             }
             return Ok(None);
@@ -368,7 +369,11 @@ impl Chat<'_> {
         Ok(None)
     }
 
-    async fn permission_asked(&mut self, request_id: RequestId, params: &str) -> anyhow::Result<()> {
+    async fn permission_asked(
+        &mut self,
+        request_id: RequestId,
+        params: &str,
+    ) -> anyhow::Result<()> {
         let ask = PermissionAsk::parse(params);
         let answer = if self.args.yes
             && let Some(option) = ask.first_allow()

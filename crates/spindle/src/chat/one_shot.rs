@@ -25,7 +25,10 @@ const DIAGNOSTIC_LIMIT: usize = 20;
 /// How the turn ended.
 #[derive(Debug)]
 enum Outcome {
-    Finished { stop_reason: Option<String>, failed: bool },
+    Finished {
+        stop_reason: Option<String>,
+        failed: bool,
+    },
     AgentExited,
     Interrupted,
     TimedOut,
@@ -196,7 +199,10 @@ impl Turn<'_> {
                 if let Err(error) = &result
                     && !self.accepted
                 {
-                    eprintln!("spindle chat: the agent refused the prompt: {}", error.get());
+                    eprintln!(
+                        "spindle chat: the agent refused the prompt: {}",
+                        error.get()
+                    );
                     return Ok(Some(Outcome::Finished {
                         stop_reason: None,
                         failed: true,
@@ -246,7 +252,11 @@ impl Turn<'_> {
                 ask.subject, option.name
             );
             let outcome = permission::selected(option);
-            let _ = self.conn.client.respond_permission(&request_id, &outcome).await;
+            let _ = self
+                .conn
+                .client
+                .respond_permission(&request_id, &outcome)
+                .await;
             return;
         }
         if std::io::stdin().is_terminal() && self.pending.is_none() {
@@ -289,7 +299,11 @@ impl Turn<'_> {
                 permission::cancelled()
             }
         };
-        let _ = self.conn.client.respond_permission(&request_id, &outcome).await;
+        let _ = self
+            .conn
+            .client
+            .respond_permission(&request_id, &outcome)
+            .await;
     }
 
     async fn answer_typed(&mut self, typed: Option<String>) {

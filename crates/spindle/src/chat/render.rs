@@ -121,7 +121,9 @@ fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
             .unwrap_or("asked");
         out.push(Line::new(&format!("    permission: {outcome}"), Style::Dim));
     }
-    let content = tool.and_then(|t| t.get("content")).and_then(Value::as_array);
+    let content = tool
+        .and_then(|t| t.get("content"))
+        .and_then(Value::as_array);
     let mut detail = Vec::new();
     for item in content.into_iter().flatten() {
         match item.get("type").and_then(Value::as_str) {
@@ -151,10 +153,7 @@ fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
 fn detail_lines(detail: &[String], out: &mut Vec<Line>) {
     let skip = detail.len().saturating_sub(DETAIL_LINES);
     if skip > 0 {
-        out.push(Line::new(
-            &format!("    ... {skip} more lines"),
-            Style::Dim,
-        ));
+        out.push(Line::new(&format!("    ... {skip} more lines"), Style::Dim));
     }
     for line in &detail[skip..] {
         out.push(Line::new(&format!("    {line}"), Style::Dim));
@@ -198,12 +197,10 @@ fn terminal_lines(entry: &EntryView, out: &mut Vec<Line>) {
 fn boundary_lines(entry: &EntryView, out: &mut Vec<Line>) {
     let reason = entry.fields.get("reason").and_then(Value::as_str);
     let label = match reason {
-        Some("compaction") => {
-            match entry.fields.get("status").and_then(Value::as_str) {
-                Some(status) => format!("context compacted ({status})"),
-                None => "context compacted".to_owned(),
-            }
-        }
+        Some("compaction") => match entry.fields.get("status").and_then(Value::as_str) {
+            Some(status) => format!("context compacted ({status})"),
+            None => "context compacted".to_owned(),
+        },
         _ => "context cleared".to_owned(),
     };
     out.push(Line::new(&divider(&label), Style::Bold));
