@@ -23,7 +23,15 @@ fn chat(flags: &[&str], prompt: &str, agent_flags: &[&str]) -> Output {
     Command::new(SPINDLE)
         .arg("chat")
         .args(flags)
-        .args(["--prompt", prompt, "--", SPINDLE, "agent", "--delay-ms", "0"])
+        .args([
+            "--prompt",
+            prompt,
+            "--",
+            SPINDLE,
+            "agent",
+            "--delay-ms",
+            "0",
+        ])
         .args(agent_flags)
         .stdin(Stdio::null())
         .output()
@@ -65,10 +73,21 @@ fn check_reply(prompt: &str, reply: &str) {
             "{prompt} v{protocol}: {}",
             stderr(&output)
         );
-        assert_eq!(stdout(&output), format!("{reply}\n"), "{prompt} v{protocol}");
+        assert_eq!(
+            stdout(&output),
+            format!("{reply}\n"),
+            "{prompt} v{protocol}"
+        );
         let replayed = replay(&record);
-        assert_eq!(replayed["protocol"], Value::from(protocol.parse::<u8>().unwrap()));
-        assert_eq!(replayed["finalReply"], Value::from(reply), "{prompt} v{protocol} replay");
+        assert_eq!(
+            replayed["protocol"],
+            Value::from(protocol.parse::<u8>().unwrap())
+        );
+        assert_eq!(
+            replayed["finalReply"],
+            Value::from(reply),
+            "{prompt} v{protocol} replay"
+        );
     }
 }
 
@@ -110,7 +129,11 @@ fn thoughts_stay_out_of_stdout() {
 
 #[test]
 fn v2_falls_back_to_v1_with_a_v1_agent() {
-    let output = chat(&["--protocol", "2"], "/scenario refine", &["--protocol", "1"]);
+    let output = chat(
+        &["--protocol", "2"],
+        "/scenario refine",
+        &["--protocol", "1"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), format!("{}\n", scenarios::REFINE_REPLY));
 }
@@ -145,7 +168,10 @@ fn agent_crash_exits_5_and_the_recording_keeps_the_partial_reply() {
             "v{protocol}: {err}"
         );
         let partial = stdout(&output);
-        assert!(partial.len() > 1, "the partial reply is printed: {partial:?}");
+        assert!(
+            partial.len() > 1,
+            "the partial reply is printed: {partial:?}"
+        );
         let replayed = replay(&record);
         assert_eq!(
             replayed["finalReply"].as_str().map(|r| format!("{r}\n")),
@@ -170,7 +196,8 @@ fn script(name: &str, lines: &[&str]) -> PathBuf {
 
 #[test]
 fn exit_status_follows_the_stop_reason() {
-    let chunk = r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Partial."}}"#;
+    let chunk =
+        r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Partial."}}"#;
     for (stop, code) in [
         ("end_turn", 0),
         ("max_tokens", 3),
@@ -182,7 +209,12 @@ fn exit_status_follows_the_stop_reason() {
         let end = format!("{{\"end_turn\":\"{stop}\"}}");
         let path = script(stop, &[chunk, &end]);
         let output = chat(&[], "go", &["--script", path.to_str().unwrap()]);
-        assert_eq!(output.status.code(), Some(code), "{stop}: {}", stderr(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{stop}: {}",
+            stderr(&output)
+        );
         assert_eq!(stdout(&output), "Partial.\n", "{stop}");
     }
 }
@@ -200,14 +232,22 @@ fn permission_is_approved_only_with_yes() {
         let approved = chat(&["--protocol", protocol, "--yes"], "/scenario tools", &[]);
         assert_eq!(approved.status.code(), Some(0), "v{protocol}");
         assert!(stdout(&approved).contains(scenarios::TOOLS_REPLY_ALLOWED));
-        assert!(stderr(&approved).contains("--yes: approving"), "{}", stderr(&approved));
+        assert!(
+            stderr(&approved).contains("--yes: approving"),
+            "{}",
+            stderr(&approved)
+        );
 
         let refused = chat(&["--protocol", protocol], "/scenario tools", &[]);
         assert_eq!(refused.status.code(), Some(0), "v{protocol}");
         let text = stdout(&refused);
         assert!(text.contains(scenarios::TOOLS_REPLY_REJECTED), "{text:?}");
         assert!(!text.contains(scenarios::TOOLS_REPLY_ALLOWED), "{text:?}");
-        assert!(stderr(&refused).contains("no --yes"), "{}", stderr(&refused));
+        assert!(
+            stderr(&refused).contains("no --yes"),
+            "{}",
+            stderr(&refused)
+        );
     }
 }
 
@@ -241,5 +281,9 @@ fn usage_errors_exit_2() {
         .output()
         .expect("run spindle chat");
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("starting the agent"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("starting the agent"),
+        "{}",
+        stderr(&output)
+    );
 }

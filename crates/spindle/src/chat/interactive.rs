@@ -197,23 +197,21 @@ impl Chat<'_> {
             }
             ClientEvent::TurnFinished {
                 stop_reason, error, ..
-            } => {
-                if self.turn.as_ref().is_some_and(|t| t.accepted) {
-                    if let Some(error) = &error {
-                        self.view.note(&format!("agent error: {}", error.get()));
-                    }
-                    return self.turn_ended(stop_reason, error.is_some()).await;
+            } if self.turn.as_ref().is_some_and(|t| t.accepted) => {
+                if let Some(error) = &error {
+                    self.view.note(&format!("agent error: {}", error.get()));
                 }
+                return self.turn_ended(stop_reason, error.is_some()).await;
             }
             ClientEvent::PermissionRequest {
                 request_id, params, ..
             } => self.permission_asked(request_id, params.get()).await?,
-            ClientEvent::RequestCancelled { request_id } => {
-                if self.permission.as_ref().map(|(id, _)| id) == Some(&request_id) {
-                    self.permission = None;
-                    self.view.note("the permission request was withdrawn");
-                    self.view.set_footer(Footer::Status);
-                }
+            ClientEvent::RequestCancelled { request_id }
+                if self.permission.as_ref().map(|(id, _)| id) == Some(&request_id) =>
+            {
+                self.permission = None;
+                self.view.note("the permission request was withdrawn");
+                self.view.set_footer(Footer::Status);
             }
             ClientEvent::Diagnostic { message } => {
                 self.view.note(&format!("diagnostic: {message}"));

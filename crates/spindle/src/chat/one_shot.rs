@@ -220,11 +220,11 @@ impl Turn<'_> {
             ClientEvent::PermissionRequest {
                 request_id, params, ..
             } => self.permission(request_id, params.get()).await,
-            ClientEvent::RequestCancelled { request_id } => {
-                if self.pending.as_ref().map(|p| &p.request_id) == Some(&request_id) {
-                    self.pending = None;
-                    eprintln!("spindle chat: the permission request was withdrawn");
-                }
+            ClientEvent::RequestCancelled { request_id }
+                if self.pending.as_ref().map(|p| &p.request_id) == Some(&request_id) =>
+            {
+                self.pending = None;
+                eprintln!("spindle chat: the permission request was withdrawn");
             }
             ClientEvent::Diagnostic { message } => self.diagnostic(&message),
             ClientEvent::AgentExited { .. } => return Ok(Some(Outcome::AgentExited)),
