@@ -287,3 +287,28 @@ fn usage_errors_exit_2() {
         stderr(&output)
     );
 }
+
+#[test]
+fn stream_generator_reply_is_rebuilt_exactly() {
+    use spindle_agent::{StreamMix, Version, stream_gen::expected_reply_text};
+    for (protocol, version) in [("1", Version::V1), ("2", Version::V2)] {
+        for (name, mix) in [
+            ("mixed", StreamMix::Mixed),
+            ("refine", StreamMix::Refine),
+            ("snapshot", StreamMix::Snapshot),
+        ] {
+            let output = chat(
+                &["--protocol", protocol],
+                &format!("/stream 3000 {name}"),
+                &[],
+            );
+            assert_eq!(output.status.code(), Some(0), "{name} v{protocol}");
+            let expected = expected_reply_text(version, mix, 3000);
+            assert_eq!(
+                stdout(&output),
+                format!("{expected}\n"),
+                "{name} v{protocol}"
+            );
+        }
+    }
+}

@@ -322,8 +322,10 @@ impl Chat<'_> {
         if self.turn.is_some() {
             self.view.stray_input(&line);
             if !line.trim().is_empty() {
-                self.view
-                    .note(&format!("queued until the turn ends: {line}"));
+                if self.stdin_tty {
+                    self.view
+                        .note(&format!("queued until the turn ends: {line}"));
+                }
                 self.queued.push_back(line);
             }
             return Ok(None);
