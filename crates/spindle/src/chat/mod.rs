@@ -87,7 +87,8 @@ pub struct ChatArgs {
     /// Do not show the agent's thoughts.
     #[arg(long)]
     pub hide_thoughts: bool,
-    /// With --prompt: cancel the turn after SECS seconds (exit 124).
+    /// With --prompt: give up after SECS seconds, starting the agent
+    /// included; a running turn is cancelled (exit 124).
     #[arg(long, value_name = "SECS", requires = "prompt")]
     pub timeout: Option<f64>,
     /// The agent command (default: `spindle agent`), after `--`.
@@ -117,12 +118,15 @@ pub fn run(args: ChatArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
-        let connected = match connect(&args, &command).await? {
+        let deadline = args
+            .timeout
+            .map(|secs| tokio::time::Instant::now() + Duration::from_secs_f64(secs));
+        let connected = match connect(&args, &command, deadline).await? {
             Ok(connected) => connected,
             Err(code) => return Ok(code),
         };
         match args.prompt.clone() {
-            Some(prompt) => one_shot::run(&args, prompt, connected).await,
+            Some(prompt) => one_shot::run(&args, prompt, connected, deadline).await,
             None => interactive::run(&args, connected).await,
         }
     })
@@ -196,7 +200,11 @@ impl Recorder {
 
 /// Starts the agent, initializes and opens a session. `Ok(Err(code))`: the
 /// agent failed (already reported on stderr).
-async fn connect(args: &ChatArgs, command: &[OsString]) -> anyhow::Result<Result<Connected, u8>> {
+async fn connect(
+    args: &ChatArgs,
+    command: &[OsString],
+    deadline: Option<tokio::time::Instant>,
+) -> anyhow::Result<Result<Connected, u8>> {
     let (tap, recorder) = match &args.record {
         Some(path) => {
             let file = std::fs::File::create(path)
@@ -250,8 +258,14 @@ async fn connect(args: &ChatArgs, command: &[OsString]) -> anyhow::Result<Result
     let result = tokio::select! {
         result = setup => result,
         () = interrupted => {
+            report_diagnostics(&mut connected.events);
             eprintln!("spindle chat: interrupted while starting the agent");
             return Ok(Err(exit::CANCELLED));
+        }
+        () = sleep_until_deadline(deadline) => {
+            report_diagnostics(&mut connected.events);
+            eprintln!("spindle chat: --timeout expired while starting the agent");
+            return Ok(Err(exit::TIMEOUT));
         }
     };
     match result {
@@ -265,11 +279,30 @@ async fn connect(args: &ChatArgs, command: &[OsString]) -> anyhow::Result<Result
                 spindle_protocol::ClientError::Disconnected => exit::AGENT_EXITED,
                 _ => exit::AGENT_ERROR,
             };
+            report_diagnostics(&mut connected.events);
             eprintln!("spindle chat: could not open a session with the agent: {error}");
             report_agent_exit(&connected.agent).await;
             connected.finish_recording()?;
             Ok(Err(code))
         }
+    }
+}
+
+/// Prints the diagnostics already queued (what the agent got wrong before
+/// the session opened).
+fn report_diagnostics(events: &mut ClientEvents) {
+    while let Some(event) = events.try_recv() {
+        if let spindle_protocol::ClientEvent::Diagnostic { message } = event {
+            eprintln!("spindle chat: {}", render::sanitize(&message));
+        }
+    }
+}
+
+/// Sleeps until `deadline`; forever without one.
+async fn sleep_until_deadline(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -53,7 +53,12 @@ struct Turn<'a> {
 }
 
 /// Runs one prompt; returns the exit status.
-pub async fn run(args: &ChatArgs, prompt: String, conn: Connected) -> anyhow::Result<u8> {
+pub async fn run(
+    args: &ChatArgs,
+    prompt: String,
+    conn: Connected,
+    deadline: Option<Instant>,
+) -> anyhow::Result<u8> {
     let v2 = conn.protocol_version == 2;
     let mut engine = conn.engine();
     engine.set_render_ops(false);
@@ -78,7 +83,7 @@ pub async fn run(args: &ChatArgs, prompt: String, conn: Connected) -> anyhow::Re
         .send_prompt(&turn.conn.session_id, &blocks)
         .await;
     let outcome = match sent {
-        Ok(_) => turn.wait_for_end().await?,
+        Ok(_) => turn.wait_for_end(deadline).await?,
         Err(_) => Outcome::AgentExited,
     };
     let code = match &outcome {
@@ -117,12 +122,8 @@ pub async fn run(args: &ChatArgs, prompt: String, conn: Connected) -> anyhow::Re
 }
 
 impl Turn<'_> {
-    async fn wait_for_end(&mut self) -> anyhow::Result<Outcome> {
+    async fn wait_for_end(&mut self, mut deadline: Option<Instant>) -> anyhow::Result<Outcome> {
         let mut interrupts = signal(SignalKind::interrupt())?;
-        let mut deadline = self
-            .args
-            .timeout
-            .map(|secs| Instant::now() + Duration::from_secs_f64(secs));
         let mut cancelling: Option<Outcome> = None;
         loop {
             let timer = deadline.unwrap_or_else(Instant::now);
