@@ -35,8 +35,13 @@ struct ChatPane {
 }
 
 impl ChatPane {
-    /// Starts `spindle chat CHAT_ARGS -- spindle agent --delay-ms 20`.
+    /// Starts `spindle chat CHAT_ARGS -- spindle agent --delay-ms 20` in a
+    /// 100x40 pane.
     fn start(name: &str, chat_args: &[&str]) -> ChatPane {
+        Self::start_sized(name, chat_args, (100, 40))
+    }
+
+    fn start_sized(name: &str, chat_args: &[&str], (cols, rows): (u16, u16)) -> ChatPane {
         let socket = format!("spindle-chat-test-{}-{name}", std::process::id());
         let mut command = vec![SPINDLE, "chat"];
         command.extend_from_slice(chat_args);
@@ -262,4 +267,43 @@ fn ctrl_c_cancels_the_turn_and_the_chat_goes_on() {
     // Ctrl-C at the prompt leaves the chat with 130.
     pane.send_key("C-c");
     pane.wait_until("the chat to exit", |s| s.contains("[chat exited 130]"));
+}
+
+#[test]
+fn a_turn_taller_than_the_pane_leaves_no_copies_in_the_scrollback() {
+    if !tmux_available() {
+        return;
+    }
+    // 8 rows: the tools turn (plan, two tool calls, their output) does not
+    // fit, so the live region shows its tail until the turn is over.
+    let pane = ChatPane::start_sized("small", &["--yes"], (60, 8));
+    pane.wait_until("the input prompt", |s| s.trim_end() == ">");
+    pane.type_line("/scenario tools");
+    let screen = pane.wait_for_turns(1);
+    assert_eq!(
+        screen
+            .matches("[tool] Edit src/main.rs (edit) - completed")
+            .count(),
+        1,
+        "{screen}"
+    );
+    assert_eq!(
+        screen
+            .matches("[tool] Read src/main.rs (read) - completed")
+            .count(),
+        1,
+        "{screen}"
+    );
+    assert_eq!(screen.matches("[plan]").count(), 1, "{screen}");
+    assert!(
+        !screen.contains("- pending") && !screen.contains("- in_progress"),
+        "{screen}"
+    );
+    assert!(!screen.contains("lines above"), "{screen}");
+    assert!(!screen.contains("[running"), "{screen}");
+    assert_eq!(
+        lines_containing(&screen, scenarios::TOOLS_REPLY_ALLOWED).len(),
+        1,
+        "{screen}"
+    );
 }

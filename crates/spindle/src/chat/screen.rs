@@ -2,8 +2,8 @@
 //! redrawn in place.
 //!
 //! Invariant: `cursor_rows` is the number of terminal rows between the top
-//! of the live region and the cursor. Redrawing moves the cursor up that
-//! many rows, clears to the end of the screen and prints the region again,
+//! of the live region and the cursor. Redrawing erases that many rows above
+//! the cursor (and its own) and prints the region again,
 //! so text that the agent cleared or replaced disappears instead of being
 //! printed twice. The region is cut to its last rows when it would not fit
 //! on the screen (the cursor cannot move into the scrollback); the full text
@@ -98,11 +98,16 @@ impl Screen {
         width.div_ceil(self.size.cols.max(1)).max(1)
     }
 
+    /// Erases the region row by row, bottom up, leaving the cursor at its
+    /// top-left. Line erases rather than one erase-below: some terminals
+    /// (tmux's `scroll-on-clear`) copy the whole screen into the scrollback
+    /// when an erase-below starts at the top-left corner, which would leave
+    /// every superseded draft in the history.
     fn clear_region(&mut self, buf: &mut String) {
-        if self.cursor_rows > 0 {
-            let _ = write!(buf, "\x1b[{}A", self.cursor_rows);
+        buf.push_str("\r\x1b[2K");
+        for _ in 0..self.cursor_rows {
+            buf.push_str("\x1b[1A\x1b[2K");
         }
-        buf.push_str("\r\x1b[J");
         self.cursor_rows = 0;
     }
 
