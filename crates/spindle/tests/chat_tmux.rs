@@ -58,9 +58,9 @@ impl ChatPane {
             "-s",
             "chat",
             "-x",
-            "100",
+            &cols.to_string(),
             "-y",
-            "40",
+            &rows.to_string(),
             &shell,
         ]);
         assert!(output.status.success(), "tmux new-session: {output:?}");
