@@ -312,3 +312,70 @@ fn stream_generator_reply_is_rebuilt_exactly() {
         }
     }
 }
+
+/// Kills the child if the test fails before it is waited for.
+struct KillOnDrop(Option<std::process::Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+fn sigint_cancels_the_prompt_turn_with_130() {
+    let dir = scratch("sigint");
+    let record = dir.join("stall.jsonl");
+    let child = Command::new(SPINDLE)
+        .args(["chat", "--record", record.to_str().unwrap()])
+        .args([
+            "--prompt",
+            "/scenario stall",
+            "--",
+            SPINDLE,
+            "agent",
+            "--delay-ms",
+            "0",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn spindle chat");
+    let mut guard = KillOnDrop(Some(child));
+    // The recording is flushed batch by batch: once it holds the last chunk
+    // of the stalled text, the turn is running and the chat listens for
+    // Ctrl-C.
+    let last_chunk = format!(
+        "\"text\":\"{}\"",
+        scenarios::STALL_TEXT.rsplit(' ').next().unwrap()
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_to_string(&record)
+        .unwrap_or_default()
+        .contains(&last_chunk)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the turn never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let child = guard.0.take().expect("child");
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let output = child.wait_with_output().expect("wait for spindle chat");
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert_eq!(stdout(&output), format!("{}\n", scenarios::STALL_TEXT));
+    // The agent heard about it: the recording has the cancel and the
+    // cancelled end of the turn.
+    let replayed = replay(&record);
+    assert_eq!(replayed["state"]["stopReason"], "cancelled", "{replayed}");
+    assert_eq!(replayed["state"]["cancelRequested"], Value::Bool(true));
+}

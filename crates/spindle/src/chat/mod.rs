@@ -28,7 +28,7 @@ use agent_process::{AgentProcess, spawn_agent};
 
 /// Exit statuses of `spindle chat` (also in `--help` and the README).
 pub mod exit {
-    /// The turn ended with `end_turn` (interactive: the session was left).
+    /// The turn ended with `end_turn`.
     pub const END_TURN: u8 = 0;
     /// The turn failed: stop reason `error`, an error response, an unknown
     /// stop reason, or the agent refused to initialize / open the session.
@@ -49,8 +49,9 @@ pub mod exit {
 }
 
 const EXIT_CODES_HELP: &str = "\
-Exit status (with --prompt; interactive sessions use the same codes for how they ended):
-  0    the turn ended with end_turn (interactive: EOF on stdin)
+Exit status of --prompt (interactively: EOF exits with the status of the last
+turn, Ctrl-C at the prompt with 130, an agent that exits with 5):
+  0    the turn ended with end_turn
   1    the turn failed (stop reason error, error response, unknown stop reason,
        or the agent refused initialize / session/new)
   2    usage error (bad flags, agent command not startable, --record not writable)
@@ -189,9 +190,18 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
+    /// Writes what the tap holds and flushes it, so the file is complete up
+    /// to the last batch handled even if the chat itself is killed.
     fn drain(&mut self) -> anyhow::Result<()> {
+        let mut wrote = false;
         while let Ok(record) = self.rx.try_recv() {
             writeln!(self.out, "{}", record.recording_line())
+                .with_context(|| format!("writing {}", self.path.display()))?;
+            wrote = true;
+        }
+        if wrote {
+            self.out
+                .flush()
                 .with_context(|| format!("writing {}", self.path.display()))?;
         }
         Ok(())
