@@ -251,6 +251,24 @@ pub fn display_width(text: &str) -> usize {
     text.chars().map(char_width).sum()
 }
 
+/// Rows sanitised `text` occupies on a terminal `cols` wide (at least 1):
+/// a character that does not fit on the current row starts the next, and
+/// a row filled exactly does not wrap by itself.
+pub fn rows_for(text: &str, cols: usize) -> usize {
+    let cols = cols.max(1);
+    let mut rows = 1;
+    let mut column = 0;
+    for c in text.chars() {
+        let w = char_width(c);
+        if column + w > cols {
+            rows += 1;
+            column = 0;
+        }
+        column += w;
+    }
+    rows
+}
+
 fn char_width(c: char) -> usize {
     match c as u32 {
         0x0300..=0x036f | 0x200b..=0x200d | 0xfe00..=0xfe0f | 0x20d0..=0x20ff => 0,
@@ -281,6 +299,15 @@ mod tests {
         assert_eq!(sanitize("a\x1b[2Jb"), "a\u{241b}[2Jb");
         assert_eq!(sanitize("a\tb"), "a   b");
         assert_eq!(sanitize("x\u{202e}y\r"), "x\u{FFFD}y\u{240d}");
+    }
+
+    #[test]
+    fn rows_wrap_like_a_terminal() {
+        assert_eq!(rows_for("", 10), 1);
+        assert_eq!(rows_for("0123456789", 10), 1);
+        assert_eq!(rows_for("0123456789a", 10), 2);
+        // A wide character that would straddle the edge starts a new row.
+        assert_eq!(rows_for("012345678日", 10), 2);
     }
 
     #[test]

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::render::{Line, Style, display_width};
+use super::render::{Line, Style, display_width, rows_for};
 
 /// Terminal size in columns and rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,39 +128,65 @@ impl Screen {
         buf.push('\n');
     }
 
+    /// Rows the live region may use for lines when `input_prompt` follows
+    /// them: the region must fit on the screen, with one row to spare, or
+    /// the cursor could not get back to its top.
+    pub fn line_budget(&self, input_prompt: Option<&str>) -> usize {
+        let prompt_rows = input_prompt.map_or(0, |p| self.rows_of(display_width(p) + 1));
+        self.size.rows.saturating_sub(1 + prompt_rows).max(1)
+    }
+
+    /// Terminal columns.
+    pub fn cols(&self) -> usize {
+        self.size.cols.max(1)
+    }
+
+    /// Rows `line` occupies.
+    pub fn line_rows(&self, line: &Line) -> usize {
+        rows_for(&line.text, self.cols())
+    }
+
     /// Replaces the live region with `lines` followed by `input_prompt` (no
-    /// newline: the cursor waits after it). Only on a terminal.
+    /// newline: the cursor waits after it). Only on a terminal. When the
+    /// lines do not fit, their last rows are shown under a one-row note.
     pub fn draw_live(&mut self, lines: &[Line], input_prompt: Option<&str>) -> std::io::Result<()> {
         if !self.tty {
             return Ok(());
         }
         let mut buf = String::new();
         self.clear_region(&mut buf);
-        let prompt_rows = input_prompt.map_or(0, |p| self.rows_of(display_width(p) + 1));
-        let budget = self.size.rows.saturating_sub(1 + prompt_rows).max(1);
-        let heights: Vec<usize> = lines
-            .iter()
-            .map(|l| self.rows_of(display_width(&l.text)))
-            .collect();
+        let budget = self.line_budget(input_prompt);
+        let heights: Vec<usize> = lines.iter().map(|l| self.line_rows(l)).collect();
         let total: usize = heights.iter().sum();
+        let mut rows = 0;
         let mut start = 0;
-        let mut rows = total;
         if total > budget {
-            // Keep the tail that fits, under a one-row note.
-            while rows > budget.saturating_sub(1) && start < lines.len() {
-                rows -= heights[start];
-                start += 1;
+            let room = budget.saturating_sub(1);
+            let mut used = 0;
+            start = lines.len();
+            while start > 0 && used + heights[start - 1] <= room {
+                start -= 1;
+                used += heights[start];
             }
-            let note = Line::new(&format!("... ({start} lines above)"), Style::Dim);
+            let note = Line::new(
+                "... (the rest is above; all of it shows when the turn ends)",
+                Style::Dim,
+            );
             self.push_line(&note, &mut buf);
             rows += 1;
+            if start > 0 && used < room {
+                let partial = clip_to_last_rows(&lines[start - 1], room - used, self.cols());
+                rows += self.line_rows(&partial);
+                self.push_line(&partial, &mut buf);
+            }
         }
         for line in &lines[start..] {
+            rows += self.line_rows(line);
             self.push_line(line, &mut buf);
         }
         if let Some(prompt) = input_prompt {
             let _ = write!(buf, "\x1b[1m{prompt}\x1b[0m");
-            rows += prompt_rows - 1;
+            rows += self.rows_of(display_width(prompt) + 1) - 1;
         }
         self.cursor_rows = rows;
         write_out(&buf)
@@ -202,6 +228,26 @@ impl Screen {
         let mut buf = String::new();
         self.clear_region(&mut buf);
         write_out(&buf)
+    }
+}
+
+/// The end of `line` that fits in `rows` rows of `cols` columns.
+fn clip_to_last_rows(line: &Line, rows: usize, cols: usize) -> Line {
+    // One column of slack per row: a wide character that does not fit at
+    // the end of a row wraps early.
+    let limit = rows * cols.saturating_sub(1).max(1);
+    let mut width = 0;
+    let mut cut = line.text.len();
+    for (i, c) in line.text.char_indices().rev() {
+        width += display_width(c.encode_utf8(&mut [0; 4]));
+        if width > limit {
+            break;
+        }
+        cut = i;
+    }
+    Line {
+        text: line.text[cut..].to_owned(),
+        style: line.style,
     }
 }
 

@@ -28,6 +28,18 @@ pub enum Footer {
     },
 }
 
+/// `entry` with an empty text (cheap to clone).
+fn entry_without_text(entry: &EntryView) -> EntryView {
+    EntryView {
+        id: entry.id.clone(),
+        kind: entry.kind,
+        message_id: entry.message_id.clone(),
+        turn: entry.turn,
+        text: String::new(),
+        fields: entry.fields.clone(),
+    }
+}
+
 /// Transcript copy, live set and screen.
 #[derive(Debug)]
 pub struct View {
@@ -191,19 +203,51 @@ impl View {
         if !self.screen.is_tty() {
             return Ok(());
         }
-        let mut lines = self.live_lines();
-        let prompt = match &self.footer {
-            Footer::None => None,
-            Footer::Status => {
-                lines.push(self.status_line());
-                None
-            }
-            Footer::Input { question, prompt } => {
-                lines.extend(question.iter().cloned());
-                Some(prompt.clone())
-            }
+        let (footer, prompt) = match &self.footer {
+            Footer::None => (Vec::new(), None),
+            Footer::Status => (vec![self.status_line()], None),
+            Footer::Input { question, prompt } => (question.clone(), Some(prompt.clone())),
         };
+        let budget = self.screen.line_budget(prompt.as_deref());
+        let mut lines = self.visible_tail(budget);
+        lines.extend(footer);
         self.screen.draw_live(&lines, prompt.as_deref())
+    }
+
+    /// The lines of the live entries, newest last, from the end back to at
+    /// least `budget` rows: a long turn costs a screenful per redraw, not
+    /// its whole text.
+    fn visible_tail(&self, budget: usize) -> Vec<Line> {
+        // Enough text to fill the screen however it wraps.
+        let text_limit = budget.saturating_mul(self.screen.cols()).saturating_mul(4) + 256;
+        let mut blocks = Vec::new();
+        let mut rows = 0;
+        for &index in self.live.iter().rev() {
+            let entry = &self.entries[index];
+            let mut lines = Vec::new();
+            if entry.text.len() > text_limit {
+                let mut cut = entry.text.len() - text_limit;
+                while !entry.text.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                let tail = EntryView {
+                    text: entry.text[cut..].to_owned(),
+                    ..entry_without_text(entry)
+                };
+                entry_lines(&tail, self.options, &mut lines);
+            } else {
+                entry_lines(entry, self.options, &mut lines);
+            }
+            rows += lines
+                .iter()
+                .map(|l| self.screen.line_rows(l))
+                .sum::<usize>();
+            blocks.push(lines);
+            if rows > budget {
+                break;
+            }
+        }
+        blocks.into_iter().rev().flatten().collect()
     }
 
     /// Prints the live entries in full as scrollback and empties the live
