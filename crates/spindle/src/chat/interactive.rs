@@ -37,11 +37,8 @@ struct Turn {
     cancel_sent: bool,
 }
 
-/// What ends the loop.
-#[derive(Debug)]
-enum Quit {
-    Code(u8),
-}
+/// What a handler returns: `Some(status)` ends the chat with that status.
+type Step = anyhow::Result<Option<u8>>;
 
 struct Chat<'a> {
     args: &'a ChatArgs,
@@ -100,7 +97,7 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
             }
             () = tokio::time::sleep_until(next_redraw), if chat.view.is_dirty() => Ok(None),
         };
-        if let Some(Quit::Code(code)) = step? {
+        if let Some(code) = step? {
             break code;
         }
         chat.conn.drain_recording()?;
@@ -152,22 +149,22 @@ impl Chat<'_> {
     }
 
     /// One event and whatever else is ready, up to a batch.
-    async fn client_batch(&mut self, first: ClientEvent) -> anyhow::Result<Option<Quit>> {
-        if let Some(quit) = self.client_event(first).await? {
-            return Ok(Some(quit));
+    async fn client_batch(&mut self, first: ClientEvent) -> Step {
+        if let Some(code) = self.client_event(first).await? {
+            return Ok(Some(code));
         }
         for _ in 0..BATCH {
             let Some(event) = self.conn.events.try_recv() else {
                 break;
             };
-            if let Some(quit) = self.client_event(event).await? {
-                return Ok(Some(quit));
+            if let Some(code) = self.client_event(event).await? {
+                return Ok(Some(code));
             }
         }
         Ok(None)
     }
 
-    async fn client_event(&mut self, event: ClientEvent) -> anyhow::Result<Option<Quit>> {
+    async fn client_event(&mut self, event: ClientEvent) -> Step {
         match event {
             ClientEvent::SessionUpdate { params, .. } => {
                 let applied = self.engine.apply_session_update(params.get());
@@ -222,11 +219,7 @@ impl Chat<'_> {
         Ok(None)
     }
 
-    async fn turn_ended(
-        &mut self,
-        stop_reason: Option<String>,
-        failed: bool,
-    ) -> anyhow::Result<Option<Quit>> {
+    async fn turn_ended(&mut self, stop_reason: Option<String>, failed: bool) -> Step {
         self.turn = None;
         self.permission = None;
         self.last_code = exit_code_for_turn(stop_reason.as_deref(), failed);
@@ -243,14 +236,14 @@ impl Chat<'_> {
         if let Some(next) = self.queued.pop_front() {
             self.start_prompt(next).await;
         } else if self.input_closed {
-            return Ok(Some(Quit::Code(self.last_code)));
+            return Ok(Some(self.last_code));
         } else {
             self.show_input_prompt();
         }
         Ok(None)
     }
 
-    async fn agent_gone(&mut self) -> anyhow::Result<Option<Quit>> {
+    async fn agent_gone(&mut self) -> Step {
         let during_turn = self.turn.is_some();
         self.view.set_footer(Footer::None);
         self.view.commit(None)?;
@@ -258,7 +251,7 @@ impl Chat<'_> {
             eprintln!("spindle chat: the agent stopped before the turn ended");
         }
         report_agent_exit(&self.conn.agent).await;
-        Ok(Some(Quit::Code(exit::AGENT_EXITED)))
+        Ok(Some(exit::AGENT_EXITED))
     }
 
     async fn start_prompt(&mut self, text: String) {
@@ -282,7 +275,7 @@ impl Chat<'_> {
             .await;
     }
 
-    async fn typed(&mut self, line: Option<String>) -> anyhow::Result<Option<Quit>> {
+    async fn typed(&mut self, line: Option<String>) -> Step {
         let Some(line) = line else {
             self.input_closed = true;
             if let Some((request_id, _)) = self.permission.take() {
@@ -293,7 +286,7 @@ impl Chat<'_> {
                     .await;
             }
             if self.turn.is_none() && self.queued.is_empty() {
-                return Ok(Some(Quit::Code(self.last_code)));
+                return Ok(Some(self.last_code));
             }
             return Ok(None);
         };
@@ -330,7 +323,7 @@ impl Chat<'_> {
             }
             return Ok(None);
         }
-        if self.view_is_terminal() {
+        if self.view.is_terminal() {
             self.view.accept_input();
         } else {
             self.view.commit(None)?;
@@ -343,16 +336,12 @@ impl Chat<'_> {
         Ok(None)
     }
 
-    fn view_is_terminal(&self) -> bool {
-        std::io::stdout().is_terminal()
-    }
-
-    async fn interrupt(&mut self) -> anyhow::Result<Option<Quit>> {
+    async fn interrupt(&mut self) -> Step {
         let Some(turn) = &mut self.turn else {
-            return Ok(Some(Quit::Code(exit::CANCELLED)));
+            return Ok(Some(exit::CANCELLED));
         };
         if turn.cancel_sent {
-            return Ok(Some(Quit::Code(exit::CANCELLED)));
+            return Ok(Some(exit::CANCELLED));
         }
         turn.cancel_sent = true;
         self.permission = None;

@@ -74,6 +74,11 @@ impl View {
         }
     }
 
+    /// Whether stdout is a terminal (the live region is redrawn in place).
+    pub fn is_terminal(&self) -> bool {
+        self.screen.is_tty()
+    }
+
     /// Something changed since the last redraw.
     pub fn is_dirty(&self) -> bool {
         self.dirty
