@@ -307,3 +307,52 @@ fn a_turn_taller_than_the_pane_leaves_no_copies_in_the_scrollback() {
         "{screen}"
     );
 }
+
+#[test]
+fn permission_is_asked_on_the_terminal_and_the_typed_choice_is_sent() {
+    if !tmux_available() {
+        return;
+    }
+    let pane = ChatPane::start("permission", &[]);
+    pane.type_line("/scenario tools");
+    pane.wait_until("the permission question", |s| s.ends_with("choose 1-2:"));
+    // Not a number from the list: asked again, nothing sent.
+    pane.type_line("yes");
+    pane.wait_until("the question again", |s| {
+        s.ends_with("type a number from 1 to 2:")
+    });
+    pane.type_line("2");
+    let screen = pane.wait_for_turns(1);
+    assert!(
+        screen.contains("The agent asks permission: Edit src/main.rs"),
+        "{screen}"
+    );
+    assert!(screen.contains("1) Allow [allow_once]"), "{screen}");
+    assert!(screen.contains(scenarios::TOOLS_REPLY_REJECTED), "{screen}");
+    assert!(!screen.contains(scenarios::TOOLS_REPLY_ALLOWED), "{screen}");
+    assert!(
+        screen.contains("[tool] Edit src/main.rs (edit) - failed"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn prompt_mode_asks_permission_when_stdin_is_a_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let pane = ChatPane::start("prompt-permission", &["--prompt", "/scenario tools"]);
+    pane.wait_until("the permission question", |s| s.ends_with("choose 1-2:"));
+    pane.type_line("3");
+    pane.wait_until("the question again", |s| {
+        s.ends_with("type a number from 1 to 2:")
+    });
+    pane.type_line("1");
+    let screen = pane.wait_until("the chat to exit", |s| s.contains("[chat exited"));
+    assert!(screen.contains("[chat exited 0]"), "{screen}");
+    assert_eq!(
+        lines_containing(&screen, scenarios::TOOLS_REPLY_ALLOWED).len(),
+        1,
+        "{screen}"
+    );
+}

@@ -267,19 +267,10 @@ impl Turn<'_> {
                 question.push('\n');
             }
             eprint!("{question}choose 1-{}: ", ask.options.len());
-            let (tx, rx) = oneshot::channel();
-            std::thread::spawn(move || {
-                let mut line = String::new();
-                let typed = match std::io::stdin().read_line(&mut line) {
-                    Ok(0) | Err(_) => None,
-                    Ok(_) => Some(line),
-                };
-                let _ = tx.send(typed);
-            });
             self.pending = Some(PendingAnswer {
                 request_id,
                 ask,
-                answer: rx,
+                answer: read_line_from_stdin(),
             });
             return;
         }
@@ -311,17 +302,41 @@ impl Turn<'_> {
         let Some(pending) = self.pending.take() else {
             return;
         };
-        let outcome = typed
-            .as_deref()
-            .and_then(|t| pending.ask.outcome_for_answer(t))
-            .unwrap_or_else(|| {
-                eprintln!("spindle chat: no valid choice; answering cancelled");
+        let outcome = match typed {
+            None => {
+                eprintln!("spindle chat: stdin closed before a choice; answering cancelled");
                 permission::cancelled()
-            });
+            }
+            Some(text) => match pending.ask.outcome_for_answer(&text) {
+                Some(outcome) => outcome,
+                None => {
+                    eprint!("type a number from 1 to {}: ", pending.ask.options.len());
+                    self.pending = Some(PendingAnswer {
+                        answer: read_line_from_stdin(),
+                        ..pending
+                    });
+                    return;
+                }
+            },
+        };
         let _ = self
             .conn
             .client
             .respond_permission(&pending.request_id, &outcome)
             .await;
     }
+}
+
+/// One line from stdin, read on a thread of its own (`None` at EOF).
+fn read_line_from_stdin() -> oneshot::Receiver<Option<String>> {
+    let (tx, rx) = oneshot::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let typed = match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        };
+        let _ = tx.send(typed);
+    });
+    rx
 }
