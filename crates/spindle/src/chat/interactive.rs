@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, IsTerminal};
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use spindle_engine::TranscriptEngine;
 use spindle_protocol::{ClientEvent, RequestId};
 use tokio::signal::unix::{SignalKind, signal};
@@ -203,12 +203,15 @@ impl Chat<'_> {
             ClientEvent::PermissionRequest {
                 request_id, params, ..
             } => self.permission_asked(request_id, params.get()).await?,
-            ClientEvent::RequestCancelled { request_id }
-                if self.permission.as_ref().map(|(id, _)| id) == Some(&request_id) =>
-            {
-                self.permission = None;
-                self.view.note("the permission request was withdrawn");
-                self.view.set_footer(Footer::Status);
+            ClientEvent::RequestCancelled { request_id } => {
+                // Answered `cancelled` by the runtime (session/cancel) or
+                // withdrawn by the agent.
+                self.engine_permission_answer(&request_id, &permission::cancelled());
+                if self.permission.as_ref().map(|(id, _)| id) == Some(&request_id) {
+                    self.permission = None;
+                    self.view.note("the permission request was withdrawn");
+                    self.view.set_footer(Footer::Status);
+                }
             }
             ClientEvent::Diagnostic { message } => {
                 self.view.note(&format!("diagnostic: {message}"));
@@ -279,10 +282,7 @@ impl Chat<'_> {
         let Some(line) = line else {
             self.input_closed = true;
             if let Some((request_id, _)) = self.permission.take() {
-                let _ = self
-                    .conn
-                    .client
-                    .respond_permission(&request_id, &permission::cancelled())
+                self.answer_permission(&request_id, &permission::cancelled())
                     .await;
             }
             if self.turn.is_none() && self.queued.is_empty() {
@@ -294,11 +294,7 @@ impl Chat<'_> {
             self.view.accept_input();
             match ask.outcome_for_answer(&line) {
                 Some(outcome) => {
-                    let _ = self
-                        .conn
-                        .client
-                        .respond_permission(&request_id, &outcome)
-                        .await;
+                    self.answer_permission(&request_id, &outcome).await;
                     self.view.set_footer(Footer::Status);
                 }
                 None => {
@@ -358,11 +354,38 @@ impl Chat<'_> {
         Ok(None)
     }
 
+    /// Sends the answer and tells the engine, which records it on the
+    /// tool call (as a replay of the recording would).
+    async fn answer_permission(&mut self, request_id: &RequestId, outcome: &Value) {
+        let _ = self
+            .conn
+            .client
+            .respond_permission(request_id, outcome)
+            .await;
+        self.engine_permission_answer(request_id, outcome);
+    }
+
+    fn engine_permission_answer(&mut self, request_id: &RequestId, outcome: &Value) {
+        let line = json!({"jsonrpc": "2.0", "id": request_id, "result": {"outcome": outcome}});
+        let applied = self.engine.apply_client_line(&line.to_string());
+        self.view.apply(applied.ops);
+    }
+
     async fn permission_asked(
         &mut self,
         request_id: RequestId,
         params: &str,
     ) -> anyhow::Result<()> {
+        // The engine sees the request as the agent sent it: the tool call
+        // shows that it waits for an answer.
+        let request = json!({
+            "jsonrpc": "2.0",
+            "id": &request_id,
+            "method": "session/request_permission",
+            "params": serde_json::from_str::<Value>(params).unwrap_or(Value::Null),
+        });
+        let applied = self.engine.apply_agent_line(&request.to_string());
+        self.view.apply(applied.ops);
         let ask = PermissionAsk::parse(params);
         let answer = if self.args.yes
             && let Some(option) = ask.first_allow()
@@ -389,11 +412,7 @@ impl Chat<'_> {
         };
         match answer {
             Some(outcome) => {
-                let _ = self
-                    .conn
-                    .client
-                    .respond_permission(&request_id, &outcome)
-                    .await;
+                self.answer_permission(&request_id, &outcome).await;
             }
             None => {
                 // The entries so far become scrollback; the question waits

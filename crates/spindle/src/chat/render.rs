@@ -116,10 +116,10 @@ fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
     ));
     out.push(Line::new(&header, Style::Bold));
     if let Some(permission) = entry.fields.get("permission") {
-        let outcome = str_field(Some(permission), "optionId")
-            .or_else(|| str_field(Some(permission), "outcome"))
-            .unwrap_or("asked");
-        out.push(Line::new(&format!("    permission: {outcome}"), Style::Dim));
+        out.push(Line::new(
+            &format!("    permission: {}", permission_state(permission)),
+            Style::Dim,
+        ));
     }
     let content = tool
         .and_then(|t| t.get("content"))
@@ -147,6 +147,28 @@ fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
         }
     }
     detail_lines(&detail, out);
+}
+
+/// What became of a permission request recorded by the engine
+/// (`outcome`: null while waiting, then the client's outcome object).
+fn permission_state(permission: &Value) -> String {
+    let outcome = permission.get("outcome").unwrap_or(&Value::Null);
+    match str_field(Some(outcome), "outcome") {
+        None => "waiting for an answer".to_owned(),
+        Some("selected") => {
+            let id = str_field(Some(outcome), "optionId").unwrap_or("?");
+            let name = permission
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|o| str_field(Some(o), "optionId") == Some(id))
+                .and_then(|o| str_field(Some(o), "name"))
+                .unwrap_or(id);
+            format!("answered {name}")
+        }
+        Some(other) => other.to_owned(),
+    }
 }
 
 /// Indented, dimmed detail lines, the last `DETAIL_LINES` of them.
