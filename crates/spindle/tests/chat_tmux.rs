@@ -356,3 +356,21 @@ fn prompt_mode_asks_permission_when_stdin_is_a_terminal() {
         "{screen}"
     );
 }
+
+#[test]
+fn ctrl_c_while_asked_for_permission_cancels_the_request_and_the_turn() {
+    if !tmux_available() {
+        return;
+    }
+    let pane = ChatPane::start("permission-cancel", &["--protocol", "2"]);
+    pane.type_line("/scenario tools");
+    pane.wait_until("the permission question", |s| s.ends_with("choose 1-2:"));
+    pane.send_key("C-c");
+    let screen = pane.wait_for_turns(1);
+    assert!(screen.contains("[cancelled"), "{screen}");
+    assert!(screen.contains("permission: cancelled"), "{screen}");
+    assert!(
+        screen.contains("[tool] Edit src/main.rs (edit) - cancelled"),
+        "{screen}"
+    );
+}
