@@ -364,12 +364,13 @@ fn sigint_cancels_the_prompt_turn_with_130() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let child = guard.0.take().expect("child");
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("run kill");
+    let pid = guard.0.as_ref().expect("child").id().to_string();
+    let Ok(killed) = Command::new("kill").args(["-INT", &pid]).status() else {
+        eprintln!("skipped: no `kill` command to send SIGINT with");
+        return;
+    };
     assert!(killed.success());
+    let child = guard.0.take().expect("child");
     let output = child.wait_with_output().expect("wait for spindle chat");
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     assert_eq!(stdout(&output), format!("{}\n", scenarios::STALL_TEXT));
