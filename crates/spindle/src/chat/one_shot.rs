@@ -109,8 +109,8 @@ pub async fn run(
         Outcome::Interrupted => exit::CANCELLED,
         Outcome::TimedOut => exit::TIMEOUT,
     };
-    // Close the agent's input so it can exit, then flush the recording
-    // with everything the client saw.
+    // The recording gets everything the client saw, the reply last: a
+    // reader of stdout can rely on the file being complete.
     turn.conn.finish_recording()?;
     if let Some(reply) = turn.engine.final_reply() {
         let mut out = std::io::stdout().lock();
