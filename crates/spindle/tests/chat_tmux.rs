@@ -3,8 +3,8 @@
 //! its scrollback) with `capture-pane`. Waits poll the screen until a
 //! generous deadline; nothing asserts on timing.
 //!
-//! Each test uses its own tmux server socket (`tmux -L`), so it never touches
-//! another tmux server. Skipped, with a message, when tmux is not installed.
+//! Each test uses its own tmux server socket (`tmux -S`, in the temp
+//! directory, removed afterwards), so it never touches another tmux server. Skipped, with a message, when tmux is not installed.
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -31,7 +31,7 @@ fn shell_quote(arg: &str) -> String {
 
 /// `spindle chat` in a detached tmux session on a private server.
 struct ChatPane {
-    socket: String,
+    socket: std::path::PathBuf,
 }
 
 impl ChatPane {
@@ -42,7 +42,8 @@ impl ChatPane {
     }
 
     fn start_sized(name: &str, chat_args: &[&str], (cols, rows): (u16, u16)) -> ChatPane {
-        let socket = format!("spindle-chat-test-{}-{name}", std::process::id());
+        let socket =
+            std::env::temp_dir().join(format!("spindle-chat-tmux-{}-{name}", std::process::id()));
         let mut command = vec![SPINDLE, "chat"];
         command.extend_from_slice(chat_args);
         command.extend_from_slice(&["--", SPINDLE, "agent", "--delay-ms", "20"]);
@@ -69,7 +70,8 @@ impl ChatPane {
 
     fn tmux(&self, args: &[&str]) -> Output {
         Command::new("tmux")
-            .args(["-L", &self.socket])
+            .arg("-S")
+            .arg(&self.socket)
             .args(args)
             .env("TERM", "xterm-256color")
             .output()
@@ -135,6 +137,7 @@ impl ChatPane {
 impl Drop for ChatPane {
     fn drop(&mut self) {
         let _ = self.tmux(&["kill-server"]);
+        let _ = std::fs::remove_file(&self.socket);
     }
 }
 
