@@ -10,11 +10,25 @@ use spindle_agent::scenarios;
 
 const SPINDLE: &str = env!("CARGO_BIN_EXE_spindle");
 
-/// A scratch directory of this test process.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("spindle-chat-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("create scratch dir");
-    dir
+/// A scratch directory of this test process, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("spindle-chat-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch(dir)
+    }
+
+    fn join(&self, file: &str) -> PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// `spindle chat [flags] --prompt PROMPT -- spindle agent --delay-ms 0 [agent_flags]`,
@@ -59,9 +73,9 @@ fn replay(path: &Path) -> Value {
 /// Runs `prompt` in v1 and v2 with `--record`; checks stdout is `reply` plus
 /// one newline, exit 0, and that the recording replays to the same reply.
 fn check_reply(prompt: &str, reply: &str) {
-    let dir = scratch(&prompt.replace(['/', ' '], "_"));
+    let dir = Scratch::new(&prompt.replace(['/', ' '], "_"));
     for protocol in ["1", "2"] {
-        let record = dir.join(format!("v{protocol}.jsonl"));
+        let record = dir.join(&format!("v{protocol}.jsonl"));
         let output = chat(
             &["--protocol", protocol, "--record", record.to_str().unwrap()],
             prompt,
@@ -153,9 +167,9 @@ fn failed_turn_exits_1_with_the_error_on_stderr() {
 
 #[test]
 fn agent_crash_exits_5_and_the_recording_keeps_the_partial_reply() {
-    let dir = scratch("crash");
+    let dir = Scratch::new("crash");
     for protocol in ["1", "2"] {
-        let record = dir.join(format!("crash-v{protocol}.jsonl"));
+        let record = dir.join(&format!("crash-v{protocol}.jsonl"));
         let output = chat(
             &["--protocol", protocol, "--record", record.to_str().unwrap()],
             "/scenario crash",
@@ -182,9 +196,10 @@ fn agent_crash_exits_5_and_the_recording_keeps_the_partial_reply() {
     }
 }
 
-/// A reference-agent script: `lines` after one `wait_for_prompt`.
-fn script(name: &str, lines: &[&str]) -> PathBuf {
-    let path = scratch("scripts").join(format!("{name}.jsonl"));
+/// A reference-agent script: `lines` after one `wait_for_prompt`, in
+/// `dir`.
+fn script(dir: &Scratch, name: &str, lines: &[&str]) -> PathBuf {
+    let path = dir.join(&format!("{name}.jsonl"));
     let mut text = String::from("{\"wait_for_prompt\":true}\n");
     for line in lines {
         text.push_str(line);
@@ -196,6 +211,7 @@ fn script(name: &str, lines: &[&str]) -> PathBuf {
 
 #[test]
 fn exit_status_follows_the_stop_reason() {
+    let dir = Scratch::new("stop-reasons");
     let chunk =
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Partial."}}"#;
     for (stop, code) in [
@@ -207,7 +223,7 @@ fn exit_status_follows_the_stop_reason() {
         ("something_new", 1),
     ] {
         let end = format!("{{\"end_turn\":\"{stop}\"}}");
-        let path = script(stop, &[chunk, &end]);
+        let path = script(&dir, stop, &[chunk, &end]);
         let output = chat(&[], "go", &["--script", path.to_str().unwrap()]);
         assert_eq!(
             output.status.code(),
@@ -253,7 +269,9 @@ fn permission_is_approved_only_with_yes() {
 
 #[test]
 fn garbage_from_the_agent_is_reported_and_the_turn_goes_on() {
+    let dir = Scratch::new("garbage");
     let path = script(
+        &dir,
         "garbage",
         &[
             r#"{"raw":{"jsonrpc":"2.0","id":4242,"result":{}}}"#,
@@ -327,7 +345,7 @@ impl Drop for KillOnDrop {
 
 #[test]
 fn sigint_cancels_the_prompt_turn_with_130() {
-    let dir = scratch("sigint");
+    let dir = Scratch::new("sigint");
     let record = dir.join("stall.jsonl");
     let child = Command::new(SPINDLE)
         .args(["chat", "--record", record.to_str().unwrap()])
