@@ -85,3 +85,16 @@ fn piped_session_exits_with_the_last_turn_status() {
     assert!(!text.contains("never sent"), "{text}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("exit status: 3"));
 }
+
+#[test]
+fn notices_are_shown_with_the_turn_that_sent_them() {
+    let output = chat_piped(&["--protocol", "2"], "/scenario notice\n");
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    let reply = position(&text, scenarios::NOTICE_REPLY);
+    let end = position(&text, "[end_turn");
+    for (severity, title, _) in scenarios::NOTICES {
+        let notice = position(&text, &format!("[{severity}] {title}"));
+        assert!(reply < notice && notice < end, "{text}");
+    }
+}

@@ -204,10 +204,15 @@ impl View {
     /// Redraws the live region (terminal only; elsewhere only notes print).
     pub fn redraw(&mut self) -> std::io::Result<()> {
         self.dirty = false;
-        self.flush_notes()?;
         if !self.screen.is_tty() {
+            // Without a terminal the turn is printed when it ends; notes
+            // wait for it, so they follow the text they came with.
+            if self.live.is_empty() {
+                self.flush_notes()?;
+            }
             return Ok(());
         }
+        self.flush_notes()?;
         let (footer, prompt) = match &self.footer {
             Footer::None => (Vec::new(), None),
             Footer::Status => (vec![self.status_line()], None),
@@ -258,8 +263,11 @@ impl View {
     /// Prints the live entries in full as scrollback and empties the live
     /// region; `footer_note` (e.g. the stop reason) follows them, dimmed.
     pub fn commit(&mut self, footer_note: Option<&str>) -> std::io::Result<()> {
-        self.flush_notes()?;
+        if self.screen.is_tty() {
+            self.flush_notes()?;
+        }
         let mut lines = self.live_lines();
+        lines.append(&mut self.pending_notes);
         if let Some(note) = footer_note {
             lines.push(Line::new(note, Style::Dim));
         }
