@@ -1,5 +1,5 @@
-//! The interactive chat: one loop over client events, typed lines, Ctrl-C,
-//! terminal resizes and the redraw timer. Every change to the screen comes
+//! The interactive chat: one loop over one closed [`ChatEvent`] (client
+//! events, typed lines, Ctrl-C, terminal resizes, the redraw timer). Every change to the screen comes
 //! from the engine's render ops (through [`View`]); this loop only decides
 //! when turns start and end and answers permission requests.
 
@@ -35,6 +35,21 @@ struct Turn {
     /// v1: always. v2: the agent answered the prompt (the turn has begun).
     accepted: bool,
     cancel_sent: bool,
+}
+
+/// Everything the chat's loop reacts to.
+#[derive(Debug)]
+enum ChatEvent {
+    /// From the client runtime; `None` once the connection is gone.
+    Client(Option<ClientEvent>),
+    /// A line typed on stdin; `None` at EOF.
+    Typed(Option<String>),
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// SIGWINCH: the terminal was resized.
+    Resize,
+    /// The redraw interval passed with changes waiting.
+    RedrawDue,
 }
 
 /// What a handler returns: `Some(status)` ends the chat with that status.
@@ -84,20 +99,14 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
     chat.show_input_prompt();
     let mut next_redraw = Instant::now();
     let code = loop {
-        let step = tokio::select! {
-            event = chat.conn.events.recv() => match event {
-                Some(event) => chat.client_batch(event).await,
-                None => chat.agent_gone().await,
-            },
-            line = input.recv() => chat.typed(line).await,
-            _ = interrupts.recv() => chat.interrupt().await,
-            _ = resizes.recv() => {
-                chat.view.resize();
-                Ok(None)
-            }
-            () = tokio::time::sleep_until(next_redraw), if chat.view.is_dirty() => Ok(None),
+        let event = tokio::select! {
+            event = chat.conn.events.recv() => ChatEvent::Client(event),
+            line = input.recv() => ChatEvent::Typed(line),
+            _ = interrupts.recv() => ChatEvent::Interrupt,
+            _ = resizes.recv() => ChatEvent::Resize,
+            () = tokio::time::sleep_until(next_redraw), if chat.view.is_dirty() => ChatEvent::RedrawDue,
         };
-        if let Some(code) = step? {
+        if let Some(code) = chat.handle(event).await? {
             break code;
         }
         chat.conn.drain_recording()?;
@@ -137,6 +146,21 @@ fn spawn_line_reader() -> mpsc::UnboundedReceiver<String> {
 }
 
 impl Chat<'_> {
+    async fn handle(&mut self, event: ChatEvent) -> Step {
+        match event {
+            ChatEvent::Client(Some(event)) => self.client_batch(event).await,
+            ChatEvent::Client(None) => self.agent_gone().await,
+            ChatEvent::Typed(line) => self.typed(line).await,
+            ChatEvent::Interrupt => self.interrupt().await,
+            ChatEvent::Resize => {
+                self.view.resize();
+                Ok(None)
+            }
+            // The loop redraws after every event.
+            ChatEvent::RedrawDue => Ok(None),
+        }
+    }
+
     fn show_input_prompt(&mut self) {
         if self.stdin_tty && !self.input_closed {
             self.view.set_footer(Footer::Input {

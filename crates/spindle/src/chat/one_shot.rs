@@ -34,6 +34,19 @@ enum Outcome {
     TimedOut,
 }
 
+/// Everything the turn's loop reacts to.
+#[derive(Debug)]
+enum TurnEvent {
+    /// From the client runtime; `None` once the connection is gone.
+    Client(Option<ClientEvent>),
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// `--timeout`, or the grace period of a cancelled turn, ran out.
+    Deadline,
+    /// The answer to a permission question; `None` at EOF.
+    Typed(Option<String>),
+}
+
 /// A permission question waiting for a typed answer.
 #[derive(Debug)]
 struct PendingAnswer {
@@ -122,8 +135,11 @@ pub async fn run(
 }
 
 impl Turn<'_> {
-    async fn wait_for_end(&mut self, mut deadline: Option<Instant>) -> anyhow::Result<Outcome> {
+    async fn wait_for_end(&mut self, deadline: Option<Instant>) -> anyhow::Result<Outcome> {
         let mut interrupts = signal(SignalKind::interrupt())?;
+        let mut deadline = deadline;
+        // Set once the turn is being cancelled: how the run ends, whatever
+        // stop reason the agent gives.
         let mut cancelling: Option<Outcome> = None;
         loop {
             let timer = deadline.unwrap_or_else(Instant::now);
@@ -133,23 +149,20 @@ impl Turn<'_> {
                     None => std::future::pending().await,
                 }
             };
-            tokio::select! {
-                event = self.conn.events.recv() => {
-                    let Some(event) = event else {
-                        return Ok(Outcome::AgentExited);
-                    };
-                    if let Some(outcome) = self.handle(event).await? {
+            let event = tokio::select! {
+                event = self.conn.events.recv() => TurnEvent::Client(event),
+                _ = interrupts.recv() => TurnEvent::Interrupt,
+                () = tokio::time::sleep_until(timer), if deadline.is_some() => TurnEvent::Deadline,
+                typed = answer => TurnEvent::Typed(typed),
+            };
+            match event {
+                TurnEvent::Client(None) => return Ok(Outcome::AgentExited),
+                TurnEvent::Client(Some(event)) => {
+                    if let Some(outcome) = self.client_batch(event).await? {
                         return Ok(cancelling.unwrap_or(outcome));
                     }
-                    for _ in 0..BATCH {
-                        let Some(event) = self.conn.events.try_recv() else { break };
-                        if let Some(outcome) = self.handle(event).await? {
-                            return Ok(cancelling.unwrap_or(outcome));
-                        }
-                    }
-                    self.conn.drain_recording()?;
                 }
-                _ = interrupts.recv() => {
+                TurnEvent::Interrupt => {
                     if cancelling.is_some() {
                         return Ok(Outcome::Interrupted);
                     }
@@ -158,7 +171,7 @@ impl Turn<'_> {
                     cancelling = Some(Outcome::Interrupted);
                     deadline = Some(Instant::now() + CANCEL_GRACE);
                 }
-                () = tokio::time::sleep_until(timer), if deadline.is_some() => {
+                TurnEvent::Deadline => {
                     if let Some(outcome) = cancelling {
                         eprintln!("spindle chat: the agent did not end the cancelled turn");
                         return Ok(outcome);
@@ -168,11 +181,27 @@ impl Turn<'_> {
                     cancelling = Some(Outcome::TimedOut);
                     deadline = Some(Instant::now() + CANCEL_GRACE);
                 }
-                typed = answer => {
-                    self.answer_typed(typed).await;
-                }
+                TurnEvent::Typed(typed) => self.answer_typed(typed).await,
             }
         }
+    }
+
+    /// `first` and whatever else is ready, up to a batch; `Some` when the
+    /// turn is over.
+    async fn client_batch(&mut self, first: ClientEvent) -> anyhow::Result<Option<Outcome>> {
+        if let Some(outcome) = self.handle(first).await? {
+            return Ok(Some(outcome));
+        }
+        for _ in 0..BATCH {
+            let Some(event) = self.conn.events.try_recv() else {
+                break;
+            };
+            if let Some(outcome) = self.handle(event).await? {
+                return Ok(Some(outcome));
+            }
+        }
+        self.conn.drain_recording()?;
+        Ok(None)
     }
 
     async fn cancel(&mut self) {
