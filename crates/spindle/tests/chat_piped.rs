@@ -11,10 +11,15 @@ use spindle_agent::scenarios;
 const SPINDLE: &str = env!("CARGO_BIN_EXE_spindle");
 
 fn chat_piped(flags: &[&str], input: &str) -> Output {
+    chat_piped_with_agent(flags, input, &[])
+}
+
+fn chat_piped_with_agent(flags: &[&str], input: &str, agent_flags: &[&str]) -> Output {
     let mut child = Command::new(SPINDLE)
         .arg("chat")
         .args(flags)
         .args(["--", SPINDLE, "agent", "--delay-ms", "0"])
+        .args(agent_flags)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -97,4 +102,31 @@ fn notices_are_shown_with_the_turn_that_sent_them() {
         let notice = position(&text, &format!("[{severity}] {title}"));
         assert!(reply < notice && notice < end, "{text}");
     }
+}
+
+#[test]
+fn a_flood_of_garbage_is_shown_up_to_a_limit_and_the_session_goes_on() {
+    let path =
+        std::env::temp_dir().join(format!("spindle-chat-flood-{}.jsonl", std::process::id()));
+    let mut script = String::from("{\"wait_for_prompt\":true}\n");
+    for _ in 0..50 {
+        script.push_str("{\"sessionUpdate\":\"agent_message_chunk\",\"content\":\"garbage\"}\n");
+    }
+    script.push_str(
+        "{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"Still here.\"}}\n",
+    );
+    std::fs::write(&path, script).expect("write script");
+    let output = chat_piped_with_agent(&[], "go\nhello\n", &["--script", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert_eq!(text.matches("diagnostic: ").count(), 20, "{text}");
+    assert_eq!(
+        text.matches("more diagnostics follow; not shown").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l == "Still here."), "{text}");
+    // The next prompt is answered by the built-in commands.
+    assert!(text.contains("You said: \"hello\""), "{text}");
 }

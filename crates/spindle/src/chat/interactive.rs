@@ -24,6 +24,8 @@ use super::{ChatArgs, Connected, exit, exit_code_for_turn, prompt_blocks, report
 const REDRAW_INTERVAL: Duration = Duration::from_millis(16);
 /// Events handled per wake-up before the screen gets a chance to redraw.
 const BATCH: usize = 1024;
+/// Diagnostics shown before the rest are only counted.
+const DIAGNOSTIC_LIMIT: usize = 20;
 /// The input prompt.
 const PROMPT: &str = "> ";
 
@@ -69,6 +71,8 @@ struct Chat<'a> {
     input_closed: bool,
     /// Exit status of the last finished turn (what EOF exits with).
     last_code: u8,
+    /// Diagnostics seen so far.
+    diagnostics: usize,
 }
 
 /// Runs the interactive chat; returns the exit status.
@@ -92,6 +96,7 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
         permission: None,
         input_closed: false,
         last_code: exit::END_TURN,
+        diagnostics: 0,
     };
     let mut input = spawn_line_reader();
     let mut interrupts = signal(SignalKind::interrupt())?;
@@ -194,7 +199,7 @@ impl Chat<'_> {
                 let applied = self.engine.apply_session_update(params.get());
                 self.view.apply(applied.ops);
                 for d in applied.diagnostics {
-                    self.view.note(&format!("diagnostic: {}", d.message));
+                    self.diagnostic(&d.message);
                 }
             }
             ClientEvent::PromptResponse { result, .. } => {
@@ -238,12 +243,23 @@ impl Chat<'_> {
                 }
             }
             ClientEvent::Diagnostic { message } => {
-                self.view.note(&format!("diagnostic: {message}"));
+                self.diagnostic(&message);
             }
             ClientEvent::AgentExited { .. } => return self.agent_gone().await,
             _ => {}
         }
         Ok(None)
+    }
+
+    /// A dimmed line per diagnostic, up to a limit: an agent that writes
+    /// garbage without end must not bury the conversation.
+    fn diagnostic(&mut self, message: &str) {
+        self.diagnostics += 1;
+        if self.diagnostics <= DIAGNOSTIC_LIMIT {
+            self.view.note(&format!("diagnostic: {message}"));
+        } else if self.diagnostics == DIAGNOSTIC_LIMIT + 1 {
+            self.view.note("more diagnostics follow; not shown");
+        }
     }
 
     async fn turn_ended(&mut self, stop_reason: Option<String>, failed: bool) -> Step {
