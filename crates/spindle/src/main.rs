@@ -3,7 +3,7 @@
 
 mod agent_command;
 mod bridge_command;
-mod chat_command;
+mod chat;
 mod replay_command;
 mod serve_command;
 
@@ -27,7 +27,7 @@ enum Command {
     /// Run the built-in deterministic reference agent on stdio.
     Agent(agent_command::AgentArgs),
     /// Chat with an agent in the terminal (default: the reference agent).
-    Chat(chat_command::ChatArgs),
+    Chat(chat::ChatArgs),
     /// Translate between a v1/v2 client on stdio and a v1/v2 agent child process.
     Bridge(bridge_command::BridgeArgs),
     /// Serve the web client (default: the reference agent, SQLite in the data directory).
@@ -59,7 +59,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Replay(args) => replay_command::run(args),
         Command::Agent(args) => agent_command::run(args),
-        Command::Chat(args) => chat_command::run(args, default_agent_command()),
+        Command::Chat(args) => chat::run(args, default_agent_command()),
         Command::Bridge(args) => bridge_command::run(args),
         Command::Serve(args) => serve_command::run(args, default_agent_command()),
     };

@@ -1,0 +1,353 @@
+//! `spindle chat`: the terminal client.
+//!
+//! Glue between the client runtime (`spindle_protocol::AcpClient`), the
+//! transcript engine and the terminal. `one_shot` is `--prompt` (no
+//! rendering: the final reply once, at the end); `interactive` is the chat
+//! proper, drawing the engine's render ops through `view` and `screen`.
+
+mod agent_process;
+mod interactive;
+mod one_shot;
+mod permission;
+mod render;
+mod screen;
+mod view;
+
+use std::ffi::OsString;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde_json::json;
+use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
+use spindle_protocol::{AcpClient, ClientEvents, ClientOptions, ProtocolChoice, WireRecord};
+use tokio::sync::mpsc;
+
+use agent_process::{AgentProcess, spawn_agent};
+
+/// Exit statuses of `spindle chat` (also in `--help` and the README).
+pub mod exit {
+    /// The turn ended with `end_turn`.
+    pub const END_TURN: u8 = 0;
+    /// The turn failed: stop reason `error`, an error response, an unknown
+    /// stop reason, or the agent refused to initialize / open the session.
+    pub const AGENT_ERROR: u8 = 1;
+    /// Usage error: bad flags, the agent command could not be started, the
+    /// recording could not be written.
+    pub const USAGE: u8 = 2;
+    /// Stop reason `max_tokens` or `max_turn_requests`.
+    pub const LIMIT: u8 = 3;
+    /// Stop reason `refusal`.
+    pub const REFUSAL: u8 = 4;
+    /// The agent exited or closed the connection before the turn ended.
+    pub const AGENT_EXITED: u8 = 5;
+    /// `--timeout` expired (the turn was cancelled).
+    pub const TIMEOUT: u8 = 124;
+    /// Cancelled: Ctrl-C, or the agent ended the turn `cancelled`.
+    pub const CANCELLED: u8 = 130;
+}
+
+const EXIT_CODES_HELP: &str = "\
+Exit status of --prompt (interactively: EOF exits with the status of the last
+turn, Ctrl-C at the prompt with 130, an agent that exits with 5):
+  0    the turn ended with end_turn
+  1    the turn failed (stop reason error, error response, unknown stop reason,
+       or the agent refused initialize / session/new)
+  2    usage error (bad flags, agent command not startable, --record not writable)
+  3    stop reason max_tokens or max_turn_requests
+  4    stop reason refusal
+  5    the agent exited or closed the connection before the turn ended
+  124  --timeout expired (the turn was cancelled)
+  130  cancelled (Ctrl-C, or the agent ended the turn cancelled)
+
+With --prompt, stdout gets the final reply of the turn (agent message text, no
+thoughts) followed by one newline, once the turn is over; nothing when there is
+no reply. A turn that failed or was cut short prints what the reply was by then.";
+
+/// Arguments of `spindle chat`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_CODES_HELP)]
+pub struct ChatArgs {
+    /// Send one prompt, print the final reply to stdout and exit with a
+    /// status from the stop reason.
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
+    /// Approve permission requests (the first allow option); without it a
+    /// request is asked on the terminal, or rejected when nobody can answer.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Write every message exchanged with the agent to FILE in the
+    /// `spindle replay` input format.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// ACP version to ask for: 1, or 2 (falls back to 1 when the agent
+    /// does not speak it).
+    #[arg(long, default_value = "1", value_parser = parse_protocol)]
+    pub protocol: ProtocolChoice,
+    /// Do not show the agent's thoughts.
+    #[arg(long)]
+    pub hide_thoughts: bool,
+    /// With --prompt: give up after SECS seconds, starting the agent
+    /// included; a running turn is cancelled (exit 124).
+    #[arg(long, value_name = "SECS", requires = "prompt")]
+    pub timeout: Option<f64>,
+    /// The agent command (default: `spindle agent`), after `--`.
+    #[arg(last = true, value_name = "AGENT_CMD")]
+    pub agent: Vec<OsString>,
+}
+
+fn parse_protocol(text: &str) -> Result<ProtocolChoice, String> {
+    text.parse()
+}
+
+/// Runs `spindle chat`; returns the process exit code.
+pub fn run(args: ChatArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> {
+    if let Some(secs) = args.timeout
+        && !(secs.is_finite() && secs > 0.0)
+    {
+        eprintln!("spindle chat: --timeout must be a positive number of seconds");
+        return Ok(exit::USAGE);
+    }
+    let command = if args.agent.is_empty() {
+        default_agent
+    } else {
+        args.agent.clone()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let deadline = args
+            .timeout
+            .map(|secs| tokio::time::Instant::now() + Duration::from_secs_f64(secs));
+        let connected = match connect(&args, &command, deadline).await? {
+            Ok(connected) => connected,
+            Err(code) => return Ok(code),
+        };
+        match args.prompt.clone() {
+            Some(prompt) => one_shot::run(&args, prompt, connected, deadline).await,
+            None => interactive::run(&args, connected).await,
+        }
+    })
+}
+
+/// A started agent with an open session.
+#[derive(Debug)]
+pub(crate) struct Connected {
+    pub client: AcpClient,
+    pub events: ClientEvents,
+    pub session_id: String,
+    /// The negotiated version (1 or 2).
+    pub protocol_version: u16,
+    pub agent: AgentProcess,
+    pub recorder: Option<Recorder>,
+}
+
+impl Connected {
+    /// A transcript engine for this session's protocol version.
+    pub fn engine(&self) -> TranscriptEngine {
+        TranscriptEngine::new(EngineConfig {
+            protocol: if self.protocol_version == 2 {
+                ProtocolHint::V2
+            } else {
+                ProtocolHint::V1
+            },
+            ..EngineConfig::default()
+        })
+    }
+
+    /// Writes what the wire tap holds to the recording.
+    pub fn drain_recording(&mut self) -> anyhow::Result<()> {
+        match &mut self.recorder {
+            Some(recorder) => recorder.drain(),
+            None => Ok(()),
+        }
+    }
+
+    /// Flushes the recording; call last, after the agent is done.
+    pub fn finish_recording(&mut self) -> anyhow::Result<()> {
+        match &mut self.recorder {
+            Some(recorder) => {
+                recorder.drain()?;
+                recorder
+                    .out
+                    .flush()
+                    .with_context(|| format!("writing {}", recorder.path.display()))
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+/// `--record`: the client's wire tap written as recording lines.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    rx: mpsc::UnboundedReceiver<WireRecord>,
+    out: BufWriter<std::fs::File>,
+    path: PathBuf,
+}
+
+impl Recorder {
+    /// Writes what the tap holds and flushes it, so the file is complete up
+    /// to the last batch handled even if the chat itself is killed.
+    fn drain(&mut self) -> anyhow::Result<()> {
+        let mut wrote = false;
+        while let Ok(record) = self.rx.try_recv() {
+            writeln!(self.out, "{}", record.recording_line())
+                .with_context(|| format!("writing {}", self.path.display()))?;
+            wrote = true;
+        }
+        if wrote {
+            self.out
+                .flush()
+                .with_context(|| format!("writing {}", self.path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Starts the agent, initializes and opens a session. `Ok(Err(code))`: the
+/// agent failed (already reported on stderr).
+async fn connect(
+    args: &ChatArgs,
+    command: &[OsString],
+    deadline: Option<tokio::time::Instant>,
+) -> anyhow::Result<Result<Connected, u8>> {
+    let (tap, recorder) = match &args.record {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("creating the recording {}", path.display()))?;
+            let (tx, rx) = mpsc::unbounded_channel();
+            let recorder = Recorder {
+                rx,
+                out: BufWriter::new(file),
+                path: path.clone(),
+            };
+            (Some(tx), Some(recorder))
+        }
+        None => (None, None),
+    };
+    let (connection, agent) = spawn_agent(command).with_context(|| {
+        format!(
+            "starting the agent {:?}",
+            command
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
+    })?;
+    let options = ClientOptions {
+        protocol: args.protocol,
+        spindle_extensions: true,
+        wire_tap: tap,
+        ..ClientOptions::default()
+    };
+    let (client, events) = AcpClient::new(connection, options);
+    let mut connected = Connected {
+        client: client.clone(),
+        events,
+        session_id: String::new(),
+        protocol_version: 1,
+        agent,
+        recorder,
+    };
+    let setup = async {
+        client.initialize().await?;
+        let cwd = std::env::current_dir()
+            .unwrap_or_else(|_| std::env::temp_dir())
+            .to_string_lossy()
+            .into_owned();
+        client.new_session(&cwd, &json!([])).await
+    };
+    let interrupted = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let result = tokio::select! {
+        result = setup => result,
+        () = interrupted => {
+            report_diagnostics(&mut connected.events);
+            eprintln!("spindle chat: interrupted while starting the agent");
+            return Ok(Err(exit::CANCELLED));
+        }
+        () = sleep_until_deadline(deadline) => {
+            report_diagnostics(&mut connected.events);
+            eprintln!("spindle chat: --timeout expired while starting the agent");
+            return Ok(Err(exit::TIMEOUT));
+        }
+    };
+    match result {
+        Ok((session_id, _)) => {
+            connected.session_id = session_id;
+            connected.protocol_version = client.protocol_version().unwrap_or(1);
+            Ok(Ok(connected))
+        }
+        Err(error) => {
+            let code = match error {
+                spindle_protocol::ClientError::Disconnected => exit::AGENT_EXITED,
+                _ => exit::AGENT_ERROR,
+            };
+            report_diagnostics(&mut connected.events);
+            eprintln!("spindle chat: could not open a session with the agent: {error}");
+            report_agent_exit(&connected.agent).await;
+            connected.finish_recording()?;
+            Ok(Err(code))
+        }
+    }
+}
+
+/// Prints the diagnostics already queued (what the agent got wrong before
+/// the session opened).
+fn report_diagnostics(events: &mut ClientEvents) {
+    while let Some(event) = events.try_recv() {
+        if let spindle_protocol::ClientEvent::Diagnostic { message } = event {
+            eprintln!("spindle chat: {}", render::sanitize(&message));
+        }
+    }
+}
+
+/// Sleeps until `deadline`; forever without one.
+async fn sleep_until_deadline(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// After the connection closed: the agent's exit status and last stderr
+/// lines, on stderr.
+pub(crate) async fn report_agent_exit(agent: &AgentProcess) {
+    match agent.exit_status(Duration::from_secs(2)).await {
+        Some(Ok(status)) => eprintln!("spindle chat: the agent exited ({status})"),
+        Some(Err(error)) => eprintln!("spindle chat: the agent is gone ({error})"),
+        None => eprintln!("spindle chat: the agent closed the connection"),
+    }
+    let tail = agent.stderr_tail();
+    if !tail.is_empty() {
+        eprintln!("spindle chat: last lines of the agent's stderr:");
+        for line in tail {
+            eprintln!("  | {}", render::sanitize(&line));
+        }
+    }
+}
+
+/// The exit status for a finished turn.
+pub(crate) fn exit_code_for_turn(stop_reason: Option<&str>, failed: bool) -> u8 {
+    if failed {
+        return exit::AGENT_ERROR;
+    }
+    match stop_reason {
+        None | Some("end_turn") => exit::END_TURN,
+        Some("max_tokens" | "max_turn_requests") => exit::LIMIT,
+        Some("refusal") => exit::REFUSAL,
+        Some("cancelled") => exit::CANCELLED,
+        Some(_) => exit::AGENT_ERROR,
+    }
+}
+
+/// The prompt as content blocks.
+pub(crate) fn prompt_blocks(text: &str) -> serde_json::Value {
+    json!([{"type": "text", "text": text}])
+}

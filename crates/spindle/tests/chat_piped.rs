@@ -1,0 +1,132 @@
+//! Interactive `spindle chat` with piped stdin and stdout (no terminal):
+//! prompts are read line by line, each turn is printed once it is over,
+//! without escape sequences, and EOF ends the session with the status of
+//! the last turn.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use spindle_agent::scenarios;
+
+const SPINDLE: &str = env!("CARGO_BIN_EXE_spindle");
+
+fn chat_piped(flags: &[&str], input: &str) -> Output {
+    chat_piped_with_agent(flags, input, &[])
+}
+
+fn chat_piped_with_agent(flags: &[&str], input: &str, agent_flags: &[&str]) -> Output {
+    let mut child = Command::new(SPINDLE)
+        .arg("chat")
+        .args(flags)
+        .args(["--", SPINDLE, "agent", "--delay-ms", "0"])
+        .args(agent_flags)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn spindle chat");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).expect("write prompts");
+    drop(stdin);
+    child.wait_with_output().expect("wait for spindle chat")
+}
+
+fn position(text: &str, needle: &str) -> usize {
+    text.find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} missing:\n{text}"))
+}
+
+#[test]
+fn piped_session_prints_each_turn_once_without_escapes() {
+    for protocol in ["1", "2"] {
+        let output = chat_piped(
+            &["--protocol", protocol],
+            "/scenario refine\n/clear\n/scenario thoughts\n",
+        );
+        let text = String::from_utf8(output.stdout).expect("UTF-8");
+        assert_eq!(output.status.code(), Some(0), "v{protocol}\n{text}");
+        assert!(
+            !text.contains('\x1b'),
+            "no escapes off a terminal: {text:?}"
+        );
+        assert_eq!(text.matches(scenarios::REFINE_REPLY).count(), 1, "{text}");
+        assert!(
+            !text.contains("Draft:") && !text.contains("Sydney"),
+            "{text}"
+        );
+        let refine = position(&text, "you> /scenario refine");
+        let divider = position(&text, "context cleared");
+        let thoughts = position(&text, "you> /scenario thoughts");
+        assert!(refine < position(&text, scenarios::REFINE_REPLY));
+        assert!(position(&text, scenarios::REFINE_REPLY) < divider);
+        assert!(divider < position(&text, scenarios::CLEAR_REPLY));
+        assert!(position(&text, scenarios::CLEAR_REPLY) < thoughts);
+        assert!(
+            text.lines().any(
+                |l| l.starts_with("thought | ") && l.contains("The user wants to see thoughts")
+            ),
+            "{text}"
+        );
+        assert!(
+            text.lines().any(|l| l == scenarios::THOUGHTS_REPLY),
+            "{text}"
+        );
+        if protocol == "2" {
+            // The greeting arrives before the first prompt and is shown first.
+            assert!(position(&text, "Hello! I am the Spindle reference agent") < refine);
+        }
+    }
+}
+
+#[test]
+fn piped_session_exits_with_the_last_turn_status() {
+    let output = chat_piped(&[], "hello\n/scenario error\n");
+    assert_eq!(output.status.code(), Some(1));
+    let output = chat_piped(&[], "/scenario error\nhello\n");
+    assert_eq!(output.status.code(), Some(0));
+    let output = chat_piped(&[], "hello\n/scenario crash\nnever sent\n");
+    assert_eq!(output.status.code(), Some(5));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(!text.contains("never sent"), "{text}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("exit status: 3"));
+}
+
+#[test]
+fn notices_are_shown_with_the_turn_that_sent_them() {
+    let output = chat_piped(&["--protocol", "2"], "/scenario notice\n");
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    let reply = position(&text, scenarios::NOTICE_REPLY);
+    let end = position(&text, "[end_turn");
+    for (severity, title, _) in scenarios::NOTICES {
+        let notice = position(&text, &format!("[{severity}] {title}"));
+        assert!(reply < notice && notice < end, "{text}");
+    }
+}
+
+#[test]
+fn a_flood_of_garbage_is_shown_up_to_a_limit_and_the_session_goes_on() {
+    let path =
+        std::env::temp_dir().join(format!("spindle-chat-flood-{}.jsonl", std::process::id()));
+    let mut script = String::from("{\"wait_for_prompt\":true}\n");
+    for _ in 0..50 {
+        script.push_str("{\"sessionUpdate\":\"agent_message_chunk\",\"content\":\"garbage\"}\n");
+    }
+    script.push_str(
+        "{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"Still here.\"}}\n",
+    );
+    std::fs::write(&path, script).expect("write script");
+    let output = chat_piped_with_agent(&[], "go\nhello\n", &["--script", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert_eq!(text.matches("diagnostic: ").count(), 20, "{text}");
+    assert_eq!(
+        text.matches("more diagnostics follow; not shown").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l == "Still here."), "{text}");
+    // The next prompt is answered by the built-in commands.
+    assert!(text.contains("You said: \"hello\""), "{text}");
+}
