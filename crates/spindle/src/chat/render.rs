@@ -92,6 +92,35 @@ pub fn entry_lines(entry: &EntryView, options: RenderOptions, out: &mut Vec<Line
     }
 }
 
+/// A diff in either shape: v1 `{path, oldText?, newText}`, v2 `{changes: [{operation, path,
+/// oldPath?}], patch?: {text}}` (ACP-SEMANTICS.md: no mechanical mapping between the two, so each
+/// is shown as it came).
+fn diff_lines(item: &Value, detail: &mut Vec<String>) {
+    if let Some(changes) = item.get("changes").and_then(Value::as_array) {
+        for change in changes {
+            let operation = str_field(Some(change), "operation").unwrap_or("change");
+            let path = str_field(Some(change), "path").unwrap_or("?");
+            match str_field(Some(change), "oldPath") {
+                Some(old) => detail.push(format!("{operation} {old} -> {path}")),
+                None => detail.push(format!("{operation} {path}")),
+            }
+        }
+        if let Some(patch) = item
+            .get("patch")
+            .and_then(|p| p.get("text"))
+            .and_then(Value::as_str)
+        {
+            detail.extend(patch.lines().map(str::to_owned));
+        }
+        return;
+    }
+    let path = str_field(Some(item), "path").unwrap_or("?");
+    detail.push(format!("edit {path}"));
+    if let Some(new_text) = str_field(Some(item), "newText") {
+        detail.extend(new_text.lines().map(|l| format!("+ {l}")));
+    }
+}
+
 fn prefixed(text: &str, first: &str, rest: &str, style: Style, out: &mut Vec<Line>) {
     for (i, line) in text.lines().enumerate() {
         let prefix = if i == 0 { first } else { rest };
@@ -132,13 +161,7 @@ fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
                     detail.extend(text.lines().map(str::to_owned));
                 }
             }
-            Some("diff") => {
-                let path = str_field(Some(item), "path").unwrap_or("?");
-                detail.push(format!("edit {path}"));
-                if let Some(new_text) = str_field(Some(item), "newText") {
-                    detail.extend(new_text.lines().map(|l| format!("+ {l}")));
-                }
-            }
+            Some("diff") => diff_lines(item, &mut detail),
             Some("terminal") => {
                 let id = str_field(Some(item), "terminalId").unwrap_or("?");
                 detail.push(format!("terminal {id}"));
@@ -330,6 +353,34 @@ mod tests {
         assert_eq!(rows_for("0123456789a", 10), 2);
         // A wide character that would straddle the edge starts a new row.
         assert_eq!(rows_for("012345678日", 10), 2);
+    }
+
+    #[test]
+    fn diffs_show_in_both_protocol_shapes() {
+        let mut detail = Vec::new();
+        diff_lines(
+            &serde_json::json!({"type": "diff", "path": "/w/a.rs", "oldText": "x", "newText": "y\nz"}),
+            &mut detail,
+        );
+        assert_eq!(detail, ["edit /w/a.rs", "+ y", "+ z"]);
+        detail.clear();
+        diff_lines(
+            &serde_json::json!({"type": "diff", "changes": [
+                {"operation": "modify", "path": "/w/a.rs"},
+                {"operation": "move", "path": "/w/b.rs", "oldPath": "/w/c.rs"}
+            ], "patch": {"format": "git_patch", "text": "@@ -1 +1 @@\n-x\n+y"}}),
+            &mut detail,
+        );
+        assert_eq!(
+            detail,
+            [
+                "modify /w/a.rs",
+                "move /w/c.rs -> /w/b.rs",
+                "@@ -1 +1 @@",
+                "-x",
+                "+y"
+            ]
+        );
     }
 
     #[test]
