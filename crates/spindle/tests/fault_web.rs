@@ -444,3 +444,51 @@ fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
     );
     served.stop();
 }
+
+/// A v1 agent in python that answers `initialize` and `session/new`, then
+/// answers the first prompt with one chunk and the prompt response, which it
+/// writes *without* a trailing newline before it exits.
+const LAST_LINE_AGENT_PY: &str = r#"import json, sys
+out = sys.stdout.buffer
+def send(obj, end=b"\n"):
+    out.write(json.dumps(obj).encode() + end)
+    out.flush()
+for line in sys.stdin.buffer:
+    msg = json.loads(line)
+    method, rid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_last"}})
+    elif method == "session/prompt":
+        send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "sess_last", "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "text", "text": "Last words."}}}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}}, end=b"")
+        sys.exit(0)
+"#;
+
+#[test]
+fn fault_web_f7_last_line_without_newline_is_kept() {
+    if !have_python() {
+        eprintln!("skipped: python3 is not available");
+        return;
+    }
+    let dir = TempDir::new("web-f7");
+    let db = dir.join("db.sqlite");
+    let script = harness::write_script(&dir, "last_line_agent.py", LAST_LINE_AGENT_PY);
+    let agent = vec!["python3".into(), script.into_os_string()];
+    let served = start_serve(&db, &["--protocol", "1"], &agent, None, &[]);
+    let session = served.create_session();
+    let mut reader = served.sse(session, None);
+    served.prompt(session, "say your last words");
+    // The exit banner comes after every line the agent wrote was recorded.
+    wait_banner(&mut reader, "agent exited");
+    let t = transcript(&served, session);
+    assert_eq!(entry_texts(&t, "agent_message"), vec!["Last words."]);
+    assert_eq!(
+        t["state"]["stopReason"], "end_turn",
+        "the unterminated last line (the prompt response) ended the turn: {t:#}"
+    );
+    assert_eq!(t["state"]["turnOpen"], false, "{t:#}");
+    served.stop();
+    assert!(wire_log_contains(&db, "\"stopReason\": \"end_turn\""));
+}
