@@ -68,6 +68,9 @@ pub struct TranscriptEngine {
     /// The most recent prompt the client sent (for `apply_prompt_response`).
     last_prompt: Option<usize>,
     client_requests: FxHashMap<String, ClientRequest>,
+    /// The client's own lines are part of the input (not an agent-only recording): a response
+    /// is then matched to its request by id only.
+    client_lines_seen: bool,
     /// Agent request id -> entry index of the permission it asked about.
     pub(crate) permission_requests: FxHashMap<String, usize>,
     pub(crate) minted: u64,
@@ -117,6 +120,7 @@ impl TranscriptEngine {
             awaiting_ack: std::collections::VecDeque::new(),
             last_prompt: None,
             client_requests: FxHashMap::default(),
+            client_lines_seen: false,
             permission_requests: FxHashMap::default(),
             minted: 0,
             explicit_idle: false,
@@ -348,6 +352,12 @@ impl TranscriptEngine {
                 }
             }
             Some(ClientRequest::Other) => {}
+            // The client's requests are known: a response to none of the pending ones (an id
+            // never sent, or a second answer to one already answered) ends no turn (F2).
+            None if self.client_lines_seen => self.diag(
+                "unknown_response",
+                format!("response to id {id}, which matches no pending request: ignored"),
+            ),
             None => {
                 // Recordings of the agent side only: a response carrying a
                 // stopReason can only answer a v1 prompt.
@@ -369,6 +379,7 @@ impl TranscriptEngine {
         let Value::Object(mut msg) = v else {
             return self.diag("not_jsonrpc", "a sent JSON-RPC message must be an object");
         };
+        self.client_lines_seen = true;
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
         let id = msg.get("id").filter(|v| !v.is_null()).map(request_key);
         match method.as_deref() {

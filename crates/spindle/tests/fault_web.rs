@@ -100,9 +100,31 @@ fn fault_web_agent_garbage_is_diagnosed_and_the_session_goes_on() {
         "the non-JSON lines are diagnosed: {diagnostics:#?}"
     );
     assert!(diagnostics.iter().all(|d| d["line"].as_u64().is_some()));
+    // F2: the responses to unknown ids (9999, "who") and the second answer to
+    // the prompt end no turn; each is a diagnostic.
+    assert!(
+        diagnostics
+            .iter()
+            .filter(|d| d["code"] == "unknown_response")
+            .count()
+            >= 3,
+        "{diagnostics:#?}"
+    );
     // The server is alive and the session takes the next prompt.
     served.prompt(session, "second");
-    served.wait_reply_containing(session, "Turn 2 reply.");
+    let replies = served.wait_reply_containing(session, "Turn 2 reply.");
+    let turns: Vec<(i64, String)> = replies
+        .iter()
+        .map(|r| {
+            let reason = r["stopReason"].as_str().unwrap_or("-").to_string();
+            (r["turn"].as_i64().unwrap(), reason)
+        })
+        .collect();
+    assert_eq!(
+        turns,
+        vec![(1, "end_turn".to_string()), (2, "end_turn".to_string())],
+        "two prompts, two turns, both ended by their own response: {replies:#?}"
+    );
     let log = std::fs::read_to_string(&stderr).unwrap();
     assert!(log.contains("not UTF-8"), "binary noise is reported: {log}");
     served.stop();
