@@ -45,6 +45,8 @@ enum ClientRequest {
     Initialize,
     /// `session/load` / `session/resume`: its response ends the history replay.
     Load,
+    /// `session/new`: its result names the session updates must belong to.
+    NewSession,
     Other,
 }
 
@@ -351,6 +353,9 @@ impl TranscriptEngine {
                     self.end_turn(None, None);
                 }
             }
+            Some(ClientRequest::NewSession) => {
+                self.adopt_session(result.as_ref().and_then(|r| r.get("sessionId")));
+            }
             Some(ClientRequest::Other) => {}
             // The client's requests are known: a response to none of the pending ones (an id
             // never sent, or a second answer to one already answered) ends no turn (F2).
@@ -385,6 +390,7 @@ impl TranscriptEngine {
         match method.as_deref() {
             Some("session/prompt") => {
                 let params = msg.remove("params");
+                self.adopt_session(params.as_ref().and_then(|p| p.get("sessionId")));
                 let prompt = params.and_then(|mut p| p.get_mut("prompt").map(Value::take));
                 match prompt {
                     Some(Value::Array(blocks)) => {
@@ -415,8 +421,14 @@ impl TranscriptEngine {
                 }
             }
             Some("session/load" | "session/resume") => {
+                self.adopt_session(msg.get("params").and_then(|p| p.get("sessionId")));
                 if let Some(id) = id {
                     self.client_requests.insert(id, ClientRequest::Load);
+                }
+            }
+            Some("session/new") => {
+                if let Some(id) = id {
+                    self.client_requests.insert(id, ClientRequest::NewSession);
                 }
             }
             Some(_) => {

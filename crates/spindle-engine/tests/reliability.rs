@@ -107,3 +107,86 @@ fn engine_f2_agent_only_recordings_still_end_turns_on_a_stop_reason() {
     );
     assert!(diagnostics(&engine).is_empty());
 }
+
+fn new_session(id: u64) -> String {
+    sent(json!({"jsonrpc": "2.0", "id": id, "method": "session/new",
+        "params": {"cwd": "/", "mcpServers": []}}))
+}
+
+fn opened(id: u64, session: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"sessionId": session}}).to_string()
+}
+
+fn prompt_in(id: u64, session: &str, text: &str) -> String {
+    sent(json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}}))
+}
+
+fn messages(engine: &TranscriptEngine) -> Vec<String> {
+    engine
+        .transcript()
+        .entries
+        .iter()
+        .filter(|e| e.kind == spindle_engine::EntryKind::AgentMessage)
+        .map(|e| e.text().to_string())
+        .collect()
+}
+
+#[test]
+fn engine_f3_an_update_for_another_session_is_a_diagnostic_and_not_applied() {
+    let tool_call = json!({"jsonrpc": "2.0", "method": "session/update", "params": {
+        "sessionId": "OTHER", "update": {"sessionUpdate": "tool_call", "toolCallId": "c1",
+            "title": "intruder", "status": "pending"}}})
+    .to_string();
+    let engine = replay(&[
+        new_session(1),
+        opened(1, "s1"),
+        prompt(2, "one"),
+        chunk("m1", "Hel"),
+        chunk_in("OTHER", "m1", "INTRUDER"),
+        tool_call,
+        chunk("m1", "lo"),
+        stop(json!(2), "end_turn"),
+    ]);
+    assert_eq!(messages(&engine), vec!["Hello"]);
+    assert_eq!(engine.transcript().entries.len(), 2, "prompt and reply only");
+    assert_eq!(
+        diagnostics(&engine),
+        vec![("foreign_session", Some(5)), ("foreign_session", Some(6))]
+    );
+    assert_eq!(
+        engine.transcript().session_info.session_id.as_deref(),
+        Some("s1")
+    );
+}
+
+#[test]
+fn engine_f3_agent_only_recordings_take_the_first_session_seen() {
+    let engine = replay(&[
+        chunk("m1", "Hel"),
+        chunk_in("OTHER", "m9", "INTRUDER"),
+        chunk("m1", "lo"),
+        stop(json!(1), "end_turn"),
+    ]);
+    assert_eq!(messages(&engine), vec!["Hello"]);
+    assert_eq!(diagnostics(&engine), vec![("foreign_session", Some(2))]);
+}
+
+#[test]
+fn engine_f3_a_new_agent_session_opened_by_the_client_moves_the_transcript_to_it() {
+    let engine = replay(&[
+        new_session(1),
+        opened(1, "s1"),
+        prompt_in(2, "s1", "one"),
+        chunk_in("s1", "m1", "First"),
+        stop(json!(2), "end_turn"),
+        new_session(3),
+        opened(3, "s2"),
+        prompt_in(4, "s2", "two"),
+        chunk_in("s2", "m2", "Second"),
+        chunk_in("s1", "m3", "stale"),
+        stop(json!(4), "end_turn"),
+    ]);
+    assert_eq!(messages(&engine), vec!["First", "Second"]);
+    assert_eq!(diagnostics(&engine), vec![("foreign_session", Some(10))]);
+}

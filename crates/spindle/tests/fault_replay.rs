@@ -233,3 +233,37 @@ fn fault_replay_huge_lines_are_applied_or_diagnosed_with_bounded_memory() {
         assert!(kib < 160 * 1024, "peak RSS {kib} KiB for 16 MiB lines");
     }
 }
+
+#[test]
+fn fault_replay_f3_an_update_for_another_session_is_diagnosed_and_not_applied() {
+    let dir = TempDir::new("replay-f3");
+    let other = json!({"jsonrpc": "2.0", "method": "session/update", "params": {
+        "sessionId": "OTHER", "update": {"sessionUpdate": "agent_message_chunk",
+            "messageId": "m9", "content": {"type": "text", "text": "INTRUDER"}}}})
+    .to_string();
+    let text = [
+        prompt_line(1, "one"),
+        chunk_line("m1", "Hel"),
+        other,
+        chunk_line("m1", "lo"),
+        stop_line(1, "end_turn"),
+    ]
+    .join("\n");
+    let (replay, code) = replay_bytes(&dir, text.as_bytes());
+    let texts: Vec<&str> = replay["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert_eq!(texts, vec!["one", "Hello"], "{replay:#}");
+    let foreign: Vec<u64> = replay["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "foreign_session")
+        .filter_map(|d| d["line"].as_u64())
+        .collect();
+    assert_eq!(foreign, vec![3], "{replay:#}");
+    assert_eq!(code, 1, "a diagnostic makes the exit code 1");
+}

@@ -110,6 +110,13 @@ fn fault_web_agent_garbage_is_diagnosed_and_the_session_goes_on() {
             >= 3,
         "{diagnostics:#?}"
     );
+    // F3: the update for a session the server never opened is a diagnostic
+    // and stays out of the transcript.
+    assert!(
+        diagnostics.iter().any(|d| d["code"] == "foreign_session"),
+        "{diagnostics:#?}"
+    );
+    assert!(!t.to_string().contains("INTRUDER"), "{t:#}");
     // The server is alive and the session takes the next prompt.
     served.prompt(session, "second");
     let replies = served.wait_reply_containing(session, "Turn 2 reply.");
