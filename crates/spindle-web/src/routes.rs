@@ -55,11 +55,15 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let query_token = (request.uri().path() == "/")
         .then(|| query_param(request.uri().query(), "token"))
         .flatten();
-    let mut response = match state.policy.check_request(
-        request.method(),
-        request.headers(),
-        query_token.as_deref(),
-    ) {
+    let checked = state
+        .policy
+        .check_target(request.uri())
+        .and_then(|()| {
+            state
+                .policy
+                .check_request(request.method(), request.headers(), query_token.as_deref())
+        });
+    let mut response = match checked {
         Err(refusal) => (refusal.status, refusal.reason).into_response(),
         Ok(()) => match query_token {
             // Trade the token in the URL for a cookie and drop it from the address bar.

@@ -604,3 +604,42 @@ fn security_web_f5_refusals_never_echo_request_content() {
     assert!(!response.body.contains(marker), "{}", response.body);
     served.stop();
 }
+
+#[test]
+fn security_web_f4_a_second_host_or_origin_and_foreign_absolute_targets_are_refused() {
+    let dir = TempDir::new("sec-f4");
+    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let host = served.host();
+    let own = format!("http://{host}");
+    let attacker = "attacker.example";
+    for headers in [
+        vec![("Host", host.as_str()), ("Host", attacker)],
+        vec![("Host", attacker), ("Host", host.as_str())],
+        vec![("Host", host.as_str()), ("Host", host.as_str())],
+        vec![
+            ("Host", host.as_str()),
+            ("Origin", own.as_str()),
+            ("Origin", "http://attacker.example"),
+        ],
+    ] {
+        let response = get(&served, "/api/sessions", &headers);
+        assert_eq!(response.status, 400, "{headers:?}: {}", response.body);
+        assert!(!response.body.contains("sessions"), "{}", response.body);
+        assert_security_headers(&response, "duplicate header");
+    }
+    for target in [
+        "http://attacker.example/api/sessions".to_string(),
+        format!("http://attacker.example:{}/api/sessions", served.addr.port()),
+        format!("http://{host}@attacker.example/api/sessions"),
+        format!("https://{host}/api/sessions"),
+    ] {
+        let response = get(&served, &target, &[("Host", &host)]);
+        assert_eq!(response.status, 421, "{target}: {}", response.body);
+        assert!(!response.body.contains("sessions"), "{}", response.body);
+        assert_security_headers(&response, &target);
+    }
+    // The same absolute-form target with the server's own authority is served.
+    let response = get(&served, &format!("{own}/api/sessions"), &[("Host", &host)]);
+    assert_eq!(response.status, 200, "{}", response.body);
+    served.stop();
+}
