@@ -11,29 +11,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use spindle_engine::{RenderOp, TranscriptEngine};
 
+use crate::feed::EngineFeed;
 use crate::hub::{Hub, HubStats};
 use crate::store::{Direction, Store, StoredReply};
-
-/// Feeds one logged line to the engine the same way live and at replay; returns its ops.
-pub(crate) fn apply_line(
-    engine: &mut TranscriptEngine,
-    direction: Direction,
-    line: &str,
-) -> Vec<RenderOp> {
-    let applied = match direction {
-        Direction::Agent => engine.apply_agent_line(line),
-        Direction::Client => engine.apply_client_line(line),
-        Direction::AgentReplay => return Vec::new(),
-    };
-    for diagnostic in &applied.diagnostics {
-        tracing::debug!(
-            code = diagnostic.code,
-            "engine diagnostic: {}",
-            diagnostic.message
-        );
-    }
-    applied.ops
-}
 
 /// A banner shown above the transcript (server facts: agent exited, storage failing, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +26,9 @@ pub(crate) struct Banner {
 pub(crate) struct SessionCore {
     pub(crate) session: i64,
     pub(crate) engine: TranscriptEngine,
+    /// How logged lines reach `engine` (per-agent-process id scopes); the same state a rebuild
+    /// from the log reaches.
+    feed: EngineFeed,
     pub(crate) hub: Hub,
     store: Arc<Mutex<Store>>,
     next_seq: i64,
@@ -64,7 +47,7 @@ pub(crate) struct SessionCore {
 impl SessionCore {
     pub(crate) fn new(
         session: i64,
-        engine: TranscriptEngine,
+        (engine, feed): (TranscriptEngine, EngineFeed),
         hub: Hub,
         store: Arc<Mutex<Store>>,
         next_seq: i64,
@@ -73,6 +56,7 @@ impl SessionCore {
         SessionCore {
             session,
             engine,
+            feed,
             hub,
             store,
             next_seq,
@@ -132,7 +116,7 @@ impl SessionCore {
         }
         let mut ops = Vec::new();
         for (direction, line) in &lines {
-            ops.extend(apply_line(&mut self.engine, *direction, line));
+            ops.extend(self.feed.apply(&mut self.engine, *direction, line));
         }
         self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
         if !ops.is_empty() {
@@ -343,7 +327,7 @@ mod tests {
         let read_only = Arc::new(Mutex::new(Store::open_read_only(&path)));
         let engine = TranscriptEngine::new(EngineConfig::default());
         let hub = Hub::new(1, HubLimits::default());
-        let mut core = SessionCore::new(session, engine, hub, read_only, 1);
+        let mut core = SessionCore::new(session, (engine, EngineFeed::default()), hub, read_only, 1);
         let mut rx = core.subscribe(None);
         core.record(vec![(Direction::Client, PROMPT.to_string())]);
         core.record(vec![(Direction::Agent, chunk("Hel"))]);
@@ -368,8 +352,9 @@ mod tests {
         );
         // Replaying the log gives the transcript the live engine has.
         let mut replayed = TranscriptEngine::new(EngineConfig::default());
+        let mut feed = EngineFeed::default();
         for line in &lines {
-            apply_line(&mut replayed, line.direction, &line.line);
+            feed.apply(&mut replayed, line.direction, &line.line);
         }
         assert_eq!(replayed.replay_json(), core.engine.replay_json());
     }
@@ -382,7 +367,7 @@ mod tests {
         let engine = TranscriptEngine::new(EngineConfig::default());
         let mut core = SessionCore::new(
             session,
-            engine,
+            (engine, EngineFeed::default()),
             Hub::new(1, HubLimits::default()),
             Arc::new(Mutex::new(store)),
             1,

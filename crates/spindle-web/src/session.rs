@@ -18,7 +18,8 @@ use spindle_engine::{EngineConfig, TranscriptEngine};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::agent_link::{AgentLink, LinkEvent};
-use crate::core::{Banner, SessionCore, apply_line, lock};
+use crate::core::{Banner, SessionCore, lock};
+use crate::feed::{EngineFeed, agent_exited_note};
 use crate::hub::{EventId, Frame, Hub, HubLimits};
 use crate::store::{Direction, Store, StoredReply};
 
@@ -111,11 +112,12 @@ impl SessionManager {
                 );
             }
             let mut engine = TranscriptEngine::new(EngineConfig::default());
+            let mut feed = EngineFeed::default();
             for line in &lines {
-                apply_line(&mut engine, line.direction, &line.line);
+                feed.apply(&mut engine, line.direction, &line.line);
             }
             let next_seq = lines.last().map_or(1, |l| l.seq + 1);
-            rebuilt.push((session.clone(), engine, next_seq));
+            rebuilt.push((session.clone(), (engine, feed), next_seq));
         }
         let manager = SessionManager {
             store: Arc::new(Mutex::new(store)),
@@ -125,7 +127,7 @@ impl SessionManager {
             sessions: Mutex::new(BTreeMap::new()),
         };
         for (session, engine, next_seq) in rebuilt {
-            let was_running = engine.transcript().state.turn_open;
+            let was_running = engine.0.transcript().state.turn_open;
             let live =
                 manager.start_session(session.id, engine, next_seq, session.agent_session_id);
             if was_running {
@@ -145,7 +147,7 @@ impl SessionManager {
     fn start_session(
         &self,
         id: i64,
-        engine: TranscriptEngine,
+        engine: (TranscriptEngine, EngineFeed),
         next_seq: i64,
         agent_session_id: Option<String>,
     ) -> Arc<LiveSession> {
@@ -209,7 +211,7 @@ impl SessionManager {
             .create_session("")
             .map_err(WebError::storage)?;
         let engine = TranscriptEngine::new(EngineConfig::default());
-        let live = self.start_session(id, engine, 1, None);
+        let live = self.start_session(id, (engine, EngineFeed::default()), 1, None);
         let _ = live.commands.send(Command::StartAgent).await;
         self.list()?
             .into_iter()
@@ -878,18 +880,23 @@ impl SessionTask {
         self.pending.clear();
         self.agent_session = None;
         let keys: Vec<String> = self.agent_requests.drain().map(|(k, _)| k).collect();
+        let exit = format!(
+            "{why}{}",
+            status.map(|s| format!(", {s}")).unwrap_or_default()
+        );
         let mut core = lock(&self.core);
         for key in keys {
             core.close_permission(&key, "agent exited");
         }
+        // Logged, so that a rebuild ends the interrupted turn at the same place (F1).
+        let note = agent_exited_note(&format!(
+            "The agent exited ({exit}) before this turn finished."
+        ));
+        core.record(vec![(Direction::Server, note)]);
         core.save_now();
         core.set_banner(Some(Banner {
             level: "warning",
-            text: format!(
-                "The agent exited ({}{}). The next prompt starts it again.",
-                why,
-                status.map(|s| format!(", {s}")).unwrap_or_default()
-            ),
+            text: format!("The agent exited ({exit}). The next prompt starts it again."),
         }));
         drop(core);
         self.fail_queued("the agent exited");

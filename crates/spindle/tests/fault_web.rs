@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use harness::{TempDir, fake_agent_command, have_python};
 use serve_harness::{
-    SseReader, TextView, entry_texts, proc_status_kib, reference_agent, serve_from, start_serve,
+    SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies, serve_from, start_serve,
     transcript, wait_transcript,
 };
 
@@ -520,4 +520,54 @@ fn fault_web_f7_last_line_without_newline_is_kept() {
     assert_eq!(t["state"]["turnOpen"], false, "{t:#}");
     served.stop();
     assert!(wire_log_contains(&db, "\"stopReason\": \"end_turn\""));
+}
+
+#[test]
+fn fault_web_f1_the_crashed_turn_survives_the_next_prompt_and_a_restart() {
+    for protocol in ["2", "1"] {
+        let dir = TempDir::new(&format!("web-f1-v{protocol}"));
+        let db = dir.join("db.sqlite");
+        let args = ["--protocol", protocol];
+        let served = start_serve(&db, &args, &reference_agent(0), None, &[]);
+        let session = served.create_session();
+        let mut reader = served.sse(session, None);
+        served.prompt(session, "/scenario crash");
+        wait_banner(&mut reader, "agent exited");
+        // The crashed turn is over (ended by the crash), not left running.
+        let t = transcript(&served, session);
+        assert_eq!(t["state"]["turnOpen"], false, "v{protocol}: {t:#}");
+        let error = t["state"]["error"]["message"].as_str().unwrap_or_default();
+        assert!(error.contains("agent exited"), "v{protocol}: {t:#}");
+        // The next prompt starts a new agent process, whose ids start again.
+        served.prompt(session, "hello again");
+        served.wait_reply_containing(session, "hello again");
+        let live = transcript(&served, session);
+        assert_eq!(
+            entry_texts(&live, "user_message"),
+            vec!["/scenario crash".to_string(), "hello again".to_string()],
+            "v{protocol}: {live:#}"
+        );
+        let messages = entry_texts(&live, "agent_message");
+        let partial = "This turn will stop abruptly in the middle of a";
+        let crashed = messages.iter().position(|m| m == partial);
+        let answer = messages.iter().position(|m| m.contains("hello again"));
+        assert!(
+            matches!((crashed, answer), (Some(c), Some(a)) if c < a),
+            "v{protocol}: the partial reply is kept as it was, then the new reply: {messages:#?}"
+        );
+        let replies = replies(&served, session);
+        let crashed_turn = replies
+            .iter()
+            .find(|r| r["text"].as_str().is_some_and(|t| t.contains(partial)))
+            .unwrap_or_else(|| panic!("v{protocol}: {replies:#?}"));
+        assert_eq!(crashed_turn["finished"], true, "{replies:#?}");
+        assert_ne!(crashed_turn["stopReason"], "end_turn", "{replies:#?}");
+        // A restart rebuilds the same transcript from the wire log.
+        served.stop();
+        let served = start_serve(&db, &args, &reference_agent(0), None, &[]);
+        let restored = transcript(&served, session);
+        assert_eq!(restored["entries"], live["entries"], "v{protocol}");
+        assert_eq!(restored["state"], live["state"], "v{protocol}");
+        served.stop();
+    }
 }
