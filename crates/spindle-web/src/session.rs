@@ -329,6 +329,8 @@ enum Input {
     Agent(Vec<LinkEvent>),
     /// The agent did not finish `initialize` + opening the session in time.
     StartupTimeout,
+    /// Time to try writing the unsaved backlog again.
+    RetryStorage,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -398,9 +400,24 @@ async fn startup_timer(deadline: Option<tokio::time::Instant>) {
     }
 }
 
+/// How often a session with unsaved lines tries to write them again.
+const STORAGE_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
+async fn storage_retry_timer(backlog: bool) {
+    if backlog {
+        tokio::time::sleep(STORAGE_RETRY).await;
+    } else {
+        std::future::pending::<()>().await;
+    }
+}
+
 impl SessionTask {
     async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
         loop {
+            let (backlog, paused) = {
+                let core = lock(&self.core);
+                (core.has_backlog(), core.backlog_full())
+            };
             let input = match &mut self.link {
                 Some(link) => tokio::select! {
                     command = commands.recv() => match command {
@@ -408,7 +425,9 @@ impl SessionTask {
                         None => break,
                     },
                     () = startup_timer(self.startup_deadline) => Input::StartupTimeout,
-                    event = link.events.recv() => match event {
+                    () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    // A full backlog pauses the agent's output: its pipe fills and it blocks.
+                    event = link.events.recv(), if !paused => match event {
                         None => Input::Agent(vec![LinkEvent::Closed("the agent link closed".into())]),
                         Some(first) => {
                             let mut batch = vec![first];
@@ -422,9 +441,12 @@ impl SessionTask {
                         }
                     }
                 },
-                None => match commands.recv().await {
-                    Some(c) => Input::Command(c),
-                    None => break,
+                None => tokio::select! {
+                    command = commands.recv() => match command {
+                        Some(c) => Input::Command(c),
+                        None => break,
+                    },
+                    () = storage_retry_timer(backlog) => Input::RetryStorage,
                 },
             };
             match input {
@@ -435,6 +457,7 @@ impl SessionTask {
                 }
                 Input::Command(command) => self.command(command),
                 Input::Agent(events) => self.agent_events(events).await,
+                Input::RetryStorage => lock(&self.core).retry_unsaved(),
                 Input::StartupTimeout => {
                     let timeout = self.settings.startup_timeout;
                     self.startup_failed(&format!(
@@ -544,6 +567,10 @@ impl SessionTask {
         match command {
             Command::StartAgent => self.start_agent(),
             Command::Prompt { text, reply } => {
+                if lock(&self.core).backlog_full() {
+                    let _ = reply.send(Err(storage_full()));
+                    return;
+                }
                 // The version is known once `initialize` is answered; until then prompts wait
                 // in the queue and `flush_queued` applies the v1 rule to them.
                 if self.phase == Phase::Ready && self.protocol < 2 && self.v1_turn_running {
@@ -637,6 +664,10 @@ impl SessionTask {
 
     fn flush_queued(&mut self) {
         while let Some((text, reply)) = self.queued.pop_front() {
+            if lock(&self.core).backlog_full() {
+                let _ = reply.send(Err(storage_full()));
+                continue;
+            }
             if self.protocol < 2 && self.v1_turn_running {
                 let _ = reply.send(Err(v1_busy()));
                 continue;
@@ -908,6 +939,14 @@ impl SessionTask {
         }
         lock(&self.core).save_now();
     }
+}
+
+fn storage_full() -> WebError {
+    WebError::new(
+        StatusCode::INSUFFICIENT_STORAGE,
+        "the database does not accept writes and as many lines as the server keeps in memory \
+         wait for it: prompts are refused until storage recovers",
+    )
 }
 
 fn v1_busy() -> WebError {

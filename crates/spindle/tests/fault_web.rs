@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use harness::{TempDir, fake_agent_command, have_python};
+use harness::{TempDir, fake_agent_command, have_python, wait_for};
 use serve_harness::{
     SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies, serve_from, start_serve,
     transcript, wait_transcript,
@@ -570,4 +570,93 @@ fn fault_web_f1_the_crashed_turn_survives_the_next_prompt_and_a_restart() {
         assert_eq!(restored["state"], live["state"], "v{protocol}");
         served.stop();
     }
+}
+
+/// The banner a page opened now shows (from the reset snapshot of a new observer).
+fn banner_now(served: &serve_harness::Served, session: i64) -> String {
+    let mut reader = served.sse(session, None);
+    let event = reader.next_event().expect("a reset snapshot");
+    assert_eq!(event.event, "reset");
+    event
+        .ops()
+        .iter()
+        .filter(|op| op["op"] == "web_banner")
+        .filter_map(|op| op["text"].as_str().map(str::to_string))
+        .next_back()
+        .unwrap_or_default()
+}
+
+#[test]
+fn fault_web_f6_a_full_disk_backlog_is_bounded_and_prompts_are_refused_until_it_is_saved() {
+    if !have_python() {
+        eprintln!("skipped: python3 is not available");
+        return;
+    }
+    const LIMIT: u64 = 16 * 1024;
+    let dir = TempDir::new("web-f6");
+    let db = dir.join("db.sqlite");
+    // As in the disk-full test: RLIMIT_FSIZE stands in for a full disk.
+    let wrapper = harness::write_script(
+        &dir,
+        "limited.sh",
+        "#!/bin/sh\ntrap '' XFSZ\nulimit -S -f 400\nexec \"$@\"\n",
+    );
+    let mut command = std::process::Command::new(&wrapper);
+    command
+        .stderr(std::process::Stdio::null())
+        .env("SPINDLE_SERVE_MAX_UNSAVED_BYTES", LIMIT.to_string())
+        .arg(env!("CARGO_BIN_EXE_spindle"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
+        .arg(&db)
+        .arg("--")
+        .args(reference_agent(0));
+    let served = serve_from(command);
+    let session = served.create_session();
+    let stats_path = format!("/api/sessions/{session}/stats");
+    served.prompt(session, "/stream 3000 mixed");
+    // Polled over HTTP with a deadline (an SSE read would wait forever without the fix).
+    let stats = wait_for(PATIENCE, "the backlog to reach its bound", || {
+        let stats = served.get_json(&stats_path);
+        (stats["unsavedBytes"].as_u64()? >= LIMIT).then_some(stats)
+    });
+    let banner = banner_now(&served, session);
+    assert!(banner.contains("cannot write to the database"), "{banner}");
+    assert!(banner.contains("the agent's output is paused"), "{banner}");
+    // Bounded: the backlog stops growing at the bound (plus the batch that reached it), and a
+    // prompt is refused with a clear error, not queued.
+    let refused = served.post_json(
+        &format!("/api/sessions/{session}/prompt"),
+        r#"{"text":"while the disk is full"}"#,
+    );
+    assert_eq!(refused.status, 507, "{}", refused.body);
+    assert!(refused.body.contains("prompts are refused"), "{}", refused.body);
+    let unsaved = served.get_json(&stats_path)["unsavedBytes"].as_u64().unwrap();
+    assert!((LIMIT..LIMIT + (1 << 20)).contains(&unsaved), "{stats}");
+    // Space comes back: the backlog is written without any new line, the stream goes on.
+    let pid = served.child.id().to_string();
+    let lifted = std::process::Command::new("prlimit")
+        .args(["--pid", &pid, "--fsize=unlimited:unlimited"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(lifted, "prlimit failed");
+    wait_transcript(&served, session, "the stream to finish", |t| {
+        t["state"]["status"] == "idle" && t["state"]["stopReason"] == "end_turn"
+    });
+    wait_for(PATIENCE, "every line to be saved", || {
+        (served.get_json(&stats_path)["unsavedLines"] == 0).then_some(())
+    });
+    assert!(banner_now(&served, session).contains("Storage recovered"));
+    served.prompt(session, "after the disk came back");
+    served.wait_reply_containing(session, "after the disk came back");
+    let live = transcript(&served, session);
+    assert!(
+        !live.to_string().contains("while the disk is full"),
+        "the refused prompt left no trace"
+    );
+    served.sigkill();
+    assert!(integrity_ok(&db));
+    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    let restored = transcript(&served, session);
+    assert_eq!(restored["entries"], live["entries"], "nothing was lost");
+    served.stop();
 }
