@@ -9,8 +9,10 @@ fn sent(message: Value) -> String {
 }
 
 fn prompt(id: u64, text: &str) -> String {
-    sent(json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
-        "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": text}]}}))
+    sent(
+        json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+        "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": text}]}}),
+    )
 }
 
 fn chunk_in(session: &str, message_id: &str, text: &str) -> String {
@@ -118,8 +120,10 @@ fn opened(id: u64, session: &str) -> String {
 }
 
 fn prompt_in(id: u64, session: &str, text: &str) -> String {
-    sent(json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
-        "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}}))
+    sent(
+        json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}}),
+    )
 }
 
 fn messages(engine: &TranscriptEngine) -> Vec<String> {
@@ -149,7 +153,11 @@ fn engine_f3_an_update_for_another_session_is_a_diagnostic_and_not_applied() {
         stop(json!(2), "end_turn"),
     ]);
     assert_eq!(messages(&engine), vec!["Hello"]);
-    assert_eq!(engine.transcript().entries.len(), 2, "prompt and reply only");
+    assert_eq!(
+        engine.transcript().entries.len(),
+        2,
+        "prompt and reply only"
+    );
     assert_eq!(
         diagnostics(&engine),
         vec![("foreign_session", Some(5)), ("foreign_session", Some(6))]

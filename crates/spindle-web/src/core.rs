@@ -388,7 +388,8 @@ mod tests {
         let read_only = Arc::new(Mutex::new(Store::open_read_only(&path)));
         let engine = TranscriptEngine::new(EngineConfig::default());
         let hub = Hub::new(1, HubLimits::default());
-        let mut core = SessionCore::new(session, (engine, EngineFeed::default()), hub, read_only, 1);
+        let mut core =
+            SessionCore::new(session, (engine, EngineFeed::default()), hub, read_only, 1);
         let mut rx = core.subscribe(None);
         core.record(vec![(Direction::Client, PROMPT.to_string())]);
         core.record(vec![(Direction::Agent, chunk("Hel"))]);
@@ -427,8 +428,17 @@ mod tests {
         let session = writable.create_session("s").unwrap();
         drop(writable);
         let read_only = Arc::new(Mutex::new(Store::open_read_only(&path)));
-        let engine = (TranscriptEngine::new(EngineConfig::default()), EngineFeed::default());
-        let mut core = SessionCore::new(session, engine, Hub::new(1, HubLimits::default()), read_only, 1);
+        let engine = (
+            TranscriptEngine::new(EngineConfig::default()),
+            EngineFeed::default(),
+        );
+        let mut core = SessionCore::new(
+            session,
+            engine,
+            Hub::new(1, HubLimits::default()),
+            read_only,
+            1,
+        );
         core.unsaved_limit = 1000;
         let mut rx = core.subscribe(None);
         core.record(vec![(Direction::Client, PROMPT.to_string())]);
@@ -439,7 +449,10 @@ mod tests {
             core.record(vec![(Direction::Agent, line)]);
         }
         let bytes = core.stats()["unsavedBytes"].as_u64().unwrap();
-        assert!((1000..1000 + chunk("x").len() as u64).contains(&bytes), "{bytes}");
+        assert!(
+            (1000..1000 + chunk("x").len() as u64).contains(&bytes),
+            "{bytes}"
+        );
         let text = serde_json::to_string(&frames(&mut rx)).unwrap();
         assert!(text.contains("the agent's output is paused"), "{text}");
         // Still failing: nothing changes.

@@ -182,7 +182,9 @@ mod tests {
     }
 
     fn initialize(id: u32) -> String {
-        format!(r#"{{"jsonrpc":"2.0","id":"i{id}","method":"initialize","params":{{"protocolVersion":1}}}}"#)
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"i{id}","method":"initialize","params":{{"protocolVersion":1}}}}"#
+        )
     }
 
     fn prompt(id: u32, text: &str) -> String {
@@ -204,11 +206,17 @@ mod tests {
             (Direction::Client, initialize(1)),
             (Direction::Client, prompt(1, "crash")),
             (Direction::Agent, chunk("msg_a1", "in the middle of a")),
-            (Direction::Server, agent_exited_note("The agent exited (status 3).")),
+            (
+                Direction::Server,
+                agent_exited_note("The agent exited (status 3)."),
+            ),
             (Direction::Client, initialize(2)),
             (Direction::Client, prompt(2, "again")),
             (Direction::Agent, chunk("msg_a1", "You said again")),
-            (Direction::Agent, r#"{"jsonrpc":"2.0","id":"p2","result":{"stopReason":"end_turn"}}"#.into()),
+            (
+                Direction::Agent,
+                r#"{"jsonrpc":"2.0","id":"p2","result":{"stopReason":"end_turn"}}"#.into(),
+            ),
         ];
         let mut engine = TranscriptEngine::new(EngineConfig::default());
         let mut feed = EngineFeed::default();
@@ -234,14 +242,19 @@ mod tests {
 
     #[test]
     fn ids_are_scoped_anywhere_in_the_line_and_lines_without_ids_pass_unchanged() {
-        let line = r#"{"id":1,"result":{"messageId":"m","nested":[{"toolCallId":"t","title":"x"}]}}"#;
+        let line =
+            r#"{"id":1,"result":{"messageId":"m","nested":[{"toolCallId":"t","title":"x"}]}}"#;
         assert_eq!(
             scope_ids(line, 3).as_deref(),
-            Some(r#"{"id":1,"result":{"messageId":"a3:m","nested":[{"toolCallId":"a3:t","title":"x"}]}}"#)
+            Some(
+                r#"{"id":1,"result":{"messageId":"a3:m","nested":[{"toolCallId":"a3:t","title":"x"}]}}"#
+            )
         );
         assert_eq!(scope_ids(r#"{"id":1,"result":{}}"#, 2), None);
         assert_eq!(scope_ids("not json messageId", 2), None);
         assert!(is_initialize(&initialize(1)));
-        assert!(!is_initialize(r#"{"method":"session/new","params":{"x":"initialize"}}"#));
+        assert!(!is_initialize(
+            r#"{"method":"session/new","params":{"x":"initialize"}}"#
+        ));
     }
 }

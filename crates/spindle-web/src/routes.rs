@@ -55,14 +55,11 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let query_token = (request.uri().path() == "/")
         .then(|| query_param(request.uri().query(), "token"))
         .flatten();
-    let checked = state
-        .policy
-        .check_target(request.uri())
-        .and_then(|()| {
-            state
-                .policy
-                .check_request(request.method(), request.headers(), query_token.as_deref())
-        });
+    let checked = state.policy.check_target(request.uri()).and_then(|()| {
+        state
+            .policy
+            .check_request(request.method(), request.headers(), query_token.as_deref())
+    });
     let mut response = match checked {
         Err(refusal) => (refusal.status, refusal.reason).into_response(),
         Ok(()) => match query_token {
@@ -202,7 +199,10 @@ async fn prompt(
         .into_response())
 }
 
-async fn cancel(State(state): State<AppState>, id: Result<Path<i64>, PathRejection>) -> Result<Response, WebError> {
+async fn cancel(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Response, WebError> {
     let id = session_id(id)?;
     let session = state.manager.get(id).await?;
     session.cancel().await?;
@@ -230,7 +230,10 @@ async fn permission(
     Ok(axum::Json(json!({ "answered": true })).into_response())
 }
 
-async fn replies(State(state): State<AppState>, id: Result<Path<i64>, PathRejection>) -> Result<Response, WebError> {
+async fn replies(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Response, WebError> {
     let id = session_id(id)?;
     let replies = state.manager.replies(id)?;
     Ok(axum::Json(json!({ "replies": replies })).into_response())
@@ -246,7 +249,10 @@ async fn transcript(
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-async fn stats(State(state): State<AppState>, id: Result<Path<i64>, PathRejection>) -> Result<Response, WebError> {
+async fn stats(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Response, WebError> {
     let id = session_id(id)?;
     let session = state.manager.get(id).await?;
     Ok(axum::Json(session.stats()).into_response())

@@ -199,7 +199,9 @@ impl AccessPolicy {
         let Some(authority) = target.authority() else {
             return Ok(());
         };
-        let http = target.scheme_str().is_none_or(|s| s.eq_ignore_ascii_case("http"));
+        let http = target
+            .scheme_str()
+            .is_none_or(|s| s.eq_ignore_ascii_case("http"));
         if !http || !self.authority_allowed(authority.as_str()) {
             return Err(Refusal {
                 status: StatusCode::MISDIRECTED_REQUEST,

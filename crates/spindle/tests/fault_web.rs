@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use harness::{TempDir, fake_agent_command, have_python, wait_for};
 use serve_harness::{
-    SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies, serve_from, start_serve,
-    transcript, wait_transcript,
+    SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies, serve_from,
+    start_serve, transcript, wait_transcript,
 };
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -629,8 +629,14 @@ fn fault_web_f6_a_full_disk_backlog_is_bounded_and_prompts_are_refused_until_it_
         r#"{"text":"while the disk is full"}"#,
     );
     assert_eq!(refused.status, 507, "{}", refused.body);
-    assert!(refused.body.contains("prompts are refused"), "{}", refused.body);
-    let unsaved = served.get_json(&stats_path)["unsavedBytes"].as_u64().unwrap();
+    assert!(
+        refused.body.contains("prompts are refused"),
+        "{}",
+        refused.body
+    );
+    let unsaved = served.get_json(&stats_path)["unsavedBytes"]
+        .as_u64()
+        .unwrap();
     assert!((LIMIT..LIMIT + (1 << 20)).contains(&unsaved), "{stats}");
     // Space comes back: the backlog is written without any new line, the stream goes on.
     let pid = served.child.id().to_string();

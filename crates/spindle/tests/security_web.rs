@@ -580,13 +580,16 @@ fn security_web_f5_refusals_never_echo_request_content() {
         assert_security_headers(&response, &path);
     }
     let session = served.create_session();
-    let json_headers = [("Host", host.as_str()), ("Content-Type", "application/json")];
+    let json_headers = [
+        ("Host", host.as_str()),
+        ("Content-Type", "application/json"),
+    ];
     for (route, body) in [
         ("prompt", format!("{{\"text\": \"{marker}")),
         ("prompt", format!("{{\"text\": 5, \"{marker}\": 1}}")),
         ("prompt", format!("{{\"text\": {{\"{marker}\": true}}}}")),
         ("permission", format!("{{\"key\": [\"{marker}\"]}}")),
-        ("prompt", format!("{marker}")),
+        ("prompt", marker.to_string()),
     ] {
         let path = format!("/api/sessions/{session}/{route}");
         let response = http(served.addr, "POST", &path, &json_headers, Some(&body));
@@ -629,7 +632,10 @@ fn security_web_f4_a_second_host_or_origin_and_foreign_absolute_targets_are_refu
     }
     for target in [
         "http://attacker.example/api/sessions".to_string(),
-        format!("http://attacker.example:{}/api/sessions", served.addr.port()),
+        format!(
+            "http://attacker.example:{}/api/sessions",
+            served.addr.port()
+        ),
         format!("http://{host}@attacker.example/api/sessions"),
         format!("https://{host}/api/sessions"),
     ] {
