@@ -132,39 +132,58 @@ fn is_initialize(line: &str) -> bool {
             .is_ok_and(|m| m.method.as_deref() == Some("initialize"))
 }
 
-/// The line with every id of [`SCOPED_KEYS`] prefixed by `a{process}:`, or `None` when it has
-/// none (or is not JSON: the engine diagnoses it as it is).
+/// The line with the string value of every [`SCOPED_KEYS`] member prefixed by `a{process}:`, or
+/// `None` when it has none. This runs for every line of a session that outlived an agent
+/// process, so it scans the text instead of parsing it: inside a JSON string a quote is always
+/// escaped, so `"messageId"` whose quote is not preceded by a backslash, followed by `:` and a
+/// quote, is a member name with a string value. (A member name spelled with `\u` escapes is not
+/// recognised; a line that is not JSON is left to the engine's diagnostics either way.)
 fn scope_ids(line: &str, process: u32) -> Option<String> {
-    if !SCOPED_KEYS.iter().any(|key| line.contains(key)) {
+    let bytes = line.as_bytes();
+    let skip_space = |mut i: usize| {
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    };
+    // Byte offsets just after the opening quote of each id value.
+    let mut inserts = Vec::new();
+    for key in SCOPED_KEYS {
+        let mut from = 0;
+        while let Some(found) = line[from..].find(key) {
+            let start = from + found;
+            from = start + key.len();
+            let name = start >= 1
+                && bytes[start - 1] == b'"'
+                && (start < 2 || bytes[start - 2] != b'\\')
+                && bytes.get(from) == Some(&b'"');
+            if !name {
+                continue;
+            }
+            let colon = skip_space(from + 1);
+            if bytes.get(colon) != Some(&b':') {
+                continue;
+            }
+            let value = skip_space(colon + 1);
+            if bytes.get(value) == Some(&b'"') {
+                inserts.push(value + 1);
+            }
+        }
+    }
+    if inserts.is_empty() {
         return None;
     }
-    let mut value: Value = serde_json::from_str(line).ok()?;
+    inserts.sort_unstable();
     let prefix = format!("a{process}:");
-    scope_value(&mut value, &prefix).then(|| value.to_string())
-}
-
-fn scope_value(value: &mut Value, prefix: &str) -> bool {
-    let mut changed = false;
-    match value {
-        Value::Object(map) => {
-            for (key, field) in map.iter_mut() {
-                match field {
-                    Value::String(id) if SCOPED_KEYS.contains(&key.as_str()) => {
-                        id.insert_str(0, prefix);
-                        changed = true;
-                    }
-                    _ => changed |= scope_value(field, prefix),
-                }
-            }
-        }
-        Value::Array(items) => {
-            for item in items {
-                changed |= scope_value(item, prefix);
-            }
-        }
-        _ => {}
+    let mut scoped = String::with_capacity(line.len() + inserts.len() * prefix.len());
+    let mut copied = 0;
+    for at in inserts {
+        scoped.push_str(&line[copied..at]);
+        scoped.push_str(&prefix);
+        copied = at;
     }
-    changed
+    scoped.push_str(&line[copied..]);
+    Some(scoped)
 }
 
 #[cfg(test)]
@@ -238,6 +257,42 @@ mod tests {
         assert!(turns[0].finished && turns[0].stop_reason.is_none());
         assert_eq!(turns[1].stop_reason.as_deref(), Some("end_turn"));
         assert!(engine.transcript().diagnostics.is_empty());
+    }
+
+    /// What [`scope_ids`] must do, done on the parsed value.
+    fn scope_value(value: &mut Value, prefix: &str) {
+        match value {
+            Value::Object(map) => {
+                for (key, field) in map.iter_mut() {
+                    match field {
+                        Value::String(id) if SCOPED_KEYS.contains(&key.as_str()) => {
+                            id.insert_str(0, prefix)
+                        }
+                        _ => scope_value(field, prefix),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| scope_value(item, prefix)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_text_scan_scopes_exactly_the_id_members_a_parser_finds() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"msg_a3","content":{"type":"text","text":"say \"messageId\":\"x\" and toolCallId"}}}}"#,
+            r#"{ "id" : 1 , "result" : { "messageId" : "m" , "x" : { "toolCallId":"t","terminalId": "term"} } }"#,
+            r#"{"a":["messageId","toolCallId"],"messageId":null,"planId":7,"compactionId":"c","b":"\\","toolCallId":"t2"}"#,
+            r#"{"text":"ends with a backslash \\","messageId":"m\"q"}"#,
+            r#"{"messageId":"été","t":"😀","text":"\\\"messageId\": \"no\""}"#,
+        ];
+        for line in lines {
+            let mut expected: Value = serde_json::from_str(line).unwrap();
+            scope_value(&mut expected, "a2:");
+            let scoped = scope_ids(line, 2).unwrap_or_else(|| line.to_string());
+            let actual: Value = serde_json::from_str(&scoped).unwrap();
+            assert_eq!(actual, expected, "{line}");
+        }
     }
 
     #[test]
