@@ -45,6 +45,8 @@ enum ClientRequest {
     Initialize,
     /// `session/load` / `session/resume`: its response ends the history replay.
     Load,
+    /// `session/new`: its result names the session updates must belong to.
+    NewSession,
     Other,
 }
 
@@ -68,6 +70,9 @@ pub struct TranscriptEngine {
     /// The most recent prompt the client sent (for `apply_prompt_response`).
     last_prompt: Option<usize>,
     client_requests: FxHashMap<String, ClientRequest>,
+    /// The client's own lines are part of the input (not an agent-only recording): a response
+    /// is then matched to its request by id only.
+    client_lines_seen: bool,
     /// Agent request id -> entry index of the permission it asked about.
     pub(crate) permission_requests: FxHashMap<String, usize>,
     pub(crate) minted: u64,
@@ -117,6 +122,7 @@ impl TranscriptEngine {
             awaiting_ack: std::collections::VecDeque::new(),
             last_prompt: None,
             client_requests: FxHashMap::default(),
+            client_lines_seen: false,
             permission_requests: FxHashMap::default(),
             minted: 0,
             explicit_idle: false,
@@ -347,7 +353,16 @@ impl TranscriptEngine {
                     self.end_turn(None, None);
                 }
             }
+            Some(ClientRequest::NewSession) => {
+                self.adopt_session(result.as_ref().and_then(|r| r.get("sessionId")));
+            }
             Some(ClientRequest::Other) => {}
+            // The client's requests are known: a response to none of the pending ones (an id
+            // never sent, or a second answer to one already answered) ends no turn (F2).
+            None if self.client_lines_seen => self.diag(
+                "unknown_response",
+                format!("response to id {id}, which matches no pending request: ignored"),
+            ),
             None => {
                 // Recordings of the agent side only: a response carrying a
                 // stopReason can only answer a v1 prompt.
@@ -369,11 +384,13 @@ impl TranscriptEngine {
         let Value::Object(mut msg) = v else {
             return self.diag("not_jsonrpc", "a sent JSON-RPC message must be an object");
         };
+        self.client_lines_seen = true;
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
         let id = msg.get("id").filter(|v| !v.is_null()).map(request_key);
         match method.as_deref() {
             Some("session/prompt") => {
                 let params = msg.remove("params");
+                self.adopt_session(params.as_ref().and_then(|p| p.get("sessionId")));
                 let prompt = params.and_then(|mut p| p.get_mut("prompt").map(Value::take));
                 match prompt {
                     Some(Value::Array(blocks)) => {
@@ -404,8 +421,14 @@ impl TranscriptEngine {
                 }
             }
             Some("session/load" | "session/resume") => {
+                self.adopt_session(msg.get("params").and_then(|p| p.get("sessionId")));
                 if let Some(id) = id {
                     self.client_requests.insert(id, ClientRequest::Load);
+                }
+            }
+            Some("session/new") => {
+                if let Some(id) = id {
+                    self.client_requests.insert(id, ClientRequest::NewSession);
                 }
             }
             Some(_) => {

@@ -137,7 +137,9 @@ impl TranscriptEngine {
         } else {
             kind
         };
-        self.note_session(session_id);
+        if !self.note_session(session_id) {
+            return true;
+        }
         self.apply_chunk(ChunkIn {
             kind,
             message_id,
@@ -148,11 +150,37 @@ impl TranscriptEngine {
         true
     }
 
-    pub(crate) fn note_session(&mut self, session_id: Option<&str>) {
-        if self.t.session_info.session_id.is_none()
-            && let Some(s) = session_id
+    /// Whether an update naming `session_id` belongs to this transcript. The session is the one
+    /// the client opened or prompts (see [`Self::adopt_session`]); before the client named one
+    /// (recordings of the agent side only), the first session id seen defines it. An update
+    /// for another session is a diagnostic and is not applied (F3): the wire log or recording
+    /// keeps it verbatim at the reported line.
+    pub(crate) fn note_session(&mut self, session_id: Option<&str>) -> bool {
+        let Some(s) = session_id else {
+            return true;
+        };
+        match self.t.session_info.session_id.as_deref() {
+            None => {
+                self.t.session_info.session_id = Some(s.to_owned());
+                true
+            }
+            Some(known) if known == s => true,
+            Some(known) => {
+                let message =
+                    format!("update for session {s:?}, not this session {known:?}: not applied");
+                self.diag("foreign_session", message);
+                false
+            }
+        }
+    }
+
+    /// The client opened, loaded, resumed or prompted `session_id`: updates for it apply from now
+    /// on (a client that starts a new agent session moves the transcript to it).
+    pub(crate) fn adopt_session(&mut self, session_id: Option<&Value>) {
+        if let Some(Value::String(s)) = session_id
+            && self.t.session_info.session_id.as_deref() != Some(s.as_str())
         {
-            self.t.session_info.session_id = Some(s.to_owned());
+            self.t.session_info.session_id = Some(s.clone());
         }
     }
 

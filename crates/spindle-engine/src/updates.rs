@@ -38,7 +38,9 @@ impl TranscriptEngine {
 
     /// One `update` object (with its `sessionUpdate` tag).
     pub(crate) fn update_value(&mut self, session_id: Option<&str>, update: Value) {
-        self.note_session(session_id);
+        if !self.note_session(session_id) {
+            return;
+        }
         let Value::Object(update) = update else {
             return self.diag(
                 "malformed_update",

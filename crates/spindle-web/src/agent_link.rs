@@ -139,36 +139,55 @@ async fn read_lines(stdout: tokio::process::ChildStdout, events: mpsc::Sender<Li
         let consumed = chunk.len() + usize::from(found_newline);
         reader.consume(consumed);
         if found_newline {
-            let event = if oversized {
-                LinkEvent::Dropped(format!("agent line over {MAX_LINE_BYTES} bytes dropped"))
-            } else {
-                let bytes = std::mem::take(&mut line);
-                let trimmed = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
-                if trimmed.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                match String::from_utf8(trimmed.to_vec()) {
-                    Ok(text) => {
-                        // Lines are at most MAX_LINE_BYTES, below the budget: this cannot fail
-                        // while the semaphore lives (it is never closed).
-                        let bytes = u32::try_from(text.len().max(1)).unwrap_or(u32::MAX);
-                        let share = budget.clone().acquire_many_owned(bytes).await.ok();
-                        LinkEvent::Line(text, QueueShare(share))
-                    }
-                    Err(_) => LinkEvent::Dropped("agent line is not UTF-8; dropped".into()),
-                }
-            };
+            let event = finish_line(std::mem::take(&mut line), oversized, &budget).await;
             oversized = false;
             // A full queue waits here: the agent's pipe fills and the agent blocks, which
             // bounds memory; browsers are never on this path (they have their own queues).
-            if events.send(event).await.is_err() {
+            if let Some(event) = event
+                && events.send(event).await.is_err()
+            {
                 return;
             }
         }
     }
+    // A last line without its newline is still a line (F7): the agent may write its final
+    // message and exit without one.
+    if let Some(event) = finish_line(line, oversized, &budget).await
+        && events.send(event).await.is_err()
+    {
+        return;
+    }
     let _ = events
         .send(LinkEvent::Closed("the agent closed its output".into()))
         .await;
+}
+
+/// Turns the bytes of one line (its newline removed) into the event to report, or `None` for
+/// a blank line.
+async fn finish_line(
+    bytes: Vec<u8>,
+    oversized: bool,
+    budget: &std::sync::Arc<tokio::sync::Semaphore>,
+) -> Option<LinkEvent> {
+    if oversized {
+        return Some(LinkEvent::Dropped(format!(
+            "agent line over {MAX_LINE_BYTES} bytes dropped"
+        )));
+    }
+    let trimmed = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
+    if trimmed.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    Some(match String::from_utf8(trimmed.to_vec()) {
+        Ok(text) => {
+            // Lines are at most MAX_LINE_BYTES, below the budget: this cannot fail while the
+            // semaphore lives (it is never closed).
+            let bytes = u32::try_from(text.len().max(1)).unwrap_or(u32::MAX);
+            let share = budget.clone().acquire_many_owned(bytes).await.ok();
+            LinkEvent::Line(text, QueueShare(share))
+        }
+        Err(_) => LinkEvent::Dropped("agent line is not UTF-8; dropped".into()),
+    })
 }
 
 #[cfg(all(test, unix))]
@@ -200,12 +219,14 @@ mod tests {
              printf '\\377\\376 not utf8\\n'; printf 'after\\r\\n'; printf 'unterminated'"
         );
         let seen = events_of(&script).await;
-        assert_eq!(seen.len(), 5, "{seen:?}");
+        assert_eq!(seen.len(), 6, "{seen:?}");
         assert_eq!(seen[0], "line 3");
         assert!(seen[1].starts_with("dropped agent line over"), "{seen:?}");
         assert!(seen[2].contains("not UTF-8"), "{seen:?}");
         assert_eq!(seen[3], "line 5");
-        assert_eq!(seen[4], "closed");
+        // The last line has no newline and is kept all the same (F7).
+        assert_eq!(seen[4], "line 12");
+        assert_eq!(seen[5], "closed");
     }
 
     #[tokio::test]

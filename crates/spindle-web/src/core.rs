@@ -11,29 +11,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use spindle_engine::{RenderOp, TranscriptEngine};
 
+use crate::feed::EngineFeed;
 use crate::hub::{Hub, HubStats};
 use crate::store::{Direction, Store, StoredReply};
-
-/// Feeds one logged line to the engine the same way live and at replay; returns its ops.
-pub(crate) fn apply_line(
-    engine: &mut TranscriptEngine,
-    direction: Direction,
-    line: &str,
-) -> Vec<RenderOp> {
-    let applied = match direction {
-        Direction::Agent => engine.apply_agent_line(line),
-        Direction::Client => engine.apply_client_line(line),
-        Direction::AgentReplay => return Vec::new(),
-    };
-    for diagnostic in &applied.diagnostics {
-        tracing::debug!(
-            code = diagnostic.code,
-            "engine diagnostic: {}",
-            diagnostic.message
-        );
-    }
-    applied.ops
-}
 
 /// A banner shown above the transcript (server facts: agent exited, storage failing, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,11 +26,18 @@ pub(crate) struct Banner {
 pub(crate) struct SessionCore {
     pub(crate) session: i64,
     pub(crate) engine: TranscriptEngine,
+    /// How logged lines reach `engine` (per-agent-process id scopes); the same state a rebuild
+    /// from the log reaches.
+    feed: EngineFeed,
     pub(crate) hub: Hub,
     store: Arc<Mutex<Store>>,
     next_seq: i64,
     /// Lines whose commit failed; retried, in order, before the next lines.
     unsaved: Vec<(Direction, String)>,
+    /// Bytes of the lines in `unsaved`.
+    unsaved_bytes: usize,
+    /// The bound of `unsaved_bytes` (F6).
+    unsaved_limit: usize,
     storage_error: Option<String>,
     banner: Option<Banner>,
     /// Open permission questions by key, as the `web_permission` op that shows them.
@@ -64,7 +51,7 @@ pub(crate) struct SessionCore {
 impl SessionCore {
     pub(crate) fn new(
         session: i64,
-        engine: TranscriptEngine,
+        (engine, feed): (TranscriptEngine, EngineFeed),
         hub: Hub,
         store: Arc<Mutex<Store>>,
         next_seq: i64,
@@ -73,10 +60,13 @@ impl SessionCore {
         SessionCore {
             session,
             engine,
+            feed,
             hub,
             store,
             next_seq,
             unsaved: Vec::new(),
+            unsaved_bytes: 0,
+            unsaved_limit: unsaved_limit(),
             storage_error: None,
             banner: None,
             permissions: BTreeMap::new(),
@@ -88,10 +78,47 @@ impl SessionCore {
     /// Logs `lines` (committing any earlier unsaved ones first), applies them to the engine and
     /// publishes the resulting ops as one batch. When the commit fails the lines are still shown
     /// (the agent does not wait for the disk), kept for the next attempt, and a banner says so.
+    /// The callers keep that backlog bounded: see [`Self::backlog_full`].
     pub(crate) fn record(&mut self, lines: Vec<(Direction, String)>) {
         if lines.is_empty() {
             return;
         }
+        self.commit(&lines);
+        let mut ops = Vec::new();
+        for (direction, line) in &lines {
+            ops.extend(self.feed.apply(&mut self.engine, *direction, line));
+        }
+        self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
+        if !ops.is_empty() {
+            self.publish_ops(&ops);
+        }
+        self.save_replies_if_changed();
+    }
+
+    /// Tries again to write the lines whose commit failed (the session task calls this on a
+    /// timer while there are any, so that storage recovers without new lines).
+    pub(crate) fn retry_unsaved(&mut self) {
+        if !self.unsaved.is_empty() {
+            self.commit(&[]);
+            self.save_replies_if_changed();
+        }
+    }
+
+    /// Whether lines wait in memory for the database.
+    pub(crate) fn has_backlog(&self) -> bool {
+        !self.unsaved.is_empty()
+    }
+
+    /// Whether the unsaved backlog reached its bound (F6): the session task then stops reading
+    /// the agent's output (its pipe fills and the agent blocks) and refuses prompts, until a
+    /// retry commits the backlog. The backlog can exceed the bound by at most the batch that
+    /// reached it (itself bounded by the agent link's queue).
+    pub(crate) fn backlog_full(&self) -> bool {
+        self.unsaved_bytes >= self.unsaved_limit
+    }
+
+    /// Commits the backlog and then `lines` in one transaction, or adds `lines` to the backlog.
+    fn commit(&mut self, lines: &[(Direction, String)]) {
         let committed = {
             let pending: Vec<(Direction, &str)> = self
                 .unsaved
@@ -108,6 +135,7 @@ impl SessionCore {
             Ok(count) => {
                 self.next_seq += i64::try_from(count).unwrap_or(i64::MAX);
                 self.unsaved.clear();
+                self.unsaved_bytes = 0;
                 if self.storage_error.take().is_some() {
                     self.set_banner(Some(Banner {
                         level: "info",
@@ -118,11 +146,19 @@ impl SessionCore {
             Err(error) => {
                 tracing::error!(session = self.session, "{error}");
                 self.unsaved.extend(lines.iter().cloned());
-                let text = format!(
-                    "Not saved to disk ({error}); {} lines wait in memory and will be written when \
-                     the database accepts writes again.",
-                    self.unsaved.len()
+                self.unsaved_bytes += lines.iter().map(|(_, l)| l.len()).sum::<usize>();
+                let mut text = format!(
+                    "Not saved to disk ({error}); {} lines ({} KiB) wait in memory and will be \
+                     written when the database accepts writes again.",
+                    self.unsaved.len(),
+                    self.unsaved_bytes.div_ceil(1024),
                 );
+                if self.backlog_full() {
+                    text.push_str(
+                        " That is as much as the server keeps: the agent's output is paused and \
+                         new prompts are refused until then. A server stop now loses these lines.",
+                    );
+                }
                 self.storage_error = Some(text.clone());
                 self.set_banner(Some(Banner {
                     level: "error",
@@ -130,15 +166,6 @@ impl SessionCore {
                 }));
             }
         }
-        let mut ops = Vec::new();
-        for (direction, line) in &lines {
-            ops.extend(apply_line(&mut self.engine, *direction, line));
-        }
-        self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
-        if !ops.is_empty() {
-            self.publish_ops(&ops);
-        }
-        self.save_replies_if_changed();
     }
 
     fn publish_ops(&mut self, ops: &[RenderOp]) {
@@ -253,10 +280,28 @@ impl SessionCore {
             "lastEventId": self.hub.last_id().to_string(),
             "loggedLines": self.next_seq - 1,
             "unsavedLines": self.unsaved.len(),
+            "unsavedBytes": self.unsaved_bytes,
+            "unsavedLimit": self.unsaved_limit,
             "diagnostics": self.diagnostics,
             "entries": self.engine.transcript().entries.len(),
         })
     }
+}
+
+/// The default bound of a session's unsaved backlog: 32 MiB.
+const UNSAVED_LIMIT: usize = 32 << 20;
+
+/// The bound of a session's unsaved backlog: [`UNSAVED_LIMIT`], or
+/// `SPINDLE_SERVE_MAX_UNSAVED_BYTES` from the environment (for small machines and for tests).
+fn unsaved_limit() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("SPINDLE_SERVE_MAX_UNSAVED_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(UNSAVED_LIMIT)
+    })
 }
 
 /// The engine's per-turn replies in the store's shape.
@@ -343,7 +388,8 @@ mod tests {
         let read_only = Arc::new(Mutex::new(Store::open_read_only(&path)));
         let engine = TranscriptEngine::new(EngineConfig::default());
         let hub = Hub::new(1, HubLimits::default());
-        let mut core = SessionCore::new(session, engine, hub, read_only, 1);
+        let mut core =
+            SessionCore::new(session, (engine, EngineFeed::default()), hub, read_only, 1);
         let mut rx = core.subscribe(None);
         core.record(vec![(Direction::Client, PROMPT.to_string())]);
         core.record(vec![(Direction::Agent, chunk("Hel"))]);
@@ -368,10 +414,60 @@ mod tests {
         );
         // Replaying the log gives the transcript the live engine has.
         let mut replayed = TranscriptEngine::new(EngineConfig::default());
+        let mut feed = EngineFeed::default();
         for line in &lines {
-            apply_line(&mut replayed, line.direction, &line.line);
+            feed.apply(&mut replayed, line.direction, &line.line);
         }
         assert_eq!(replayed.replay_json(), core.engine.replay_json());
+    }
+
+    #[test]
+    fn the_unsaved_backlog_is_bounded_and_a_retry_writes_it_without_new_lines() {
+        let path = temp_db();
+        let mut writable = Store::open(&path).unwrap();
+        let session = writable.create_session("s").unwrap();
+        drop(writable);
+        let read_only = Arc::new(Mutex::new(Store::open_read_only(&path)));
+        let engine = (
+            TranscriptEngine::new(EngineConfig::default()),
+            EngineFeed::default(),
+        );
+        let mut core = SessionCore::new(
+            session,
+            engine,
+            Hub::new(1, HubLimits::default()),
+            read_only,
+            1,
+        );
+        core.unsaved_limit = 1000;
+        let mut rx = core.subscribe(None);
+        core.record(vec![(Direction::Client, PROMPT.to_string())]);
+        let mut sent = vec![PROMPT.to_string()];
+        while !core.backlog_full() {
+            let line = chunk("x");
+            sent.push(line.clone());
+            core.record(vec![(Direction::Agent, line)]);
+        }
+        let bytes = core.stats()["unsavedBytes"].as_u64().unwrap();
+        assert!(
+            (1000..1000 + chunk("x").len() as u64).contains(&bytes),
+            "{bytes}"
+        );
+        let text = serde_json::to_string(&frames(&mut rx)).unwrap();
+        assert!(text.contains("the agent's output is paused"), "{text}");
+        // Still failing: nothing changes.
+        core.retry_unsaved();
+        assert!(core.backlog_full());
+        // The database accepts writes again: a retry alone writes the backlog, in order.
+        core.store = Arc::new(Mutex::new(Store::open(&path).unwrap()));
+        core.retry_unsaved();
+        assert!(!core.has_backlog() && !core.backlog_full());
+        assert_eq!(core.stats()["unsavedBytes"], 0);
+        let text = serde_json::to_string(&frames(&mut rx)).unwrap();
+        assert!(text.contains("Storage recovered"), "{text}");
+        let (lines, _) = Store::open(&path).unwrap().lines(session).unwrap();
+        let logged: Vec<String> = lines.into_iter().map(|l| l.line).collect();
+        assert_eq!(logged, sent);
     }
 
     #[test]
@@ -382,7 +478,7 @@ mod tests {
         let engine = TranscriptEngine::new(EngineConfig::default());
         let mut core = SessionCore::new(
             session,
-            engine,
+            (engine, EngineFeed::default()),
             Hub::new(1, HubLimits::default()),
             Arc::new(Mutex::new(store)),
             1,

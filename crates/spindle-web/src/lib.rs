@@ -30,6 +30,7 @@
 
 mod agent_link;
 mod core;
+mod feed;
 pub mod hub;
 mod routes;
 pub mod security;

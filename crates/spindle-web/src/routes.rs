@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -54,11 +55,12 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let query_token = (request.uri().path() == "/")
         .then(|| query_param(request.uri().query(), "token"))
         .flatten();
-    let mut response = match state.policy.check_request(
-        request.method(),
-        request.headers(),
-        query_token.as_deref(),
-    ) {
+    let checked = state.policy.check_target(request.uri()).and_then(|()| {
+        state
+            .policy
+            .check_request(request.method(), request.headers(), query_token.as_deref())
+    });
+    let mut response = match checked {
         Err(refusal) => (refusal.status, refusal.reason).into_response(),
         Ok(()) => match query_token {
             // Trade the token in the URL for a cookie and drop it from the address bar.
@@ -135,6 +137,28 @@ async fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "not found").into_response()
 }
 
+// Refusals never echo request content (F5): axum's own rejection texts quote the path segment
+// or the JSON that failed, so they are replaced by fixed messages.
+
+fn session_id(path: Result<Path<i64>, PathRejection>) -> Result<i64, WebError> {
+    match path {
+        Ok(Path(id)) => Ok(id),
+        Err(_) => Err(WebError::bad_request("the session id must be a number")),
+    }
+}
+
+fn body_refusal(rejection: &JsonRejection, expected: &str) -> WebError {
+    let message = match rejection {
+        JsonRejection::JsonSyntaxError(_) => "the request body is not valid JSON".to_string(),
+        JsonRejection::JsonDataError(_) => format!("the request body must be {expected}"),
+        JsonRejection::MissingJsonContentType(_) => {
+            "the request body must be application/json".to_string()
+        }
+        _ => "the request body could not be read (1 MiB at most)".to_string(),
+    };
+    WebError::new(rejection.status(), message)
+}
+
 impl IntoResponse for WebError {
     fn into_response(self) -> Response {
         (self.status, axum::Json(json!({ "error": self.message }))).into_response()
@@ -158,10 +182,11 @@ struct PromptBody {
 
 async fn prompt(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
-    body: Result<axum::Json<PromptBody>, axum::extract::rejection::JsonRejection>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<axum::Json<PromptBody>, JsonRejection>,
 ) -> Result<Response, WebError> {
-    let axum::Json(body) = body.map_err(|e| WebError::bad_request(e.body_text()))?;
+    let id = session_id(id)?;
+    let axum::Json(body) = body.map_err(|e| body_refusal(&e, r#"{"text": "..."}"#))?;
     if body.text.trim().is_empty() {
         return Err(WebError::bad_request("empty prompt"));
     }
@@ -174,7 +199,11 @@ async fn prompt(
         .into_response())
 }
 
-async fn cancel(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Response, WebError> {
+async fn cancel(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
     let session = state.manager.get(id).await?;
     session.cancel().await?;
     Ok(axum::Json(json!({ "cancelled": true })).into_response())
@@ -190,39 +219,51 @@ struct PermissionBody {
 
 async fn permission(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
-    body: Result<axum::Json<PermissionBody>, axum::extract::rejection::JsonRejection>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<axum::Json<PermissionBody>, JsonRejection>,
 ) -> Result<Response, WebError> {
-    let axum::Json(body) = body.map_err(|e| WebError::bad_request(e.body_text()))?;
+    let id = session_id(id)?;
+    let axum::Json(body) =
+        body.map_err(|e| body_refusal(&e, r#"{"key": "...", "optionId": "..."}"#))?;
     let session = state.manager.get(id).await?;
     session.answer_permission(&body.key, body.option_id).await?;
     Ok(axum::Json(json!({ "answered": true })).into_response())
 }
 
-async fn replies(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Response, WebError> {
+async fn replies(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
     let replies = state.manager.replies(id)?;
     Ok(axum::Json(json!({ "replies": replies })).into_response())
 }
 
 async fn transcript(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    id: Result<Path<i64>, PathRejection>,
 ) -> Result<Response, WebError> {
+    let id = session_id(id)?;
     let session = state.manager.get(id).await?;
     let body = session.transcript_json();
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-async fn stats(State(state): State<AppState>, Path(id): Path<i64>) -> Result<Response, WebError> {
+async fn stats(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
     let session = state.manager.get(id).await?;
     Ok(axum::Json(session.stats()).into_response())
 }
 
 async fn events(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    id: Result<Path<i64>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, WebError> {
+    let id = session_id(id)?;
     let session = state.manager.get(id).await?;
     let last_seen = headers
         .get("last-event-id")

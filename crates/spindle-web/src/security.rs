@@ -13,7 +13,7 @@
 
 use std::net::SocketAddr;
 
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 
 /// The access policy of one server.
 #[derive(Debug, Clone)]
@@ -112,6 +112,19 @@ impl AccessPolicy {
         headers: &HeaderMap,
         query_token: Option<&str>,
     ) -> Result<(), Refusal> {
+        // RFC 9112 3.2: more than one Host is a bad request; only the first was checked (F4).
+        // A second Origin would likewise let the first one vouch for the other.
+        for (name, what) in [
+            (header::HOST, "more than one Host header"),
+            (header::ORIGIN, "more than one Origin header"),
+        ] {
+            if headers.get_all(name).iter().nth(1).is_some() {
+                return Err(Refusal {
+                    status: StatusCode::BAD_REQUEST,
+                    reason: what,
+                });
+            }
+        }
         let host = headers
             .get(header::HOST)
             .and_then(|v| v.to_str().ok())
@@ -172,6 +185,28 @@ impl AccessPolicy {
                     reason: "a token is required: open the URL printed by `spindle serve`",
                 });
             }
+        }
+        Ok(())
+    }
+}
+
+impl AccessPolicy {
+    /// Checks the request target: an absolute-form target (`GET http://host/path`) names the
+    /// authority the request is for, which takes precedence over `Host` (RFC 9112 3.2.2), so it
+    /// must be `http://` plus an allowed authority as well (F4). Origin-form targets (`/path`)
+    /// pass.
+    pub fn check_target(&self, target: &Uri) -> Result<(), Refusal> {
+        let Some(authority) = target.authority() else {
+            return Ok(());
+        };
+        let http = target
+            .scheme_str()
+            .is_none_or(|s| s.eq_ignore_ascii_case("http"));
+        if !http || !self.authority_allowed(authority.as_str()) {
+            return Err(Refusal {
+                status: StatusCode::MISDIRECTED_REQUEST,
+                reason: "request target not allowed (DNS rebinding protection); use the printed URL",
+            });
         }
         Ok(())
     }
@@ -265,6 +300,46 @@ mod tests {
                 .check_request(&Method::GET, &HeaderMap::new(), None)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_second_host_or_origin_and_foreign_absolute_targets_are_refused() {
+        let policy = loopback();
+        let check = |pairs: &[(&'static str, &str)]| {
+            policy.check_request(&Method::GET, &headers(pairs), None)
+        };
+        for pairs in [
+            &[("host", "127.0.0.1:8080"), ("host", "attacker.example")][..],
+            &[("host", "127.0.0.1:8080"), ("host", "127.0.0.1:8080")][..],
+            &[
+                ("host", "127.0.0.1:8080"),
+                ("origin", "http://127.0.0.1:8080"),
+                ("origin", "http://attacker.example"),
+            ][..],
+        ] {
+            assert_eq!(
+                check(pairs).unwrap_err().status,
+                StatusCode::BAD_REQUEST,
+                "{pairs:?}"
+            );
+        }
+        let target = |t: &str| policy.check_target(&t.parse::<Uri>().unwrap());
+        assert!(target("/api/sessions").is_ok());
+        assert!(target("http://127.0.0.1:8080/api/sessions").is_ok());
+        assert!(target("http://LOCALHOST:8080/").is_ok());
+        for bad in [
+            "http://attacker.example/",
+            "http://attacker.example:8080/",
+            "https://127.0.0.1:8080/",
+            "http://127.0.0.1:8080@attacker.example/",
+            "http://127.0.0.1/",
+        ] {
+            assert_eq!(
+                target(bad).unwrap_err().status,
+                StatusCode::MISDIRECTED_REQUEST,
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -18,7 +18,8 @@ use spindle_engine::{EngineConfig, TranscriptEngine};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::agent_link::{AgentLink, LinkEvent};
-use crate::core::{Banner, SessionCore, apply_line, lock};
+use crate::core::{Banner, SessionCore, lock};
+use crate::feed::{EngineFeed, agent_exited_note};
 use crate::hub::{EventId, Frame, Hub, HubLimits};
 use crate::store::{Direction, Store, StoredReply};
 
@@ -111,11 +112,12 @@ impl SessionManager {
                 );
             }
             let mut engine = TranscriptEngine::new(EngineConfig::default());
+            let mut feed = EngineFeed::default();
             for line in &lines {
-                apply_line(&mut engine, line.direction, &line.line);
+                feed.apply(&mut engine, line.direction, &line.line);
             }
             let next_seq = lines.last().map_or(1, |l| l.seq + 1);
-            rebuilt.push((session.clone(), engine, next_seq));
+            rebuilt.push((session.clone(), (engine, feed), next_seq));
         }
         let manager = SessionManager {
             store: Arc::new(Mutex::new(store)),
@@ -125,7 +127,7 @@ impl SessionManager {
             sessions: Mutex::new(BTreeMap::new()),
         };
         for (session, engine, next_seq) in rebuilt {
-            let was_running = engine.transcript().state.turn_open;
+            let was_running = engine.0.transcript().state.turn_open;
             let live =
                 manager.start_session(session.id, engine, next_seq, session.agent_session_id);
             if was_running {
@@ -145,7 +147,7 @@ impl SessionManager {
     fn start_session(
         &self,
         id: i64,
-        engine: TranscriptEngine,
+        engine: (TranscriptEngine, EngineFeed),
         next_seq: i64,
         agent_session_id: Option<String>,
     ) -> Arc<LiveSession> {
@@ -209,7 +211,7 @@ impl SessionManager {
             .create_session("")
             .map_err(WebError::storage)?;
         let engine = TranscriptEngine::new(EngineConfig::default());
-        let live = self.start_session(id, engine, 1, None);
+        let live = self.start_session(id, (engine, EngineFeed::default()), 1, None);
         let _ = live.commands.send(Command::StartAgent).await;
         self.list()?
             .into_iter()
@@ -327,6 +329,8 @@ enum Input {
     Agent(Vec<LinkEvent>),
     /// The agent did not finish `initialize` + opening the session in time.
     StartupTimeout,
+    /// Time to try writing the unsaved backlog again.
+    RetryStorage,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -396,9 +400,24 @@ async fn startup_timer(deadline: Option<tokio::time::Instant>) {
     }
 }
 
+/// How often a session with unsaved lines tries to write them again.
+const STORAGE_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
+async fn storage_retry_timer(backlog: bool) {
+    if backlog {
+        tokio::time::sleep(STORAGE_RETRY).await;
+    } else {
+        std::future::pending::<()>().await;
+    }
+}
+
 impl SessionTask {
     async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
         loop {
+            let (backlog, paused) = {
+                let core = lock(&self.core);
+                (core.has_backlog(), core.backlog_full())
+            };
             let input = match &mut self.link {
                 Some(link) => tokio::select! {
                     command = commands.recv() => match command {
@@ -406,7 +425,9 @@ impl SessionTask {
                         None => break,
                     },
                     () = startup_timer(self.startup_deadline) => Input::StartupTimeout,
-                    event = link.events.recv() => match event {
+                    () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    // A full backlog pauses the agent's output: its pipe fills and it blocks.
+                    event = link.events.recv(), if !paused => match event {
                         None => Input::Agent(vec![LinkEvent::Closed("the agent link closed".into())]),
                         Some(first) => {
                             let mut batch = vec![first];
@@ -420,9 +441,12 @@ impl SessionTask {
                         }
                     }
                 },
-                None => match commands.recv().await {
-                    Some(c) => Input::Command(c),
-                    None => break,
+                None => tokio::select! {
+                    command = commands.recv() => match command {
+                        Some(c) => Input::Command(c),
+                        None => break,
+                    },
+                    () = storage_retry_timer(backlog) => Input::RetryStorage,
                 },
             };
             match input {
@@ -433,6 +457,7 @@ impl SessionTask {
                 }
                 Input::Command(command) => self.command(command),
                 Input::Agent(events) => self.agent_events(events).await,
+                Input::RetryStorage => lock(&self.core).retry_unsaved(),
                 Input::StartupTimeout => {
                     let timeout = self.settings.startup_timeout;
                     self.startup_failed(&format!(
@@ -542,6 +567,10 @@ impl SessionTask {
         match command {
             Command::StartAgent => self.start_agent(),
             Command::Prompt { text, reply } => {
+                if lock(&self.core).backlog_full() {
+                    let _ = reply.send(Err(storage_full()));
+                    return;
+                }
                 // The version is known once `initialize` is answered; until then prompts wait
                 // in the queue and `flush_queued` applies the v1 rule to them.
                 if self.phase == Phase::Ready && self.protocol < 2 && self.v1_turn_running {
@@ -635,6 +664,10 @@ impl SessionTask {
 
     fn flush_queued(&mut self) {
         while let Some((text, reply)) = self.queued.pop_front() {
+            if lock(&self.core).backlog_full() {
+                let _ = reply.send(Err(storage_full()));
+                continue;
+            }
             if self.protocol < 2 && self.v1_turn_running {
                 let _ = reply.send(Err(v1_busy()));
                 continue;
@@ -878,18 +911,23 @@ impl SessionTask {
         self.pending.clear();
         self.agent_session = None;
         let keys: Vec<String> = self.agent_requests.drain().map(|(k, _)| k).collect();
+        let exit = format!(
+            "{why}{}",
+            status.map(|s| format!(", {s}")).unwrap_or_default()
+        );
         let mut core = lock(&self.core);
         for key in keys {
             core.close_permission(&key, "agent exited");
         }
+        // Logged, so that a rebuild ends the interrupted turn at the same place (F1).
+        let note = agent_exited_note(&format!(
+            "The agent exited ({exit}) before this turn finished."
+        ));
+        core.record(vec![(Direction::Server, note)]);
         core.save_now();
         core.set_banner(Some(Banner {
             level: "warning",
-            text: format!(
-                "The agent exited ({}{}). The next prompt starts it again.",
-                why,
-                status.map(|s| format!(", {s}")).unwrap_or_default()
-            ),
+            text: format!("The agent exited ({exit}). The next prompt starts it again."),
         }));
         drop(core);
         self.fail_queued("the agent exited");
@@ -901,6 +939,14 @@ impl SessionTask {
         }
         lock(&self.core).save_now();
     }
+}
+
+fn storage_full() -> WebError {
+    WebError::new(
+        StatusCode::INSUFFICIENT_STORAGE,
+        "the database does not accept writes and as many lines as the server keeps in memory \
+         wait for it: prompts are refused until storage recovers",
+    )
 }
 
 fn v1_busy() -> WebError {

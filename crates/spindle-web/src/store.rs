@@ -28,6 +28,9 @@ pub enum Direction {
     /// A line the agent wrote while replaying history for `session/load`. Logged for the record,
     /// never fed to the engine again (the engine already holds that history).
     AgentReplay,
+    /// A note of the server itself, not a wire line: `{"spindle":"agent_exited",...}` when the
+    /// agent process exits. Older servers skip these rows.
+    Server,
 }
 
 impl Direction {
@@ -36,6 +39,7 @@ impl Direction {
             Direction::Agent => "agent",
             Direction::Client => "client",
             Direction::AgentReplay => "agent_replay",
+            Direction::Server => "server",
         }
     }
 
@@ -44,6 +48,7 @@ impl Direction {
             "agent" => Some(Direction::Agent),
             "client" => Some(Direction::Client),
             "agent_replay" => Some(Direction::AgentReplay),
+            "server" => Some(Direction::Server),
             _ => None,
         }
     }

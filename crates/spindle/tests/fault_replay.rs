@@ -149,8 +149,8 @@ fn fault_replay_recording_cut_mid_line_keeps_everything_before_the_cut() {
 #[test]
 fn fault_replay_stale_and_unknown_response_ids_lose_no_reply_text() {
     // A duplicate response to an earlier prompt, and a response to an id that
-    // was never sent. Known weakness (RELIABILITY.md): the engine may end a
-    // turn on them; what this pins is that no reply text is lost or reordered.
+    // was never sent: no reply text is lost or reordered, and neither ends a
+    // turn (F2): each is a diagnostic with its line number.
     let dir = TempDir::new("replay-ids");
     let text = [
         prompt_line(1, "one"),
@@ -173,6 +173,16 @@ fn fault_replay_stale_and_unknown_response_ids_lose_no_reply_text() {
     assert_eq!(texts, vec!["one", "First", "two", "Second"], "{replay:#}");
     assert_eq!(replay["finalReply"], "Second");
     assert_eq!(replay["state"]["status"], "idle");
+    assert_eq!(replay["state"]["turns"], 2, "{replay:#}");
+    assert_eq!(replay["state"]["stopReason"], "end_turn", "{replay:#}");
+    let stale: Vec<u64> = replay["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "unknown_response")
+        .filter_map(|d| d["line"].as_u64())
+        .collect();
+    assert_eq!(stale, vec![5, 6], "{replay:#}");
 }
 
 #[test]
@@ -222,4 +232,38 @@ fn fault_replay_huge_lines_are_applied_or_diagnosed_with_bounded_memory() {
         eprintln!("replay of two 16 MiB lines: peak RSS {kib} KiB");
         assert!(kib < 160 * 1024, "peak RSS {kib} KiB for 16 MiB lines");
     }
+}
+
+#[test]
+fn fault_replay_f3_an_update_for_another_session_is_diagnosed_and_not_applied() {
+    let dir = TempDir::new("replay-f3");
+    let other = json!({"jsonrpc": "2.0", "method": "session/update", "params": {
+        "sessionId": "OTHER", "update": {"sessionUpdate": "agent_message_chunk",
+            "messageId": "m9", "content": {"type": "text", "text": "INTRUDER"}}}})
+    .to_string();
+    let text = [
+        prompt_line(1, "one"),
+        chunk_line("m1", "Hel"),
+        other,
+        chunk_line("m1", "lo"),
+        stop_line(1, "end_turn"),
+    ]
+    .join("\n");
+    let (replay, code) = replay_bytes(&dir, text.as_bytes());
+    let texts: Vec<&str> = replay["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert_eq!(texts, vec!["one", "Hello"], "{replay:#}");
+    let foreign: Vec<u64> = replay["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "foreign_session")
+        .filter_map(|d| d["line"].as_u64())
+        .collect();
+    assert_eq!(foreign, vec![3], "{replay:#}");
+    assert_eq!(code, 1, "a diagnostic makes the exit code 1");
 }

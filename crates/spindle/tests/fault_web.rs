@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use harness::{TempDir, fake_agent_command, have_python};
+use harness::{TempDir, fake_agent_command, have_python, wait_for};
 use serve_harness::{
-    SseReader, TextView, entry_texts, proc_status_kib, reference_agent, serve_from, start_serve,
-    transcript, wait_transcript,
+    SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies, serve_from,
+    start_serve, transcript, wait_transcript,
 };
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -100,9 +100,38 @@ fn fault_web_agent_garbage_is_diagnosed_and_the_session_goes_on() {
         "the non-JSON lines are diagnosed: {diagnostics:#?}"
     );
     assert!(diagnostics.iter().all(|d| d["line"].as_u64().is_some()));
+    // F2: the responses to unknown ids (9999, "who") and the second answer to
+    // the prompt end no turn; each is a diagnostic.
+    assert!(
+        diagnostics
+            .iter()
+            .filter(|d| d["code"] == "unknown_response")
+            .count()
+            >= 3,
+        "{diagnostics:#?}"
+    );
+    // F3: the update for a session the server never opened is a diagnostic
+    // and stays out of the transcript.
+    assert!(
+        diagnostics.iter().any(|d| d["code"] == "foreign_session"),
+        "{diagnostics:#?}"
+    );
+    assert!(!t.to_string().contains("INTRUDER"), "{t:#}");
     // The server is alive and the session takes the next prompt.
     served.prompt(session, "second");
-    served.wait_reply_containing(session, "Turn 2 reply.");
+    let replies = served.wait_reply_containing(session, "Turn 2 reply.");
+    let turns: Vec<(i64, String)> = replies
+        .iter()
+        .map(|r| {
+            let reason = r["stopReason"].as_str().unwrap_or("-").to_string();
+            (r["turn"].as_i64().unwrap(), reason)
+        })
+        .collect();
+    assert_eq!(
+        turns,
+        vec![(1, "end_turn".to_string()), (2, "end_turn".to_string())],
+        "two prompts, two turns, both ended by their own response: {replies:#?}"
+    );
     let log = std::fs::read_to_string(&stderr).unwrap();
     assert!(log.contains("not UTF-8"), "binary noise is reported: {log}");
     served.stop();
@@ -442,5 +471,198 @@ fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
         entry_texts(&restored, "agent_message").len()
             >= entry_texts(&streamed, "agent_message").len()
     );
+    served.stop();
+}
+
+/// A v1 agent in python that answers `initialize` and `session/new`, then
+/// answers the first prompt with one chunk and the prompt response, which it
+/// writes *without* a trailing newline before it exits.
+const LAST_LINE_AGENT_PY: &str = r#"import json, sys
+out = sys.stdout.buffer
+def send(obj, end=b"\n"):
+    out.write(json.dumps(obj).encode() + end)
+    out.flush()
+for line in sys.stdin.buffer:
+    msg = json.loads(line)
+    method, rid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_last"}})
+    elif method == "session/prompt":
+        send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "sess_last", "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "text", "text": "Last words."}}}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}}, end=b"")
+        sys.exit(0)
+"#;
+
+#[test]
+fn fault_web_f7_last_line_without_newline_is_kept() {
+    if !have_python() {
+        eprintln!("skipped: python3 is not available");
+        return;
+    }
+    let dir = TempDir::new("web-f7");
+    let db = dir.join("db.sqlite");
+    let script = harness::write_script(&dir, "last_line_agent.py", LAST_LINE_AGENT_PY);
+    let agent = vec!["python3".into(), script.into_os_string()];
+    let served = start_serve(&db, &["--protocol", "1"], &agent, None, &[]);
+    let session = served.create_session();
+    let mut reader = served.sse(session, None);
+    served.prompt(session, "say your last words");
+    // The exit banner comes after every line the agent wrote was recorded.
+    wait_banner(&mut reader, "agent exited");
+    let t = transcript(&served, session);
+    assert_eq!(entry_texts(&t, "agent_message"), vec!["Last words."]);
+    assert_eq!(
+        t["state"]["stopReason"], "end_turn",
+        "the unterminated last line (the prompt response) ended the turn: {t:#}"
+    );
+    assert_eq!(t["state"]["turnOpen"], false, "{t:#}");
+    served.stop();
+    assert!(wire_log_contains(&db, "\"stopReason\": \"end_turn\""));
+}
+
+#[test]
+fn fault_web_f1_the_crashed_turn_survives_the_next_prompt_and_a_restart() {
+    for protocol in ["2", "1"] {
+        let dir = TempDir::new(&format!("web-f1-v{protocol}"));
+        let db = dir.join("db.sqlite");
+        let args = ["--protocol", protocol];
+        let served = start_serve(&db, &args, &reference_agent(0), None, &[]);
+        let session = served.create_session();
+        let mut reader = served.sse(session, None);
+        served.prompt(session, "/scenario crash");
+        wait_banner(&mut reader, "agent exited");
+        // The crashed turn is over (ended by the crash), not left running.
+        let t = transcript(&served, session);
+        assert_eq!(t["state"]["turnOpen"], false, "v{protocol}: {t:#}");
+        let error = t["state"]["error"]["message"].as_str().unwrap_or_default();
+        assert!(error.contains("agent exited"), "v{protocol}: {t:#}");
+        // The next prompt starts a new agent process, whose ids start again.
+        served.prompt(session, "hello again");
+        served.wait_reply_containing(session, "hello again");
+        let live = transcript(&served, session);
+        assert_eq!(
+            entry_texts(&live, "user_message"),
+            vec!["/scenario crash".to_string(), "hello again".to_string()],
+            "v{protocol}: {live:#}"
+        );
+        let messages = entry_texts(&live, "agent_message");
+        let partial = "This turn will stop abruptly in the middle of a";
+        let crashed = messages.iter().position(|m| m == partial);
+        let answer = messages.iter().position(|m| m.contains("hello again"));
+        assert!(
+            matches!((crashed, answer), (Some(c), Some(a)) if c < a),
+            "v{protocol}: the partial reply is kept as it was, then the new reply: {messages:#?}"
+        );
+        let replies = replies(&served, session);
+        let crashed_turn = replies
+            .iter()
+            .find(|r| r["text"].as_str().is_some_and(|t| t.contains(partial)))
+            .unwrap_or_else(|| panic!("v{protocol}: {replies:#?}"));
+        assert_eq!(crashed_turn["finished"], true, "{replies:#?}");
+        assert_ne!(crashed_turn["stopReason"], "end_turn", "{replies:#?}");
+        // A restart rebuilds the same transcript from the wire log.
+        served.stop();
+        let served = start_serve(&db, &args, &reference_agent(0), None, &[]);
+        let restored = transcript(&served, session);
+        assert_eq!(restored["entries"], live["entries"], "v{protocol}");
+        assert_eq!(restored["state"], live["state"], "v{protocol}");
+        served.stop();
+    }
+}
+
+/// The banner a page opened now shows (from the reset snapshot of a new observer).
+fn banner_now(served: &serve_harness::Served, session: i64) -> String {
+    let mut reader = served.sse(session, None);
+    let event = reader.next_event().expect("a reset snapshot");
+    assert_eq!(event.event, "reset");
+    event
+        .ops()
+        .iter()
+        .filter(|op| op["op"] == "web_banner")
+        .filter_map(|op| op["text"].as_str().map(str::to_string))
+        .next_back()
+        .unwrap_or_default()
+}
+
+#[test]
+fn fault_web_f6_a_full_disk_backlog_is_bounded_and_prompts_are_refused_until_it_is_saved() {
+    if !have_python() {
+        eprintln!("skipped: python3 is not available");
+        return;
+    }
+    const LIMIT: u64 = 16 * 1024;
+    let dir = TempDir::new("web-f6");
+    let db = dir.join("db.sqlite");
+    // As in the disk-full test: RLIMIT_FSIZE stands in for a full disk.
+    let wrapper = harness::write_script(
+        &dir,
+        "limited.sh",
+        "#!/bin/sh\ntrap '' XFSZ\nulimit -S -f 400\nexec \"$@\"\n",
+    );
+    let mut command = std::process::Command::new(&wrapper);
+    command
+        .stderr(std::process::Stdio::null())
+        .env("SPINDLE_SERVE_MAX_UNSAVED_BYTES", LIMIT.to_string())
+        .arg(env!("CARGO_BIN_EXE_spindle"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
+        .arg(&db)
+        .arg("--")
+        .args(reference_agent(0));
+    let served = serve_from(command);
+    let session = served.create_session();
+    let stats_path = format!("/api/sessions/{session}/stats");
+    served.prompt(session, "/stream 3000 mixed");
+    // Polled over HTTP with a deadline (an SSE read would wait forever without the fix).
+    let stats = wait_for(PATIENCE, "the backlog to reach its bound", || {
+        let stats = served.get_json(&stats_path);
+        (stats["unsavedBytes"].as_u64()? >= LIMIT).then_some(stats)
+    });
+    let banner = banner_now(&served, session);
+    assert!(banner.contains("cannot write to the database"), "{banner}");
+    assert!(banner.contains("the agent's output is paused"), "{banner}");
+    // Bounded: the backlog stops growing at the bound (plus the batch that reached it), and a
+    // prompt is refused with a clear error, not queued.
+    let refused = served.post_json(
+        &format!("/api/sessions/{session}/prompt"),
+        r#"{"text":"while the disk is full"}"#,
+    );
+    assert_eq!(refused.status, 507, "{}", refused.body);
+    assert!(
+        refused.body.contains("prompts are refused"),
+        "{}",
+        refused.body
+    );
+    let unsaved = served.get_json(&stats_path)["unsavedBytes"]
+        .as_u64()
+        .unwrap();
+    assert!((LIMIT..LIMIT + (1 << 20)).contains(&unsaved), "{stats}");
+    // Space comes back: the backlog is written without any new line, the stream goes on.
+    let pid = served.child.id().to_string();
+    let lifted = std::process::Command::new("prlimit")
+        .args(["--pid", &pid, "--fsize=unlimited:unlimited"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(lifted, "prlimit failed");
+    wait_transcript(&served, session, "the stream to finish", |t| {
+        t["state"]["status"] == "idle" && t["state"]["stopReason"] == "end_turn"
+    });
+    wait_for(PATIENCE, "every line to be saved", || {
+        (served.get_json(&stats_path)["unsavedLines"] == 0).then_some(())
+    });
+    assert!(banner_now(&served, session).contains("Storage recovered"));
+    served.prompt(session, "after the disk came back");
+    served.wait_reply_containing(session, "after the disk came back");
+    let live = transcript(&served, session);
+    assert!(
+        !live.to_string().contains("while the disk is full"),
+        "the refused prompt left no trace"
+    );
+    served.sigkill();
+    assert!(integrity_ok(&db));
+    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    let restored = transcript(&served, session);
+    assert_eq!(restored["entries"], live["entries"], "nothing was lost");
     served.stop();
 }

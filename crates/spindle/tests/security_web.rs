@@ -208,7 +208,7 @@ fn security_web_path_traversal_and_odd_paths_never_reach_files() {
         }
         assert_security_headers(&response, path);
     }
-    // A request content echoed in an error stays inert: plain text, nosniff.
+    // A refusal never echoes request content (F5), and stays inert: not HTML, nosniff.
     let response = get(
         &served,
         "/api/sessions/%3Cscript%3Ealert(1)%3C%2Fscript%3E/replies",
@@ -561,4 +561,91 @@ fn security_web_permission_requests_wait_for_the_user_and_cancel_is_never_approv
             "{answer}"
         );
     }
+}
+
+#[test]
+fn security_web_f5_refusals_never_echo_request_content() {
+    let dir = TempDir::new("sec-f5");
+    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let host = served.host();
+    let marker = "QXJ7marker";
+    let hostile = format!("%3Cscript%3Ealert({marker})%3C%2Fscript%3E");
+    for route in ["replies", "transcript", "stats", "events"] {
+        let path = format!("/api/sessions/{hostile}/{route}");
+        let response = get(&served, &path, &[("Host", &host)]);
+        assert_eq!(response.status, 400, "{path}: {}", response.body);
+        for echo in [marker, "script", "alert"] {
+            assert!(!response.body.contains(echo), "{path}: {}", response.body);
+        }
+        assert_security_headers(&response, &path);
+    }
+    let session = served.create_session();
+    let json_headers = [
+        ("Host", host.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    for (route, body) in [
+        ("prompt", format!("{{\"text\": \"{marker}")),
+        ("prompt", format!("{{\"text\": 5, \"{marker}\": 1}}")),
+        ("prompt", format!("{{\"text\": {{\"{marker}\": true}}}}")),
+        ("permission", format!("{{\"key\": [\"{marker}\"]}}")),
+        ("prompt", marker.to_string()),
+    ] {
+        let path = format!("/api/sessions/{session}/{route}");
+        let response = http(served.addr, "POST", &path, &json_headers, Some(&body));
+        assert!(
+            (400..500).contains(&response.status),
+            "{body}: {}",
+            response.status
+        );
+        assert!(!response.body.contains(marker), "{body}: {}", response.body);
+        assert_security_headers(&response, &body);
+    }
+    let path = format!("/api/sessions/{hostile}/prompt");
+    let response = http(served.addr, "POST", &path, &json_headers, Some("{}"));
+    assert_eq!(response.status, 400);
+    assert!(!response.body.contains(marker), "{}", response.body);
+    served.stop();
+}
+
+#[test]
+fn security_web_f4_a_second_host_or_origin_and_foreign_absolute_targets_are_refused() {
+    let dir = TempDir::new("sec-f4");
+    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let host = served.host();
+    let own = format!("http://{host}");
+    let attacker = "attacker.example";
+    for headers in [
+        vec![("Host", host.as_str()), ("Host", attacker)],
+        vec![("Host", attacker), ("Host", host.as_str())],
+        vec![("Host", host.as_str()), ("Host", host.as_str())],
+        vec![
+            ("Host", host.as_str()),
+            ("Origin", own.as_str()),
+            ("Origin", "http://attacker.example"),
+        ],
+    ] {
+        let response = get(&served, "/api/sessions", &headers);
+        assert_eq!(response.status, 400, "{headers:?}: {}", response.body);
+        assert!(!response.body.contains("sessions"), "{}", response.body);
+        assert_security_headers(&response, "duplicate header");
+    }
+    for target in [
+        "http://attacker.example/api/sessions".to_string(),
+        format!(
+            "http://attacker.example:{}/api/sessions",
+            served.addr.port()
+        ),
+        format!("http://{host}@attacker.example/api/sessions"),
+        format!("https://{host}/api/sessions"),
+    ] {
+        let response = get(&served, &target, &[("Host", &host)]);
+        assert_eq!(response.status, 421, "{target}: {}", response.body);
+        assert!(!response.body.contains("sessions"), "{}", response.body);
+        assert_security_headers(&response, &target);
+    }
+    // The same absolute-form target with the server's own authority is served.
+    let response = get(&served, &format!("{own}/api/sessions"), &[("Host", &host)]);
+    assert_eq!(response.status, 200, "{}", response.body);
+    served.stop();
 }

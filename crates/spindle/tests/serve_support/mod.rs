@@ -282,7 +282,13 @@ impl SseEvent {
 
 pub struct SseReader {
     reader: BufReader<TcpStream>,
+    /// After this, `next_event` reports the end of the stream: the server's keep-alive comments
+    /// would otherwise keep a reader waiting for an event that never comes forever.
+    deadline: Instant,
 }
+
+/// How long one SSE connection is read at most (no test reads one stream for this long).
+pub const SSE_READ_LIMIT: Duration = Duration::from_secs(180);
 
 impl SseReader {
     pub fn open(addr: SocketAddr, host: &str, session: i64, last_event_id: Option<&str>) -> Self {
@@ -307,7 +313,10 @@ impl SseReader {
                 break;
             }
         }
-        SseReader { reader }
+        SseReader {
+            reader,
+            deadline: Instant::now() + SSE_READ_LIMIT,
+        }
     }
 
     /// The next event with data (comments and retry-only frames skipped); `None` at end of stream.
@@ -316,6 +325,10 @@ impl SseReader {
         let mut id = String::new();
         let mut data = String::new();
         loop {
+            if Instant::now() >= self.deadline {
+                eprintln!("SSE reader: gave up after {SSE_READ_LIMIT:?} without the awaited event");
+                return None;
+            }
             let mut line = String::new();
             let n = self.reader.read_line(&mut line).ok()?;
             if n == 0 {

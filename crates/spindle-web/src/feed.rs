@@ -1,0 +1,315 @@
+//! How logged lines reach the engine: one [`EngineFeed`] per session, used the same way live and
+//! when the session is rebuilt from its wire log, so both give the same transcript.
+//!
+//! One web session outlives its agent processes: after a crash (or a server restart) the next
+//! prompt starts a new process, which numbers its messages, tool calls and terminals from the
+//! start again (`msg_u2` in both). The engine keys entries by those ids, so a second process's
+//! `msg_u2` would replace the first one's prompt and its reply would append to the crashed
+//! partial reply (F1). Each agent process therefore gets its own id namespace: the lines of the
+//! second and later processes reach the engine with those ids scoped (`a2:msg_u2`), while the
+//! wire log keeps every line verbatim. The boundary is the client's `initialize` request, which
+//! is always logged before anything else of a process, so a rebuild scopes exactly the same
+//! lines. Lines of the first process reach the engine unchanged.
+//!
+//! The log also holds the server's own notes ([`Direction::Server`]): the agent exiting ends the
+//! turn it left open, with an error that says so.
+
+use serde_json::{Value, json};
+use spindle_engine::{RenderOp, TranscriptEngine};
+
+use crate::store::Direction;
+
+/// The id fields that name an agent's entities; scoped per agent process.
+const SCOPED_KEYS: [&str; 5] = [
+    "messageId",
+    "toolCallId",
+    "terminalId",
+    "planId",
+    "compactionId",
+];
+
+/// The note logged when the agent process exits: `{"spindle":"agent_exited","message":..}`.
+pub(crate) fn agent_exited_note(message: &str) -> String {
+    json!({ "spindle": "agent_exited", "message": message }).to_string()
+}
+
+/// Feeds one session's logged lines to its engine (see the module docs).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct EngineFeed {
+    /// `initialize` requests the client sent so far: the number of the current agent process.
+    process: u32,
+}
+
+impl EngineFeed {
+    /// Applies one logged line; returns the render ops it caused.
+    pub(crate) fn apply(
+        &mut self,
+        engine: &mut TranscriptEngine,
+        direction: Direction,
+        line: &str,
+    ) -> Vec<RenderOp> {
+        let mut ops = Vec::new();
+        match direction {
+            Direction::AgentReplay => return ops,
+            Direction::Server => return self.server_note(engine, line),
+            Direction::Client if is_initialize(line) => {
+                self.process += 1;
+                if self.process > 1 {
+                    // Only reached without an exit note (the server itself was killed).
+                    ops = end_open_turn(
+                        engine,
+                        "The agent process was replaced before this turn finished.",
+                    );
+                }
+            }
+            Direction::Client | Direction::Agent => {}
+        }
+        let scoped = if self.process > 1 {
+            scope_ids(line, self.process)
+        } else {
+            None
+        };
+        let line = scoped.as_deref().unwrap_or(line);
+        let applied = match direction {
+            Direction::Client => engine.apply_client_line(line),
+            _ => engine.apply_agent_line(line),
+        };
+        for diagnostic in &applied.diagnostics {
+            tracing::debug!(
+                code = diagnostic.code,
+                "engine diagnostic: {}",
+                diagnostic.message
+            );
+        }
+        ops.extend(applied.ops);
+        ops
+    }
+
+    fn server_note(&mut self, engine: &mut TranscriptEngine, line: &str) -> Vec<RenderOp> {
+        let Ok(note) = serde_json::from_str::<Value>(line) else {
+            return Vec::new();
+        };
+        match note.get("spindle").and_then(Value::as_str) {
+            Some("agent_exited") => {
+                let message = note
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("The agent exited before this turn finished.");
+                end_open_turn(engine, message)
+            }
+            // Notes of a newer server are kept in the log and skipped here.
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Ends the open turn (if any) as failed, the way its protocol version ends a failed turn: a v1
+/// error response to the prompt, a v2 `idle` with `stopReason: "error"`.
+fn end_open_turn(engine: &mut TranscriptEngine, message: &str) -> Vec<RenderOp> {
+    if !engine.transcript().state.turn_open {
+        return Vec::new();
+    }
+    let error = json!({ "code": -32603, "message": message });
+    if engine.transcript().protocol >= 2 {
+        // No sessionId: the note belongs to whatever session the transcript follows.
+        let params = json!({ "update": {
+            "sessionUpdate": "state_update", "state": "idle", "stopReason": "error", "error": error,
+        } });
+        engine.apply_session_update(&params.to_string()).ops
+    } else {
+        engine.apply_prompt_response(Err(&error.to_string())).ops
+    }
+}
+
+fn is_initialize(line: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    line.contains("initialize")
+        && serde_json::from_str::<Method<'_>>(line)
+            .is_ok_and(|m| m.method.as_deref() == Some("initialize"))
+}
+
+/// The line with the string value of every [`SCOPED_KEYS`] member prefixed by `a{process}:`, or
+/// `None` when it has none. This runs for every line of a session that outlived an agent
+/// process, so it scans the text instead of parsing it: inside a JSON string a quote is always
+/// escaped, so `"messageId"` whose quote is not preceded by a backslash, followed by `:` and a
+/// quote, is a member name with a string value. (A member name spelled with `\u` escapes is not
+/// recognised; a line that is not JSON is left to the engine's diagnostics either way.)
+fn scope_ids(line: &str, process: u32) -> Option<String> {
+    let bytes = line.as_bytes();
+    let skip_space = |mut i: usize| {
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    };
+    // Byte offsets just after the opening quote of each id value.
+    let mut inserts = Vec::new();
+    for key in SCOPED_KEYS {
+        let mut from = 0;
+        while let Some(found) = line[from..].find(key) {
+            let start = from + found;
+            from = start + key.len();
+            let name = start >= 1
+                && bytes[start - 1] == b'"'
+                && (start < 2 || bytes[start - 2] != b'\\')
+                && bytes.get(from) == Some(&b'"');
+            if !name {
+                continue;
+            }
+            let colon = skip_space(from + 1);
+            if bytes.get(colon) != Some(&b':') {
+                continue;
+            }
+            let value = skip_space(colon + 1);
+            if bytes.get(value) == Some(&b'"') {
+                inserts.push(value + 1);
+            }
+        }
+    }
+    if inserts.is_empty() {
+        return None;
+    }
+    inserts.sort_unstable();
+    let prefix = format!("a{process}:");
+    let mut scoped = String::with_capacity(line.len() + inserts.len() * prefix.len());
+    let mut copied = 0;
+    for at in inserts {
+        scoped.push_str(&line[copied..at]);
+        scoped.push_str(&prefix);
+        copied = at;
+    }
+    scoped.push_str(&line[copied..]);
+    Some(scoped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spindle_engine::EngineConfig;
+
+    fn texts(engine: &TranscriptEngine) -> Vec<(String, String)> {
+        engine
+            .transcript()
+            .entries
+            .iter()
+            .map(|e| (e.kind.as_str().to_string(), e.text().to_string()))
+            .collect()
+    }
+
+    fn initialize(id: u32) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"i{id}","method":"initialize","params":{{"protocolVersion":1}}}}"#
+        )
+    }
+
+    fn prompt(id: u32, text: &str) -> String {
+        json!({"jsonrpc": "2.0", "id": format!("p{id}"), "method": "session/prompt",
+            "params": {"sessionId": "s", "prompt": [{"type": "text", "text": text}]}})
+        .to_string()
+    }
+
+    fn chunk(message_id: &str, text: &str) -> String {
+        json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s",
+            "update": {"sessionUpdate": "agent_message_chunk", "messageId": message_id,
+                "content": {"type": "text", "text": text}}}})
+        .to_string()
+    }
+
+    #[test]
+    fn each_agent_process_has_its_own_ids_and_an_exit_ends_the_open_turn() {
+        let log = [
+            (Direction::Client, initialize(1)),
+            (Direction::Client, prompt(1, "crash")),
+            (Direction::Agent, chunk("msg_a1", "in the middle of a")),
+            (
+                Direction::Server,
+                agent_exited_note("The agent exited (status 3)."),
+            ),
+            (Direction::Client, initialize(2)),
+            (Direction::Client, prompt(2, "again")),
+            (Direction::Agent, chunk("msg_a1", "You said again")),
+            (
+                Direction::Agent,
+                r#"{"jsonrpc":"2.0","id":"p2","result":{"stopReason":"end_turn"}}"#.into(),
+            ),
+        ];
+        let mut engine = TranscriptEngine::new(EngineConfig::default());
+        let mut feed = EngineFeed::default();
+        for (direction, line) in &log {
+            feed.apply(&mut engine, *direction, line);
+        }
+        assert_eq!(
+            texts(&engine),
+            [
+                ("user_message", "crash"),
+                ("agent_message", "in the middle of a"),
+                ("user_message", "again"),
+                ("agent_message", "You said again"),
+            ]
+            .map(|(k, t)| (k.to_string(), t.to_string()))
+        );
+        let turns = engine.turn_replies();
+        assert_eq!(turns.len(), 2);
+        assert!(turns[0].finished && turns[0].stop_reason.is_none());
+        assert_eq!(turns[1].stop_reason.as_deref(), Some("end_turn"));
+        assert!(engine.transcript().diagnostics.is_empty());
+    }
+
+    /// What [`scope_ids`] must do, done on the parsed value.
+    fn scope_value(value: &mut Value, prefix: &str) {
+        match value {
+            Value::Object(map) => {
+                for (key, field) in map.iter_mut() {
+                    match field {
+                        Value::String(id) if SCOPED_KEYS.contains(&key.as_str()) => {
+                            id.insert_str(0, prefix)
+                        }
+                        _ => scope_value(field, prefix),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| scope_value(item, prefix)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_text_scan_scopes_exactly_the_id_members_a_parser_finds() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"msg_a3","content":{"type":"text","text":"say \"messageId\":\"x\" and toolCallId"}}}}"#,
+            r#"{ "id" : 1 , "result" : { "messageId" : "m" , "x" : { "toolCallId":"t","terminalId": "term"} } }"#,
+            r#"{"a":["messageId","toolCallId"],"messageId":null,"planId":7,"compactionId":"c","b":"\\","toolCallId":"t2"}"#,
+            r#"{"text":"ends with a backslash \\","messageId":"m\"q"}"#,
+            r#"{"messageId":"été","t":"😀","text":"\\\"messageId\": \"no\""}"#,
+        ];
+        for line in lines {
+            let mut expected: Value = serde_json::from_str(line).unwrap();
+            scope_value(&mut expected, "a2:");
+            let scoped = scope_ids(line, 2).unwrap_or_else(|| line.to_string());
+            let actual: Value = serde_json::from_str(&scoped).unwrap();
+            assert_eq!(actual, expected, "{line}");
+        }
+    }
+
+    #[test]
+    fn ids_are_scoped_anywhere_in_the_line_and_lines_without_ids_pass_unchanged() {
+        let line =
+            r#"{"id":1,"result":{"messageId":"m","nested":[{"toolCallId":"t","title":"x"}]}}"#;
+        assert_eq!(
+            scope_ids(line, 3).as_deref(),
+            Some(
+                r#"{"id":1,"result":{"messageId":"a3:m","nested":[{"toolCallId":"a3:t","title":"x"}]}}"#
+            )
+        );
+        assert_eq!(scope_ids(r#"{"id":1,"result":{}}"#, 2), None);
+        assert_eq!(scope_ids("not json messageId", 2), None);
+        assert!(is_initialize(&initialize(1)));
+        assert!(!is_initialize(
+            r#"{"method":"session/new","params":{"x":"initialize"}}"#
+        ));
+    }
+}
