@@ -276,8 +276,18 @@ impl Bridge {
     }
 
     fn down_response(&mut self, line: &str, id: &str, frame: &Frame<'_>, out: &mut Translated) {
-        let request = self.requests.remove(id);
-        if let Some(ClientRequest::Prompt) = request {
+        let Some(request) = self.requests.remove(id) else {
+            // F9, this direction: a second answer to a prompt (its first, the
+            // v2 acceptance, was consumed) would end the held v1 prompt early
+            // with a v2-shaped result; nothing waits for this id.
+            out.diag(
+                Severity::Warning,
+                "unknown_response_id",
+                format!("dropped the agent's response to id {id}: no request with that id is pending"),
+            );
+            return;
+        };
+        if let ClientRequest::Prompt = request {
             let session = self.down.prompt_sessions.remove(id).unwrap_or_default();
             let s = self.down.session(&session);
             if frame.error.is_some() {
@@ -303,11 +313,9 @@ impl Bridge {
         }
         let mut result = wire::object_of(frame.result).unwrap_or_default();
         match request {
-            Some(ClientRequest::NewSession)
-            | Some(ClientRequest::Load(_))
-            | Some(ClientRequest::Resume(_)) => {
+            ClientRequest::NewSession | ClientRequest::Load(_) | ClientRequest::Resume(_) => {
                 let session = match &request {
-                    Some(ClientRequest::Load(s)) | Some(ClientRequest::Resume(s)) => s.clone(),
+                    ClientRequest::Load(s) | ClientRequest::Resume(s) => s.clone(),
                     _ => result
                         .get("sessionId")
                         .and_then(Value::as_str)
@@ -320,7 +328,7 @@ impl Bridge {
                 out.to_client
                     .push(wire::response(id, &Value::Object(result)));
             }
-            Some(ClientRequest::SetMode(session, value)) => {
+            ClientRequest::SetMode(session, value) => {
                 if let Some(mode) = self.down.session(&session).mode.as_mut() {
                     mode.1 = value;
                 }
@@ -330,7 +338,7 @@ impl Bridge {
                 }
                 out.to_client.push(wire::response(id, &Value::Object(r)));
             }
-            Some(ClientRequest::SetConfig(session)) => {
+            ClientRequest::SetConfig(session) => {
                 if let Some(Value::Array(options)) = result.remove("configOptions") {
                     self.down_options(&session, &options, &mut result);
                     result.remove("modes");

@@ -287,8 +287,16 @@ impl Bridge {
         match self.route() {
             Route::V2ClientV1Agent => self.up_from_client(line, &frame, &mut out),
             Route::V1ClientV2Agent => self.down_from_client(line, &frame, &mut out),
-            // Before initialize nothing is known: relay as is.
-            _ => out.to_agent.push(line.to_owned()),
+            // Before the handshake ends nothing is known: relay as is, but
+            // remember requests, since only answers to pending ids pass later.
+            _ => {
+                if frame.method.is_some()
+                    && let Some(id) = frame.id_key()
+                {
+                    self.requests.insert(id, ClientRequest::Other);
+                }
+                out.to_agent.push(line.to_owned());
+            }
         }
         out
     }
@@ -356,7 +364,14 @@ impl Bridge {
         match self.route() {
             Route::V2ClientV1Agent => self.up_from_agent(line, &frame, &mut out),
             Route::V1ClientV2Agent => self.down_from_agent(line, &frame, &mut out),
-            _ => out.to_client.push(line.to_owned()),
+            _ => {
+                if frame.method.is_none()
+                    && let Some(id) = frame.id_key()
+                {
+                    self.requests.remove(&id);
+                }
+                out.to_client.push(line.to_owned());
+            }
         }
         out
     }

@@ -369,14 +369,23 @@ impl Bridge {
                 .push(wire::update_line(&prompt.session, Value::Object(idle)));
             return;
         }
-        let request = self.requests.remove(id);
+        let Some(request) = self.requests.remove(id) else {
+            // F9: a duplicate answer to a bridge-minted prompt id (or any id
+            // nothing waits for) must not reach a client that never sent it.
+            out.diag(
+                Severity::Warning,
+                "unknown_response_id",
+                format!("dropped the agent's response to id {id}: no request with that id is pending"),
+            );
+            return;
+        };
         if frame.error.is_some() {
             out.to_client.push(line.to_owned());
             return;
         }
         let mut result = wire::object_of(frame.result).unwrap_or_default();
         match request {
-            Some(ClientRequest::NewSession) => {
+            ClientRequest::NewSession => {
                 let session = result
                     .get("sessionId")
                     .and_then(Value::as_str)
@@ -386,7 +395,7 @@ impl Bridge {
                 out.to_client
                     .push(wire::response(id, &Value::Object(result)));
             }
-            Some(ClientRequest::Load(session)) | Some(ClientRequest::Resume(session)) => {
+            ClientRequest::Load(session) | ClientRequest::Resume(session) => {
                 self.up_session_result(&session, &mut result);
                 self.up.session(&session).open = None;
                 // v2: resume reports the current state before its response.
@@ -397,7 +406,7 @@ impl Bridge {
                 out.to_client
                     .push(wire::response(id, &Value::Object(result)));
             }
-            Some(ClientRequest::SetMode(session, value)) => {
+            ClientRequest::SetMode(session, value) => {
                 if let Some(modes) = self.up.session(&session).modes.as_mut() {
                     modes["currentModeId"] = value.into();
                 }
@@ -405,7 +414,7 @@ impl Bridge {
                 out.to_client
                     .push(wire::response(id, &json!({ "configOptions": options })));
             }
-            Some(ClientRequest::SetConfig(session)) => {
+            ClientRequest::SetConfig(session) => {
                 if let Some(Value::Array(options)) = result.remove("configOptions") {
                     self.up.session(&session).options = shapes::config_options_v1_to_v2(&options);
                 }
