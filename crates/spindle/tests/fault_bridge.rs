@@ -25,6 +25,8 @@ struct BridgeClient {
     next_id: u64,
     /// Lines from the bridge that were not JSON (relayed agent garbage).
     garbage: Vec<String>,
+    /// The id of every response the bridge sent to this client.
+    response_ids: Vec<Value>,
 }
 
 impl BridgeClient {
@@ -63,6 +65,7 @@ impl BridgeClient {
             stderr,
             next_id: 0,
             garbage: Vec::new(),
+            response_ids: Vec::new(),
         };
         let init = client.request(
             "initialize",
@@ -97,8 +100,15 @@ impl BridgeClient {
             let line = self
                 .recv()
                 .unwrap_or_else(|| panic!("bridge output ended before {what}"));
-            match serde_json::from_str(&line) {
-                Ok(msg) => return msg,
+            match serde_json::from_str::<Value>(&line) {
+                Ok(msg) => {
+                    if msg.get("method").is_none()
+                        && let Some(id) = msg.get("id")
+                    {
+                        self.response_ids.push(id.clone());
+                    }
+                    return msg;
+                }
                 Err(_) => self.garbage.push(line),
             }
         }
@@ -266,9 +276,14 @@ fn fault_bridge_garbage_from_the_agent_is_reported_and_the_session_goes_on() {
     // The non-JSON lines are relayed as they are (a proxy), and reported.
     assert_eq!(client.garbage.len(), 4, "{:?}", client.garbage);
     assert!(reply_text(&second).contains("Turn 2 reply."), "{second:#?}");
+    // F9: the duplicate prompt answer and the answers to ids nobody sent are
+    // dropped; every response names a request of this client, once.
+    let sent: Vec<Value> = (0..client.next_id).map(Value::from).collect();
+    assert_eq!(client.response_ids, sent, "{second:#?}");
     let (code, stderr) = client.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("malformed_agent_line"), "{stderr}");
+    assert!(stderr.contains("unknown_response_id"), "{stderr}");
 }
 
 #[test]
