@@ -40,6 +40,9 @@ pub enum PolicyArg {
     Degrade,
 }
 
+/// How long the agent gets to exit once its output or its client is gone.
+const AGENT_EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Everything the proxy loop reacts to.
 #[derive(Debug)]
 enum Event {
@@ -56,8 +59,9 @@ pub fn run(args: BridgeArgs) -> anyhow::Result<u8> {
         .build()
         .context("starting the tokio runtime")?;
     let code = runtime.block_on(proxy(args));
-    // The client-stdin reader sits in a blocking read; do not wait for it
-    // (the agent may have exited while the client keeps stdin open).
+    // F8: the client-stdin reader sits in a blocking read on tokio's blocking
+    // pool, which dropping the runtime would wait for; when the agent died
+    // the client may keep stdin open, so do not wait for it.
     runtime.shutdown_background();
     code
 }
@@ -163,7 +167,16 @@ async fn proxy(args: BridgeArgs) -> anyhow::Result<u8> {
                     break 'events;
                 }
                 Event::AgentClosed => {
-                    let status = child.wait().await.ok();
+                    // An agent that closed its stdout but lives on must not
+                    // keep the bridge (and its client) waiting.
+                    let status = match tokio::time::timeout(AGENT_EXIT_GRACE, child.wait()).await
+                    {
+                        Ok(status) => status.ok(),
+                        Err(_) => {
+                            let _ = child.kill().await;
+                            None
+                        }
+                    };
                     let failed = !status.is_some_and(|s| s.success());
                     let what = match status {
                         Some(s) => format!("the agent exited ({s})"),
@@ -199,7 +212,7 @@ async fn proxy(args: BridgeArgs) -> anyhow::Result<u8> {
     // The agent got EOF on stdin; give it its exit, killing it only if it
     // keeps running after the client left.
     if exit == 0 {
-        match tokio::time::timeout(std::time::Duration::from_secs(5), child.wait()).await {
+        match tokio::time::timeout(AGENT_EXIT_GRACE, child.wait()).await {
             Ok(_) => {}
             Err(_) => {
                 let _ = child.kill().await;

@@ -222,6 +222,25 @@ fn fault_bridge_agent_crash_mid_turn_ends_the_turn_in_error_and_keeps_the_partia
     assert!(stderr.contains("the agent exited"), "{stderr}");
 }
 
+/// F8 (RELIABILITY.md): the bridge stayed alive after its agent died until
+/// the client closed stdin, so a client waiting for it to exit hung.
+#[test]
+fn fault_bridge_exits_after_the_agent_dies_while_the_client_keeps_stdin_open() {
+    let dir = TempDir::new("bridge-crash-stdin-open");
+    let mut client = BridgeClient::start(&dir, &reference_agent_v1());
+    let session = client.new_session();
+    let seen = client.prompt(&session, "/scenario crash");
+    assert_eq!(final_state(&seen)["stopReason"], "error");
+    assert!(client.stdin.is_some(), "the client's stdin stays open");
+    let status = client
+        .child
+        .wait_timeout(PATIENCE)
+        .expect("the bridge exits by itself once its agent is gone");
+    assert_eq!(status.code(), Some(2));
+    let stderr = std::fs::read_to_string(&client.stderr).unwrap();
+    assert!(stderr.contains("the agent exited"), "{stderr}");
+}
+
 #[test]
 fn fault_bridge_stalled_agent_turn_is_cancelled() {
     let dir = TempDir::new("bridge-stall");
