@@ -3,14 +3,16 @@
 //! allows it, tool-call upserts become `tool_call` + `tool_call_update`, and
 //! the client's v1 requests are lifted to v2.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
 use crate::scan::FastUpdate;
 use crate::up::MsgKind;
 use crate::wire::{self, Frame, UpdateHead, UpdateParams};
-use crate::{Bridge, ClientRequest, Policy, Severity, Translated, session_of, shapes};
+use crate::{
+    Bridge, ClientRequest, IdMap, IdSet, Policy, Severity, Translated, session_of, shapes,
+};
 
 const V1_BLOCKS: [&str; 5] = ["text", "image", "audio", "resource_link", "resource"];
 const V1_TOOL_STATUS: [&str; 4] = ["pending", "in_progress", "completed", "failed"];
@@ -54,7 +56,7 @@ struct DownPrompt {
 #[derive(Debug, Default)]
 struct DownSession {
     /// Messages the v1 client holds content for, by kind.
-    shown: [HashSet<String>; 3],
+    shown: [IdSet; 3],
     /// Tool calls announced to the client, with their accumulated v1 content.
     tools: HashMap<String, Vec<Value>>,
     /// v2 plans by planId, in first-seen order (v1 has one plan).
@@ -66,7 +68,7 @@ struct DownSession {
 
 #[derive(Debug, Default)]
 pub(crate) struct DownState {
-    sessions: HashMap<String, DownSession>,
+    sessions: IdMap<DownSession>,
     /// Prompt request ids -> session.
     prompt_sessions: HashMap<String, String>,
     next_id: u64,

@@ -41,8 +41,9 @@ mod shapes;
 mod up;
 mod wire;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::{Map, Value};
 
@@ -499,6 +500,37 @@ impl Bridge {
         };
         out.to_client
             .push(wire::response(id, &Value::Object(translated)));
+    }
+}
+
+/// Maps keyed by the peer's short ids (sessions, messages), looked up on
+/// every streamed chunk: a multiply-rotate hash instead of SipHash. The keys
+/// come from the agent, which can at worst slow down its own bridge.
+pub(crate) type IdMap<V> = HashMap<String, V, BuildHasherDefault<IdHasher>>;
+/// A set of peer ids; see [`IdMap`].
+pub(crate) type IdSet = HashSet<String, BuildHasherDefault<IdHasher>>;
+
+/// The hasher of [`IdMap`].
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h = self.0;
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in words.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+        self.0 = h;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

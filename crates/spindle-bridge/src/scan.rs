@@ -17,7 +17,7 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     loop {
-        let rel = b[i..].iter().position(|&c| c == b'"' || c == b'\\')?;
+        let rel = memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
         i += rel;
         if b[i] == b'"' {
             return Some(i + 1);

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::scan::FastUpdate;
 use crate::wire::{self, Frame, UpdateHead, UpdateParams};
-use crate::{Bridge, ClientRequest, Severity, Translated, session_of, shapes};
+use crate::{Bridge, ClientRequest, IdMap, Severity, Translated, session_of, shapes};
 
 /// Message kinds that stream as chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -75,7 +75,7 @@ struct UpPrompt {
 
 #[derive(Debug, Default)]
 pub(crate) struct UpState {
-    sessions: HashMap<String, UpSession>,
+    sessions: IdMap<UpSession>,
     /// Prompts forwarded to the agent, by the bridge's agent-side id.
     prompts: HashMap<String, UpPrompt>,
     next_id: u64,
@@ -482,7 +482,14 @@ impl Bridge {
         boundary: bool,
         out: &mut Translated,
     ) {
-        let session = self.up.session(session_id);
+        let up = &mut self.up;
+        if !up.sessions.contains_key(session_id) {
+            up.sessions
+                .insert(session_id.to_owned(), UpSession::default());
+        }
+        let Some(session) = up.sessions.get_mut(session_id) else {
+            return;
+        };
         if boundary {
             session.open = None;
         }
@@ -496,14 +503,15 @@ impl Bridge {
             }
             None => {
                 if !matches!(&session.open, Some((k, _)) if *k == kind) {
-                    let id = self.up.mint("msg");
-                    self.up.session(session_id).open = Some((kind, id));
+                    up.next_id += 1;
+                    session.open = Some((kind, format!("spindle-msg-{}", up.next_id)));
                 }
-                let id = match &self.up.session(session_id).open {
+                let id = match &session.open {
                     Some((_, id)) => id.as_str(),
                     None => "",
                 };
-                match wire::splice_first_field(line, update, "messageId", &wire::json_string(id)) {
+                // Minted ids need no escaping: quoted in place, no allocation.
+                match wire::splice_first_field(line, update, "messageId", id) {
                     Some(l) => out.to_client.push(l),
                     None => out.diag(
                         Severity::Error,
