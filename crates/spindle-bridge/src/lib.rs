@@ -173,6 +173,8 @@ pub struct Bridge {
     provisional_agent: u16,
     up: up::UpState,
     down: down::DownState,
+    /// The shape of the last chunk line, for the hot path.
+    chunks: scan::ChunkScanner,
 }
 
 impl Bridge {
@@ -193,6 +195,7 @@ impl Bridge {
             provisional_agent: 1,
             up: up::UpState::default(),
             down: down::DownState::default(),
+            chunks: scan::ChunkScanner::default(),
         }
     }
 
@@ -323,7 +326,7 @@ impl Bridge {
             return out;
         }
         // Hot path: message chunks, routed by a scan of the line.
-        if let Some(f) = scan::fast_update(line) {
+        if let Some(f) = self.chunks.scan(line) {
             let handled = match self.route() {
                 Route::V2ClientV1Agent => self.up_fast(line, &f, &mut out),
                 Route::V1ClientV2Agent => self.down_fast(line, &f, &mut out),
