@@ -417,7 +417,8 @@ fn fault_bridge_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
         assert_eq!(last["result"]["stopReason"], "end_turn", "{stdout}");
         assert!(stderr.contains("line_too_long"), "{stderr}");
         assert!(stderr.contains("from the agent"), "{stderr}");
-        eprintln!("{extra:?}: peak RSS (bridge or its agent, the larger) {peak_kib:?} KiB");
+        let warning = stderr.lines().find(|l| l.contains("line_too_long"));
+        eprintln!("{extra:?}: {warning:?}; peak RSS (bridge or its agent, the larger) {peak_kib:?} KiB");
         if let Some(kib) = peak_kib {
             assert!(kib < bound_mib * 1024, "{extra:?}: peak RSS {kib} KiB");
         }
