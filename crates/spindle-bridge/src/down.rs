@@ -71,6 +71,10 @@ pub(crate) struct DownState {
     sessions: IdMap<DownSession>,
     /// Prompt request ids -> session.
     prompt_sessions: HashMap<String, String>,
+    /// (session, kind index, messageId) of the last chunk relayed: known to
+    /// be in that session's `shown` set, so the next chunk of the same
+    /// message skips the lookups. Cleared wherever an id leaves `shown`.
+    last_shown: Option<(String, usize, String)>,
     next_id: u64,
 }
 
@@ -530,9 +534,15 @@ impl Bridge {
     ) {
         match message_id {
             Some(id) => {
-                let shown = &mut self.down.session(session_id).shown[kind_index(kind)];
-                if !shown.contains(id) {
-                    shown.insert(id.to_owned());
+                let k = kind_index(kind);
+                let known = matches!(&self.down.last_shown,
+                    Some((s, lk, m)) if *lk == k && m == id && s == session_id);
+                if !known {
+                    let shown = &mut self.down.session(session_id).shown[k];
+                    if !shown.contains(id) {
+                        shown.insert(id.to_owned());
+                    }
+                    self.down.last_shown = Some((session_id.to_owned(), k, id.to_owned()));
                 }
             }
             None => out.diag(
@@ -634,6 +644,7 @@ impl Bridge {
                 c.insert("sessionUpdate".into(), tag.into());
                 c.insert("messageId".into(), id.into());
                 self.down.session(session).shown[kind_index(kind)].remove(id);
+                self.down.last_shown = None;
             }
             None => {
                 c.insert("sessionUpdate".into(), kind.chunk_tag().into());
@@ -928,6 +939,7 @@ impl Bridge {
                 if negotiated {
                     if let Some(id) = u.get("messageId").and_then(Value::as_str) {
                         self.down.session(session).shown[kind_index(kind)].remove(id);
+                        self.down.last_shown = None;
                     }
                     self.emit_v1(session, u, out);
                 } else if let Some(id) = u.get("messageId").and_then(Value::as_str) {
