@@ -79,6 +79,10 @@ pub(crate) struct UpState {
     /// Prompts forwarded to the agent, by the bridge's agent-side id.
     prompts: HashMap<String, UpPrompt>,
     next_id: u64,
+    /// (session, kind, messageId) of the last chunk with a messageId: that
+    /// session's `open` message. Every other way to a session goes through
+    /// [`UpState::session`], which forgets it.
+    last_chunk: Option<(String, MsgKind, String)>,
 }
 
 impl UpState {
@@ -88,6 +92,7 @@ impl UpState {
     }
 
     fn session(&mut self, id: &str) -> &mut UpSession {
+        self.last_chunk = None;
         if !self.sessions.contains_key(id) {
             self.sessions.insert(id.to_owned(), UpSession::default());
         }
@@ -483,6 +488,17 @@ impl Bridge {
         out: &mut Translated,
     ) {
         let up = &mut self.up;
+        if !boundary
+            && let (Some(id), Some((s, k, m))) = (message_id, &up.last_chunk)
+            && *k == kind
+            && m == id
+            && s == session_id
+        {
+            // The same message goes on: `open` already names it.
+            out.to_client.push(line.to_owned());
+            return;
+        }
+        up.last_chunk = None;
         if !up.sessions.contains_key(session_id) {
             up.sessions
                 .insert(session_id.to_owned(), UpSession::default());
@@ -499,6 +515,7 @@ impl Bridge {
                 if !same {
                     session.open = Some((kind, id.to_owned()));
                 }
+                up.last_chunk = Some((session_id.to_owned(), kind, id.to_owned()));
                 out.to_client.push(line.to_owned());
             }
             None => {
