@@ -293,7 +293,9 @@ impl ChunkScanner {
     fn scan_cached<'a>(&self, line: &'a str) -> Option<FastUpdate<'a>> {
         let layout = self.layout.as_ref()?;
         let (p, s) = (self.prefix.len(), self.suffix.len());
-        if line.len() < p + 2 + s || !line.starts_with(&self.prefix) || !line.ends_with(&self.suffix)
+        if line.len() < p + 2 + s
+            || !line.starts_with(&self.prefix)
+            || !line.ends_with(&self.suffix)
         {
             return None;
         }

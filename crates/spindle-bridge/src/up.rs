@@ -380,7 +380,9 @@ impl Bridge {
             out.diag(
                 Severity::Warning,
                 "unknown_response_id",
-                format!("dropped the agent's response to id {id}: no request with that id is pending"),
+                format!(
+                    "dropped the agent's response to id {id}: no request with that id is pending"
+                ),
             );
             return;
         };

@@ -116,7 +116,11 @@ fn duplicate_prompt_response_is_dropped_not_leaked_with_the_bridge_id() {
     assert_eq!(r.client_log.len(), from);
     assert_eq!(
         r.warnings(),
-        vec!["unknown_response_id", "unknown_response_id", "unknown_response_id"]
+        vec![
+            "unknown_response_id",
+            "unknown_response_id",
+            "unknown_response_id"
+        ]
     );
     // The next turn is unaffected.
     let next = prompt(&mut r, 6);

@@ -130,11 +130,7 @@ where
     let mut partial: Vec<u8> = Vec::new();
     // Bytes of an over-long line dropped so far.
     let mut discarding: Option<usize> = None;
-    loop {
-        let available = match reader.fill_buf().await {
-            Ok(buf) => buf,
-            Err(_) => break,
-        };
+    while let Ok(available) = reader.fill_buf().await {
         if available.is_empty() {
             // A last line without a newline still counts.
             let event = match discarding {
@@ -282,8 +278,7 @@ async fn proxy(args: BridgeArgs) -> anyhow::Result<u8> {
                 Event::AgentClosed => {
                     // An agent that closed its stdout but lives on must not
                     // keep the bridge (and its client) waiting.
-                    let status = match tokio::time::timeout(AGENT_EXIT_GRACE, child.wait()).await
-                    {
+                    let status = match tokio::time::timeout(AGENT_EXIT_GRACE, child.wait()).await {
                         Ok(status) => status.ok(),
                         Err(_) => {
                             let _ = child.kill().await;

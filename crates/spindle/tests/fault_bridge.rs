@@ -385,7 +385,10 @@ fn fault_bridge_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
     // (extra bridge arguments, loose peak-RSS bound in MiB: the 100 MiB line
     // must not be held; the default limit may be filled once)
     let limit_8m = (8 << 20).to_string();
-    for (extra, bound_mib) in [(vec![], 96), (vec!["--max-line-bytes", limit_8m.as_str()], 40)] {
+    for (extra, bound_mib) in [
+        (vec![], 96),
+        (vec!["--max-line-bytes", limit_8m.as_str()], 40),
+    ] {
         let mut args: Vec<OsString> = vec!["bridge".into(), "--agent-protocol".into(), "1".into()];
         args.extend(extra.iter().map(OsString::from));
         args.extend(["--", "env", "FAKE_AGENT_BIG_MB=100"].map(OsString::from));
@@ -418,7 +421,9 @@ fn fault_bridge_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
         assert!(stderr.contains("line_too_long"), "{stderr}");
         assert!(stderr.contains("from the agent"), "{stderr}");
         let warning = stderr.lines().find(|l| l.contains("line_too_long"));
-        eprintln!("{extra:?}: {warning:?}; peak RSS (bridge or its agent, the larger) {peak_kib:?} KiB");
+        eprintln!(
+            "{extra:?}: {warning:?}; peak RSS (bridge or its agent, the larger) {peak_kib:?} KiB"
+        );
         if let Some(kib) = peak_kib {
             assert!(kib < bound_mib * 1024, "{extra:?}: peak RSS {kib} KiB");
         }
