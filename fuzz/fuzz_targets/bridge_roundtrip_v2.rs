@@ -260,7 +260,8 @@ impl World {
 
     fn end_turn(&mut self, reason: &str, repeat: bool) {
         if self.prompt.take().is_some() {
-            let idle = json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": reason});
+            let idle =
+                json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": reason});
             self.update(idle.clone());
             if repeat {
                 self.update(idle);
@@ -388,7 +389,8 @@ fuzz_target!(|data: &[u8]| {
                 } else {
                     "agent_message"
                 };
-                let blocks: Vec<Value> = (0..1 + arg % 2).map(|_| text_block(input.text())).collect();
+                let blocks: Vec<Value> =
+                    (0..1 + arg % 2).map(|_| text_block(input.text())).collect();
                 world.update(json!({"sessionUpdate": tag, "messageId": id, "content": blocks}));
             }
             3 => {
@@ -408,7 +410,8 @@ fuzz_target!(|data: &[u8]| {
                     tools[slot] = true;
                 }
                 if arg & 0x40 != 0 {
-                    u["content"] = json!([{"type": "content", "content": text_block(input.text())}]);
+                    u["content"] =
+                        json!([{"type": "content", "content": text_block(input.text())}]);
                 }
                 world.update(u);
             }
@@ -423,11 +426,13 @@ fuzz_target!(|data: &[u8]| {
             }
             6 => {
                 let content = input.text();
-                world.update(json!({"sessionUpdate": "plan_update", "plan": {"type": "items",
+                world.update(
+                    json!({"sessionUpdate": "plan_update", "plan": {"type": "items",
                     "planId": "main", "entries": [
                         {"content": content, "priority": "high",
                          "status": PLAN_STATUSES[usize::from(arg) % 3]},
-                        {"content": "then", "priority": "low", "status": "pending"}]}}));
+                        {"content": "then", "priority": "low", "status": "pending"}]}}),
+                );
             }
             7 => world.update(json!({"sessionUpdate": "usage_update",
                 "used": u64::from(arg) * 100, "size": 200_000})),
