@@ -3,14 +3,16 @@
 //! allows it, tool-call upserts become `tool_call` + `tool_call_update`, and
 //! the client's v1 requests are lifted to v2.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
 use crate::scan::FastUpdate;
 use crate::up::MsgKind;
 use crate::wire::{self, Frame, UpdateHead, UpdateParams};
-use crate::{Bridge, ClientRequest, Policy, Severity, Translated, session_of, shapes};
+use crate::{
+    Bridge, ClientRequest, IdMap, IdSet, Policy, Severity, Translated, session_of, shapes,
+};
 
 const V1_BLOCKS: [&str; 5] = ["text", "image", "audio", "resource_link", "resource"];
 const V1_TOOL_STATUS: [&str; 4] = ["pending", "in_progress", "completed", "failed"];
@@ -54,7 +56,7 @@ struct DownPrompt {
 #[derive(Debug, Default)]
 struct DownSession {
     /// Messages the v1 client holds content for, by kind.
-    shown: [HashSet<String>; 3],
+    shown: [IdSet; 3],
     /// Tool calls announced to the client, with their accumulated v1 content.
     tools: HashMap<String, Vec<Value>>,
     /// v2 plans by planId, in first-seen order (v1 has one plan).
@@ -66,9 +68,13 @@ struct DownSession {
 
 #[derive(Debug, Default)]
 pub(crate) struct DownState {
-    sessions: HashMap<String, DownSession>,
+    sessions: IdMap<DownSession>,
     /// Prompt request ids -> session.
     prompt_sessions: HashMap<String, String>,
+    /// (session, kind index, messageId) of the last chunk relayed: known to
+    /// be in that session's `shown` set, so the next chunk of the same
+    /// message skips the lookups. Cleared wherever an id leaves `shown`.
+    last_shown: Option<(String, usize, String)>,
     next_id: u64,
 }
 
@@ -276,8 +282,20 @@ impl Bridge {
     }
 
     fn down_response(&mut self, line: &str, id: &str, frame: &Frame<'_>, out: &mut Translated) {
-        let request = self.requests.remove(id);
-        if let Some(ClientRequest::Prompt) = request {
+        let Some(request) = self.requests.remove(id) else {
+            // F9, this direction: a second answer to a prompt (its first, the
+            // v2 acceptance, was consumed) would end the held v1 prompt early
+            // with a v2-shaped result; nothing waits for this id.
+            out.diag(
+                Severity::Warning,
+                "unknown_response_id",
+                format!(
+                    "dropped the agent's response to id {id}: no request with that id is pending"
+                ),
+            );
+            return;
+        };
+        if let ClientRequest::Prompt = request {
             let session = self.down.prompt_sessions.remove(id).unwrap_or_default();
             let s = self.down.session(&session);
             if frame.error.is_some() {
@@ -303,11 +321,9 @@ impl Bridge {
         }
         let mut result = wire::object_of(frame.result).unwrap_or_default();
         match request {
-            Some(ClientRequest::NewSession)
-            | Some(ClientRequest::Load(_))
-            | Some(ClientRequest::Resume(_)) => {
+            ClientRequest::NewSession | ClientRequest::Load(_) | ClientRequest::Resume(_) => {
                 let session = match &request {
-                    Some(ClientRequest::Load(s)) | Some(ClientRequest::Resume(s)) => s.clone(),
+                    ClientRequest::Load(s) | ClientRequest::Resume(s) => s.clone(),
                     _ => result
                         .get("sessionId")
                         .and_then(Value::as_str)
@@ -320,7 +336,7 @@ impl Bridge {
                 out.to_client
                     .push(wire::response(id, &Value::Object(result)));
             }
-            Some(ClientRequest::SetMode(session, value)) => {
+            ClientRequest::SetMode(session, value) => {
                 if let Some(mode) = self.down.session(&session).mode.as_mut() {
                     mode.1 = value;
                 }
@@ -330,7 +346,7 @@ impl Bridge {
                 }
                 out.to_client.push(wire::response(id, &Value::Object(r)));
             }
-            Some(ClientRequest::SetConfig(session)) => {
+            ClientRequest::SetConfig(session) => {
                 if let Some(Value::Array(options)) = result.remove("configOptions") {
                     self.down_options(&session, &options, &mut result);
                     result.remove("modes");
@@ -520,9 +536,15 @@ impl Bridge {
     ) {
         match message_id {
             Some(id) => {
-                let shown = &mut self.down.session(session_id).shown[kind_index(kind)];
-                if !shown.contains(id) {
-                    shown.insert(id.to_owned());
+                let k = kind_index(kind);
+                let known = matches!(&self.down.last_shown,
+                    Some((s, lk, m)) if *lk == k && m == id && s == session_id);
+                if !known {
+                    let shown = &mut self.down.session(session_id).shown[k];
+                    if !shown.contains(id) {
+                        shown.insert(id.to_owned());
+                    }
+                    self.down.last_shown = Some((session_id.to_owned(), k, id.to_owned()));
                 }
             }
             None => out.diag(
@@ -624,6 +646,7 @@ impl Bridge {
                 c.insert("sessionUpdate".into(), tag.into());
                 c.insert("messageId".into(), id.into());
                 self.down.session(session).shown[kind_index(kind)].remove(id);
+                self.down.last_shown = None;
             }
             None => {
                 c.insert("sessionUpdate".into(), kind.chunk_tag().into());
@@ -918,6 +941,7 @@ impl Bridge {
                 if negotiated {
                     if let Some(id) = u.get("messageId").and_then(Value::as_str) {
                         self.down.session(session).shown[kind_index(kind)].remove(id);
+                        self.down.last_shown = None;
                     }
                     self.emit_v1(session, u, out);
                 } else if let Some(id) = u.get("messageId").and_then(Value::as_str) {

@@ -41,8 +41,9 @@ mod shapes;
 mod up;
 mod wire;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::{Map, Value};
 
@@ -172,6 +173,8 @@ pub struct Bridge {
     provisional_agent: u16,
     up: up::UpState,
     down: down::DownState,
+    /// The shape of the last chunk line, for the hot path.
+    chunks: scan::ChunkScanner,
 }
 
 impl Bridge {
@@ -192,6 +195,7 @@ impl Bridge {
             provisional_agent: 1,
             up: up::UpState::default(),
             down: down::DownState::default(),
+            chunks: scan::ChunkScanner::default(),
         }
     }
 
@@ -287,8 +291,16 @@ impl Bridge {
         match self.route() {
             Route::V2ClientV1Agent => self.up_from_client(line, &frame, &mut out),
             Route::V1ClientV2Agent => self.down_from_client(line, &frame, &mut out),
-            // Before initialize nothing is known: relay as is.
-            _ => out.to_agent.push(line.to_owned()),
+            // Before the handshake ends nothing is known: relay as is, but
+            // remember requests, since only answers to pending ids pass later.
+            _ => {
+                if frame.method.is_some()
+                    && let Some(id) = frame.id_key()
+                {
+                    self.requests.insert(id, ClientRequest::Other);
+                }
+                out.to_agent.push(line.to_owned());
+            }
         }
         out
     }
@@ -314,7 +326,7 @@ impl Bridge {
             return out;
         }
         // Hot path: message chunks, routed by a scan of the line.
-        if let Some(f) = scan::fast_update(line) {
+        if let Some(f) = self.chunks.scan(line) {
             let handled = match self.route() {
                 Route::V2ClientV1Agent => self.up_fast(line, &f, &mut out),
                 Route::V1ClientV2Agent => self.down_fast(line, &f, &mut out),
@@ -356,7 +368,14 @@ impl Bridge {
         match self.route() {
             Route::V2ClientV1Agent => self.up_from_agent(line, &frame, &mut out),
             Route::V1ClientV2Agent => self.down_from_agent(line, &frame, &mut out),
-            _ => out.to_client.push(line.to_owned()),
+            _ => {
+                if frame.method.is_none()
+                    && let Some(id) = frame.id_key()
+                {
+                    self.requests.remove(&id);
+                }
+                out.to_client.push(line.to_owned());
+            }
         }
         out
     }
@@ -484,6 +503,37 @@ impl Bridge {
         };
         out.to_client
             .push(wire::response(id, &Value::Object(translated)));
+    }
+}
+
+/// Maps keyed by the peer's short ids (sessions, messages), looked up on
+/// every streamed chunk: a multiply-rotate hash instead of SipHash. The keys
+/// come from the agent, which can at worst slow down its own bridge.
+pub(crate) type IdMap<V> = HashMap<String, V, BuildHasherDefault<IdHasher>>;
+/// A set of peer ids; see [`IdMap`].
+pub(crate) type IdSet = HashSet<String, BuildHasherDefault<IdHasher>>;
+
+/// The hasher of [`IdMap`].
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h = self.0;
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in words.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+        self.0 = h;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

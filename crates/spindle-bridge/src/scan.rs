@@ -16,8 +16,28 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 /// `i` at an opening quote; returns the index after the closing quote.
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
+    // Keys and ids are short: a plain loop beats memchr's setup for them.
+    let short_end = b.len().min(i + 16);
+    while i < short_end {
+        match b[i] {
+            b'"' => return Some(i + 1),
+            b'\\' => {
+                i += 2;
+                if i > b.len() {
+                    return None;
+                }
+                return skip_string_rest(b, i);
+            }
+            _ => i += 1,
+        }
+    }
+    skip_string_rest(b, i)
+}
+
+/// [`skip_string`] from inside the string.
+fn skip_string_rest(b: &[u8], mut i: usize) -> Option<usize> {
     loop {
-        let rel = b[i..].iter().position(|&c| c == b'"' || c == b'\\')?;
+        let rel = memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
         i += rel;
         if b[i] == b'"' {
             return Some(i + 1);
@@ -143,7 +163,14 @@ pub(crate) struct FastUpdate<'a> {
 /// Reads `line` as a `session/update` notification, or None. One pass:
 /// `params`, `update` and `content` are descended into, not skipped first.
 pub(crate) fn fast_update(line: &str) -> Option<FastUpdate<'_>> {
+    fast_update_with_text(line).map(|(f, _)| f)
+}
+
+/// [`fast_update`], plus where the string value of `content.text` lies (the
+/// part of a chunk line that changes from one line to the next).
+fn fast_update_with_text(line: &str) -> Option<(FastUpdate<'_>, Option<Range<usize>>)> {
     let b = line.as_bytes();
+    let mut text = None;
     let value_text = |r: Range<usize>| &line[r];
     let (mut method, mut has_id, mut session, mut update) = (None, false, None, None);
     let (mut tag, mut message_id, mut content_type, mut meta) = (None, None, None, None);
@@ -162,6 +189,8 @@ pub(crate) fn fast_update(line: &str) -> Option<FastUpdate<'_>> {
                             let e = skip_value(b, i)?;
                             if k == "type" {
                                 content_type = Some(value_text(i..e));
+                            } else if k == "text" && b[i] == b'"' {
+                                text = Some(i..e);
                             }
                             Some(e)
                         })?,
@@ -200,7 +229,7 @@ pub(crate) fn fast_update(line: &str) -> Option<FastUpdate<'_>> {
     if plain_string(method?)? != "session/update" {
         return None;
     }
-    Some(FastUpdate {
+    let f = FastUpdate {
         session_id: plain_string(session?)?,
         update: update?,
         tag: plain_string(tag?)?,
@@ -210,7 +239,129 @@ pub(crate) fn fast_update(line: &str) -> Option<FastUpdate<'_>> {
             None => None,
         },
         meta,
-    })
+    };
+    Some((f, text))
+}
+
+/// Where a field of a [`FastUpdate`] lies in a line that has the cached
+/// prefix and suffix: before the text (from the start) or after it (from
+/// the end).
+#[derive(Debug, Clone, Copy)]
+enum At {
+    Start(usize, usize),
+    End(usize, usize),
+}
+
+#[derive(Debug, Clone)]
+struct Layout {
+    session_id: At,
+    /// Start from the line's start, end from the line's end.
+    update: (usize, usize),
+    tag: At,
+    message_id: Option<At>,
+    content_type: Option<At>,
+    meta: Option<At>,
+}
+
+/// [`fast_update`] with a memory of the last chunk line's shape. A stream
+/// of chunks repeats one line with a different text, so a line that equals
+/// the last one outside its `content.text` string routes the same way: the
+/// check is two comparisons and a scan of the text, not a walk of the line.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkScanner {
+    /// The line up to the opening quote of the text, and after its closing
+    /// quote.
+    prefix: String,
+    suffix: String,
+    layout: Option<Layout>,
+}
+
+impl ChunkScanner {
+    pub(crate) fn scan<'a>(&mut self, line: &'a str) -> Option<FastUpdate<'a>> {
+        if let Some(f) = self.scan_cached(line) {
+            debug_assert_eq!(Some(f), fast_update(line));
+            return Some(f);
+        }
+        let (f, text) = fast_update_with_text(line)?;
+        self.layout = None;
+        if let Some(text) = text {
+            self.remember(line, &f, text);
+        }
+        Some(f)
+    }
+
+    fn scan_cached<'a>(&self, line: &'a str) -> Option<FastUpdate<'a>> {
+        let layout = self.layout.as_ref()?;
+        let (p, s) = (self.prefix.len(), self.suffix.len());
+        if line.len() < p + 2 + s
+            || !line.starts_with(&self.prefix)
+            || !line.ends_with(&self.suffix)
+        {
+            return None;
+        }
+        // The middle must be exactly one string token.
+        if skip_string(line.as_bytes(), p)? != line.len() - s {
+            return None;
+        }
+        let n = line.len();
+        let get = |at: At| match at {
+            At::Start(start, len) => &line[start..start + len],
+            At::End(from_end, len) => &line[n - from_end..n - from_end + len],
+        };
+        Some(FastUpdate {
+            session_id: get(layout.session_id),
+            update: &line[layout.update.0..n - layout.update.1],
+            tag: get(layout.tag),
+            message_id: layout.message_id.map(get),
+            content_type: layout.content_type.map(get),
+            meta: layout.meta.map(get),
+        })
+    }
+
+    fn remember(&mut self, line: &str, f: &FastUpdate<'_>, text: Range<usize>) {
+        let n = line.len();
+        let at = |field: &str| -> Option<At> {
+            let start = crate::wire::offset_in(line, field)?;
+            let end = start + field.len();
+            if end <= text.start {
+                Some(At::Start(start, field.len()))
+            } else if start >= text.end {
+                Some(At::End(n - start, field.len()))
+            } else {
+                None
+            }
+        };
+        let Some(update_start) = crate::wire::offset_in(line, f.update) else {
+            return;
+        };
+        let update_end = update_start + f.update.len();
+        if update_start >= text.start || update_end <= text.end {
+            return;
+        }
+        let opt = |field: Option<&str>| -> Option<Option<At>> {
+            match field {
+                None => Some(None),
+                Some(v) => at(v).map(Some),
+            }
+        };
+        let layout = (|| {
+            Some(Layout {
+                session_id: at(f.session_id)?,
+                update: (update_start, n - update_end),
+                tag: at(f.tag)?,
+                message_id: opt(f.message_id)?,
+                content_type: opt(f.content_type)?,
+                meta: opt(f.meta)?,
+            })
+        })();
+        if layout.is_some() {
+            self.prefix.clear();
+            self.prefix.push_str(&line[..text.start]);
+            self.suffix.clear();
+            self.suffix.push_str(&line[text.end..]);
+        }
+        self.layout = layout;
+    }
 }
 
 #[cfg(test)]
@@ -226,6 +377,36 @@ mod tests {
         assert_eq!(f.message_id, Some("m"));
         assert_eq!(f.content_type, Some("text"));
         assert!(f.update.starts_with('{') && f.update.ends_with('}'));
+    }
+
+    #[test]
+    fn the_chunk_scanner_agrees_with_a_full_scan() {
+        let mut scanner = ChunkScanner::default();
+        let line = |mid: &str, text: &str, tail: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","messageId":"{mid}","content":{{"type":"text","text":{text}}}{tail}}}}}}}"#
+            )
+        };
+        let lines = [
+            line("m1", r#""a""#, ""),
+            line("m1", r#""bb \"}{ \\""#, ""),
+            line("m1", r#""""#, ""),
+            line("m2", r#""c""#, ""),
+            line("m2", r#""d""#, r#","_meta":{"x":1}"#),
+            line("m2", r#""e""#, r#","_meta":{"x":1}"#),
+            // Not one string token in the middle: the full scan decides.
+            line("m2", r#""e","x":"y""#, r#","_meta":{"x":1}"#),
+            line("m2", r#""e" "#, r#","_meta":{"x":1}"#),
+            line("m2", r#"5"#, r#","_meta":{"x":1}"#),
+            line("m2", r#""f""#, r#","_meta":{"x":1}"#),
+            line("m2", r#""unterminated"#, r#","_meta":{"x":1}"#),
+        ];
+        for l in &lines {
+            assert_eq!(scanner.scan(l), fast_update(l), "{l}");
+        }
+        for i in [0, 1, 2, 3, 4, 5, 9] {
+            assert!(fast_update(&lines[i]).is_some(), "{}", lines[i]);
+        }
     }
 
     #[test]

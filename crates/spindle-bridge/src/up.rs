@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::scan::FastUpdate;
 use crate::wire::{self, Frame, UpdateHead, UpdateParams};
-use crate::{Bridge, ClientRequest, Severity, Translated, session_of, shapes};
+use crate::{Bridge, ClientRequest, IdMap, Severity, Translated, session_of, shapes};
 
 /// Message kinds that stream as chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -75,10 +75,14 @@ struct UpPrompt {
 
 #[derive(Debug, Default)]
 pub(crate) struct UpState {
-    sessions: HashMap<String, UpSession>,
+    sessions: IdMap<UpSession>,
     /// Prompts forwarded to the agent, by the bridge's agent-side id.
     prompts: HashMap<String, UpPrompt>,
     next_id: u64,
+    /// (session, kind, messageId) of the last chunk with a messageId: that
+    /// session's `open` message. Every other way to a session goes through
+    /// [`UpState::session`], which forgets it.
+    last_chunk: Option<(String, MsgKind, String)>,
 }
 
 impl UpState {
@@ -88,6 +92,7 @@ impl UpState {
     }
 
     fn session(&mut self, id: &str) -> &mut UpSession {
+        self.last_chunk = None;
         if !self.sessions.contains_key(id) {
             self.sessions.insert(id.to_owned(), UpSession::default());
         }
@@ -369,14 +374,25 @@ impl Bridge {
                 .push(wire::update_line(&prompt.session, Value::Object(idle)));
             return;
         }
-        let request = self.requests.remove(id);
+        let Some(request) = self.requests.remove(id) else {
+            // F9: a duplicate answer to a bridge-minted prompt id (or any id
+            // nothing waits for) must not reach a client that never sent it.
+            out.diag(
+                Severity::Warning,
+                "unknown_response_id",
+                format!(
+                    "dropped the agent's response to id {id}: no request with that id is pending"
+                ),
+            );
+            return;
+        };
         if frame.error.is_some() {
             out.to_client.push(line.to_owned());
             return;
         }
         let mut result = wire::object_of(frame.result).unwrap_or_default();
         match request {
-            Some(ClientRequest::NewSession) => {
+            ClientRequest::NewSession => {
                 let session = result
                     .get("sessionId")
                     .and_then(Value::as_str)
@@ -386,7 +402,7 @@ impl Bridge {
                 out.to_client
                     .push(wire::response(id, &Value::Object(result)));
             }
-            Some(ClientRequest::Load(session)) | Some(ClientRequest::Resume(session)) => {
+            ClientRequest::Load(session) | ClientRequest::Resume(session) => {
                 self.up_session_result(&session, &mut result);
                 self.up.session(&session).open = None;
                 // v2: resume reports the current state before its response.
@@ -397,7 +413,7 @@ impl Bridge {
                 out.to_client
                     .push(wire::response(id, &Value::Object(result)));
             }
-            Some(ClientRequest::SetMode(session, value)) => {
+            ClientRequest::SetMode(session, value) => {
                 if let Some(modes) = self.up.session(&session).modes.as_mut() {
                     modes["currentModeId"] = value.into();
                 }
@@ -405,7 +421,7 @@ impl Bridge {
                 out.to_client
                     .push(wire::response(id, &json!({ "configOptions": options })));
             }
-            Some(ClientRequest::SetConfig(session)) => {
+            ClientRequest::SetConfig(session) => {
                 if let Some(Value::Array(options)) = result.remove("configOptions") {
                     self.up.session(&session).options = shapes::config_options_v1_to_v2(&options);
                 }
@@ -473,7 +489,25 @@ impl Bridge {
         boundary: bool,
         out: &mut Translated,
     ) {
-        let session = self.up.session(session_id);
+        let up = &mut self.up;
+        if !boundary
+            && let (Some(id), Some((s, k, m))) = (message_id, &up.last_chunk)
+            && *k == kind
+            && m == id
+            && s == session_id
+        {
+            // The same message goes on: `open` already names it.
+            out.to_client.push(line.to_owned());
+            return;
+        }
+        up.last_chunk = None;
+        if !up.sessions.contains_key(session_id) {
+            up.sessions
+                .insert(session_id.to_owned(), UpSession::default());
+        }
+        let Some(session) = up.sessions.get_mut(session_id) else {
+            return;
+        };
         if boundary {
             session.open = None;
         }
@@ -483,18 +517,20 @@ impl Bridge {
                 if !same {
                     session.open = Some((kind, id.to_owned()));
                 }
+                up.last_chunk = Some((session_id.to_owned(), kind, id.to_owned()));
                 out.to_client.push(line.to_owned());
             }
             None => {
                 if !matches!(&session.open, Some((k, _)) if *k == kind) {
-                    let id = self.up.mint("msg");
-                    self.up.session(session_id).open = Some((kind, id));
+                    up.next_id += 1;
+                    session.open = Some((kind, format!("spindle-msg-{}", up.next_id)));
                 }
-                let id = match &self.up.session(session_id).open {
+                let id = match &session.open {
                     Some((_, id)) => id.as_str(),
                     None => "",
                 };
-                match wire::splice_first_field(line, update, "messageId", &wire::json_string(id)) {
+                // Minted ids need no escaping: quoted in place, no allocation.
+                match wire::splice_first_field(line, update, "messageId", id) {
                     Some(l) => out.to_client.push(l),
                     None => out.diag(
                         Severity::Error,

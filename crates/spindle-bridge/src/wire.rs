@@ -88,26 +88,29 @@ pub(crate) fn offset_in(outer: &str, inner: &str) -> Option<usize> {
     (start + inner.len() <= outer.len()).then_some(start)
 }
 
-/// Inserts `"key":<json value text>,` right after the `{` of the object
-/// `object` (a sub-slice of `line`). Returns None when `object` is not a
-/// slice of `line` or not an object.
+/// Inserts `"key":"plain",` right after the `{` of the object `object` (a
+/// sub-slice of `line`); `plain` needs no escaping (a minted id) and is
+/// quoted while copying. Returns None when `object` is not a slice of `line`
+/// or not an object.
 pub(crate) fn splice_first_field(
     line: &str,
     object: &str,
     key: &str,
-    value_json: &str,
+    plain: &str,
 ) -> Option<String> {
+    debug_assert!(plain.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'));
     let at = offset_in(line, object)?;
     if !object.starts_with('{') {
         return None;
     }
     let empty = object[1..].trim_start().starts_with('}');
-    let mut out = String::with_capacity(line.len() + key.len() + value_json.len() + 4);
+    let mut out = String::with_capacity(line.len() + key.len() + plain.len() + 6);
     out.push_str(&line[..=at]);
     out.push('"');
     out.push_str(key);
-    out.push_str("\":");
-    out.push_str(value_json);
+    out.push_str("\":\"");
+    out.push_str(plain);
+    out.push('"');
     if !empty {
         out.push(',');
     }
@@ -249,7 +252,7 @@ mod tests {
         let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}}"#;
         let frame = parse_frame(line).unwrap();
         let params: UpdateParams<'_> = serde_json::from_str(frame.params.unwrap().get()).unwrap();
-        let out = splice_first_field(line, params.update.get(), "messageId", "\"m1\"").unwrap();
+        let out = splice_first_field(line, params.update.get(), "messageId", "m1").unwrap();
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["params"]["update"]["messageId"], "m1");
         assert_eq!(v["params"]["update"]["content"]["text"], "a");
@@ -268,7 +271,7 @@ mod tests {
         assert!(splice_first_field(&line, "{}", "k", "1").is_none());
         assert_eq!(
             splice_first_field(&line, &line, "k", "1").as_deref(),
-            Some(r#"{"k":1}"#)
+            Some(r#"{"k":"1"}"#)
         );
     }
 }

@@ -83,6 +83,29 @@ fn v1_prompt_held_open_until_idle_with_stop_reason() {
     );
 }
 
+/// F9, the other direction: a second acceptance of a held v1 prompt was
+/// relayed to the v1 client as its prompt's answer (`{"messageId":...}`, no
+/// stopReason), ending the turn early.
+#[test]
+fn duplicate_prompt_response_is_dropped_and_the_prompt_stays_held() {
+    let mut r = rig();
+    accepted_prompt(&mut r);
+    let t = r.agent(json!({"jsonrpc":"2.0","id":5,"result":{"messageId":"u1"}}));
+    assert!(t.to_client.is_empty(), "{:?}", t.to_client);
+    let t = r.agent(json!({"jsonrpc":"2.0","id":"spindle-x","result":{}}));
+    assert!(t.to_client.is_empty(), "{:?}", t.to_client);
+    assert!(prompt_answers(&r).is_empty(), "the prompt is still held");
+    assert_eq!(
+        r.warnings(),
+        vec!["unknown_response_id", "unknown_response_id"]
+    );
+    r.agent_update(idle("end_turn"));
+    assert_eq!(
+        prompt_answers(&r),
+        vec![json!({"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}})]
+    );
+}
+
 #[test]
 fn repeated_idle_snapshot_is_not_counted_twice() {
     let mut r = rig();

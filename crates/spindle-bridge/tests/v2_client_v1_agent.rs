@@ -97,6 +97,38 @@ fn v1_prompt_response_becomes_idle_with_stop_reason() {
     assert_eq!(r.client_log.len(), from + 1, "no second prompt response");
 }
 
+/// F9 (RELIABILITY.md): a v1 agent answering the same prompt twice leaked
+/// `{"id":"spindle-prompt-N",...}` (the bridge's own id, v1-shaped) to the v2
+/// client.
+#[test]
+fn duplicate_prompt_response_is_dropped_not_leaked_with_the_bridge_id() {
+    let mut r = rig();
+    let agent_id = prompt(&mut r, 5);
+    r.agent(json!({"jsonrpc":"2.0","id":agent_id,"result":{"stopReason":"end_turn"}}));
+    let from = r.client_log.len();
+    let t = r.agent(json!({"jsonrpc":"2.0","id":agent_id,"result":{"stopReason":"refusal"}}));
+    assert!(t.to_client.is_empty(), "{:?}", t.to_client);
+    // Responses to ids nobody sent (number and string) go the same way.
+    let t = r.agent(json!({"jsonrpc":"2.0","id":9999,"result":{"stopReason":"refusal"}}));
+    assert!(t.to_client.is_empty(), "{:?}", t.to_client);
+    let t = r.agent(json!({"jsonrpc":"2.0","id":"who","error":{"code":-1,"message":"?"}}));
+    assert!(t.to_client.is_empty(), "{:?}", t.to_client);
+    assert_eq!(r.client_log.len(), from);
+    assert_eq!(
+        r.warnings(),
+        vec![
+            "unknown_response_id",
+            "unknown_response_id",
+            "unknown_response_id"
+        ]
+    );
+    // The next turn is unaffected.
+    let next = prompt(&mut r, 6);
+    let from = r.client_log.len();
+    r.agent(json!({"jsonrpc":"2.0","id":next,"result":{"stopReason":"end_turn"}}));
+    assert_eq!(r.client_updates(from)[0]["stopReason"], "end_turn");
+}
+
 #[test]
 fn v1_prompt_error_becomes_idle_stop_reason_error() {
     let mut r = rig();

@@ -6,6 +6,7 @@ use std::process::Stdio;
 
 use anyhow::Context;
 use spindle_bridge::{Bridge, BridgeConfig, Policy, Severity, Translated};
+use spindle_protocol::jsonrpc::DEFAULT_MAX_LINE_BYTES;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
@@ -26,6 +27,10 @@ pub struct BridgeArgs {
     /// Also log info-level diagnostics (documented lossy steps).
     #[arg(long)]
     pub verbose: bool,
+    /// Maximum size of one line from either side, in bytes; a longer line is
+    /// dropped (in pieces, never held whole) with a warning on stderr.
+    #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES, value_name = "BYTES")]
+    pub max_line_bytes: usize,
     /// The agent command line.
     #[arg(last = true, required = true, value_name = "AGENT_CMD")]
     pub agent: Vec<String>,
@@ -40,6 +45,13 @@ pub enum PolicyArg {
     Degrade,
 }
 
+/// How long an agent that closed its output gets to exit.
+const AGENT_EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long the agent may go on after the client closed its side (the agent
+/// got EOF): it may be finishing a turn whose output the client still reads.
+const CLIENT_GONE_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Everything the proxy loop reacts to.
 #[derive(Debug)]
 enum Event {
@@ -47,6 +59,8 @@ enum Event {
     ClientClosed,
     AgentLine(String),
     AgentClosed,
+    /// A line over `--max-line-bytes` was dropped: its side and its length.
+    Oversized(Side, usize),
 }
 
 /// Runs `spindle bridge`; returns the process exit code.
@@ -56,37 +70,119 @@ pub fn run(args: BridgeArgs) -> anyhow::Result<u8> {
         .build()
         .context("starting the tokio runtime")?;
     let code = runtime.block_on(proxy(args));
-    // The client-stdin reader sits in a blocking read; do not wait for it
-    // (the agent may have exited while the client keeps stdin open).
+    // F8: the client-stdin reader sits in a blocking read on tokio's blocking
+    // pool, which dropping the runtime would wait for; when the agent died
+    // the client may keep stdin open, so do not wait for it.
     runtime.shutdown_background();
     code
 }
 
-async fn read_lines<R>(reader: R, tx: mpsc::Sender<Event>, line: fn(String) -> Event, closed: Event)
+/// Which side a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Client,
+    Agent,
+}
+
+impl Side {
+    fn line(self, text: String) -> Event {
+        match self {
+            Side::Client => Event::ClientLine(text),
+            Side::Agent => Event::AgentLine(text),
+        }
+    }
+
+    fn closed(self) -> Event {
+        match self {
+            Side::Client => Event::ClientClosed,
+            Side::Agent => Event::AgentClosed,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Side::Client => "client",
+            Side::Agent => "agent",
+        }
+    }
+}
+
+fn line_event(side: Side, mut bytes: &[u8]) -> Event {
+    while let [rest @ .., b'\r'] = bytes {
+        bytes = rest;
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    };
+    side.line(text)
+}
+
+/// Reads lines from one side until end of input. A line longer than
+/// `max_line_bytes` is never buffered whole (F10): it is discarded in pieces
+/// as it arrives and reported as [`Event::Oversized`].
+async fn read_lines<R>(reader: R, tx: mpsc::Sender<Event>, side: Side, max_line_bytes: usize)
 where
     R: tokio::io::AsyncRead + Unpin,
 {
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
-                while matches!(buf.last(), Some(b'\n' | b'\r')) {
-                    buf.pop();
-                }
-                let text = match String::from_utf8(std::mem::take(&mut buf)) {
-                    Ok(t) => t,
-                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-                };
-                if tx.send(line(text)).await.is_err() {
-                    return;
-                }
+    // The start of a line that spans reads.
+    let mut partial: Vec<u8> = Vec::new();
+    // Bytes of an over-long line dropped so far.
+    let mut discarding: Option<usize> = None;
+    while let Ok(available) = reader.fill_buf().await {
+        if available.is_empty() {
+            // A last line without a newline still counts.
+            let event = match discarding {
+                Some(bytes) => Some(Event::Oversized(side, bytes)),
+                None => (!partial.is_empty()).then(|| line_event(side, &partial)),
+            };
+            if let Some(event) = event
+                && tx.send(event).await.is_err()
+            {
+                return;
             }
+            break;
+        }
+        let (event, used) = match memchr::memchr(b'\n', available) {
+            Some(i) => {
+                let event = if let Some(bytes) = discarding.take() {
+                    Event::Oversized(side, bytes + i)
+                } else if partial.len() + i > max_line_bytes {
+                    let bytes = partial.len() + i;
+                    partial = Vec::new();
+                    Event::Oversized(side, bytes)
+                } else if partial.is_empty() {
+                    line_event(side, &available[..i])
+                } else {
+                    partial.extend_from_slice(&available[..i]);
+                    let event = line_event(side, &partial);
+                    partial.clear();
+                    event
+                };
+                (Some(event), i + 1)
+            }
+            None => {
+                let n = available.len();
+                if let Some(bytes) = discarding.as_mut() {
+                    *bytes += n;
+                } else if partial.len() + n > max_line_bytes {
+                    discarding = Some(partial.len() + n);
+                    partial = Vec::new();
+                } else {
+                    partial.extend_from_slice(available);
+                }
+                (None, n)
+            }
+        };
+        reader.consume(used);
+        if let Some(event) = event
+            && tx.send(event).await.is_err()
+        {
+            return;
         }
     }
-    let _ = tx.send(closed).await;
+    let _ = tx.send(side.closed()).await;
 }
 
 fn log(diagnostics: &[spindle_bridge::BridgeDiagnostic], verbose: bool) {
@@ -126,19 +222,28 @@ async fn proxy(args: BridgeArgs) -> anyhow::Result<u8> {
     tokio::spawn(read_lines(
         tokio::io::stdin(),
         tx.clone(),
-        Event::ClientLine,
-        Event::ClientClosed,
+        Side::Client,
+        args.max_line_bytes,
     ));
-    tokio::spawn(read_lines(
-        agent_out,
-        tx,
-        Event::AgentLine,
-        Event::AgentClosed,
-    ));
+    tokio::spawn(read_lines(agent_out, tx, Side::Agent, args.max_line_bytes));
     let mut client_out = BufWriter::with_capacity(64 * 1024, tokio::io::stdout());
 
     let mut exit = 0u8;
-    'events: while let Some(first) = rx.recv().await {
+    // Set once the client closed its side: the agent then gets EOF and
+    // this long to finish; what it still writes is relayed meanwhile.
+    let mut client_gone: Option<tokio::time::Instant> = None;
+    'events: loop {
+        let first = match client_gone {
+            None => rx.recv().await,
+            Some(deadline) => match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(event) => event,
+                Err(_) => {
+                    let _ = child.kill().await;
+                    break 'events;
+                }
+            },
+        };
+        let Some(first) = first else { break };
         let mut next = Some(first);
         // Drain what is ready, then flush once: batching without delaying.
         while let Some(event) = next {
@@ -155,21 +260,39 @@ async fn proxy(args: BridgeArgs) -> anyhow::Result<u8> {
                         break 'events;
                     }
                 }
+                Event::Oversized(side, bytes) => {
+                    eprintln!(
+                        "spindle bridge: warning[line_too_long]: dropped a {bytes}-byte line from the {} (over --max-line-bytes {})",
+                        side.name(),
+                        args.max_line_bytes
+                    );
+                }
                 Event::ClientClosed => {
-                    // Closing the agent's stdin asks it to finish.
+                    // Closing the agent's stdin asks it to finish; its last
+                    // output still goes to the client (a half-closed pipe).
                     if let Some(mut w) = agent_in.take() {
                         let _ = w.flush().await;
                     }
-                    break 'events;
+                    client_gone = Some(tokio::time::Instant::now() + CLIENT_GONE_GRACE);
                 }
                 Event::AgentClosed => {
-                    let status = child.wait().await.ok();
+                    // An agent that closed its stdout but lives on must not
+                    // keep the bridge (and its client) waiting.
+                    let status = match tokio::time::timeout(AGENT_EXIT_GRACE, child.wait()).await {
+                        Ok(status) => status.ok(),
+                        Err(_) => {
+                            let _ = child.kill().await;
+                            None
+                        }
+                    };
                     let failed = !status.is_some_and(|s| s.success());
                     let what = match status {
                         Some(s) => format!("the agent exited ({s})"),
                         None => "the agent's output closed".to_owned(),
                     };
-                    eprintln!("spindle bridge: {what}");
+                    if failed || client_gone.is_none() {
+                        eprintln!("spindle bridge: {what}");
+                    }
                     let lines = bridge.fail_pending(&what);
                     for l in lines {
                         if write_line(&mut client_out, &l).await.is_err() {
@@ -196,10 +319,10 @@ async fn proxy(args: BridgeArgs) -> anyhow::Result<u8> {
     }
     let _ = client_out.flush().await;
     drop(agent_in);
-    // The agent got EOF on stdin; give it its exit, killing it only if it
-    // keeps running after the client left.
+    // The agent got EOF on stdin (or its output ended); give it its exit,
+    // killing it only if it keeps running.
     if exit == 0 {
-        match tokio::time::timeout(std::time::Duration::from_secs(5), child.wait()).await {
+        match tokio::time::timeout(AGENT_EXIT_GRACE, child.wait()).await {
             Ok(_) => {}
             Err(_) => {
                 let _ = child.kill().await;

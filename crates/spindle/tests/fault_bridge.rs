@@ -12,7 +12,7 @@ use std::process::{ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use harness::{ChildGuard, TempDir, fake_agent_command, have_python, spindle};
+use harness::{ChildGuard, TempDir, fake_agent_command, have_python, run_measured, spindle};
 use serde_json::{Value, json};
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -25,6 +25,8 @@ struct BridgeClient {
     next_id: u64,
     /// Lines from the bridge that were not JSON (relayed agent garbage).
     garbage: Vec<String>,
+    /// The id of every response the bridge sent to this client.
+    response_ids: Vec<Value>,
 }
 
 impl BridgeClient {
@@ -63,6 +65,7 @@ impl BridgeClient {
             stderr,
             next_id: 0,
             garbage: Vec::new(),
+            response_ids: Vec::new(),
         };
         let init = client.request(
             "initialize",
@@ -97,8 +100,15 @@ impl BridgeClient {
             let line = self
                 .recv()
                 .unwrap_or_else(|| panic!("bridge output ended before {what}"));
-            match serde_json::from_str(&line) {
-                Ok(msg) => return msg,
+            match serde_json::from_str::<Value>(&line) {
+                Ok(msg) => {
+                    if msg.get("method").is_none()
+                        && let Some(id) = msg.get("id")
+                    {
+                        self.response_ids.push(id.clone());
+                    }
+                    return msg;
+                }
                 Err(_) => self.garbage.push(line),
             }
         }
@@ -212,6 +222,25 @@ fn fault_bridge_agent_crash_mid_turn_ends_the_turn_in_error_and_keeps_the_partia
     assert!(stderr.contains("the agent exited"), "{stderr}");
 }
 
+/// F8 (RELIABILITY.md): the bridge stayed alive after its agent died until
+/// the client closed stdin, so a client waiting for it to exit hung.
+#[test]
+fn fault_bridge_exits_after_the_agent_dies_while_the_client_keeps_stdin_open() {
+    let dir = TempDir::new("bridge-crash-stdin-open");
+    let mut client = BridgeClient::start(&dir, &reference_agent_v1());
+    let session = client.new_session();
+    let seen = client.prompt(&session, "/scenario crash");
+    assert_eq!(final_state(&seen)["stopReason"], "error");
+    assert!(client.stdin.is_some(), "the client's stdin stays open");
+    let status = client
+        .child
+        .wait_timeout(PATIENCE)
+        .expect("the bridge exits by itself once its agent is gone");
+    assert_eq!(status.code(), Some(2));
+    let stderr = std::fs::read_to_string(&client.stderr).unwrap();
+    assert!(stderr.contains("the agent exited"), "{stderr}");
+}
+
 #[test]
 fn fault_bridge_stalled_agent_turn_is_cancelled() {
     let dir = TempDir::new("bridge-stall");
@@ -266,9 +295,14 @@ fn fault_bridge_garbage_from_the_agent_is_reported_and_the_session_goes_on() {
     // The non-JSON lines are relayed as they are (a proxy), and reported.
     assert_eq!(client.garbage.len(), 4, "{:?}", client.garbage);
     assert!(reply_text(&second).contains("Turn 2 reply."), "{second:#?}");
+    // F9: the duplicate prompt answer and the answers to ids nobody sent are
+    // dropped; every response names a request of this client, once.
+    let sent: Vec<Value> = (0..client.next_id).map(Value::from).collect();
+    assert_eq!(client.response_ids, sent, "{second:#?}");
     let (code, stderr) = client.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("malformed_agent_line"), "{stderr}");
+    assert!(stderr.contains("unknown_response_id"), "{stderr}");
 }
 
 #[test]
@@ -319,4 +353,87 @@ fn fault_bridge_a_100_mib_agent_line_does_not_stop_the_session() {
     eprintln!("bridge relayed a {longest}-byte line; bridge peak RSS {peak:?}");
     let (code, stderr) = client.finish();
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// F10 (RELIABILITY.md): the bridge buffered a line whole (a 100 MiB agent
+/// line took it to 213 MiB). Now a line over `--max-line-bytes` (64 MiB by
+/// default) is dropped in pieces with a warning and the turn goes on; memory
+/// follows the limit, not the line. The client is a file on stdin: after its
+/// EOF the bridge relays what the agent still writes until the agent exits.
+/// v1 on both sides: the line limit sits below the translation, and a client
+/// that does not wait for the initialize answer is relayed as is (BRIDGE.md,
+/// known limits).
+#[test]
+fn fault_bridge_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
+    if !have_python() {
+        eprintln!("skipped: python3 is not available");
+        return;
+    }
+    let dir = TempDir::new("bridge-bigline-measured");
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+               "params": {"protocolVersion": 1, "clientCapabilities": {}}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+               "params": {"cwd": "/", "mcpServers": []}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+               "params": {"sessionId": "sess_fake", "prompt": [{"type": "text", "text": "big"}]}}),
+    ];
+    let input = dir.join("client.jsonl");
+    let text: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&input, text).unwrap();
+    let agent = fake_agent_command(&dir, "bigline");
+    // (extra bridge arguments, loose peak-RSS bound in MiB: the 100 MiB line
+    // must not be held; the default limit may be filled once)
+    let limit_8m = (8 << 20).to_string();
+    for (extra, bound_mib) in [
+        (vec![], 96),
+        (vec!["--max-line-bytes", limit_8m.as_str()], 40),
+    ] {
+        let mut args: Vec<OsString> = vec!["bridge".into(), "--agent-protocol".into(), "1".into()];
+        args.extend(extra.iter().map(OsString::from));
+        args.extend(["--", "env", "FAKE_AGENT_BIG_MB=100"].map(OsString::from));
+        args.extend(agent.iter().cloned());
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(OsString::as_os_str).collect();
+        let program = std::path::Path::new(env!("CARGO_BIN_EXE_spindle"));
+        let (out, peak_kib) = run_measured(program, &args, Some(&input), &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(
+            stdout.lines().all(|l| l.len() < 1 << 20),
+            "the big line was not relayed"
+        );
+        let messages: Vec<Value> = stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect();
+        let updates: Vec<Value> = messages
+            .iter()
+            .map(|m| m["params"]["update"].clone())
+            .collect();
+        assert_eq!(
+            reply_text_of_updates(&updates),
+            "Before the big line. After the big line."
+        );
+        let last = messages.last().unwrap();
+        assert_eq!(last["id"], 2, "{stdout}");
+        assert_eq!(last["result"]["stopReason"], "end_turn", "{stdout}");
+        assert!(stderr.contains("line_too_long"), "{stderr}");
+        assert!(stderr.contains("from the agent"), "{stderr}");
+        let warning = stderr.lines().find(|l| l.contains("line_too_long"));
+        eprintln!(
+            "{extra:?}: {warning:?}; peak RSS (bridge or its agent, the larger) {peak_kib:?} KiB"
+        );
+        if let Some(kib) = peak_kib {
+            assert!(kib < bound_mib * 1024, "{extra:?}: peak RSS {kib} KiB");
+        }
+    }
+}
+
+fn reply_text_of_updates(updates: &[Value]) -> String {
+    updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
 }
