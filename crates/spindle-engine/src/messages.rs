@@ -243,7 +243,8 @@ impl TranscriptEngine {
         let message = Message {
             message_id: message_id.map(str::to_owned),
             text: String::with_capacity(128),
-            blocks: Vec::with_capacity(8),
+            // Plain text chunks share one block run: one block is typical.
+            blocks: Vec::with_capacity(1),
             ..Message::default()
         };
         let idx = self.push_entry(
@@ -357,14 +358,7 @@ impl TranscriptEngine {
         };
         match block {
             BlockIn::Text(text, extra, hidden) => {
-                let start = msg.text.len();
-                msg.text.push_str(&text);
-                msg.blocks.push(Block::Text {
-                    start,
-                    end: msg.text.len(),
-                    extra,
-                    hidden,
-                });
+                msg.push_text_block(&text, extra, hidden);
                 if emit && !text.is_empty() {
                     let id = entry.id.clone();
                     self.out.ops.push(RenderOp::AppendText {
@@ -436,12 +430,7 @@ impl TranscriptEngine {
         for b in blocks {
             match b {
                 BlockIn::Text(t, extra, hidden) => {
-                    msg.blocks.push(Block::Text {
-                        start: offset,
-                        end: offset + t.len(),
-                        extra,
-                        hidden,
-                    });
+                    msg.push_text_range(offset, offset + t.len(), extra, hidden);
                     offset += t.len();
                 }
                 BlockIn::Other(v) => msg.blocks.push(Block::Other(Box::new(v))),
