@@ -339,8 +339,11 @@ def main():
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--sizes", default=None, help="comma-separated N for the main table")
     a = p.parse_args()
-    help_text = subprocess.run([a.spindle, "chat", "--help"], capture_output=True, text=True).stdout
-    a.have_chat = "--prompt" in help_text
+    # The honest consumer is the CLI itself; the library client stands in until `spindle chat` exists.
+    chat_help = subprocess.run([a.spindle, "chat", "--help"], capture_output=True, text=True)
+    a.have_chat = chat_help.returncode == 0 and "--prompt" in chat_help.stdout
+    print("spindle consumer: " + ("`spindle chat --prompt`" if a.have_chat else
+                                  "`spindle-lib-bench-client` (`spindle chat --prompt` not built)"), flush=True)
     b = Bench(a)
     if a.quick:
         sizes, v2_sizes, others, lengths = [1000], [1000], [("snapshot", 1), ("refine", 2)], [1_000, 100_000]

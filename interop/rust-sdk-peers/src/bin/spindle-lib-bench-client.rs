@@ -3,10 +3,16 @@
 //! does minus the terminal, used by the benchmark when the binary's chat is
 //! missing. Same interface and output as `sdk-bench-client`.
 //!
-//! `spindle-lib-bench-client [--protocol 1|2] [--runtime-only] PROMPT -- AGENT_CMD...`
+//! `spindle-lib-bench-client [--runtime-only] [--current-thread] [--protocol 1|2] PROMPT -- AGENT_CMD...`
 //!
 //! `--runtime-only` skips the engine (counts notifications, hashes nothing): the
 //! runtime's share of the cost, for the benchmark's profile note.
+//!
+//! Settings (the ones `spindle chat --prompt` should use): render ops off (only
+//! the final reply is read), and a two-worker tokio runtime so the client's
+//! reader and dispatch tasks frame and decode the next lines while this
+//! thread applies updates to the engine. `--current-thread` runs everything
+//! on one thread instead, for comparison.
 
 use std::ffi::OsString;
 
@@ -19,8 +25,14 @@ use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, ProtocolChoice};
 fn main() -> std::process::ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut protocol = ProtocolChoice::V1;
-    let runtime_only = args.first().map(String::as_str) == Some("--runtime-only");
-    if runtime_only {
+    let mut runtime_only = false;
+    let mut current_thread = false;
+    loop {
+        match args.first().map(String::as_str) {
+            Some("--runtime-only") => runtime_only = true,
+            Some("--current-thread") => current_thread = true,
+            _ => break,
+        }
         args.remove(0);
     }
     if args.first().map(String::as_str) == Some("--protocol") && args.len() > 1 {
@@ -35,10 +47,17 @@ fn main() -> std::process::ExitCode {
     };
     let prompt = args[..split].join(" ");
     let command: Vec<OsString> = args[split + 1..].iter().map(OsString::from).collect();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let runtime = if current_thread {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+    }
+    .expect("tokio runtime");
     match runtime.block_on(run(protocol, prompt, command, runtime_only)) {
         Ok(line) => {
             println!("{line}");
@@ -68,6 +87,8 @@ async fn run(
     let cwd = std::env::temp_dir().to_string_lossy().into_owned();
     let (session, _) = client.new_session(&cwd, &json!([])).await?;
     let mut engine = TranscriptEngine::new(EngineConfig::default());
+    // Only the final reply is read: no render ops to build.
+    engine.set_render_ops(false);
     let blocks = json!([{"type": "text", "text": prompt}]);
     let v2 = client.protocol_version() == Some(2);
     // v1: the turn starts with the prompt. v2: it starts when the agent accepts
