@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::model::{Entry, EntryBody, EntryKind, Message, SessionState, Transcript};
 use crate::ops::{Applied, Diagnostic, RenderOp};
+use crate::scan;
 use crate::wire::{EnvelopeProbe, LineProbe, ParamsProbe, RawParamsProbe, looks_like_chunk};
 use crate::{EngineConfig, ProtocolHint};
 
@@ -209,6 +210,11 @@ impl TranscriptEngine {
     /// decoding only the update into a `Value`, anything the probes cannot
     /// represent exactly as a whole `Value` (same result, more work).
     fn session_update_params(&mut self, params_json: &str) {
+        if let Some(chunk) = scan::plain_chunk_params(params_json)
+            && self.try_plain_chunk(chunk)
+        {
+            return;
+        }
         if looks_like_chunk(params_json)
             && let Ok(params) = serde_json::from_str::<ParamsProbe<'_>>(params_json)
             && let Some(update) = params.update
@@ -278,6 +284,11 @@ impl TranscriptEngine {
     /// line: plain text chunks in one borrowed pass, other updates by decoding
     /// only the update into a `Value`, anything else as a whole `Value`.
     fn received_line(&mut self, line: &str, recorded: bool) {
+        if let Some(chunk) = scan::plain_chunk_line(line)
+            && self.try_plain_chunk(chunk)
+        {
+            return;
+        }
         if looks_like_chunk(line)
             && let Ok(probe) = serde_json::from_str::<LineProbe<'_>>(line)
             && probe.sent.is_none()

@@ -9,6 +9,7 @@ use crate::classify::{Route, route};
 use crate::engine::{Domain, MsgKind, TranscriptEngine};
 use crate::model::{Block, Boundary, EntryBody, EntryKind, Message};
 use crate::ops::RenderOp;
+use crate::scan::PlainChunk;
 use crate::text::{common_prefix_len, utf16_len};
 use crate::wire::{MetaProbe, UpdateProbe, meta_flags};
 
@@ -81,6 +82,24 @@ fn routed(kind: MsgKind, r: Route) -> MsgKind {
 }
 
 impl TranscriptEngine {
+    /// The fastest path: a chunk the scanner read whole (no `_meta`, no
+    /// routing fields, a plain text block). Returns false (having changed
+    /// nothing) for tags that are not message chunks.
+    pub(crate) fn try_plain_chunk(&mut self, c: PlainChunk<'_>) -> bool {
+        let Some(kind) = chunk_tag_kind(&c.tag) else {
+            return false;
+        };
+        self.note_session(c.session_id.as_deref());
+        self.apply_chunk(ChunkIn {
+            kind,
+            message_id: c.message_id,
+            block: BlockIn::Text(c.text, None, false),
+            snapshot_flag: None,
+            clear_boundary: false,
+        });
+        true
+    }
+
     /// The fast path for plain text chunks. Returns false (having changed
     /// nothing) when the update needs the general `Value` path.
     pub(crate) fn try_fast_chunk(&mut self, session_id: Option<&str>, u: UpdateProbe<'_>) -> bool {
