@@ -128,22 +128,16 @@ impl<'a> Scanner<'a> {
         self.eat(b'"')?;
         let b = self.s.as_bytes();
         let start = self.i;
-        let mut i = start;
-        while i < b.len() {
-            match b[i] {
-                b'"' => {
-                    self.i = i + 1;
-                    return Some(Cow::Borrowed(&self.s[start..i]));
-                }
-                b'\\' => {
-                    self.i = i;
-                    return self.unescape(start).map(Cow::Owned);
-                }
-                c if c < 0x20 => return None,
-                _ => i += 1,
-            }
+        let end = start + memchr::memchr2(b'"', b'\\', &b[start..])?;
+        if has_control(&b[start..end]) {
+            return None;
         }
-        None
+        if b[end] == b'"' {
+            self.i = end + 1;
+            return Some(Cow::Borrowed(&self.s[start..end]));
+        }
+        self.i = end;
+        self.unescape(start).map(Cow::Owned)
     }
 
     /// The rest of a string with escapes, from `start` (the string's first
@@ -155,12 +149,13 @@ impl<'a> Scanner<'a> {
         let mut i = self.i;
         loop {
             let run = i;
-            while i < b.len() && b[i] != b'"' && b[i] != b'\\' && b[i] >= 0x20 {
-                i += 1;
+            i += memchr::memchr2(b'"', b'\\', &b[i..])?;
+            if has_control(&b[run..i]) {
+                return None;
             }
             // Runs end at ASCII bytes: always char boundaries.
             out.push_str(&self.s[run..i]);
-            match *b.get(i)? {
+            match b[i] {
                 b'"' => {
                     self.i = i + 1;
                     return Some(out);
@@ -270,6 +265,12 @@ impl<'a> Scanner<'a> {
         }
         if is_text? { text } else { None }
     }
+}
+
+/// JSON strings cannot hold raw control characters. (A fold, not `any`: no
+/// early exit, so it compiles to a vector loop.)
+fn has_control(bytes: &[u8]) -> bool {
+    bytes.iter().fold(false, |acc, &c| acc | (c < 0x20))
 }
 
 fn hex4(b: &[u8], at: usize) -> Option<u32> {
