@@ -23,6 +23,12 @@ pub(crate) struct PlainChunk<'a> {
 /// Scans `session/update` params holding a plain text chunk.
 pub(crate) fn plain_chunk_params(params: &str) -> Option<PlainChunk<'_>> {
     let mut s = Scanner { s: params, i: 0 };
+    if let Some(chunk) = s.compact_params()
+        && s.end().is_some()
+    {
+        return Some(chunk);
+    }
+    let mut s = Scanner { s: params, i: 0 };
     let chunk = s.params()?;
     s.end()?;
     Some(chunk)
@@ -128,8 +134,19 @@ impl<'a> Scanner<'a> {
         self.eat(b'"')?;
         let b = self.s.as_bytes();
         let start = self.i;
-        let end = start + memchr::memchr2(b'"', b'\\', &b[start..])?;
-        if has_control(&b[start..end]) {
+        // Most strings (keys, ids, tags, chunks) are short: a plain loop
+        // finds their end sooner than a vector search would start.
+        let mut end = start;
+        let short = b.len().min(start + 32);
+        while end < short && b[end] != b'"' && b[end] != b'\\' && b[end] >= 0x20 {
+            end += 1;
+        }
+        if end == short && end < b.len() {
+            end += memchr::memchr2(b'"', b'\\', &b[end..])?;
+            if has_control(&b[short..end]) {
+                return None;
+            }
+        } else if end == b.len() || b[end] < 0x20 {
             return None;
         }
         if b[end] == b'"' {
@@ -197,6 +214,41 @@ impl<'a> Scanner<'a> {
                 _ => return None,
             }
         }
+    }
+
+    /// The bytes `lit`, exactly (no whitespace skipped).
+    fn lit(&mut self, lit: &[u8]) -> Option<()> {
+        if self.s.as_bytes()[self.i..].starts_with(lit) {
+            self.i += lit.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// Params in the compact key order every known agent writes
+    /// (`sessionId`, `update` with `sessionUpdate`, `messageId`, `content`
+    /// with `type` then `text`, no whitespace): literal comparisons instead
+    /// of a key-by-key walk. `None` sends the params to [`Self::params`].
+    fn compact_params(&mut self) -> Option<PlainChunk<'a>> {
+        self.lit(br#"{"sessionId":"#)?;
+        let session_id = self.string()?;
+        self.lit(br#","update":{"sessionUpdate":"#)?;
+        let tag = self.string()?;
+        let message_id = if self.lit(br#","messageId":"#).is_some() {
+            Some(self.string()?)
+        } else {
+            None
+        };
+        self.lit(br#","content":{"type":"text","text":"#)?;
+        let text = self.string()?;
+        self.lit(b"}}}")?;
+        Some(PlainChunk {
+            session_id: Some(session_id),
+            tag,
+            message_id,
+            text,
+        })
     }
 
     /// `{"sessionId": .., "update": {..}}`.
@@ -311,6 +363,13 @@ mod tests {
             let expected: String = serde_json::from_str(raw).expect("valid JSON string");
             assert_eq!(p.text, expected, "{raw}");
         }
+        // Past the short-string loop: escapes and the end found by memchr.
+        let long = format!(r#""{}\n{}""#, "a".repeat(40), "b".repeat(40));
+        let params = chunk(&long);
+        let p = plain_chunk_params(&params).expect("long string");
+        assert_eq!(p.text, format!("{}\n{}", "a".repeat(40), "b".repeat(40)));
+        let raw_tab = format!("\"{}\t\"", "a".repeat(40));
+        assert!(plain_chunk_params(&chunk(&raw_tab)).is_none());
         let spaced = " { \"update\" : { \"content\" : { \"text\" : \"x\" , \"type\" : \"text\" } , \"messageId\" : null , \"sessionUpdate\" : \"agent_thought_chunk\" } } \n";
         let p = plain_chunk_params(spaced).expect("whitespace and key order");
         assert_eq!(
