@@ -134,19 +134,8 @@ impl<'a> Scanner<'a> {
         self.eat(b'"')?;
         let b = self.s.as_bytes();
         let start = self.i;
-        // Most strings (keys, ids, tags, chunks) are short: a plain loop
-        // finds their end sooner than a vector search would start.
-        let mut end = start;
-        let short = b.len().min(start + 32);
-        while end < short && b[end] != b'"' && b[end] != b'\\' && b[end] >= 0x20 {
-            end += 1;
-        }
-        if end == short && end < b.len() {
-            end += memchr::memchr2(b'"', b'\\', &b[end..])?;
-            if has_control(&b[short..end]) {
-                return None;
-            }
-        } else if end == b.len() || b[end] < 0x20 {
+        let end = find_special(b, start);
+        if end == b.len() || b[end] < 0x20 {
             return None;
         }
         if b[end] == b'"' {
@@ -166,8 +155,8 @@ impl<'a> Scanner<'a> {
         let mut i = self.i;
         loop {
             let run = i;
-            i += memchr::memchr2(b'"', b'\\', &b[i..])?;
-            if has_control(&b[run..i]) {
+            i = find_special(b, i);
+            if i == b.len() || b[i] < 0x20 {
                 return None;
             }
             // Runs end at ASCII bytes: always char boundaries.
@@ -319,10 +308,34 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// JSON strings cannot hold raw control characters. (A fold, not `any`: no
-/// early exit, so it compiles to a vector loop.)
-fn has_control(bytes: &[u8]) -> bool {
-    bytes.iter().fold(false, |acc, &c| acc | (c < 0x20))
+/// The index of the first byte at or after `i` that ends a run of plain
+/// string content (`"`, `\\` or a control character), or `b.len()`.
+/// Eight bytes at a time: for each predicate, the lowest flagged byte of a
+/// word is exact (borrows only flag bytes above a true match), so the lowest
+/// flag over all three is the first special byte.
+fn find_special(b: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    while let Some(word) = b.get(i..i + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        let w = u64::from_le_bytes(word);
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let flags = ((quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w))
+            & HIGHS;
+        if flags != 0 {
+            return i + (flags.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && b[i] != b'"' && b[i] != b'\\' && b[i] >= 0x20 {
+        i += 1;
+    }
+    i
 }
 
 fn hex4(b: &[u8], at: usize) -> Option<u32> {
@@ -363,7 +376,7 @@ mod tests {
             let expected: String = serde_json::from_str(raw).expect("valid JSON string");
             assert_eq!(p.text, expected, "{raw}");
         }
-        // Past the short-string loop: escapes and the end found by memchr.
+        // Longer than one 8-byte word: escapes and the end found word by word.
         let long = format!(r#""{}\n{}""#, "a".repeat(40), "b".repeat(40));
         let params = chunk(&long);
         let p = plain_chunk_params(&params).expect("long string");
@@ -381,6 +394,36 @@ mod tests {
             chunk(r#""hi""#)
         );
         assert_eq!(plain_chunk_line(&line).expect("line").text, "hi");
+    }
+
+    #[test]
+    fn find_special_finds_the_first_special_byte_at_every_offset() {
+        for special in [b'"', b'\\', 0x00, 0x1f] {
+            for len in 0..20 {
+                for at in 0..len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = special;
+                    // Bytes that look close to special ones must not match.
+                    if at + 1 < len {
+                        bytes[at + 1] = b'"';
+                    }
+                    if at > 0 {
+                        bytes[at - 1] = 0x20;
+                    }
+                    for start in 0..=at {
+                        assert_eq!(
+                            find_special(&bytes, start),
+                            at,
+                            "{special} {len} {at} {start}"
+                        );
+                    }
+                }
+                let plain: Vec<u8> = (0..len)
+                    .map(|k| [b'!', b'#', 0x7f, 0x80, 0xff, b' '][k % 6])
+                    .collect();
+                assert_eq!(find_special(&plain, 0), len);
+            }
+        }
     }
 
     proptest::proptest! {
