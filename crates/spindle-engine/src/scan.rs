@@ -37,6 +37,15 @@ pub(crate) fn plain_chunk_params(params: &str) -> Option<PlainChunk<'_>> {
 /// Scans a whole `session/update` notification line holding a plain text chunk.
 pub(crate) fn plain_chunk_line(line: &str) -> Option<PlainChunk<'_>> {
     let mut s = Scanner { s: line, i: 0 };
+    if s.lit(br#"{"jsonrpc":"2.0","method":"session/update","params":"#)
+        .is_some()
+        && let Some(chunk) = s.compact_params()
+        && s.lit(b"}").is_some()
+        && s.end().is_some()
+    {
+        return Some(chunk);
+    }
+    let mut s = Scanner { s: line, i: 0 };
     s.eat(b'{')?;
     let (mut version, mut method, mut chunk) = (false, false, None);
     loop {
