@@ -264,23 +264,37 @@ impl Message {
     /// Text of the blocks that belong in a persisted reply: text blocks whose
     /// own metadata does not route them to thoughts or the plan.
     pub fn reply_text(&self) -> String {
-        let mut out = String::new();
-        for block in &self.blocks {
-            match block {
-                Block::Text {
-                    start,
-                    end,
-                    hidden: false,
-                    ..
-                } => out.push_str(&self.text[*start..*end]),
-                Block::Plain { start, ends } => {
-                    let end = *start + ends.last().copied().unwrap_or(0) as usize;
-                    out.push_str(&self.text[*start..end]);
-                }
-                Block::Text { .. } | Block::Other(_) => {}
-            }
-        }
+        let mut out = String::with_capacity(self.reply_len());
+        self.push_reply_text(&mut out);
         out
+    }
+
+    /// The byte length of [`Self::reply_text`], without building it.
+    pub(crate) fn reply_len(&self) -> usize {
+        self.reply_ranges().map(|(start, end)| end - start).sum()
+    }
+
+    /// Appends [`Self::reply_text`] to `out`.
+    pub(crate) fn push_reply_text(&self, out: &mut String) {
+        for (start, end) in self.reply_ranges() {
+            out.push_str(&self.text[start..end]);
+        }
+    }
+
+    /// Byte ranges of `text` that belong in the reply, in order.
+    fn reply_ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.blocks.iter().filter_map(|block| match block {
+            Block::Text {
+                start,
+                end,
+                hidden: false,
+                ..
+            } => Some((*start, *end)),
+            Block::Plain { start, ends } => {
+                Some((*start, *start + ends.last().copied().unwrap_or(0) as usize))
+            }
+            Block::Text { .. } | Block::Other(_) => None,
+        })
     }
 }
 

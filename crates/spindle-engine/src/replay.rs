@@ -36,19 +36,38 @@ pub struct TurnReply {
 
 impl TranscriptEngine {
     fn reply_of_turn(&self, turn: u32) -> Option<String> {
-        let mut parts = Vec::new();
-        for entry in &self.t.entries {
-            if entry.kind == EntryKind::AgentMessage
-                && entry.turn == Some(turn)
-                && let EntryBody::Message(m) = &entry.body
-            {
-                let text = m.reply_text();
-                if !text.is_empty() {
-                    parts.push(text);
-                }
-            }
+        const SEPARATOR: &str = "\n\n";
+        // Built once at its final size: a reply can be most of the transcript,
+        // so no per-message copies and no growth by doubling.
+        let messages = || {
+            self.t
+                .entries
+                .iter()
+                .filter_map(move |entry| match &entry.body {
+                    EntryBody::Message(m)
+                        if entry.kind == EntryKind::AgentMessage && entry.turn == Some(turn) =>
+                    {
+                        Some((m, m.reply_len()))
+                    }
+                    _ => None,
+                })
+        };
+        let (mut total, mut parts) = (0, 0usize);
+        for (_, len) in messages().filter(|(_, len)| *len > 0) {
+            total += len;
+            parts += 1;
         }
-        (!parts.is_empty()).then(|| parts.join("\n\n"))
+        if parts == 0 {
+            return None;
+        }
+        let mut reply = String::with_capacity(total + SEPARATOR.len() * (parts - 1));
+        for (m, _) in messages().filter(|(_, len)| *len > 0) {
+            if !reply.is_empty() {
+                reply.push_str(SEPARATOR);
+            }
+            m.push_reply_text(&mut reply);
+        }
+        Some(reply)
     }
 
     /// The last turn's persisted reply: agent message text only (no thought,
