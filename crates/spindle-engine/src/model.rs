@@ -265,7 +265,7 @@ impl Message {
     /// own metadata does not route them to thoughts or the plan.
     pub fn reply_text(&self) -> String {
         let mut out = String::with_capacity(self.reply_len());
-        self.push_reply_text(&mut out);
+        out.extend(self.reply_pieces());
         out
     }
 
@@ -274,11 +274,10 @@ impl Message {
         self.reply_ranges().map(|(start, end)| end - start).sum()
     }
 
-    /// Appends [`Self::reply_text`] to `out`.
-    pub(crate) fn push_reply_text(&self, out: &mut String) {
-        for (start, end) in self.reply_ranges() {
-            out.push_str(&self.text[start..end]);
-        }
+    /// [`Self::reply_text`] as borrowed pieces, in order.
+    pub(crate) fn reply_pieces(&self) -> impl Iterator<Item = &str> + '_ {
+        self.reply_ranges()
+            .map(|(start, end)| &self.text[start..end])
     }
 
     /// Byte ranges of `text` that belong in the reply, in order.

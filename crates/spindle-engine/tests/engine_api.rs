@@ -525,3 +525,33 @@ fn session_update_params_give_the_same_transcript_as_whole_lines() {
     assert!(!by_params.apply_session_update("[1]").diagnostics.is_empty());
     assert!(!by_params.apply_session_update("{").diagnostics.is_empty());
 }
+
+#[test]
+fn final_reply_pieces_concatenate_to_the_final_reply() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    assert!(e.final_reply_pieces().is_empty());
+    e.apply_user_prompt(r#"[{"type":"text","text":"hi"}]"#);
+    assert_eq!(e.final_reply(), None);
+    assert!(e.final_reply_pieces().is_empty());
+    let chunk = |id: &str, content: serde_json::Value| {
+        params(json!({"sessionUpdate": "agent_message_chunk", "messageId": id, "content": content}))
+    };
+    e.apply_session_update(&chunk("a", json!({"type": "text", "text": "One "})));
+    e.apply_session_update(&chunk("a", json!({"type": "text", "text": "two"})));
+    e.apply_session_update(&chunk(
+        "a",
+        json!({"type": "text", "text": "hidden", "_meta": {"segment": "think"}}),
+    ));
+    e.apply_session_update(&params(
+        json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}),
+    ));
+    e.apply_session_update(&chunk("b", json!({"type": "text", "text": ""})));
+    e.apply_session_update(&chunk("c", json!({"type": "text", "text": "Three 😀"})));
+    e.apply_prompt_response(Ok(r#"{"stopReason":"end_turn"}"#));
+    let reply = e.final_reply().expect("a reply");
+    assert_eq!(e.final_reply_pieces().concat(), reply);
+    assert!(reply.starts_with("One two"));
+    assert!(reply.ends_with("\n\nThree 😀"));
+    assert!(!reply.contains("hmm"));
+    assert_eq!(e.turn_replies()[0].reply, reply);
+}

@@ -122,11 +122,18 @@ async fn run(
                 engine.apply_prompt_response(response);
             }
             ClientEvent::TurnFinished { stop_reason, .. } => {
-                let reply = engine.final_reply().unwrap_or_default();
+                // Borrowed pieces: no copy of a reply that may be most of the transcript.
+                let pieces = engine.final_reply_pieces();
+                let (mut len, mut hash) = (0usize, FNV_OFFSET);
+                for piece in &pieces {
+                    len += piece.len();
+                    hash = fnv1a64_continue(hash, piece.as_bytes());
+                }
+                debug_assert_eq!(hash, fnv1a64(pieces.concat().as_bytes()));
                 return Ok(format!(
                     "{{\"replyBytes\":{},\"replyFnv1a64\":\"{:016x}\",\"notifications\":{},\"stopReason\":\"{}\"}}",
-                    reply.len(),
-                    fnv1a64(reply.as_bytes()),
+                    len,
+                    hash,
                     notifications,
                     stop_reason.unwrap_or_default()
                 ));
@@ -134,4 +141,15 @@ async fn run(
             _ => {}
         }
     }
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a 64 continued over more bytes (`fnv1a64` of a concatenation).
+fn fnv1a64_continue(mut hash: u64, bytes: &[u8]) -> u64 {
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
 }
