@@ -107,6 +107,8 @@ class Bench:
             "spindle": ([self.a.spindle, "chat", "--protocol", str(proto), "--prompt", prompt, "--", *self.agent]
                         if self.a.have_chat else
                         [self.a.spindle_lib, "--protocol", str(proto), prompt, "--", *self.agent]),
+            # The same, pipelined: the client's reader on a second thread while the engine applies.
+            "spindle-2threads": [self.a.spindle_lib, "--multi-thread", "--protocol", str(proto), prompt, "--", *self.agent],
             # Spindle's runtime alone (framing, decoding, events; no engine): where the time goes.
             "spindle-runtime": [self.a.spindle_lib, "--runtime-only", "--protocol", str(proto), prompt, "--", *self.agent],
             "rust-sdk": [self.a.sdk_bench_client, "--protocol", str(proto), prompt, "--", *self.agent],
@@ -127,7 +129,7 @@ class Bench:
         for name, cmd in self.consumers(n, mix, proto).items():
             if only and name not in only:
                 continue
-            if name == "spindle-runtime" and table != "main":
+            if name in ("spindle-runtime", "spindle-2threads") and table != "main":
                 continue
             best, got = None, {}
             path = os.path.join(self.tmp, "reply.txt")
@@ -187,7 +189,7 @@ def write_report(bench, path, svg_dir, meta):
     lines.append("")
     lines.append("Each consumer reads the same `session/update` stream from `spindle agent` (prompt `/stream N MIX`) "
                  "over a real pipe and rebuilds the reply; `ok` means its length and FNV-1a 64 equal the generator's "
-                 "expectation. *floor*: the generator writing into `/dev/null`; *floor-pipe*: the generator writing into a pipe read and discarded by `cat`; *spindle-runtime*: Spindle's `AcpClient` alone (framing, decoding, events; no transcript engine, reply not rebuilt), to show where Spindle's time goes. Throughput = N / wall time. "
+                 "expectation. *floor*: the generator writing into `/dev/null`; *floor-pipe*: the generator writing into a pipe read and discarded by `cat`; *spindle-2threads*: `spindle-lib-bench-client --multi-thread` (the client's reader and dispatch on a second thread while the engine applies updates; not the default, see below); *spindle-runtime*: Spindle's `AcpClient` alone (framing, decoding, events; no transcript engine, reply not rebuilt), to show where Spindle's time goes. Throughput = N / wall time. "
                  "CPU = user+sys of the consumer and the agent it spawned. RSS = the consumer's own peak. "
                  "Ratios: Spindle's throughput / the consumer's (higher = Spindle faster); for the floor, Spindle's wall / floor wall.")
     for table, title in (("main", "Throughput against N (v1, `mixed`: 80% message chunks)"),
@@ -254,7 +256,7 @@ def targets(by):
 
 # ------------------------------------------------------------------ svg
 
-COLORS = {"floor": "#888888", "floor-pipe": "#bbbbbb", "spindle-runtime": "#ff7f0e", "spindle": "#d62728", "rust-sdk": "#1f77b4", "ts-sdk": "#2ca02c", "python-sdk": "#9467bd",
+COLORS = {"floor": "#888888", "floor-pipe": "#bbbbbb", "spindle-runtime": "#ff7f0e", "spindle": "#d62728", "spindle-2threads": "#8c564b", "rust-sdk": "#1f77b4", "ts-sdk": "#2ca02c", "python-sdk": "#9467bd",
           "spindle refine": "#ff9896", "rust-sdk refine": "#aec7e8", "ts-sdk refine": "#98df8a"}
 
 
@@ -339,8 +341,11 @@ def main():
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--sizes", default=None, help="comma-separated N for the main table")
     a = p.parse_args()
-    help_text = subprocess.run([a.spindle, "chat", "--help"], capture_output=True, text=True).stdout
-    a.have_chat = "--prompt" in help_text
+    # The honest consumer is the CLI itself; the library client stands in until `spindle chat` exists.
+    chat_help = subprocess.run([a.spindle, "chat", "--help"], capture_output=True, text=True)
+    a.have_chat = chat_help.returncode == 0 and "--prompt" in chat_help.stdout
+    print("spindle consumer: " + ("`spindle chat --prompt`" if a.have_chat else
+                                  "`spindle-lib-bench-client` (`spindle chat --prompt` not built)"), flush=True)
     b = Bench(a)
     if a.quick:
         sizes, v2_sizes, others, lengths = [1000], [1000], [("snapshot", 1), ("refine", 2)], [1_000, 100_000]

@@ -5,7 +5,8 @@ use serde_json::{Map, Value};
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::model::{Entry, EntryBody, EntryKind, Message, SessionState, Transcript};
 use crate::ops::{Applied, Diagnostic, RenderOp};
-use crate::wire::{EnvelopeProbe, LineProbe, looks_like_chunk};
+use crate::scan;
+use crate::wire::{EnvelopeProbe, LineProbe, ParamsProbe, RawParamsProbe, looks_like_chunk};
 use crate::{EngineConfig, ProtocolHint};
 
 /// The four message identity spaces (ACP gives each message type its own ids).
@@ -206,6 +207,35 @@ impl TranscriptEngine {
     /// The `params` object of one `session/update` notification (with
     /// `sessionId` and `update`), as JSON text.
     pub fn apply_session_update(&mut self, params_json: &str) -> Applied {
+        self.session_update_params(params_json);
+        self.finish()
+    }
+
+    /// Decodes `session/update` params the way [`Self::received_line`] decodes
+    /// whole lines: plain text chunks in one borrowed pass, other updates by
+    /// decoding only the update into a `Value`, anything the probes cannot
+    /// represent exactly as a whole `Value` (same result, more work).
+    fn session_update_params(&mut self, params_json: &str) {
+        if let Some(chunk) = scan::plain_chunk_params(params_json)
+            && self.try_plain_chunk(chunk)
+        {
+            return;
+        }
+        if looks_like_chunk(params_json)
+            && let Ok(params) = serde_json::from_str::<ParamsProbe<'_>>(params_json)
+            && let Some(update) = params.update
+            && self.try_fast_chunk(params.session_id.as_deref(), update)
+        {
+            return;
+        }
+        if let Ok(params) = serde_json::from_str::<RawParamsProbe<'_>>(params_json)
+            && let Some(update) = params.update
+        {
+            // A raw value is valid JSON: this parse cannot fail.
+            if let Ok(v) = serde_json::from_str::<Value>(update.get()) {
+                return self.update_value(params.session_id.as_deref(), v);
+            }
+        }
         match serde_json::from_str::<Value>(params_json) {
             Ok(Value::Object(mut params)) => self.update_params(&mut params),
             Ok(_) => self.diag(
@@ -214,7 +244,6 @@ impl TranscriptEngine {
             ),
             Err(e) => self.diag("invalid_json", format!("params are not JSON: {e}")),
         }
-        self.finish()
     }
 
     /// The response to the client's latest `session/prompt`: `Ok(result JSON)` or
@@ -261,6 +290,11 @@ impl TranscriptEngine {
     /// line: plain text chunks in one borrowed pass, other updates by decoding
     /// only the update into a `Value`, anything else as a whole `Value`.
     fn received_line(&mut self, line: &str, recorded: bool) {
+        if let Some(chunk) = scan::plain_chunk_line(line)
+            && self.try_plain_chunk(chunk)
+        {
+            return;
+        }
         if looks_like_chunk(line)
             && let Ok(probe) = serde_json::from_str::<LineProbe<'_>>(line)
             && probe.sent.is_none()

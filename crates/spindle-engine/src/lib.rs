@@ -61,6 +61,7 @@ mod messages;
 mod model;
 mod ops;
 mod replay;
+mod scan;
 pub mod text;
 mod updates;
 mod wire;

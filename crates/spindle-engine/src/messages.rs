@@ -9,6 +9,7 @@ use crate::classify::{Route, route};
 use crate::engine::{Domain, MsgKind, TranscriptEngine};
 use crate::model::{Block, Boundary, EntryBody, EntryKind, Message};
 use crate::ops::RenderOp;
+use crate::scan::PlainChunk;
 use crate::text::{common_prefix_len, utf16_len};
 use crate::wire::{MetaProbe, UpdateProbe, meta_flags};
 
@@ -81,6 +82,24 @@ fn routed(kind: MsgKind, r: Route) -> MsgKind {
 }
 
 impl TranscriptEngine {
+    /// The fastest path: a chunk the scanner read whole (no `_meta`, no
+    /// routing fields, a plain text block). Returns false (having changed
+    /// nothing) for tags that are not message chunks.
+    pub(crate) fn try_plain_chunk(&mut self, c: PlainChunk<'_>) -> bool {
+        let Some(kind) = chunk_tag_kind(&c.tag) else {
+            return false;
+        };
+        self.note_session(c.session_id.as_deref());
+        self.apply_chunk(ChunkIn {
+            kind,
+            message_id: c.message_id,
+            block: BlockIn::Text(c.text, None, false),
+            snapshot_flag: None,
+            clear_boundary: false,
+        });
+        true
+    }
+
     /// The fast path for plain text chunks. Returns false (having changed
     /// nothing) when the update needs the general `Value` path.
     pub(crate) fn try_fast_chunk(&mut self, session_id: Option<&str>, u: UpdateProbe<'_>) -> bool {
@@ -271,7 +290,8 @@ impl TranscriptEngine {
         let message = Message {
             message_id: message_id.map(str::to_owned),
             text: String::with_capacity(128),
-            blocks: Vec::with_capacity(8),
+            // Plain text chunks share one block run: one block is typical.
+            blocks: Vec::with_capacity(1),
             ..Message::default()
         };
         let idx = self.push_entry(
@@ -385,14 +405,7 @@ impl TranscriptEngine {
         };
         match block {
             BlockIn::Text(text, extra, hidden) => {
-                let start = msg.text.len();
-                msg.text.push_str(&text);
-                msg.blocks.push(Block::Text {
-                    start,
-                    end: msg.text.len(),
-                    extra,
-                    hidden,
-                });
+                msg.push_text_block(&text, extra, hidden);
                 if emit && !text.is_empty() {
                     let id = entry.id.clone();
                     self.out.ops.push(RenderOp::AppendText {
@@ -464,12 +477,7 @@ impl TranscriptEngine {
         for b in blocks {
             match b {
                 BlockIn::Text(t, extra, hidden) => {
-                    msg.blocks.push(Block::Text {
-                        start: offset,
-                        end: offset + t.len(),
-                        extra,
-                        hidden,
-                    });
+                    msg.push_text_range(offset, offset + t.len(), extra, hidden);
                     offset += t.len();
                 }
                 BlockIn::Other(v) => msg.blocks.push(Block::Other(Box::new(v))),

@@ -61,8 +61,11 @@ impl EntryKind {
     }
 }
 
-/// One content block of a message. Text is stored once, in the message's
-/// joined text; a text block only records its byte range and any extra fields.
+/// Content blocks of a message. Text is stored once, in the message's joined
+/// text; a text block only records its byte range and any extra fields.
+/// Adjacent plain text blocks (no fields besides `type` and `text`, reply
+/// text), the bulk of any stream, share one [`Block::Plain`] run with four
+/// bytes per block: the observable content (one block per chunk) is unchanged.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Block {
     Text {
@@ -72,7 +75,70 @@ pub(crate) enum Block {
         /// The block's own metadata marks it thought/plan: not reply text.
         hidden: bool,
     },
+    /// A run of adjacent plain text blocks: the first starts at `start`,
+    /// block `i` ends at `start + ends[i]` (and the next one starts there).
+    /// A run never holds an empty `ends`.
+    Plain {
+        start: usize,
+        ends: Vec<u32>,
+    },
     Other(Box<Value>),
+}
+
+/// One content block, as the blocks iterator yields it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum BlockRef<'a> {
+    Text {
+        start: usize,
+        end: usize,
+        extra: Option<&'a Map<String, Value>>,
+    },
+    Other(&'a Value),
+}
+
+/// Iterates a message's blocks one content block at a time.
+pub(crate) struct Blocks<'a> {
+    blocks: std::slice::Iter<'a, Block>,
+    /// The run being walked: its start, its ends, and the next index.
+    run: Option<(usize, &'a [u32], usize)>,
+}
+
+impl<'a> Iterator for Blocks<'a> {
+    type Item = BlockRef<'a>;
+
+    fn next(&mut self) -> Option<BlockRef<'a>> {
+        loop {
+            if let Some((start, ends, i)) = &mut self.run {
+                if let Some(&end) = ends.get(*i) {
+                    let from = if *i == 0 {
+                        *start
+                    } else {
+                        *start + ends[*i - 1] as usize
+                    };
+                    *i += 1;
+                    return Some(BlockRef::Text {
+                        start: from,
+                        end: *start + end as usize,
+                        extra: None,
+                    });
+                }
+                self.run = None;
+            }
+            match self.blocks.next()? {
+                Block::Text {
+                    start, end, extra, ..
+                } => {
+                    return Some(BlockRef::Text {
+                        start: *start,
+                        end: *end,
+                        extra: extra.as_deref(),
+                    });
+                }
+                Block::Plain { start, ends } => self.run = Some((*start, ends, 0)),
+                Block::Other(v) => return Some(BlockRef::Other(v)),
+            }
+        }
+    }
 }
 
 /// A user, agent, thought or plan-text message.
@@ -98,22 +164,81 @@ impl Message {
 
     /// Number of content blocks.
     pub fn block_count(&self) -> usize {
-        self.blocks.len()
+        self.blocks
+            .iter()
+            .map(|b| match b {
+                Block::Plain { ends, .. } => ends.len(),
+                Block::Text { .. } | Block::Other(_) => 1,
+            })
+            .sum()
+    }
+
+    /// The content blocks in order, one per block received.
+    pub(crate) fn blocks(&self) -> Blocks<'_> {
+        Blocks {
+            blocks: self.blocks.iter(),
+            run: None,
+        }
+    }
+
+    /// Appends a text block to the text and the blocks.
+    pub(crate) fn push_text_block(
+        &mut self,
+        text: &str,
+        extra: Option<Box<Map<String, Value>>>,
+        hidden: bool,
+    ) {
+        let start = self.text.len();
+        self.text.push_str(text);
+        self.push_text_range(start, self.text.len(), extra, hidden);
+    }
+
+    /// Records a text block covering `text[start..end]`, which must directly
+    /// follow the previous text block. A plain block joins the run before it
+    /// (or starts one), so equal content always has one representation.
+    pub(crate) fn push_text_range(
+        &mut self,
+        start: usize,
+        end: usize,
+        extra: Option<Box<Map<String, Value>>>,
+        hidden: bool,
+    ) {
+        if extra.is_none() && !hidden {
+            if let Some(Block::Plain { start: run, ends }) = self.blocks.last_mut()
+                && let Some(&last) = ends.last()
+                && *run + last as usize == start
+                && let Ok(rel) = u32::try_from(end - *run)
+            {
+                ends.push(rel);
+                return;
+            }
+            if let Ok(rel) = u32::try_from(end - start) {
+                self.blocks.push(Block::Plain {
+                    start,
+                    ends: vec![rel],
+                });
+                return;
+            }
+        }
+        self.blocks.push(Block::Text {
+            start,
+            end,
+            extra,
+            hidden,
+        });
     }
 
     /// The content blocks as JSON, reconstructed verbatim.
     pub fn content_json(&self) -> Vec<Value> {
-        self.blocks.iter().map(|b| self.block_json(b)).collect()
+        self.blocks().map(|b| self.block_json(b)).collect()
     }
 
-    pub(crate) fn block_json(&self, block: &Block) -> Value {
+    pub(crate) fn block_json(&self, block: BlockRef<'_>) -> Value {
         match block {
-            Block::Text {
-                start, end, extra, ..
-            } => {
+            BlockRef::Text { start, end, extra } => {
                 let mut map = Map::new();
                 map.insert("type".into(), Value::from("text"));
-                map.insert("text".into(), Value::from(&self.text[*start..*end]));
+                map.insert("text".into(), Value::from(&self.text[start..end]));
                 if let Some(extra) = extra {
                     for (k, v) in extra.iter() {
                         map.insert(k.clone(), v.clone());
@@ -121,7 +246,7 @@ impl Message {
                 }
                 Value::Object(map)
             }
-            Block::Other(v) => (**v).clone(),
+            BlockRef::Other(v) => v.clone(),
         }
     }
 
@@ -131,7 +256,7 @@ impl Message {
             .iter()
             .filter_map(|b| match b {
                 Block::Other(v) => Some((**v).clone()),
-                Block::Text { .. } => None,
+                Block::Text { .. } | Block::Plain { .. } => None,
             })
             .collect()
     }
@@ -139,17 +264,36 @@ impl Message {
     /// Text of the blocks that belong in a persisted reply: text blocks whose
     /// own metadata does not route them to thoughts or the plan.
     pub fn reply_text(&self) -> String {
-        let mut out = String::new();
-        for block in &self.blocks {
-            if let Block::Text {
-                start, end, hidden, ..
-            } = block
-                && !hidden
-            {
-                out.push_str(&self.text[*start..*end]);
-            }
-        }
+        let mut out = String::with_capacity(self.reply_len());
+        out.extend(self.reply_pieces());
         out
+    }
+
+    /// The byte length of [`Self::reply_text`], without building it.
+    pub(crate) fn reply_len(&self) -> usize {
+        self.reply_ranges().map(|(start, end)| end - start).sum()
+    }
+
+    /// [`Self::reply_text`] as borrowed pieces, in order.
+    pub(crate) fn reply_pieces(&self) -> impl Iterator<Item = &str> + '_ {
+        self.reply_ranges()
+            .map(|(start, end)| &self.text[start..end])
+    }
+
+    /// Byte ranges of `text` that belong in the reply, in order.
+    fn reply_ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.blocks.iter().filter_map(|block| match block {
+            Block::Text {
+                start,
+                end,
+                hidden: false,
+                ..
+            } => Some((*start, *end)),
+            Block::Plain { start, ends } => {
+                Some((*start, *start + ends.last().copied().unwrap_or(0) as usize))
+            }
+            Block::Text { .. } | Block::Other(_) => None,
+        })
     }
 }
 

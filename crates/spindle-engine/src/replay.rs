@@ -36,19 +36,43 @@ pub struct TurnReply {
 
 impl TranscriptEngine {
     fn reply_of_turn(&self, turn: u32) -> Option<String> {
-        let mut parts = Vec::new();
+        // Built once at its final size: a reply can be most of the transcript,
+        // so no per-message copies and no growth by doubling.
+        let pieces = self.reply_pieces_of_turn(turn);
+        if pieces.is_empty() {
+            return None;
+        }
+        let mut reply = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
+        reply.extend(pieces);
+        Some(reply)
+    }
+
+    /// The reply of `turn` as borrowed pieces: the agent messages' reply text,
+    /// messages separated by a blank line. Empty when the turn has no reply.
+    fn reply_pieces_of_turn(&self, turn: u32) -> Vec<&str> {
+        let mut pieces = Vec::new();
         for entry in &self.t.entries {
-            if entry.kind == EntryKind::AgentMessage
+            if let EntryBody::Message(m) = &entry.body
+                && entry.kind == EntryKind::AgentMessage
                 && entry.turn == Some(turn)
-                && let EntryBody::Message(m) = &entry.body
+                && m.reply_len() > 0
             {
-                let text = m.reply_text();
-                if !text.is_empty() {
-                    parts.push(text);
+                if !pieces.is_empty() {
+                    pieces.push("\n\n");
                 }
+                pieces.extend(m.reply_pieces());
             }
         }
-        (!parts.is_empty()).then(|| parts.join("\n\n"))
+        pieces
+    }
+
+    /// [`Self::final_reply`] as borrowed pieces that concatenate to it (empty
+    /// when it is `None`): for writing a large reply out without copying it.
+    pub fn final_reply_pieces(&self) -> Vec<&str> {
+        match u32::try_from(self.turn_log.len()) {
+            Ok(last) if last > 0 => self.reply_pieces_of_turn(last),
+            _ => Vec::new(),
+        }
     }
 
     /// The last turn's persisted reply: agent message text only (no thought,

@@ -774,14 +774,7 @@ impl TranscriptEngine {
         let msg = &mut b.summary;
         match block {
             BlockIn::Text(text, extra, hidden) => {
-                let start = msg.text.len();
-                msg.text.push_str(&text);
-                msg.blocks.push(crate::model::Block::Text {
-                    start,
-                    end: msg.text.len(),
-                    extra,
-                    hidden,
-                });
+                msg.push_text_block(&text, extra, hidden);
                 if emit && !text.is_empty() {
                     self.out.ops.push(RenderOp::AppendText {
                         id: entry.id.clone(),

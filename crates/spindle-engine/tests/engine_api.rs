@@ -344,3 +344,214 @@ fn recording_lines_round_trip_through_replay() {
     );
     assert!(spindle_engine::recording_line_sent("not json").is_none());
 }
+
+/// The message's content, as `spindle replay --format json` prints it.
+fn content_of(e: &TranscriptEngine, id: &str) -> serde_json::Value {
+    let entry = e.transcript().entry(id).expect("entry");
+    json!(entry.message().expect("a message").content_json())
+}
+
+fn text_block(text: &str) -> serde_json::Value {
+    json!({"type": "text", "text": text})
+}
+
+// Plain text chunks are stored as one compact run; the content must still
+// show one block per chunk, in order, around other blocks and after every
+// way a message's text can shrink.
+#[test]
+fn plain_text_chunks_stay_one_block_each_across_attachments_clears_and_snapshots() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    let chunk = |content: serde_json::Value| {
+        params(
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": "a", "content": content}),
+        )
+    };
+    for text in ["Hé", "", "llo 😀", " w"] {
+        e.apply_session_update(&chunk(text_block(text)));
+    }
+    let image = json!({"type": "image", "data": "AA==", "mimeType": "image/png"});
+    e.apply_session_update(&chunk(image.clone()));
+    e.apply_session_update(&chunk(text_block("or")));
+    let annotated = json!({"type": "text", "text": "ld", "annotations": {"priority": 1}});
+    e.apply_session_update(&chunk(annotated.clone()));
+    e.apply_session_update(&chunk(text_block("!")));
+    e.apply_session_update(&chunk(text_block("?")));
+    let id = e.transcript().entries[0].id.clone();
+    assert_eq!(
+        content_of(&e, &id),
+        json!([
+            text_block("Hé"),
+            text_block(""),
+            text_block("llo 😀"),
+            text_block(" w"),
+            image,
+            text_block("or"),
+            annotated,
+            text_block("!"),
+            text_block("?")
+        ])
+    );
+    let message = e.transcript().entries[0].message().expect("message");
+    assert_eq!(message.block_count(), 9);
+    assert_eq!(message.text(), "Héllo 😀 world!?");
+    assert_eq!(message.reply_text(), "Héllo 😀 world!?");
+
+    // A clear empties the run; chunks after it start a new one.
+    e.apply_session_update(&params(
+        json!({"sessionUpdate": "agent_message_clear", "messageId": "a"}),
+    ));
+    assert_eq!(content_of(&e, &id), json!([]));
+    e.apply_session_update(&chunk(text_block("new")));
+    e.apply_session_update(&chunk(text_block(" start")));
+    assert_eq!(
+        content_of(&e, &id),
+        json!([text_block("new"), text_block(" start")])
+    );
+
+    // A snapshot replaces the content with its one block; chunks append after it.
+    let applied = e.apply_session_update(&params(json!({
+        "sessionUpdate": "agent_message_chunk", "messageId": "a",
+        "content": text_block("new 😀"), "_meta": {"spindle": {"snapshot": true}}
+    })));
+    assert_eq!(
+        applied.ops,
+        vec![
+            RenderOp::TruncateText {
+                id: id.clone(),
+                len: 4
+            },
+            RenderOp::AppendText {
+                id: id.clone(),
+                text: "😀".into()
+            }
+        ]
+    );
+    e.apply_session_update(&chunk(text_block("!")));
+    assert_eq!(
+        content_of(&e, &id),
+        json!([text_block("new 😀"), text_block("!")])
+    );
+    let applied = e.apply_session_update(&params(json!({
+        "sessionUpdate": "agent_message_chunk", "messageId": "a",
+        "content": text_block("ne"), "_meta": {"spindle": {"snapshot": true}}
+    })));
+    // UTF-16: "ne" is 2 units; the truncation is measured in them.
+    assert_eq!(
+        applied.ops,
+        vec![RenderOp::TruncateText {
+            id: id.clone(),
+            len: 2
+        }]
+    );
+    assert_eq!(content_of(&e, &id), json!([text_block("ne")]));
+    assert_eq!(e.transcript().entries[0].text(), "ne");
+}
+
+#[test]
+fn v2_upserts_rebuild_plain_runs_exactly() {
+    let mut e = TranscriptEngine::new(EngineConfig {
+        protocol: ProtocolHint::V2,
+        ..EngineConfig::default()
+    });
+    let upsert = |content: serde_json::Value| {
+        params(json!({"sessionUpdate": "agent_message", "messageId": "m", "content": content}))
+    };
+    let blocks = json!([text_block("a"), text_block("bc"), {"type": "text", "text": "d", "_meta": {"x": 1}}, text_block("e")]);
+    e.apply_session_update(&upsert(blocks.clone()));
+    assert_eq!(content_of(&e, "m"), blocks);
+    e.apply_session_update(&params(json!({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": text_block("f")})));
+    let mut expected = blocks.as_array().cloned().unwrap_or_default();
+    expected.push(text_block("f"));
+    assert_eq!(content_of(&e, "m"), json!(expected));
+    assert_eq!(e.transcript().entries[0].text(), "abcdef");
+    // The same content built chunk by chunk compares equal to the upserted one.
+    let mut chunked = TranscriptEngine::new(EngineConfig {
+        protocol: ProtocolHint::V2,
+        ..EngineConfig::default()
+    });
+    for block in expected {
+        chunked.apply_session_update(&params(
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": block}),
+        ));
+    }
+    assert_eq!(
+        chunked.transcript().entries[0].message(),
+        e.transcript().entries[0].message()
+    );
+}
+
+// apply_session_update decodes text chunks in a borrowed pass and other
+// updates through a Value; every shape must give what a whole line gives.
+#[test]
+fn session_update_params_give_the_same_transcript_as_whole_lines() {
+    let updates = [
+        json!({"sessionUpdate": "agent_message_chunk", "content": text_block("a\"b\\n")}),
+        json!({"sessionUpdate": "agent_message_chunk", "content": text_block("c"), "segment": "think"}),
+        json!({"sessionUpdate": "agent_thought_chunk", "messageId": "t", "content": text_block("t")}),
+        json!({"sessionUpdate": "agent_message_chunk", "messageId": null, "content": {"type": "text", "text": "x", "extra": 1}}),
+        json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read", "status": "pending"}),
+        json!({"sessionUpdate": "usage_update", "used": 1, "size": 2}),
+        json!({"sessionUpdate": "agent_message_chunk", "content": text_block("y"), "_meta": {"claudeCode": {"clearBoundary": true}}}),
+        json!({"sessionUpdate": "_custom", "x": [1, 2]}),
+        json!({"sessionUpdate": "agent_message_chunk", "content": 5}),
+        json!(null),
+    ];
+    let mut by_params = TranscriptEngine::new(EngineConfig::default());
+    let mut by_lines = TranscriptEngine::new(EngineConfig::default());
+    for u in &updates {
+        let a = by_params.apply_session_update(&params(u.clone()));
+        let b = by_lines.apply_agent_line(&line(u.clone()));
+        assert_eq!(a.ops, b.ops, "{u}");
+        assert_eq!(a.diagnostics.len(), b.diagnostics.len(), "{u}");
+    }
+    // Session ids that are not strings, and params that are not objects.
+    for odd in [
+        r#"{"sessionId":7,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"z"}}}"#,
+        r#"{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"z"}},"update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"w"}}}"#,
+    ] {
+        by_params.apply_session_update(odd);
+        by_lines.apply_agent_line(&format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{odd}}}"#
+        ));
+    }
+    assert_eq!(
+        by_params.transcript().entries,
+        by_lines.transcript().entries
+    );
+    assert_eq!(
+        by_params.transcript().session_info,
+        by_lines.transcript().session_info
+    );
+    assert!(!by_params.apply_session_update("[1]").diagnostics.is_empty());
+    assert!(!by_params.apply_session_update("{").diagnostics.is_empty());
+}
+
+#[test]
+fn final_reply_pieces_concatenate_to_the_final_reply() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    assert!(e.final_reply_pieces().is_empty());
+    e.apply_user_prompt(r#"[{"type":"text","text":"hi"}]"#);
+    assert_eq!(e.final_reply(), None);
+    assert!(e.final_reply_pieces().is_empty());
+    let chunk = |id: &str, content: serde_json::Value| {
+        params(json!({"sessionUpdate": "agent_message_chunk", "messageId": id, "content": content}))
+    };
+    e.apply_session_update(&chunk("a", json!({"type": "text", "text": "One "})));
+    e.apply_session_update(&chunk("a", json!({"type": "text", "text": "two"})));
+    e.apply_session_update(&chunk(
+        "a",
+        json!({"type": "text", "text": "hidden", "_meta": {"segment": "think"}}),
+    ));
+    e.apply_session_update(&params(
+        json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}),
+    ));
+    e.apply_session_update(&chunk("b", json!({"type": "text", "text": ""})));
+    e.apply_session_update(&chunk("c", json!({"type": "text", "text": "Three 😀"})));
+    e.apply_prompt_response(Ok(r#"{"stopReason":"end_turn"}"#));
+    let reply = e.final_reply().expect("a reply");
+    assert_eq!(e.final_reply_pieces().concat(), reply);
+    assert!(reply.starts_with("One two"));
+    assert!(reply.ends_with("\n\nThree 😀"));
+    assert!(!reply.contains("hmm"));
+    assert_eq!(e.turn_replies()[0].reply, reply);
+}
