@@ -125,9 +125,14 @@ pub async fn run(
     // The recording gets everything the client saw, the reply last: a
     // reader of stdout can rely on the file being complete.
     turn.conn.finish_recording()?;
-    if let Some(reply) = turn.engine.final_reply() {
-        let mut out = std::io::stdout().lock();
-        out.write_all(reply.as_bytes())?;
+    // The reply goes out as the engine's borrowed pieces: a reply of tens of MB is never
+    // copied (no pieces is exactly `final_reply() == None`).
+    let pieces = turn.engine.final_reply_pieces();
+    if !pieces.is_empty() {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        for piece in pieces {
+            out.write_all(piece.as_bytes())?;
+        }
         out.write_all(b"\n")?;
         out.flush()?;
     }
