@@ -89,7 +89,10 @@ impl TranscriptEngine {
         let Some(kind) = chunk_tag_kind(&c.tag) else {
             return false;
         };
-        self.note_session(c.session_id.as_deref());
+        if !self.note_session(c.session_id.as_deref()) {
+            // Another session's chunk: diagnosed there, consumed here, never applied (F3).
+            return true;
+        }
         self.apply_chunk(ChunkIn {
             kind,
             message_id: c.message_id,

@@ -198,3 +198,38 @@ fn engine_f3_a_new_agent_session_opened_by_the_client_moves_the_transcript_to_it
     assert_eq!(messages(&engine), vec!["First", "Second"]);
     assert_eq!(diagnostics(&engine), vec![("foreign_session", Some(10))]);
 }
+
+/// The same rule on the engine's fastest path: chunks in the exact compact shape agents write
+/// (what the single-pass scanner reads) for another session are diagnosed and not applied,
+/// through whole lines and through `apply_session_update` params alike. A merge once left this
+/// path applying them.
+#[test]
+fn engine_f3_plain_chunks_of_another_session_are_not_applied_on_the_fast_path() {
+    let plain = |session: &str, text: &str| {
+        format!(
+            r#"{{"sessionId":"{session}","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{text}"}}}}}}"#
+        )
+    };
+    let line = |session: &str, text: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{}}}"#,
+            plain(session, text)
+        )
+    };
+    let mut by_line = TranscriptEngine::new(EngineConfig::default());
+    by_line.apply_agent_line(&line("s1", "Hel"));
+    by_line.apply_agent_line(&line("OTHER", "INTRUDER"));
+    by_line.apply_agent_line(&line("s1", "lo"));
+    let mut by_params = TranscriptEngine::new(EngineConfig::default());
+    by_params.apply_session_update(&plain("s1", "Hel"));
+    by_params.apply_session_update(&plain("OTHER", "INTRUDER"));
+    by_params.apply_session_update(&plain("s1", "lo"));
+    for engine in [&by_line, &by_params] {
+        assert_eq!(messages(engine), vec!["Hello"]);
+        let codes: Vec<&str> = diagnostics(engine)
+            .into_iter()
+            .map(|(code, _)| code)
+            .collect();
+        assert_eq!(codes, vec!["foreign_session"]);
+    }
+}
