@@ -104,6 +104,17 @@ impl TranscriptEngine {
 
     /// Exactly the `spindle replay --format json` object.
     pub fn replay_json(&self) -> Value {
+        self.replay_json_object(true)
+    }
+
+    /// [`Self::replay_json`] with `entries` left empty (`[]`, in its place): for writers that
+    /// stream the entries ([`crate::Entry::replay_json`], one at a time) into it instead of
+    /// holding every entry's JSON at once.
+    pub fn replay_json_without_entries(&self) -> Value {
+        self.replay_json_object(false)
+    }
+
+    fn replay_json_object(&self, with_entries: bool) -> Value {
         let t = &self.t;
         let turns: Vec<Value> = self
             .turn_replies()
@@ -126,10 +137,12 @@ impl TranscriptEngine {
                 .clone()
                 .map_or(Value::Null, Value::from),
         );
-        out.insert(
-            "entries".into(),
-            Value::Array(t.entries.iter().map(|e| e.replay_json()).collect()),
-        );
+        let entries = if with_entries {
+            t.entries.iter().map(|e| e.replay_json()).collect()
+        } else {
+            Vec::new()
+        };
+        out.insert("entries".into(), Value::Array(entries));
         out.insert(
             "state".into(),
             serde_json::to_value(&t.state).unwrap_or(Value::Null),
