@@ -500,6 +500,10 @@ pub struct SpawnOptions {
     pub connection: ConnectionOptions,
     /// How many of the child's last stderr lines to keep for crash reports.
     pub stderr_tail_lines: usize,
+    /// Start the child in a process group of its own (Unix). A terminal sends Ctrl-C's SIGINT
+    /// to the whole foreground group; a client that turns Ctrl-C into `session/cancel` (like
+    /// `spindle chat`) sets this so the keypress reaches only the client, not the agent.
+    pub own_process_group: bool,
 }
 
 impl Default for SpawnOptions {
@@ -509,6 +513,7 @@ impl Default for SpawnOptions {
             env: Vec::new(),
             connection: ConnectionOptions::default(),
             stderr_tail_lines: 40,
+            own_process_group: false,
         }
     }
 }
@@ -614,6 +619,10 @@ pub fn spawn_child(
     }
     for (k, v) in &options.env {
         cmd.env(k, v);
+    }
+    #[cfg(unix)]
+    if options.own_process_group {
+        cmd.process_group(0);
     }
     let mut child = cmd.spawn()?;
     let pid = child.id();

@@ -5,7 +5,6 @@
 //! rendering: the final reply once, at the end); `interactive` is the chat
 //! proper, drawing the engine's render ops through `view` and `screen`.
 
-mod agent_process;
 mod interactive;
 mod one_shot;
 mod permission;
@@ -21,10 +20,9 @@ use std::time::Duration;
 use anyhow::Context;
 use serde_json::json;
 use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
+use spindle_protocol::transport::{ChildExit, ChildHandle, SpawnOptions, spawn_child};
 use spindle_protocol::{AcpClient, ClientEvents, ClientOptions, ProtocolChoice, WireRecord};
 use tokio::sync::mpsc;
-
-use agent_process::{AgentProcess, spawn_agent};
 
 /// Exit statuses of `spindle chat` (also in `--help` and the README).
 pub mod exit {
@@ -141,7 +139,7 @@ pub(crate) struct Connected {
     pub session_id: String,
     /// The negotiated version (1 or 2).
     pub protocol_version: u16,
-    pub agent: AgentProcess,
+    pub agent: ChildHandle,
     pub recorder: Option<Recorder>,
 }
 
@@ -229,7 +227,14 @@ async fn connect(
         }
         None => (None, None),
     };
-    let (connection, agent) = spawn_agent(command).with_context(|| {
+    // The agent runs in a process group of its own: the terminal's Ctrl-C reaches only the
+    // chat, which turns it into `session/cancel`.
+    let spawn = SpawnOptions {
+        own_process_group: true,
+        stderr_tail_lines: AGENT_STDERR_TAIL_LINES,
+        ..SpawnOptions::default()
+    };
+    let (connection, agent) = spawn_child(command, spawn).with_context(|| {
         format!(
             "starting the agent {:?}",
             command
@@ -318,20 +323,25 @@ async fn sleep_until_deadline(deadline: Option<tokio::time::Instant>) {
 
 /// After the connection closed: the agent's exit status and last stderr
 /// lines, on stderr.
-pub(crate) async fn report_agent_exit(agent: &AgentProcess) {
-    match agent.exit_status(Duration::from_secs(2)).await {
-        Some(Ok(status)) => eprintln!("spindle chat: the agent exited ({status})"),
-        Some(Err(error)) => eprintln!("spindle chat: the agent is gone ({error})"),
-        None => eprintln!("spindle chat: the agent closed the connection"),
+pub(crate) async fn report_agent_exit(agent: &ChildHandle) {
+    match tokio::time::timeout(Duration::from_secs(2), agent.wait()).await {
+        Ok(ChildExit::Exited(status)) => eprintln!("spindle chat: the agent exited ({status})"),
+        Ok(ChildExit::WaitFailed(error)) => {
+            eprintln!("spindle chat: the agent is gone ({error})")
+        }
+        Err(_) => eprintln!("spindle chat: the agent closed the connection"),
     }
     let tail = agent.stderr_tail();
     if !tail.is_empty() {
         eprintln!("spindle chat: last lines of the agent's stderr:");
-        for line in tail {
-            eprintln!("  | {}", render::sanitize(&line));
+        for line in tail.lines() {
+            eprintln!("  | {}", render::sanitize(line));
         }
     }
 }
+
+/// How many of the agent's last stderr lines a crash report shows.
+const AGENT_STDERR_TAIL_LINES: usize = 20;
 
 /// The exit status for a finished turn.
 pub(crate) fn exit_code_for_turn(stop_reason: Option<&str>, failed: bool) -> u8 {
