@@ -282,17 +282,9 @@ impl Bridge {
     }
 
     fn down_response(&mut self, line: &str, id: &str, frame: &Frame<'_>, out: &mut Translated) {
-        let Some(request) = self.requests.remove(id) else {
-            // F9, this direction: a second answer to a prompt (its first, the
-            // v2 acceptance, was consumed) would end the held v1 prompt early
-            // with a v2-shaped result; nothing waits for this id.
-            out.diag(
-                Severity::Warning,
-                "unknown_response_id",
-                format!(
-                    "dropped the agent's response to id {id}: no request with that id is pending"
-                ),
-            );
+        // F9, this direction: a second answer to a prompt (its first, the v2 acceptance, was
+        // consumed) would end the held v1 prompt early with a v2-shaped result.
+        let Some(request) = self.take_pending_request(id, out) else {
             return;
         };
         if let ClientRequest::Prompt = request {

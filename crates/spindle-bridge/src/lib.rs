@@ -178,6 +178,24 @@ pub struct Bridge {
 }
 
 impl Bridge {
+    /// The client request that the agent's response to `id` answers, taken out of the pending
+    /// set. `None`, with a warning, when nothing waits for `id` (F9): an answer nobody asked for
+    /// (a duplicate, or one to an id the bridge minted and already answered) never reaches the
+    /// client.
+    fn take_pending_request(&mut self, id: &str, out: &mut Translated) -> Option<ClientRequest> {
+        let request = self.requests.remove(id);
+        if request.is_none() {
+            out.diag(
+                Severity::Warning,
+                "unknown_response_id",
+                format!(
+                    "dropped the agent's response to id {id}: no request with that id is pending"
+                ),
+            );
+        }
+        request
+    }
+
     /// A bridge with no state.
     pub fn new(config: BridgeConfig) -> Self {
         let norm = |v: Option<u16>| v.map(|v| v.clamp(1, 2));

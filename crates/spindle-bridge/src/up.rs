@@ -69,7 +69,6 @@ struct UpSession {
 
 #[derive(Debug)]
 struct UpPrompt {
-    client_id: String,
     session: String,
 }
 
@@ -185,13 +184,7 @@ impl Bridge {
                     json!({"sessionUpdate": "state_update", "state": "running"}),
                 ));
                 self.up.session(&session).open = None;
-                self.up.prompts.insert(
-                    agent_id,
-                    UpPrompt {
-                        client_id: id,
-                        session,
-                    },
-                );
+                self.up.prompts.insert(agent_id, UpPrompt { session });
             }
             "session/new" => {
                 if let Some(servers) = params.get_mut("mcpServers") {
@@ -368,22 +361,12 @@ impl Bridge {
                     idle.insert("usage".into(), usage.clone());
                 }
             }
-            let _ = &prompt.client_id;
             self.up.session(&prompt.session).open = None;
             out.to_client
                 .push(wire::update_line(&prompt.session, Value::Object(idle)));
             return;
         }
-        let Some(request) = self.requests.remove(id) else {
-            // F9: a duplicate answer to a bridge-minted prompt id (or any id
-            // nothing waits for) must not reach a client that never sent it.
-            out.diag(
-                Severity::Warning,
-                "unknown_response_id",
-                format!(
-                    "dropped the agent's response to id {id}: no request with that id is pending"
-                ),
-            );
+        let Some(request) = self.take_pending_request(id, out) else {
             return;
         };
         if frame.error.is_some() {
