@@ -85,6 +85,13 @@ impl TranscriptEngine {
         self.reply_of_turn(last)
     }
 
+    /// How many turns there are and how many of them finished: what changes when a reply is
+    /// due to be persisted, at the cost of counting turns (no reply text is built).
+    pub fn turn_progress(&self) -> (usize, usize) {
+        let finished = self.turn_log.iter().filter(|t| t.finished).count();
+        (self.turn_log.len(), finished)
+    }
+
     /// The persisted reply of every turn so far, in order.
     pub fn turn_replies(&self) -> Vec<TurnReply> {
         self.turn_log

@@ -44,7 +44,8 @@ pub(crate) struct SessionCore {
     permissions: BTreeMap<String, Value>,
     /// What the last saved replies looked like (count, finished count, total text length), to
     /// save again only when a turn ended or a reply changed.
-    saved_replies: (usize, usize, usize),
+    /// `turn_progress()` at the last save of the materialized transcript and replies.
+    saved_turns: (usize, usize),
     pub(crate) diagnostics: u64,
 }
 
@@ -56,7 +57,7 @@ impl SessionCore {
         store: Arc<Mutex<Store>>,
         next_seq: i64,
     ) -> SessionCore {
-        let saved_replies = reply_signature(&replies_of(&engine));
+        let saved_turns = engine.turn_progress();
         SessionCore {
             session,
             engine,
@@ -70,7 +71,7 @@ impl SessionCore {
             storage_error: None,
             banner: None,
             permissions: BTreeMap::new(),
-            saved_replies,
+            saved_turns,
             diagnostics: 0,
         }
     }
@@ -185,12 +186,13 @@ impl SessionCore {
     /// Persists the materialized transcript and the replies when a turn finished since the last
     /// save (the reply count grew) or when `force` is set.
     pub(crate) fn save_replies_if_changed(&mut self) {
-        let replies = replies_of(&self.engine);
-        // Saved when a turn starts or finishes, not for every streamed chunk.
-        let signature = reply_signature(&replies);
-        if (signature.0, signature.1) == (self.saved_replies.0, self.saved_replies.1) {
+        // Saved when a turn starts or finishes, not for every streamed chunk: this runs once per
+        // batch, so it compares turn counts and builds the replies (every reply's text) only
+        // when they are due.
+        if self.engine.turn_progress() == self.saved_turns {
             return;
         }
+        let replies = replies_of(&self.engine);
         self.save_materialized(replies);
     }
 
@@ -204,7 +206,7 @@ impl SessionCore {
         let upto = self.next_seq - 1;
         let result = lock(&self.store).save_materialized(self.session, upto, &replay, &replies);
         match result {
-            Ok(()) => self.saved_replies = reply_signature(&replies),
+            Ok(()) => self.saved_turns = self.engine.turn_progress(),
             Err(error) => tracing::error!(session = self.session, "{error}"),
         }
     }
@@ -316,14 +318,6 @@ pub(crate) fn replies_of(engine: &TranscriptEngine) -> Vec<StoredReply> {
             stop_reason: r.stop_reason,
         })
         .collect()
-}
-
-fn reply_signature(replies: &[StoredReply]) -> (usize, usize, usize) {
-    (
-        replies.len(),
-        replies.iter().filter(|r| r.finished).count(),
-        replies.iter().map(|r| r.text.len()).sum(),
-    )
 }
 
 fn banner_op(banner: Option<&Banner>) -> Value {
