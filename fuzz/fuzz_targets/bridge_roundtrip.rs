@@ -16,114 +16,16 @@
 
 #![no_main]
 
-use std::collections::VecDeque;
+#[path = "common/bridge_chain.rs"]
+mod bridge_chain;
 
+use bridge_chain::Chain;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use spindle_bridge::{Bridge, BridgeConfig, Policy, Severity, Translated};
+use spindle_bridge::Policy;
 use spindle_engine::{EngineConfig, ProtocolHint, StreamingPolicy, TranscriptEngine};
 
 const SESSION: &str = "sess_rt";
-
-enum Hop {
-    BFromClient(String),
-    AFromClient(String),
-    AFromAgent(String),
-    BFromAgent(String),
-}
-
-struct Chain {
-    /// v1 client side: v1 client, v2 agent.
-    b: Bridge,
-    /// v1 agent side: v2 client, v1 agent.
-    a: Bridge,
-    to_client: Vec<String>,
-    to_agent: Vec<String>,
-    /// A warning or error was reported: the round trip may differ.
-    lossy: bool,
-}
-
-impl Chain {
-    fn new(policy: Policy) -> Chain {
-        Chain {
-            b: Bridge::new(BridgeConfig {
-                client_protocol: Some(1),
-                agent_protocol: Some(2),
-                policy,
-            }),
-            a: Bridge::new(BridgeConfig {
-                client_protocol: Some(2),
-                agent_protocol: Some(1),
-                policy,
-            }),
-            to_client: Vec::new(),
-            to_agent: Vec::new(),
-            lossy: false,
-        }
-    }
-
-    fn note(&mut self, input_is_json: bool, out: &Translated) {
-        if out
-            .diagnostics
-            .iter()
-            .any(|d| d.severity >= Severity::Warning)
-        {
-            self.lossy = true;
-        }
-        if input_is_json {
-            for line in out.to_agent.iter().chain(&out.to_client) {
-                assert!(!line.contains('\n'), "one line per message: {line:?}");
-                assert!(
-                    serde_json::from_str::<Value>(line).is_ok(),
-                    "a bridge emitted non-JSON: {line:?}"
-                );
-            }
-        }
-    }
-
-    fn run(&mut self, first: Hop) {
-        let mut queue = VecDeque::from([first]);
-        let mut steps = 0u32;
-        while let Some(hop) = queue.pop_front() {
-            steps += 1;
-            assert!(steps < 10_000, "the bridges keep bouncing lines");
-            match hop {
-                Hop::BFromClient(line) => {
-                    let json = is_json(&line);
-                    let out = self.b.from_client(&line);
-                    self.note(json, &out);
-                    queue.extend(out.to_agent.into_iter().map(Hop::AFromClient));
-                    self.to_client.extend(out.to_client);
-                }
-                Hop::AFromClient(line) => {
-                    let json = is_json(&line);
-                    let out = self.a.from_client(&line);
-                    self.note(json, &out);
-                    self.to_agent.extend(out.to_agent);
-                    queue.extend(out.to_client.into_iter().map(Hop::BFromAgent));
-                }
-                Hop::AFromAgent(line) => {
-                    let json = is_json(&line);
-                    let out = self.a.from_agent(&line);
-                    self.note(json, &out);
-                    queue.extend(out.to_client.into_iter().map(Hop::BFromAgent));
-                    self.to_agent.extend(out.to_agent);
-                }
-                Hop::BFromAgent(line) => {
-                    let json = is_json(&line);
-                    let out = self.b.from_agent(&line);
-                    self.note(json, &out);
-                    self.to_client.extend(out.to_client);
-                    queue.extend(out.to_agent.into_iter().map(Hop::AFromClient));
-                }
-            }
-        }
-    }
-}
-
-fn is_json(line: &str) -> bool {
-    serde_json::from_str::<Value>(line).is_ok()
-}
 
 /// The scripted v1 agent plus the two client views: `direct` (the agent's
 /// lines as they are) and `bridged` (what reached the client through both
@@ -145,7 +47,7 @@ impl World {
             streaming: StreamingPolicy::Delta,
         };
         World {
-            chain: Chain::new(policy),
+            chain: Chain::new(1, 2, policy),
             direct: TranscriptEngine::new(config.clone()),
             bridged: TranscriptEngine::new(config),
             prompt: None,
@@ -161,7 +63,7 @@ impl World {
             json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
         self.direct.apply_client_line(&line);
         self.bridged.apply_client_line(&line);
-        self.chain.run(Hop::BFromClient(line));
+        self.chain.run_from_client(line);
         self.settle();
         id
     }
@@ -197,7 +99,7 @@ impl World {
                 };
                 let response = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
                 self.direct.apply_agent_line(&response);
-                self.chain.run(Hop::AFromAgent(response));
+                self.chain.run_from_agent(response);
             }
         }
     }
@@ -206,7 +108,7 @@ impl World {
     /// chain gets `line` (they differ only in a prompt response's id).
     fn agent_writes(&mut self, line: String, direct_line: String) {
         self.direct.apply_agent_line(&direct_line);
-        self.chain.run(Hop::AFromAgent(line));
+        self.chain.run_from_agent(line);
         self.settle();
     }
 

@@ -22,114 +22,18 @@
 
 #![no_main]
 
-use std::collections::{HashSet, VecDeque};
+#[path = "common/bridge_chain.rs"]
+mod bridge_chain;
 
+use std::collections::HashSet;
+
+use bridge_chain::Chain;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use spindle_bridge::{Bridge, BridgeConfig, Policy, Severity, Translated};
+use spindle_bridge::Policy;
 use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
 
 const SESSION: &str = "sess_rt2";
-
-enum Hop {
-    AFromClient(String),
-    BFromClient(String),
-    BFromAgent(String),
-    AFromAgent(String),
-}
-
-struct Chain {
-    /// v2 client side: v2 client, v1 agent.
-    a: Bridge,
-    /// v2 agent side: v1 client, v2 agent.
-    b: Bridge,
-    to_client: Vec<String>,
-    to_agent: Vec<String>,
-    /// A warning or error was reported: the round trip may differ.
-    lossy: bool,
-}
-
-impl Chain {
-    fn new(policy: Policy) -> Chain {
-        Chain {
-            a: Bridge::new(BridgeConfig {
-                client_protocol: Some(2),
-                agent_protocol: Some(1),
-                policy,
-            }),
-            b: Bridge::new(BridgeConfig {
-                client_protocol: Some(1),
-                agent_protocol: Some(2),
-                policy,
-            }),
-            to_client: Vec::new(),
-            to_agent: Vec::new(),
-            lossy: false,
-        }
-    }
-
-    fn note(&mut self, input_is_json: bool, out: &Translated) {
-        if out
-            .diagnostics
-            .iter()
-            .any(|d| d.severity >= Severity::Warning)
-        {
-            self.lossy = true;
-        }
-        if input_is_json {
-            for line in out.to_agent.iter().chain(&out.to_client) {
-                assert!(!line.contains('\n'), "one line per message: {line:?}");
-                assert!(
-                    serde_json::from_str::<Value>(line).is_ok(),
-                    "a bridge emitted non-JSON: {line:?}"
-                );
-            }
-        }
-    }
-
-    fn run(&mut self, first: Hop) {
-        let mut queue = VecDeque::from([first]);
-        let mut steps = 0u32;
-        while let Some(hop) = queue.pop_front() {
-            steps += 1;
-            assert!(steps < 10_000, "the bridges keep bouncing lines");
-            match hop {
-                Hop::AFromClient(line) => {
-                    let json = is_json(&line);
-                    let out = self.a.from_client(&line);
-                    self.note(json, &out);
-                    queue.extend(out.to_agent.into_iter().map(Hop::BFromClient));
-                    self.to_client.extend(out.to_client);
-                }
-                Hop::BFromClient(line) => {
-                    let json = is_json(&line);
-                    let out = self.b.from_client(&line);
-                    self.note(json, &out);
-                    self.to_agent.extend(out.to_agent);
-                    queue.extend(out.to_client.into_iter().map(Hop::AFromAgent));
-                }
-                Hop::BFromAgent(line) => {
-                    let json = is_json(&line);
-                    let out = self.b.from_agent(&line);
-                    self.note(json, &out);
-                    queue.extend(out.to_client.into_iter().map(Hop::AFromAgent));
-                    self.to_agent.extend(out.to_agent);
-                }
-                Hop::AFromAgent(line) => {
-                    let json = is_json(&line);
-                    let out = self.a.from_agent(&line);
-                    self.note(json, &out);
-                    self.to_client.extend(out.to_client);
-                    queue.extend(out.to_agent.into_iter().map(Hop::BFromClient));
-                }
-            }
-        }
-    }
-}
-
-fn is_json(line: &str) -> bool {
-    serde_json::from_str::<Value>(line).is_ok()
-}
 
 /// The scripted v2 agent plus the two client views: `direct` (the agent's
 /// lines as they are) and `bridged` (what reached the client through both
@@ -156,7 +60,7 @@ impl World {
             ..EngineConfig::default()
         };
         World {
-            chain: Chain::new(policy),
+            chain: Chain::new(2, 1, policy),
             direct: TranscriptEngine::new(config.clone()),
             bridged: TranscriptEngine::new(config),
             prompt: None,
@@ -176,7 +80,7 @@ impl World {
             json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
         self.direct.apply_client_line(&line);
         self.bridged.apply_client_line(&line);
-        self.chain.run(Hop::AFromClient(line));
+        self.chain.run_from_client(line);
         self.settle();
         id
     }
@@ -223,7 +127,7 @@ impl World {
                 // Both bridges pass the ids of these requests through.
                 let response = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
                 self.direct.apply_agent_line(&response);
-                self.chain.run(Hop::BFromAgent(response));
+                self.chain.run_from_agent(response);
             }
         }
     }
@@ -238,7 +142,7 @@ impl World {
         let line = json!({"jsonrpc": "2.0", "id": agent_id, "result": result}).to_string();
         let direct = json!({"jsonrpc": "2.0", "id": client_id, "result": result}).to_string();
         self.direct.apply_agent_line(&direct);
-        self.chain.run(Hop::BFromAgent(line));
+        self.chain.run_from_agent(line);
         self.prompt = Some((agent_id, client_id));
         self.update(json!({"sessionUpdate": "user_message", "messageId": user, "content": prompt}));
         self.update(json!({"sessionUpdate": "state_update", "state": "running"}));
@@ -247,7 +151,7 @@ impl World {
     /// The agent writes one line, seen the same way by the direct view.
     fn agent_writes(&mut self, line: String) {
         self.direct.apply_agent_line(&line);
-        self.chain.run(Hop::BFromAgent(line));
+        self.chain.run_from_agent(line);
         self.settle();
     }
 
