@@ -80,11 +80,23 @@ fn fault_web_agent_garbage_is_diagnosed_and_the_session_goes_on() {
     );
     let session = served.create_session();
     served.prompt(session, "first");
-    let t = wait_transcript(&served, session, "the first reply", |t| {
-        entry_texts(t, "agent_message")
-            .iter()
-            .any(|m| m.contains("After garbage."))
-    });
+    // The agent writes the second answer to the prompt after the first ended the turn: wait for
+    // the turn to close and for that answer's diagnostic, not only for the reply's last chunk.
+    let t = wait_transcript(
+        &served,
+        session,
+        "the first turn and its diagnostics",
+        |t| {
+            let unknown_responses = t["diagnostics"].as_array().map_or(0, |d| {
+                d.iter().filter(|d| d["code"] == "unknown_response").count()
+            });
+            entry_texts(t, "agent_message")
+                .iter()
+                .any(|m| m.contains("After garbage."))
+                && t["state"]["turnOpen"] == false
+                && unknown_responses >= 3
+        },
+    );
     let first = entry_texts(&t, "agent_message");
     assert!(
         first.contains(&"Before garbage. After garbage.".to_string()),

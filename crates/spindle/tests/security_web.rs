@@ -543,6 +543,8 @@ fn security_web_permission_requests_wait_for_the_user_and_cancel_is_never_approv
         answer["result"]["outcome"],
         json!({"outcome": "selected", "optionId": "reject"})
     );
+    // The agent ends turn 2 after logging the answer; a v1 agent takes one prompt at a time.
+    served.wait_finished_turns(session, 2);
 
     // Turn 3: the server stops while the request is open: no approval.
     served.prompt(session, "and once more");
