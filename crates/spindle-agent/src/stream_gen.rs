@@ -195,6 +195,39 @@ pub struct StreamGenerator {
     tool_counter: u64,
     /// The reply so far (only when tracking, for [`expected_reply`]).
     reply: Option<Vec<u8>>,
+    /// Text the transcript holds besides the reply (thoughts, tool output).
+    other_text: OtherText,
+}
+
+/// Bytes of thought and tool-output text a transcript of the stream holds.
+#[derive(Debug, Default)]
+struct OtherText {
+    /// Tool output and the thoughts of finished cycles.
+    settled: u64,
+    /// The thought message being written (`gen_t<cycle>`) and its bytes.
+    thought_cycle: u64,
+    thought_bytes: u64,
+}
+
+impl OtherText {
+    fn thought(&mut self, cycle: u64, bytes: usize) {
+        if cycle != self.thought_cycle {
+            self.settled += self.thought_bytes;
+            self.thought_cycle = cycle;
+            self.thought_bytes = 0;
+        }
+        self.thought_bytes += bytes as u64;
+    }
+
+    fn thought_cleared(&mut self, cycle: u64) {
+        if cycle == self.thought_cycle {
+            self.thought_bytes = 0;
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.settled + self.thought_bytes
+    }
 }
 
 const SUFFIX: &[u8] = b"}}}\n";
@@ -219,6 +252,7 @@ impl StreamGenerator {
             snapshot_cursor: 0,
             tool_counter: 0,
             reply: None,
+            other_text: OtherText::default(),
         }
     }
 
@@ -297,6 +331,7 @@ impl StreamGenerator {
         out.extend_from_slice(b"\",\"content\":{\"type\":\"text\",\"text\":\"");
         out.extend_from_slice(&piece.escaped);
         out.extend_from_slice(TEXT_END);
+        self.other_text.thought(cycle, piece.raw.len());
     }
 
     fn thought_clear(&mut self, out: &mut Vec<u8>, cycle: u64) {
@@ -315,6 +350,7 @@ impl StreamGenerator {
             Version::V2 => out.extend_from_slice(b"\",\"content\":[]"),
         }
         out.extend_from_slice(SUFFIX);
+        self.other_text.thought_cleared(cycle);
     }
 
     /// v1: `agent_message_clear`. v2: alternately `content: []` and a
@@ -402,6 +438,7 @@ impl StreamGenerator {
         out.extend_from_slice(&piece.escaped);
         out.extend_from_slice(b"\"}}]");
         out.extend_from_slice(SUFFIX);
+        self.other_text.settled += piece.raw.len() as u64;
     }
 
     fn plan(&mut self, out: &mut Vec<u8>) {
@@ -455,24 +492,29 @@ pub struct ExpectedReply {
     pub chars: u64,
     /// FNV-1a 64 of the reply text's UTF-8 bytes.
     pub fnv1a64: u64,
+    /// All the text a transcript of the stream holds, in bytes: the reply, the
+    /// thoughts (after their clears) and the tool calls' text output.
+    pub transcript_text_bytes: u64,
 }
 
 impl ExpectedReply {
-    /// One JSON line: `{"mix":..,"protocol":..,"notifications":..,"replyBytes":..,"replyChars":..,"replyFnv1a64":"<16 hex>"}`.
+    /// One JSON line: `{"mix":..,"protocol":..,"notifications":..,"replyBytes":..,"replyChars":..,"replyFnv1a64":"<16 hex>","transcriptTextBytes":..}`.
     pub fn to_json(&self, version: Version, mix: StreamMix, n: u64) -> String {
         format!(
-            "{{\"mix\":\"{}\",\"protocol\":{},\"notifications\":{n},\"messageId\":\"{MESSAGE_ID}\",\"replyBytes\":{},\"replyChars\":{},\"replyFnv1a64\":\"{:016x}\"}}",
+            "{{\"mix\":\"{}\",\"protocol\":{},\"notifications\":{n},\"messageId\":\"{MESSAGE_ID}\",\"replyBytes\":{},\"replyChars\":{},\"replyFnv1a64\":\"{:016x}\",\"transcriptTextBytes\":{}}}",
             mix.name(),
             version.number(),
             self.bytes,
             self.chars,
-            self.fnv1a64
+            self.fnv1a64,
+            self.transcript_text_bytes
         )
     }
 }
 
-/// The reply text a consumer must end up with after the stream.
-pub fn expected_reply_text(version: Version, mix: StreamMix, n: u64) -> String {
+/// The reply text a consumer must end up with after the stream, and the
+/// bytes of the transcript's other text (thoughts, tool output).
+fn generate_expected(version: Version, mix: StreamMix, n: u64) -> (String, u64) {
     let mut generator = StreamGenerator::new(version, mix, "sess_1", n);
     generator.reply = Some(Vec::new());
     let mut scratch = Vec::with_capacity(1 << 20);
@@ -480,16 +522,23 @@ pub fn expected_reply_text(version: Version, mix: StreamMix, n: u64) -> String {
         scratch.clear();
     }
     let bytes = generator.reply.take().unwrap_or_default();
-    String::from_utf8(bytes).expect("pool pieces are whole strings")
+    let text = String::from_utf8(bytes).expect("pool pieces are whole strings");
+    (text, generator.other_text.total())
 }
 
-/// Length and hash of [`expected_reply_text`].
+/// The reply text a consumer must end up with after the stream.
+pub fn expected_reply_text(version: Version, mix: StreamMix, n: u64) -> String {
+    generate_expected(version, mix, n).0
+}
+
+/// Length and hash of [`expected_reply_text`], and the transcript's text size.
 pub fn expected_reply(version: Version, mix: StreamMix, n: u64) -> ExpectedReply {
-    let text = expected_reply_text(version, mix, n);
+    let (text, other) = generate_expected(version, mix, n);
     ExpectedReply {
         bytes: text.len() as u64,
         chars: text.chars().count() as u64,
         fnv1a64: Fnv1a64::hash(&text),
+        transcript_text_bytes: text.len() as u64 + other,
     }
 }
 
@@ -538,6 +587,38 @@ mod tests {
         text
     }
 
+    /// Bytes of the thoughts (each message's text after its clears) and of
+    /// the tool calls' text output, rebuilt from the lines.
+    fn rebuild_other_text(lines: &[Value]) -> u64 {
+        let mut thoughts: std::collections::BTreeMap<String, u64> = Default::default();
+        let mut tools = 0u64;
+        for line in lines {
+            let u = &line["params"]["update"];
+            let id = u["messageId"].as_str().unwrap_or_default().to_owned();
+            match u["sessionUpdate"].as_str().unwrap() {
+                "agent_thought_chunk" => {
+                    *thoughts.entry(id).or_default() +=
+                        u["content"]["text"].as_str().unwrap().len() as u64;
+                }
+                "agent_thought_clear" => {
+                    thoughts.insert(id, 0);
+                }
+                "agent_thought" => {
+                    let blocks = u["content"].as_array().unwrap();
+                    let len = blocks.iter().map(|b| b["text"].as_str().unwrap().len());
+                    thoughts.insert(id, len.sum::<usize>() as u64);
+                }
+                "tool_call" | "tool_call_update" => {
+                    for item in u["content"].as_array().into_iter().flatten() {
+                        tools += item["content"]["text"].as_str().unwrap().len() as u64;
+                    }
+                }
+                _ => {}
+            }
+        }
+        thoughts.values().sum::<u64>() + tools
+    }
+
     #[test]
     fn every_mix_is_valid_json_and_matches_its_expectation() {
         for version in [Version::V1, Version::V2] {
@@ -555,6 +636,11 @@ mod tests {
                     let exp = expected_reply(version, mix, n);
                     assert_eq!(exp.bytes, text.len() as u64);
                     assert_eq!(exp.fnv1a64, Fnv1a64::hash(&text));
+                    assert_eq!(
+                        exp.transcript_text_bytes,
+                        text.len() as u64 + rebuild_other_text(&lines),
+                        "{version:?} {mix:?} {n}"
+                    );
                 }
             }
         }

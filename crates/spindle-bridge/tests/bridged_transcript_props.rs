@@ -378,7 +378,7 @@ fn normalize(e: &TranscriptEngine) -> Value {
         .filter_map(|entry| match &entry.body {
             EntryBody::Message(m) => Some(json!({"kind": entry.kind.as_str(), "text": m.text()})),
             EntryBody::ToolCall(tc) => {
-                let f = &tc.fields;
+                let f = tc.fields();
                 let content: Vec<Value> = f
                     .get("content")
                     .and_then(Value::as_array)

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::fxhash::{FxHashMap, FxHashSet};
+use crate::keys::EntryKeys;
 use crate::model::{Entry, EntryBody, EntryKind, Message, SessionState, Transcript};
 use crate::ops::{Applied, Diagnostic, RenderOp};
 use crate::scan;
@@ -59,8 +60,9 @@ enum ClientRequest {
 pub struct TranscriptEngine {
     pub(crate) config: EngineConfig,
     pub(crate) t: Transcript,
-    pub(crate) keys: FxHashMap<(Domain, String), usize>,
-    ids: FxHashSet<String>,
+    pub(crate) keys: EntryKeys,
+    /// Fingerprints of every entry id given out (see `alloc_id`).
+    ids: FxHashSet<u64>,
     /// Last (messageId, index) hit per message kind: chunks repeat the same id.
     pub(crate) last_hit: [Option<(String, usize)>; 4],
     /// The message id-less chunks of its kind append to (v1 boundaries).
@@ -116,7 +118,7 @@ impl TranscriptEngine {
                 protocol,
                 ..Transcript::default()
             },
-            keys: FxHashMap::default(),
+            keys: EntryKeys::default(),
             ids: FxHashSet::default(),
             last_hit: [None, None, None, None],
             open: None,
@@ -492,7 +494,7 @@ impl TranscriptEngine {
         let idx = self.push_entry(
             &preferred,
             EntryKind::UserMessage,
-            EntryBody::Message(message),
+            EntryBody::Message(Box::new(message)),
             turn,
         );
         self.set_content(
@@ -568,8 +570,7 @@ impl TranscriptEngine {
 
     /// Gives the client's prompt entry the agent-owned messageId.
     pub(crate) fn alias_user_message(&mut self, idx: usize, message_id: &str) {
-        let key = (Domain::Msg(MsgKind::User), message_id.to_owned());
-        if self.keys.contains_key(&key) {
+        if self.keys.contains(Domain::Msg(MsgKind::User), message_id) {
             return;
         }
         if let EntryBody::Message(m) = &mut self.t.entries[idx].body {
@@ -578,7 +579,8 @@ impl TranscriptEngine {
             }
             m.message_id = Some(message_id.to_owned());
         }
-        self.keys.insert(key, idx);
+        self.keys
+            .insert(Domain::Msg(MsgKind::User), message_id, idx);
         self.emit_update(idx);
     }
 
@@ -633,11 +635,11 @@ impl TranscriptEngine {
             }
             if let EntryBody::ToolCall(tc) = &mut entry.body
                 && matches!(
-                    tc.fields.get("status").and_then(Value::as_str),
+                    tc.field_str("status").as_deref(),
                     Some("pending" | "in_progress")
                 )
             {
-                tc.fields.insert("status".into(), Value::from("cancelled"));
+                tc.patch(&[("status", Some(&Value::from("cancelled")))]);
                 self.emit_update(idx);
             }
         }
@@ -682,19 +684,21 @@ impl TranscriptEngine {
         self.t.entries.len() - 1
     }
 
+    /// A unique entry id: `preferred`, or `kind:preferred`, `kind:preferred#2`, ...
+    /// when taken. Ids are remembered by fingerprint (8 bytes, not a copy of
+    /// the id): two ids with one fingerprint only make the second one take the
+    /// renamed form, so ids stay unique.
     fn alloc_id(&mut self, preferred: &str, kind: EntryKind) -> String {
-        if !self.ids.contains(preferred) {
-            self.ids.insert(preferred.to_owned());
+        if self.ids.insert(id_fingerprint(preferred)) {
             return preferred.to_owned();
         }
         let base = format!("{}:{}", kind.as_str(), preferred);
         let mut candidate = base.clone();
         let mut n = 2u64;
-        while self.ids.contains(&candidate) {
+        while !self.ids.insert(id_fingerprint(&candidate)) {
             candidate = format!("{base}#{n}");
             n += 1;
         }
-        self.ids.insert(candidate.clone());
         candidate
     }
 
@@ -758,4 +762,14 @@ impl TranscriptEngine {
 /// Request ids compare by their JSON text (`1` and `"1"` differ, as in JSON-RPC).
 pub(crate) fn request_key(id: &Value) -> String {
     id.to_string()
+}
+
+/// A 64-bit fingerprint of an entry id: the Fx hash with a final avalanche
+/// (murmur3's fmix64), so ids differing in one byte spread over all bits.
+fn id_fingerprint(id: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = crate::fxhash::FxHasher::default();
+    hasher.write(id.as_bytes());
+    hasher.write_usize(id.len());
+    crate::keys::fmix64(hasher.finish())
 }

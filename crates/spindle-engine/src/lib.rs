@@ -55,8 +55,10 @@
 
 mod base64;
 mod classify;
+mod compact;
 mod engine;
 mod fxhash;
+mod keys;
 mod messages;
 mod model;
 mod ops;

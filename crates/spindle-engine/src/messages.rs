@@ -266,13 +266,13 @@ impl TranscriptEngine {
         {
             return Some(*idx);
         }
-        let idx = *self.keys.get(&(Domain::Msg(kind), id.to_owned()))?;
+        let idx = self.keys.get(Domain::Msg(kind), id)?;
         self.last_hit[kind as usize] = Some((id.to_owned(), idx));
         Some(idx)
     }
 
     fn register_msg(&mut self, kind: MsgKind, id: &str, idx: usize) {
-        self.keys.insert((Domain::Msg(kind), id.to_owned()), idx);
+        self.keys.insert(Domain::Msg(kind), id, idx);
         self.last_hit[kind as usize] = Some((id.to_owned(), idx));
     }
 
@@ -292,7 +292,7 @@ impl TranscriptEngine {
         // Streamed messages grow chunk by chunk: start with room for a few.
         let message = Message {
             message_id: message_id.map(str::to_owned),
-            text: String::with_capacity(128),
+            text: String::new(),
             // Plain text chunks share one block run: one block is typical.
             blocks: Vec::with_capacity(1),
             ..Message::default()
@@ -300,7 +300,7 @@ impl TranscriptEngine {
         let idx = self.push_entry(
             &preferred,
             kind.entry_kind(),
-            EntryBody::Message(message),
+            EntryBody::Message(Box::new(message)),
             turn,
         );
         if let Some(id) = message_id {
@@ -536,8 +536,8 @@ impl TranscriptEngine {
                 Patch::Keep => {}
                 Patch::Clear => changed |= m.meta.take().is_some(),
                 Patch::Set(v) => {
-                    changed |= m.meta.as_ref() != Some(&v);
-                    m.meta = Some(v);
+                    changed |= m.meta.as_deref() != Some(&v);
+                    m.meta = Some(Box::new(v));
                 }
             }
         }

@@ -1,7 +1,11 @@
 //! The transcript model the engine maintains.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::compact::{CompactObject, MemberChange};
 
 use crate::ops::{Diagnostic, EntryView};
 
@@ -148,8 +152,9 @@ pub struct Message {
     pub message_id: Option<String>,
     pub(crate) text: String,
     pub(crate) blocks: Vec<Block>,
-    /// The message-level `_meta` (three-state patched by upserts).
-    pub meta: Option<Value>,
+    /// The message-level `_meta` (three-state patched by upserts; boxed: rare,
+    /// and a `Value` is as large as the rest of the message).
+    pub meta: Option<Box<Value>>,
     /// A prompt the client sent that the agent has not acknowledged yet.
     pub pending: bool,
     /// The agent rejected the prompt (error response to `session/prompt`).
@@ -298,13 +303,119 @@ impl Message {
 }
 
 /// A tool call: its wire fields, patched three-state, plus local state.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// The wire fields are kept as compact JSON text (a long session holds tens of
+/// thousands of tool calls; as maps they took 15 times their size) and parsed
+/// when read.
+#[derive(Debug, Clone, Default)]
 pub struct ToolCall {
-    /// Wire fields in camelCase (`toolCallId`, `title`, `kind`, `status`,
-    /// `content`, `locations`, `rawInput`, `rawOutput`, `_meta`, ...).
-    pub fields: Map<String, Value>,
-    /// The latest permission request about this call, with its outcome once answered.
-    pub permission: Option<Value>,
+    pub(crate) fields: CompactObject,
+    /// Items `tool_call_content_chunk` appended to an existing `content` since
+    /// the fields were last patched: their JSON texts joined by commas, so a
+    /// streamed tool output costs its own size, not a rewrite per chunk.
+    pub(crate) appended_content: String,
+    /// The latest permission request about this call, with its outcome once
+    /// answered (boxed: most tool calls have none).
+    pub permission: Option<Box<Value>>,
+}
+
+impl ToolCall {
+    /// A tool call with these wire fields and no permission request.
+    pub fn new(fields: &Map<String, Value>) -> ToolCall {
+        ToolCall {
+            fields: CompactObject::from_map(fields),
+            appended_content: String::new(),
+            permission: None,
+        }
+    }
+
+    /// Wire fields in camelCase, in wire order (`toolCallId`, `title`, `kind`,
+    /// `status`, `content`, `locations`, `rawInput`, `rawOutput`, `_meta`, ...),
+    /// parsed.
+    pub fn fields(&self) -> Map<String, Value> {
+        self.folded().to_map()
+    }
+
+    /// One wire field, parsed.
+    pub fn field(&self, key: &str) -> Option<Value> {
+        if key == "content" && !self.appended_content.is_empty() {
+            return self.folded().get(key);
+        }
+        self.fields.get(key)
+    }
+
+    /// One wire field when it is a string (`title`, `kind`, `status`, ...),
+    /// without parsing the others.
+    pub fn field_str(&self, key: &str) -> Option<Cow<'_, str>> {
+        if key == "content" {
+            return None;
+        }
+        self.fields.get_str(key)
+    }
+
+    /// The wire fields as one compact JSON object.
+    pub fn fields_json(&self) -> Cow<'_, str> {
+        match self.folded() {
+            Cow::Borrowed(fields) => Cow::Borrowed(fields.as_json()),
+            Cow::Owned(fields) => Cow::Owned(fields.as_json().to_owned()),
+        }
+    }
+
+    /// The fields with the appended content items in place.
+    fn folded(&self) -> Cow<'_, CompactObject> {
+        if self.appended_content.is_empty() {
+            Cow::Borrowed(&self.fields)
+        } else {
+            Cow::Owned(
+                self.fields
+                    .with_array_items("content", &self.appended_content),
+            )
+        }
+    }
+
+    /// Applies member changes (see [`CompactObject::patched`]) after folding
+    /// the appended content in.
+    pub(crate) fn patch(&mut self, changes: &[MemberChange<'_>]) {
+        self.fold();
+        self.fields = self.fields.patched(changes);
+    }
+
+    /// Appends one item to `content`.
+    pub(crate) fn push_content(&mut self, item: &Value) {
+        if self
+            .fields
+            .get_raw("content")
+            .is_none_or(|raw| !raw.starts_with('['))
+        {
+            self.fold();
+            self.fields = self
+                .fields
+                .patched(&[("content", Some(&Value::Array(vec![item.clone()])))]);
+            return;
+        }
+        if !self.appended_content.is_empty() {
+            self.appended_content.push(',');
+        }
+        let mut bytes = std::mem::take(&mut self.appended_content).into_bytes();
+        serde_json::to_writer(&mut bytes, item).expect("a Value serializes");
+        self.appended_content = String::from_utf8(bytes).expect("serde_json writes UTF-8");
+    }
+
+    fn fold(&mut self) {
+        if !self.appended_content.is_empty() {
+            self.fields = self
+                .fields
+                .with_array_items("content", &self.appended_content);
+            self.appended_content = String::new();
+        }
+    }
+}
+
+impl PartialEq for ToolCall {
+    /// Equal wire fields (as JSON objects) and permission records.
+    fn eq(&self, other: &Self) -> bool {
+        self.permission == other.permission && *self.folded() == *other.folded()
+    }
 }
 
 /// A boundary in the timeline.
@@ -336,14 +447,15 @@ pub struct Terminal {
 /// The kind-specific part of an entry.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryBody {
-    /// Message kinds.
-    Message(Message),
+    /// Message kinds (boxed like every variant, so an entry is 56 bytes: a
+    /// session holds one per message and tool call).
+    Message(Box<Message>),
     /// [`EntryKind::ToolCall`] (boxed: rarer than messages, keeps entries small).
     ToolCall(Box<ToolCall>),
     /// [`EntryKind::Plan`]: the plan object as sent (`entries`, and for v2 `type`, `planId`).
     Plan {
         /// The plan, verbatim.
-        plan: Value,
+        plan: Box<Value>,
         /// Removed by `plan_removed`.
         removed: bool,
     },
@@ -352,7 +464,7 @@ pub enum EntryBody {
     /// [`EntryKind::Terminal`].
     Terminal(Box<Terminal>),
     /// [`EntryKind::Permission`] and [`EntryKind::Unknown`]: raw JSON verbatim.
-    Raw(Value),
+    Raw(Box<Value>),
 }
 
 /// One timeline entry.
@@ -397,7 +509,7 @@ impl Entry {
                     fields.insert("attachments".into(), Value::Array(attachments));
                 }
                 if let Some(meta) = &m.meta {
-                    fields.insert("_meta".into(), meta.clone());
+                    fields.insert("_meta".into(), (**meta).clone());
                 }
                 if m.pending {
                     fields.insert("pending".into(), Value::Bool(true));
@@ -408,13 +520,13 @@ impl Entry {
             }
             EntryBody::ToolCall(tc) => {
                 // Nested: the wire field `kind` (tool kind) would collide with the entry kind.
-                fields.insert("toolCall".into(), Value::Object(tc.fields.clone()));
+                fields.insert("toolCall".into(), Value::Object(tc.fields()));
                 if let Some(p) = &tc.permission {
-                    fields.insert("permission".into(), p.clone());
+                    fields.insert("permission".into(), (**p).clone());
                 }
             }
             EntryBody::Plan { plan, removed } => {
-                fields.insert("plan".into(), plan.clone());
+                fields.insert("plan".into(), (**plan).clone());
                 if *removed {
                     fields.insert("removed".into(), Value::Bool(true));
                 }
@@ -432,7 +544,7 @@ impl Entry {
                 fields.insert("terminal".into(), Value::Object(t.fields.clone()));
             }
             EntryBody::Raw(raw) => {
-                fields.insert("raw".into(), raw.clone());
+                fields.insert("raw".into(), (**raw).clone());
             }
         }
         EntryView {
@@ -462,7 +574,7 @@ impl Entry {
                 map.insert("content".into(), Value::Array(m.content_json()));
                 map.insert("text".into(), Value::from(m.text.as_str()));
                 if let Some(meta) = &m.meta {
-                    map.insert("_meta".into(), meta.clone());
+                    map.insert("_meta".into(), (**meta).clone());
                 }
                 if m.pending {
                     map.insert("pending".into(), Value::Bool(true));

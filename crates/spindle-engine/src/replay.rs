@@ -226,7 +226,7 @@ impl TranscriptEngine {
                     }
                 }
                 EntryBody::ToolCall(tc) => {
-                    let field = |k: &str| tc.fields.get(k).and_then(Value::as_str).unwrap_or("");
+                    let field = |k: &str| tc.field_str(k).unwrap_or_default();
                     out.push_str(&format!(
                         "[tool] {} ({}, {})\n",
                         field("title"),

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::compact::MemberChange;
 use crate::engine::{Domain, MsgKind, TranscriptEngine};
 use crate::messages::{BlockIn, block_in_from_value};
 use crate::model::{Boundary, EntryBody, EntryKind, Message, Terminal, ToolCall};
@@ -139,7 +140,7 @@ impl TranscriptEngine {
         let idx = self.push_entry(
             &id,
             EntryKind::Unknown,
-            EntryBody::Raw(Value::Object(u)),
+            EntryBody::Raw(Box::new(Value::Object(u))),
             turn,
         );
         self.emit_insert(idx);
@@ -295,7 +296,7 @@ impl TranscriptEngine {
         u.shift_remove("sessionUpdate");
         self.open = None;
         let v1 = self.t.protocol == 1;
-        let Some(&idx) = self.keys.get(&(Domain::Tool, id.clone())) else {
+        let Some(idx) = self.keys.get(Domain::Tool, &id) else {
             // First sighting: the update itself, normalised, becomes the
             // stored fields (wire order kept, no second map built).
             u.retain(|k, v| {
@@ -323,27 +324,32 @@ impl TranscriptEngine {
         let EntryBody::ToolCall(tc) = &mut self.t.entries[idx].body else {
             return None;
         };
-        let mut changed = false;
+        let mut changes: Vec<(String, Option<Value>)> = Vec::with_capacity(u.len());
         for (k, v) in u {
             if v.is_null() {
                 if v1 {
                     continue;
                 }
-                match k.as_str() {
-                    "kind" => tc.fields.insert(k, Value::from("other")),
-                    "status" => tc.fields.insert(k, Value::from("pending")),
-                    _ => tc.fields.shift_remove(&k),
+                let default = match k.as_str() {
+                    "kind" => Some(Value::from("other")),
+                    "status" => Some(Value::from("pending")),
+                    _ => None,
                 };
+                changes.push((k, default));
             } else if (k == "content" || k == "locations")
                 && v.as_array().is_some_and(Vec::is_empty)
             {
-                tc.fields.shift_remove(&k);
+                changes.push((k, None));
             } else {
-                tc.fields.insert(k, v);
+                changes.push((k, Some(v)));
             }
-            changed = true;
         }
-        if changed {
+        if !changes.is_empty() {
+            let changes: Vec<MemberChange<'_>> = changes
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_ref()))
+                .collect();
+            tc.patch(&changes);
             self.emit_update(idx);
         }
         Some(idx)
@@ -351,7 +357,7 @@ impl TranscriptEngine {
 
     /// The tool call with this id, created with defaults on first sighting.
     fn tool_entry(&mut self, id: &str) -> (usize, bool) {
-        if let Some(&idx) = self.keys.get(&(Domain::Tool, id.to_owned())) {
+        if let Some(idx) = self.keys.get(Domain::Tool, id) {
             return (idx, false);
         }
         let mut fields = Map::new();
@@ -363,12 +369,9 @@ impl TranscriptEngine {
 
     fn new_tool_entry(&mut self, id: &str, fields: Map<String, Value>) -> usize {
         let turn = self.output_turn();
-        let body = EntryBody::ToolCall(Box::new(ToolCall {
-            fields,
-            permission: None,
-        }));
+        let body = EntryBody::ToolCall(Box::new(ToolCall::new(&fields)));
         let idx = self.push_entry(id, EntryKind::ToolCall, body, turn);
-        self.keys.insert((Domain::Tool, id.to_owned()), idx);
+        self.keys.insert(Domain::Tool, id, idx);
         idx
     }
 
@@ -384,13 +387,7 @@ impl TranscriptEngine {
         self.open = None;
         let (idx, is_new) = self.tool_entry(&id.clone());
         if let EntryBody::ToolCall(tc) = &mut self.t.entries[idx].body {
-            match tc.fields.get_mut("content") {
-                Some(Value::Array(items)) => items.push(item.clone()),
-                _ => {
-                    tc.fields
-                        .insert("content".into(), Value::Array(vec![item.clone()]));
-                }
-            }
+            tc.push_content(item);
         }
         if is_new {
             self.emit_insert(idx);
@@ -431,7 +428,7 @@ impl TranscriptEngine {
                     return;
                 };
                 if let EntryBody::ToolCall(tc) = &mut self.t.entries[idx].body {
-                    tc.permission = Some(Value::Object(record));
+                    tc.permission = Some(Box::new(Value::Object(record)));
                 }
                 self.emit_update(idx);
                 idx
@@ -444,7 +441,7 @@ impl TranscriptEngine {
                 let idx = self.push_entry(
                     &id,
                     EntryKind::Permission,
-                    EntryBody::Raw(Value::Object(raw)),
+                    EntryBody::Raw(Box::new(Value::Object(raw))),
                     turn,
                 );
                 self.emit_insert(idx);
@@ -472,7 +469,7 @@ impl TranscriptEngine {
             (None, None) => Value::Null,
         };
         let record = match &mut self.t.entries[idx].body {
-            EntryBody::ToolCall(tc) => tc.permission.as_mut(),
+            EntryBody::ToolCall(tc) => tc.permission.as_deref_mut(),
             EntryBody::Raw(raw) => raw.get_mut("permission"),
             _ => None,
         };
@@ -493,10 +490,9 @@ impl TranscriptEngine {
     // ----- plans ----------------------------------------------------------
 
     fn plan_entry(&mut self, plan_id: &str, plan: Value) {
-        let key = (Domain::Plan, plan_id.to_owned());
-        if let Some(&idx) = self.keys.get(&key) {
+        if let Some(idx) = self.keys.get(Domain::Plan, plan_id) {
             if let EntryBody::Plan { plan: p, removed } = &mut self.t.entries[idx].body {
-                *p = plan;
+                **p = plan;
                 *removed = false;
             }
             self.emit_update(idx);
@@ -507,12 +503,12 @@ impl TranscriptEngine {
                 &id,
                 EntryKind::Plan,
                 EntryBody::Plan {
-                    plan,
+                    plan: Box::new(plan),
                     removed: false,
                 },
                 turn,
             );
-            self.keys.insert(key, idx);
+            self.keys.insert(Domain::Plan, plan_id, idx);
             self.emit_insert(idx);
         }
     }
@@ -546,7 +542,7 @@ impl TranscriptEngine {
         let Some(Value::String(id)) = u.get("planId") else {
             return self.diag("malformed_update", "plan_removed: planId must be a string");
         };
-        if let Some(&idx) = self.keys.get(&(Domain::Plan, id.clone())) {
+        if let Some(idx) = self.keys.get(Domain::Plan, id) {
             if let EntryBody::Plan { removed, .. } = &mut self.t.entries[idx].body {
                 *removed = true;
             }
@@ -557,7 +553,7 @@ impl TranscriptEngine {
     // ----- terminals ------------------------------------------------------
 
     fn terminal_entry(&mut self, id: &str) -> (usize, bool) {
-        if let Some(&idx) = self.keys.get(&(Domain::Terminal, id.to_owned())) {
+        if let Some(idx) = self.keys.get(Domain::Terminal, id) {
             return (idx, false);
         }
         let mut fields = Map::new();
@@ -568,7 +564,7 @@ impl TranscriptEngine {
             ..Terminal::default()
         }));
         let idx = self.push_entry(id, EntryKind::Terminal, body, turn);
-        self.keys.insert((Domain::Terminal, id.to_owned()), idx);
+        self.keys.insert(Domain::Terminal, id, idx);
         (idx, true)
     }
 
@@ -684,7 +680,7 @@ impl TranscriptEngine {
     // ----- compaction -----------------------------------------------------
 
     fn compaction_entry(&mut self, id: &str, status: &str) -> (usize, bool) {
-        if let Some(&idx) = self.keys.get(&(Domain::Compaction, id.to_owned())) {
+        if let Some(idx) = self.keys.get(Domain::Compaction, id) {
             return (idx, false);
         }
         self.open = None;
@@ -699,7 +695,7 @@ impl TranscriptEngine {
             summary: Message::default(),
         }));
         let idx = self.push_entry(id, EntryKind::Boundary, body, turn);
-        self.keys.insert((Domain::Compaction, id.to_owned()), idx);
+        self.keys.insert(Domain::Compaction, id, idx);
         (idx, true)
     }
 

@@ -317,7 +317,7 @@ fn a_cancelled_turn_marks_its_unfinished_tool_calls_cancelled() {
             .any(|op| matches!(op, RenderOp::UpdateEntry { id, .. } if id == "a"))
     );
     let status = |id: &str| match &e.transcript().entry(id).unwrap().body {
-        spindle_engine::EntryBody::ToolCall(tc) => tc.fields["status"].clone(),
+        spindle_engine::EntryBody::ToolCall(tc) => tc.field("status").unwrap_or_default(),
         _ => unreachable!(),
     };
     assert_eq!(status("a"), "cancelled");
