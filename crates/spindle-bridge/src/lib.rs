@@ -175,7 +175,16 @@ pub struct Bridge {
     down: down::DownState,
     /// The shape of the last chunk line, for the hot path.
     chunks: scan::ChunkScanner,
+    /// Client lines that arrived after `initialize` and before the agent
+    /// answered it: they wait until the versions, and so the translation,
+    /// are known (a client may pipeline `session/new` behind `initialize`).
+    held_client: Vec<String>,
+    held_bytes: usize,
 }
+
+/// At most this many bytes of client lines wait for the agent's `initialize`
+/// answer; past it they are relayed untranslated, with a warning.
+pub const MAX_HELD_CLIENT_BYTES: usize = 16 << 20;
 
 impl Bridge {
     /// The client request that the agent's response to `id` answers, taken out of the pending
@@ -214,6 +223,8 @@ impl Bridge {
             up: up::UpState::default(),
             down: down::DownState::default(),
             chunks: scan::ChunkScanner::default(),
+            held_client: Vec::new(),
+            held_bytes: 0,
         }
     }
 
@@ -241,6 +252,11 @@ impl Bridge {
     /// so a proxy can fail them when the agent dies.
     pub fn pending_client_requests(&self) -> Vec<String> {
         let mut ids: Vec<String> = self.requests.keys().cloned().collect();
+        ids.extend(self.held_client.iter().filter_map(|line| {
+            let frame = wire::parse_frame(line).ok()?;
+            frame.method.as_ref()?;
+            frame.id_key()
+        }));
         ids.extend(self.down.pending_prompt_ids());
         ids.extend(self.up.pending_prompt_client_ids());
         ids.sort();
@@ -255,6 +271,8 @@ impl Bridge {
         let ids = self.pending_client_requests();
         let running = self.up.running_sessions();
         self.requests.clear();
+        self.held_client.clear();
+        self.held_bytes = 0;
         self.down.clear_prompts();
         self.up.clear_prompts();
         let mut lines: Vec<String> = ids
@@ -306,10 +324,25 @@ impl Bridge {
             self.client_initialize(line, &frame, &mut out);
             return out;
         }
+        if self.route() == Route::Unknown && self.init_id.is_some() {
+            if self.held_bytes + line.len() <= MAX_HELD_CLIENT_BYTES {
+                self.held_bytes += line.len();
+                self.held_client.push(line.to_owned());
+                return out;
+            }
+            out.diag(
+                Severity::Warning,
+                "held_limit",
+                format!(
+                    "more than {MAX_HELD_CLIENT_BYTES} bytes of client lines arrived before the \
+                     agent answered initialize: relayed untranslated"
+                ),
+            );
+        }
         match self.route() {
             Route::V2ClientV1Agent => self.up_from_client(line, &frame, &mut out),
             Route::V1ClientV2Agent => self.down_from_client(line, &frame, &mut out),
-            // Before the handshake ends nothing is known: relay as is, but
+            // Before the handshake nothing is known: relay as is, but
             // remember requests, since only answers to pending ids pass later.
             _ => {
                 if frame.method.is_some()
@@ -484,7 +517,20 @@ impl Bridge {
         ext
     }
 
+    /// The agent answered `initialize`: translates the answer, then the client
+    /// lines held meanwhile, in order.
     fn agent_initialized(&mut self, id: &str, frame: &wire::Frame<'_>, out: &mut Translated) {
+        self.translate_initialized(id, frame, out);
+        self.held_bytes = 0;
+        for line in std::mem::take(&mut self.held_client) {
+            let more = self.from_client(&line);
+            out.to_agent.extend(more.to_agent);
+            out.to_client.extend(more.to_client);
+            out.diagnostics.extend(more.diagnostics);
+        }
+    }
+
+    fn translate_initialized(&mut self, id: &str, frame: &wire::Frame<'_>, out: &mut Translated) {
         self.init_id = None;
         self.requests.remove(id);
         let client = self.client_version.unwrap_or(1);

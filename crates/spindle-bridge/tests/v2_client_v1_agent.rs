@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Rig, text};
-use serde_json::json;
+use serde_json::{Value, json};
 use spindle_bridge::{Policy, Route};
 
 fn rig() -> Rig {
@@ -393,4 +393,79 @@ fn chunk_with_null_or_numeric_message_id_gets_a_minted_string_id() {
     let ups = r.client_updates(from);
     assert!(ups[0]["messageId"].is_string());
     assert_eq!(ups[0]["messageId"], ups[1]["messageId"]);
+}
+
+#[test]
+fn requests_pipelined_behind_initialize_wait_for_its_answer_and_are_translated() {
+    let mut r = Rig::new(2, 1, Policy::Strict);
+    r.client(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"}}}));
+    // The client does not wait for the answer: session/new follows at once.
+    let held = r.client(
+        json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w",
+        "mcpServers":[{"type":"stdio","name":"m","command":"/bin/m","args":[],"env":[]}]}}),
+    );
+    assert!(held.to_agent.is_empty() && held.to_client.is_empty());
+    assert_eq!(r.bridge.pending_client_requests(), vec!["0", "1"]);
+    assert_eq!(r.agent_log.len(), 1);
+    // The answer releases it, translated for the v1 agent (the stdio server loses its v2 tag).
+    let t = r.agent(json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}));
+    assert_eq!(t.to_client.len(), 1);
+    assert_eq!(r.agent_log[1]["method"], "session/new");
+    assert!(
+        r.agent_log[1]["params"]["mcpServers"][0]
+            .get("type")
+            .is_none()
+    );
+    // ... and its response is translated too: v1 modes become a v2 config option.
+    r.agent(
+        json!({"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1","modes":{"currentModeId":"ask",
+        "availableModes":[{"id":"ask","name":"Ask"}]}}}),
+    );
+    let result = &r.client_log.last().unwrap()["result"];
+    assert_eq!(result["configOptions"][0]["configId"], "mode");
+    assert!(result.get("modes").is_none(), "{result}");
+}
+
+#[test]
+fn requests_held_behind_initialize_are_failed_when_the_agent_dies() {
+    let mut r = Rig::new(2, 1, Policy::Strict);
+    r.client(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"}}}));
+    r.client(json!({"jsonrpc":"2.0","id":7,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}));
+    let lines = r.bridge.fail_pending("agent exited");
+    let mut failed: Vec<Value> = lines
+        .iter()
+        .map(|l| common::parse(l)["id"].clone())
+        .collect();
+    failed.sort_by_key(|id| id.as_u64());
+    assert_eq!(failed, vec![json!(0), json!(7)]);
+    assert!(r.bridge.pending_client_requests().is_empty());
+    // Nothing held is released later.
+    let t = r.agent(json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}));
+    assert!(t.to_agent.is_empty(), "{:?}", t.to_agent);
+}
+
+#[test]
+fn a_flood_before_initialize_is_answered_is_relayed_past_the_hold_limit() {
+    let mut r = Rig::new(2, 1, Policy::Strict);
+    r.client(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"}}}));
+    let big = "x".repeat(1 << 20);
+    let note = json!({"jsonrpc":"2.0","method":"_spindle/note","params":{"text":big}}).to_string();
+    let mut relayed = 0;
+    let mut warned = 0;
+    for _ in 0..20 {
+        let t = r.bridge.from_client(&note);
+        relayed += t.to_agent.len();
+        warned += t
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == "held_limit")
+            .count();
+    }
+    // 16 MiB of ~1 MiB lines are held; the rest pass at once with a warning each.
+    assert_eq!(relayed, 5);
+    assert_eq!(warned, 5);
+    let t = r
+        .bridge
+        .from_agent(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
+    assert_eq!(t.to_agent.len(), 15);
 }
