@@ -173,33 +173,70 @@ impl TranscriptEngine {
         Value::Object(out)
     }
 
+    /// [`Self::replay_json`] written as compact JSON (the same bytes as
+    /// `replay_json().to_string()`), one entry at a time: a long session never
+    /// has all of its entries' JSON in memory at once.
+    pub fn write_replay_json(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let Value::Object(shell) = self.replay_json_without_entries() else {
+            unreachable!("the replay JSON is an object");
+        };
+        out.write_all(b"{")?;
+        for (index, (key, value)) in shell.iter().enumerate() {
+            if index > 0 {
+                out.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *out, key)?;
+            out.write_all(b":")?;
+            if key == "entries" {
+                out.write_all(b"[")?;
+                for (n, entry) in self.t.entries.iter().enumerate() {
+                    if n > 0 {
+                        out.write_all(b",")?;
+                    }
+                    serde_json::to_writer(&mut *out, &entry.replay_json())?;
+                }
+                out.write_all(b"]")?;
+            } else {
+                serde_json::to_writer(&mut *out, value)?;
+            }
+        }
+        out.write_all(b"}")
+    }
+
     /// Ops that rebuild the whole view from empty (for a newly connected
     /// observer). Notices are live events and are not included.
     pub fn render_snapshot(&self) -> Vec<RenderOp> {
+        self.render_snapshot_ops().collect()
+    }
+
+    /// [`Self::render_snapshot`] one op at a time, each built when it is
+    /// reached (a writer can serialize them without holding them all).
+    pub fn render_snapshot_ops(&self) -> impl Iterator<Item = RenderOp> + '_ {
         let t = &self.t;
-        let mut ops = vec![RenderOp::SetSessionInfo {
+        let info = std::iter::once_with(|| RenderOp::SetSessionInfo {
             info: t.session_info.clone(),
-        }];
-        if let Some(commands) = &t.commands {
-            ops.push(RenderOp::SetCommands {
-                commands: commands.clone(),
-            });
-        }
-        if let Some(usage) = &t.usage {
-            ops.push(RenderOp::SetUsage {
-                usage: usage.clone(),
-            });
-        }
-        for (index, entry) in t.entries.iter().enumerate() {
-            ops.push(RenderOp::InsertEntry {
+        });
+        let commands = t.commands.iter().map(|commands| RenderOp::SetCommands {
+            commands: commands.clone(),
+        });
+        let usage = t.usage.iter().map(|usage| RenderOp::SetUsage {
+            usage: usage.clone(),
+        });
+        let entries = t
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| RenderOp::InsertEntry {
                 index,
                 entry: entry.view(),
             });
-        }
-        ops.push(RenderOp::SetState {
+        let state = std::iter::once_with(|| RenderOp::SetState {
             state: t.state.clone(),
         });
-        ops
+        info.chain(commands)
+            .chain(usage)
+            .chain(entries)
+            .chain(state)
     }
 
     /// A plain-text rendering of the transcript (`spindle replay --format text`).

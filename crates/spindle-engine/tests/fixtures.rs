@@ -98,6 +98,14 @@ fn golden_fixtures() {
                 &mut failures,
             );
         }
+        // The streaming writer gives the same bytes as serializing the whole value.
+        let mut streamed = Vec::new();
+        engine.write_replay_json(&mut streamed).unwrap();
+        assert_eq!(
+            String::from_utf8(streamed).unwrap(),
+            engine.replay_json().to_string(),
+            "{stem}: write_replay_json differs"
+        );
         // Replay is deterministic, and the recorded ops rebuild the transcript.
         let (again, _) = replay(path);
         assert_eq!(

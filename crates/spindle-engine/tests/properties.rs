@@ -216,6 +216,9 @@ proptest! {
             prop_assert_eq!(view.rendered(), snapshot_view(&engine));
         }
         let json = engine.replay_json();
+        let mut streamed = Vec::new();
+        engine.write_replay_json(&mut streamed).unwrap();
+        prop_assert_eq!(String::from_utf8(streamed).unwrap(), json.to_string());
         // Live (agent lines and client lines through their own entry points)
         // decides every boundary and minted id exactly as replay does.
         let mut live = TranscriptEngine::new(config.clone());

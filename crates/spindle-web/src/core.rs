@@ -202,7 +202,13 @@ impl SessionCore {
     }
 
     fn save_materialized(&mut self, replies: Vec<StoredReply>) {
-        let replay = self.engine.replay_json().to_string();
+        // Streamed entry by entry: the whole session's JSON value is never built.
+        let mut replay = Vec::new();
+        if let Err(error) = self.engine.write_replay_json(&mut replay) {
+            tracing::error!(session = self.session, "{error}");
+            return;
+        }
+        let replay = String::from_utf8(replay).expect("serde_json writes UTF-8");
         let upto = self.next_seq - 1;
         let result = lock(&self.store).save_materialized(self.session, upto, &replay, &replies);
         match result {
@@ -242,14 +248,29 @@ impl SessionCore {
     }
 
     /// The `reset` payload: the engine's snapshot, then the server's own view facts.
+    /// Written op by op: the snapshot of a long session is never held as values.
     pub(crate) fn snapshot_json(engine: &TranscriptEngine, extra: &[Value]) -> String {
-        let ops = engine.render_snapshot();
-        let mut values: Vec<Value> = ops
-            .iter()
-            .filter_map(|op| serde_json::to_value(op).ok())
-            .collect();
-        values.extend(extra.iter().cloned());
-        json!({ "ops": values }).to_string()
+        let mut out = b"{\"ops\":[".to_vec();
+        let mut first = true;
+        for op in engine.render_snapshot_ops() {
+            let at = out.len();
+            if !first {
+                out.push(b',');
+            }
+            match serde_json::to_writer(&mut out, &op) {
+                Ok(()) => first = false,
+                Err(_) => out.truncate(at),
+            }
+        }
+        for op in extra {
+            if !first {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut out, op).expect("a Value serializes");
+            first = false;
+        }
+        out.extend_from_slice(b"]}");
+        String::from_utf8(out).expect("serde_json writes UTF-8")
     }
 
     /// Attaches an observer (see [`Hub::subscribe`]).
@@ -351,6 +372,28 @@ mod tests {
                 "content": { "type": "text", "text": text } } },
         })
         .to_string()
+    }
+
+    #[test]
+    fn the_reset_snapshot_is_the_engine_snapshot_then_the_server_ops() {
+        let mut engine = TranscriptEngine::new(EngineConfig::default());
+        engine.apply_client_line(PROMPT);
+        engine.apply_agent_line(&chunk("Hello"));
+        engine.apply_agent_line(&chunk(" <b>world</b> \u{1F600}"));
+        let extra = vec![serde_json::json!({"op": "web_banner", "text": "note"})];
+        let written: serde_json::Value =
+            serde_json::from_str(&SessionCore::snapshot_json(&engine, &extra)).unwrap();
+        let mut expected: Vec<serde_json::Value> = engine
+            .render_snapshot()
+            .iter()
+            .map(|op| serde_json::to_value(op).unwrap())
+            .collect();
+        expected.extend(extra);
+        assert_eq!(written, serde_json::json!({ "ops": expected }));
+        let empty = TranscriptEngine::new(EngineConfig::default());
+        let written: serde_json::Value =
+            serde_json::from_str(&SessionCore::snapshot_json(&empty, &[])).unwrap();
+        assert_eq!(written["ops"].as_array().unwrap().len(), 2, "{written}");
     }
 
     fn temp_db() -> std::path::PathBuf {
