@@ -377,3 +377,54 @@ fn ctrl_c_while_asked_for_permission_cancels_the_request_and_the_turn() {
         "{screen}"
     );
 }
+
+/// Resizes the pane's window to `cols` columns.
+fn resize(pane: &ChatPane, cols: u16) {
+    let output = pane.tmux(&["resize-window", "-t", "chat", "-x", &cols.to_string()]);
+    assert!(output.status.success(), "tmux resize-window: {output:?}");
+}
+
+/// Runs `/scenario slow` and changes the width to `cols` while the reply streams; returns the
+/// screen once the turn is over.
+fn slow_turn_resized_to(pane: &ChatPane, turn: usize, cols: u16) -> String {
+    pane.type_line("/scenario slow");
+    // The reply is being drawn in the live region, one word at a time.
+    pane.wait_until("the slow reply to be half written", |s| {
+        s.matches("Slow streaming: every word arrives after a pause, so")
+            .count()
+            >= turn
+    });
+    resize(pane, cols);
+    pane.wait_for_turns(turn)
+}
+
+#[test]
+fn a_resize_in_the_middle_of_a_turn_leaves_no_stale_rows_and_erases_nothing_above() {
+    if !tmux_available() {
+        return;
+    }
+    let pane = ChatPane::start("resize", &[]);
+    pane.wait_until("the input prompt", |s| s.trim_end() == ">");
+    // Narrower: tmux rewraps the region's rows, so the next redraw must erase more of them
+    // (counting at the old width left the top of the draft on the screen).
+    let screen = slow_turn_resized_to(&pane, 1, 36);
+    // Counted as occurrences, not lines: a stale row left above the region can be joined to
+    // the row below it (`capture-pane -J`) when the terminal had marked it as wrapped.
+    assert_eq!(
+        screen.matches("Slow streaming").count(),
+        1,
+        "a stale copy of the draft is left on the screen:\n{screen}"
+    );
+    assert_eq!(screen.matches("> /scenario slow").count(), 1, "{screen}");
+    // Wider: the rows join again, so the next redraw must erase fewer of them (counting at the
+    // old width erased the prompt line above the region).
+    let screen = slow_turn_resized_to(&pane, 2, 90);
+    assert_eq!(screen.matches(scenarios::SLOW_REPLY).count(), 2, "{screen}");
+    assert_eq!(screen.matches("Slow streaming").count(), 2, "{screen}");
+    assert_eq!(
+        screen.matches("> /scenario slow").count(),
+        2,
+        "the line above the region was erased:\n{screen}"
+    );
+    assert!(!screen.contains("[running"), "{screen}");
+}

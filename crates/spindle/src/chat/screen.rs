@@ -65,6 +65,20 @@ pub struct Screen {
     tty: bool,
     size: TermSize,
     cursor_rows: usize,
+    /// What the live region holds on the screen now, so `cursor_rows` can be
+    /// counted again when the terminal changes width.
+    shown: Shown,
+}
+
+/// The text printed into the live region since it was last cleared.
+#[derive(Debug, Default)]
+struct Shown {
+    /// Lines printed with a newline after each.
+    lines: Vec<String>,
+    /// The input prompt the cursor waits after.
+    prompt: Option<String>,
+    /// Lines the user typed (and the terminal echoed) with no input asked for.
+    echoes: Vec<String>,
 }
 
 impl Screen {
@@ -78,6 +92,7 @@ impl Screen {
                 TermSize { cols: 80, rows: 24 }
             },
             cursor_rows: 0,
+            shown: Shown::default(),
         }
     }
 
@@ -89,8 +104,39 @@ impl Screen {
     /// Re-reads the terminal size (after SIGWINCH).
     pub fn resize(&mut self) {
         if self.tty {
-            self.size = TermSize::probe();
+            self.set_size(TermSize::probe());
         }
+    }
+
+    /// Takes `size` as the terminal's size. When the width changed, the rows
+    /// the live region occupies are counted again at the new width: terminals
+    /// that reflow on resize (tmux, VTE, kitty, iTerm2, Windows Terminal,
+    /// alacritty, ...) rewrap its lines, so the next redraw erases exactly the
+    /// region, not the committed text above it or only part of the region.
+    pub fn set_size(&mut self, size: TermSize) {
+        let width_changed = size.cols != self.size.cols;
+        self.size = size;
+        if width_changed {
+            self.cursor_rows = self.shown_rows();
+        }
+    }
+
+    /// Rows between the top of the live region and the cursor, at the current width.
+    fn shown_rows(&self) -> usize {
+        let cols = self.cols();
+        let lines: usize = self.shown.lines.iter().map(|l| rows_for(l, cols)).sum();
+        let prompt = self
+            .shown
+            .prompt
+            .as_ref()
+            .map_or(0, |p| self.rows_of(display_width(p) + 1) - 1);
+        let echoes: usize = self
+            .shown
+            .echoes
+            .iter()
+            .map(|t| self.rows_of(display_width(t)))
+            .sum();
+        lines + prompt + echoes
     }
 
     /// Rows a line of `width` columns occupies.
@@ -109,6 +155,13 @@ impl Screen {
             buf.push_str("\x1b[1A\x1b[2K");
         }
         self.cursor_rows = 0;
+        self.shown = Shown::default();
+    }
+
+    /// Prints a line into the live region (and remembers it as shown).
+    fn push_live_line(&mut self, line: &Line, buf: &mut String) {
+        self.push_line(line, buf);
+        self.shown.lines.push(line.text.clone());
     }
 
     fn push_line(&self, line: &Line, buf: &mut String) {
@@ -153,6 +206,12 @@ impl Screen {
         if !self.tty {
             return Ok(());
         }
+        let buf = self.live_bytes(lines, input_prompt);
+        write_out(&buf)
+    }
+
+    /// What [`Self::draw_live`] writes: the erase of the old region, then the new one.
+    fn live_bytes(&mut self, lines: &[Line], input_prompt: Option<&str>) -> String {
         let mut buf = String::new();
         self.clear_region(&mut buf);
         let budget = self.line_budget(input_prompt);
@@ -172,24 +231,25 @@ impl Screen {
                 "... (the rest is above; all of it shows when the turn ends)",
                 Style::Dim,
             );
-            self.push_line(&note, &mut buf);
-            rows += 1;
+            rows += self.line_rows(&note);
+            self.push_live_line(&note, &mut buf);
             if start > 0 && used < room {
                 let partial = clip_to_last_rows(&lines[start - 1], room - used, self.cols());
                 rows += self.line_rows(&partial);
-                self.push_line(&partial, &mut buf);
+                self.push_live_line(&partial, &mut buf);
             }
         }
         for line in &lines[start..] {
             rows += self.line_rows(line);
-            self.push_line(line, &mut buf);
+            self.push_live_line(line, &mut buf);
         }
         if let Some(prompt) = input_prompt {
             let _ = write!(buf, "\x1b[1m{prompt}\x1b[0m");
             rows += self.rows_of(display_width(prompt) + 1) - 1;
+            self.shown.prompt = Some(prompt.to_owned());
         }
         self.cursor_rows = rows;
-        write_out(&buf)
+        buf
     }
 
     /// Prints `lines` for good: on a terminal it replaces the live region
@@ -209,6 +269,7 @@ impl Screen {
     /// terminal echoed it, so the region as shown becomes scrollback.
     pub fn accept_echo(&mut self) {
         self.cursor_rows = 0;
+        self.shown = Shown::default();
     }
 
     /// The user typed `typed` + Enter while no input was asked for: the echo
@@ -217,6 +278,7 @@ impl Screen {
     pub fn note_stray_echo(&mut self, typed: &str) {
         if self.tty {
             self.cursor_rows += self.rows_of(display_width(typed));
+            self.shown.echoes.push(typed.to_owned());
         }
     }
 
@@ -255,4 +317,82 @@ fn write_out(buf: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(buf.as_bytes())?;
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn screen(cols: usize, rows: usize) -> Screen {
+        Screen {
+            tty: true,
+            size: TermSize { cols, rows },
+            cursor_rows: 0,
+            shown: Shown::default(),
+        }
+    }
+
+    fn erased_rows(bytes: &str) -> usize {
+        bytes.matches("\x1b[1A").count()
+    }
+
+    #[test]
+    fn a_redraw_erases_the_rows_the_region_took_at_the_width_it_was_drawn() {
+        let mut s = screen(20, 24);
+        let lines = [
+            Line::new(&"x".repeat(45), Style::Plain),
+            Line::new("short", Style::Dim),
+        ];
+        s.live_bytes(&lines, Some(">"));
+        // 45 columns at 20: 3 rows, then 1; the cursor waits on the prompt's row below them.
+        assert_eq!(s.cursor_rows, 4);
+        assert_eq!(erased_rows(&s.live_bytes(&[], None)), 4);
+    }
+
+    #[test]
+    fn after_a_width_change_the_region_is_counted_as_the_terminal_rewraps_it() {
+        let mut s = screen(20, 24);
+        let lines = [
+            Line::new(&"y".repeat(45), Style::Plain),
+            Line::new(&"z".repeat(10), Style::Plain),
+        ];
+        s.live_bytes(&lines, Some(">"));
+        assert_eq!(s.cursor_rows, 4);
+        // Narrower: 45 -> 5 rows, 10 -> 1 row at 10 columns.
+        s.set_size(TermSize { cols: 10, rows: 24 });
+        assert_eq!(s.cursor_rows, 6);
+        // Wider: everything fits a row each.
+        s.set_size(TermSize {
+            cols: 100,
+            rows: 24,
+        });
+        assert_eq!(s.cursor_rows, 2);
+        assert_eq!(erased_rows(&s.live_bytes(&[], None)), 2);
+        // A height change alone keeps the count.
+        s.live_bytes(&lines, None);
+        let before = s.cursor_rows;
+        s.set_size(TermSize {
+            cols: 100,
+            rows: 10,
+        });
+        assert_eq!(s.cursor_rows, before);
+    }
+
+    #[test]
+    fn stray_echoes_and_the_overflow_note_are_counted_at_any_width() {
+        let mut s = screen(30, 6);
+        let lines: Vec<Line> = (0..20)
+            .map(|i| Line::new(&format!("line {i}"), Style::Plain))
+            .collect();
+        // Too tall: a note (two rows at 30 columns) and the last lines.
+        s.live_bytes(&lines, None);
+        assert_eq!(s.cursor_rows, s.shown_rows());
+        assert!(s.shown.lines[0].starts_with("..."));
+        s.note_stray_echo(&"t".repeat(35));
+        assert_eq!(s.cursor_rows, s.shown_rows());
+        s.set_size(TermSize { cols: 12, rows: 6 });
+        assert_eq!(s.cursor_rows, s.shown_rows());
+        s.accept_echo();
+        assert_eq!((s.cursor_rows, s.shown_rows()), (0, 0));
+    }
 }
