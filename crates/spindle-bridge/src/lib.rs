@@ -248,6 +248,13 @@ impl Bridge {
         self.agent_version
     }
 
+    /// Client lines wait for the agent's `initialize` answer (see
+    /// [`MAX_HELD_CLIENT_BYTES`]): a proxy must keep the agent's stdin open
+    /// until they are released, even after the client closed its side.
+    pub fn holds_client_lines(&self) -> bool {
+        !self.held_client.is_empty()
+    }
+
     /// Requests the client sent that still await an answer (by JSON id text),
     /// so a proxy can fail them when the agent dies.
     pub fn pending_client_requests(&self) -> Vec<String> {

@@ -232,6 +232,9 @@ async fn proxy(args: BridgeArgs) -> anyhow::Result<u8> {
     // Set once the client closed its side: the agent then gets EOF and
     // this long to finish; what it still writes is relayed meanwhile.
     let mut client_gone: Option<tokio::time::Instant> = None;
+    // The client closed its side while the bridge still held lines of it (sent before the
+    // agent answered initialize): the agent's stdin closes once they are written.
+    let mut close_agent_in_when_released = false;
     'events: loop {
         let first = match client_gone {
             None => rx.recv().await,
@@ -259,6 +262,12 @@ async fn proxy(args: BridgeArgs) -> anyhow::Result<u8> {
                     if !write_out(&t, &mut client_out, &mut agent_in, args.verbose).await {
                         break 'events;
                     }
+                    if close_agent_in_when_released && !bridge.holds_client_lines() {
+                        close_agent_in_when_released = false;
+                        if let Some(mut w) = agent_in.take() {
+                            let _ = w.flush().await;
+                        }
+                    }
                 }
                 Event::Oversized(side, bytes) => {
                     eprintln!(
@@ -270,7 +279,10 @@ async fn proxy(args: BridgeArgs) -> anyhow::Result<u8> {
                 Event::ClientClosed => {
                     // Closing the agent's stdin asks it to finish; its last
                     // output still goes to the client (a half-closed pipe).
-                    if let Some(mut w) = agent_in.take() {
+                    // Lines the bridge holds for the agent go first.
+                    if bridge.holds_client_lines() {
+                        close_agent_in_when_released = true;
+                    } else if let Some(mut w) = agent_in.take() {
                         let _ = w.flush().await;
                     }
                     client_gone = Some(tokio::time::Instant::now() + CLIENT_GONE_GRACE);

@@ -360,9 +360,9 @@ fn fault_bridge_a_100_mib_agent_line_does_not_stop_the_session() {
 /// default) is dropped in pieces with a warning and the turn goes on; memory
 /// follows the limit, not the line. The client is a file on stdin: after its
 /// EOF the bridge relays what the agent still writes until the agent exits.
-/// v1 on both sides: the line limit sits below the translation, and a client
-/// that does not wait for the initialize answer is relayed as is (BRIDGE.md,
-/// known limits).
+/// v1 on both sides: the line limit sits below the translation. The client
+/// does not wait for the initialize answer: its other requests are held until
+/// the answer comes, and the agent's stdin stays open until they are written.
 #[test]
 fn fault_bridge_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
     if !have_python() {
