@@ -2,31 +2,23 @@
 //!
 //! Tool calls are the bulk of a long session's non-text state. As a
 //! `serde_json::Map` (an ordered map, one per nested object) a 220-byte tool
-//! call took about 3.3 KB; as its text plus the offsets of its top-level
-//! members it takes about its own size. Readers that want the fields parse
-//! them on demand; the engine patches members without parsing the others.
+//! call took about 3.3 KB; as its compact text it takes its own size. Readers
+//! that want the fields parse them on demand; the engine patches members by
+//! walking the top level once (nested values are skipped as raw text, never
+//! parsed into values). No offsets are stored: an object of any size works.
 
 use std::borrow::Cow;
 use std::fmt;
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-/// Where one top-level member is in the text: the key between its quotes
-/// (JSON-escaped, as serde_json writes it) and the value.
-#[derive(Debug, Clone, Copy)]
-struct Member {
-    key_start: u32,
-    key_end: u32,
-    value_start: u32,
-    value_end: u32,
-}
-
 /// A JSON object as compact text (serde_json's own output, so every key and
-/// string has one spelling) with the offsets of its members, in wire order.
+/// string has one spelling), members in wire order.
 #[derive(Clone)]
 pub(crate) struct CompactObject {
     text: Box<str>,
-    members: Box<[Member]>,
 }
 
 /// One change to a member: `Some` sets it (replacing in place or appending),
@@ -53,12 +45,21 @@ impl CompactObject {
         serde_json::from_str(&self.text).unwrap_or_default()
     }
 
+    /// The top-level members: unescaped keys (borrowed when they have no
+    /// escapes) and raw values, in order.
+    fn members(&self) -> Vec<(Cow<'_, str>, &RawValue)> {
+        // The text is always an object serde_json wrote, so this cannot fail.
+        serde_json::from_str::<Members<'_>>(&self.text)
+            .map(|m| m.0)
+            .unwrap_or_default()
+    }
+
     /// The raw JSON text of the member `key`.
     pub(crate) fn get_raw(&self, key: &str) -> Option<&str> {
-        self.members
-            .iter()
-            .find(|m| key_eq(self.slice(m.key_start, m.key_end), key))
-            .map(|m| self.slice(m.value_start, m.value_end))
+        self.members()
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.get())
     }
 
     /// The member `key`, parsed.
@@ -82,14 +83,14 @@ impl CompactObject {
     /// its position, a new one goes at the end, a removed one disappears.
     /// Members not named are copied as text, never parsed.
     pub(crate) fn patched(&self, changes: &[MemberChange<'_>]) -> CompactObject {
+        let members = self.members();
         let mut builder = Builder::default();
-        for m in self.members.iter() {
-            let key_raw = self.slice(m.key_start, m.key_end);
+        for (key, raw) in &members {
             // The last change to a key wins, as if they were applied one by one.
-            match changes.iter().rev().find(|(key, _)| key_eq(key_raw, key)) {
-                Some((_, Some(value))) => builder.push_raw_key_value(key_raw, value),
+            match changes.iter().rev().find(|(k, _)| *k == key.as_ref()) {
+                Some((_, Some(value))) => builder.push_value(key, value),
                 Some((_, None)) => {}
-                None => builder.push_raw(key_raw, self.slice(m.value_start, m.value_end)),
+                None => builder.push_raw(key, raw.get()),
             }
         }
         // New keys go at the end, in the order of their last change.
@@ -97,7 +98,7 @@ impl CompactObject {
             let superseded = changes[i + 1..].iter().any(|(later, _)| later == key);
             if let Some(value) = value
                 && !superseded
-                && self.get_raw(key).is_none()
+                && !members.iter().any(|(k, _)| k == key)
             {
                 builder.push_value(key, value);
             }
@@ -109,42 +110,81 @@ impl CompactObject {
     /// array member `key`; a missing or non-array member becomes an array of
     /// just `items`. Other members are copied as text.
     pub(crate) fn with_array_items(&self, key: &str, items: &str) -> CompactObject {
-        let joined = match self.get_raw(key) {
-            Some("[]") | None => format!("[{items}]"),
-            Some(raw) if raw.starts_with('[') => format!("{},{items}]", &raw[..raw.len() - 1]),
-            Some(_) => format!("[{items}]"),
-        };
+        let members = self.members();
         let mut builder = Builder::default();
         let mut found = false;
-        for m in self.members.iter() {
-            let key_raw = self.slice(m.key_start, m.key_end);
-            if !found && key_eq(key_raw, key) {
+        for (k, raw) in &members {
+            if !found && k == key {
                 found = true;
-                builder.push_raw(key_raw, &joined);
+                let raw = raw.get();
+                let joined = match raw.strip_suffix(']') {
+                    Some("[") => format!("[{items}]"),
+                    Some(open) if raw.starts_with('[') => format!("{open},{items}]"),
+                    _ => format!("[{items}]"),
+                };
+                builder.push_raw(k, &joined);
             } else {
-                builder.push_raw(key_raw, self.slice(m.value_start, m.value_end));
+                builder.push_raw(k, raw.get());
             }
         }
         if !found {
-            let key = builder.push_key(key);
-            let start = builder.text.len();
-            builder.text.push_str(&joined);
-            builder.record(key, start);
+            builder.push_raw(key, &format!("[{items}]"));
         }
         builder.finish()
     }
+}
 
-    fn slice(&self, start: u32, end: u32) -> &str {
-        &self.text[start as usize..end as usize]
+/// The top-level members of an object, borrowed from its text.
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MembersVisitor;
+        impl<'de> Visitor<'de> for MembersVisitor {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                let mut members = Vec::new();
+                while let Some((key, value)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
+                    members.push((key.0, value));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(MembersVisitor)
+    }
+}
+
+/// An object key: borrowed from the text unless it had escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
 impl Default for CompactObject {
     fn default() -> Self {
-        CompactObject {
-            text: "{}".into(),
-            members: Box::new([]),
-        }
+        CompactObject { text: "{}".into() }
     }
 }
 
@@ -162,101 +202,45 @@ impl fmt::Debug for CompactObject {
     }
 }
 
-/// Compares a stored key (JSON-escaped, canonical) with a plain key.
-fn key_eq(raw: &str, key: &str) -> bool {
-    if raw.contains('\\') {
-        serde_json::from_str::<String>(&format!("\"{raw}\"")).is_ok_and(|k| k == key)
-    } else {
-        raw == key
-    }
-}
-
-/// Writes members one after the other and records where each one is.
+/// Writes members one after the other.
 #[derive(Default)]
 struct Builder {
     text: String,
-    members: Vec<Member>,
+    members: usize,
 }
 
 impl Builder {
-    fn open_member(&mut self) {
-        self.text
-            .push(if self.members.is_empty() { '{' } else { ',' });
-    }
-
-    fn push_key(&mut self, key: &str) -> (u32, u32) {
-        self.open_member();
-        let quoted = serde_json::to_string(key).expect("a string serializes");
-        let start = self.text.len() + 1;
-        self.text.push_str(&quoted);
-        let end = self.text.len() - 1;
+    fn push_key(&mut self, key: &str) {
+        self.text.push(if self.members == 0 { '{' } else { ',' });
+        self.members += 1;
+        let mut bytes = std::mem::take(&mut self.text).into_bytes();
+        serde_json::to_writer(&mut bytes, key).expect("a string serializes");
+        self.text = String::from_utf8(bytes).expect("serde_json writes UTF-8");
         self.text.push(':');
-        (offset(start), offset(end))
     }
 
-    fn push_raw_key(&mut self, key_raw: &str) -> (u32, u32) {
-        self.open_member();
-        self.text.push('"');
-        let start = self.text.len();
-        self.text.push_str(key_raw);
-        let end = self.text.len();
-        self.text.push_str("\":");
-        (offset(start), offset(end))
-    }
-
-    fn record(&mut self, (key_start, key_end): (u32, u32), value_start: usize) {
-        self.members.push(Member {
-            key_start,
-            key_end,
-            value_start: offset(value_start),
-            value_end: offset(self.text.len()),
-        });
-    }
-
-    fn write_value(&mut self, value: &Value) {
-        // Writing into a String cannot fail and a Value always serializes.
+    fn push_value(&mut self, key: &str, value: &Value) {
+        self.push_key(key);
+        // Writing into memory cannot fail and a Value always serializes.
         let mut bytes = std::mem::take(&mut self.text).into_bytes();
         serde_json::to_writer(&mut bytes, value).expect("a Value serializes");
         self.text = String::from_utf8(bytes).expect("serde_json writes UTF-8");
     }
 
-    fn push_value(&mut self, key: &str, value: &Value) {
-        let key = self.push_key(key);
-        let start = self.text.len();
-        self.write_value(value);
-        self.record(key, start);
-    }
-
-    fn push_raw_key_value(&mut self, key_raw: &str, value: &Value) {
-        let key = self.push_raw_key(key_raw);
-        let start = self.text.len();
-        self.write_value(value);
-        self.record(key, start);
-    }
-
-    fn push_raw(&mut self, key_raw: &str, value_raw: &str) {
-        let key = self.push_raw_key(key_raw);
-        let start = self.text.len();
+    fn push_raw(&mut self, key: &str, value_raw: &str) {
+        self.push_key(key);
         self.text.push_str(value_raw);
-        self.record(key, start);
     }
 
     fn finish(mut self) -> CompactObject {
-        if self.members.is_empty() {
+        if self.members == 0 {
             return CompactObject::default();
         }
         self.text.push('}');
         CompactObject {
             text: self.text.into_boxed_str(),
-            members: self.members.into_boxed_slice(),
         }
     }
-}
-
-/// Offsets are u32: a single tool call over 4 GiB is not representable (the
-/// runtime's line limit is far below that).
-fn offset(n: usize) -> u32 {
-    u32::try_from(n).expect("a JSON object under 4 GiB")
 }
 
 #[cfg(test)]
