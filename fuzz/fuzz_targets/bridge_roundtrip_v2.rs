@@ -24,11 +24,14 @@
 
 #[path = "common/bridge_chain.rs"]
 mod bridge_chain;
+#[path = "common/round_trip.rs"]
+mod round_trip;
 
 use std::collections::HashSet;
 
 use bridge_chain::Chain;
 use libfuzzer_sys::fuzz_target;
+use round_trip::{Input, STOP_REASONS, TOOL_STATUSES, projection};
 use serde_json::{Value, json};
 use spindle_bridge::Policy;
 use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
@@ -181,67 +184,10 @@ impl World {
     }
 }
 
-/// Reads fuzz bytes as small numbers and short strings.
-struct Input<'a>(&'a [u8]);
-
-impl Input<'_> {
-    fn byte(&mut self) -> Option<u8> {
-        let (&b, rest) = self.0.split_first()?;
-        self.0 = rest;
-        Some(b)
-    }
-
-    fn text(&mut self) -> String {
-        let len = usize::from(self.byte().unwrap_or(0) % 24);
-        let take = len.min(self.0.len());
-        let (head, rest) = self.0.split_at(take);
-        self.0 = rest;
-        String::from_utf8_lossy(head).into_owned()
-    }
-}
-
-const TOOL_STATUSES: [&str; 4] = ["pending", "in_progress", "completed", "failed"];
 const PLAN_STATUSES: [&str; 3] = ["pending", "in_progress", "completed"];
-const STOP_REASONS: [&str; 5] = [
-    "end_turn",
-    "max_tokens",
-    "max_turn_requests",
-    "refusal",
-    "cancelled",
-];
 
 fn text_block(text: String) -> Value {
     json!({"type": "text", "text": text})
-}
-
-/// The parts of a replay both views must agree on.
-fn projection(engine: &TranscriptEngine) -> Value {
-    let replay = engine.replay_json();
-    let entries: Vec<Value> = replay["entries"]
-        .as_array()
-        .map(|entries| {
-            entries
-                .iter()
-                .map(|e| {
-                    json!({
-                        "kind": e["kind"],
-                        "turn": e["turn"],
-                        "text": e["text"],
-                        "toolCallId": e["toolCall"]["toolCallId"],
-                        "status": e["toolCall"]["status"],
-                        "title": e["toolCall"]["title"],
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    json!({
-        "entries": entries,
-        "state": replay["state"],
-        "usage": replay["usage"],
-        "finalReply": replay["finalReply"],
-        "turns": replay["turns"],
-    })
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -20,26 +20,38 @@ fn apply_view(view: &mut (Vec<String>, HashMap<String, Vec<u16>>), op: &RenderOp
             text.insert(entry.id.clone(), entry.text.encode_utf16().collect());
         }
         RenderOp::UpdateEntry { id, entry } => {
-            *text.get_mut(id).expect("update of a known entry") = entry.text.encode_utf16().collect();
+            *text.get_mut(id).expect("update of a known entry") =
+                entry.text.encode_utf16().collect();
         }
         RenderOp::TruncateText { id, len } => {
             let t = text.get_mut(id).expect("truncate of a known entry");
             assert!(*len < t.len(), "truncate shortens");
-            assert!(!(0xDC00..0xE000).contains(&t[*len]), "no split surrogate pair");
+            assert!(
+                !(0xDC00..0xE000).contains(&t[*len]),
+                "no split surrogate pair"
+            );
             t.truncate(*len);
         }
         RenderOp::AppendText { id, text: add } => {
-            text.get_mut(id).expect("append to a known entry").extend(add.encode_utf16());
+            text.get_mut(id)
+                .expect("append to a known entry")
+                .extend(add.encode_utf16());
         }
         _ => {}
     }
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else { return };
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
     let config = EngineConfig {
         protocol: [ProtocolHint::Auto, ProtocolHint::V1, ProtocolHint::V2][(mode % 3) as usize],
-        streaming: if mode & 4 != 0 { StreamingPolicy::Snapshot } else { StreamingPolicy::Delta },
+        streaming: if mode & 4 != 0 {
+            StreamingPolicy::Snapshot
+        } else {
+            StreamingPolicy::Delta
+        },
     };
     let input = String::from_utf8_lossy(rest);
     let mut live = TranscriptEngine::new(config.clone());
