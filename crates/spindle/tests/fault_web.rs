@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use harness::{TempDir, fake_agent_command, have_python, wait_for};
 use serve_harness::{
-    SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies, serve_from,
-    start_serve, transcript, wait_transcript,
+    Served, SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies,
+    serve_from, start_serve, transcript, wait_transcript,
 };
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -431,6 +431,37 @@ fn fault_web_read_only_database_is_a_clear_error_and_stays_intact() {
     }
 }
 
+/// `spindle serve` (reference agent) on a disk that is full after 400 KiB: RLIMIT_FSIZE stands
+/// in for it (writes past it fail with EFBIG; SIGXFSZ is ignored so the write fails instead of
+/// killing the server).
+fn serve_on_a_full_disk(dir: &TempDir, db: &std::path::Path, env: &[(&str, &str)]) -> Served {
+    let wrapper = harness::write_script(
+        dir,
+        "limited.sh",
+        "#!/bin/sh\ntrap '' XFSZ\nulimit -S -f 400\nexec \"$@\"\n",
+    );
+    let mut command = std::process::Command::new(&wrapper);
+    command
+        .stderr(std::process::Stdio::null())
+        .envs(env.iter().copied())
+        .arg(env!("CARGO_BIN_EXE_spindle"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
+        .arg(db)
+        .arg("--")
+        .args(reference_agent(0));
+    serve_from(command)
+}
+
+/// Space comes back: lifts the server's file-size limit.
+fn give_the_disk_back(served: &Served) {
+    let pid = served.child.id().to_string();
+    let lifted = std::process::Command::new("prlimit")
+        .args(["--pid", &pid, "--fsize=unlimited:unlimited"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(lifted, "prlimit failed");
+}
+
 #[test]
 fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
     if !have_python() {
@@ -439,22 +470,7 @@ fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
     }
     let dir = TempDir::new("web-diskfull");
     let db = dir.join("db.sqlite");
-    // RLIMIT_FSIZE stands in for a full disk (writes past it fail with
-    // EFBIG); SIGXFSZ is ignored so the write fails instead of killing.
-    let wrapper = harness::write_script(
-        &dir,
-        "limited.sh",
-        "#!/bin/sh\ntrap '' XFSZ\nulimit -S -f 400\nexec \"$@\"\n",
-    );
-    let mut command = std::process::Command::new(&wrapper);
-    command
-        .stderr(std::process::Stdio::null())
-        .arg(env!("CARGO_BIN_EXE_spindle"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
-        .arg(&db)
-        .arg("--")
-        .args(reference_agent(0));
-    let served = serve_from(command);
+    let served = serve_on_a_full_disk(&dir, &db, &[]);
     let session = served.create_session();
     let mut reader = served.sse(session, None);
     served.prompt(session, "/stream 3000 mixed");
@@ -463,13 +479,7 @@ fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
     let streamed = wait_transcript(&served, session, "the stream to finish", |t| {
         t["state"]["status"] == "idle" && t["state"]["stopReason"] == "end_turn"
     });
-    // Space comes back.
-    let pid = served.child.id().to_string();
-    let lifted = std::process::Command::new("prlimit")
-        .args(["--pid", &pid, "--fsize=unlimited:unlimited"])
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(lifted, "prlimit failed");
+    give_the_disk_back(&served);
     served.prompt(session, "after the disk came back");
     wait_banner(&mut reader, "Storage recovered");
     served.wait_reply_containing(session, "after the disk came back");
@@ -607,22 +617,8 @@ fn fault_web_f6_a_full_disk_backlog_is_bounded_and_prompts_are_refused_until_it_
     const LIMIT: u64 = 16 * 1024;
     let dir = TempDir::new("web-f6");
     let db = dir.join("db.sqlite");
-    // As in the disk-full test: RLIMIT_FSIZE stands in for a full disk.
-    let wrapper = harness::write_script(
-        &dir,
-        "limited.sh",
-        "#!/bin/sh\ntrap '' XFSZ\nulimit -S -f 400\nexec \"$@\"\n",
-    );
-    let mut command = std::process::Command::new(&wrapper);
-    command
-        .stderr(std::process::Stdio::null())
-        .env("SPINDLE_SERVE_MAX_UNSAVED_BYTES", LIMIT.to_string())
-        .arg(env!("CARGO_BIN_EXE_spindle"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
-        .arg(&db)
-        .arg("--")
-        .args(reference_agent(0));
-    let served = serve_from(command);
+    let limit = LIMIT.to_string();
+    let served = serve_on_a_full_disk(&dir, &db, &[("SPINDLE_SERVE_MAX_UNSAVED_BYTES", &limit)]);
     let session = served.create_session();
     let stats_path = format!("/api/sessions/{session}/stats");
     served.prompt(session, "/stream 3000 mixed");
@@ -651,12 +647,7 @@ fn fault_web_f6_a_full_disk_backlog_is_bounded_and_prompts_are_refused_until_it_
         .unwrap();
     assert!((LIMIT..LIMIT + (1 << 20)).contains(&unsaved), "{stats}");
     // Space comes back: the backlog is written without any new line, the stream goes on.
-    let pid = served.child.id().to_string();
-    let lifted = std::process::Command::new("prlimit")
-        .args(["--pid", &pid, "--fsize=unlimited:unlimited"])
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(lifted, "prlimit failed");
+    give_the_disk_back(&served);
     wait_transcript(&served, session, "the stream to finish", |t| {
         t["state"]["status"] == "idle" && t["state"]["stopReason"] == "end_turn"
     });
