@@ -146,6 +146,27 @@ fn fault_replay_recording_cut_mid_line_keeps_everything_before_the_cut() {
     );
 }
 
+/// The text of every entry of a replay, in order.
+fn entry_texts(replay: &Value) -> Vec<&str> {
+    replay["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["text"].as_str())
+        .collect()
+}
+
+/// The line numbers of a replay's diagnostics with this code.
+fn coded_diagnostic_lines(replay: &Value, code: &str) -> Vec<u64> {
+    replay["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == code)
+        .filter_map(|d| d["line"].as_u64())
+        .collect()
+}
+
 #[test]
 fn fault_replay_stale_and_unknown_response_ids_lose_no_reply_text() {
     // A duplicate response to an earlier prompt, and a response to an id that
@@ -164,24 +185,13 @@ fn fault_replay_stale_and_unknown_response_ids_lose_no_reply_text() {
     ]
     .join("\n");
     let (replay, _) = replay_bytes(&dir, text.as_bytes());
-    let texts: Vec<&str> = replay["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|e| e["text"].as_str())
-        .collect();
+    let texts = entry_texts(&replay);
     assert_eq!(texts, vec!["one", "First", "two", "Second"], "{replay:#}");
     assert_eq!(replay["finalReply"], "Second");
     assert_eq!(replay["state"]["status"], "idle");
     assert_eq!(replay["state"]["turns"], 2, "{replay:#}");
     assert_eq!(replay["state"]["stopReason"], "end_turn", "{replay:#}");
-    let stale: Vec<u64> = replay["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["code"] == "unknown_response")
-        .filter_map(|d| d["line"].as_u64())
-        .collect();
+    let stale = coded_diagnostic_lines(&replay, "unknown_response");
     assert_eq!(stale, vec![5, 6], "{replay:#}");
 }
 
@@ -250,20 +260,9 @@ fn fault_replay_f3_an_update_for_another_session_is_diagnosed_and_not_applied() 
     ]
     .join("\n");
     let (replay, code) = replay_bytes(&dir, text.as_bytes());
-    let texts: Vec<&str> = replay["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|e| e["text"].as_str())
-        .collect();
+    let texts = entry_texts(&replay);
     assert_eq!(texts, vec!["one", "Hello"], "{replay:#}");
-    let foreign: Vec<u64> = replay["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["code"] == "foreign_session")
-        .filter_map(|d| d["line"].as_u64())
-        .collect();
+    let foreign = coded_diagnostic_lines(&replay, "foreign_session");
     assert_eq!(foreign, vec![3], "{replay:#}");
     assert_eq!(code, 1, "a diagnostic makes the exit code 1");
 }
