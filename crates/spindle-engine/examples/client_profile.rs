@@ -15,9 +15,13 @@
 //! `thought`, `tool`, `other`; default all) applies only those updates, to
 //! split the engine's cost by update kind.
 
+#[path = "../benches/support/proc_status.rs"]
+mod proc_status;
+
 use std::hint::black_box;
 use std::time::Instant;
 
+use proc_status::status_kb;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use spindle_engine::{EngineConfig, TranscriptEngine};
@@ -29,15 +33,6 @@ struct Envelope<'a> {
     method: &'a str,
     #[serde(borrow)]
     params: &'a RawValue,
-}
-
-fn status_kb(key: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status (Linux)");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("status field")
 }
 
 fn main() {

@@ -11,6 +11,8 @@
 //! while the engine consumes the snapshots; the generator's own buffers are
 //! allocated and touched before the baseline is taken.
 
+#[path = "../benches/support/proc_status.rs"]
+mod proc_status;
 #[path = "../benches/support/stream_gen.rs"]
 mod stream_gen;
 
@@ -18,6 +20,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol_schema::v1::SessionNotification;
+use proc_status::status_kb;
 use spindle_engine::{EngineConfig, TranscriptEngine};
 
 #[derive(serde::Deserialize)]
@@ -142,15 +145,6 @@ fn throughput(n: usize) {
         ratios[ratios.len() / 2],
         live_ratios[live_ratios.len() / 2],
     );
-}
-
-fn status_kb(key: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status (Linux)");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("status field")
 }
 
 fn memory() {
