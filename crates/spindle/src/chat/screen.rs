@@ -1,9 +1,10 @@
 //! The terminal: committed scrollback above, one live region below that is
 //! redrawn in place.
 //!
-//! Invariant: `cursor_rows` is the number of terminal rows between the top
-//! of the live region and the cursor. Redrawing erases that many rows above
-//! the cursor (and its own) and prints the region again,
+//! Invariant: `shown` is what the live region holds on the screen, so the
+//! rows between its top and the cursor are counted from it, at the width the
+//! terminal has now (terminals rewrap on resize). Redrawing erases that many
+//! rows above the cursor (and its own) and prints the region again,
 //! so text that the agent cleared or replaced disappears instead of being
 //! printed twice. The region is cut to its last rows when it would not fit
 //! on the screen (the cursor cannot move into the scrollback); the full text
@@ -64,9 +65,8 @@ impl TermSize {
 pub struct Screen {
     tty: bool,
     size: TermSize,
-    cursor_rows: usize,
-    /// What the live region holds on the screen now, so `cursor_rows` can be
-    /// counted again when the terminal changes width.
+    /// What the live region holds on the screen now: its rows are counted
+    /// from it (at the current width) when it is erased.
     shown: Shown,
 }
 
@@ -91,7 +91,6 @@ impl Screen {
             } else {
                 TermSize { cols: 80, rows: 24 }
             },
-            cursor_rows: 0,
             shown: Shown::default(),
         }
     }
@@ -108,17 +107,13 @@ impl Screen {
         }
     }
 
-    /// Takes `size` as the terminal's size. When the width changed, the rows
-    /// the live region occupies are counted again at the new width: terminals
-    /// that reflow on resize (tmux, VTE, kitty, iTerm2, Windows Terminal,
-    /// alacritty, ...) rewrap its lines, so the next redraw erases exactly the
-    /// region, not the committed text above it or only part of the region.
+    /// Takes `size` as the terminal's size. The live region's rows are counted
+    /// at the new width from then on: terminals that reflow on resize (tmux,
+    /// VTE, kitty, iTerm2, Windows Terminal, alacritty, ...) rewrap its lines,
+    /// so the next redraw erases exactly the region, not the committed text
+    /// above it or only part of the region.
     pub fn set_size(&mut self, size: TermSize) {
-        let width_changed = size.cols != self.size.cols;
         self.size = size;
-        if width_changed {
-            self.cursor_rows = self.shown_rows();
-        }
     }
 
     /// Rows between the top of the live region and the cursor, at the current width.
@@ -151,10 +146,9 @@ impl Screen {
     /// every superseded draft in the history.
     fn clear_region(&mut self, buf: &mut String) {
         buf.push_str("\r\x1b[2K");
-        for _ in 0..self.cursor_rows {
+        for _ in 0..self.shown_rows() {
             buf.push_str("\x1b[1A\x1b[2K");
         }
-        self.cursor_rows = 0;
         self.shown = Shown::default();
     }
 
@@ -217,7 +211,6 @@ impl Screen {
         let budget = self.line_budget(input_prompt);
         let heights: Vec<usize> = lines.iter().map(|l| self.line_rows(l)).collect();
         let total: usize = heights.iter().sum();
-        let mut rows = 0;
         let mut start = 0;
         if total > budget {
             let room = budget.saturating_sub(1);
@@ -231,24 +224,19 @@ impl Screen {
                 "... (the rest is above; all of it shows when the turn ends)",
                 Style::Dim,
             );
-            rows += self.line_rows(&note);
             self.push_live_line(&note, &mut buf);
             if start > 0 && used < room {
                 let partial = clip_to_last_rows(&lines[start - 1], room - used, self.cols());
-                rows += self.line_rows(&partial);
                 self.push_live_line(&partial, &mut buf);
             }
         }
         for line in &lines[start..] {
-            rows += self.line_rows(line);
             self.push_live_line(line, &mut buf);
         }
         if let Some(prompt) = input_prompt {
             let _ = write!(buf, "\x1b[1m{prompt}\x1b[0m");
-            rows += self.rows_of(display_width(prompt) + 1) - 1;
             self.shown.prompt = Some(prompt.to_owned());
         }
-        self.cursor_rows = rows;
         buf
     }
 
@@ -268,7 +256,6 @@ impl Screen {
     /// The user pressed Enter after typing `typed` behind `prompt`: the
     /// terminal echoed it, so the region as shown becomes scrollback.
     pub fn accept_echo(&mut self) {
-        self.cursor_rows = 0;
         self.shown = Shown::default();
     }
 
@@ -277,7 +264,6 @@ impl Screen {
     /// the top of the region again.
     pub fn note_stray_echo(&mut self, typed: &str) {
         if self.tty {
-            self.cursor_rows += self.rows_of(display_width(typed));
             self.shown.echoes.push(typed.to_owned());
         }
     }
@@ -327,7 +313,6 @@ mod tests {
         Screen {
             tty: true,
             size: TermSize { cols, rows },
-            cursor_rows: 0,
             shown: Shown::default(),
         }
     }
@@ -345,7 +330,7 @@ mod tests {
         ];
         s.live_bytes(&lines, Some(">"));
         // 45 columns at 20: 3 rows, then 1; the cursor waits on the prompt's row below them.
-        assert_eq!(s.cursor_rows, 4);
+        assert_eq!(s.shown_rows(), 4);
         assert_eq!(erased_rows(&s.live_bytes(&[], None)), 4);
     }
 
@@ -357,25 +342,25 @@ mod tests {
             Line::new(&"z".repeat(10), Style::Plain),
         ];
         s.live_bytes(&lines, Some(">"));
-        assert_eq!(s.cursor_rows, 4);
+        assert_eq!(s.shown_rows(), 4);
         // Narrower: 45 -> 5 rows, 10 -> 1 row at 10 columns.
         s.set_size(TermSize { cols: 10, rows: 24 });
-        assert_eq!(s.cursor_rows, 6);
+        assert_eq!(s.shown_rows(), 6);
         // Wider: everything fits a row each.
         s.set_size(TermSize {
             cols: 100,
             rows: 24,
         });
-        assert_eq!(s.cursor_rows, 2);
+        assert_eq!(s.shown_rows(), 2);
         assert_eq!(erased_rows(&s.live_bytes(&[], None)), 2);
         // A height change alone keeps the count.
         s.live_bytes(&lines, None);
-        let before = s.cursor_rows;
+        let before = s.shown_rows();
         s.set_size(TermSize {
             cols: 100,
             rows: 10,
         });
-        assert_eq!(s.cursor_rows, before);
+        assert_eq!(s.shown_rows(), before);
     }
 
     #[test]
@@ -386,13 +371,16 @@ mod tests {
             .collect();
         // Too tall: a note (two rows at 30 columns) and the last lines.
         s.live_bytes(&lines, None);
-        assert_eq!(s.cursor_rows, s.shown_rows());
         assert!(s.shown.lines[0].starts_with("..."));
+        // The note (60 columns: two rows) and the last four lines.
+        assert_eq!(s.shown_rows(), 6);
         s.note_stray_echo(&"t".repeat(35));
-        assert_eq!(s.cursor_rows, s.shown_rows());
+        assert_eq!(s.shown_rows(), 8);
+        // At 12 columns: the note 5 rows, the lines 1 each, the echo 3.
         s.set_size(TermSize { cols: 12, rows: 6 });
-        assert_eq!(s.cursor_rows, s.shown_rows());
+        assert_eq!(erased_rows(&s.live_bytes(&[], None)), 12);
+        s.note_stray_echo("x");
         s.accept_echo();
-        assert_eq!((s.cursor_rows, s.shown_rows()), (0, 0));
+        assert_eq!(s.shown_rows(), 0);
     }
 }
