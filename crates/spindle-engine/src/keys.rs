@@ -64,7 +64,9 @@ impl EntryKeys {
             }
             return;
         }
-        if let Some(slot) = self.overflow.get_mut(&(domain, id.to_owned())) {
+        if !self.overflow.is_empty()
+            && let Some(slot) = self.overflow.get_mut(&(domain, id.to_owned()))
+        {
             *slot = entry;
             return;
         }

@@ -382,12 +382,14 @@ impl ToolCall {
 
     /// Appends one item to `content`.
     pub(crate) fn push_content(&mut self, item: &Value) {
-        if self
-            .fields
-            .get_raw("content")
-            .is_none_or(|raw| !raw.starts_with('['))
+        // Items already waiting mean `content` is an array (checked when the first one came):
+        // no walk of the fields per chunk.
+        if self.appended_content.is_empty()
+            && self
+                .fields
+                .get_raw("content")
+                .is_none_or(|raw| !raw.starts_with('['))
         {
-            self.fold();
             self.fields = self
                 .fields
                 .patched(&[("content", Some(&Value::Array(vec![item.clone()])))]);
