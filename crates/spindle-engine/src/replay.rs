@@ -203,6 +203,15 @@ impl TranscriptEngine {
         out.write_all(b"}")
     }
 
+    /// [`Self::write_replay_json`] into a string: `replay_json().to_string()`
+    /// without the whole value in memory.
+    pub fn replay_json_text(&self) -> String {
+        let mut out = Vec::new();
+        self.write_replay_json(&mut out)
+            .expect("writing JSON values into memory cannot fail");
+        String::from_utf8(out).expect("serde_json writes UTF-8")
+    }
+
     /// Ops that rebuild the whole view from empty (for a newly connected
     /// observer). Notices are live events and are not included.
     pub fn render_snapshot(&self) -> Vec<RenderOp> {

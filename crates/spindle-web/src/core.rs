@@ -203,12 +203,7 @@ impl SessionCore {
 
     fn save_materialized(&mut self, replies: Vec<StoredReply>) {
         // Streamed entry by entry: the whole session's JSON value is never built.
-        let mut replay = Vec::new();
-        if let Err(error) = self.engine.write_replay_json(&mut replay) {
-            tracing::error!(session = self.session, "{error}");
-            return;
-        }
-        let replay = String::from_utf8(replay).expect("serde_json writes UTF-8");
+        let replay = self.engine.replay_json_text();
         let upto = self.next_seq - 1;
         let result = lock(&self.store).save_materialized(self.session, upto, &replay, &replies);
         match result {

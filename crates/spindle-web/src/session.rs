@@ -298,12 +298,7 @@ impl LiveSession {
     /// The engine's transcript as replay JSON.
     pub fn transcript_json(&self) -> String {
         // Written entry by entry (same bytes as `replay_json().to_string()`).
-        let mut out = Vec::new();
-        lock(&self.core)
-            .engine
-            .write_replay_json(&mut out)
-            .expect("writing to memory cannot fail");
-        String::from_utf8(out).expect("serde_json writes UTF-8")
+        lock(&self.core).engine.replay_json_text()
     }
 
     /// Counters for tests and the benchmark.
