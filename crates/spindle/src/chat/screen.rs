@@ -213,17 +213,18 @@ impl Screen {
         let total: usize = heights.iter().sum();
         let mut start = 0;
         if total > budget {
-            let room = budget.saturating_sub(1);
+            let note = Line::new(
+                "... (the rest is above; all of it shows when the turn ends)",
+                Style::Dim,
+            );
+            // The note wraps on a narrow terminal: what is left beside it, at this width.
+            let room = budget.saturating_sub(self.line_rows(&note));
             let mut used = 0;
             start = lines.len();
             while start > 0 && used + heights[start - 1] <= room {
                 start -= 1;
                 used += heights[start];
             }
-            let note = Line::new(
-                "... (the rest is above; all of it shows when the turn ends)",
-                Style::Dim,
-            );
             self.push_live_line(&note, &mut buf);
             if start > 0 && used < room {
                 let partial = clip_to_last_rows(&lines[start - 1], room - used, self.cols());
@@ -364,7 +365,7 @@ mod tests {
     }
 
     #[test]
-    fn stray_echoes_and_the_overflow_note_are_counted_at_any_width() {
+    fn the_overflow_note_leaves_room_for_its_own_rows_and_echoes_are_counted_at_any_width() {
         let mut s = screen(30, 6);
         let lines: Vec<Line> = (0..20)
             .map(|i| Line::new(&format!("line {i}"), Style::Plain))
@@ -372,13 +373,16 @@ mod tests {
         // Too tall: a note (two rows at 30 columns) and the last lines.
         s.live_bytes(&lines, None);
         assert!(s.shown.lines[0].starts_with("..."));
-        // The note (60 columns: two rows) and the last four lines.
-        assert_eq!(s.shown_rows(), 6);
+        // The region fits the budget (5 rows of 6): the note (60 columns: two rows) and the last
+        // three lines.
+        assert_eq!(s.shown_rows(), 5);
+        assert_eq!(s.shown.lines.last().unwrap(), "line 19");
+        assert_eq!(s.shown.lines.len(), 4);
         s.note_stray_echo(&"t".repeat(35));
-        assert_eq!(s.shown_rows(), 8);
+        assert_eq!(s.shown_rows(), 7);
         // At 12 columns: the note 5 rows, the lines 1 each, the echo 3.
         s.set_size(TermSize { cols: 12, rows: 6 });
-        assert_eq!(erased_rows(&s.live_bytes(&[], None)), 12);
+        assert_eq!(erased_rows(&s.live_bytes(&[], None)), 11);
         s.note_stray_echo("x");
         s.accept_echo();
         assert_eq!(s.shown_rows(), 0);
