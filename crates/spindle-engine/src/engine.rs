@@ -2,13 +2,13 @@
 
 use serde_json::{Map, Value};
 
-use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::keys::EntryKeys;
 use crate::model::{Entry, EntryBody, EntryKind, Message, SessionState, Transcript};
 use crate::ops::{Applied, Diagnostic, RenderOp};
-use crate::scan;
 use crate::wire::{EnvelopeProbe, LineProbe, ParamsProbe, RawParamsProbe, looks_like_chunk};
 use crate::{EngineConfig, ProtocolHint};
+use spindle_wire::hash::{FxHashMap, FxHashSet};
+use spindle_wire::scan;
 
 /// The four message identity spaces (ACP gives each message type its own ids).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -768,7 +768,7 @@ pub(crate) fn request_key(id: &Value) -> String {
 /// (murmur3's fmix64), so ids differing in one byte spread over all bits.
 fn id_fingerprint(id: &str) -> u64 {
     use std::hash::Hasher;
-    let mut hasher = crate::fxhash::FxHasher::default();
+    let mut hasher = spindle_wire::hash::FxHasher::default();
     hasher.write(id.as_bytes());
     hasher.write_usize(id.len());
     crate::keys::fmix64(hasher.finish())

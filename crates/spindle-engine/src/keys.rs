@@ -10,7 +10,7 @@ use std::hash::Hasher;
 use hashbrown::HashTable;
 
 use crate::engine::{Domain, MsgKind};
-use crate::fxhash::{FxHashMap, FxHasher};
+use spindle_wire::hash::{FxHashMap, FxHasher};
 
 #[derive(Debug, Clone, Copy)]
 struct Key {

@@ -9,9 +9,9 @@ use crate::classify::{Route, route};
 use crate::engine::{Domain, MsgKind, TranscriptEngine};
 use crate::model::{Block, Boundary, EntryBody, EntryKind, Message};
 use crate::ops::RenderOp;
-use crate::scan::PlainChunk;
 use crate::text::{common_prefix_len, utf16_len};
 use crate::wire::{MetaProbe, UpdateProbe, meta_flags};
+use spindle_wire::scan::PlainChunk;
 
 /// One content block on its way in; text may borrow from the input line.
 #[derive(Debug)]

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 /// The fields of a plain text chunk.
 #[derive(Debug, PartialEq)]
-pub(crate) struct PlainChunk<'a> {
+pub struct PlainChunk<'a> {
     pub session_id: Option<Cow<'a, str>>,
     pub tag: Cow<'a, str>,
     pub message_id: Option<Cow<'a, str>>,
@@ -21,7 +21,7 @@ pub(crate) struct PlainChunk<'a> {
 }
 
 /// Scans `session/update` params holding a plain text chunk.
-pub(crate) fn plain_chunk_params(params: &str) -> Option<PlainChunk<'_>> {
+pub fn plain_chunk_params(params: &str) -> Option<PlainChunk<'_>> {
     let mut s = Scanner { s: params, i: 0 };
     if let Some(chunk) = s.compact_params()
         && s.end().is_some()
@@ -35,7 +35,7 @@ pub(crate) fn plain_chunk_params(params: &str) -> Option<PlainChunk<'_>> {
 }
 
 /// Scans a whole `session/update` notification line holding a plain text chunk.
-pub(crate) fn plain_chunk_line(line: &str) -> Option<PlainChunk<'_>> {
+pub fn plain_chunk_line(line: &str) -> Option<PlainChunk<'_>> {
     let mut s = Scanner { s: line, i: 0 };
     if s.lit(br#"{"jsonrpc":"2.0","method":"session/update","params":"#)
         .is_some()

@@ -1,12 +1,12 @@
-//! A small fast hasher (the Fx multiply-rotate scheme) for the engine's id
-//! maps: SipHash showed up in profiles. Ids come from the agent the user chose
+//! A small fast hasher (the Fx multiply-rotate scheme) for id maps on the hot
+//! path (engine, bridge): SipHash showed up in profiles. Ids come from the agent the user chose
 //! to run, so flooding resistance is not a goal here.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Fx-style hasher.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FxHasher {
+pub struct FxHasher {
     hash: u64,
 }
 
@@ -53,6 +53,6 @@ impl Hasher for FxHasher {
 }
 
 /// `HashMap` with [`FxHasher`].
-pub(crate) type FxHashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
+pub type FxHashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
 /// `HashSet` with [`FxHasher`].
-pub(crate) type FxHashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;
+pub type FxHashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;

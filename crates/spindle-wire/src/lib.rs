@@ -1,0 +1,28 @@
+//! The ACP wire vocabulary every Spindle crate shares.
+//!
+//! This is the lowest Spindle crate: the engine, the runtime, the bridge, the
+//! reference agent and the web server all read these names from here, so each
+//! string of the vocabulary is spelled once in non-test code:
+//!
+//! - [`tags`]: the `sessionUpdate` tags (v1, v2 draft, Spindle extensions) and
+//!   the message kinds they carry;
+//! - [`extensions`]: the Spindle extensions and how peers opt into them;
+//! - [`routing`]: the metadata fields that route agent text to the reply,
+//!   thoughts or the plan, in the order they are weighed;
+//! - [`meta`]: the `_meta` keys Spindle reads on updates;
+//! - [`DEFAULT_MAX_LINE_BYTES`]: the one default limit on a JSON-RPC line;
+//! - [`scan`]: the single-pass scanner for the hot chunk path;
+//! - [`hash`]: the fast hasher of hot-path id maps.
+
+pub mod extensions;
+pub mod hash;
+pub mod meta;
+pub mod routing;
+pub mod scan;
+pub mod tags;
+
+/// The default limit on one JSON-RPC line (one message), in bytes, for every
+/// Spindle transport that reads lines: the runtime, the bridge, the reference
+/// agent's driver and the web server's agent link. A longer line is a
+/// diagnostic, never a crash, and the connection goes on.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
