@@ -9,6 +9,7 @@ use crate::wire::{EnvelopeProbe, LineProbe, ParamsProbe, RawParamsProbe, looks_l
 use crate::{EngineConfig, ProtocolHint};
 use spindle_wire::hash::{FxHashMap, FxHashSet};
 use spindle_wire::scan;
+use spindle_wire::tags::MessageKind;
 
 /// The four message identity spaces (ACP gives each message type its own ids).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -17,6 +18,16 @@ pub(crate) enum MsgKind {
     Agent = 1,
     Thought = 2,
     PlanText = 3,
+}
+
+impl From<MessageKind> for MsgKind {
+    fn from(kind: MessageKind) -> MsgKind {
+        match kind {
+            MessageKind::User => MsgKind::User,
+            MessageKind::Agent => MsgKind::Agent,
+            MessageKind::Thought => MsgKind::Thought,
+        }
+    }
 }
 
 impl MsgKind {

@@ -10,8 +10,10 @@ use crate::engine::{Domain, MsgKind, TranscriptEngine};
 use crate::model::{Block, Boundary, EntryBody, EntryKind, Message};
 use crate::ops::RenderOp;
 use crate::text::{common_prefix_len, utf16_len};
-use crate::wire::{MetaProbe, UpdateProbe, meta_flags};
+use crate::wire::{UpdateProbe, meta_flags};
+use spindle_wire::meta::META_KEY;
 use spindle_wire::scan::PlainChunk;
+use spindle_wire::tags::{MessageKind, UpdateTag};
 
 /// One content block on its way in; text may borrow from the input line.
 #[derive(Debug)]
@@ -64,13 +66,11 @@ pub(crate) enum Patch<T> {
     Set(T),
 }
 
+/// The message kind a chunk tag carries; `None` for other tags.
 fn chunk_tag_kind(tag: &str) -> Option<MsgKind> {
-    match tag {
-        "agent_message_chunk" => Some(MsgKind::Agent),
-        "agent_thought_chunk" => Some(MsgKind::Thought),
-        "user_message_chunk" => Some(MsgKind::User),
-        _ => None,
-    }
+    UpdateTag::parse(tag)
+        .and_then(MessageKind::of_chunk)
+        .map(MsgKind::from)
 }
 
 fn routed(kind: MsgKind, r: Route) -> MsgKind {
@@ -123,41 +123,16 @@ impl TranscriptEngine {
         if block.ty != "text" {
             return false;
         }
+        // A member that may change the route: the general path weighs it.
+        if u.routing {
+            return false;
+        }
         let (snapshot_flag, clear_boundary) = match u.meta {
             None => (None, false),
-            Some(raw) if raw.get() == "null" => (None, false),
-            Some(raw) => match serde_json::from_str::<MetaProbe>(raw.get()) {
-                Ok(m) => (
-                    m.spindle.and_then(|s| s.snapshot),
-                    m.claude_code.and_then(|c| c.clear_boundary) == Some(true),
-                ),
+            Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+                Ok(meta) => meta_flags(&meta),
                 Err(_) => return false,
             },
-        };
-        let kind = if kind == MsgKind::Agent
-            && (u.segment.is_some() || u.kind.is_some() || u.channel.is_some() || u.role.is_some())
-        {
-            let parse = |r: Option<&serde_json::value::RawValue>| {
-                r.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
-            };
-            let fields = [
-                parse(u.segment),
-                parse(u.kind),
-                parse(u.channel),
-                parse(u.role),
-            ];
-            let r = route(
-                [
-                    fields[0].as_ref(),
-                    fields[1].as_ref(),
-                    fields[2].as_ref(),
-                    fields[3].as_ref(),
-                ],
-                None,
-            );
-            routed(kind, r)
-        } else {
-            kind
         };
         if !self.note_session(session_id) {
             return true;
@@ -230,18 +205,9 @@ impl TranscriptEngine {
                 );
             }
         };
-        let (snapshot_flag, clear_boundary) = u.get("_meta").map_or((None, false), meta_flags);
+        let (snapshot_flag, clear_boundary) = u.get(META_KEY).map_or((None, false), meta_flags);
         let kind = if kind == MsgKind::Agent {
-            let r = route(
-                [
-                    u.get("segment"),
-                    u.get("kind"),
-                    u.get("channel"),
-                    u.get("role"),
-                ],
-                Some(&content),
-            );
-            routed(kind, r)
+            routed(kind, route(Some(&u), Some(&content)))
         } else {
             kind
         };
@@ -515,7 +481,7 @@ impl TranscriptEngine {
                 );
             }
         };
-        let meta = match u.remove("_meta") {
+        let meta = match u.remove(META_KEY) {
             None => Patch::Keep,
             Some(Value::Null) => Patch::Clear,
             Some(v) => Patch::Set(v),

@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 use crate::compact::{CompactObject, MemberChange};
 
 use crate::ops::{Diagnostic, EntryView};
+use spindle_wire::meta::META_KEY;
+use spindle_wire::tags;
 
 /// What a timeline entry is. Serialized snake_case (`agent_message`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -40,12 +42,13 @@ impl EntryKind {
     /// The snake_case name used in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
-            EntryKind::UserMessage => "user_message",
-            EntryKind::AgentMessage => "agent_message",
-            EntryKind::AgentThought => "agent_thought",
+            // Entry kinds named after an update are spelled like its tag.
+            EntryKind::UserMessage => tags::USER_MESSAGE,
+            EntryKind::AgentMessage => tags::AGENT_MESSAGE,
+            EntryKind::AgentThought => tags::AGENT_THOUGHT,
             EntryKind::PlanText => "plan_text",
-            EntryKind::ToolCall => "tool_call",
-            EntryKind::Plan => "plan",
+            EntryKind::ToolCall => tags::TOOL_CALL,
+            EntryKind::Plan => tags::PLAN,
             EntryKind::Terminal => "terminal",
             EntryKind::Boundary => "boundary",
             EntryKind::Permission => "permission",
@@ -511,7 +514,7 @@ impl Entry {
                     fields.insert("attachments".into(), Value::Array(attachments));
                 }
                 if let Some(meta) = &m.meta {
-                    fields.insert("_meta".into(), (**meta).clone());
+                    fields.insert(META_KEY.into(), (**meta).clone());
                 }
                 if m.pending {
                     fields.insert("pending".into(), Value::Bool(true));
@@ -576,7 +579,7 @@ impl Entry {
                 map.insert("content".into(), Value::Array(m.content_json()));
                 map.insert("text".into(), Value::from(m.text.as_str()));
                 if let Some(meta) = &m.meta {
-                    map.insert("_meta".into(), (**meta).clone());
+                    map.insert(META_KEY.into(), (**meta).clone());
                 }
                 if m.pending {
                     map.insert("pending".into(), Value::Bool(true));
@@ -701,5 +704,28 @@ impl Transcript {
     /// The entry with this id.
     pub fn entry(&self, id: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_kind_names_match_their_serde_names() {
+        for kind in [
+            EntryKind::UserMessage,
+            EntryKind::AgentMessage,
+            EntryKind::AgentThought,
+            EntryKind::PlanText,
+            EntryKind::ToolCall,
+            EntryKind::Plan,
+            EntryKind::Terminal,
+            EntryKind::Boundary,
+            EntryKind::Permission,
+            EntryKind::Unknown,
+        ] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
     }
 }

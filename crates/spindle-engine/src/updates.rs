@@ -8,18 +8,23 @@ use crate::engine::{Domain, MsgKind, TranscriptEngine};
 use crate::messages::{BlockIn, block_in_from_value};
 use crate::model::{Boundary, EntryBody, EntryKind, Message, Terminal, ToolCall};
 use crate::ops::RenderOp;
+use spindle_wire::meta::META_KEY;
+use spindle_wire::tags::{COMPACTION_UPDATE, MessageKind, TOOL_CALL, UpdateTag};
 
 /// Updates that exist only in protocol v2 (seeing one infers v2 under `Auto`).
-const V2_ONLY: &[&str] = &[
-    "user_message",
-    "agent_message",
-    "agent_thought",
-    "state_update",
-    "tool_call_content_chunk",
-    "terminal_update",
-    "terminal_output_chunk",
-    "plan_update",
-];
+fn is_v2_only(tag: UpdateTag) -> bool {
+    matches!(
+        tag,
+        UpdateTag::UserMessage
+            | UpdateTag::AgentMessage
+            | UpdateTag::AgentThought
+            | UpdateTag::StateUpdate
+            | UpdateTag::ToolCallContentChunk
+            | UpdateTag::TerminalUpdate
+            | UpdateTag::TerminalOutputChunk
+            | UpdateTag::PlanUpdate
+    )
+}
 
 impl TranscriptEngine {
     /// `params` of a `session/update`: `{sessionId, update}`.
@@ -56,39 +61,46 @@ impl TranscriptEngine {
     }
 
     pub(crate) fn apply_update_map(&mut self, tag: &str, u: Map<String, Value>) {
+        let Some(known) = UpdateTag::parse(tag) else {
+            return self.unknown_update(u);
+        };
         let diagnostics_before = self.out.diagnostics.len();
-        self.dispatch_update(tag, u);
+        self.dispatch_update(known, u);
         // Only a well-formed v2-only update is evidence of v2.
-        if V2_ONLY.contains(&tag) && self.out.diagnostics.len() == diagnostics_before {
+        if is_v2_only(known) && self.out.diagnostics.len() == diagnostics_before {
             self.note_v2();
         }
     }
 
-    fn dispatch_update(&mut self, tag: &str, u: Map<String, Value>) {
+    fn dispatch_update(&mut self, tag: UpdateTag, u: Map<String, Value>) {
+        use UpdateTag as T;
+        let name = tag.as_str();
         match tag {
-            "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk" => {
-                self.chunk_from_value(tag, u)
+            T::UserMessageChunk | T::AgentMessageChunk | T::AgentThoughtChunk => {
+                self.chunk_from_value(name, u)
             }
-            "user_message" => self.message_upsert(tag, MsgKind::User, u),
-            "agent_message" => self.message_upsert(tag, MsgKind::Agent, u),
-            "agent_thought" => self.message_upsert(tag, MsgKind::Thought, u),
-            "agent_message_clear" => self.message_clear(tag, MsgKind::Agent, &u),
-            "agent_thought_clear" => self.message_clear(tag, MsgKind::Thought, &u),
-            "session_cleared" => self.clear_boundary("session_cleared"),
-            "tool_call" | "tool_call_update" => {
-                self.tool_upsert(tag, u);
+            T::UserMessage | T::AgentMessage | T::AgentThought => {
+                if let Some(kind) = MessageKind::of_upsert(tag) {
+                    self.message_upsert(name, MsgKind::from(kind), u);
+                }
             }
-            "tool_call_content_chunk" => self.tool_content_chunk(u),
-            "plan" => self.plan_v1(u),
-            "plan_update" => self.plan_update(u),
-            "plan_removed" => self.plan_removed(u),
-            "terminal_update" => self.terminal_update(u),
-            "terminal_output_chunk" => self.terminal_output_chunk(u),
-            "compaction_update" => self.compaction_update(u),
-            "compaction_summary_chunk" => self.compaction_summary_chunk(u),
-            "state_update" => self.state_update(u),
-            "usage_update" => self.usage_update(u),
-            "available_commands_update" => match u.get("availableCommands") {
+            T::AgentMessageClear => self.message_clear(name, MsgKind::Agent, &u),
+            T::AgentThoughtClear => self.message_clear(name, MsgKind::Thought, &u),
+            T::SessionCleared => self.clear_boundary(name),
+            T::ToolCall | T::ToolCallUpdate => {
+                self.tool_upsert(name, u);
+            }
+            T::ToolCallContentChunk => self.tool_content_chunk(u),
+            T::Plan => self.plan_v1(u),
+            T::PlanUpdate => self.plan_update(u),
+            T::PlanRemoved => self.plan_removed(u),
+            T::TerminalUpdate => self.terminal_update(u),
+            T::TerminalOutputChunk => self.terminal_output_chunk(u),
+            T::CompactionUpdate => self.compaction_update(u),
+            T::CompactionSummaryChunk => self.compaction_summary_chunk(u),
+            T::StateUpdate => self.state_update(u),
+            T::UsageUpdate => self.usage_update(u),
+            T::AvailableCommandsUpdate => match u.get("availableCommands") {
                 Some(Value::Array(_)) => {
                     let commands = u.get("availableCommands").cloned().unwrap_or(Value::Null);
                     if self.ops_on {
@@ -102,7 +114,7 @@ impl TranscriptEngine {
                     "available_commands_update: availableCommands must be an array",
                 ),
             },
-            "current_mode_update" => match u.get("currentModeId") {
+            T::CurrentModeUpdate => match u.get("currentModeId") {
                 Some(Value::String(m)) => {
                     self.t.session_info.current_mode_id = Some(m.clone());
                     self.emit_session_info();
@@ -112,7 +124,7 @@ impl TranscriptEngine {
                     "current_mode_update: currentModeId must be a string",
                 ),
             },
-            "config_option_update" => match u.get("configOptions") {
+            T::ConfigOptionUpdate => match u.get("configOptions") {
                 Some(v @ Value::Array(_)) => {
                     self.t.session_info.config_options = Some(v.clone());
                     self.emit_session_info();
@@ -122,9 +134,8 @@ impl TranscriptEngine {
                     "config_option_update: configOptions must be an array",
                 ),
             },
-            "session_info_update" => self.session_info_update(u),
-            "notice" => self.notice(u),
-            _ => self.unknown_update(u),
+            T::SessionInfoUpdate => self.session_info_update(u),
+            T::Notice => self.notice(u),
         }
     }
 
@@ -204,7 +215,7 @@ impl TranscriptEngine {
         if let Some(v) = u.get("updatedAt") {
             info.updated_at = string(v);
         }
-        if let Some(v) = u.get("_meta") {
+        if let Some(v) = u.get(META_KEY) {
             info.meta = (!v.is_null()).then(|| v.clone());
         }
         self.emit_session_info();
@@ -407,7 +418,7 @@ impl TranscriptEngine {
         };
         let tool = p.get("toolCall").cloned().or_else(|| {
             p.get("subject")
-                .filter(|s| s.get("type").and_then(Value::as_str) == Some("tool_call"))
+                .filter(|s| s.get("type").and_then(Value::as_str) == Some(TOOL_CALL))
                 .and_then(|s| s.get("toolCall"))
                 .cloned()
         });
@@ -690,7 +701,7 @@ impl TranscriptEngine {
         let turn = self.turn_if_open();
         let body = EntryBody::Boundary(Box::new(Boundary {
             reason: "compaction",
-            source: "compaction_update",
+            source: COMPACTION_UPDATE,
             fields,
             summary: Message::default(),
         }));
@@ -722,7 +733,7 @@ impl TranscriptEngine {
         let (idx, is_new) = self.compaction_entry(&id, &status);
         if let EntryBody::Boundary(b) = &mut self.t.entries[idx].body {
             b.fields.insert("status".into(), Value::from(status));
-            for key in ["error", "_meta"] {
+            for key in ["error", META_KEY] {
                 match u.remove(key) {
                     None => {}
                     Some(Value::Null) => {

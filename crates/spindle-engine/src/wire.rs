@@ -8,7 +8,13 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
 use serde_json::value::RawValue;
+use spindle_wire::meta::{
+    CLAUDE_CODE_META_KEY, CLEAR_BOUNDARY_FLAG, META_KEY, SNAPSHOT_FLAG, SPINDLE_META_KEY,
+};
+use spindle_wire::routing::is_routing_field;
 
 // One pass over a chunk line: the probe structs nest, so the text is scanned
 // once and borrowed when it has no escapes.
@@ -61,27 +67,109 @@ pub(crate) struct ParamsProbe<'a> {
 }
 
 /// The fields of a `session/update` the chunk fast path reads.
-#[derive(Debug, Deserialize)]
+///
+/// Other members are skipped, except that a member
+/// [`spindle_wire::routing::is_routing_field`] names sets [`Self::routing`]:
+/// the fast path then leaves the update to the general path, which weighs
+/// the routing fields. So a routing field can never be skipped here.
+#[derive(Debug, Default)]
 pub(crate) struct UpdateProbe<'a> {
-    #[serde(borrow, default, rename = "sessionUpdate")]
     pub tag: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "messageId")]
     pub message_id: Option<&'a RawValue>,
     /// Only a plain text block fits; anything else fails the probe and the
     /// line takes the general path.
-    #[serde(borrow, default)]
     pub content: Option<TextBlockProbe<'a>>,
-    #[serde(borrow, default, rename = "_meta")]
     pub meta: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub segment: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub kind: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub channel: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub role: Option<&'a RawValue>,
+    /// A member that may change the route is present.
+    pub routing: bool,
 }
+
+impl<'de: 'a, 'a> Deserialize<'de> for UpdateProbe<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(UpdateVisitor(std::marker::PhantomData))
+    }
+}
+
+struct UpdateVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for UpdateVisitor<'a> {
+    type Value = UpdateProbe<'a>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a session update object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UpdateProbe<'a>, A::Error> {
+        let mut probe = UpdateProbe::default();
+        let (mut tag, mut id, mut content, mut meta) = (false, false, false, false);
+        // Like a derived struct: a repeated member fails the probe (the
+        // general path then decides what it means).
+        let once = |seen: &mut bool, name: &'static str| {
+            if std::mem::replace(seen, true) {
+                Err(de::Error::duplicate_field(name))
+            } else {
+                Ok(())
+            }
+        };
+        while let Some(Str(key)) = map.next_key::<Str<'a>>()? {
+            match key.as_ref() {
+                SESSION_UPDATE_FIELD => {
+                    once(&mut tag, SESSION_UPDATE_FIELD)?;
+                    probe.tag = map.next_value::<Option<Str<'a>>>()?.map(|s| s.0);
+                }
+                MESSAGE_ID_FIELD => {
+                    once(&mut id, MESSAGE_ID_FIELD)?;
+                    probe.message_id = Some(map.next_value()?);
+                }
+                CONTENT_FIELD => {
+                    once(&mut content, CONTENT_FIELD)?;
+                    probe.content = map.next_value()?;
+                }
+                META_KEY => {
+                    once(&mut meta, META_KEY)?;
+                    probe.meta = Some(map.next_value()?);
+                }
+                other => {
+                    probe.routing |= is_routing_field(other);
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(probe)
+    }
+}
+
+/// A string borrowed from the input when it has no escapes.
+struct Str<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct StrVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for StrVisitor<'a> {
+            type Value = Str<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Str<'a>, E> {
+                Ok(Str(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Str<'a>, E> {
+                Ok(Str(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Str<'a>, E> {
+                Ok(Str(Cow::Owned(s)))
+            }
+        }
+        deserializer.deserialize_str(StrVisitor(std::marker::PhantomData))
+    }
+}
+
+/// `update.sessionUpdate`.
+const SESSION_UPDATE_FIELD: &str = "sessionUpdate";
+/// `update.messageId`.
+const MESSAGE_ID_FIELD: &str = "messageId";
+/// `update.content`.
+const CONTENT_FIELD: &str = "content";
 
 /// A plain text content block with no other fields than these.
 #[derive(Debug, Deserialize)]
@@ -93,39 +181,17 @@ pub(crate) struct TextBlockProbe<'a> {
     pub text: Cow<'a, str>,
 }
 
-/// The two `_meta` flags the engine acts on.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct MetaProbe {
-    #[serde(default)]
-    pub spindle: Option<SpindleMeta>,
-    #[serde(default, rename = "claudeCode")]
-    pub claude_code: Option<ClaudeCodeMeta>,
-}
-
-/// `_meta.spindle`.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct SpindleMeta {
-    #[serde(default)]
-    pub snapshot: Option<bool>,
-}
-
-/// `_meta.claudeCode`.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct ClaudeCodeMeta {
-    #[serde(default, rename = "clearBoundary")]
-    pub clear_boundary: Option<bool>,
-}
-
-/// Reads the chunk flags out of an update's `_meta` value (any shape).
-pub(crate) fn meta_flags(meta: &serde_json::Value) -> (Option<bool>, bool) {
+/// Reads the chunk flags out of an update's `_meta` value (any shape):
+/// `_meta.spindle.snapshot` and `_meta.claudeCode.clearBoundary`.
+pub(crate) fn meta_flags(meta: &Value) -> (Option<bool>, bool) {
     let snapshot = meta
-        .get("spindle")
-        .and_then(|s| s.get("snapshot"))
-        .and_then(serde_json::Value::as_bool);
+        .get(SPINDLE_META_KEY)
+        .and_then(|s| s.get(SNAPSHOT_FLAG))
+        .and_then(Value::as_bool);
     let clear = meta
-        .get("claudeCode")
-        .and_then(|c| c.get("clearBoundary"))
-        .and_then(serde_json::Value::as_bool)
+        .get(CLAUDE_CODE_META_KEY)
+        .and_then(|c| c.get(CLEAR_BOUNDARY_FLAG))
+        .and_then(Value::as_bool)
         == Some(true);
     (snapshot, clear)
 }

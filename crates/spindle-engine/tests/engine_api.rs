@@ -555,3 +555,48 @@ fn final_reply_pieces_concatenate_to_the_final_reply() {
     assert!(!reply.contains("hmm"));
     assert_eq!(e.turn_replies()[0].reply, reply);
 }
+
+/// Every routing field spindle-wire lists keeps a "thought" label out of the
+/// reply on every entry point (the fast paths included): a field added to
+/// `spindle_wire::routing` is covered here without editing the test.
+#[test]
+fn every_routing_field_keeps_thoughts_out_of_the_reply_on_every_entry_point() {
+    use spindle_wire::routing::{ANNOTATIONS_FIELD, CONTENT_FIELDS, UPDATE_FIELDS};
+    let mut updates = Vec::new();
+    for field in UPDATE_FIELDS {
+        updates.push(
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": "m1",
+            field: "thought", "content": {"type": "text", "text": "secret"}}),
+        );
+    }
+    for field in CONTENT_FIELDS {
+        updates.push(
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": "m1",
+            "content": {"type": "text", "text": "secret", field: "thought"}}),
+        );
+    }
+    updates.push(
+        json!({"sessionUpdate": "agent_message_chunk", "messageId": "m1",
+        "content": {"type": "text", "text": "secret", ANNOTATIONS_FIELD: {"segment": "thought"}}}),
+    );
+    for update in updates {
+        for entry_point in ["params", "agent_line", "recorded_line"] {
+            let mut e = TranscriptEngine::new(EngineConfig::default());
+            e.apply_user_prompt(r#"[{"type":"text","text":"hi"}]"#);
+            let reply = json!({"sessionUpdate": "agent_message_chunk", "messageId": "m2",
+                "content": {"type": "text", "text": "visible"}});
+            for u in [update.clone(), reply] {
+                match entry_point {
+                    "params" => e.apply_session_update(&params(u)),
+                    "agent_line" => e.apply_agent_line(&line(u)),
+                    _ => e.apply_recorded_line(&line(u)),
+                };
+            }
+            assert_eq!(
+                e.final_reply().as_deref(),
+                Some("visible"),
+                "{entry_point}: {update}"
+            );
+        }
+    }
+}
