@@ -9,7 +9,7 @@ use std::hash::Hasher;
 
 use hashbrown::HashTable;
 
-use crate::engine::{Domain, MsgKind};
+use crate::ids::{Domain, MsgKind, fmix64};
 use spindle_wire::hash::{FxHashMap, FxHasher};
 
 #[derive(Debug, Clone, Copy)]
@@ -127,16 +127,6 @@ fn key_hash(domain: Domain, id: &str) -> u64 {
     });
     hasher.write(id.as_bytes());
     fmix64(hasher.finish())
-}
-
-/// murmur3's 64-bit finalizer: spreads the Fx hash over all bits (the table
-/// takes its control bytes from the top ones).
-pub(crate) fn fmix64(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
 }
 
 #[cfg(test)]

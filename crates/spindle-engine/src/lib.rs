@@ -51,61 +51,58 @@
 //! - Unknown and `_`-prefixed updates become `unknown` entries with the raw
 //!   JSON; unknown content blocks and enum values are kept verbatim. A malformed
 //!   known update yields a diagnostic and changes nothing.
+//!
+//! # Layers
+//! A module uses only modules listed before it (no module cycles; the
+//! `impl TranscriptEngine` blocks of a layer call only methods of earlier
+//! layers):
+//! 1. utilities: [`text`], `base64`, `compact` (compact JSON objects), `config`;
+//! 2. data: `model` (entries, messages, tool calls, session state,
+//!    diagnostics), `ops` (render ops), `ids` (id spaces), `keys` (wire id ->
+//!    entry);
+//! 3. wire reading: `wire` (borrowed probes of one line), `classify`
+//!    (metadata routing, fields from `spindle_wire::routing`);
+//! 4. `core`: the [`TranscriptEngine`] struct and the bookkeeping every
+//!    handler shares (entries, ids, ops, diagnostics);
+//! 5. handlers, each by entry kind: `turns`, `content` (blocks into a
+//!    message or summary), `session_state`, `boundaries` (clear and
+//!    compaction), `messages`, `tools`, `plan`, `terminal`, `requests`
+//!    (prompts, responses, permissions);
+//! 6. `engine`: the `apply_*` entry points, line decoding and the dispatch by
+//!    `spindle_wire::tags::UpdateTag`;
+//! 7. `replay`: outputs (replies, replay JSON, text, snapshots) and
+//!    [`replay_recording`].
 #![deny(missing_docs)]
 
 mod base64;
+mod boundaries;
 mod classify;
 mod compact;
+mod config;
+mod content;
+mod core;
 mod engine;
+mod ids;
 mod keys;
 mod messages;
 mod model;
 mod ops;
+mod plan;
 mod replay;
+mod requests;
+mod session_state;
+mod terminal;
 pub mod text;
-mod updates;
+mod tools;
+mod turns;
 mod wire;
 
-pub use engine::TranscriptEngine;
+pub use crate::core::TranscriptEngine;
+pub use config::{EngineConfig, ProtocolHint, StreamingPolicy};
 pub use model::{
     Boundary, Entry, EntryBody, EntryKind, Message, SessionInfo, SessionState, Terminal, ToolCall,
     Transcript,
 };
-pub use ops::{Applied, Diagnostic, EntryView, RenderOp};
+pub use model::{Diagnostic, EntryView};
+pub use ops::{Applied, RenderOp};
 pub use replay::{TurnReply, recording_line_received, recording_line_sent, replay_recording};
-
-/// Which ACP protocol version the input speaks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ProtocolHint {
-    /// Infer: v2 once a v2-only update (`agent_message`, `state_update`, ...),
-    /// a v2-shaped prompt response or an `initialize` result with
-    /// `protocolVersion: 2` is seen; v1 until then.
-    #[default]
-    Auto,
-    /// Protocol v1: the prompt response ends the turn; `null` patch fields
-    /// mean "unchanged"; permission requests imply `requires_action`.
-    V1,
-    /// Protocol v2: the prompt response is acceptance; `state_update` ends turns.
-    V2,
-}
-
-/// How agent message and thought chunks combine.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum StreamingPolicy {
-    /// Chunks append (the ACP rule).
-    #[default]
-    Delta,
-    /// Every agent chunk is a snapshot that replaces its message's content
-    /// (for agents known to stream cumulative text). A chunk's
-    /// `_meta.spindle.snapshot` flag still overrides this.
-    Snapshot,
-}
-
-/// Engine configuration.
-#[derive(Debug, Clone, Default)]
-pub struct EngineConfig {
-    /// Protocol version of the input.
-    pub protocol: ProtocolHint,
-    /// Chunk combination policy for this session.
-    pub streaming: StreamingPolicy,
-}

@@ -1,51 +1,21 @@
-//! Messages: chunks (append), upserts (three-state replace), clears, routing.
+//! Messages: chunks (append; the fast paths for plain text chunks),
+//! upserts (three-state replace), clears, metadata routing, and which entry
+//! a messageId names.
 
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::StreamingPolicy;
 use crate::classify::{Route, route};
-use crate::engine::{Domain, MsgKind, TranscriptEngine};
-use crate::model::{Block, Boundary, EntryBody, EntryKind, Message};
-use crate::ops::RenderOp;
-use crate::text::{common_prefix_len, utf16_len};
+use crate::config::StreamingPolicy;
+use crate::content::{BlockIn, block_in_from_value};
+use crate::core::TranscriptEngine;
+use crate::ids::{Domain, MsgKind};
+use crate::model::{EntryBody, Message};
 use crate::wire::{UpdateProbe, meta_flags};
 use spindle_wire::meta::META_KEY;
 use spindle_wire::scan::PlainChunk;
 use spindle_wire::tags::{MessageKind, UpdateTag};
-
-/// One content block on its way in; text may borrow from the input line.
-#[derive(Debug)]
-pub(crate) enum BlockIn<'a> {
-    /// Text, extra block fields, and whether the block's own metadata keeps it
-    /// out of the persisted reply.
-    Text(Cow<'a, str>, Option<Box<Map<String, Value>>>, bool),
-    Other(Value),
-}
-
-/// A text block is `{"type":"text","text":<string>, ...}`; anything else
-/// (images, resources, `_x` blocks, malformed text blocks) is kept verbatim.
-pub(crate) fn block_in_from_value(v: Value) -> BlockIn<'static> {
-    match v {
-        Value::Object(mut m)
-            if m.get("type").and_then(Value::as_str) == Some("text")
-                && m.get("text").is_some_and(Value::is_string) =>
-        {
-            let text = match m.shift_remove("text") {
-                Some(Value::String(s)) => s,
-                _ => String::new(),
-            };
-            m.shift_remove("type");
-            let extra = (!m.is_empty()).then(|| Box::new(m));
-            let hidden = extra
-                .as_deref()
-                .is_some_and(crate::classify::block_is_non_reply);
-            BlockIn::Text(Cow::Owned(text), extra, hidden)
-        }
-        other => BlockIn::Other(other),
-    }
-}
 
 /// A message chunk, normalised from either decoding path.
 #[derive(Debug)]
@@ -145,40 +115,6 @@ impl TranscriptEngine {
             clear_boundary,
         });
         true
-    }
-
-    /// Whether an update naming `session_id` belongs to this transcript. The session is the one
-    /// the client opened or prompts (see [`Self::adopt_session`]); before the client named one
-    /// (recordings of the agent side only), the first session id seen defines it. An update
-    /// for another session is a diagnostic and is not applied (F3): the wire log or recording
-    /// keeps it verbatim at the reported line.
-    pub(crate) fn note_session(&mut self, session_id: Option<&str>) -> bool {
-        let Some(s) = session_id else {
-            return true;
-        };
-        match self.t.session_info.session_id.as_deref() {
-            None => {
-                self.t.session_info.session_id = Some(s.to_owned());
-                true
-            }
-            Some(known) if known == s => true,
-            Some(known) => {
-                let message =
-                    format!("update for session {s:?}, not this session {known:?}: not applied");
-                self.diag("foreign_session", message);
-                false
-            }
-        }
-    }
-
-    /// The client opened, loaded, resumed or prompted `session_id`: updates for it apply from now
-    /// on (a client that starts a new agent session moves the transcript to it).
-    pub(crate) fn adopt_session(&mut self, session_id: Option<&Value>) {
-        if let Some(Value::String(s)) = session_id
-            && self.t.session_info.session_id.as_deref() != Some(s.as_str())
-        {
-            self.t.session_info.session_id = Some(s.clone());
-        }
     }
 
     /// General path for `*_message_chunk` / `agent_thought_chunk`.
@@ -334,7 +270,7 @@ impl TranscriptEngine {
         (self.new_message(kind, message_id), true, false)
     }
 
-    pub(crate) fn apply_chunk(&mut self, c: ChunkIn<'_>) {
+    fn apply_chunk(&mut self, c: ChunkIn<'_>) {
         if c.clear_boundary {
             self.clear_boundary("clear_boundary_meta");
         }
@@ -361,99 +297,6 @@ impl TranscriptEngine {
         }
         if is_new {
             self.emit_insert(idx);
-        }
-    }
-
-    fn append_block(&mut self, idx: usize, block: BlockIn<'_>, emit: bool) {
-        let emit = emit && self.ops_on;
-        let entry = &mut self.t.entries[idx];
-        let msg = match &mut entry.body {
-            EntryBody::Message(m) => m,
-            EntryBody::Boundary(b) => &mut b.summary,
-            _ => return,
-        };
-        match block {
-            BlockIn::Text(text, extra, hidden) => {
-                msg.push_text_block(&text, extra, hidden);
-                if emit && !text.is_empty() {
-                    let id = entry.id.clone();
-                    self.out.ops.push(RenderOp::AppendText {
-                        id,
-                        text: text.into_owned(),
-                    });
-                }
-            }
-            BlockIn::Other(v) => {
-                msg.blocks.push(Block::Other(Box::new(v)));
-                if emit {
-                    self.emit_update(idx);
-                }
-            }
-        }
-    }
-
-    /// Replaces a message's whole content. Text changes become a truncate to
-    /// the shared prefix plus an append of the new suffix (requirement 9);
-    /// attachment changes become one `update_entry`.
-    pub(crate) fn set_content(&mut self, idx: usize, blocks: Vec<BlockIn<'_>>, emit: bool) {
-        let emit = emit && self.ops_on;
-        let entry = &mut self.t.entries[idx];
-        let msg = match &mut entry.body {
-            EntryBody::Message(m) => m,
-            EntryBody::Boundary(b) => &mut b.summary,
-            _ => return,
-        };
-        let old_attachments = if emit { msg.attachments() } else { Vec::new() };
-        let text_blocks = blocks
-            .iter()
-            .filter(|b| matches!(b, BlockIn::Text(..)))
-            .count();
-        let joined: Cow<'_, str> = if text_blocks == 1 {
-            match blocks.iter().find_map(|b| match b {
-                BlockIn::Text(t, _, _) => Some(t),
-                BlockIn::Other(_) => None,
-            }) {
-                Some(t) => Cow::Borrowed(t.as_ref()),
-                None => Cow::Borrowed(""),
-            }
-        } else {
-            let mut s = String::new();
-            for b in &blocks {
-                if let BlockIn::Text(t, _, _) = b {
-                    s.push_str(t);
-                }
-            }
-            Cow::Owned(s)
-        };
-        let keep = common_prefix_len(&msg.text, &joined);
-        if emit && keep < msg.text.len() {
-            self.out.ops.push(RenderOp::TruncateText {
-                id: entry.id.clone(),
-                len: utf16_len(&msg.text[..keep]),
-            });
-        }
-        msg.text.truncate(keep);
-        msg.text.push_str(&joined[keep..]);
-        if emit && keep < joined.len() {
-            self.out.ops.push(RenderOp::AppendText {
-                id: entry.id.clone(),
-                text: joined[keep..].to_owned(),
-            });
-        }
-        drop(joined);
-        msg.blocks.clear();
-        let mut offset = 0;
-        for b in blocks {
-            match b {
-                BlockIn::Text(t, extra, hidden) => {
-                    msg.push_text_range(offset, offset + t.len(), extra, hidden);
-                    offset += t.len();
-                }
-                BlockIn::Other(v) => msg.blocks.push(Block::Other(Box::new(v))),
-            }
-        }
-        if emit && msg.attachments() != old_attachments {
-            self.emit_update(idx);
         }
     }
 
@@ -535,26 +378,19 @@ impl TranscriptEngine {
         }
     }
 
-    /// A clear boundary entry (seed 003), from `session_cleared` or a chunk's
-    /// `_meta.claudeCode.clearBoundary: true`. Both signals for one clear (with
-    /// nothing in between) give one boundary.
-    pub(crate) fn clear_boundary(&mut self, source: &'static str) {
-        if let Some(last) = self.t.entries.last()
-            && let EntryBody::Boundary(b) = &last.body
-            && b.reason == "clear"
-        {
+    /// Gives the client's prompt entry the agent-owned messageId.
+    pub(crate) fn alias_user_message(&mut self, idx: usize, message_id: &str) {
+        if self.keys.contains(Domain::Msg(MsgKind::User), message_id) {
             return;
         }
-        self.open = None;
-        let id = self.mint_id("clear");
-        let turn = Some(self.t.state.turns).filter(|_| self.t.state.turn_open);
-        let body = EntryBody::Boundary(Box::new(Boundary {
-            reason: "clear",
-            source,
-            fields: Map::new(),
-            summary: Message::default(),
-        }));
-        let idx = self.push_entry(&id, EntryKind::Boundary, body, turn);
-        self.emit_insert(idx);
+        if let EntryBody::Message(m) = &mut self.t.entries[idx].body {
+            if m.message_id.is_some() {
+                return;
+            }
+            m.message_id = Some(message_id.to_owned());
+        }
+        self.keys
+            .insert(Domain::Msg(MsgKind::User), message_id, idx);
+        self.emit_update(idx);
     }
 }

@@ -1,9 +1,10 @@
-//! What the engine hands to views and callers: render ops and diagnostics.
+//! What the engine hands to views and callers: render ops, and the
+//! [`Applied`] result of one input (ops plus diagnostics).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::model::{EntryKind, SessionInfo, SessionState};
+use crate::model::{Diagnostic, EntryView, SessionInfo, SessionState};
 
 /// One minimal change to a view of the transcript.
 ///
@@ -76,46 +77,6 @@ pub enum RenderOp {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
     },
-}
-
-/// A serializable view of one timeline entry, as the render ops carry it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EntryView {
-    /// Stable id: the messageId / toolCallId / terminalId / compactionId / planId
-    /// when free, otherwise a deterministic variant (`agent_message:<id>`), or a
-    /// minted id (`m:3`) for v1 messages without messageId.
-    pub id: String,
-    /// What the entry is.
-    pub kind: EntryKind,
-    /// The agent-owned messageId of a message entry, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message_id: Option<String>,
-    /// The turn the entry belongs to (1-based); absent for background output.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn: Option<u32>,
-    /// Messages: text blocks joined. Boundaries: the compaction summary text.
-    /// Terminals: the output decoded as UTF-8 (lossy). Others: empty.
-    #[serde(default)]
-    pub text: String,
-    /// Kind-specific fields: messages `attachments` (non-text blocks), `_meta`,
-    /// `pending`, `rejected`; tool calls `toolCall` (wire fields, verbatim) and
-    /// `permission`; plans `plan`, `removed`; boundaries `reason` (`clear` |
-    /// `compaction`), `source`, `compactionId`, `status`, `error`; terminals
-    /// `terminal`; unknown updates and non-tool permissions `raw`.
-    #[serde(flatten)]
-    pub fields: Map<String, Value>,
-}
-
-/// A problem with the input. The engine reports it and keeps going.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Diagnostic {
-    /// Stable machine-readable code, e.g. `malformed_update`, `invalid_json`.
-    pub code: &'static str,
-    /// Human-readable explanation.
-    pub message: String,
-    /// 1-based input line number, when the input came line by line.
-    pub line: Option<u64>,
 }
 
 /// The result of applying one input: the render ops it caused and any

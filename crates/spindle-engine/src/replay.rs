@@ -15,10 +15,11 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::engine::TranscriptEngine;
+use crate::config::EngineConfig;
+use crate::core::TranscriptEngine;
 use crate::model::{EntryBody, EntryKind};
+use crate::ops::Applied;
 use crate::ops::RenderOp;
-use crate::{Applied, EngineConfig};
 
 /// The persisted reply of one turn.
 #[derive(Debug, Clone, PartialEq, Eq)]

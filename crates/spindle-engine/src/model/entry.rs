@@ -1,0 +1,314 @@
+//! Timeline entries: their kinds, bodies, the view render ops carry, and
+//! their replay JSON.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use spindle_wire::meta::META_KEY;
+use spindle_wire::tags;
+
+use super::message::Message;
+use super::tool_call::ToolCall;
+
+/// What a timeline entry is. Serialized snake_case (`agent_message`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// A user message (the client's prompt, or one the agent reported).
+    UserMessage,
+    /// An agent reply message: the only kind that counts toward the persisted reply.
+    AgentMessage,
+    /// Agent reasoning: `agent_thought*`, or agent text routed here by metadata
+    /// (think/thought/thinking/segment/intent).
+    AgentThought,
+    /// Agent text routed to the plan channel by metadata (`plan`).
+    PlanText,
+    /// A tool call (`tool_call`, `tool_call_update`, `tool_call_content_chunk`).
+    ToolCall,
+    /// A structured plan (v1 `plan` as planId `main`, v2 `plan_update`).
+    Plan,
+    /// A v2 agent-owned terminal (`terminal_update`, `terminal_output_chunk`).
+    Terminal,
+    /// A boundary: `reason` `clear` (session cleared) or `compaction`.
+    Boundary,
+    /// A permission request whose subject is not a tool call.
+    Permission,
+    /// An update the engine does not know; the raw JSON is kept verbatim.
+    Unknown,
+}
+
+impl EntryKind {
+    /// The snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            // Entry kinds named after an update are spelled like its tag.
+            EntryKind::UserMessage => tags::USER_MESSAGE,
+            EntryKind::AgentMessage => tags::AGENT_MESSAGE,
+            EntryKind::AgentThought => tags::AGENT_THOUGHT,
+            EntryKind::PlanText => "plan_text",
+            EntryKind::ToolCall => tags::TOOL_CALL,
+            EntryKind::Plan => tags::PLAN,
+            EntryKind::Terminal => "terminal",
+            EntryKind::Boundary => "boundary",
+            EntryKind::Permission => "permission",
+            EntryKind::Unknown => "unknown",
+        }
+    }
+
+    /// True for the four message kinds (they carry content and text).
+    pub fn is_message(self) -> bool {
+        matches!(
+            self,
+            EntryKind::UserMessage
+                | EntryKind::AgentMessage
+                | EntryKind::AgentThought
+                | EntryKind::PlanText
+        )
+    }
+}
+
+/// A boundary in the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Boundary {
+    /// `clear` or `compaction`.
+    pub reason: &'static str,
+    /// What signalled it: `session_cleared`, `clear_boundary_meta` or `compaction_update`.
+    pub source: &'static str,
+    /// Compaction fields (`compactionId`, `status`, `error`, `_meta`), verbatim.
+    pub fields: Map<String, Value>,
+    /// The compaction summary as a message (summary blocks + chunks).
+    pub summary: Message,
+}
+
+/// A v2 terminal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Terminal {
+    /// Wire fields other than output (`terminalId`, `command`, `cwd`, `exitStatus`, `size`, ...).
+    pub fields: Map<String, Value>,
+    /// All output bytes received (decoded from base64).
+    pub output: Vec<u8>,
+    /// `output` decoded as UTF-8; an incomplete trailing sequence waits in `output`.
+    pub(crate) text: String,
+    /// Bytes of `output` already reflected in `text`.
+    pub(crate) decoded: usize,
+}
+
+/// The kind-specific part of an entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryBody {
+    /// Message kinds (boxed like every variant, so an entry is 56 bytes: a
+    /// session holds one per message and tool call).
+    Message(Box<Message>),
+    /// [`EntryKind::ToolCall`] (boxed: rarer than messages, keeps entries small).
+    ToolCall(Box<ToolCall>),
+    /// [`EntryKind::Plan`]: the plan object as sent (`entries`, and for v2 `type`, `planId`).
+    Plan {
+        /// The plan, verbatim.
+        plan: Box<Value>,
+        /// Removed by `plan_removed`.
+        removed: bool,
+    },
+    /// [`EntryKind::Boundary`].
+    Boundary(Box<Boundary>),
+    /// [`EntryKind::Terminal`].
+    Terminal(Box<Terminal>),
+    /// [`EntryKind::Permission`] and [`EntryKind::Unknown`]: raw JSON verbatim.
+    Raw(Box<Value>),
+}
+
+/// One timeline entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Stable id (see [`EntryView::id`]).
+    pub id: String,
+    /// What the entry is.
+    pub kind: EntryKind,
+    /// The turn it belongs to; `None` for background output outside any turn.
+    pub turn: Option<u32>,
+    /// Kind-specific data.
+    pub body: EntryBody,
+}
+
+impl Entry {
+    /// The message, for message kinds.
+    pub fn message(&self) -> Option<&Message> {
+        match &self.body {
+            EntryBody::Message(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The text a view shows for this entry (see [`EntryView::text`]).
+    pub fn text(&self) -> &str {
+        match &self.body {
+            EntryBody::Message(m) => &m.text,
+            EntryBody::Boundary(b) => &b.summary.text,
+            EntryBody::Terminal(t) => &t.text,
+            _ => "",
+        }
+    }
+
+    /// The view carried by render ops.
+    pub fn view(&self) -> EntryView {
+        let mut fields = Map::new();
+        match &self.body {
+            EntryBody::Message(m) => {
+                let attachments = m.attachments();
+                if !attachments.is_empty() {
+                    fields.insert("attachments".into(), Value::Array(attachments));
+                }
+                if let Some(meta) = &m.meta {
+                    fields.insert(META_KEY.into(), (**meta).clone());
+                }
+                if m.pending {
+                    fields.insert("pending".into(), Value::Bool(true));
+                }
+                if m.rejected {
+                    fields.insert("rejected".into(), Value::Bool(true));
+                }
+            }
+            EntryBody::ToolCall(tc) => {
+                // Nested: the wire field `kind` (tool kind) would collide with the entry kind.
+                fields.insert("toolCall".into(), Value::Object(tc.fields()));
+                if let Some(p) = &tc.permission {
+                    fields.insert("permission".into(), (**p).clone());
+                }
+            }
+            EntryBody::Plan { plan, removed } => {
+                fields.insert("plan".into(), (**plan).clone());
+                if *removed {
+                    fields.insert("removed".into(), Value::Bool(true));
+                }
+            }
+            EntryBody::Boundary(b) => {
+                fields = b.fields.clone();
+                fields.insert("reason".into(), Value::from(b.reason));
+                fields.insert("source".into(), Value::from(b.source));
+                let attachments = b.summary.attachments();
+                if !attachments.is_empty() {
+                    fields.insert("attachments".into(), Value::Array(attachments));
+                }
+            }
+            EntryBody::Terminal(t) => {
+                fields.insert("terminal".into(), Value::Object(t.fields.clone()));
+            }
+            EntryBody::Raw(raw) => {
+                fields.insert("raw".into(), (**raw).clone());
+            }
+        }
+        EntryView {
+            id: self.id.clone(),
+            kind: self.kind,
+            message_id: self.message().and_then(|m| m.message_id.clone()),
+            turn: self.turn,
+            text: self.text().to_owned(),
+            fields,
+        }
+    }
+
+    /// The entry as it appears in `spindle replay --format json`.
+    pub fn replay_json(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("id".into(), Value::from(self.id.as_str()));
+        map.insert("kind".into(), Value::from(self.kind.as_str()));
+        if let Some(turn) = self.turn {
+            map.insert("turn".into(), Value::from(turn));
+        }
+        match &self.body {
+            EntryBody::Message(m) => {
+                map.insert(
+                    "messageId".into(),
+                    m.message_id.clone().map_or(Value::Null, Value::from),
+                );
+                map.insert("content".into(), Value::Array(m.content_json()));
+                map.insert("text".into(), Value::from(m.text.as_str()));
+                if let Some(meta) = &m.meta {
+                    map.insert(META_KEY.into(), (**meta).clone());
+                }
+                if m.pending {
+                    map.insert("pending".into(), Value::Bool(true));
+                }
+                if m.rejected {
+                    map.insert("rejected".into(), Value::Bool(true));
+                }
+            }
+            EntryBody::Boundary(b) => {
+                map.insert("reason".into(), Value::from(b.reason));
+                map.insert("source".into(), Value::from(b.source));
+                for (k, v) in &b.fields {
+                    map.insert(k.clone(), v.clone());
+                }
+                if b.reason == "compaction" {
+                    map.insert("summary".into(), Value::Array(b.summary.content_json()));
+                    map.insert("text".into(), Value::from(b.summary.text.as_str()));
+                }
+            }
+            EntryBody::Terminal(t) => {
+                map.insert("terminal".into(), Value::Object(t.fields.clone()));
+                map.insert("outputBytes".into(), Value::from(t.output.len()));
+                map.insert(
+                    "text".into(),
+                    Value::from(String::from_utf8_lossy(&t.output).into_owned()),
+                );
+            }
+            _ => {
+                let view = self.view();
+                for (k, v) in view.fields {
+                    map.insert(k, v);
+                }
+            }
+        }
+        Value::Object(map)
+    }
+}
+
+/// A serializable view of one timeline entry, as the render ops carry it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryView {
+    /// Stable id: the messageId / toolCallId / terminalId / compactionId / planId
+    /// when free, otherwise a deterministic variant (`agent_message:<id>`), or a
+    /// minted id (`m:3`) for v1 messages without messageId.
+    pub id: String,
+    /// What the entry is.
+    pub kind: EntryKind,
+    /// The agent-owned messageId of a message entry, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// The turn the entry belongs to (1-based); absent for background output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// Messages: text blocks joined. Boundaries: the compaction summary text.
+    /// Terminals: the output decoded as UTF-8 (lossy). Others: empty.
+    #[serde(default)]
+    pub text: String,
+    /// Kind-specific fields: messages `attachments` (non-text blocks), `_meta`,
+    /// `pending`, `rejected`; tool calls `toolCall` (wire fields, verbatim) and
+    /// `permission`; plans `plan`, `removed`; boundaries `reason` (`clear` |
+    /// `compaction`), `source`, `compactionId`, `status`, `error`; terminals
+    /// `terminal`; unknown updates and non-tool permissions `raw`.
+    #[serde(flatten)]
+    pub fields: Map<String, Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_kind_names_match_their_serde_names() {
+        for kind in [
+            EntryKind::UserMessage,
+            EntryKind::AgentMessage,
+            EntryKind::AgentThought,
+            EntryKind::PlanText,
+            EntryKind::ToolCall,
+            EntryKind::Plan,
+            EntryKind::Terminal,
+            EntryKind::Boundary,
+            EntryKind::Permission,
+            EntryKind::Unknown,
+        ] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Session-level updates: which session the transcript follows, the v2
+//! state, usage, available commands, mode, config options, session info and
+//! notices.
+
+use serde_json::{Map, Value};
+
+use crate::core::TranscriptEngine;
+use crate::ops::RenderOp;
+use spindle_wire::meta::META_KEY;
+
+impl TranscriptEngine {
+    /// Whether an update naming `session_id` belongs to this transcript. The session is the one
+    /// the client opened or prompts (see [`Self::adopt_session`]); before the client named one
+    /// (recordings of the agent side only), the first session id seen defines it. An update
+    /// for another session is a diagnostic and is not applied (F3): the wire log or recording
+    /// keeps it verbatim at the reported line.
+    pub(crate) fn note_session(&mut self, session_id: Option<&str>) -> bool {
+        let Some(s) = session_id else {
+            return true;
+        };
+        match self.t.session_info.session_id.as_deref() {
+            None => {
+                self.t.session_info.session_id = Some(s.to_owned());
+                true
+            }
+            Some(known) if known == s => true,
+            Some(known) => {
+                let message =
+                    format!("update for session {s:?}, not this session {known:?}: not applied");
+                self.diag("foreign_session", message);
+                false
+            }
+        }
+    }
+
+    /// The client opened, loaded, resumed or prompted `session_id`: updates for it apply from now
+    /// on (a client that starts a new agent session moves the transcript to it).
+    pub(crate) fn adopt_session(&mut self, session_id: Option<&Value>) {
+        if let Some(Value::String(s)) = session_id
+            && self.t.session_info.session_id.as_deref() != Some(s.as_str())
+        {
+            self.t.session_info.session_id = Some(s.clone());
+        }
+    }
+
+    pub(crate) fn state_update(&mut self, u: Map<String, Value>) {
+        let Some(Value::String(state)) = u.get("state") else {
+            return self.diag("malformed_update", "state_update: state must be a string");
+        };
+        let state = state.clone();
+        if let Some(bg) = u.get("background") {
+            self.t.state.background = (!bg.is_null()).then(|| bg.clone());
+        }
+        match state.as_str() {
+            "idle" => {
+                // Omitted, null or malformed stopReason: "not reported".
+                let stop = u
+                    .get("stopReason")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                let error = u.get("error").filter(|e| !e.is_null()).cloned();
+                self.explicit_idle = true;
+                if self.t.state.turn_open {
+                    self.end_turn(stop, error);
+                } else {
+                    // A repeated idle snapshot is idempotent: no new completion.
+                    let s = &mut self.t.state;
+                    let changed = s.status != "idle" || (stop.is_some() && s.stop_reason != stop);
+                    s.status = "idle".into();
+                    if stop.is_some() {
+                        s.stop_reason = stop;
+                        s.error = error;
+                    }
+                    if changed {
+                        self.emit_state();
+                    }
+                }
+            }
+            "running" => {
+                if !self.t.state.turn_open {
+                    self.begin_turn();
+                } else if self.t.state.status != "running" {
+                    self.t.state.status = "running".into();
+                    self.emit_state();
+                }
+            }
+            other => {
+                // requires_action, or an unknown state: busy, never idle.
+                if !self.t.state.turn_open {
+                    self.begin_turn();
+                }
+                self.t.state.status = other.to_owned();
+                self.emit_state();
+            }
+        }
+    }
+
+    pub(crate) fn usage_update(&mut self, mut u: Map<String, Value>) {
+        let numbers = u.get("used").is_some_and(Value::is_number)
+            && u.get("size").is_some_and(Value::is_number);
+        if !numbers {
+            return self.diag(
+                "malformed_update",
+                "usage_update: used and size must be numbers",
+            );
+        }
+        u.shift_remove("sessionUpdate");
+        let usage = Value::Object(u);
+        if self.ops_on {
+            let usage = usage.clone();
+            self.emit(RenderOp::SetUsage { usage });
+        }
+        self.t.usage = Some(usage);
+    }
+
+    /// `available_commands_update`: the whole list, replaced.
+    pub(crate) fn commands_update(&mut self, u: Map<String, Value>) {
+        match u.get("availableCommands") {
+            Some(Value::Array(_)) => {
+                let commands = u.get("availableCommands").cloned().unwrap_or(Value::Null);
+                if self.ops_on {
+                    let commands = commands.clone();
+                    self.emit(RenderOp::SetCommands { commands });
+                }
+                self.t.commands = Some(commands);
+            }
+            _ => self.diag(
+                "malformed_update",
+                "available_commands_update: availableCommands must be an array",
+            ),
+        }
+    }
+
+    /// v1 `current_mode_update`.
+    pub(crate) fn current_mode_update(&mut self, u: Map<String, Value>) {
+        match u.get("currentModeId") {
+            Some(Value::String(m)) => {
+                self.t.session_info.current_mode_id = Some(m.clone());
+                self.emit_session_info();
+            }
+            _ => self.diag(
+                "malformed_update",
+                "current_mode_update: currentModeId must be a string",
+            ),
+        }
+    }
+
+    /// `config_option_update`: the whole list, replaced.
+    pub(crate) fn config_option_update(&mut self, u: Map<String, Value>) {
+        match u.get("configOptions") {
+            Some(v @ Value::Array(_)) => {
+                self.t.session_info.config_options = Some(v.clone());
+                self.emit_session_info();
+            }
+            _ => self.diag(
+                "malformed_update",
+                "config_option_update: configOptions must be an array",
+            ),
+        }
+    }
+
+    pub(crate) fn session_info_update(&mut self, u: Map<String, Value>) {
+        for key in ["title", "updatedAt"] {
+            match u.get(key) {
+                None | Some(Value::Null) | Some(Value::String(_)) => {}
+                Some(_) => {
+                    return self.diag(
+                        "malformed_update",
+                        format!("session_info_update: {key} must be a string or null"),
+                    );
+                }
+            }
+        }
+        let info = &mut self.t.session_info;
+        let string = |v: &Value| v.as_str().map(str::to_owned);
+        if let Some(v) = u.get("title") {
+            info.title = string(v);
+        }
+        if let Some(v) = u.get("updatedAt") {
+            info.updated_at = string(v);
+        }
+        if let Some(v) = u.get(META_KEY) {
+            info.meta = (!v.is_null()).then(|| v.clone());
+        }
+        self.emit_session_info();
+    }
+
+    pub(crate) fn notice(&mut self, u: Map<String, Value>) {
+        match (u.get("severity"), u.get("title")) {
+            (Some(Value::String(severity)), Some(Value::String(title))) => {
+                let description = match u.get("description") {
+                    Some(Value::String(d)) => Some(d.clone()),
+                    _ => None,
+                };
+                self.emit(RenderOp::Notice {
+                    severity: severity.clone(),
+                    title: title.clone(),
+                    description,
+                });
+            }
+            _ => self.diag(
+                "malformed_update",
+                "notice: severity and title must be strings",
+            ),
+        }
+    }
+}

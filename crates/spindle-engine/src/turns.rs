@@ -1,0 +1,82 @@
+//! Turns: when one starts, when it ends, and which turn new output joins.
+
+use serde_json::Value;
+
+use crate::core::{TranscriptEngine, TurnRecord};
+use crate::model::EntryBody;
+
+impl TranscriptEngine {
+    pub(crate) fn begin_turn(&mut self) {
+        if self.t.state.turn_open {
+            // A new turn implicitly finishes the previous one.
+            if let Some(last) = self.turn_log.last_mut() {
+                last.finished = true;
+            }
+        }
+        self.turn_log.push(TurnRecord::default());
+        let s = &mut self.t.state;
+        s.turns += 1;
+        s.turn_open = true;
+        s.status = "running".into();
+        s.stop_reason = None;
+        s.error = None;
+        s.cancel_requested = false;
+        self.explicit_idle = false;
+        self.open = None;
+        self.emit_state();
+    }
+
+    pub(crate) fn end_turn(&mut self, stop_reason: Option<String>, error: Option<Value>) {
+        if self.t.state.turn_open && stop_reason.as_deref() == Some("cancelled") {
+            self.cancel_unfinished_tool_calls();
+        }
+        if self.t.state.turn_open
+            && let Some(last) = self.turn_log.last_mut()
+        {
+            last.finished = true;
+            last.stop_reason = stop_reason.clone();
+        }
+        let s = &mut self.t.state;
+        s.turn_open = false;
+        s.status = "idle".into();
+        s.stop_reason = stop_reason;
+        s.error = error;
+        self.open = None;
+        self.emit_state();
+    }
+
+    /// A cancelled turn leaves no tool call spinning: the client marks the
+    /// turn's unfinished calls `cancelled` (ACP cancellation; a later update
+    /// from the agent still applies on top).
+    fn cancel_unfinished_tool_calls(&mut self) {
+        let turn = Some(self.t.state.turns);
+        for idx in 0..self.t.entries.len() {
+            let entry = &mut self.t.entries[idx];
+            if entry.turn != turn {
+                continue;
+            }
+            if let EntryBody::ToolCall(tc) = &mut entry.body
+                && matches!(
+                    tc.field_str("status").as_deref(),
+                    Some("pending" | "in_progress")
+                )
+            {
+                tc.patch(&[("status", Some(&Value::from("cancelled")))]);
+                self.emit_update(idx);
+            }
+        }
+    }
+
+    /// The turn new agent output belongs to. Output outside a turn starts an
+    /// implicit one, unless a v2 idle said the agent is idle (then it is
+    /// background work and belongs to no turn).
+    pub(crate) fn output_turn(&mut self) -> Option<u32> {
+        if !self.t.state.turn_open {
+            if self.explicit_idle {
+                return None;
+            }
+            self.begin_turn();
+        }
+        Some(self.t.state.turns)
+    }
+}
