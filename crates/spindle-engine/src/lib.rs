@@ -32,6 +32,8 @@
 //!   `content: []` clears). The first sighting of any id fixes its timeline position.
 //! - v1 chunks without messageId get minted ids (`m:<n>`); a message ends on a
 //!   type change, a tool call, a new prompt, the prompt response, or a boundary.
+//!   A v2 chunk without messageId (v2 requires one) is applied the same way,
+//!   with a `missing_message_id` diagnostic: no text is lost.
 //! - Extensions (always accepted): `agent_message_clear` / `agent_thought_clear`
 //!   (`messageId` optional: without it, the message currently streaming),
 //!   `session_cleared` and `_meta.claudeCode.clearBoundary: true` on a chunk

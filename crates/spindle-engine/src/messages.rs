@@ -274,10 +274,13 @@ impl TranscriptEngine {
         if c.clear_boundary {
             self.clear_boundary("clear_boundary_meta");
         }
+        // v2 requires the id; without one the chunk is applied as a v1 chunk
+        // would be (it continues the message of its kind that is streaming, or
+        // starts one under a minted id), so no text is lost.
         if c.message_id.is_none() && self.t.protocol == 2 {
             self.diag(
                 "missing_message_id",
-                "v2 chunks must carry a messageId; applied with a minted id",
+                "v2 chunk without a messageId: it continues the message streaming, or starts one under a minted id",
             );
         }
         let (idx, is_new, ack) = self.target_message(c.kind, c.message_id.as_deref());
