@@ -538,9 +538,11 @@ fn final_reply_pieces_concatenate_to_the_final_reply() {
     };
     e.apply_session_update(&chunk("a", json!({"type": "text", "text": "One "})));
     e.apply_session_update(&chunk("a", json!({"type": "text", "text": "two"})));
+    // The block's own routing field makes it thought text: never reply text.
+    // (`_meta.segment` would not: `_meta` is not a routing field.)
     e.apply_session_update(&chunk(
         "a",
-        json!({"type": "text", "text": "hidden", "_meta": {"segment": "think"}}),
+        json!({"type": "text", "text": "hidden", "segment": "think"}),
     ));
     e.apply_session_update(&params(
         json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}),
@@ -553,6 +555,8 @@ fn final_reply_pieces_concatenate_to_the_final_reply() {
     assert!(reply.starts_with("One two"));
     assert!(reply.ends_with("\n\nThree 😀"));
     assert!(!reply.contains("hmm"));
+    assert!(!reply.contains("hidden"), "{reply:?}");
+    assert_eq!(reply, "One two\n\nThree 😀");
     assert_eq!(e.turn_replies()[0].reply, reply);
 }
 
