@@ -2,7 +2,7 @@
 //! and compared with `<name>.expected.json`. Fixtures whose name contains
 //! `_ops` also compare the full render-op stream with `<name>.ops.expected.json`.
 //! `<name>.args` holds `spindle replay` flags (`--snapshot`, `--protocol 1|2`).
-//! `UPDATE_EXPECT=1 cargo test -p spindle-engine --test fixtures` rewrites the
+//! `UPDATE_EXPECT=1 cargo test -p spindle-engine --test engine fixtures` rewrites the
 //! expectations; review the diff by eye.
 
 use std::path::{Path, PathBuf};

@@ -4,6 +4,7 @@
 //! changes the final text.
 
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use serde_json::{Value, json};
 use spindle_engine::{EngineConfig, ProtocolHint, RenderOp, StreamingPolicy, TranscriptEngine};
 
@@ -196,7 +197,12 @@ fn snapshot_view(engine: &TranscriptEngine) -> Vec<(String, String)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    // Failing seeds are kept beside this file, in properties.proptest-regressions.
+    #![proptest_config(ProptestConfig {
+        cases: 96,
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_sequences_never_panic_and_ops_rebuild_the_snapshot(

@@ -1,0 +1,7 @@
+//! The engine's integration tests, in one test binary (one link instead of
+//! four): `cargo test -p spindle-engine --test engine [filter]`.
+
+mod api;
+mod fixtures;
+mod properties;
+mod reliability;
