@@ -52,7 +52,11 @@
 //!   calls `cancelled`.
 //! - Unknown and `_`-prefixed updates become `unknown` entries with the raw
 //!   JSON; unknown content blocks and enum values are kept verbatim. A malformed
-//!   known update yields a diagnostic and changes nothing.
+//!   known update yields a diagnostic and changes nothing, except that
+//!   `usage_update` and `session_info_update` keep their well-formed fields
+//!   (a `malformed_field` diagnostic names the ones left out).
+//! - An empty text chunk opens no agent or thought message (no entry, no op);
+//!   the message starts with its first non-empty chunk.
 //!
 //! # Layers
 //! A module uses only modules listed before it (no module cycles; the

@@ -230,6 +230,16 @@ impl TranscriptEngine {
         self.awaiting_ack.retain(|&p| p != idx);
     }
 
+    /// True when an agent-side chunk (not a user chunk, whose target may be a
+    /// prompt awaiting acknowledgement) would land in an existing message:
+    /// the one its id names, or without an id the one of its kind streaming.
+    fn message_exists(&mut self, kind: MsgKind, message_id: Option<&str>) -> bool {
+        match message_id {
+            Some(id) => self.lookup_msg(kind, id).is_some(),
+            None => self.open.is_some_and(|(k, _)| k == kind),
+        }
+    }
+
     /// Finds or creates the message a chunk/upsert addresses.
     /// Returns (index, is_new, is_acknowledgement).
     fn target_message(&mut self, kind: MsgKind, message_id: Option<&str>) -> (usize, bool, bool) {
@@ -282,6 +292,18 @@ impl TranscriptEngine {
                 "missing_message_id",
                 "v2 chunk without a messageId: it continues the message streaming, or starts one under a minted id",
             );
+        }
+        if c.kind != MsgKind::User
+            && matches!(&c.block, BlockIn::Text(text, ..) if text.is_empty())
+            && !self.message_exists(c.kind, c.message_id.as_deref())
+        {
+            // An empty chunk opening a message (Qwen Code sends these) would
+            // show an empty entry: it creates nothing, and the message starts
+            // with its first text. It still ends the message of another kind.
+            if self.open.is_some_and(|(k, _)| k != c.kind) {
+                self.open = None;
+            }
+            return;
         }
         let (idx, is_new, ack) = self.target_message(c.kind, c.message_id.as_deref());
         self.open = Some((c.kind, idx));
@@ -395,5 +417,42 @@ impl TranscriptEngine {
         self.keys
             .insert(Domain::Msg(MsgKind::User), message_id, idx);
         self.emit_update(idx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{EngineConfig, TranscriptEngine};
+
+    fn chunk(id: Option<&str>, text: &str) -> String {
+        let mut update = json!({"sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": text}});
+        if let Some(id) = id {
+            update["messageId"] = json!(id);
+        }
+        json!({"sessionId": "s", "update": update}).to_string()
+    }
+
+    #[test]
+    fn an_empty_chunk_opens_no_message_but_the_next_chunk_of_its_id_does() {
+        let mut e = TranscriptEngine::new(EngineConfig::default());
+        e.apply_user_prompt(r#"[{"type":"text","text":"hi"}]"#);
+        for id in [None, Some("a1")] {
+            let applied = e.apply_session_update(&chunk(id, ""));
+            assert!(applied.is_empty(), "{id:?}: {applied:?}");
+        }
+        assert_eq!(e.transcript().entries.len(), 1, "only the prompt");
+        e.apply_session_update(&chunk(Some("a1"), "Hello"));
+        // An empty chunk of an existing message changes nothing visible either.
+        let applied = e.apply_session_update(&chunk(Some("a1"), ""));
+        assert!(applied.ops.is_empty());
+        e.apply_session_update(&chunk(Some("a1"), "!"));
+        let entries = &e.transcript().entries;
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1].id, "a1");
+        assert_eq!(entries[1].text(), "Hello!");
+        assert_eq!(e.final_reply().as_deref(), Some("Hello!"));
     }
 }

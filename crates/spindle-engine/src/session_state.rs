@@ -8,6 +8,30 @@ use crate::core::TranscriptEngine;
 use crate::ops::RenderOp;
 use spindle_wire::meta::META_KEY;
 
+/// `usage_update.used`: context tokens in use.
+const USAGE_USED: &str = "used";
+/// `usage_update.size`: the context window's size.
+const USAGE_SIZE: &str = "size";
+/// `usage_update.cost`: kept verbatim.
+const USAGE_COST: &str = "cost";
+/// `session_info_update.title`.
+const INFO_TITLE: &str = "title";
+/// `session_info_update.updatedAt`.
+const INFO_UPDATED_AT: &str = "updatedAt";
+
+/// The JSON type of a member, for diagnostics (`missing` when absent).
+fn json_type(value: Option<&Value>) -> &'static str {
+    match value {
+        None => "missing",
+        Some(Value::Null) => "null",
+        Some(Value::Bool(_)) => "a boolean",
+        Some(Value::Number(_)) => "a number",
+        Some(Value::String(_)) => "a string",
+        Some(Value::Array(_)) => "an array",
+        Some(Value::Object(_)) => "an object",
+    }
+}
+
 impl TranscriptEngine {
     /// Whether an update naming `session_id` belongs to this transcript. The session is the one
     /// the client opened or prompts (see [`Self::adopt_session`]); before the client named one
@@ -95,13 +119,32 @@ impl TranscriptEngine {
         }
     }
 
+    /// `usage_update` (latest wins). `used` and `size` must be numbers; one
+    /// that is not (Claude Code's adapter sends `used: null`) is left out with
+    /// a `malformed_field` diagnostic and the rest applies. Only an update with
+    /// none of `used`, `size`, `cost` well-formed changes nothing.
     pub(crate) fn usage_update(&mut self, mut u: Map<String, Value>) {
-        let numbers = u.get("used").is_some_and(Value::is_number)
-            && u.get("size").is_some_and(Value::is_number);
-        if !numbers {
+        let mut ignored = Vec::new();
+        for key in [USAGE_USED, USAGE_SIZE] {
+            let value = u.get(key);
+            if !value.is_some_and(Value::is_number) {
+                ignored.push(format!("{key} ({})", json_type(value)));
+                u.shift_remove(key);
+            }
+        }
+        if ignored.len() == 2 && !u.contains_key(USAGE_COST) {
             return self.diag(
                 "malformed_update",
                 "usage_update: used and size must be numbers",
+            );
+        }
+        if !ignored.is_empty() {
+            self.diag(
+                "malformed_field",
+                format!(
+                    "usage_update: ignored {}; used and size must be numbers, the other fields apply",
+                    ignored.join(", ")
+                ),
             );
         }
         u.shift_remove("sessionUpdate");
@@ -159,24 +202,45 @@ impl TranscriptEngine {
         }
     }
 
-    pub(crate) fn session_info_update(&mut self, u: Map<String, Value>) {
-        for key in ["title", "updatedAt"] {
-            match u.get(key) {
-                None | Some(Value::Null) | Some(Value::String(_)) => {}
-                Some(_) => {
-                    return self.diag(
-                        "malformed_update",
-                        format!("session_info_update: {key} must be a string or null"),
-                    );
-                }
+    /// `session_info_update`: `title` and `updatedAt` (string, or `null` to
+    /// clear) and `_meta`, each replaced when present. A field of the wrong
+    /// type is ignored with a `malformed_field` diagnostic and the rest
+    /// applies; an update with no well-formed field changes nothing.
+    pub(crate) fn session_info_update(&mut self, mut u: Map<String, Value>) {
+        let mut ignored = Vec::new();
+        for key in [INFO_TITLE, INFO_UPDATED_AT] {
+            if let Some(v) = u.get(key)
+                && !(v.is_null() || v.is_string())
+            {
+                ignored.push(format!("{key} ({})", json_type(Some(v))));
+                u.shift_remove(key);
             }
+        }
+        if let Some(first) = ignored.first() {
+            let applies = [INFO_TITLE, INFO_UPDATED_AT, META_KEY]
+                .iter()
+                .any(|key| u.contains_key(*key));
+            if !applies {
+                let key = first.split(' ').next().unwrap_or_default();
+                return self.diag(
+                    "malformed_update",
+                    format!("session_info_update: {key} must be a string or null"),
+                );
+            }
+            self.diag(
+                "malformed_field",
+                format!(
+                    "session_info_update: ignored {}; title and updatedAt must be strings or null, the other fields apply",
+                    ignored.join(", ")
+                ),
+            );
         }
         let info = &mut self.t.session_info;
         let string = |v: &Value| v.as_str().map(str::to_owned);
-        if let Some(v) = u.get("title") {
+        if let Some(v) = u.get(INFO_TITLE) {
             info.title = string(v);
         }
-        if let Some(v) = u.get("updatedAt") {
+        if let Some(v) = u.get(INFO_UPDATED_AT) {
             info.updated_at = string(v);
         }
         if let Some(v) = u.get(META_KEY) {
@@ -203,5 +267,61 @@ impl TranscriptEngine {
                 "notice: severity and title must be strings",
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{EngineConfig, RenderOp, TranscriptEngine};
+
+    fn apply(e: &mut TranscriptEngine, update: serde_json::Value) -> crate::Applied {
+        e.apply_session_update(&json!({"sessionId": "s", "update": update}).to_string())
+    }
+
+    #[test]
+    fn usage_with_a_null_used_keeps_size_and_cost_and_says_what_was_ignored() {
+        let mut e = TranscriptEngine::new(EngineConfig::default());
+        let applied = apply(
+            &mut e,
+            json!({"sessionUpdate": "usage_update", "used": null, "size": 200000,
+                "cost": {"amount": 0.5, "currency": "USD"}}),
+        );
+        let kept = json!({"size": 200000, "cost": {"amount": 0.5, "currency": "USD"}});
+        assert_eq!(e.transcript().usage, Some(kept.clone()));
+        assert_eq!(applied.ops, vec![RenderOp::SetUsage { usage: kept }]);
+        assert_eq!(applied.diagnostics.len(), 1);
+        assert_eq!(applied.diagnostics[0].code, "malformed_field");
+        assert!(applied.diagnostics[0].message.contains("used (null)"));
+        // Nothing well-formed: the update changes nothing.
+        let applied = apply(
+            &mut e,
+            json!({"sessionUpdate": "usage_update", "used": "lots"}),
+        );
+        assert_eq!(applied.diagnostics[0].code, "malformed_update");
+        assert!(applied.ops.is_empty());
+        assert_eq!(e.transcript().usage.as_ref().unwrap()["size"], 200000);
+    }
+
+    #[test]
+    fn session_info_keeps_its_well_formed_fields() {
+        let mut e = TranscriptEngine::new(EngineConfig::default());
+        let applied = apply(
+            &mut e,
+            json!({"sessionUpdate": "session_info_update", "title": ["x"], "updatedAt": "today"}),
+        );
+        assert_eq!(applied.diagnostics[0].code, "malformed_field");
+        let info = &e.transcript().session_info;
+        assert_eq!(
+            (info.title.as_deref(), info.updated_at.as_deref()),
+            (None, Some("today"))
+        );
+        let applied = apply(
+            &mut e,
+            json!({"sessionUpdate": "session_info_update", "title": 1}),
+        );
+        assert_eq!(applied.diagnostics[0].code, "malformed_update");
+        assert!(applied.ops.is_empty());
     }
 }
