@@ -13,8 +13,11 @@ use serde_json::{Value, json};
 use crate::program::{PermissionStep, Step};
 use crate::scenarios::{self, SessionState, TurnCtx};
 use crate::script::Script;
-use crate::updates::{self, ChunkKind};
+use crate::updates;
 use crate::wire::{self, ProtocolChoice, Version, codes};
+use spindle_wire::extensions::Extensions;
+use spindle_wire::meta::META_KEY;
+use spindle_wire::tags::{self, MessageKind};
 
 mod session_methods;
 
@@ -46,73 +49,6 @@ impl Default for AgentConfig {
             script: None,
             script_sleeps: true,
         }
-    }
-}
-
-/// Spindle extensions the client opted into in its `initialize` request
-/// (`_meta.spindle.extensions`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Extensions {
-    /// `agent_message_clear` (v1).
-    pub message_clear: bool,
-    /// `agent_thought_clear` (v1).
-    pub thought_clear: bool,
-    /// The `session_cleared` update.
-    pub session_cleared: bool,
-    /// `_meta.claudeCode.clearBoundary` on a chunk.
-    pub clear_boundary: bool,
-}
-
-impl Extensions {
-    /// The names a client may list, in the order the agent reports them.
-    pub const NAMES: [&'static str; 4] = [
-        "agent_message_clear",
-        "agent_thought_clear",
-        "session_cleared",
-        "clear_boundary",
-    ];
-
-    /// Reads the opt-in list of an `initialize` request's params.
-    pub fn from_initialize(params: &Value) -> Self {
-        let mut ext = Extensions::default();
-        let names = params
-            .pointer("/_meta/spindle/extensions")
-            .and_then(Value::as_array);
-        for name in names.into_iter().flatten().filter_map(Value::as_str) {
-            match name {
-                "agent_message_clear" => ext.message_clear = true,
-                "agent_thought_clear" => ext.thought_clear = true,
-                "session_cleared" => ext.session_cleared = true,
-                "clearBoundary" | "clear_boundary" => ext.clear_boundary = true,
-                _ => {}
-            }
-        }
-        ext
-    }
-
-    /// Every extension switched on.
-    pub fn all() -> Self {
-        Extensions {
-            message_clear: true,
-            thought_clear: true,
-            session_cleared: true,
-            clear_boundary: true,
-        }
-    }
-
-    fn names(self) -> Vec<&'static str> {
-        let flags = [
-            self.message_clear,
-            self.thought_clear,
-            self.session_cleared,
-            self.clear_boundary,
-        ];
-        Self::NAMES
-            .iter()
-            .zip(flags)
-            .filter(|(_, on)| *on)
-            .map(|(name, _)| *name)
-            .collect()
     }
 }
 
@@ -396,7 +332,7 @@ impl AgentCore {
             compaction,
             notices,
         });
-        let meta = json!({"spindle": {"extensions": ext.names()}});
+        let meta = ext.to_meta();
         let info = json!({
             "name": "spindle-agent",
             "title": "Spindle reference agent",
@@ -412,7 +348,7 @@ impl AgentCore {
                 },
                 "authMethods": [],
                 "agentInfo": info,
-                "_meta": meta,
+                META_KEY: meta,
             }),
             Version::V2 => json!({
                 "protocolVersion": 2,
@@ -421,7 +357,7 @@ impl AgentCore {
                     "session": {"prompt": {"embeddedContext": {}}},
                 },
                 "authMethods": [],
-                "_meta": meta,
+                META_KEY: meta,
             }),
         };
         self.send_response(id, result);
@@ -521,7 +457,7 @@ impl AgentCore {
                 self.send_response(&id, json!({"messageId": user_id}));
                 self.send_update(
                     &sid,
-                    updates::whole_message(ChunkKind::User, &user_id, &blocks),
+                    updates::whole_message(MessageKind::User, &user_id, &blocks),
                 );
                 self.send_update(&sid, updates::state("running", None));
                 None
@@ -843,8 +779,14 @@ impl AgentCore {
         let Some(turn) = self.sessions[s].turn.as_mut() else {
             return;
         };
-        let tag = update.get("sessionUpdate").and_then(Value::as_str);
-        if !matches!(tag, Some("tool_call" | "tool_call_update")) {
+        let tag = update
+            .get("sessionUpdate")
+            .and_then(Value::as_str)
+            .and_then(tags::UpdateTag::parse);
+        if !matches!(
+            tag,
+            Some(tags::UpdateTag::ToolCall | tags::UpdateTag::ToolCallUpdate)
+        ) {
             return;
         }
         let (Some(id), Some(status)) = (

@@ -9,8 +9,11 @@ use serde_json::{Value, json};
 use crate::core::Connection;
 use crate::program::{PermissionStep, Program, Step, word_chunks};
 use crate::stream_gen::{StreamGenerator, StreamMix};
-use crate::updates::{self, ChunkKind, CommandSpec};
+use crate::updates::{self, CommandSpec};
 use crate::wire::{Fnv1a64, Version};
+use spindle_wire::extensions::Extension;
+use spindle_wire::routing::{PLAN_LABELS, SEGMENT_FIELD, THOUGHT_LABELS};
+use spindle_wire::tags::{self, MessageKind};
 
 /// The slash commands advertised in `available_commands_update`.
 pub const COMMANDS: [CommandSpec; 5] = [
@@ -164,13 +167,13 @@ impl TurnCtx<'_> {
 
     /// Whether a v1 client gets the clear extension: opted in, or forced by
     /// the scenario variant (`ext`), and not refused by it (`plain`).
-    fn v1_clear(&self, kind: ChunkKind, variant: Option<&str>) -> bool {
+    fn v1_clear(&self, kind: MessageKind, variant: Option<&str>) -> bool {
         match variant {
             Some("ext") => true,
             Some("plain") => false,
             _ => match kind {
-                ChunkKind::Thought => self.conn.ext.thought_clear,
-                _ => self.conn.ext.message_clear,
+                MessageKind::Thought => self.conn.ext.contains(Extension::AgentThoughtClear),
+                _ => self.conn.ext.contains(Extension::AgentMessageClear),
             },
         }
     }
@@ -185,7 +188,7 @@ pub fn session_start(ctx: &mut TurnCtx<'_>) -> Program {
         let id = ctx.state.next_id("msg_a");
         let text = "Hello! I am the Spindle reference agent. Type /help for commands.";
         p.update(updates::whole_message(
-            ChunkKind::Agent,
+            MessageKind::Agent,
             &id,
             &[updates::text_block(text)],
         ));
@@ -287,7 +290,7 @@ fn scenario(ctx: &mut TurnCtx<'_>, name: &str, variant: Option<&str>) -> Program
 pub(crate) fn simple_reply(ctx: &mut TurnCtx<'_>, reply: &str) -> Program {
     let mut p = ctx.program();
     let id = ctx.state.next_id("msg_a");
-    p.say(ChunkKind::Agent, &id, reply, None);
+    p.say(MessageKind::Agent, &id, reply, None);
     ctx.usage(&mut p, 20 + reply.len() as u64 / 4);
     p.end("end_turn");
     p
@@ -320,7 +323,7 @@ fn thoughts(ctx: &mut TurnCtx<'_>) -> Program {
     let mut p = ctx.program();
     let thought = ctx.state.next_id("msg_t");
     p.say(
-        ChunkKind::Thought,
+        MessageKind::Thought,
         &thought,
         "The user wants to see thoughts. Native thought chunks go to the thought pane.",
         None,
@@ -333,25 +336,25 @@ fn thoughts(ctx: &mut TurnCtx<'_>) -> Program {
         ("Here is the answer. ", None),
         (
             "(checking that metadata routes this aside) ",
-            Some("thought"),
+            Some(THOUGHT_LABELS[1]),
         ),
         (
             "Thought: this line is part of the reply and must stay in it. ",
             None,
         ),
-        ("Plan: answer, then stop. ", Some("plan")),
+        ("Plan: answer, then stop. ", Some(PLAN_LABELS[0])),
         ("Done.", None),
     ];
     for (text, segment) in pieces {
         for piece in word_chunks(text) {
             let mut update = updates::chunk(
-                ChunkKind::Agent,
+                MessageKind::Agent,
                 &id,
                 piece,
                 segment.map(updates::segment_meta),
             );
             if let Some(segment) = segment {
-                update["segment"] = json!(segment);
+                update[SEGMENT_FIELD] = json!(segment);
             }
             p.update(update);
             p.pause(1);
@@ -371,7 +374,7 @@ fn refine(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
     let mut p = ctx.program();
     let thought = ctx.state.next_id("msg_t");
     p.say(
-        ChunkKind::Thought,
+        MessageKind::Thought,
         &thought,
         "Sydney is the largest city, so maybe it is the capital.",
         None,
@@ -379,25 +382,25 @@ fn refine(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
     // Thought rollback.
     let thought2 = match v {
         Version::V2 => {
-            p.update(updates::whole_message(ChunkKind::Thought, &thought, &[]));
+            p.update(updates::whole_message(MessageKind::Thought, &thought, &[]));
             thought.clone()
         }
-        Version::V1 if ctx.v1_clear(ChunkKind::Thought, variant) => {
-            p.update(updates::clear(ChunkKind::Thought, &thought));
+        Version::V1 if ctx.v1_clear(MessageKind::Thought, variant) => {
+            p.update(updates::clear(MessageKind::Thought, &thought));
             thought.clone()
         }
         // Degrade: a plain v1 client cannot retract; the correction is a new thought.
         Version::V1 => ctx.state.next_id("msg_t"),
     };
     p.say(
-        ChunkKind::Thought,
+        MessageKind::Thought,
         &thought2,
         "No: the capital is Canberra, chosen as a compromise.",
         None,
     );
     let id = ctx.state.next_id("msg_a");
     p.say(
-        ChunkKind::Agent,
+        MessageKind::Agent,
         &id,
         "Draft: the capital of Australia is Sydney.",
         None,
@@ -409,28 +412,28 @@ fn refine(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
     match v {
         Version::V2 => {
             // `content: []` clears, chunks append, an array replaces.
-            p.update(updates::whole_message(ChunkKind::Agent, &id, &[]));
-            p.say(ChunkKind::Agent, &id, first, None);
+            p.update(updates::whole_message(MessageKind::Agent, &id, &[]));
+            p.say(MessageKind::Agent, &id, first, None);
             p.pause(2);
             p.update(updates::whole_message(
-                ChunkKind::Agent,
+                MessageKind::Agent,
                 &id,
                 &[updates::text_block(fixed)],
             ));
-            p.say(ChunkKind::Agent, &id, tail, None);
+            p.say(MessageKind::Agent, &id, tail, None);
         }
-        Version::V1 if ctx.v1_clear(ChunkKind::Agent, variant) => {
-            p.update(updates::clear(ChunkKind::Agent, &id));
-            p.say(ChunkKind::Agent, &id, first, None);
+        Version::V1 if ctx.v1_clear(MessageKind::Agent, variant) => {
+            p.update(updates::clear(MessageKind::Agent, &id));
+            p.say(MessageKind::Agent, &id, first, None);
             p.pause(2);
-            p.update(updates::clear(ChunkKind::Agent, &id));
-            p.update(updates::chunk(ChunkKind::Agent, &id, fixed, None));
-            p.say(ChunkKind::Agent, &id, tail, None);
+            p.update(updates::clear(MessageKind::Agent, &id));
+            p.update(updates::chunk(MessageKind::Agent, &id, fixed, None));
+            p.say(MessageKind::Agent, &id, tail, None);
         }
         Version::V1 => {
             // Degrade: the corrected text follows as a new message.
             let id2 = ctx.state.next_id("msg_a");
-            p.say(ChunkKind::Agent, &id2, REFINE_REPLY, None);
+            p.say(MessageKind::Agent, &id2, REFINE_REPLY, None);
         }
     }
     ctx.usage(&mut p, 80);
@@ -471,20 +474,20 @@ fn denoise(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
             for step in 0..DENOISE_STEPS {
                 let text = denoise_step(step);
                 p.update(updates::whole_message(
-                    ChunkKind::Agent,
+                    MessageKind::Agent,
                     &id,
                     &[updates::text_block(&text)],
                 ));
                 p.pause(3);
             }
         }
-        Version::V1 if ctx.v1_clear(ChunkKind::Agent, variant) => {
+        Version::V1 if ctx.v1_clear(MessageKind::Agent, variant) => {
             for step in 0..DENOISE_STEPS {
                 if step > 0 {
-                    p.update(updates::clear(ChunkKind::Agent, &id));
+                    p.update(updates::clear(MessageKind::Agent, &id));
                 }
                 p.update(updates::chunk(
-                    ChunkKind::Agent,
+                    MessageKind::Agent,
                     &id,
                     &denoise_step(step),
                     None,
@@ -493,7 +496,7 @@ fn denoise(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
             }
         }
         // Degrade: without a way to retract, only the clean text is streamed.
-        Version::V1 => p.say(ChunkKind::Agent, &id, DENOISE_REPLY, None),
+        Version::V1 => p.say(MessageKind::Agent, &id, DENOISE_REPLY, None),
     }
     ctx.usage(&mut p, 40);
     p.end("end_turn");
@@ -508,28 +511,28 @@ fn speculative(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
     let mut p = ctx.program();
     let id = ctx.state.next_id("msg_a");
     let accepted = "The answer is";
-    p.say(ChunkKind::Agent, &id, accepted, None);
+    p.say(MessageKind::Agent, &id, accepted, None);
     // The draft model's tokens, rejected by the verifier.
-    p.say(ChunkKind::Agent, &id, " 42, because", None);
+    p.say(MessageKind::Agent, &id, " 42, because", None);
     p.pause(2);
     let rest = " 4, because 2 + 2 = 4.";
     match v {
         Version::V2 => {
             p.update(updates::whole_message(
-                ChunkKind::Agent,
+                MessageKind::Agent,
                 &id,
                 &[updates::text_block(accepted)],
             ));
-            p.say(ChunkKind::Agent, &id, rest, None);
+            p.say(MessageKind::Agent, &id, rest, None);
         }
-        Version::V1 if ctx.v1_clear(ChunkKind::Agent, variant) => {
-            p.update(updates::clear(ChunkKind::Agent, &id));
-            p.update(updates::chunk(ChunkKind::Agent, &id, accepted, None));
-            p.say(ChunkKind::Agent, &id, rest, None);
+        Version::V1 if ctx.v1_clear(MessageKind::Agent, variant) => {
+            p.update(updates::clear(MessageKind::Agent, &id));
+            p.update(updates::chunk(MessageKind::Agent, &id, accepted, None));
+            p.say(MessageKind::Agent, &id, rest, None);
         }
         Version::V1 => {
             let id2 = ctx.state.next_id("msg_a");
-            p.say(ChunkKind::Agent, &id2, SPECULATIVE_REPLY, None);
+            p.say(MessageKind::Agent, &id2, SPECULATIVE_REPLY, None);
         }
     }
     ctx.usage(&mut p, 30);
@@ -548,7 +551,7 @@ fn snapshot(ctx: &mut TurnCtx<'_>) -> Program {
     for piece in word_chunks(SNAPSHOT_REPLY) {
         so_far.push_str(piece);
         p.update(updates::chunk(
-            ChunkKind::Agent,
+            MessageKind::Agent,
             &id,
             &so_far,
             Some(meta.clone()),
@@ -585,7 +588,7 @@ fn tools(ctx: &mut TurnCtx<'_>) -> Program {
     p.update(plan("in_progress", "pending", "pending"));
     let id = ctx.state.next_id("msg_a");
     p.say(
-        ChunkKind::Agent,
+        MessageKind::Agent,
         &id,
         "I will read the file and then edit it. ",
         None,
@@ -643,7 +646,7 @@ fn tools(ctx: &mut TurnCtx<'_>) -> Program {
     ));
     allow.update(plan("completed", "completed", "completed"));
     allow.say(
-        ChunkKind::Agent,
+        MessageKind::Agent,
         &id,
         "I changed the greeting in src/main.rs.",
         None,
@@ -656,7 +659,7 @@ fn tools(ctx: &mut TurnCtx<'_>) -> Program {
     ));
     reject.update(plan("completed", "pending", "completed"));
     reject.say(
-        ChunkKind::Agent,
+        MessageKind::Agent,
         &id,
         "Understood: I left src/main.rs unchanged.",
         None,
@@ -683,7 +686,7 @@ fn background(ctx: &mut TurnCtx<'_>) -> Program {
     let v = ctx.version();
     let mut p = ctx.program();
     let id = ctx.state.next_id("msg_a");
-    p.say(ChunkKind::Agent, &id, BACKGROUND_REPLY, None);
+    p.say(MessageKind::Agent, &id, BACKGROUND_REPLY, None);
     let task = ctx.state.next_id("call_");
     p.update(updates::tool_call_start(
         v,
@@ -705,13 +708,13 @@ fn background(ctx: &mut TurnCtx<'_>) -> Program {
     let late = ctx.state.next_id("msg_a");
     match v {
         Version::V2 => p.update(updates::whole_message(
-            ChunkKind::Agent,
+            MessageKind::Agent,
             &late,
             &[updates::text_block(BACKGROUND_LATE_MESSAGE)],
         )),
-        Version::V1 => p.say(ChunkKind::Agent, &late, BACKGROUND_LATE_MESSAGE, None),
+        Version::V1 => p.say(MessageKind::Agent, &late, BACKGROUND_LATE_MESSAGE, None),
     }
-    p.update(json!({"sessionUpdate": "session_info_update", "title": "Indexed repository"}));
+    p.update(json!({"sessionUpdate": tags::SESSION_INFO_UPDATE, "title": "Indexed repository"}));
     p
 }
 
@@ -722,7 +725,7 @@ fn slow(ctx: &mut TurnCtx<'_>) -> Program {
     let mut p = ctx.program();
     let id = ctx.state.next_id("msg_a");
     for piece in word_chunks(SLOW_REPLY) {
-        p.update(updates::chunk(ChunkKind::Agent, &id, piece, None));
+        p.update(updates::chunk(MessageKind::Agent, &id, piece, None));
         p.pause(5);
     }
     ctx.usage(&mut p, 40);
@@ -754,20 +757,20 @@ fn notice(ctx: &mut TurnCtx<'_>) -> Program {
     if ctx.version() == Version::V2 || ctx.conn.notices {
         for (severity, title, description) in NOTICES {
             p.update(json!({
-                "sessionUpdate": "notice",
+                "sessionUpdate": tags::NOTICE,
                 "severity": severity,
                 "title": title,
                 "description": description,
             }));
             p.pause(2);
         }
-        p.say(ChunkKind::Agent, &id, NOTICE_REPLY, None);
+        p.say(MessageKind::Agent, &id, NOTICE_REPLY, None);
     } else {
         let text: Vec<String> = NOTICES
             .iter()
             .map(|(severity, title, description)| format!("[{severity}] {title}: {description}"))
             .collect();
-        p.say(ChunkKind::Agent, &id, &text.join("\n"), None);
+        p.say(MessageKind::Agent, &id, &text.join("\n"), None);
     }
     p.end("end_turn");
     p
@@ -781,7 +784,7 @@ pub const ERROR_MESSAGE: &str = "simulated failure: the model backend is unavail
 fn error(ctx: &mut TurnCtx<'_>) -> Program {
     let mut p = ctx.program();
     let id = ctx.state.next_id("msg_a");
-    p.say(ChunkKind::Agent, &id, ERROR_TEXT, None);
+    p.say(MessageKind::Agent, &id, ERROR_TEXT, None);
     p.steps.push(Step::Fail(ERROR_MESSAGE.to_owned()));
     p
 }
@@ -790,7 +793,7 @@ fn crash(ctx: &mut TurnCtx<'_>) -> Program {
     let mut p = ctx.program();
     let id = ctx.state.next_id("msg_a");
     p.say(
-        ChunkKind::Agent,
+        MessageKind::Agent,
         &id,
         "This turn will stop abruptly in the middle of a",
         None,
@@ -805,7 +808,7 @@ pub const STALL_TEXT: &str = "Working on it; this turn stalls until you cancel i
 fn stall(ctx: &mut TurnCtx<'_>) -> Program {
     let mut p = ctx.program();
     let id = ctx.state.next_id("msg_a");
-    p.say(ChunkKind::Agent, &id, STALL_TEXT, None);
+    p.say(MessageKind::Agent, &id, STALL_TEXT, None);
     p.steps.push(Step::Stall);
     // Reached only if the stall is lifted without a cancel (never today).
     p.end("end_turn");
@@ -823,14 +826,14 @@ fn clear(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
     ctx.state.turns = 0;
     p.update(updates::usage(0, ctx.context_size));
     let use_update = match variant {
-        Some("session_cleared") => true,
+        Some(tags::SESSION_CLEARED) => true,
         Some("meta") => false,
-        _ => ctx.conn.ext.session_cleared,
+        _ => ctx.conn.ext.contains(Extension::SessionCleared),
     };
     let id = ctx.state.next_id("msg_a");
     if use_update {
         p.update(updates::session_cleared());
-        p.say(ChunkKind::Agent, &id, CLEAR_REPLY, None);
+        p.say(MessageKind::Agent, &id, CLEAR_REPLY, None);
     } else {
         // `_meta` is open in every ACP version, so option 1 is safe to send
         // to any client; it rides on the first chunk after the clear.
@@ -838,7 +841,7 @@ fn clear(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
         for piece in word_chunks(CLEAR_REPLY) {
             let meta = first.then(updates::clear_boundary_meta);
             first = false;
-            p.update(updates::chunk(ChunkKind::Agent, &id, piece, meta));
+            p.update(updates::chunk(MessageKind::Agent, &id, piece, meta));
             p.pause(1);
         }
     }
@@ -875,7 +878,7 @@ fn compact(ctx: &mut TurnCtx<'_>) -> Program {
         // v1 without `session.compaction`: the summary goes into the reply.
         format!("{COMPACT_REPLY} {summary}")
     };
-    p.say(ChunkKind::Agent, &id, &reply, None);
+    p.say(MessageKind::Agent, &id, &reply, None);
     p.end("end_turn");
     p
 }
