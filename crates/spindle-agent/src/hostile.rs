@@ -7,7 +7,7 @@
 use serde_json::json;
 
 use crate::program::Program;
-use crate::scenarios::TurnCtx;
+use crate::turn_context::TurnCtx;
 use crate::updates;
 use spindle_wire::tags::{self, MessageKind};
 

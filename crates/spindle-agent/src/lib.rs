@@ -37,6 +37,7 @@ pub mod scenarios;
 mod script;
 pub mod stream_gen;
 pub mod terminal;
+mod turn_context;
 pub mod updates;
 pub mod wire;
 

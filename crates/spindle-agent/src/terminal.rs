@@ -9,7 +9,7 @@
 use serde_json::json;
 
 use crate::program::Program;
-use crate::scenarios::TurnCtx;
+use crate::turn_context::TurnCtx;
 use crate::updates;
 use crate::wire::Version;
 use spindle_wire::tags::{self, MessageKind};
