@@ -2,6 +2,9 @@
 //! stdout is exactly the final reply, the exit status follows the stop
 //! reason, `--record` replays to the same reply, permissions need `--yes`.
 
+#[path = "fault_harness.rs"]
+mod harness;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -384,7 +387,7 @@ fn sigint_cancels_the_prompt_turn_with_130() {
     }
     let pid = guard.0.as_ref().expect("child").id().to_string();
     let Ok(killed) = Command::new("kill").args(["-INT", &pid]).status() else {
-        eprintln!("skipped: no `kill` command to send SIGINT with");
+        harness::skip_for_missing("a `kill` command to send SIGINT with");
         return;
     };
     assert!(killed.success());

@@ -4,7 +4,11 @@
 //! generous deadline; nothing asserts on timing.
 //!
 //! Each test uses its own tmux server socket (`tmux -S`, in the temp
-//! directory, removed afterwards), so it never touches another tmux server. Skipped, with a message, when tmux is not installed.
+//! directory, removed afterwards), so it never touches another tmux server. When tmux is not installed each test prints
+//! `SKIPPED`, and under `CI=true` it fails instead.
+
+#[path = "fault_harness.rs"]
+mod harness;
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -15,14 +19,7 @@ const SPINDLE: &str = env!("CARGO_BIN_EXE_spindle");
 const PATIENCE: Duration = Duration::from_secs(60);
 
 fn tmux_available() -> bool {
-    let found = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("skipped: tmux is not installed");
-    }
-    found
+    harness::require_tool("tmux", &["-V"])
 }
 
 fn shell_quote(arg: &str) -> String {

@@ -12,7 +12,7 @@ use std::process::{ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use harness::{ChildGuard, TempDir, fake_agent_command, have_python, run_measured, spindle};
+use harness::{ChildGuard, TempDir, fake_agent_command, require_python, run_measured, spindle};
 use serde_json::{Value, json};
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -275,8 +275,7 @@ fn fault_bridge_stalled_agent_turn_is_cancelled() {
 
 #[test]
 fn fault_bridge_garbage_from_the_agent_is_reported_and_the_session_goes_on() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     let dir = TempDir::new("bridge-garbage");
@@ -307,8 +306,7 @@ fn fault_bridge_garbage_from_the_agent_is_reported_and_the_session_goes_on() {
 
 #[test]
 fn fault_bridge_a_100_mib_agent_line_does_not_stop_the_session() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     let dir = TempDir::new("bridge-bigline");
@@ -365,8 +363,7 @@ fn fault_bridge_a_100_mib_agent_line_does_not_stop_the_session() {
 /// the answer comes, and the agent's stdin stays open until they are written.
 #[test]
 fn fault_bridge_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     let dir = TempDir::new("bridge-bigline-measured");

@@ -112,7 +112,8 @@ pub fn wait_for<T>(limit: Duration, what: &str, mut check: impl FnMut() -> Optio
 /// Runs `program args...` under a small python3 wrapper that reaps it with
 /// `wait4` and reports its peak resident set size (KiB, the largest of the
 /// process and the children it waited for). Returns `None` for the RSS when
-/// python3 is missing. stdin comes from `stdin_file` (or /dev/null).
+/// python3 is missing (see [`require_python`]: under `CI=true` that fails).
+/// stdin comes from `stdin_file` (or /dev/null).
 pub fn run_measured(
     program: &Path,
     args: &[&OsStr],
@@ -128,13 +129,21 @@ with open(sys.argv[1], "w") as f:
 code = os.waitstatus_to_exitcode(status)
 sys.exit(code if code >= 0 else 128 - code)
 "#;
+    if !require_python() {
+        let mut cmd = Command::new(program);
+        cmd.args(args).envs(env.iter().copied());
+        if let Some(f) = stdin_file {
+            cmd.stdin(std::fs::File::open(f).expect("open stdin file"));
+        }
+        return (cmd.output().expect("run program"), None);
+    }
     let dir = TempDir::new("rss");
     let report = dir.join("maxrss");
     let stdin = match stdin_file {
         Some(f) => Stdio::from(std::fs::File::open(f).expect("open stdin file")),
         None => Stdio::null(),
     };
-    let python = Command::new("python3")
+    let out = Command::new("python3")
         .arg("-c")
         .arg(WRAPPER)
         .arg(&report)
@@ -144,23 +153,19 @@ sys.exit(code if code >= 0 else 128 - code)
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .output();
-    match python {
-        Ok(out) => {
-            let rss = std::fs::read_to_string(&report)
-                .ok()
-                .and_then(|s| s.trim().parse().ok());
-            (out, rss)
-        }
-        Err(_) => {
-            let mut cmd = Command::new(program);
-            cmd.args(args).envs(env.iter().copied());
-            if let Some(f) = stdin_file {
-                cmd.stdin(std::fs::File::open(f).expect("open stdin file"));
-            }
-            (cmd.output().expect("run program"), None)
-        }
-    }
+        .output()
+        .expect("run python3 (it started a moment ago)");
+    let rss = std::fs::read_to_string(&report)
+        .unwrap_or_else(|e| {
+            panic!(
+                "the RSS wrapper wrote no report ({e}); stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+        .trim()
+        .parse()
+        .expect("the RSS report is a number");
+    (out, Some(rss))
 }
 
 /// Writes an executable script (e.g. a fake agent in python or sh).
@@ -174,13 +179,45 @@ pub fn write_script(dir: &TempDir, name: &str, text: &str) -> PathBuf {
     path
 }
 
-/// Whether python3 can be started (the fake agents are written in it).
-pub fn have_python() -> bool {
-    Command::new("python3")
-        .arg("-c")
-        .arg("pass")
+/// True under `CI=true` (or `CI=1`): there a test whose tool is missing
+/// fails instead of skipping itself green.
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Reports that the running test cannot run because `tool` is missing:
+/// under `CI=true` it panics (the test fails); otherwise it prints a
+/// `SKIPPED` line naming the test, and the caller returns early.
+pub fn skip_for_missing(tool: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("this test");
+    assert!(
+        !under_ci(),
+        "{test} needs {tool}, which is not available; under CI=true a missing tool fails the test"
+    );
+    eprintln!("SKIPPED {test}: {tool} is not available (under CI=true this test fails instead)");
+}
+
+/// Whether `tool probe_args...` runs and exits 0. When it does not, see
+/// [`skip_for_missing`]: under `CI=true` this panics.
+pub fn require_tool(tool: &str, probe_args: &[&str]) -> bool {
+    let found = Command::new(tool)
+        .args(probe_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .status()
-        .is_ok_and(|s| s.success())
+        .is_ok_and(|s| s.success());
+    if !found {
+        skip_for_missing(tool);
+    }
+    found
+}
+
+/// Whether python3 can be started (the fake agents are written in it); see
+/// [`require_tool`].
+pub fn require_python() -> bool {
+    require_tool("python3", &["-c", "pass"])
 }
 
 /// A fake ACP v1 agent in python, for what the reference agent will not do:

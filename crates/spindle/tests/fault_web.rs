@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use harness::{TempDir, fake_agent_command, have_python, wait_for};
+use harness::{TempDir, fake_agent_command, require_python, wait_for};
 use serve_harness::{
     Served, SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies,
     serve_from, start_serve, transcript, wait_transcript,
@@ -38,35 +38,30 @@ fn wait_banner(reader: &mut SseReader, needle: &str) -> String {
 }
 
 fn wire_log_contains(db: &std::path::Path, needle: &str) -> bool {
-    let script = "import sqlite3, sys\n\
-        c = sqlite3.connect(sys.argv[1])\n\
-        n = c.execute('select count(*) from wire_log where instr(line, ?) > 0', (sys.argv[2],)).fetchone()[0]\n\
-        print(n)";
-    let out = std::process::Command::new("python3")
-        .args(["-c", script])
-        .arg(db)
-        .arg(needle)
-        .output()
-        .expect("python3");
-    String::from_utf8_lossy(&out.stdout).trim() != "0"
+    let conn = rusqlite::Connection::open(db)
+        .unwrap_or_else(|e| panic!("open the wire log {}: {e}", db.display()));
+    let n: i64 = conn
+        .query_row(
+            "select count(*) from wire_log where instr(line, ?1) > 0",
+            [needle],
+            |row| row.get(0),
+        )
+        .unwrap_or_else(|e| panic!("query the wire log {}: {e}", db.display()));
+    n > 0
 }
 
 fn integrity_ok(db: &std::path::Path) -> bool {
-    let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('pragma integrity_check').fetchone()[0])",
-        ])
-        .arg(db)
-        .output()
-        .expect("python3");
-    String::from_utf8_lossy(&out.stdout).trim() == "ok"
+    let conn = rusqlite::Connection::open(db)
+        .unwrap_or_else(|e| panic!("open the database {}: {e}", db.display()));
+    let verdict: String = conn
+        .query_row("pragma integrity_check", [], |row| row.get(0))
+        .unwrap_or_else(|e| panic!("integrity_check on {}: {e}", db.display()));
+    verdict == "ok"
 }
 
 #[test]
 fn fault_web_agent_garbage_is_diagnosed_and_the_session_goes_on() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     let dir = TempDir::new("web-garbage");
@@ -151,8 +146,7 @@ fn fault_web_agent_garbage_is_diagnosed_and_the_session_goes_on() {
 
 #[test]
 fn fault_web_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     let dir = TempDir::new("web-bigline");
@@ -206,11 +200,9 @@ fn fault_web_agent_crash_mid_turn_is_reported_and_the_next_prompt_restarts_it() 
     served.wait_reply_containing(session, "hello again");
     // Nothing from before the crash left the wire log.
     served.stop();
-    if have_python() {
-        assert!(wire_log_contains(&db, "/scenario crash"));
-        assert!(wire_log_contains(&db, "\"text\":\"a\""));
-        assert!(integrity_ok(&db));
-    }
+    assert!(wire_log_contains(&db, "/scenario crash"));
+    assert!(wire_log_contains(&db, "\"text\":\"a\""));
+    assert!(integrity_ok(&db));
 }
 
 #[test]
@@ -350,9 +342,7 @@ fn fault_web_sigkill_right_after_acknowledged_prompts_keeps_them_all() {
     served.prompt(sessions[0], "after the kill");
     served.wait_reply_containing(sessions[0], "after the kill");
     served.stop();
-    if have_python() {
-        assert!(integrity_ok(&db));
-    }
+    assert!(integrity_ok(&db));
 }
 
 #[test]
@@ -426,9 +416,7 @@ fn fault_web_read_only_database_is_a_clear_error_and_stays_intact() {
         before,
         "the database is untouched"
     );
-    if have_python() {
-        assert!(integrity_ok(&db));
-    }
+    assert!(integrity_ok(&db));
 }
 
 /// `spindle serve` (reference agent) on a disk that is full after 400 KiB: RLIMIT_FSIZE stands
@@ -464,8 +452,7 @@ fn give_the_disk_back(served: &Served) {
 
 #[test]
 fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     let dir = TempDir::new("web-diskfull");
@@ -519,8 +506,7 @@ for line in sys.stdin.buffer:
 
 #[test]
 fn fault_web_f7_last_line_without_newline_is_kept() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     let dir = TempDir::new("web-f7");
@@ -610,8 +596,7 @@ fn banner_now(served: &serve_harness::Served, session: i64) -> String {
 
 #[test]
 fn fault_web_f6_a_full_disk_backlog_is_bounded_and_prompts_are_refused_until_it_is_saved() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     const LIMIT: u64 = 16 * 1024;

@@ -12,7 +12,7 @@ mod serve_harness;
 
 use std::time::Duration;
 
-use harness::{TempDir, fake_agent_command, have_python, wait_for};
+use harness::{TempDir, fake_agent_command, require_python, wait_for};
 use serde_json::{Value, json};
 use serve_harness::{
     Response, Served, entry_texts, http, reference_agent, serve_from, start_serve, transcript,
@@ -456,8 +456,7 @@ fn response_to(log: &[Value], id: u64) -> Option<Value> {
 
 #[test]
 fn security_web_permission_requests_wait_for_the_user_and_cancel_is_never_approval() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     let dir = TempDir::new("sec-permission");
@@ -492,7 +491,6 @@ fn security_web_permission_requests_wait_for_the_user_and_cancel_is_never_approv
         let mut again = served.sse(session, None);
         let _ = again.next_event();
     }
-    std::thread::sleep(Duration::from_millis(800));
     assert_eq!(
         response_to(&log_lines(&log), 501),
         None,
@@ -522,6 +520,15 @@ fn security_web_permission_requests_wait_for_the_user_and_cancel_is_never_approv
         answer["result"]["outcome"]["outcome"], "cancelled",
         "{answer}"
     );
+    // The fake agent logs every line it reads, in order, so an answer the
+    // server had sent earlier (by itself while observers came and went, or a
+    // refused option forwarded anyway) is in the log before this one: the
+    // cancel's answer must be the only one.
+    let answers: Vec<Value> = log_lines(&log)
+        .into_iter()
+        .filter(|m| m["id"] == 501 && m.get("method").is_none())
+        .collect();
+    assert_eq!(answers.len(), 1, "answered before the cancel: {answers:#?}");
     served.wait_finished_turns(session, 1);
 
     // Turn 2: the user's explicit choice is what the agent gets.
@@ -547,6 +554,7 @@ fn security_web_permission_requests_wait_for_the_user_and_cancel_is_never_approv
     served.wait_finished_turns(session, 2);
 
     // Turn 3: the server stops while the request is open: no approval.
+    let mut reader = served.sse(session, None);
     served.prompt(session, "and once more");
     wait_for(PATIENCE, "the third prompt to reach the agent", || {
         log_lines(&log)
@@ -554,7 +562,19 @@ fn security_web_permission_requests_wait_for_the_user_and_cancel_is_never_approv
             .any(|m| m["params"]["prompt"][0]["text"] == "and once more")
             .then_some(())
     });
-    std::thread::sleep(Duration::from_millis(200));
+    loop {
+        let event = reader
+            .next_event()
+            .expect("stream ended before the third question");
+        if event
+            .ops()
+            .iter()
+            .any(|op| op["op"] == "web_permission" && op["key"] == "503")
+        {
+            break;
+        }
+    }
+    drop(reader);
     served.stop();
     std::thread::sleep(Duration::from_millis(200));
     if let Some(answer) = response_to(&log_lines(&log), 503) {
