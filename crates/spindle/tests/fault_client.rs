@@ -1,7 +1,11 @@
 //! Faults against spindle-protocol's `AcpClient` holding a real agent child
 //! process (what `spindle chat` is built on): garbage, a 100 MiB line, a crash.
+//!
+//! Its own test binary, apart from `end_to_end`: the 100 MiB test bounds the
+//! peak RSS of the test process itself, which other tests running in the same
+//! process would inflate.
 
-#[path = "fault_harness.rs"]
+#[path = "end_to_end/harness.rs"]
 mod harness;
 
 use std::ffi::OsString;

@@ -3,8 +3,7 @@
 //! (this test) drives a v1 agent that crashes mid-turn, writes garbage, or
 //! writes a 100 MiB line.
 
-#[path = "fault_harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};

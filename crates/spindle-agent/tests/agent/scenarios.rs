@@ -2,7 +2,7 @@
 //! line the agent sends is validated against the official schema of the
 //! negotiated version (see `common::schema`).
 
-mod common;
+use crate::common;
 
 use common::{Peer, PermissionAnswer, VERSIONS};
 use serde_json::Value;

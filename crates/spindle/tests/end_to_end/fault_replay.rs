@@ -1,8 +1,7 @@
 //! Bad input through the real `spindle replay`: every garbage line becomes one
 //! diagnostic carrying its line number, and the updates after it still apply.
 
-#[path = "fault_harness.rs"]
-mod harness;
+use crate::harness;
 
 use harness::{TempDir, run_measured, spindle};
 use serde_json::{Value, json};

@@ -5,10 +5,8 @@
 //! (The web tests in `serve_http.rs` cover the basic case of each; these add
 //! the variants an attacker would try.)
 
-#[path = "fault_harness.rs"]
-mod harness;
-#[path = "fault_serve_harness.rs"]
-mod serve_harness;
+use crate::harness;
+use crate::serve_harness;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! `--script` playback, including every example under `examples/scripts/`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

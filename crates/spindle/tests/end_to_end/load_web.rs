@@ -6,17 +6,15 @@
 //! The small sizes run in every `cargo test`; the full sizes are `#[ignore]`d:
 //!
 //! ```text
-//! cargo test -p spindle --release --test load_web -- --ignored --nocapture --test-threads 1
+//! cargo test -p spindle --release --test end_to_end load_web:: -- --ignored --nocapture --test-threads 1
 //! ```
 //!
 //! The web engineer's `cargo bench -p spindle-web --bench sse_fanout`
 //! (BENCHMARKS.md, web section) measures the same loads with a minimal agent; these
 //! go through the shipped binary end to end.
 
-#[path = "fault_harness.rs"]
-mod harness;
-#[path = "fault_serve_harness.rs"]
-mod serve_harness;
+use crate::harness;
+use crate::serve_harness;
 
 use std::time::Instant;
 

@@ -3,7 +3,7 @@
 //! version, and re-encoding loses nothing the agent sent (the crate drops
 //! some malformed items silently, e.g. untyped v2 commands).
 
-mod common;
+use crate::common;
 
 use agent_client_protocol_schema::{v1, v2};
 use common::{Peer, PermissionAnswer};

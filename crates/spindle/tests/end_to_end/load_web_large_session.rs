@@ -8,13 +8,11 @@
 //! The small size runs in every `cargo test`; the full size is `#[ignore]`d:
 //!
 //! ```text
-//! cargo test -p spindle --release --test load_web_large_session -- --ignored --nocapture
+//! cargo test -p spindle --release --test end_to_end load_web_large_session -- --ignored --nocapture
 //! ```
 
-#[path = "fault_harness.rs"]
-mod harness;
-#[path = "fault_serve_harness.rs"]
-mod serve_harness;
+use crate::harness;
+use crate::serve_harness;
 
 use std::ffi::OsString;
 use std::fmt::Write as _;

@@ -1,6 +1,6 @@
 //! Malformed input gets a JSON-RPC error and the connection lives on.
 
-mod common;
+use crate::common;
 
 use common::Peer;
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! any op derived from it is sent to a browser, so everything a browser has shown survives a
 //! kill -9 of the server; the restarted server rebuilds the same transcript from the log.
 
-mod serve_support;
+use crate::serve_support;
 
 use serve_support::{Served, TextView, temp_dir};
 

@@ -2,7 +2,7 @@
 //! engine (`spindle-engine`): the reply it persists, the entries it builds,
 //! and no diagnostics.
 
-mod common;
+use crate::common;
 
 use common::{Peer, PermissionAnswer};
 use spindle_agent::scenarios::{self, plain_reply};

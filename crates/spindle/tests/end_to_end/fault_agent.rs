@@ -2,8 +2,7 @@
 //! default line limit (64 MiB, `spindle_wire::DEFAULT_MAX_LINE_BYTES`), noise
 //! and invalid UTF-8 before a proper handshake.
 
-#[path = "fault_harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::io::Write;
 

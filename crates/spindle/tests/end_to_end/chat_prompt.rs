@@ -2,8 +2,7 @@
 //! stdout is exactly the final reply, the exit status follows the stop
 //! reason, `--record` replays to the same reply, permissions need `--yes`.
 
-#[path = "fault_harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

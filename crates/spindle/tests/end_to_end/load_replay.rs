@@ -4,11 +4,10 @@
 //! is `#[ignore]`d and run explicitly:
 //!
 //! ```text
-//! cargo test -p spindle --release --test load_replay -- --ignored --nocapture
+//! cargo test -p spindle --release --test end_to_end load_replay -- --ignored --nocapture
 //! ```
 
-#[path = "fault_harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::io::Write;
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! Turn lifecycle: queued prompts, cancellation, several sessions, modes,
 //! close, and version negotiation.
 
-mod common;
+use crate::common;
 
 use common::{Peer, PermissionAnswer, VERSIONS};
 use serde_json::{Value, json};

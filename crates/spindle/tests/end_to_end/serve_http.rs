@@ -1,7 +1,7 @@
 //! `spindle serve` end to end over real HTTP: access checks, SSE resume, multiple observers,
 //! restart with the same database.
 
-mod serve_support;
+use crate::serve_support;
 
 use serve_support::{Served, TextView, http, temp_dir};
 

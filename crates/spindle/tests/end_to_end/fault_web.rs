@@ -3,10 +3,8 @@
 //! under load; SIGKILL right after a prompt was acknowledged; a database that
 //! is read-only or whose disk fills up.
 
-#[path = "fault_harness.rs"]
-mod harness;
-#[path = "fault_serve_harness.rs"]
-mod serve_harness;
+use crate::harness;
+use crate::serve_harness;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,7 +3,7 @@
 //! sent by it), under `tests/fixtures/recordings/`. They pin the agent's
 //! bytes and serve as fixtures for anyone testing a client or the engine.
 //!
-//! `UPDATE_EXPECT=1 cargo test -p spindle-agent --test agent_recordings`
+//! `UPDATE_EXPECT=1 cargo test -p spindle-agent --test agent recordings::`
 //! rewrites them; review the diff.
 
 use serde_json::{Value, json};

@@ -1,11 +1,9 @@
 //! Helpers for the hardening tests of `spindle serve`: start the real binary
 //! with any agent command, read `/proc` memory figures, fetch transcripts.
-//! Included with `#[path = "fault_serve_harness.rs"] mod serve_harness;`; it
-//! reuses the web tests' HTTP and SSE client (`serve_support`) read-only.
+//! It reuses the web tests' HTTP and SSE client (`serve_support`).
 #![allow(dead_code, unused_imports, missing_debug_implementations)]
 
-#[path = "serve_support/mod.rs"]
-pub mod serve_support;
+use crate::serve_support;
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};

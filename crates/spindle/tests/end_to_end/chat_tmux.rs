@@ -7,8 +7,7 @@
 //! directory, removed afterwards), so it never touches another tmux server. When tmux is not installed each test prints
 //! `SKIPPED`, and under `CI=true` it fails instead.
 
-#[path = "fault_harness.rs"]
-mod harness;
+use crate::harness;
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

@@ -1,6 +1,7 @@
-//! Shared helpers for the fault, load and security tests: included by each of
-//! them with `#[path = "fault_harness.rs"] mod harness;`. On its own it is an
-//! empty test crate, which is harmless.
+//! Shared helpers of the end-to-end tests (and of `tests/fault_client.rs`,
+//! which includes this file by path): temp dirs, child guards, waits, peak-RSS
+//! measurement, the fake python agent, and the missing-tool policy
+//! ([`require_tool`]: a test whose tool is missing fails under `CI=true`).
 #![allow(dead_code)]
 
 use std::ffi::OsStr;

@@ -1,6 +1,6 @@
 //! `spindle serve` with agents that crash, stall or ask for permission.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::Value;
 use serve_support::{Served, SseEvent, SseReader, temp_dir};
