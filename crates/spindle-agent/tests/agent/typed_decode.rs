@@ -81,7 +81,9 @@ fn decode<T: DeserializeOwned + Serialize>(value: &Value, what: &str) {
 }
 
 fn check_line(version: Version, line: &Value, method: Option<&str>) {
-    if common::schema::documented_exception(version, line) {
+    if common::schema::documented_exception(version, line)
+        || common::schema::v1_extension_update(version, line)
+    {
         return;
     }
     let params = &line["params"];
