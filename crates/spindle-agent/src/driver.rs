@@ -11,9 +11,6 @@ use tokio::time::Instant;
 
 use crate::core::{AgentConfig, AgentCore, Next};
 
-/// Default maximum size of one incoming line.
-pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-
 /// One thing that happened on the input side.
 #[derive(Debug)]
 enum Event {

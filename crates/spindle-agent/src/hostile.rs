@@ -7,8 +7,9 @@
 use serde_json::json;
 
 use crate::program::Program;
-use crate::scenarios::TurnCtx;
-use crate::updates::{self, ChunkKind};
+use crate::turn_context::TurnCtx;
+use crate::updates;
+use spindle_wire::tags::{self, MessageKind};
 
 /// Size of the huge chunk's text, in bytes.
 pub const HUGE_CHUNK_BYTES: usize = 1 << 20;
@@ -41,7 +42,7 @@ pub(crate) fn hostile(ctx: &mut TurnCtx<'_>) -> Program {
     let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     for piece in HOSTILE_PIECES {
-        p.update(updates::chunk(ChunkKind::Agent, &id, piece, None));
+        p.update(updates::chunk(MessageKind::Agent, &id, piece, None));
         p.pause(1);
     }
     p.update(json!({
@@ -49,12 +50,12 @@ pub(crate) fn hostile(ctx: &mut TurnCtx<'_>) -> Program {
         "payload": {"note": "clients must ignore or preserve unknown update kinds"},
     }));
     p.update(json!({
-        "sessionUpdate": "agent_message_chunk",
+        "sessionUpdate": tags::AGENT_MESSAGE_CHUNK,
         "messageId": id,
         "content": {"type": UNKNOWN_BLOCK_TYPE, "data": "<b>not text</b>"},
     }));
-    p.update(updates::chunk(ChunkKind::Agent, &id, &huge_text(), None));
-    p.update(updates::chunk(ChunkKind::Agent, &id, HOSTILE_END, None));
+    p.update(updates::chunk(MessageKind::Agent, &id, &huge_text(), None));
+    p.update(updates::chunk(MessageKind::Agent, &id, HOSTILE_END, None));
     p.update(updates::usage(ctx.state.used, ctx.context_size));
     p.end("end_turn");
     p

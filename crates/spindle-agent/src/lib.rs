@@ -37,13 +37,12 @@ pub mod scenarios;
 mod script;
 pub mod stream_gen;
 pub mod terminal;
+mod turn_context;
 pub mod updates;
 pub mod wire;
 
-pub use crate::core::{AgentConfig, AgentCore, Extensions, Next};
-pub use crate::driver::{
-    DEFAULT_MAX_LINE_BYTES, WireRecorder, run_agent, run_agent_recorded, run_stdio,
-};
+pub use crate::core::{AgentConfig, AgentCore, Next};
+pub use crate::driver::{WireRecorder, run_agent, run_agent_recorded, run_stdio};
 pub use crate::hostile::{
     HOSTILE_END, HOSTILE_PIECES, HUGE_CHUNK_BYTES, UNKNOWN_BLOCK_TYPE, UNKNOWN_UPDATE_KIND,
     huge_text,
@@ -51,6 +50,10 @@ pub use crate::hostile::{
 pub use crate::script::Script;
 pub use crate::stream_gen::{ExpectedReply, StreamGenerator, StreamMix, expected_reply};
 pub use crate::wire::{ProtocolChoice, Version};
+/// The default limit on one incoming line (the workspace-wide default).
+pub use spindle_wire::DEFAULT_MAX_LINE_BYTES;
+/// The Spindle extensions a client opts into in `initialize`.
+pub use spindle_wire::extensions::{Extension, Extensions};
 
 /// Writes `n` generated notifications of `mix` to `w` with no handshake (the
 /// benchmark floor). Session id `sess_1`, as in the first session of a live

@@ -8,7 +8,8 @@ use std::collections::VecDeque;
 use serde_json::Value;
 
 use crate::stream_gen::StreamGenerator;
-use crate::updates::{self, ChunkKind};
+use crate::updates;
+use spindle_wire::tags::MessageKind;
 
 /// One step of a turn (or of background work after it).
 #[derive(Debug)]
@@ -83,7 +84,7 @@ impl Program {
     }
 
     /// Streams `text` as word-sized chunks of one message, pausing between them.
-    pub fn say(&mut self, kind: ChunkKind, message_id: &str, text: &str, meta: Option<&Value>) {
+    pub fn say(&mut self, kind: MessageKind, message_id: &str, text: &str, meta: Option<&Value>) {
         for piece in word_chunks(text) {
             self.update(updates::chunk(kind, message_id, piece, meta.cloned()));
             self.pause(1);

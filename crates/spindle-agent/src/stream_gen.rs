@@ -12,6 +12,9 @@
 
 use std::sync::OnceLock;
 
+use spindle_wire::meta::{META_KEY, SNAPSHOT_FLAG, SPINDLE_META_KEY};
+use spindle_wire::tags;
+
 use crate::wire::{Fnv1a64, Version, escape_json_into};
 
 /// Which kind of traffic to generate.
@@ -190,6 +193,7 @@ pub struct StreamGenerator {
     total: u64,
     index: u64,
     prefix: Vec<u8>,
+    heads: &'static Heads,
     chunk_cursor: usize,
     snapshot_cursor: usize,
     tool_counter: u64,
@@ -230,6 +234,61 @@ impl OtherText {
     }
 }
 
+/// The fixed start of each kind of update, rendered once from the wire
+/// vocabulary (`"sessionUpdate":"<tag>",...` up to the first variable part).
+#[derive(Debug)]
+struct Heads {
+    message_chunk: Vec<u8>,
+    thought_chunk: Vec<u8>,
+    thought_clear_v1: Vec<u8>,
+    thought_upsert_v2: Vec<u8>,
+    message_clear_v1: Vec<u8>,
+    message_upsert_empty_v2: Vec<u8>,
+    message_upsert_v2: Vec<u8>,
+    snapshot_meta_end: Vec<u8>,
+    tool_start_v1: Vec<u8>,
+    tool_start_v2: Vec<u8>,
+    tool_done: Vec<u8>,
+    plan_v1: Vec<u8>,
+    plan_v2: Vec<u8>,
+    usage: Vec<u8>,
+}
+
+fn heads() -> &'static Heads {
+    static HEADS: OnceLock<Heads> = OnceLock::new();
+    HEADS.get_or_init(|| {
+        let head =
+            |tag: &str, rest: &str| format!("\"sessionUpdate\":\"{tag}\"{rest}").into_bytes();
+        let text_block = ",\"content\":{\"type\":\"text\",\"text\":\"";
+        let gen_a1 = format!(",\"messageId\":\"{MESSAGE_ID}\"");
+        Heads {
+            message_chunk: head(tags::AGENT_MESSAGE_CHUNK, &format!("{gen_a1}{text_block}")),
+            thought_chunk: head(tags::AGENT_THOUGHT_CHUNK, ",\"messageId\":\"gen_t"),
+            thought_clear_v1: head(tags::AGENT_THOUGHT_CLEAR, ",\"messageId\":\"gen_t"),
+            thought_upsert_v2: head(tags::AGENT_THOUGHT, ",\"messageId\":\"gen_t"),
+            message_clear_v1: head(tags::AGENT_MESSAGE_CLEAR, &gen_a1),
+            message_upsert_empty_v2: head(tags::AGENT_MESSAGE, &format!("{gen_a1},\"content\":[]")),
+            message_upsert_v2: head(
+                tags::AGENT_MESSAGE,
+                &format!("{gen_a1},\"content\":[{{\"type\":\"text\",\"text\":\""),
+            ),
+            snapshot_meta_end: format!(
+                "\"}},\"{META_KEY}\":{{\"{SPINDLE_META_KEY}\":{{\"{SNAPSHOT_FLAG}\":true}}}}"
+            )
+            .into_bytes(),
+            tool_start_v1: head(tags::TOOL_CALL, ""),
+            tool_start_v2: head(tags::TOOL_CALL_UPDATE, ""),
+            tool_done: head(tags::TOOL_CALL_UPDATE, ",\"toolCallId\":\"gen_call_"),
+            plan_v1: head(tags::PLAN, ",\"entries\":"),
+            plan_v2: head(
+                tags::PLAN_UPDATE,
+                ",\"plan\":{\"type\":\"items\",\"planId\":\"gen_plan\",\"entries\":",
+            ),
+            usage: head(tags::USAGE_UPDATE, ",\"used\":"),
+        }
+    })
+}
+
 const SUFFIX: &[u8] = b"}}}\n";
 const TEXT_END: &[u8] = b"\"}}}}\n";
 
@@ -248,6 +307,7 @@ impl StreamGenerator {
             total,
             index: 0,
             prefix,
+            heads: heads(),
             chunk_cursor: 0,
             snapshot_cursor: 0,
             tool_counter: 0,
@@ -313,9 +373,7 @@ impl StreamGenerator {
     fn message_chunk(&mut self, out: &mut Vec<u8>) {
         let piece = self.next_chunk();
         self.begin(out);
-        out.extend_from_slice(
-            b"\"sessionUpdate\":\"agent_message_chunk\",\"messageId\":\"gen_a1\",\"content\":{\"type\":\"text\",\"text\":\"",
-        );
+        out.extend_from_slice(&self.heads.message_chunk);
         out.extend_from_slice(&piece.escaped);
         out.extend_from_slice(TEXT_END);
         if let Some(reply) = &mut self.reply {
@@ -326,7 +384,7 @@ impl StreamGenerator {
     fn thought_chunk(&mut self, out: &mut Vec<u8>, cycle: u64) {
         let piece = self.next_chunk();
         self.begin(out);
-        out.extend_from_slice(b"\"sessionUpdate\":\"agent_thought_chunk\",\"messageId\":\"gen_t");
+        out.extend_from_slice(&self.heads.thought_chunk);
         push_u64(out, cycle);
         out.extend_from_slice(b"\",\"content\":{\"type\":\"text\",\"text\":\"");
         out.extend_from_slice(&piece.escaped);
@@ -337,12 +395,8 @@ impl StreamGenerator {
     fn thought_clear(&mut self, out: &mut Vec<u8>, cycle: u64) {
         self.begin(out);
         match self.version {
-            Version::V1 => out.extend_from_slice(
-                b"\"sessionUpdate\":\"agent_thought_clear\",\"messageId\":\"gen_t",
-            ),
-            Version::V2 => {
-                out.extend_from_slice(b"\"sessionUpdate\":\"agent_thought\",\"messageId\":\"gen_t")
-            }
+            Version::V1 => out.extend_from_slice(&self.heads.thought_clear_v1),
+            Version::V2 => out.extend_from_slice(&self.heads.thought_upsert_v2),
         }
         push_u64(out, cycle);
         match self.version {
@@ -359,18 +413,14 @@ impl StreamGenerator {
         self.begin(out);
         match self.version {
             Version::V1 => {
-                out.extend_from_slice(
-                    b"\"sessionUpdate\":\"agent_message_clear\",\"messageId\":\"gen_a1\"",
-                );
+                out.extend_from_slice(&self.heads.message_clear_v1);
                 out.extend_from_slice(SUFFIX);
                 if let Some(reply) = &mut self.reply {
                     reply.clear();
                 }
             }
             Version::V2 if cycle.is_multiple_of(2) => {
-                out.extend_from_slice(
-                    b"\"sessionUpdate\":\"agent_message\",\"messageId\":\"gen_a1\",\"content\":[]",
-                );
+                out.extend_from_slice(&self.heads.message_upsert_empty_v2);
                 out.extend_from_slice(SUFFIX);
                 if let Some(reply) = &mut self.reply {
                     reply.clear();
@@ -378,9 +428,7 @@ impl StreamGenerator {
             }
             Version::V2 => {
                 let piece = self.next_chunk();
-                out.extend_from_slice(
-                    b"\"sessionUpdate\":\"agent_message\",\"messageId\":\"gen_a1\",\"content\":[{\"type\":\"text\",\"text\":\"",
-                );
+                out.extend_from_slice(&self.heads.message_upsert_v2);
                 out.extend_from_slice(&piece.escaped);
                 out.extend_from_slice(b"\"}]");
                 out.extend_from_slice(SUFFIX);
@@ -396,11 +444,9 @@ impl StreamGenerator {
         let piece = &pool().snapshots[self.snapshot_cursor];
         self.snapshot_cursor = (self.snapshot_cursor + 1) % POOL_SIZE;
         self.begin(out);
-        out.extend_from_slice(
-            b"\"sessionUpdate\":\"agent_message_chunk\",\"messageId\":\"gen_a1\",\"content\":{\"type\":\"text\",\"text\":\"",
-        );
+        out.extend_from_slice(&self.heads.message_chunk);
         out.extend_from_slice(&piece.escaped);
-        out.extend_from_slice(b"\"},\"_meta\":{\"spindle\":{\"snapshot\":true}}");
+        out.extend_from_slice(&self.heads.snapshot_meta_end);
         out.extend_from_slice(SUFFIX);
         if let Some(reply) = &mut self.reply {
             reply.clear();
@@ -413,8 +459,8 @@ impl StreamGenerator {
         let k = self.tool_counter;
         self.begin(out);
         match self.version {
-            Version::V1 => out.extend_from_slice(b"\"sessionUpdate\":\"tool_call\""),
-            Version::V2 => out.extend_from_slice(b"\"sessionUpdate\":\"tool_call_update\""),
+            Version::V1 => out.extend_from_slice(&self.heads.tool_start_v1),
+            Version::V2 => out.extend_from_slice(&self.heads.tool_start_v2),
         }
         out.extend_from_slice(b",\"toolCallId\":\"gen_call_");
         push_u64(out, k);
@@ -430,7 +476,7 @@ impl StreamGenerator {
         let k = self.tool_counter;
         let piece = self.next_chunk();
         self.begin(out);
-        out.extend_from_slice(b"\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"gen_call_");
+        out.extend_from_slice(&self.heads.tool_done);
         push_u64(out, k);
         out.extend_from_slice(
             b"\",\"status\":\"completed\",\"content\":[{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":\"",
@@ -446,13 +492,11 @@ impl StreamGenerator {
         self.begin(out);
         match self.version {
             Version::V1 => {
-                out.extend_from_slice(b"\"sessionUpdate\":\"plan\",\"entries\":");
+                out.extend_from_slice(&self.heads.plan_v1);
                 out.extend_from_slice(ENTRIES);
             }
             Version::V2 => {
-                out.extend_from_slice(
-                    b"\"sessionUpdate\":\"plan_update\",\"plan\":{\"type\":\"items\",\"planId\":\"gen_plan\",\"entries\":",
-                );
+                out.extend_from_slice(&self.heads.plan_v2);
                 out.extend_from_slice(ENTRIES);
                 out.push(b'}');
             }
@@ -462,7 +506,7 @@ impl StreamGenerator {
 
     fn usage(&mut self, out: &mut Vec<u8>, i: u64) {
         self.begin(out);
-        out.extend_from_slice(b"\"sessionUpdate\":\"usage_update\",\"used\":");
+        out.extend_from_slice(&self.heads.usage);
         push_u64(out, 1000 + i * 12);
         out.extend_from_slice(b",\"size\":1000000000");
         out.extend_from_slice(SUFFIX);

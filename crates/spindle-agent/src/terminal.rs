@@ -9,9 +9,10 @@
 use serde_json::json;
 
 use crate::program::Program;
-use crate::scenarios::TurnCtx;
-use crate::updates::{self, ChunkKind};
+use crate::turn_context::TurnCtx;
+use crate::updates;
 use crate::wire::Version;
+use spindle_wire::tags::{self, MessageKind};
 
 /// The command's complete output.
 pub const TERMINAL_OUTPUT: &[u8] =
@@ -65,7 +66,7 @@ pub(crate) fn terminal(ctx: &mut TurnCtx<'_>) -> Program {
             start["content"] = json!([{"type": "terminal", "terminalId": term}]);
             p.update(start);
             p.update(json!({
-                "sessionUpdate": "terminal_update",
+                "sessionUpdate": tags::TERMINAL_UPDATE,
                 "terminalId": term,
                 "command": "cargo test",
                 "cwd": "/workspace",
@@ -73,7 +74,7 @@ pub(crate) fn terminal(ctx: &mut TurnCtx<'_>) -> Program {
             let mut from = 0;
             for to in CUTS.into_iter().chain([TERMINAL_OUTPUT.len()]) {
                 p.update(json!({
-                    "sessionUpdate": "terminal_output_chunk",
+                    "sessionUpdate": tags::TERMINAL_OUTPUT_CHUNK,
                     "terminalId": term,
                     "data": base64(&TERMINAL_OUTPUT[from..to]),
                 }));
@@ -81,7 +82,7 @@ pub(crate) fn terminal(ctx: &mut TurnCtx<'_>) -> Program {
                 from = to;
             }
             p.update(json!({
-                "sessionUpdate": "terminal_update",
+                "sessionUpdate": tags::TERMINAL_UPDATE,
                 "terminalId": term,
                 "exitStatus": {"exitCode": 0},
             }));
@@ -100,7 +101,7 @@ pub(crate) fn terminal(ctx: &mut TurnCtx<'_>) -> Program {
         }
     }
     let id = ctx.state.next_id("msg_a");
-    p.say(ChunkKind::Agent, &id, TERMINAL_REPLY, None);
+    p.say(MessageKind::Agent, &id, TERMINAL_REPLY, None);
     p.end("end_turn");
     p
 }

@@ -6,6 +6,11 @@
 //! nowhere else.
 
 use serde_json::{Map, Value, json};
+use spindle_wire::meta::{
+    CLAUDE_CODE_META_KEY, CLEAR_BOUNDARY_FLAG, META_KEY, SNAPSHOT_FLAG, SPINDLE_META_KEY,
+};
+use spindle_wire::routing::SEGMENT_FIELD;
+use spindle_wire::tags::{self, MessageKind};
 
 use crate::wire::Version;
 
@@ -15,85 +20,56 @@ pub fn text_block(text: &str) -> Value {
 }
 
 /// `agent_message_chunk` / `agent_thought_chunk` / `user_message_chunk`.
-pub fn chunk(kind: ChunkKind, message_id: &str, text: &str, meta: Option<Value>) -> Value {
+pub fn chunk(kind: MessageKind, message_id: &str, text: &str, meta: Option<Value>) -> Value {
     let mut update = json!({
-        "sessionUpdate": kind.chunk_tag(),
+        "sessionUpdate": kind.chunk_tag().as_str(),
         "messageId": message_id,
         "content": text_block(text),
     });
     if let Some(meta) = meta {
-        update["_meta"] = meta;
+        update[META_KEY] = meta;
     }
     update
 }
 
-/// Which message stream a chunk or whole-message update belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChunkKind {
-    /// The user's message.
-    User,
-    /// The agent's reply.
-    Agent,
-    /// The agent's reasoning.
-    Thought,
-}
-
-impl ChunkKind {
-    fn chunk_tag(self) -> &'static str {
-        match self {
-            ChunkKind::User => "user_message_chunk",
-            ChunkKind::Agent => "agent_message_chunk",
-            ChunkKind::Thought => "agent_thought_chunk",
-        }
-    }
-
-    fn message_tag(self) -> &'static str {
-        match self {
-            ChunkKind::User => "user_message",
-            ChunkKind::Agent => "agent_message",
-            ChunkKind::Thought => "agent_thought",
-        }
-    }
-
-    fn clear_tag(self) -> Option<&'static str> {
-        match self {
-            ChunkKind::User => None,
-            ChunkKind::Agent => Some("agent_message_clear"),
-            ChunkKind::Thought => Some("agent_thought_clear"),
-        }
+/// The v1 extension update that clears a message of `kind` (users' messages
+/// are never cleared; they fall back to the agent message's tag).
+fn clear_tag(kind: MessageKind) -> &'static str {
+    match kind {
+        MessageKind::Thought => tags::AGENT_THOUGHT_CLEAR,
+        MessageKind::User | MessageKind::Agent => tags::AGENT_MESSAGE_CLEAR,
     }
 }
 
 /// v2 whole-message upsert (`user_message`, `agent_message`, `agent_thought`)
 /// whose `content` replaces everything stored for `message_id`. An empty
 /// `blocks` slice sends `content: []`, which clears the message.
-pub fn whole_message(kind: ChunkKind, message_id: &str, blocks: &[Value]) -> Value {
+pub fn whole_message(kind: MessageKind, message_id: &str, blocks: &[Value]) -> Value {
     json!({
-        "sessionUpdate": kind.message_tag(),
+        "sessionUpdate": kind.upsert_tag().as_str(),
         "messageId": message_id,
         "content": blocks,
     })
 }
 
 /// Seed extension (v1): `agent_message_clear` / `agent_thought_clear`.
-pub fn clear(kind: ChunkKind, message_id: &str) -> Value {
-    let tag = kind.clear_tag().unwrap_or("agent_message_clear");
-    json!({"sessionUpdate": tag, "messageId": message_id})
+pub fn clear(kind: MessageKind, message_id: &str) -> Value {
+    json!({"sessionUpdate": clear_tag(kind), "messageId": message_id})
 }
 
 /// Seed extension: the `session_cleared` update.
 pub fn session_cleared() -> Value {
-    json!({"sessionUpdate": "session_cleared"})
+    json!({"sessionUpdate": tags::SESSION_CLEARED})
 }
 
 /// `usage_update`.
 pub fn usage(used: u64, size: u64) -> Value {
-    json!({"sessionUpdate": "usage_update", "used": used, "size": size})
+    json!({"sessionUpdate": tags::USAGE_UPDATE, "used": used, "size": size})
 }
 
 /// v2 `state_update`.
 pub fn state(state: &str, stop_reason: Option<&str>) -> Value {
-    let mut update = json!({"sessionUpdate": "state_update", "state": state});
+    let mut update = json!({"sessionUpdate": tags::STATE_UPDATE, "state": state});
     if let Some(reason) = stop_reason {
         update["stopReason"] = json!(reason);
     }
@@ -133,7 +109,7 @@ pub fn available_commands(version: Version, commands: &[CommandSpec]) -> Value {
             Value::Object(entry)
         })
         .collect();
-    json!({"sessionUpdate": "available_commands_update", "availableCommands": entries})
+    json!({"sessionUpdate": tags::AVAILABLE_COMMANDS_UPDATE, "availableCommands": entries})
 }
 
 /// A plan entry: (content, status).
@@ -148,9 +124,9 @@ pub fn plan(version: Version, plan_id: &str, entries: &[PlanEntry<'_>]) -> Value
         )
         .collect();
     match version {
-        Version::V1 => json!({"sessionUpdate": "plan", "entries": entries}),
+        Version::V1 => json!({"sessionUpdate": tags::PLAN, "entries": entries}),
         Version::V2 => json!({
-            "sessionUpdate": "plan_update",
+            "sessionUpdate": tags::PLAN_UPDATE,
             "plan": {"type": "items", "planId": plan_id, "entries": entries},
         }),
     }
@@ -165,8 +141,8 @@ pub fn tool_call_start(
     raw_input: Value,
 ) -> Value {
     let tag = match version {
-        Version::V1 => "tool_call",
-        Version::V2 => "tool_call_update",
+        Version::V1 => tags::TOOL_CALL,
+        Version::V2 => tags::TOOL_CALL_UPDATE,
     };
     json!({
         "sessionUpdate": tag,
@@ -181,7 +157,7 @@ pub fn tool_call_start(
 /// Patches a tool call's status, optionally replacing its content.
 pub fn tool_call_status(tool_call_id: &str, status: &str, content: Option<Vec<Value>>) -> Value {
     let mut update = json!({
-        "sessionUpdate": "tool_call_update",
+        "sessionUpdate": tags::TOOL_CALL_UPDATE,
         "toolCallId": tool_call_id,
         "status": status,
     });
@@ -231,7 +207,7 @@ pub fn tool_diff(version: Version, path: &str, old_text: &str, new_text: &str) -
 
 /// v2 `tool_call_content_chunk`: appends one content item.
 pub fn tool_content_chunk(tool_call_id: &str, item: Value) -> Value {
-    json!({"sessionUpdate": "tool_call_content_chunk", "toolCallId": tool_call_id, "content": item})
+    json!({"sessionUpdate": tags::TOOL_CALL_CONTENT_CHUNK, "toolCallId": tool_call_id, "content": item})
 }
 
 /// The status a cancelled tool call ends in: v2 has `cancelled`, v1 only `failed`.
@@ -269,13 +245,13 @@ pub fn permission_params(
 
 /// `compaction_update`.
 pub fn compaction(compaction_id: &str, status: &str) -> Value {
-    json!({"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status})
+    json!({"sessionUpdate": tags::COMPACTION_UPDATE, "compactionId": compaction_id, "status": status})
 }
 
 /// `compaction_summary_chunk`.
 pub fn compaction_chunk(compaction_id: &str, text: &str) -> Value {
     json!({
-        "sessionUpdate": "compaction_summary_chunk",
+        "sessionUpdate": tags::COMPACTION_SUMMARY_CHUNK,
         "compactionId": compaction_id,
         "content": text_block(text),
     })
@@ -284,15 +260,15 @@ pub fn compaction_chunk(compaction_id: &str, text: &str) -> Value {
 /// `_meta` marking a message chunk as a seed-004 segment (`thought`, `plan`):
 /// `{"spindle":{"segment":kind}}`.
 pub fn segment_meta(kind: &str) -> Value {
-    json!({"spindle": {"segment": kind}})
+    json!({SPINDLE_META_KEY: {SEGMENT_FIELD: kind}})
 }
 
 /// `_meta` marking a chunk as snapshot-style: its text is the whole message so far.
 pub fn snapshot_meta() -> Value {
-    json!({"spindle": {"snapshot": true}})
+    json!({SPINDLE_META_KEY: {SNAPSHOT_FLAG: true}})
 }
 
 /// `_meta` carrying the seed-003 clear boundary (option 1).
 pub fn clear_boundary_meta() -> Value {
-    json!({"claudeCode": {"clearBoundary": true}})
+    json!({CLAUDE_CODE_META_KEY: {CLEAR_BOUNDARY_FLAG: true}})
 }

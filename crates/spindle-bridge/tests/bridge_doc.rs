@@ -9,7 +9,7 @@ fn every_test_named_in_bridge_md_exists() {
         "crates/spindle-bridge/tests/v1_client_v2_agent.rs",
         "crates/spindle-bridge/tests/passthrough.rs",
         "crates/spindle-bridge/tests/bridged_transcript_props.rs",
-        "crates/spindle/tests/bridge_e2e.rs",
+        "crates/spindle/tests/end_to_end/bridge_e2e.rs",
     ];
     let sources: String = files
         .iter()

@@ -1,7 +1,9 @@
 //! Validation of emitted JSON-RPC messages against the official ACP JSON
-//! Schemas (v1 and v2 `schema.unstable.json`, embedded from
-//! `crates/spindle-protocol/schema/`). For tests: enable the `schema-check`
-//! feature in `[dev-dependencies]`.
+//! Schemas (v1 and v2 `schema.unstable.json`, embedded from `tests/schema/`
+//! at the workspace root, the repository's only copy). The one schema
+//! validator of the workspace: the protocol's, the agent's and the bridge's
+//! tests and `spindle-schema-check` all use it. For tests: enable the
+//! `schema-check` feature in `[dev-dependencies]`.
 //!
 //! Which definition applies is decided by method, using the schemas' own
 //! `x-method` / `x-side` annotations:
@@ -12,11 +14,12 @@
 //!   (use [`SchemaConversation`] to track requests), otherwise the schema's
 //!   union of all responses for that side; errors against `Error`.
 //!
-//! Documented exemptions (Spindle extensions, see [`crate::extensions`]):
-//! `session/update` whose `update.sessionUpdate` is `agent_message_clear`,
-//! `agent_thought_clear` or `session_cleared` only gets its envelope
-//! (`sessionId` string, `update` object) checked. `clearBoundary` travels in
-//! `_meta` and needs no exemption.
+//! Documented exemptions (Spindle extensions, see [`crate::extensions`]): in
+//! v1, whose update union is closed, a `session/update` whose
+//! `update.sessionUpdate` is `agent_message_clear`, `agent_thought_clear` or
+//! `session_cleared` only gets its envelope (`sessionId` string, `update`
+//! object) checked; v2's open union validates them in full. `clearBoundary`
+//! travels in `_meta` and needs no exemption.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -26,8 +29,8 @@ use serde_json::{Value, json};
 use crate::extensions::{AGENT_MESSAGE_CLEAR, AGENT_THOUGHT_CLEAR, SESSION_CLEARED};
 use crate::jsonrpc::RequestId;
 
-const SCHEMA_V1: &str = include_str!("../schema/v1/schema.unstable.json");
-const SCHEMA_V2: &str = include_str!("../schema/v2/schema.unstable.json");
+const SCHEMA_V1: &str = include_str!("../../../tests/schema/v1/schema.unstable.json");
+const SCHEMA_V2: &str = include_str!("../../../tests/schema/v2/schema.unstable.json");
 
 /// Who sends the message being checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -68,10 +71,13 @@ struct Schema {
     /// (handler side, method) -> definitions.
     methods: HashMap<(String, String), MethodDefs>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+    /// v1's session-update union is closed, so the extension updates need
+    /// the exemption; v2's is open and validates them in full.
+    closed_update_union: bool,
 }
 
 impl Schema {
-    fn load(text: &str) -> Schema {
+    fn load(text: &str, closed_update_union: bool) -> Schema {
         let root: Value = serde_json::from_str(text).expect("embedded schema is valid JSON");
         let mut methods: HashMap<(String, String), MethodDefs> = HashMap::new();
         if let Some(defs) = root.get("$defs").and_then(Value::as_object) {
@@ -107,6 +113,7 @@ impl Schema {
             root,
             methods,
             validators: Mutex::new(HashMap::new()),
+            closed_update_union,
         }
     }
 
@@ -148,9 +155,9 @@ fn schema(version: u16) -> &'static Schema {
     static V1: OnceLock<Schema> = OnceLock::new();
     static V2: OnceLock<Schema> = OnceLock::new();
     if version >= 2 {
-        V2.get_or_init(|| Schema::load(SCHEMA_V2))
+        V2.get_or_init(|| Schema::load(SCHEMA_V2, false))
     } else {
-        V1.get_or_init(|| Schema::load(SCHEMA_V1))
+        V1.get_or_init(|| Schema::load(SCHEMA_V1, true))
     }
 }
 
@@ -232,7 +239,7 @@ fn check_value(
             }
             return;
         }
-        if method == "session/update" && is_exempt_update(&params) {
+        if method == "session/update" && s.closed_update_union && is_exempt_update(&params) {
             if !params.get("sessionId").is_some_and(Value::is_string) {
                 errors.push("session/update needs a string sessionId".into());
             }

@@ -10,6 +10,11 @@
 /// Fields of the update object that carry a routing label, in priority order.
 pub const UPDATE_FIELDS: [&str; 4] = ["segment", "kind", "channel", "role"];
 
+/// The first routing field (`"segment": "thought"`), named on its own for
+/// the writers that set it (the reference agent also mirrors it under
+/// `_meta.spindle`).
+pub const SEGMENT_FIELD: &str = UPDATE_FIELDS[0];
+
 /// Fields of the content block that carry a routing label, after the
 /// update's, in priority order.
 pub const CONTENT_FIELDS: [&str; 3] = ["segment", "channel", "role"];

@@ -1,13 +1,17 @@
 //! Faults against spindle-protocol's `AcpClient` holding a real agent child
 //! process (what `spindle chat` is built on): garbage, a 100 MiB line, a crash.
+//!
+//! Its own test binary, apart from `end_to_end`: the 100 MiB test bounds the
+//! peak RSS of the test process itself, which other tests running in the same
+//! process would inflate.
 
-#[path = "fault_harness.rs"]
+#[path = "end_to_end/harness.rs"]
 mod harness;
 
 use std::ffi::OsString;
 use std::time::Duration;
 
-use harness::{TempDir, fake_agent_command, have_python};
+use harness::{TempDir, fake_agent_command, require_python};
 use serde_json::json;
 use spindle_protocol::{
     AcpClient, ChildExit, ClientEvent, ClientEvents, ClientOptions, SpawnOptions,
@@ -70,8 +74,7 @@ fn prompt_blocks(text: &str) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fault_client_garbage_is_diagnosed_and_each_turn_finishes_once() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     let dir = TempDir::new("client-garbage");
@@ -172,8 +175,7 @@ fn vm_hwm_kib() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fault_client_a_100_mib_line_is_skipped_and_the_turn_goes_on() {
-    if !have_python() {
-        eprintln!("skipped: python3 is not available");
+    if !require_python() {
         return;
     }
     let dir = TempDir::new("client-bigline");

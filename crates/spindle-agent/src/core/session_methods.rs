@@ -7,6 +7,7 @@ use super::AgentCore;
 use crate::scenarios;
 use crate::updates;
 use crate::wire::{Version, codes};
+use spindle_wire::tags;
 
 impl AgentCore {
     pub(super) fn close_session(&mut self, id: &Value, params: &Value) {
@@ -35,12 +36,12 @@ impl AgentCore {
         self.send_response(id, json!({}));
         self.send_update(
             &sid,
-            json!({"sessionUpdate": "current_mode_update", "currentModeId": mode}),
+            json!({"sessionUpdate": tags::CURRENT_MODE_UPDATE, "currentModeId": mode}),
         );
         let options = scenarios::config_options(Version::V1, mode);
         self.send_update(
             &sid,
-            json!({"sessionUpdate": "config_option_update", "configOptions": options}),
+            json!({"sessionUpdate": tags::CONFIG_OPTION_UPDATE, "configOptions": options}),
         );
     }
 
@@ -68,7 +69,7 @@ impl AgentCore {
             let sid = self.sessions[s].id.clone();
             self.send_update(
                 &sid,
-                json!({"sessionUpdate": "current_mode_update", "currentModeId": mode}),
+                json!({"sessionUpdate": tags::CURRENT_MODE_UPDATE, "currentModeId": mode}),
             );
         }
     }

@@ -1,139 +1,31 @@
 //! Test rig for the bridge: every line it emits is validated against the
-//! official JSON Schema of the side it goes to (copies in `tests/schema/`).
+//! official JSON Schema of the side it goes to (the workspace's one copy, in
+//! `tests/schema/` at the root, through `spindle_protocol::schema_check`).
 
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
 
-use jsonschema::Validator;
 use serde_json::{Value, json};
 use spindle_bridge::{Bridge, BridgeConfig, Policy, Severity, Translated};
+use spindle_protocol::schema_check::{Direction, validate_with_method};
 
-struct Schemas {
-    json: Value,
-    root: Validator,
-    defs: Mutex<HashMap<&'static str, Arc<Validator>>>,
-}
-
-impl Schemas {
-    fn def(&self, name: &'static str) -> Arc<Validator> {
-        let mut defs = self.defs.lock().unwrap();
-        defs.entry(name)
-            .or_insert_with(|| {
-                assert!(
-                    self.json["$defs"].get(name).is_some(),
-                    "no definition {name}"
-                );
-                let schema = json!({
-                    "$schema": self.json["$schema"],
-                    "$defs": self.json["$defs"],
-                    "$ref": format!("#/$defs/{name}"),
-                });
-                Arc::new(jsonschema::validator_for(&schema).expect("def compiles"))
-            })
-            .clone()
+/// Validates a line sent in `direction` to a peer speaking `version`, with
+/// the workspace's one validator (`spindle_protocol::schema_check`, which
+/// exempts the Spindle extension updates). `answered` is the method of the
+/// request a response answers, when known.
+pub fn validate_sent(direction: Direction, version: u16, line: &Value, answered: Option<&str>) {
+    if let Err(errors) = validate_with_method(version, direction, &line.to_string(), answered) {
+        panic!(
+            "failed schema validation: {:?}\nline: {line}",
+            &errors[..errors.len().min(3)]
+        );
     }
 }
 
-fn load(version: u16) -> Schemas {
-    let path = format!(
-        "{}/tests/schema/v{version}/schema.unstable.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let root: Value = serde_json::from_str(&text).unwrap();
-    let validator = jsonschema::validator_for(&root).expect("schema compiles");
-    Schemas {
-        json: root,
-        root: validator,
-        defs: Mutex::new(HashMap::new()),
-    }
-}
-
-fn schemas(version: u16) -> &'static Schemas {
-    static V1: OnceLock<Schemas> = OnceLock::new();
-    static V2: OnceLock<Schemas> = OnceLock::new();
-    match version {
-        1 => V1.get_or_init(|| load(1)),
-        _ => V2.get_or_init(|| load(2)),
-    }
-}
-
-fn check(v: &Validator, what: &str, instance: &Value, line: &Value) {
-    let errs: Vec<String> = v
-        .iter_errors(instance)
-        .take(3)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(
-        errs.is_empty(),
-        "{what} failed schema validation: {errs:?}\nline: {line}"
-    );
-}
-
-/// Seed extensions the official schema lacks (sent only to opted-in peers).
-fn extension_update(line: &Value) -> bool {
-    matches!(
-        line["params"]["update"]["sessionUpdate"].as_str(),
-        Some("agent_message_clear" | "agent_thought_clear" | "session_cleared")
-    )
-}
-
-/// Validates a line for a peer speaking `version`. `answered` is the method
-/// of the request a response answers, when known.
+/// Validates a line the bridge sends to a client speaking `version`.
 pub fn validate(version: u16, line: &Value, answered: Option<&str>) {
-    if extension_update(line) {
-        return;
-    }
-    let s = schemas(version);
-    check(&s.root, "message", line, line);
-    let params = &line["params"];
-    let def: Option<&'static str> = match line["method"].as_str() {
-        Some("session/update") => Some(if version == 1 {
-            "SessionNotification"
-        } else {
-            "UpdateSessionNotification"
-        }),
-        Some("session/request_permission") => Some("RequestPermissionRequest"),
-        Some("initialize") => Some("InitializeRequest"),
-        Some("session/new") => Some("NewSessionRequest"),
-        Some("session/load") => Some("LoadSessionRequest"),
-        Some("session/resume") => Some("ResumeSessionRequest"),
-        Some("session/prompt") => Some("PromptRequest"),
-        Some("session/set_mode") => Some("SetSessionModeRequest"),
-        Some("session/set_config_option") => Some("SetSessionConfigOptionRequest"),
-        Some("session/cancel") => Some(if version == 1 {
-            "CancelNotification"
-        } else {
-            "CancelSessionNotification"
-        }),
-        Some(_) => None,
-        None => None,
-    };
-    if let Some(def) = def {
-        check(&s.def(def), def, params, line);
-        return;
-    }
-    if line.get("method").is_some() {
-        return;
-    }
-    if let Some(error) = line.get("error") {
-        check(&s.def("Error"), "Error", error, line);
-        return;
-    }
-    let def = match answered {
-        Some("initialize") => "InitializeResponse",
-        Some("session/new") => "NewSessionResponse",
-        Some("session/prompt") => "PromptResponse",
-        Some("session/load") if version == 1 => "LoadSessionResponse",
-        Some("session/load") | Some("session/resume") => "ResumeSessionResponse",
-        Some("session/set_mode") => "SetSessionModeResponse",
-        Some("session/set_config_option") => "SetSessionConfigOptionResponse",
-        Some("session/request_permission") => "RequestPermissionResponse",
-        _ => return,
-    };
-    check(&s.def(def), def, &line["result"], line);
+    validate_sent(Direction::AgentToClient, version, line, answered);
 }
 
 /// A bridge between a scripted client and a scripted agent.
@@ -186,7 +78,12 @@ impl Rig {
                     .then(|| self.client_side_request(id))
                     .flatten()
             });
-            validate(self.agent_version, &v, answered.as_deref());
+            validate_sent(
+                Direction::ClientToAgent,
+                self.agent_version,
+                &v,
+                answered.as_deref(),
+            );
             self.agent_log.push(v);
         }
         for l in &t.to_client {

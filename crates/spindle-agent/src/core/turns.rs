@@ -1,0 +1,209 @@
+//! Turns: a prompt starts one (or is queued behind the running one), and a
+//! turn ends by its program, by failure, by `session/cancel`, or branches on
+//! the client's answer to a permission request.
+
+use serde_json::{Value, json};
+use spindle_wire::tags::MessageKind;
+
+use super::{AgentCore, Runner, Turn, Waiting};
+use crate::scenarios;
+use crate::turn_context::TurnCtx;
+use crate::updates;
+use crate::wire::{Version, codes};
+
+impl AgentCore {
+    pub(super) fn prompt(&mut self, id: Value, params: &Value) {
+        let Some(s) = self.lookup_session(&id, params) else {
+            return;
+        };
+        let Some(blocks) = params.get("prompt").and_then(Value::as_array) else {
+            self.send_error(&id, codes::INVALID_PARAMS, "prompt must be an array");
+            return;
+        };
+        let blocks = blocks.clone();
+        if self.sessions[s].turn.is_some() {
+            // Policy: a prompt that arrives while a turn runs is queued and
+            // runs after it. v2: it is not inserted (no response, no
+            // `user_message`) until then.
+            self.sessions[s].queued.push_back((id, blocks));
+            return;
+        }
+        self.start_turn(s, id, blocks);
+    }
+
+    pub(super) fn start_turn(&mut self, s: usize, id: Value, blocks: Vec<Value>) {
+        let conn = self.conn();
+        let text = scenarios::prompt_text(&blocks);
+        let session = &mut self.sessions[s];
+        let prompt_id = match conn.version {
+            Version::V1 => Some(id),
+            Version::V2 => {
+                let user_id = session.state.next_id("msg_u");
+                let sid = session.id.clone();
+                self.send_response(&id, json!({"messageId": user_id}));
+                self.send_update(
+                    &sid,
+                    updates::whole_message(MessageKind::User, &user_id, &blocks),
+                );
+                self.send_update(&sid, updates::state("running", None));
+                None
+            }
+        };
+        let session = &mut self.sessions[s];
+        let program = match self.config.script.as_ref().and_then(|script| {
+            script.turn(&mut session.state.script_pos, self.config.script_sleeps)
+        }) {
+            Some(program) => program,
+            None => {
+                let mut ctx = TurnCtx {
+                    conn,
+                    state: &mut session.state,
+                    delay_ms: self.config.delay_ms,
+                    context_size: self.config.context_size,
+                };
+                scenarios::build_turn(&mut ctx, &session.id, &text)
+            }
+        };
+        session.turn = Some(Turn {
+            prompt_id,
+            runner: Runner {
+                steps: program.into_queue(),
+                wake_at: None,
+            },
+            waiting: Waiting::Nothing,
+            open_tools: Vec::new(),
+        });
+    }
+
+    /// Ends the current turn, moving its remaining steps to background work.
+    pub(super) fn finish_turn(&mut self, s: usize, stop_reason: &str) {
+        let conn = self.conn();
+        let Some(mut turn) = self.sessions[s].turn.take() else {
+            return;
+        };
+        let sid = self.sessions[s].id.clone();
+        self.sessions[s]
+            .background
+            .steps
+            .extend(turn.runner.steps.drain(..));
+        match (conn.version, turn.prompt_id) {
+            (Version::V1, Some(id)) => {
+                self.send_response(&id, json!({"stopReason": stop_reason}));
+            }
+            _ => self.send_update(&sid, updates::state("idle", Some(stop_reason))),
+        }
+    }
+
+    /// Ends the current turn as failed (see [`Step::Fail`]).
+    pub(super) fn fail_turn(&mut self, s: usize, message: &str) {
+        let conn = self.conn();
+        let Some(mut turn) = self.sessions[s].turn.take() else {
+            return;
+        };
+        let sid = self.sessions[s].id.clone();
+        self.sessions[s]
+            .background
+            .steps
+            .extend(turn.runner.steps.drain(..));
+        let error = json!({"code": codes::INTERNAL_ERROR, "message": message});
+        match (conn.version, turn.prompt_id) {
+            (Version::V1, Some(id)) => self.send_error(&id, codes::INTERNAL_ERROR, message),
+            _ => {
+                let mut idle = updates::state("idle", Some("error"));
+                idle["error"] = error;
+                self.send_update(&sid, idle);
+            }
+        }
+    }
+
+    pub(super) fn cancel_turn(&mut self, s: usize) {
+        let conn = self.conn();
+        let sid = self.sessions[s].id.clone();
+        let Some(turn) = self.sessions[s].turn.as_mut() else {
+            return;
+        };
+        if let Waiting::Permission { request_id, .. } = turn.waiting {
+            // A late answer to this request is ignored.
+            self.pending.remove(&request_id);
+        }
+        turn.waiting = Waiting::Nothing;
+        turn.runner.steps.clear();
+        turn.runner.wake_at = None;
+        let open = std::mem::take(&mut turn.open_tools);
+        let status = updates::cancelled_tool_status(conn.version);
+        for tool in open {
+            self.send_update(&sid, updates::tool_call_status(&tool, status, None));
+        }
+        self.finish_turn(s, "cancelled");
+        // Held prompts are dropped with the turn: they were never inserted.
+        let queued = std::mem::take(&mut self.sessions[s].queued);
+        for (id, _) in queued {
+            match conn.version {
+                Version::V1 => self.send_response(&id, json!({"stopReason": "cancelled"})),
+                Version::V2 => self.send_error(
+                    &id,
+                    codes::REQUEST_CANCELLED,
+                    "prompt dropped: the session was cancelled before it was inserted",
+                ),
+            }
+        }
+    }
+
+    pub(super) fn handle_response(
+        &mut self,
+        id: &Value,
+        result: Option<&Value>,
+        error: Option<&Value>,
+    ) {
+        let Some(request_id) = id.as_u64() else {
+            return;
+        };
+        let Some(s) = self.pending.remove(&request_id) else {
+            return;
+        };
+        let conn = self.conn();
+        let sid = self.sessions[s].id.clone();
+        let Some(turn) = self.sessions[s].turn.as_mut() else {
+            return;
+        };
+        let step = match std::mem::replace(&mut turn.waiting, Waiting::Nothing) {
+            Waiting::Permission {
+                request_id: waited,
+                step,
+            } if waited == request_id => step,
+            other => {
+                turn.waiting = other;
+                return;
+            }
+        };
+        let outcome = result
+            .and_then(|r| r.pointer("/outcome/outcome"))
+            .and_then(Value::as_str);
+        let option = result
+            .and_then(|r| r.pointer("/outcome/optionId"))
+            .and_then(Value::as_str);
+        if error.is_none() && outcome == Some("cancelled") {
+            // The client answers `cancelled` when it cancels the turn.
+            turn.open_tools.retain(|t| *t != step.tool_call_id);
+            let status = updates::cancelled_tool_status(conn.version);
+            self.send_update(
+                &sid,
+                updates::tool_call_status(&step.tool_call_id, status, None),
+            );
+            self.cancel_turn(s);
+            return;
+        }
+        let allowed = error.is_none() && outcome == Some("selected") && option == Some("allow");
+        let branch = if allowed {
+            step.on_allow
+        } else {
+            step.on_reject
+        };
+        for next in branch.into_iter().rev() {
+            turn.runner.steps.push_front(next);
+        }
+        if conn.version == Version::V2 {
+            self.send_update(&sid, updates::state("running", None));
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! The built-in behaviours, chosen by the prompt text.
+//!
+//! Every function here is pure: it turns the prompt and the session's
+//! counters (a [`TurnCtx`] the core fills) into a [`Program`]. Texts are
+//! fixed or derived from the prompt, so two runs with the same prompts emit
+//! the same bytes. This module holds the catalogue (commands, scenario names,
+//! modes) and the dispatch; the scenarios themselves live in the submodules.
+
+mod catalogue;
+mod context;
+mod failures;
+mod rewrite;
+mod tools;
+
+pub use catalogue::{COMMANDS, CRASH_EXIT_CODE, MODES, SCENARIOS, config_options, modes_state};
+pub use context::{CLEAR_REPLY, COMPACT_REPLY};
+pub use failures::{ERROR_MESSAGE, ERROR_TEXT, STALL_TEXT};
+pub use rewrite::{
+    DENOISE_REPLY, REFINE_REPLY, SNAPSHOT_REPLY, SPECULATIVE_REPLY, THOUGHTS_REPLY, denoise_step,
+};
+pub use tools::{
+    BACKGROUND_LATE_MESSAGE, BACKGROUND_REPLY, TOOLS_REPLY_ALLOWED, TOOLS_REPLY_REJECTED,
+};
+
+use serde_json::{Value, json};
+
+use crate::program::{Program, Step, word_chunks};
+use crate::stream_gen::{StreamGenerator, StreamMix};
+use crate::turn_context::TurnCtx;
+use crate::updates;
+use crate::wire::{Fnv1a64, Version};
+use context::{clear, compact};
+use failures::{crash, error, stall};
+use rewrite::{denoise, refine, snapshot, speculative, thoughts};
+use spindle_wire::tags::{self, MessageKind};
+use tools::{background, tools};
+
+/// The updates sent right after `session/new`.
+pub(crate) fn session_start(ctx: &mut TurnCtx<'_>) -> Program {
+    let mut p = ctx.program();
+    p.update(updates::available_commands(ctx.version(), &COMMANDS));
+    if ctx.version() == Version::V2 {
+        // v2 lets the agent speak first: one whole-message upsert.
+        let id = ctx.state.next_id("msg_a");
+        let text = "Hello! I am the Spindle reference agent. Type /help for commands.";
+        p.update(updates::whole_message(
+            MessageKind::Agent,
+            &id,
+            &[updates::text_block(text)],
+        ));
+    }
+    p
+}
+
+/// Joins the prompt's text blocks (resource links count as their URI).
+pub fn prompt_text(blocks: &[Value]) -> String {
+    let mut parts = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(t) = block.get("text").and_then(Value::as_str) {
+                    parts.push(t.to_owned());
+                }
+            }
+            Some("resource_link") => {
+                if let Some(uri) = block.get("uri").and_then(Value::as_str) {
+                    parts.push(uri.to_owned());
+                }
+            }
+            Some("resource") => {
+                if let Some(uri) = block.pointer("/resource/uri").and_then(Value::as_str) {
+                    parts.push(uri.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    parts.join("\n").trim().to_owned()
+}
+
+const FACTS: [&str; 6] = [
+    "Streaming text arrives in small pieces, and a good client joins them without flicker.",
+    "Every session update carries the session id, so one connection can serve many sessions.",
+    "In protocol v2 the prompt is answered as soon as it is accepted; idle ends the turn.",
+    "A whole-message update replaces the content that chunks built up for the same message id.",
+    "Thoughts belong in their own pane and never in the final reply.",
+    "A clear boundary tells the client that the agent forgot everything before it.",
+];
+
+/// The deterministic reply to a plain prompt.
+pub fn plain_reply(prompt: &str) -> String {
+    let words = prompt.split_whitespace().count();
+    let fact = FACTS[(Fnv1a64::hash(prompt) % FACTS.len() as u64) as usize];
+    let plural = if words == 1 { "" } else { "s" };
+    format!("You said: \"{prompt}\" ({words} word{plural}). {fact}")
+}
+
+/// Builds the program for one prompt.
+pub(crate) fn build_turn(ctx: &mut TurnCtx<'_>, session_id: &str, text: &str) -> Program {
+    ctx.state.turns += 1;
+    let mut words = text.split_whitespace();
+    match words.next() {
+        Some("/help") => help(ctx),
+        Some("/clear") => clear(ctx, words.next()),
+        Some("/compact") => compact(ctx),
+        Some("/stream") => stream(ctx, session_id, words.next(), words.next()),
+        Some("/scenario") => {
+            let name = words.next().unwrap_or("");
+            scenario(ctx, name, words.next())
+        }
+        Some(cmd) if cmd.starts_with('/') && !cmd[1..].contains('/') => {
+            let reply = format!("Unknown command {cmd}. Type /help for the list of commands.");
+            simple_reply(ctx, &reply)
+        }
+        _ => plain(ctx, text),
+    }
+}
+
+fn scenario(ctx: &mut TurnCtx<'_>, name: &str, variant: Option<&str>) -> Program {
+    match name {
+        "plain" => plain(ctx, "Plain streaming demo"),
+        "thoughts" => thoughts(ctx),
+        "refine" => refine(ctx, variant),
+        "denoise" => denoise(ctx, variant),
+        "speculative" => speculative(ctx, variant),
+        "snapshot" => snapshot(ctx),
+        "tools" => tools(ctx),
+        "terminal" => crate::terminal::terminal(ctx),
+        "background" => background(ctx),
+        "slow" => slow(ctx),
+        "notice" => notice(ctx),
+        "error" => error(ctx),
+        "hostile" => crate::hostile::hostile(ctx),
+        "crash" => crash(ctx),
+        "stall" => stall(ctx),
+        other => {
+            let reply = format!(
+                "Unknown scenario \"{other}\". Scenarios: {}.",
+                SCENARIOS.join(", ")
+            );
+            simple_reply(ctx, &reply)
+        }
+    }
+}
+
+pub(crate) fn simple_reply(ctx: &mut TurnCtx<'_>, reply: &str) -> Program {
+    let mut p = ctx.program();
+    let id = ctx.state.next_id("msg_a");
+    p.say(MessageKind::Agent, &id, reply, None);
+    ctx.usage(&mut p, 20 + reply.len() as u64 / 4);
+    p.end("end_turn");
+    p
+}
+
+fn plain(ctx: &mut TurnCtx<'_>, prompt: &str) -> Program {
+    simple_reply(ctx, &plain_reply(prompt))
+}
+
+/// The text `/help` replies with.
+pub fn help_text() -> String {
+    let mut text = String::from("Commands:\n");
+    for c in COMMANDS {
+        let hint = c.hint.map(|h| format!(" {h}")).unwrap_or_default();
+        text.push_str(&format!("- /{}{hint}: {}\n", c.name, c.description));
+    }
+    text.push_str("Any other prompt gets a deterministic plain reply.");
+    text
+}
+
+fn help(ctx: &mut TurnCtx<'_>) -> Program {
+    simple_reply(ctx, &help_text())
+}
+
+/// Final reply of `/scenario slow`.
+pub const SLOW_REPLY: &str = "Slow streaming: every word arrives after a pause, so you can watch the reply grow and cancel it halfway through if you like.";
+
+fn slow(ctx: &mut TurnCtx<'_>) -> Program {
+    let mut p = ctx.program();
+    let id = ctx.state.next_id("msg_a");
+    for piece in word_chunks(SLOW_REPLY) {
+        p.update(updates::chunk(MessageKind::Agent, &id, piece, None));
+        p.pause(5);
+    }
+    ctx.usage(&mut p, 40);
+    p.end("end_turn");
+    p
+}
+
+/// Final reply of `/scenario notice` when notices are sent as updates.
+pub const NOTICE_REPLY: &str = "I sent two notices: an info and a warning.";
+/// The notices: (severity, title, description).
+pub const NOTICES: [(&str, &str, &str); 2] = [
+    (
+        "info",
+        "Index refreshed",
+        "The workspace index was rebuilt in the background.",
+    ),
+    (
+        "warning",
+        "Rate limit close",
+        "80% of this hour's request budget is used.",
+    ),
+];
+
+fn notice(ctx: &mut TurnCtx<'_>) -> Program {
+    let mut p = ctx.program();
+    let id = ctx.state.next_id("msg_a");
+    // v1 typed decoders only accept `notice` from clients advertising
+    // `session.notices`; others get the notices as reply text.
+    if ctx.version() == Version::V2 || ctx.conn.notices {
+        for (severity, title, description) in NOTICES {
+            p.update(json!({
+                "sessionUpdate": tags::NOTICE,
+                "severity": severity,
+                "title": title,
+                "description": description,
+            }));
+            p.pause(2);
+        }
+        p.say(MessageKind::Agent, &id, NOTICE_REPLY, None);
+    } else {
+        let text: Vec<String> = NOTICES
+            .iter()
+            .map(|(severity, title, description)| format!("[{severity}] {title}: {description}"))
+            .collect();
+        p.say(MessageKind::Agent, &id, &text.join("\n"), None);
+    }
+    p.end("end_turn");
+    p
+}
+
+fn stream(
+    ctx: &mut TurnCtx<'_>,
+    session_id: &str,
+    count: Option<&str>,
+    mix: Option<&str>,
+) -> Program {
+    let Some(n) = count.and_then(|c| c.replace('_', "").parse::<u64>().ok()) else {
+        return simple_reply(ctx, "Usage: /stream N [mixed|refine|snapshot|chunks]");
+    };
+    let Some(mix) = StreamMix::parse(mix.unwrap_or("mixed")) else {
+        return simple_reply(ctx, "Unknown mix. Mixes: mixed, refine, snapshot, chunks.");
+    };
+    let mut p = ctx.program();
+    p.steps.push(Step::Stream(Box::new(StreamGenerator::new(
+        ctx.version(),
+        mix,
+        session_id,
+        n,
+    ))));
+    p.end("end_turn");
+    p
+}

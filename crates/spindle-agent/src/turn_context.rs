@@ -1,0 +1,100 @@
+//! What a scenario reads and advances while it builds a turn: the facts
+//! `initialize` fixed for the connection, the session's counters, and the
+//! turn's pacing. Core fills a [`TurnCtx`] and hands it to the scenarios;
+//! neither the scenarios nor this module know about the core.
+
+use spindle_wire::extensions::{Extension, Extensions};
+use spindle_wire::tags::MessageKind;
+
+use crate::program::Program;
+use crate::updates;
+use crate::wire::Version;
+
+/// Facts fixed by `initialize`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Connection {
+    pub version: Version,
+    pub ext: Extensions,
+    /// v1 clients must advertise `session.compaction` to get compaction updates.
+    pub compaction: bool,
+    /// v1 clients must advertise `session.notices` to get `notice` updates.
+    pub notices: bool,
+}
+
+/// Per-session counters that scenarios read and advance.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionState {
+    next_id: u64,
+    /// Context tokens in use, as reported by `usage_update`.
+    pub used: u64,
+    /// Turns since the session started or was last cleared.
+    pub turns: u64,
+    /// Current mode id.
+    pub mode: String,
+    /// Position in the `--script` file.
+    pub script_pos: usize,
+}
+
+impl SessionState {
+    /// A new session's counters.
+    pub fn new() -> Self {
+        SessionState {
+            next_id: 1,
+            used: 0,
+            turns: 0,
+            mode: "default".to_owned(),
+            script_pos: 0,
+        }
+    }
+
+    /// A fresh agent-owned id such as `msg_a3`.
+    pub fn next_id(&mut self, prefix: &str) -> String {
+        let id = format!("{prefix}{}", self.next_id);
+        self.next_id += 1;
+        id
+    }
+}
+
+impl Default for SessionState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a scenario may read and advance while building a turn.
+#[derive(Debug)]
+pub(crate) struct TurnCtx<'a> {
+    pub(crate) conn: Connection,
+    pub(crate) state: &'a mut SessionState,
+    pub(crate) delay_ms: u64,
+    pub(crate) context_size: u64,
+}
+
+impl TurnCtx<'_> {
+    pub(crate) fn version(&self) -> Version {
+        self.conn.version
+    }
+
+    pub(crate) fn program(&self) -> Program {
+        Program::new(self.delay_ms)
+    }
+
+    /// Adds the turn's tokens and reports usage.
+    pub(crate) fn usage(&mut self, program: &mut Program, tokens: u64) {
+        self.state.used = (self.state.used + tokens).min(self.context_size);
+        program.update(updates::usage(self.state.used, self.context_size));
+    }
+
+    /// Whether a v1 client gets the clear extension: opted in, or forced by
+    /// the scenario variant (`ext`), and not refused by it (`plain`).
+    pub(crate) fn v1_clear(&self, kind: MessageKind, variant: Option<&str>) -> bool {
+        match variant {
+            Some("ext") => true,
+            Some("plain") => false,
+            _ => match kind {
+                MessageKind::Thought => self.conn.ext.contains(Extension::AgentThoughtClear),
+                _ => self.conn.ext.contains(Extension::AgentMessageClear),
+            },
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! Turn lifecycle: queued prompts, cancellation, several sessions, modes,
+//! close, and version negotiation.
+
+use crate::common;
+
+use common::{Peer, PermissionAnswer, VERSIONS};
+use serde_json::{Value, json};
+use spindle_agent::scenarios::{self, plain_reply};
+use spindle_agent::{AgentConfig, ProtocolChoice};
+
+fn is_response_to(msg: &Value, id: u64) -> bool {
+    msg["id"] == json!(id) && msg.get("method").is_none()
+}
+
+/// Reads until the permission request of a `/scenario tools` turn.
+async fn until_permission(peer: &mut Peer) -> Value {
+    loop {
+        let msg = peer.recv().await;
+        if msg["method"] == "session/request_permission" {
+            return msg;
+        }
+    }
+}
+
+#[tokio::test]
+async fn prompt_during_a_turn_is_queued_until_it_ends() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        peer.permission = PermissionAnswer::Hold;
+        let first = peer.send_prompt(&sid, "/scenario tools").await;
+        let request = until_permission(&mut peer).await;
+        let second = peer.send_prompt(&sid, "queued question").await;
+        peer.permission = PermissionAnswer::Allow;
+        peer.answer_permission(&request).await;
+        let turn = peer.finish_turn(first).await;
+        assert_eq!(turn.stop_reason, "end_turn");
+        // (The lines before the permission request were read above.)
+        assert!(scenarios::TOOLS_REPLY_ALLOWED.ends_with(&turn.reply()));
+        // Nothing of the queued prompt happened during the first turn: no
+        // response (v2: no insertion) and no user message for it.
+        assert!(!turn.lines.iter().any(|m| is_response_to(m, second)));
+        assert!(
+            !turn
+                .updates
+                .iter()
+                .any(|u| u["content"][0]["text"] == "queued question")
+        );
+        // Then it runs as its own turn.
+        let queued = peer.finish_turn(second).await;
+        assert_eq!(queued.stop_reason, "end_turn");
+        assert_eq!(queued.reply(), plain_reply("queued question"));
+        if version == 2 {
+            let ack = &queued.updates[0];
+            assert_eq!(ack["sessionUpdate"], "user_message");
+            assert_eq!(ack["content"][0]["text"], "queued question");
+            assert_eq!(ack["messageId"].as_str(), queued.user_message_id.as_deref());
+        }
+    }
+}
+
+#[tokio::test]
+async fn cancel_ends_the_turn_and_drops_queued_prompts() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        let first = peer.send_prompt(&sid, "/scenario stall").await;
+        let second = peer.send_prompt(&sid, "never inserted").await;
+        // Let the stall text arrive, then cancel.
+        let mut text = String::new();
+        while text != scenarios::STALL_TEXT {
+            let msg = peer.recv().await;
+            if let Some(t) = msg["params"]["update"]["content"]["text"].as_str() {
+                text.push_str(t);
+            }
+        }
+        peer.notify("session/cancel", json!({"sessionId": sid}))
+            .await;
+        let turn = peer.finish_turn(first).await;
+        assert_eq!(turn.stop_reason, "cancelled");
+        let (resp, _) = peer.response_to(second).await;
+        match version {
+            1 => assert_eq!(resp["result"]["stopReason"], "cancelled"),
+            _ => assert_eq!(resp["error"]["code"], -32800),
+        }
+        // The session accepts new prompts.
+        let next = peer.prompt(&sid, "after cancel").await;
+        assert_eq!(next.reply(), plain_reply("after cancel"));
+    }
+}
+
+#[tokio::test]
+async fn cancel_while_waiting_for_permission() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        peer.permission = PermissionAnswer::Hold;
+        let id = peer.send_prompt(&sid, "/scenario tools").await;
+        let request = until_permission(&mut peer).await;
+        peer.notify("session/cancel", json!({"sessionId": sid}))
+            .await;
+        let turn = peer.finish_turn(id).await;
+        assert_eq!(turn.stop_reason, "cancelled");
+        let edit = request["params"]
+            .pointer("/toolCall/toolCallId")
+            .or_else(|| request["params"].pointer("/subject/toolCall/toolCallId"))
+            .unwrap()
+            .clone();
+        let last = turn
+            .updates
+            .iter()
+            .rfind(|u| u["toolCallId"] == edit)
+            .unwrap();
+        assert_eq!(
+            last["status"],
+            if version == 2 { "cancelled" } else { "failed" }
+        );
+        // The client's required `cancelled` answer arrives late and is ignored.
+        peer.permission = PermissionAnswer::Cancelled;
+        peer.answer_permission(&request).await;
+        let next = peer.prompt(&sid, "next").await;
+        assert_eq!(next.stop_reason, "end_turn");
+        assert_eq!(next.reply(), plain_reply("next"));
+    }
+}
+
+#[tokio::test]
+async fn cancel_without_a_turn_is_ignored() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        peer.notify("session/cancel", json!({"sessionId": sid}))
+            .await;
+        peer.notify("session/cancel", json!({"sessionId": "nope"}))
+            .await;
+        let turn = peer.prompt(&sid, "fine").await;
+        assert_eq!(turn.stop_reason, "end_turn");
+        // Nothing was sent in answer to the cancels.
+        assert!(!turn.lines.iter().any(|m| m.get("error").is_some()));
+    }
+}
+
+#[tokio::test]
+async fn sessions_are_independent() {
+    for version in VERSIONS {
+        let (mut peer, first) = Peer::ready(version, &[]).await;
+        let (second, _) = peer.new_session().await;
+        assert_ne!(first, second);
+        let stalled = peer.send_prompt(&first, "/scenario stall").await;
+        let turn = peer.prompt(&second, "other session").await;
+        assert_eq!(turn.stop_reason, "end_turn");
+        let mut model = common::Model::default();
+        for line in &turn.lines {
+            if line["params"]["sessionId"] == second.as_str() {
+                model.apply(&line["params"]["update"]);
+            }
+        }
+        assert_eq!(model.final_reply(), plain_reply("other session"));
+        peer.notify("session/cancel", json!({"sessionId": first}))
+            .await;
+        let cancelled = peer.finish_turn(stalled).await;
+        assert_eq!(cancelled.stop_reason, "cancelled");
+    }
+}
+
+#[tokio::test]
+async fn close_ends_active_work() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        let stalled = peer.send_prompt(&sid, "/scenario stall").await;
+        let close = peer
+            .request("session/close", json!({"sessionId": sid}))
+            .await;
+        let turn = peer.finish_turn(stalled).await;
+        assert_eq!(turn.stop_reason, "cancelled");
+        let (resp, _) = peer.response_to(close).await;
+        assert_eq!(resp["result"], json!({}));
+    }
+}
+
+#[tokio::test]
+async fn v1_modes() {
+    let (mut peer, sid) = Peer::ready(1, &[]).await;
+    let id = peer
+        .request(
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": "plan"}),
+        )
+        .await;
+    let (resp, _) = peer.response_to(id).await;
+    assert_eq!(resp["result"], json!({}));
+    let update = peer.recv().await;
+    assert_eq!(
+        update["params"]["update"]["sessionUpdate"],
+        "current_mode_update"
+    );
+    assert_eq!(update["params"]["update"]["currentModeId"], "plan");
+    let bad = peer
+        .request(
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": "zzz"}),
+        )
+        .await;
+    let (resp, _) = peer.response_to(bad).await;
+    assert_eq!(resp["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn config_options_select_the_mode() {
+    for version in VERSIONS {
+        let mut peer = Peer::fast();
+        peer.initialize(version, &[]).await;
+        let mut params = json!({"cwd": "/work"});
+        if version == 1 {
+            params["mcpServers"] = json!([]);
+        }
+        let id = peer.request("session/new", params).await;
+        let (resp, _) = peer.response_to(id).await;
+        let key = if version == 2 { "configId" } else { "id" };
+        let option = &resp["result"]["configOptions"][0];
+        assert_eq!(option[key], "mode");
+        assert_eq!(option["currentValue"], "default");
+        let sid = resp["result"]["sessionId"].as_str().unwrap().to_owned();
+        let mut set = json!({"sessionId": sid, "configId": "mode", "value": "plan"});
+        if version == 2 {
+            set["type"] = json!("id");
+        }
+        let id = peer.request("session/set_config_option", set).await;
+        let (resp, _) = peer.response_to(id).await;
+        assert_eq!(resp["result"]["configOptions"][0]["currentValue"], "plan");
+        let bad = peer
+            .request(
+                "session/set_config_option",
+                json!({"sessionId": sid, "configId": "model", "value": "x"}),
+            )
+            .await;
+        let (resp, _) = peer.response_to(bad).await;
+        assert_eq!(resp["error"]["code"], -32602);
+        if version == 2 {
+            // v2 has no session/set_mode.
+            let id = peer
+                .request(
+                    "session/set_mode",
+                    json!({"sessionId": sid, "modeId": "plan"}),
+                )
+                .await;
+            let (resp, _) = peer.response_to(id).await;
+            assert_eq!(resp["error"]["code"], -32601);
+        }
+    }
+}
+
+#[tokio::test]
+async fn v2_list_and_resume() {
+    let (mut peer, sid) = Peer::ready(2, &[]).await;
+    let id = peer.request("session/list", json!({})).await;
+    let (resp, _) = peer.response_to(id).await;
+    assert_eq!(resp["result"]["sessions"][0]["sessionId"], sid.as_str());
+    assert_eq!(resp["result"]["sessions"][0]["cwd"], "/tmp");
+    let id = peer
+        .request("session/resume", json!({"sessionId": sid, "cwd": "/tmp"}))
+        .await;
+    let (resp, before) = peer.response_to(id).await;
+    assert!(resp.get("result").is_some());
+    // The state snapshot precedes the response.
+    assert_eq!(before.len(), 1);
+    assert_eq!(before[0]["params"]["update"]["state"], "idle");
+    assert!(before[0]["params"]["update"].get("stopReason").is_none());
+    let id = peer
+        .request(
+            "session/resume",
+            json!({"sessionId": "sess_9", "cwd": "/tmp"}),
+        )
+        .await;
+    let (resp, _) = peer.response_to(id).await;
+    assert_eq!(resp["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn version_negotiation_and_extension_echo() {
+    let cases = [
+        (ProtocolChoice::Auto, 1, 1),
+        (ProtocolChoice::Auto, 2, 2),
+        (ProtocolChoice::Auto, 5, 2),
+        (ProtocolChoice::V1, 2, 1),
+        (ProtocolChoice::V2, 1, 1),
+        (ProtocolChoice::V2, 2, 2),
+    ];
+    for (choice, asked, answered) in cases {
+        let mut peer = Peer::start(AgentConfig {
+            protocol: choice,
+            ..Default::default()
+        });
+        let result = peer
+            .initialize(
+                asked,
+                &["agent_message_clear", "not_a_thing", "clearBoundary"],
+            )
+            .await;
+        assert_eq!(
+            result["protocolVersion"], answered,
+            "{choice:?} asked {asked}"
+        );
+        assert_eq!(
+            result["_meta"]["spindle"]["extensions"],
+            json!(["agent_message_clear", "clear_boundary"])
+        );
+        if answered == 2 {
+            assert_eq!(result["info"]["name"], "spindle-agent");
+        } else {
+            assert_eq!(result["agentInfo"]["name"], "spindle-agent");
+        }
+        // A v2 answer must be followed by v2 traffic, a v1 answer by v1.
+        let (sid, _) = peer.new_session().await;
+        let turn = peer.prompt(&sid, "hi").await;
+        assert_eq!(
+            turn.kinds().contains(&"state_update".to_owned()),
+            answered == 2
+        );
+    }
+}
+
+#[tokio::test]
+async fn end_of_input_finishes_running_work_then_exits() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        peer.send_prompt(&sid, "last words").await;
+        // Closing our side right away: the turn still completes.
+        let code = peer.shutdown().await;
+        assert_eq!(code, 0);
+    }
+}
+
+#[tokio::test]
+async fn cancel_interrupts_a_long_stream() {
+    for version in VERSIONS {
+        let (mut peer, sid) = Peer::ready(version, &[]).await;
+        let id = peer.send_prompt(&sid, "/stream 1000000000 chunks").await;
+        // Some of the stream arrives, then the client cancels.
+        for _ in 0..50 {
+            peer.recv().await;
+        }
+        peer.notify("session/cancel", json!({"sessionId": sid}))
+            .await;
+        let turn = peer.finish_turn(id).await;
+        assert_eq!(turn.stop_reason, "cancelled");
+        // Far fewer than the requested billion lines were written.
+        assert!(turn.lines.len() < 100_000, "{}", turn.lines.len());
+        let next = peer.prompt(&sid, "after the stream").await;
+        assert_eq!(next.stop_reason, "end_turn");
+    }
+}

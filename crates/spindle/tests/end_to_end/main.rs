@@ -1,0 +1,40 @@
+//! The `spindle` binary's end-to-end tests, as one test binary (one link
+//! instead of one per file): each module drives the real binary
+//! (`CARGO_BIN_EXE_spindle`) as a user or a peer would.
+//!
+//! Run one area with a filter, e.g. `cargo test -p spindle --test end_to_end
+//! chat_`; the `#[ignore]`d load sizes with
+//! `cargo test -p spindle --release --test end_to_end load_ -- --ignored --nocapture --test-threads 1`.
+//! `tests/fault_client.rs` stays a binary of its own (it measures its own
+//! process's memory).
+
+// Shared support.
+mod harness;
+mod serve_harness;
+mod serve_support;
+
+// `spindle agent`, `spindle replay`, `spindle bridge`.
+mod agent_cli;
+mod bridge_e2e;
+mod replay_cli;
+
+// `spindle chat`.
+mod chat_faults;
+mod chat_piped;
+mod chat_prompt;
+mod chat_tmux;
+
+// `spindle serve`.
+mod security_web;
+mod serve_durability;
+mod serve_faults;
+mod serve_http;
+
+// Faults and load (RELIABILITY.md).
+mod fault_agent;
+mod fault_bridge;
+mod fault_replay;
+mod fault_web;
+mod load_replay;
+mod load_web;
+mod load_web_large_session;
