@@ -16,12 +16,16 @@ for arg in "$@"; do [[ "$arg" == "--quick" ]] && QUICK=1; done
 # --quick checks correctness only: the debug build (already there after `cargo test`) will do.
 PROFILE=release
 [[ $QUICK -eq 1 ]] && PROFILE=debug
-if [[ $PROFILE == release ]]; then
-  cargo build --release --locked -q -p spindle -p spindle-interop-rust-sdk
-else
-  cargo build --locked -q -p spindle -p spindle-interop-rust-sdk
-fi
 TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "${PYTHON:-python3}" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+# The SDK peers are a workspace of their own (see interop/rust-sdk-peers/Cargo.toml), built into ours.
+PEERS=(--manifest-path interop/rust-sdk-peers/Cargo.toml --target-dir "$TARGET_DIR")
+if [[ $PROFILE == release ]]; then
+  cargo build --release --locked -q -p spindle
+  cargo build --release --locked -q "${PEERS[@]}"
+else
+  cargo build --locked -q -p spindle
+  cargo build --locked -q "${PEERS[@]}"
+fi
 BIN=$TARGET_DIR/$PROFILE
 
 (cd interop/ts && npm ci --no-audit --no-fund --loglevel=error >/dev/null)

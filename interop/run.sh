@@ -22,14 +22,23 @@ fail() { FAILED=$((FAILED + 1)); echo "FAIL $*"; }
 
 # --- build -------------------------------------------------------------------
 if [[ -z "${SPINDLE_BIN:-}" || -z "${SDK_TEST_AGENT:-}" || -z "${SDK_BENCH_CLIENT:-}" || -z "${SCHEMA_CHECK:-}" ]]; then
-  cargo build --locked -q -p spindle -p spindle-interop-rust-sdk || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+  TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "${PYTHON:-python3}" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+  cargo build --locked -q -p spindle || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+  # The SDK peers are a workspace of their own (see interop/rust-sdk-peers/Cargo.toml), built into ours.
+  cargo build --locked -q --manifest-path interop/rust-sdk-peers/Cargo.toml --target-dir "$TARGET_DIR" \
+    || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
   # Built on its own: its `schema-check` feature must not reach the `spindle` binary.
   cargo build --locked -q -p spindle-schema-check || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
-  TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "${PYTHON:-python3}" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
   SPINDLE_BIN=${SPINDLE_BIN:-$TARGET_DIR/debug/spindle}
   SDK_TEST_AGENT=${SDK_TEST_AGENT:-$TARGET_DIR/debug/sdk-test-agent}
   SDK_BENCH_CLIENT=${SDK_BENCH_CLIENT:-$TARGET_DIR/debug/sdk-bench-client}
   SCHEMA_CHECK=${SCHEMA_CHECK:-$TARGET_DIR/debug/spindle-schema-check}
+  # Outside the main workspace, so `cargo test --workspace` does not run the peers' own tests.
+  if out=$(cargo test --locked -q --manifest-path interop/rust-sdk-peers/Cargo.toml --target-dir "$TARGET_DIR" 2>&1); then
+    pass "rust-sdk-peers: cargo test (the SDK peers against each other)"
+  else
+    fail "rust-sdk-peers: cargo test"; echo "$out" | tail -20 | sed 's/^/    /'
+  fi
 fi
 # Every conversation below is recorded (the agent's `--record`, `spindle chat --record`); at the
 # end, every message Spindle sent in them is validated against the official JSON Schemas.
