@@ -8,7 +8,7 @@
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::extensions::spindle_extensions_in;
+use crate::extensions::{Extension, Extensions, listed_extension_names};
 use crate::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, Message, RequestId, ResponseError, to_raw};
 use crate::req_queue::ReqQueue;
 use crate::transport::{Connection, Disconnected, Incoming};
@@ -75,7 +75,7 @@ pub fn read_initialize(
         client_info: info.cloned(),
         spindle_extensions: obj
             .get("_meta")
-            .map(spindle_extensions_in)
+            .map(listed_extension_names)
             .unwrap_or_default(),
     })
 }
@@ -123,12 +123,12 @@ pub fn answer_initialize(
                 })
             };
             if !identity.spindle_extensions.is_empty() {
-                let names: Vec<&str> = identity
+                let emitted: Extensions = identity
                     .spindle_extensions
                     .iter()
-                    .map(String::as_str)
+                    .filter_map(|name| Extension::from_name(name))
                     .collect();
-                result["_meta"] = crate::extensions::spindle_meta(&names);
+                result["_meta"] = emitted.to_meta();
             }
             let msg = match to_raw(&result) {
                 Ok(raw) => Message::response_ok(id, raw),

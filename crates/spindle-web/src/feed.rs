@@ -16,6 +16,7 @@
 
 use serde_json::{Value, json};
 use spindle_engine::{RenderOp, TranscriptEngine};
+use spindle_wire::tags::STATE_UPDATE;
 
 use crate::store::Direction;
 
@@ -113,7 +114,7 @@ fn end_open_turn(engine: &mut TranscriptEngine, message: &str) -> Vec<RenderOp> 
     if engine.transcript().protocol >= 2 {
         // No sessionId: the note belongs to whatever session the transcript follows.
         let params = json!({ "update": {
-            "sessionUpdate": "state_update", "state": "idle", "stopReason": "error", "error": error,
+            "sessionUpdate": STATE_UPDATE, "state": "idle", "stopReason": "error", "error": error,
         } });
         engine.apply_session_update(&params.to_string()).ops
     } else {

@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use spindle_engine::{EngineConfig, TranscriptEngine};
+use spindle_wire::extensions::Extensions;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::agent_link::{AgentLink, LinkEvent};
@@ -528,9 +529,7 @@ impl SessionTask {
             "clientInfo": { "name": "spindle-web", "version": env!("CARGO_PKG_VERSION") },
             "capabilities": { "session": { "notices": {} } },
             "info": { "name": "spindle-web", "version": env!("CARGO_PKG_VERSION") },
-            "_meta": { "spindle": { "extensions": [
-                "agent_message_clear", "agent_thought_clear", "session_cleared", "clearBoundary"
-            ] } },
+            "_meta": Extensions::all().to_meta(),
         });
         self.request("initialize", params, Pending::Initialize);
     }

@@ -18,6 +18,8 @@ use crate::jsonrpc::{
     ResponseError,
 };
 use crate::req_queue::{CANCEL_REQUEST_METHOD, ReqQueue, ResponseMismatch};
+use spindle_wire::tags::STATE_UPDATE;
+
 use crate::transport::{ChildHandle, Incoming, MessageReceiver, WeakMessageSender};
 
 #[derive(Debug)]
@@ -336,9 +338,11 @@ fn quick_update_head(params: &str) -> Option<UpdateHead<'_>> {
     let rest = params.strip_prefix(PREFIX)?;
     let end = memchr::memchr2(b'"', b'\\', rest.as_bytes())?;
     // One searcher for the process: building it costs more than the search.
-    static STATE_UPDATE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"state_update\""));
-    if rest.as_bytes()[end] != b'"' || STATE_UPDATE.find(params.as_bytes()).is_some() {
+    static QUOTED_STATE_UPDATE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| {
+            memchr::memmem::Finder::new(format!("\"{STATE_UPDATE}\"").as_bytes()).into_owned()
+        });
+    if rest.as_bytes()[end] != b'"' || QUOTED_STATE_UPDATE.find(params.as_bytes()).is_some() {
         return None;
     }
     Some(UpdateHead {
@@ -389,7 +393,7 @@ fn handle_notification(
                 }
                 if v2
                     && let Some(kind) = &head.update
-                    && kind.session_update.as_deref() == Some("state_update")
+                    && kind.session_update.as_deref() == Some(STATE_UPDATE)
                 {
                     let track = st.sessions.entry(session_id.clone()).or_default();
                     let state = kind

@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::extensions::{SPINDLE_EXTENSIONS, spindle_extensions_in, spindle_meta};
+use crate::extensions::{Extensions, listed_extension_names};
 use crate::jsonrpc::{Message, RequestId, ResponseError, to_raw};
 use crate::transport::{ChildHandle, Connection, MessageSender, SpawnOptions, spawn_child};
 use dispatch::{OutgoingData, Purpose, Shared, State, dispatch_loop};
@@ -161,7 +161,7 @@ impl AcpClient {
             })
         };
         if o.spindle_extensions {
-            params["_meta"] = spindle_meta(SPINDLE_EXTENSIONS);
+            params["_meta"] = Extensions::all().to_meta();
         }
         to_raw(&params).unwrap_or_else(|_| crate::jsonrpc::raw_null())
     }
@@ -562,7 +562,7 @@ fn parse_initialize(raw: Box<RawValue>, asked: u16) -> Result<InitializeOutcome,
         agent_spindle_extensions: init
             .meta
             .as_ref()
-            .map(spindle_extensions_in)
+            .map(listed_extension_names)
             .unwrap_or_default(),
         raw,
     })
