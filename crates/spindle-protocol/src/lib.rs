@@ -74,8 +74,9 @@ pub mod transport;
 
 pub use agent::{AgentConnection, AgentEvent, AgentIdentity};
 pub use client::{
-    AcpClient, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
-    InitializeOutcome, PromptOutcome, ProtocolChoice, WireDirection, WireRecord,
+    AcpClient, ClientCore, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
+    Completion, HandshakePhase, InitializeOutcome, PromptOutcome, ProtocolChoice, WireDirection,
+    WireRecord,
 };
 pub use jsonrpc::{DecodeError, Frame, Message, RequestId, ResponseError, decode_line};
 pub use req_queue::ReqQueue;

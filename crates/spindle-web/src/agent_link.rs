@@ -96,6 +96,11 @@ impl AgentLink {
         self.writer.send(line).is_ok()
     }
 
+    /// Whether the agent's stdin is gone (lines sent now are lost).
+    pub fn is_closed(&self) -> bool {
+        self.writer.is_closed()
+    }
+
     /// Kills the child (also done on drop).
     pub async fn kill(&mut self) {
         let _ = self.child.kill().await;
