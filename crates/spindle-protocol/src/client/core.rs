@@ -9,9 +9,9 @@
 //! ([`ClientCore::take_outgoing`]), what happened
 //! ([`ClientCore::take_events`]) and which requests were answered
 //! ([`ClientCore::take_completions`]). It never blocks, spawns or reads a
-//! clock: [`AcpClient`](super::AcpClient) drives it over a [`Connection`]
-//! (crate::Connection) with tokio, and `spindle serve` drives it over its own
-//! raw-line link, which logs every line before the core sees it.
+//! clock: [`AcpClient`](super::AcpClient) drives it with tokio over a
+//! [`Connection`](crate::Connection), and `spindle serve` drives it over its
+//! own raw-line link, which logs every line before the core sees it.
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::handshake::{first_version, initialize_params, parse_initialize};
 use super::sessions::SessionTracks;
-use super::{ClientError, ClientEvent, ClientOptions, InitializeOutcome};
+use super::types::{ClientError, ClientEvent, ClientOptions, InitializeOutcome};
 use crate::jsonrpc::{
     DecodeError, Frame, INVALID_PARAMS, METHOD_NOT_FOUND, Message, PARSE_ERROR, REQUEST_CANCELLED,
     RequestId, ResponseError, decode_line, to_raw,

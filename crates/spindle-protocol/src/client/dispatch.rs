@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
 use super::core::{ClientCore, Completion};
-use super::{ClientError, ClientEvent, WireDirection, WireRecord};
+use super::types::{ClientError, ClientEvent, WireDirection, WireRecord};
 use crate::jsonrpc::Message;
 use crate::transport::{ChildHandle, Incoming, MessageReceiver, WeakMessageSender};
 

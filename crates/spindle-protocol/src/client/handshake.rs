@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::{ClientError, ClientOptions, InitializeOutcome, ProtocolChoice};
+use super::types::{ClientError, ClientOptions, InitializeOutcome, ProtocolChoice};
 use crate::extensions::{Extensions, listed_extension_names};
 use crate::jsonrpc::{raw_null, to_raw};
 

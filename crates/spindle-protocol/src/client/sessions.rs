@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use spindle_wire::tags::STATE_UPDATE;
 
-use super::ClientEvent;
+use super::types::ClientEvent;
 
 #[derive(Debug, Default)]
 struct SessionTrack {
