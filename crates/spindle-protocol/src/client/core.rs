@@ -21,11 +21,11 @@ use super::handshake::{first_version, initialize_params, parse_initialize};
 use super::sessions::SessionTracks;
 use super::types::{ClientError, ClientEvent, ClientOptions, InitializeOutcome};
 use crate::jsonrpc::{
-    DecodeError, Frame, INVALID_PARAMS, METHOD_NOT_FOUND, Message, PARSE_ERROR, REQUEST_CANCELLED,
-    RequestId, ResponseError, decode_line, to_raw,
+    DecodeError, INVALID_PARAMS, METHOD_NOT_FOUND, Message, REQUEST_CANCELLED, RequestId,
+    ResponseError, to_raw,
 };
 use crate::req_queue::{CANCEL_REQUEST_METHOD, ReqQueue};
-use crate::transport::Incoming;
+use crate::transport::{Incoming, decode_line_into};
 
 /// Why the client sent a request; decides what its response does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -412,35 +412,14 @@ impl<T> ClientCore<T> {
         }
     }
 
-    /// One raw line the agent wrote (without its newline), decoded here. Lines
-    /// are numbered in the order they are given.
+    /// One raw line the agent wrote (without its newline), decoded here the
+    /// way a [`Connection`](crate::Connection) decodes its lines. Lines are
+    /// numbered in the order they are given.
     pub fn receive_line(&mut self, line: &str) {
         self.line_number += 1;
-        let line_number = self.line_number;
-        match decode_line(line) {
-            Ok(Frame::Single(message)) => self.receive_message(message),
-            Ok(Frame::Batch(items)) => {
-                for item in items {
-                    match item {
-                        Ok(message) => self.receive_message(message),
-                        Err(error) => self.receive_malformed(line_number, error),
-                    }
-                }
-            }
-            Err(error) => self.receive_malformed(line_number, error),
-        }
-    }
-
-    /// One line that could not be used at all (not UTF-8, over the limit).
-    pub fn receive_unreadable_line(&mut self, why: &str) {
-        self.line_number += 1;
-        let error = DecodeError {
-            code: PARSE_ERROR,
-            message: why.to_owned(),
-            id: None,
-            request: false,
-        };
-        self.receive_malformed(self.line_number, error);
+        decode_line_into(line.as_bytes(), self.line_number, &mut |item| {
+            self.receive(item);
+        });
     }
 
     /// A frame that could not be decoded. If its id could be read: when it
