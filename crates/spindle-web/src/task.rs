@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::agent_link::{AgentLink, LinkEvent};
 use crate::core::{Banner, SessionCore, lock};
 use crate::errors::WebError;
-use crate::feed::agent_exited_note;
+use crate::feed::{agent_exited_note, request_id_prefix};
 use crate::handshake::{
     AgentClient, AgentSettings, Pending, Phase, Startup, StartupStep, error_message,
 };
@@ -235,10 +235,7 @@ impl SessionTask {
             }
         };
         self.processes += 1;
-        // Unique across server runs (the generation changes at every start) and agent
-        // processes, so the engine never mistakes a response for one of an earlier request
-        // during replay.
-        let prefix = format!("w{}-{}-", self.generation, self.processes);
+        let prefix = request_id_prefix(self.generation, self.processes);
         let client = self.startup.begin(&self.settings, prefix);
         self.agent = Some(RunningAgent { link, client });
         self.startup_deadline = Some(tokio::time::Instant::now() + self.settings.startup_timeout);
