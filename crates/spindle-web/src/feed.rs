@@ -29,9 +29,15 @@ const SCOPED_KEYS: [&str; 5] = [
     "compactionId",
 ];
 
+/// The member of a server note that names its kind: `{"spindle": KIND, ...}`.
+const NOTE_KIND_KEY: &str = "spindle";
+
+/// The kind of the note logged when the agent process exits.
+const AGENT_EXITED: &str = "agent_exited";
+
 /// The note logged when the agent process exits: `{"spindle":"agent_exited","message":..}`.
 pub(crate) fn agent_exited_note(message: &str) -> String {
-    json!({ "spindle": "agent_exited", "message": message }).to_string()
+    json!({ NOTE_KIND_KEY: AGENT_EXITED, "message": message }).to_string()
 }
 
 /// The prefix of the request ids the server sends to one agent process: `w{generation}-{process}-`.
@@ -117,8 +123,8 @@ impl EngineFeed {
         let Ok(note) = serde_json::from_str::<Value>(line) else {
             return Vec::new();
         };
-        match note.get("spindle").and_then(Value::as_str) {
-            Some("agent_exited") => {
+        match note.get(NOTE_KIND_KEY).and_then(Value::as_str) {
+            Some(AGENT_EXITED) => {
                 let message = note
                     .get("message")
                     .and_then(Value::as_str)

@@ -9,6 +9,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use spindle_wire::meta::META_KEY;
 
 use super::types::{ClientError, ClientOptions, InitializeOutcome, ProtocolChoice};
 use crate::extensions::{Extensions, listed_extension_names};
@@ -63,7 +64,7 @@ pub(super) fn initialize_params(options: &ClientOptions, version: u16) -> Box<Ra
         })
     };
     if o.spindle_extensions {
-        params["_meta"] = Extensions::all().to_meta();
+        params[META_KEY] = Extensions::all().to_meta();
     }
     to_raw(&params).unwrap_or_else(|_| raw_null())
 }
@@ -87,8 +88,6 @@ pub(super) fn parse_initialize(
         info: Option<&'a RawValue>,
         #[serde(rename = "authMethods", borrow, default)]
         auth_methods: Option<&'a RawValue>,
-        #[serde(rename = "_meta", default)]
-        meta: Option<Value>,
     }
     let init: Init<'_> = serde_json::from_str(raw.get())
         .map_err(|e| ClientError::Protocol(format!("malformed initialize result: {e}")))?;
@@ -113,10 +112,9 @@ pub(super) fn parse_initialize(
         agent_capabilities: caps.map(|c| c.to_owned()).unwrap_or_else(empty),
         agent_info: info.map(|c| c.to_owned()),
         auth_methods: init.auth_methods.map(|c| c.to_owned()),
-        agent_spindle_extensions: init
-            .meta
-            .as_ref()
-            .map(listed_extension_names)
+        agent_spindle_extensions: serde_json::from_str::<Value>(raw.get())
+            .ok()
+            .and_then(|result| result.get(META_KEY).map(listed_extension_names))
             .unwrap_or_default(),
         raw,
     })
