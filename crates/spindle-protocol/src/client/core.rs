@@ -139,6 +139,12 @@ impl<T> ClientCore<T> {
         std::mem::take(&mut self.events)
     }
 
+    /// Moves the events for the application to the end of `out` (the core
+    /// keeps its buffer: no allocation per message on a hot path).
+    pub fn drain_events_into(&mut self, out: &mut Vec<ClientEvent>) {
+        out.append(&mut self.events);
+    }
+
     /// Requests answered since the last call.
     pub fn take_completions(&mut self) -> Vec<Completion<T>> {
         std::mem::take(&mut self.completions)

@@ -100,17 +100,21 @@ pub(super) async fn dispatch_loop(
         if closed {
             break;
         }
-        let ((), step) = shared.step(|core| core.receive(incoming));
-        out.extend(step.events);
-        if !step.outgoing.is_empty()
+        let (outgoing, completions) = {
+            let mut core = shared.lock();
+            core.receive(incoming);
+            core.drain_events_into(&mut out);
+            (core.take_outgoing(), core.take_completions())
+        };
+        if !outgoing.is_empty()
             && let Some(sender) = sender.upgrade()
         {
-            for reply in step.outgoing {
+            for reply in outgoing {
                 shared.tap(WireDirection::Sent, &reply);
                 let _ = sender.send(reply).await;
             }
         }
-        complete(step.completions);
+        complete(completions);
         if !receiver.has_ready() || out.len() >= EVENT_BATCH {
             shared.emit_all(&mut out);
         }
