@@ -24,8 +24,9 @@ pub const INTERNAL_ERROR: i64 = -32603;
 /// ACP / LSP error code: the request was cancelled (`$/cancel_request`).
 pub const REQUEST_CANCELLED: i64 = -32800;
 
-/// Default maximum length of one line (one frame), in bytes.
-pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// Default maximum length of one line (one frame), in bytes: the one limit
+/// every Spindle transport shares.
+pub use spindle_wire::DEFAULT_MAX_LINE_BYTES;
 
 /// The id of a request. `Null` only appears in error responses to requests
 /// whose id could not be read.

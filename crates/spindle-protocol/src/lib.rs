@@ -2,13 +2,16 @@
 //! runtime of Spindle.
 //!
 //! - [`jsonrpc`]: messages with verbatim (raw JSON) payloads, line decoding.
-//! - [`transport`]: [`Connection`] (a pair of channels) in memory, over any
-//!   byte streams, stdio, or a child process.
+//! - [`transport`]: line framing, [`Connection`] (a pair of channels) in
+//!   memory, over any byte streams or stdio, and [`spawn_child`].
 //! - [`req_queue`]: pending-request bookkeeping without I/O.
-//! - [`client`]: [`AcpClient`], version negotiation and one [`ClientEvent`]
-//!   stream for the application.
-//! - [`agent`]: helpers for agents answering `initialize`.
-//! - [`extensions`]: the Spindle streaming extensions and their opt-in.
+//! - [`client`]: [`ClientCore`], the client without I/O (request ids, the
+//!   `initialize` handshake with version negotiation, capability checks,
+//!   response dispatch, one [`ClientEvent`] stream), and [`AcpClient`], which
+//!   drives it with tokio over a [`Connection`]. `spindle serve` drives the same
+//!   core over its own line link.
+//! - [`extensions`]: the Spindle streaming extensions and their opt-in
+//!   (re-exported from `spindle_wire`).
 //! - `schema_check` (feature `schema-check`, for tests): validation of
 //!   emitted messages against the official ACP JSON Schemas.
 //!
@@ -61,9 +64,46 @@
 //! }
 //! # });
 //! ```
+//!
+//! With an agent process and the transcript engine (`spindle-engine`), the
+//! way `spindle chat` uses them:
+//!
+//! ```no_run
+//! use spindle_engine::TranscriptEngine;
+//! use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, ProtocolChoice, SpawnOptions};
+//! use serde_json::json;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let agent_cmd = ["spindle".into(), "agent".into()];
+//! let options = ClientOptions {
+//!     protocol: ProtocolChoice::V2Preferred, // v2, falling back to v1
+//!     spindle_extensions: true,
+//!     ..ClientOptions::default()
+//! };
+//! let (client, mut events, _child) =
+//!     AcpClient::spawn(&agent_cmd, SpawnOptions::default(), options)?;
+//! client.initialize().await?;
+//! let (session, _result) = client.new_session("/tmp", &json!([])).await?;
+//! let blocks = json!([{"type": "text", "text": "hello"}]);
+//! client.send_prompt(&session, &blocks).await?;
+//! let mut engine = TranscriptEngine::default();
+//! while let Some(event) = events.recv().await {
+//!     match event {
+//!         ClientEvent::SessionUpdate { params, .. } => {
+//!             engine.apply_session_update(params.get());
+//!         }
+//!         ClientEvent::PermissionRequest { request_id, .. } => {
+//!             let outcome = json!({"outcome": "cancelled"});
+//!             client.respond_permission(&request_id, &outcome).await?;
+//!         }
+//!         ClientEvent::TurnFinished { .. } => break,
+//!         _ => {}
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
 #![deny(missing_docs)]
 
-pub mod agent;
 pub mod client;
 pub mod extensions;
 pub mod jsonrpc;
@@ -72,10 +112,10 @@ pub mod req_queue;
 pub mod schema_check;
 pub mod transport;
 
-pub use agent::{AgentConnection, AgentEvent, AgentIdentity};
 pub use client::{
-    AcpClient, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
-    InitializeOutcome, PromptOutcome, ProtocolChoice, WireDirection, WireRecord,
+    AcpClient, ClientCore, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
+    Completion, HandshakePhase, InitializeOutcome, PromptOutcome, ProtocolChoice, WireDirection,
+    WireRecord,
 };
 pub use jsonrpc::{DecodeError, Frame, Message, RequestId, ResponseError, decode_line};
 pub use req_queue::ReqQueue;

@@ -51,6 +51,8 @@ pub struct Pending<O> {
 #[derive(Debug)]
 pub struct ReqQueue<O, I> {
     next_id: i64,
+    /// When set, ids are the strings `{prefix}{n}` instead of the numbers `n`.
+    id_prefix: Option<String>,
     outgoing: HashMap<RequestId, Pending<O>>,
     incoming: HashMap<RequestId, I>,
     /// Incoming ids already answered; used to diagnose repeated ids.
@@ -61,6 +63,7 @@ impl<O, I> Default for ReqQueue<O, I> {
     fn default() -> Self {
         ReqQueue {
             next_id: 0,
+            id_prefix: None,
             outgoing: HashMap::new(),
             incoming: HashMap::new(),
             answered_incoming: HashSet::new(),
@@ -69,9 +72,22 @@ impl<O, I> Default for ReqQueue<O, I> {
 }
 
 impl<O, I> ReqQueue<O, I> {
+    /// A queue whose ids are the strings `{prefix}0`, `{prefix}1`, ...: for a
+    /// client whose ids must stay unique across runs (a log replayed later
+    /// must not mistake one run's response for another's request).
+    pub fn with_id_prefix(prefix: impl Into<String>) -> Self {
+        ReqQueue {
+            id_prefix: Some(prefix.into()),
+            ..ReqQueue::default()
+        }
+    }
+
     /// Allocates an id for a new outgoing request and records it.
     pub fn register_outgoing(&mut self, method: &str, data: O) -> RequestId {
-        let id = RequestId::Number(self.next_id);
+        let id = match &self.id_prefix {
+            None => RequestId::Number(self.next_id),
+            Some(prefix) => RequestId::String(format!("{prefix}{}", self.next_id)),
+        };
         self.next_id += 1;
         self.outgoing.insert(
             id.clone(),
@@ -89,12 +105,22 @@ impl<O, I> ReqQueue<O, I> {
         if let Some(p) = self.outgoing.remove(id) {
             return Ok(p);
         }
-        match id {
-            RequestId::Number(n) if *n >= 0 && *n < self.next_id => {
-                Err(ResponseMismatch::Duplicate(id.clone()))
-            }
+        let allocated = match (id, &self.id_prefix) {
+            (RequestId::Number(n), None) => Some(*n),
+            (RequestId::String(s), Some(prefix)) => s
+                .strip_prefix(prefix.as_str())
+                .and_then(|n| n.parse::<i64>().ok()),
+            _ => None,
+        };
+        match allocated {
+            Some(n) if n >= 0 && n < self.next_id => Err(ResponseMismatch::Duplicate(id.clone())),
             _ => Err(ResponseMismatch::Unknown(id.clone())),
         }
+    }
+
+    /// Every pending outgoing request, in no particular order.
+    pub fn outgoing_iter(&self) -> impl Iterator<Item = (&RequestId, &Pending<O>)> {
+        self.outgoing.iter()
     }
 
     /// Marks an outgoing request cancelled and returns the `$/cancel_request`
@@ -189,6 +215,28 @@ mod tests {
         );
         assert_eq!(q.complete_outgoing(&a).unwrap().data, "a");
         assert_eq!(q.outgoing_len(), 0);
+    }
+
+    #[test]
+    fn prefixed_ids_are_strings_and_duplicates_are_told_apart() {
+        let mut q: ReqQueue<(), ()> = ReqQueue::with_id_prefix("w7-");
+        let a = q.register_outgoing("initialize", ());
+        assert_eq!(a, RequestId::String("w7-0".into()));
+        assert!(q.complete_outgoing(&a).is_ok());
+        assert_eq!(
+            q.complete_outgoing(&a).unwrap_err(),
+            ResponseMismatch::Duplicate(a.clone())
+        );
+        for unknown in [
+            RequestId::String("w7-5".into()),
+            RequestId::String("w6-0".into()),
+            RequestId::Number(0),
+        ] {
+            assert_eq!(
+                q.complete_outgoing(&unknown).unwrap_err(),
+                ResponseMismatch::Unknown(unknown.clone())
+            );
+        }
     }
 
     #[test]

@@ -15,13 +15,16 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-/// A line longer than this is dropped (and reported) instead of buffered without bound.
-pub const MAX_LINE_BYTES: usize = 16 << 20;
+/// A line longer than this is dropped (and reported) instead of buffered without bound: the
+/// limit every Spindle transport shares.
+pub const MAX_LINE_BYTES: usize = spindle_wire::DEFAULT_MAX_LINE_BYTES;
 
 /// Bytes of agent lines that may wait for the session task. When they are used up the reader
 /// stops reading, the pipe fills and the agent blocks: memory stays bounded even for an agent
 /// that writes huge lines faster than they can be committed.
+/// At least one line's worth, so that a line of the maximum length can always be queued.
 const QUEUED_BYTES: usize = 64 << 20;
+const _: () = assert!(QUEUED_BYTES >= MAX_LINE_BYTES);
 
 /// What the link reports.
 #[derive(Debug)]
@@ -91,6 +94,11 @@ impl AgentLink {
     /// Queues one line for the agent's stdin. Returns false when the agent is gone.
     pub fn send(&self, line: String) -> bool {
         self.writer.send(line).is_ok()
+    }
+
+    /// Whether the agent's stdin is gone (lines sent now are lost).
+    pub fn is_closed(&self) -> bool {
+        self.writer.is_closed()
     }
 
     /// Kills the child (also done on drop).

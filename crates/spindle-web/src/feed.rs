@@ -16,6 +16,7 @@
 
 use serde_json::{Value, json};
 use spindle_engine::{RenderOp, TranscriptEngine};
+use spindle_wire::tags::STATE_UPDATE;
 
 use crate::store::Direction;
 
@@ -28,16 +29,32 @@ const SCOPED_KEYS: [&str; 5] = [
     "compactionId",
 ];
 
+/// The member of a server note that names its kind: `{"spindle": KIND, ...}`.
+const NOTE_KIND_KEY: &str = "spindle";
+
+/// The kind of the note logged when the agent process exits.
+const AGENT_EXITED: &str = "agent_exited";
+
 /// The note logged when the agent process exits: `{"spindle":"agent_exited","message":..}`.
 pub(crate) fn agent_exited_note(message: &str) -> String {
-    json!({ "spindle": "agent_exited", "message": message }).to_string()
+    json!({ NOTE_KIND_KEY: AGENT_EXITED, "message": message }).to_string()
+}
+
+/// The prefix of the request ids the server sends to one agent process: `w{generation}-{process}-`.
+/// Unique across server runs (the generation changes at every start) and agent processes, so the
+/// engine never mistakes a response for one of an earlier request during replay; and it tells a
+/// retried `initialize` (v2 refused, v1 asked next) from a new process.
+pub(crate) fn request_id_prefix(generation: u64, process: u64) -> String {
+    format!("w{generation}-{process}-")
 }
 
 /// Feeds one session's logged lines to its engine (see the module docs).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct EngineFeed {
-    /// `initialize` requests the client sent so far: the number of the current agent process.
+    /// Agent processes seen so far: the number of the current one.
     process: u32,
+    /// The id prefix of the current process's `initialize` ([`request_id_prefix`]), if it had one.
+    process_ids: Option<String>,
 }
 
 impl EngineFeed {
@@ -52,7 +69,7 @@ impl EngineFeed {
         match direction {
             Direction::AgentReplay => return ops,
             Direction::Server => return self.server_note(engine, line),
-            Direction::Client if is_initialize(line) => {
+            Direction::Client if self.starts_a_process(line) => {
                 self.process += 1;
                 if self.process > 1 {
                     // Only reached without an exit note (the server itself was killed).
@@ -85,12 +102,29 @@ impl EngineFeed {
         ops
     }
 
+    /// Whether a client line is the `initialize` of a new agent process: any `initialize`, except
+    /// one whose id has the prefix of the previous one (the same process asked again with v1).
+    /// Logs written before ids carried the process count every `initialize` as a new process.
+    fn starts_a_process(&mut self, line: &str) -> bool {
+        let Some(id) = initialize_id(line) else {
+            return false;
+        };
+        let ids = id
+            .as_deref()
+            .and_then(|id| id.rfind('-').map(|end| &id[..=end]))
+            .filter(|prefix| prefix.matches('-').count() == 2)
+            .map(str::to_string);
+        let same = ids.is_some() && ids == self.process_ids;
+        self.process_ids = ids;
+        !same
+    }
+
     fn server_note(&mut self, engine: &mut TranscriptEngine, line: &str) -> Vec<RenderOp> {
         let Ok(note) = serde_json::from_str::<Value>(line) else {
             return Vec::new();
         };
-        match note.get("spindle").and_then(Value::as_str) {
-            Some("agent_exited") => {
+        match note.get(NOTE_KIND_KEY).and_then(Value::as_str) {
+            Some(AGENT_EXITED) => {
                 let message = note
                     .get("message")
                     .and_then(Value::as_str)
@@ -113,7 +147,7 @@ fn end_open_turn(engine: &mut TranscriptEngine, message: &str) -> Vec<RenderOp> 
     if engine.transcript().protocol >= 2 {
         // No sessionId: the note belongs to whatever session the transcript follows.
         let params = json!({ "update": {
-            "sessionUpdate": "state_update", "state": "idle", "stopReason": "error", "error": error,
+            "sessionUpdate": STATE_UPDATE, "state": "idle", "stopReason": "error", "error": error,
         } });
         engine.apply_session_update(&params.to_string()).ops
     } else {
@@ -121,15 +155,21 @@ fn end_open_turn(engine: &mut TranscriptEngine, message: &str) -> Vec<RenderOp> 
     }
 }
 
-fn is_initialize(line: &str) -> bool {
+/// For an `initialize` request: `Some` with its id when that is a string.
+fn initialize_id(line: &str) -> Option<Option<String>> {
     #[derive(serde::Deserialize)]
-    struct Method<'a> {
+    struct Request<'a> {
         #[serde(borrow, default)]
         method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(default)]
+        id: Option<Value>,
     }
-    line.contains("initialize")
-        && serde_json::from_str::<Method<'_>>(line)
-            .is_ok_and(|m| m.method.as_deref() == Some("initialize"))
+    if !line.contains("initialize") {
+        return None;
+    }
+    let request = serde_json::from_str::<Request<'_>>(line).ok()?;
+    (request.method.as_deref() == Some("initialize"))
+        .then(|| request.id.and_then(|id| id.as_str().map(str::to_string)))
 }
 
 /// The line with the string value of every [`SCOPED_KEYS`] member prefixed by `a{process}:`, or
@@ -307,9 +347,27 @@ mod tests {
         );
         assert_eq!(scope_ids(r#"{"id":1,"result":{}}"#, 2), None);
         assert_eq!(scope_ids("not json messageId", 2), None);
-        assert!(is_initialize(&initialize(1)));
-        assert!(!is_initialize(
-            r#"{"method":"session/new","params":{"x":"initialize"}}"#
-        ));
+        assert_eq!(initialize_id(&initialize(1)), Some(Some("i1".into())));
+        assert_eq!(
+            initialize_id(r#"{"method":"session/new","params":{"x":"initialize"}}"#),
+            None
+        );
+    }
+
+    #[test]
+    fn a_retried_initialize_is_the_same_process_and_old_logs_count_every_initialize() {
+        let initialize = |id: &str| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {}}).to_string()
+        };
+        let mut feed = EngineFeed::default();
+        let first = request_id_prefix(7, 1);
+        assert!(feed.starts_a_process(&initialize(&format!("{first}0"))));
+        assert!(!feed.starts_a_process(&initialize(&format!("{first}1"))));
+        assert!(feed.starts_a_process(&initialize(&format!("{}0", request_id_prefix(7, 2)))));
+        assert!(feed.starts_a_process(&initialize(&format!("{}0", request_id_prefix(8, 1)))));
+        // Ids of older servers (`w{generation}-{n}`) and of anything else.
+        assert!(feed.starts_a_process(&initialize("w8-1")));
+        assert!(feed.starts_a_process(&initialize("w8-5")));
+        assert!(feed.starts_a_process(&initialize("i1")));
     }
 }

@@ -30,12 +30,15 @@
 
 mod agent_link;
 mod core;
+mod errors;
 mod feed;
+mod handshake;
 pub mod hub;
+mod registry;
 mod routes;
 pub mod security;
-mod session;
 pub mod store;
+mod task;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -43,8 +46,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use agent_link::MAX_LINE_BYTES;
+pub use errors::WebError;
+pub use handshake::AgentSettings;
 pub use hub::HubLimits;
-pub use session::{AgentSettings, WebError};
 
 /// Everything `spindle serve` is configured with.
 #[derive(Debug, Clone)]
@@ -93,7 +97,7 @@ pub struct Server {
     listener: tokio::net::TcpListener,
     address: SocketAddr,
     token: Option<String>,
-    manager: Arc<session::SessionManager>,
+    manager: Arc<registry::SessionManager>,
     router: axum::Router,
 }
 
@@ -107,7 +111,7 @@ impl Server {
         security::AccessPolicy::new(config.bind, config.token.clone(), &config.allow_hosts)
             .map_err(ServeError::Config)?;
         let store = store::Store::open(&config.db).map_err(ServeError::Store)?;
-        let manager = session::SessionManager::restore(store, config.agent, config.limits)
+        let manager = registry::SessionManager::restore(store, config.agent, config.limits)
             .map_err(ServeError::Store)?;
         let listener = tokio::net::TcpListener::bind(config.bind)
             .await

@@ -17,9 +17,10 @@ use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::errors::WebError;
 use crate::hub::{EventId, Frame};
+use crate::registry::SessionManager;
 use crate::security::{AccessPolicy, CONTENT_SECURITY_POLICY, TOKEN_COOKIE};
-use crate::session::{SessionManager, WebError};
 
 /// Largest accepted request body (a prompt): 1 MiB.
 const MAX_BODY: usize = 1 << 20;

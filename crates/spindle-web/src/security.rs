@@ -1,7 +1,7 @@
 //! Who may talk to the server: Host and Origin checks against DNS rebinding and cross-site
 //! requests, the access token, and the response headers every page gets.
 //!
-//! The rules, enforced for every route by [`check_request`]:
+//! The rules, enforced for every route by `check_request`:
 //! - `Host` must name one of the allowed authorities (loopback names with the bound port, the
 //!   bound address, and any `--allow-host`). A DNS-rebinding page carries its own host name here.
 //! - `Origin`, when present, must be `http://` plus an allowed authority; `null` is refused.

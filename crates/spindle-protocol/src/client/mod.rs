@@ -5,21 +5,24 @@
 //! `state_update` state and stop reason); every update reaches the
 //! application as the verbatim `session/update` params.
 
+mod core;
 mod dispatch;
+mod handshake;
+mod sessions;
 mod types;
 
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::extensions::{SPINDLE_EXTENSIONS, spindle_extensions_in, spindle_meta};
-use crate::jsonrpc::{Message, RequestId, ResponseError, to_raw};
+use crate::jsonrpc::{RequestId, ResponseError};
 use crate::transport::{ChildHandle, Connection, MessageSender, SpawnOptions, spawn_child};
-use dispatch::{OutgoingData, Purpose, Shared, State, dispatch_loop};
+pub use core::{ClientCore, Completion, HandshakePhase};
+use dispatch::{Shared, Step, Waiter, complete, dispatch_loop};
 pub use types::{
     ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions, InitializeOutcome,
     PromptOutcome, ProtocolChoice, WireDirection, WireRecord,
@@ -59,9 +62,11 @@ impl AcpClient {
         child: Option<ChildHandle>,
     ) -> (AcpClient, ClientEvents) {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let mut options = options;
+        let wire_tap = options.wire_tap.take();
         let shared = Arc::new(Shared {
-            state: Mutex::new(State::default()),
-            options,
+            core: Mutex::new(ClientCore::new(options)),
+            wire_tap,
             events: events_tx,
         });
         let Connection { sender, receiver } = connection;
@@ -82,125 +87,64 @@ impl AcpClient {
         )
     }
 
-    async fn send_message(&self, msg: Message) -> Result<(), crate::transport::Disconnected> {
-        self.shared.tap(WireDirection::Sent, &msg);
-        self.sender.send(msg).await
+    /// Sends what one step of the core produced, then resolves waiters and
+    /// hands over events.
+    async fn send_step(&self, step: Step) -> Result<(), ClientError> {
+        let mut sent = Ok(());
+        for message in step.outgoing {
+            self.shared.tap(WireDirection::Sent, &message);
+            if sent.is_ok() && self.sender.send(message).await.is_err() {
+                sent = Err(ClientError::Disconnected);
+            }
+        }
+        complete(step.completions);
+        self.shared.emit_all(&mut { step.events });
+        sent
     }
 
-    /// The negotiated protocol version, once `initialize` has completed.
-    pub fn protocol_version(&self) -> Option<u16> {
-        self.shared.lock().init.as_ref().map(|i| i.protocol_version)
-    }
-
-    /// The `initialize` outcome, once available.
-    pub fn initialize_outcome(&self) -> Option<InitializeOutcome> {
-        self.shared.lock().init.clone()
-    }
-
-    async fn request(
+    /// Runs `f` on the core and sends what it produced.
+    async fn with_core<R>(
         &self,
-        method: &str,
-        params: Box<RawValue>,
-        purpose: Purpose,
+        f: impl FnOnce(&mut ClientCore<Waiter>) -> Result<R, ClientError>,
+    ) -> Result<R, ClientError> {
+        let (r, step) = self.shared.step(f);
+        let r = r?;
+        self.send_step(step).await?;
+        Ok(r)
+    }
+
+    /// Registers a request through `f` and waits for its answer.
+    async fn request_with(
+        &self,
+        f: impl FnOnce(&mut ClientCore<Waiter>, Waiter) -> Result<RequestId, ClientError>,
     ) -> Result<Box<RawValue>, ClientError> {
         let (tx, rx) = oneshot::channel();
-        let id = {
-            let mut st = self.shared.lock();
-            if st.closed {
-                return Err(ClientError::Disconnected);
-            }
-            if matches!(purpose, Purpose::NewSession) {
-                st.pending_new_sessions += 1;
-            }
-            st.queue.register_outgoing(
-                method,
-                OutgoingData {
-                    purpose,
-                    waiter: Some(tx),
-                },
-            )
-        };
-        let msg = Message::Request {
-            id: id.clone(),
-            method: method.to_owned(),
-            params: Some(params),
-        };
-        if self.send_message(msg).await.is_err() {
-            let mut st = self.shared.lock();
-            if let Ok(p) = st.queue.complete_outgoing(&id)
-                && matches!(p.data.purpose, Purpose::NewSession)
-            {
-                st.pending_new_sessions = st.pending_new_sessions.saturating_sub(1);
-            }
+        let (id, step) = self.shared.step(|core| f(core, Some(tx)));
+        let id = id?;
+        if self.send_step(step).await.is_err() {
+            self.shared.lock().forget_request(&id);
             return Err(ClientError::Disconnected);
         }
         rx.await.unwrap_or(Err(ClientError::Disconnected))
     }
 
-    fn build_initialize(&self, version: u16) -> Box<RawValue> {
-        let o = &self.shared.options;
-        let v1_caps = json!({
-            "fs": { "readTextFile": o.fs_read_text_file, "writeTextFile": o.fs_write_text_file },
-            "terminal": o.terminal,
-        });
-        let mut params = if version >= 2 {
-            // v1 fields ride along so that a v1-only agent answering `1`
-            // still sees the client's identity and capabilities.
-            json!({
-                "protocolVersion": 2,
-                "info": o.client_info,
-                "capabilities": {},
-                "clientInfo": o.client_info,
-                "clientCapabilities": v1_caps,
-            })
-        } else {
-            json!({
-                "protocolVersion": 1,
-                "clientInfo": o.client_info,
-                "clientCapabilities": v1_caps,
-            })
-        };
-        if o.spindle_extensions {
-            params["_meta"] = spindle_meta(SPINDLE_EXTENSIONS);
-        }
-        to_raw(&params).unwrap_or_else(|_| crate::jsonrpc::raw_null())
+    /// The negotiated protocol version, once `initialize` has completed.
+    pub fn protocol_version(&self) -> Option<u16> {
+        self.shared.lock().protocol_version()
     }
 
-    /// Sends `initialize` and negotiates the protocol version.
+    /// The `initialize` outcome, once available.
+    pub fn initialize_outcome(&self) -> Option<InitializeOutcome> {
+        self.shared.lock().initialize_outcome().cloned()
+    }
+
+    /// Sends `initialize` and negotiates the protocol version (v2 preferred
+    /// falls back to v1 when the agent answers 1 or rejects v2).
     pub async fn initialize(&self) -> Result<InitializeOutcome, ClientError> {
-        let first = match self.shared.options.protocol {
-            ProtocolChoice::V1 => 1,
-            ProtocolChoice::V2Preferred => 2,
-        };
-        let result = match self
-            .request(
-                "initialize",
-                self.build_initialize(first),
-                Purpose::Initialize,
-            )
-            .await
-        {
-            Ok(r) => r,
-            Err(ClientError::Rpc(e)) if first == 2 => {
-                self.shared.emit(ClientEvent::Diagnostic {
-                    message: format!("agent rejected protocol v2 ({e}); retrying with v1"),
-                });
-                self.request("initialize", self.build_initialize(1), Purpose::Initialize)
-                    .await?
-            }
-            Err(e) => return Err(e),
-        };
-        let outcome = parse_initialize(result, first)?;
-        self.shared.lock().init = Some(outcome.clone());
-        Ok(outcome)
-    }
-
-    fn require_init(&self) -> Result<InitializeOutcome, ClientError> {
-        self.shared
-            .lock()
-            .init
-            .clone()
-            .ok_or(ClientError::NotInitialized)
+        self.request_with(|core, waiter| core.initialize(waiter))
+            .await?;
+        self.initialize_outcome()
+            .ok_or_else(|| ClientError::Protocol("initialize completed without an outcome".into()))
     }
 
     /// `session/new`. Returns the new session id and the raw result.
@@ -209,11 +153,8 @@ impl AcpClient {
         cwd: &str,
         mcp_servers: &Value,
     ) -> Result<(String, Box<RawValue>), ClientError> {
-        self.require_init()?;
-        let params = to_raw(&json!({ "cwd": cwd, "mcpServers": mcp_servers }))
-            .map_err(|e| ClientError::Protocol(e.to_string()))?;
         let raw = self
-            .request("session/new", params, Purpose::NewSession)
+            .request_with(|core, waiter| core.new_session(cwd, mcp_servers, waiter))
             .await?;
         #[derive(Deserialize)]
         struct NewSession {
@@ -223,11 +164,6 @@ impl AcpClient {
         let parsed: NewSession = serde_json::from_str(raw.get()).map_err(|e| {
             ClientError::Protocol(format!("session/new result without sessionId: {e}"))
         })?;
-        self.shared
-            .lock()
-            .sessions
-            .entry(parsed.session_id.clone())
-            .or_default();
         Ok((parsed.session_id, raw))
     }
 
@@ -239,23 +175,8 @@ impl AcpClient {
         cwd: &str,
         mcp_servers: &Value,
     ) -> Result<Box<RawValue>, ClientError> {
-        let init = self.require_init()?;
-        let caps: Value = serde_json::from_str(init.agent_capabilities.get()).unwrap_or_default();
-        if init.protocol_version != 1 || caps.get("loadSession") != Some(&Value::Bool(true)) {
-            return Err(ClientError::Unsupported(
-                "session/load (needs v1 agentCapabilities.loadSession; in v2 use resume_session with replay)"
-                    .into(),
-            ));
-        }
-        self.shared
-            .lock()
-            .sessions
-            .entry(session_id.to_owned())
-            .or_default();
-        let params =
-            to_raw(&json!({ "sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers }))
-                .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.request("session/load", params, Purpose::Other).await
+        self.request_with(|core, waiter| core.load_session(session_id, cwd, mcp_servers, waiter))
+            .await
     }
 
     /// `session/resume`. v1: needs `sessionCapabilities.resume`, no replay.
@@ -269,66 +190,10 @@ impl AcpClient {
         mcp_servers: &Value,
         replay_from: Option<&Value>,
     ) -> Result<Box<RawValue>, ClientError> {
-        let init = self.require_init()?;
-        let caps: Value = serde_json::from_str(init.agent_capabilities.get()).unwrap_or_default();
-        let mut params = json!({ "sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers });
-        if init.protocol_version == 1 {
-            let offered = caps
-                .get("sessionCapabilities")
-                .and_then(|s| s.get("resume"))
-                .is_some_and(|r| !r.is_null());
-            if !offered {
-                return Err(ClientError::Unsupported(
-                    "session/resume (needs agentCapabilities.sessionCapabilities.resume)".into(),
-                ));
-            }
-            if replay_from.is_some() {
-                return Err(ClientError::Unsupported(
-                    "replay on v1 session/resume (use load_session)".into(),
-                ));
-            }
-        } else {
-            if caps.get("session").is_none_or(Value::is_null) {
-                return Err(ClientError::Unsupported(
-                    "session/resume (the agent did not advertise capabilities.session)".into(),
-                ));
-            }
-            if let Some(r) = replay_from {
-                params["replayFrom"] = r.clone();
-            }
-        }
-        self.shared
-            .lock()
-            .sessions
-            .entry(session_id.to_owned())
-            .or_default();
-        let params = to_raw(&params).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.request("session/resume", params, Purpose::Other).await
-    }
-
-    fn prompt_params(
-        &self,
-        session_id: &str,
-        blocks: &impl Serialize,
-    ) -> Result<Box<RawValue>, ClientError> {
-        #[derive(Serialize)]
-        struct PromptParams<'a, B> {
-            #[serde(rename = "sessionId")]
-            session_id: &'a str,
-            prompt: &'a B,
-        }
-        to_raw(&PromptParams {
-            session_id,
-            prompt: blocks,
+        self.request_with(|core, waiter| {
+            core.resume_session(session_id, cwd, mcp_servers, replay_from, waiter)
         })
-        .map_err(|e| ClientError::Protocol(format!("prompt blocks do not serialize: {e}")))
-    }
-
-    fn mark_prompt_sent(&self, session_id: &str) {
-        let mut st = self.shared.lock();
-        let s = st.sessions.entry(session_id.to_owned()).or_default();
-        s.active = true;
-        s.saw_busy_state = false;
+        .await
     }
 
     /// `session/prompt`, awaiting the response: in v1 that is the end of the
@@ -340,17 +205,8 @@ impl AcpClient {
         session_id: &str,
         blocks: &impl Serialize,
     ) -> Result<PromptOutcome, ClientError> {
-        self.require_init()?;
-        let params = self.prompt_params(session_id, blocks)?;
-        self.mark_prompt_sent(session_id);
         let raw = self
-            .request(
-                "session/prompt",
-                params,
-                Purpose::Prompt {
-                    session_id: session_id.to_owned(),
-                },
-            )
+            .request_with(|core, waiter| core.prompt(session_id, blocks, waiter))
             .await?;
         #[derive(Deserialize)]
         struct PromptResult {
@@ -383,32 +239,8 @@ impl AcpClient {
         session_id: &str,
         blocks: &impl Serialize,
     ) -> Result<RequestId, ClientError> {
-        self.require_init()?;
-        let params = self.prompt_params(session_id, blocks)?;
-        self.mark_prompt_sent(session_id);
-        let id = {
-            let mut st = self.shared.lock();
-            if st.closed {
-                return Err(ClientError::Disconnected);
-            }
-            st.queue.register_outgoing(
-                "session/prompt",
-                OutgoingData {
-                    purpose: Purpose::Prompt {
-                        session_id: session_id.to_owned(),
-                    },
-                    waiter: None,
-                },
-            )
-        };
-        self.send_message(Message::Request {
-            id: id.clone(),
-            method: "session/prompt".into(),
-            params: Some(params),
-        })
-        .await
-        .map_err(|_| ClientError::Disconnected)?;
-        Ok(id)
+        self.with_core(|core| core.prompt(session_id, blocks, None))
+            .await
     }
 
     /// Sends `$/cancel_request` for an outstanding request of ours (e.g. a
@@ -417,48 +249,14 @@ impl AcpClient {
     /// (usually with error -32800). Returns `false` when it is no longer
     /// pending or was already cancelled.
     pub async fn cancel_request(&self, id: &RequestId) -> Result<bool, ClientError> {
-        let notification = self.shared.lock().queue.cancel_outgoing(id);
-        match notification {
-            Some(msg) => {
-                self.send_message(msg)
-                    .await
-                    .map_err(|_| ClientError::Disconnected)?;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        self.with_core(|core| Ok(core.cancel_request(id))).await
     }
 
     /// `session/cancel`. Also answers every pending permission request of
     /// the session with `cancelled` (reported as
     /// [`ClientEvent::RequestCancelled`]), as ACP requires.
     pub async fn cancel(&self, session_id: &str) -> Result<(), ClientError> {
-        let pending = {
-            let st = self.shared.lock();
-            st.queue.incoming_matching(|d| {
-                d.method == "session/request_permission"
-                    && d.session_id.as_deref() == Some(session_id)
-            })
-        };
-        self.send_message(
-            Message::notification("session/cancel", &json!({ "sessionId": session_id }))
-                .map_err(|e| ClientError::Protocol(e.to_string()))?,
-        )
-        .await
-        .map_err(|_| ClientError::Disconnected)?;
-        for id in pending {
-            if self.shared.lock().queue.complete_incoming(&id).is_none() {
-                continue; // answered meanwhile
-            }
-            let result = to_raw(&json!({ "outcome": { "outcome": "cancelled" } }))
-                .map_err(|e| ClientError::Protocol(e.to_string()))?;
-            self.send_message(Message::response_ok(id.clone(), result))
-                .await
-                .map_err(|_| ClientError::Disconnected)?;
-            self.shared
-                .emit(ClientEvent::RequestCancelled { request_id: id });
-        }
-        Ok(())
+        self.with_core(|core| core.cancel(session_id)).await
     }
 
     /// Answers a permission request. `outcome` is the outcome object, e.g.
@@ -469,9 +267,8 @@ impl AcpClient {
         request_id: &RequestId,
         outcome: &Value,
     ) -> Result<(), ClientError> {
-        let result = to_raw(&json!({ "outcome": outcome }))
-            .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.respond(request_id, Ok(result)).await
+        self.with_core(|core| core.respond_permission(request_id, outcome))
+            .await
     }
 
     /// Answers any pending agent request.
@@ -480,21 +277,8 @@ impl AcpClient {
         request_id: &RequestId,
         result: Result<Box<RawValue>, ResponseError>,
     ) -> Result<(), ClientError> {
-        if self
-            .shared
-            .lock()
-            .queue
-            .complete_incoming(request_id)
-            .is_none()
-        {
-            return Err(ClientError::UnknownRequest(request_id.clone()));
-        }
-        self.send_message(Message::Response {
-            id: request_id.clone(),
-            result,
-        })
-        .await
-        .map_err(|_| ClientError::Disconnected)
+        self.with_core(|core| core.respond(request_id, result))
+            .await
     }
 
     /// Sends an arbitrary request (extension methods) and awaits its result.
@@ -503,67 +287,16 @@ impl AcpClient {
         method: &str,
         params: Box<RawValue>,
     ) -> Result<Box<RawValue>, ClientError> {
-        self.request(method, params, Purpose::Other).await
+        self.request_with(|core, waiter| core.request(method, params, waiter))
+            .await
     }
 
     /// Sends an arbitrary notification.
     pub async fn notify(&self, method: &str, params: Box<RawValue>) -> Result<(), ClientError> {
-        self.send_message(Message::Notification {
-            method: method.to_owned(),
-            params: Some(params),
+        self.with_core(|core| {
+            core.notify(method, params);
+            Ok(())
         })
         .await
-        .map_err(|_| ClientError::Disconnected)
     }
-}
-
-fn parse_initialize(raw: Box<RawValue>, asked: u16) -> Result<InitializeOutcome, ClientError> {
-    #[derive(Deserialize)]
-    struct Init<'a> {
-        #[serde(rename = "protocolVersion")]
-        protocol_version: Value,
-        #[serde(rename = "agentCapabilities", borrow, default)]
-        agent_capabilities: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        capabilities: Option<&'a RawValue>,
-        #[serde(rename = "agentInfo", borrow, default)]
-        agent_info: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        info: Option<&'a RawValue>,
-        #[serde(rename = "authMethods", borrow, default)]
-        auth_methods: Option<&'a RawValue>,
-        #[serde(rename = "_meta", default)]
-        meta: Option<Value>,
-    }
-    let init: Init<'_> = serde_json::from_str(raw.get())
-        .map_err(|e| ClientError::Protocol(format!("malformed initialize result: {e}")))?;
-    let version = match init.protocol_version.as_u64() {
-        Some(1) => 1,
-        Some(2) if asked >= 2 => 2,
-        _ => {
-            return Err(ClientError::Protocol(format!(
-                "agent chose protocol version {} which this client did not offer",
-                init.protocol_version
-            )));
-        }
-    };
-    let (caps, info) = if version == 2 {
-        (init.capabilities, init.info)
-    } else {
-        (init.agent_capabilities, init.agent_info)
-    };
-    let empty =
-        || RawValue::from_string("{}".into()).unwrap_or_else(|_| crate::jsonrpc::raw_null());
-    Ok(InitializeOutcome {
-        protocol_version: version,
-        agent_capabilities: caps.map(|c| c.to_owned()).unwrap_or_else(empty),
-        agent_info: info.map(|c| c.to_owned()),
-        auth_methods: init.auth_methods.map(|c| c.to_owned()),
-        agent_spindle_extensions: init
-            .meta
-            .as_ref()
-            .map(spindle_extensions_in)
-            .unwrap_or_default(),
-        raw,
-    })
 }

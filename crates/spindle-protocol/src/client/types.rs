@@ -70,6 +70,12 @@ pub struct ClientOptions {
     pub fs_write_text_file: bool,
     /// v1 `terminal` capability (`terminal/*` requests routed as above).
     pub terminal: bool,
+    /// Ask for `notice` session updates: v1 `clientCapabilities.session.notices`,
+    /// v2 `capabilities.session.notices`.
+    pub session_notices: bool,
+    /// Ask for compaction updates: v1 `clientCapabilities.session.compaction`
+    /// (v2 agents send them to every client).
+    pub session_compaction: bool,
     /// Advertise the Spindle streaming extensions in `initialize` `_meta`
     /// (see [`crate::extensions`]). Extensions are accepted either way.
     pub spindle_extensions: bool,

@@ -143,7 +143,7 @@ fn fault_web_agent_garbage_is_diagnosed_and_the_session_goes_on() {
 }
 
 #[test]
-fn fault_web_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
+fn fault_web_a_200_mib_agent_line_is_dropped_with_bounded_memory() {
     if !require_python() {
         return;
     }
@@ -154,7 +154,7 @@ fn fault_web_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
         &["--protocol", "1"],
         &fake_agent_command(&dir, "bigline"),
         Some(&stderr),
-        &[("FAKE_AGENT_BIG_MB", "100")],
+        &[("FAKE_AGENT_BIG_MB", "200")],
     );
     let session = served.create_session();
     let mut reader = served.sse(session, None);
@@ -167,8 +167,10 @@ fn fault_web_a_100_mib_agent_line_is_dropped_with_bounded_memory() {
         vec!["Before the big line. After the big line.".to_string()]
     );
     let peak = proc_status_kib(served.child.id(), "VmHWM").expect("VmHWM of the server");
-    eprintln!("serve with a 100 MiB agent line: peak RSS {peak} KiB; banner: {banner}");
-    assert!(peak < 80 * 1024, "peak RSS {peak} KiB for a 100 MiB line");
+    eprintln!("serve with a 200 MiB agent line: peak RSS {peak} KiB; banner: {banner}");
+    // Bounded by the shared 64 MiB line limit (the link buffers at most that much of a line)
+    // plus the server's own footprint, never by the line's 200 MiB.
+    assert!(peak < 112 * 1024, "peak RSS {peak} KiB for a 200 MiB line");
     let log = std::fs::read_to_string(&stderr).unwrap();
     assert!(log.contains("dropped"), "{log}");
     served.stop();

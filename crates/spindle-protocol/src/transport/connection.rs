@@ -1,60 +1,15 @@
 //! Connections: a pair of channels, fed by an in-memory peer, by any
-//! `AsyncRead`/`AsyncWrite` pair, by this process's stdio or by a child
-//! process.
-//!
-//! Framing is one JSON-RPC message (or batch) per `\n`-terminated line.
+//! `AsyncRead`/`AsyncWrite` pair or by this process's stdio. A reader task
+//! frames what it reads ([`LineFramer`]) and a writer task writes one line
+//! per message.
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
-use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::mpsc;
 
-use crate::jsonrpc::{
-    DEFAULT_MAX_LINE_BYTES, DecodeError, Frame, Message, PARSE_ERROR, decode_line,
-};
-
-/// What a connection's receiver yields.
-#[derive(Debug)]
-pub enum Incoming {
-    /// A well-formed message (batches arrive as their elements, in order).
-    Message(Message),
-    /// A line (or batch element) that could not be decoded. The connection
-    /// keeps working.
-    Malformed {
-        /// 1-based number of the offending line.
-        line_number: u64,
-        /// What is wrong.
-        error: DecodeError,
-    },
-    /// The peer's output ended. Nothing follows.
-    Closed {
-        /// Why.
-        reason: CloseReason,
-    },
-}
-
-/// Why an incoming stream ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CloseReason {
-    /// End of input.
-    Eof,
-    /// A read error.
-    Io(String),
-}
-
-impl std::fmt::Display for CloseReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CloseReason::Eof => f.write_str("end of input"),
-            CloseReason::Io(e) => write!(f, "read error: {e}"),
-        }
-    }
-}
+use super::framing::{CloseReason, Incoming, LineFramer};
+use crate::jsonrpc::{DEFAULT_MAX_LINE_BYTES, Message};
 
 /// The peer is gone: the message could not be queued.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -314,10 +269,7 @@ where
         tx,
         items: Vec::with_capacity(MAX_CHUNK),
     };
-    let mut line: Vec<u8> = Vec::new();
-    let mut line_number: u64 = 0;
-    // Bytes of the current line seen so far while skipping an over-long line.
-    let mut discarding: Option<usize> = None;
+    let mut framer = LineFramer::new(max_line_bytes);
     loop {
         // Hand over what we have before a read that may wait for the peer,
         // so batching never delays a message.
@@ -335,99 +287,15 @@ where
             }
         };
         if available.is_empty() {
-            // A final line without a newline still counts.
-            if let Some(skipped) = discarding {
-                line_number += 1;
-                out.push(too_long(line_number, skipped, max_line_bytes));
-            } else if !line.is_empty() {
-                line_number += 1;
-                decode_into(&line, line_number, &mut out);
-            }
+            framer.finish(&mut |item| out.push(item));
             out.push(Incoming::Closed {
                 reason: CloseReason::Eof,
             });
             out.flush().await;
             return;
         }
-        match memchr::memchr(b'\n', available) {
-            Some(i) => {
-                line_number += 1;
-                if let Some(skipped) = discarding.take() {
-                    out.push(too_long(line_number, skipped + i, max_line_bytes));
-                } else if line.len() + i > max_line_bytes {
-                    out.push(too_long(line_number, line.len() + i, max_line_bytes));
-                    line = Vec::new();
-                } else if line.is_empty() {
-                    // Fast path: the whole line is in the read buffer.
-                    decode_into(&available[..i], line_number, &mut out);
-                } else {
-                    line.extend_from_slice(&available[..i]);
-                    decode_into(&line, line_number, &mut out);
-                    line.clear();
-                }
-                reader.consume(i + 1);
-            }
-            None => {
-                let n = available.len();
-                if let Some(skipped) = discarding.as_mut() {
-                    *skipped += n;
-                } else if line.len() + n > max_line_bytes {
-                    discarding = Some(line.len() + n);
-                    line = Vec::new();
-                } else {
-                    line.extend_from_slice(available);
-                }
-                reader.consume(n);
-            }
-        }
-    }
-}
-
-fn too_long(line_number: u64, len: usize, max: usize) -> Incoming {
-    Incoming::Malformed {
-        line_number,
-        error: DecodeError {
-            code: PARSE_ERROR,
-            message: format!(
-                "line of at least {len} bytes exceeds the maximum of {max} bytes; discarded"
-            ),
-            id: None,
-            request: false,
-        },
-    }
-}
-
-fn decode_into(bytes: &[u8], line_number: u64, out: &mut Batcher) {
-    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-        return;
-    }
-    let text = match std::str::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => {
-            out.push(Incoming::Malformed {
-                line_number,
-                error: DecodeError {
-                    code: PARSE_ERROR,
-                    message: format!("line is not valid UTF-8: {e}"),
-                    id: None,
-                    request: false,
-                },
-            });
-            return;
-        }
-    };
-    match decode_line(text) {
-        Ok(Frame::Single(m)) => out.push(Incoming::Message(m)),
-        Ok(Frame::Batch(items)) => {
-            for r in items {
-                out.push(match r {
-                    Ok(m) => Incoming::Message(m),
-                    Err(error) => Incoming::Malformed { line_number, error },
-                });
-            }
-        }
-        Err(error) => out.push(Incoming::Malformed { line_number, error }),
+        let used = framer.feed(available, &mut |item| out.push(item));
+        reader.consume(used);
     }
 }
 
@@ -487,250 +355,6 @@ where
         }
     }
     let _ = writer.shutdown().await;
-}
-
-/// Options for [`spawn_child`].
-#[derive(Debug, Clone)]
-pub struct SpawnOptions {
-    /// Working directory of the child (inherited when `None`).
-    pub cwd: Option<PathBuf>,
-    /// Extra environment variables.
-    pub env: Vec<(OsString, OsString)>,
-    /// Connection tuning.
-    pub connection: ConnectionOptions,
-    /// How many of the child's last stderr lines to keep for crash reports.
-    pub stderr_tail_lines: usize,
-    /// Start the child in a process group of its own (Unix). A terminal sends Ctrl-C's SIGINT
-    /// to the whole foreground group; a client that turns Ctrl-C into `session/cancel` (like
-    /// `spindle chat`) sets this so the keypress reaches only the client, not the agent.
-    pub own_process_group: bool,
-}
-
-impl Default for SpawnOptions {
-    fn default() -> Self {
-        SpawnOptions {
-            cwd: None,
-            env: Vec::new(),
-            connection: ConnectionOptions::default(),
-            stderr_tail_lines: 40,
-            own_process_group: false,
-        }
-    }
-}
-
-/// Longest stderr line kept in the tail, in bytes.
-const STDERR_LINE_LIMIT: usize = 4096;
-
-/// A handle on a spawned child. Cloning shares the same child. The child is
-/// killed when the runtime shuts down.
-#[derive(Debug, Clone)]
-pub struct ChildHandle {
-    pid: Option<u32>,
-    kill: Arc<Notify>,
-    status: watch::Receiver<Option<ChildExit>>,
-    tail: Arc<Mutex<VecDeque<String>>>,
-}
-
-/// How a child ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChildExit {
-    /// The process exited (code or signal).
-    Exited(ExitStatus),
-    /// Waiting for the process failed.
-    WaitFailed(String),
-}
-
-impl std::fmt::Display for ChildExit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ChildExit::Exited(s) => write!(f, "{s}"),
-            ChildExit::WaitFailed(e) => write!(f, "wait failed: {e}"),
-        }
-    }
-}
-
-impl ChildHandle {
-    /// The operating-system process id, if the child was still running when
-    /// spawned.
-    pub fn pid(&self) -> Option<u32> {
-        self.pid
-    }
-
-    /// Asks the child to be killed (SIGKILL). Returns at once; use
-    /// [`ChildHandle::wait`] for the exit.
-    pub fn kill(&self) {
-        self.kill.notify_one();
-    }
-
-    /// Waits for the child to end and for its stderr to be read.
-    pub async fn wait(&self) -> ChildExit {
-        let mut rx = self.status.clone();
-        loop {
-            if let Some(s) = rx.borrow_and_update().clone() {
-                return s;
-            }
-            if rx.changed().await.is_err() {
-                return rx
-                    .borrow()
-                    .clone()
-                    .unwrap_or_else(|| ChildExit::WaitFailed("monitor task ended".into()));
-            }
-        }
-    }
-
-    /// The exit, if the child has ended.
-    pub fn try_exit(&self) -> Option<ChildExit> {
-        self.status.borrow().clone()
-    }
-
-    /// The last lines the child wrote to stderr, joined by newlines.
-    pub fn stderr_tail(&self) -> String {
-        let tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
-        let mut out = String::new();
-        for l in tail.iter() {
-            out.push_str(l);
-            out.push('\n');
-        }
-        out
-    }
-}
-
-/// Starts `command[0]` with arguments `command[1..]`, speaking JSON-RPC over
-/// its stdin/stdout. Stderr goes to `tracing` (target
-/// `spindle_protocol::child_stderr`) and its tail is kept in the handle.
-pub fn spawn_child(
-    command: &[OsString],
-    options: SpawnOptions,
-) -> std::io::Result<(Connection, ChildHandle)> {
-    let Some((program, args)) = command.split_first() else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "empty agent command",
-        ));
-    };
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    if let Some(cwd) = &options.cwd {
-        cmd.current_dir(cwd);
-    }
-    for (k, v) in &options.env {
-        cmd.env(k, v);
-    }
-    #[cfg(unix)]
-    if options.own_process_group {
-        cmd.process_group(0);
-    }
-    let mut child = cmd.spawn()?;
-    let pid = child.id();
-    let (Some(stdin), Some(stdout), Some(stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
-        return Err(std::io::Error::other("child stdio was not piped"));
-    };
-    let connection = Connection::from_io_with(stdout, stdin, options.connection.clone());
-
-    let tail = Arc::new(Mutex::new(VecDeque::new()));
-    let stderr_task = tokio::spawn(read_stderr(
-        stderr,
-        tail.clone(),
-        options.stderr_tail_lines,
-        pid,
-    ));
-    let kill = Arc::new(Notify::new());
-    let (status_tx, status_rx) = watch::channel(None);
-    let kill_wait = kill.clone();
-    tokio::spawn(async move {
-        let waited = tokio::select! {
-            s = child.wait() => s,
-            () = kill_wait.notified() => {
-                let _ = child.start_kill();
-                child.wait().await
-            }
-        };
-        // Let the stderr reader drain what the child wrote before it died,
-        // but do not hang on a grandchild that keeps stderr open.
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), stderr_task).await;
-        let exit = match waited {
-            Ok(s) => ChildExit::Exited(s),
-            Err(e) => ChildExit::WaitFailed(e.to_string()),
-        };
-        let _ = status_tx.send(Some(exit));
-    });
-    Ok((
-        connection,
-        ChildHandle {
-            pid,
-            kill,
-            status: status_rx,
-            tail,
-        },
-    ))
-}
-
-async fn read_stderr(
-    stderr: tokio::process::ChildStderr,
-    tail: Arc<Mutex<VecDeque<String>>>,
-    keep: usize,
-    pid: Option<u32>,
-) {
-    let mut reader = BufReader::new(stderr);
-    // At most STDERR_LINE_LIMIT bytes of a line are kept; the rest of an
-    // over-long line is skipped, so a child cannot make us buffer without
-    // bound.
-    let mut line: Vec<u8> = Vec::new();
-    let mut truncated = false;
-    loop {
-        let available = match reader.fill_buf().await {
-            Ok([]) | Err(_) => {
-                if !line.is_empty() {
-                    record_stderr_line(&line, truncated, &tail, keep, pid);
-                }
-                return;
-            }
-            Ok(buf) => buf,
-        };
-        let (piece, end_of_line) = match memchr::memchr(b'\n', available) {
-            Some(i) => (&available[..i], Some(i + 1)),
-            None => (available, None),
-        };
-        let room = STDERR_LINE_LIMIT.saturating_sub(line.len());
-        if piece.len() > room {
-            truncated = true;
-        }
-        line.extend_from_slice(&piece[..piece.len().min(room)]);
-        let used = end_of_line.unwrap_or(available.len());
-        reader.consume(used);
-        if end_of_line.is_some() {
-            record_stderr_line(&line, truncated, &tail, keep, pid);
-            line.clear();
-            truncated = false;
-        }
-    }
-}
-
-fn record_stderr_line(
-    bytes: &[u8],
-    truncated: bool,
-    tail: &Mutex<VecDeque<String>>,
-    keep: usize,
-    pid: Option<u32>,
-) {
-    let mut text = String::from_utf8_lossy(bytes).trim_end().to_owned();
-    if truncated {
-        text.push('…');
-    }
-    tracing::info!(target: "spindle_protocol::child_stderr", pid = pid.unwrap_or(0), "{text}");
-    if keep > 0 {
-        let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
-        if t.len() == keep {
-            t.pop_front();
-        }
-        t.push_back(text);
-    }
 }
 
 #[cfg(test)]

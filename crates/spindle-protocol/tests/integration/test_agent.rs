@@ -1,17 +1,17 @@
-//! Agent-side helpers: answering `initialize` with version selection, and a
-//! small [`AgentConnection`] that an agent's own loop reads from.
-//!
-//! An agent either hands the `initialize` request to [`answer_initialize`]
-//! itself, or lets [`AgentConnection`] do it; everything else stays in the
-//! agent's own loop.
+//! A small agent for the client tests: [`AgentConnection`] answers
+//! `initialize` with version selection, tracks its requests to the client
+//! and hands everything else to the test's loop. (It was a library type once;
+//! only these tests used it, and Spindle's agent is `spindle-agent`.)
 
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::extensions::spindle_extensions_in;
-use crate::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, Message, RequestId, ResponseError, to_raw};
-use crate::req_queue::ReqQueue;
-use crate::transport::{Connection, Disconnected, Incoming};
+use spindle_protocol::extensions::{Extension, Extensions, listed_extension_names};
+use spindle_protocol::jsonrpc::{
+    INVALID_PARAMS, METHOD_NOT_FOUND, Message, RequestId, ResponseError, to_raw,
+};
+use spindle_protocol::req_queue::ReqQueue;
+use spindle_protocol::transport::{Connection, Disconnected, Incoming};
 
 /// What the agent learned from the client's `initialize`.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +75,7 @@ pub fn read_initialize(
         client_info: info.cloned(),
         spindle_extensions: obj
             .get("_meta")
-            .map(spindle_extensions_in)
+            .map(listed_extension_names)
             .unwrap_or_default(),
     })
 }
@@ -123,18 +123,18 @@ pub fn answer_initialize(
                 })
             };
             if !identity.spindle_extensions.is_empty() {
-                let names: Vec<&str> = identity
+                let emitted: Extensions = identity
                     .spindle_extensions
                     .iter()
-                    .map(String::as_str)
+                    .filter_map(|name| Extension::from_name(name))
                     .collect();
-                result["_meta"] = crate::extensions::spindle_meta(&names);
+                result["_meta"] = emitted.to_meta();
             }
             let msg = match to_raw(&result) {
                 Ok(raw) => Message::response_ok(id, raw),
                 Err(e) => Message::response_err(
                     id,
-                    ResponseError::new(crate::jsonrpc::INTERNAL_ERROR, e.to_string()),
+                    ResponseError::new(spindle_protocol::jsonrpc::INTERNAL_ERROR, e.to_string()),
                 ),
             };
             (Ok(info), msg)
@@ -145,6 +145,7 @@ pub fn answer_initialize(
 /// What an [`AgentConnection`] reports to the agent's loop.
 #[derive(Debug)]
 #[non_exhaustive]
+#[allow(dead_code)] // a complete event; the tests read only some fields
 pub enum AgentEvent {
     /// `initialize` was answered; the negotiated version and the client's
     /// opt-ins are in here.
@@ -311,7 +312,6 @@ impl AgentConnection {
     }
 }
 
-#[cfg(test)]
 mod tests {
     use super::*;
 

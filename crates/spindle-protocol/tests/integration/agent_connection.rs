@@ -2,12 +2,12 @@
 //! `Connection::memory()`; every message in both directions is checked
 //! against the ACP schema of the negotiated version.
 
+use crate::test_agent::{AgentConnection, AgentEvent, AgentIdentity};
 use serde_json::{Value, json};
 use spindle_protocol::jsonrpc::to_raw;
 use spindle_protocol::schema_check::{Direction, SchemaConversation};
 use spindle_protocol::{
-    AcpClient, AgentConnection, AgentEvent, AgentIdentity, ClientEvent, ClientOptions, Connection,
-    ProtocolChoice, WireDirection,
+    AcpClient, ClientEvent, ClientOptions, Connection, ProtocolChoice, WireDirection,
 };
 
 fn identity() -> AgentIdentity {

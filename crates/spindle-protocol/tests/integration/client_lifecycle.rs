@@ -1,8 +1,6 @@
 //! Turn boundaries, session capabilities, and agent-initiated traffic.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 use spindle_protocol::{
     ClientError, ClientEvent, ClientEvents, ClientOptions, Message, ProtocolChoice, RequestId,

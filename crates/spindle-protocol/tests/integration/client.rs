@@ -1,8 +1,6 @@
 //! The client runtime against a scripted agent over `Connection::memory()`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 use spindle_protocol::{
     AcpClient, ClientError, ClientEvent, ClientOptions, Connection, Message, ProtocolChoice,

@@ -3,13 +3,11 @@
 //! leaves only the final text, in v1 (extension opted in) and v2 (whole-message
 //! replacement).
 
+use crate::test_agent::{AgentConnection, AgentEvent, AgentIdentity};
 use serde_json::{Value, json};
 use spindle_engine::{EngineConfig, TranscriptEngine};
 use spindle_protocol::jsonrpc::to_raw;
-use spindle_protocol::{
-    AcpClient, AgentConnection, AgentEvent, AgentIdentity, ClientEvent, ClientOptions, Connection,
-    ProtocolChoice,
-};
+use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, Connection, ProtocolChoice};
 
 async fn refining_agent(mut agent: AgentConnection) {
     while let Some(event) = agent.recv().await {

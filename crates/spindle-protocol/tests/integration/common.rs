@@ -1,6 +1,5 @@
 //! A scripted agent for client tests; every message is logged so the
 //! client's messages can be validated against the ACP schema.
-#![allow(dead_code)] // each test file uses a different subset
 
 use serde_json::{Value, json};
 use spindle_protocol::jsonrpc::to_raw;

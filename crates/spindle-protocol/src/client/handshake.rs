@@ -1,0 +1,147 @@
+//! The `initialize` exchange without I/O: the request params a client sends
+//! for a protocol version, the reading of the agent's answer, and the
+//! capability checks that decide which session calls the agent offers.
+//!
+//! Version negotiation (ask for v2, fall back to v1 when the agent answers 1
+//! or rejects the request) is driven by [`ClientCore`](super::ClientCore);
+//! this module holds the pieces it uses.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use spindle_wire::meta::META_KEY;
+
+use super::types::{ClientError, ClientOptions, InitializeOutcome, ProtocolChoice};
+use crate::extensions::{Extensions, listed_extension_names};
+use crate::jsonrpc::{raw_null, to_raw};
+
+/// The version a client asks for first.
+pub(super) fn first_version(options: &ClientOptions) -> u16 {
+    match options.protocol {
+        ProtocolChoice::V1 => 1,
+        ProtocolChoice::V2Preferred => 2,
+    }
+}
+
+/// The `initialize` params for `version`.
+pub(super) fn initialize_params(options: &ClientOptions, version: u16) -> Box<RawValue> {
+    let o = options;
+    let mut v1_caps = json!({
+        "fs": { "readTextFile": o.fs_read_text_file, "writeTextFile": o.fs_write_text_file },
+        "terminal": o.terminal,
+    });
+    let mut v1_session = Map::new();
+    let mut v2_session = Map::new();
+    if o.session_compaction {
+        v1_session.insert("compaction".into(), json!({}));
+    }
+    if o.session_notices {
+        v1_session.insert("notices".into(), json!({}));
+        v2_session.insert("notices".into(), json!({}));
+    }
+    if !v1_session.is_empty() {
+        v1_caps["session"] = Value::Object(v1_session);
+    }
+    let mut params = if version >= 2 {
+        let mut v2_caps = json!({});
+        if !v2_session.is_empty() {
+            v2_caps["session"] = Value::Object(v2_session);
+        }
+        // v1 fields ride along so that a v1-only agent answering `1` still
+        // sees the client's identity and capabilities.
+        json!({
+            "protocolVersion": 2,
+            "info": o.client_info,
+            "capabilities": v2_caps,
+            "clientInfo": o.client_info,
+            "clientCapabilities": v1_caps,
+        })
+    } else {
+        json!({
+            "protocolVersion": 1,
+            "clientInfo": o.client_info,
+            "clientCapabilities": v1_caps,
+        })
+    };
+    if o.spindle_extensions {
+        params[META_KEY] = Extensions::all().to_meta();
+    }
+    to_raw(&params).unwrap_or_else(|_| raw_null())
+}
+
+/// Reads the agent's `initialize` result; `asked` is the version requested.
+pub(super) fn parse_initialize(
+    raw: Box<RawValue>,
+    asked: u16,
+) -> Result<InitializeOutcome, ClientError> {
+    #[derive(Deserialize)]
+    struct Init<'a> {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: Value,
+        #[serde(rename = "agentCapabilities", borrow, default)]
+        agent_capabilities: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        capabilities: Option<&'a RawValue>,
+        #[serde(rename = "agentInfo", borrow, default)]
+        agent_info: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        info: Option<&'a RawValue>,
+        #[serde(rename = "authMethods", borrow, default)]
+        auth_methods: Option<&'a RawValue>,
+    }
+    let init: Init<'_> = serde_json::from_str(raw.get())
+        .map_err(|e| ClientError::Protocol(format!("malformed initialize result: {e}")))?;
+    let version = match init.protocol_version.as_u64() {
+        Some(1) => 1,
+        Some(2) if asked >= 2 => 2,
+        _ => {
+            return Err(ClientError::Protocol(format!(
+                "agent chose protocol version {} which this client did not offer",
+                init.protocol_version
+            )));
+        }
+    };
+    let (caps, info) = if version == 2 {
+        (init.capabilities, init.info)
+    } else {
+        (init.agent_capabilities, init.agent_info)
+    };
+    let empty = || RawValue::from_string("{}".into()).unwrap_or_else(|_| raw_null());
+    Ok(InitializeOutcome {
+        protocol_version: version,
+        agent_capabilities: caps.map(|c| c.to_owned()).unwrap_or_else(empty),
+        agent_info: info.map(|c| c.to_owned()),
+        auth_methods: init.auth_methods.map(|c| c.to_owned()),
+        agent_spindle_extensions: serde_json::from_str::<Value>(raw.get())
+            .ok()
+            .and_then(|result| result.get(META_KEY).map(listed_extension_names))
+            .unwrap_or_default(),
+        raw,
+    })
+}
+
+impl InitializeOutcome {
+    fn capabilities(&self) -> Value {
+        serde_json::from_str(self.agent_capabilities.get()).unwrap_or_default()
+    }
+
+    /// Whether the agent offers v1 `session/load` (`agentCapabilities.loadSession`).
+    pub fn can_load_session(&self) -> bool {
+        self.protocol_version == 1
+            && self.capabilities().get("loadSession") == Some(&Value::Bool(true))
+    }
+
+    /// Whether the agent offers `session/resume`: v1 with
+    /// `agentCapabilities.sessionCapabilities.resume`, v2 whenever it
+    /// advertised `capabilities.session` (resume is baseline there).
+    pub fn can_resume_session(&self) -> bool {
+        let caps = self.capabilities();
+        if self.protocol_version == 1 {
+            caps.get("sessionCapabilities")
+                .and_then(|s| s.get("resume"))
+                .is_some_and(|r| !r.is_null())
+        } else {
+            caps.get("session").is_some_and(|s| !s.is_null())
+        }
+    }
+}

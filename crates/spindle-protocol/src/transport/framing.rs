@@ -1,0 +1,200 @@
+//! Framing: one JSON-RPC message (or batch) per `\n`-terminated line. The
+//! [`LineFramer`] cuts a byte stream into lines and decodes them into
+//! [`Incoming`] items without I/O; connections feed it from their read
+//! buffer.
+
+use crate::jsonrpc::{DecodeError, Frame, Message, PARSE_ERROR, decode_line};
+
+/// What a connection's receiver yields.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A well-formed message (batches arrive as their elements, in order).
+    Message(Message),
+    /// A line (or batch element) that could not be decoded. The connection
+    /// keeps working.
+    Malformed {
+        /// 1-based number of the offending line.
+        line_number: u64,
+        /// What is wrong.
+        error: DecodeError,
+    },
+    /// The peer's output ended. Nothing follows.
+    Closed {
+        /// Why.
+        reason: CloseReason,
+    },
+}
+
+/// Why an incoming stream ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// End of input.
+    Eof,
+    /// A read error.
+    Io(String),
+}
+
+impl std::fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CloseReason::Eof => f.write_str("end of input"),
+            CloseReason::Io(e) => write!(f, "read error: {e}"),
+        }
+    }
+}
+
+/// Cuts bytes into lines and decodes each, without I/O. Over-long lines are
+/// skipped as they stream past, never buffered whole, and reported once.
+#[derive(Debug)]
+pub(crate) struct LineFramer {
+    max_line_bytes: usize,
+    /// The start of the current line, when it did not fit in one feed.
+    line: Vec<u8>,
+    line_number: u64,
+    /// Bytes of the current line seen so far while skipping an over-long line.
+    discarding: Option<usize>,
+}
+
+impl LineFramer {
+    pub(crate) fn new(max_line_bytes: usize) -> LineFramer {
+        LineFramer {
+            max_line_bytes,
+            line: Vec::new(),
+            line_number: 0,
+            discarding: None,
+        }
+    }
+
+    /// Takes bytes from `available` up to and including the first newline
+    /// (all of them when there is none) and returns how many it took; each
+    /// finished line's items go to `out`.
+    pub(crate) fn feed(&mut self, available: &[u8], out: &mut impl FnMut(Incoming)) -> usize {
+        let max = self.max_line_bytes;
+        match memchr::memchr(b'\n', available) {
+            Some(i) => {
+                self.line_number += 1;
+                let line_number = self.line_number;
+                if let Some(skipped) = self.discarding.take() {
+                    out(too_long(line_number, skipped + i, max));
+                } else if self.line.len() + i > max {
+                    out(too_long(line_number, self.line.len() + i, max));
+                    self.line = Vec::new();
+                } else if self.line.is_empty() {
+                    // Fast path: the whole line is in the read buffer.
+                    decode_line_into(&available[..i], line_number, out);
+                } else {
+                    self.line.extend_from_slice(&available[..i]);
+                    decode_line_into(&self.line, line_number, out);
+                    self.line.clear();
+                }
+                i + 1
+            }
+            None => {
+                let n = available.len();
+                if let Some(skipped) = self.discarding.as_mut() {
+                    *skipped += n;
+                } else if self.line.len() + n > max {
+                    self.discarding = Some(self.line.len() + n);
+                    self.line = Vec::new();
+                } else {
+                    self.line.extend_from_slice(available);
+                }
+                n
+            }
+        }
+    }
+
+    /// End of input: a final line without a newline still counts.
+    pub(crate) fn finish(&mut self, out: &mut impl FnMut(Incoming)) {
+        if let Some(skipped) = self.discarding.take() {
+            self.line_number += 1;
+            out(too_long(self.line_number, skipped, self.max_line_bytes));
+        } else if !self.line.is_empty() {
+            self.line_number += 1;
+            let line = std::mem::take(&mut self.line);
+            decode_line_into(&line, self.line_number, out);
+        }
+    }
+}
+
+fn too_long(line_number: u64, len: usize, max: usize) -> Incoming {
+    Incoming::Malformed {
+        line_number,
+        error: DecodeError {
+            code: PARSE_ERROR,
+            message: format!(
+                "line of at least {len} bytes exceeds the maximum of {max} bytes; discarded"
+            ),
+            id: None,
+            request: false,
+        },
+    }
+}
+
+/// Decodes one line (without its newline) into the items it stands for: a
+/// message, each element of a batch, or a diagnostic. Blank lines give none.
+pub(crate) fn decode_line_into(bytes: &[u8], line_number: u64, out: &mut impl FnMut(Incoming)) {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return;
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            out(Incoming::Malformed {
+                line_number,
+                error: DecodeError {
+                    code: PARSE_ERROR,
+                    message: format!("line is not valid UTF-8: {e}"),
+                    id: None,
+                    request: false,
+                },
+            });
+            return;
+        }
+    };
+    match decode_line(text) {
+        Ok(Frame::Single(m)) => out(Incoming::Message(m)),
+        Ok(Frame::Batch(items)) => {
+            for r in items {
+                out(match r {
+                    Ok(m) => Incoming::Message(m),
+                    Err(error) => Incoming::Malformed { line_number, error },
+                });
+            }
+        }
+        Err(error) => out(Incoming::Malformed { line_number, error }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_split_across_feeds_is_one_line_and_the_tail_is_kept() {
+        let mut framer = LineFramer::new(64);
+        let mut items = Vec::new();
+        let mut push = |i: Incoming| items.push(i);
+        let input =
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}";
+        let (first, rest) = input.split_at(10);
+        assert_eq!(framer.feed(first, &mut push), 10);
+        let used = framer.feed(rest, &mut push);
+        assert_eq!(
+            used,
+            input.iter().position(|b| *b == b'\n').unwrap() + 1 - 10
+        );
+        assert_eq!(framer.feed(&rest[used..], &mut push), rest.len() - used);
+        framer.finish(&mut push);
+        let methods: Vec<_> = items
+            .iter()
+            .map(|i| match i {
+                Incoming::Message(m) => m.method().unwrap().to_owned(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(methods, ["a", "b"]);
+    }
+}

@@ -1,0 +1,19 @@
+//! Transports: how JSON-RPC messages travel between Spindle and a peer.
+//!
+//! - `framing`: one message (or batch) per `\n`-terminated line, decoded
+//!   into [`Incoming`] items without I/O;
+//! - `connection`: [`Connection`], a pair of channels in memory, over any
+//!   byte streams or over stdio;
+//! - `child`: [`spawn_child`], a connection to a child process's stdio.
+
+mod child;
+mod connection;
+mod framing;
+
+pub use child::{ChildExit, ChildHandle, SpawnOptions, spawn_child};
+pub use connection::{
+    Connection, ConnectionOptions, Disconnected, MessageReceiver, MessageSender, WeakMessageSender,
+    decode_stream,
+};
+pub(crate) use framing::decode_line_into;
+pub use framing::{CloseReason, Incoming};

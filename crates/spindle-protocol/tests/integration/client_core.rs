@@ -1,0 +1,122 @@
+//! `ClientCore` driven by hand, without a runtime: lines in, lines and
+//! events out (the way `spindle serve` drives it over its own link).
+
+use serde_json::{Value, json};
+use spindle_protocol::{
+    ClientCore, ClientError, ClientEvent, ClientOptions, HandshakePhase, ProtocolChoice,
+};
+
+fn sent(core: &mut ClientCore<&'static str>) -> Vec<Value> {
+    core.take_outgoing()
+        .iter()
+        .map(|m| serde_json::from_str(&m.to_json()).unwrap())
+        .collect()
+}
+
+fn line(v: Value) -> String {
+    v.to_string()
+}
+
+fn initialized_v1(core: &mut ClientCore<&'static str>) {
+    core.initialize("init").unwrap();
+    let init = sent(core).remove(0);
+    core.receive_line(&line(json!({"jsonrpc": "2.0", "id": init["id"],
+        "result": {"protocolVersion": 1, "agentCapabilities": {}}})));
+    assert_eq!(core.take_completions().len(), 1);
+}
+
+#[test]
+fn the_handshake_falls_back_to_v1_without_any_io() {
+    let mut core = ClientCore::with_id_prefix(
+        ClientOptions {
+            protocol: ProtocolChoice::V2Preferred,
+            ..ClientOptions::default()
+        },
+        "c-",
+    );
+    assert_eq!(core.handshake_phase(), HandshakePhase::NotStarted);
+    core.initialize("init").unwrap();
+    assert_eq!(core.handshake_phase(), HandshakePhase::Initializing);
+    let first = sent(&mut core).remove(0);
+    assert_eq!(first["id"], "c-0");
+    assert_eq!(first["params"]["protocolVersion"], 2);
+    core.receive_line(&line(json!({"jsonrpc": "2.0", "id": "c-0",
+        "error": {"code": -32602, "message": "v2? never heard of it"}})));
+    assert!(core.take_completions().is_empty(), "the request goes on");
+    let retry = sent(&mut core).remove(0);
+    assert_eq!(
+        (&retry["id"], &retry["params"]["protocolVersion"]),
+        (&json!("c-1"), &json!(1))
+    );
+    assert!(
+        matches!(&core.take_events()[..], [ClientEvent::Diagnostic { message }]
+        if message.contains("retrying with v1"))
+    );
+    core.receive_line(&line(json!({"jsonrpc": "2.0", "id": "c-1",
+        "result": {"protocolVersion": 1, "agentCapabilities": {"loadSession": true}}})));
+    let done = core.take_completions();
+    assert_eq!((done[0].data, done[0].result.is_ok()), ("init", true));
+    assert_eq!(core.handshake_phase(), HandshakePhase::Initialized);
+    assert_eq!(core.protocol_version(), Some(1));
+    let init = core.initialize_outcome().unwrap();
+    assert!(init.can_load_session() && !init.can_resume_session());
+    assert!(matches!(
+        core.resume_session("s", "/", &json!([]), None, "resume"),
+        Err(ClientError::Unsupported(_))
+    ));
+}
+
+#[test]
+fn agent_requests_are_answered_and_withdrawn_and_garbage_is_diagnosed() {
+    let mut core: ClientCore<&'static str> = ClientCore::new(ClientOptions::default());
+    initialized_v1(&mut core);
+    // Not a capability of this client: answered "method not found" at once.
+    core.receive_line(r#"{"jsonrpc":"2.0","id":7,"method":"fs/read_text_file","params":{}}"#);
+    assert_eq!(sent(&mut core)[0]["error"]["code"], -32601);
+    // A request whose params are broken still gets its error response.
+    core.receive_line(r#"{"jsonrpc":"2.0","id":8,"method":"x","params":3}"#);
+    assert_eq!(sent(&mut core)[0]["id"], 8);
+    core.receive_line("not json");
+    core.receive_line(r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"nobody","update":{}}}"#);
+    let diagnostics = core
+        .take_events()
+        .into_iter()
+        .filter(|e| matches!(e, ClientEvent::Diagnostic { .. }))
+        .count();
+    assert_eq!(diagnostics, 3, "two malformed lines and an unknown session");
+    // A permission question, withdrawn by the agent: dropped and answered once.
+    core.receive_line(&line(json!({"jsonrpc": "2.0", "id": "p1",
+        "method": "session/request_permission", "params": {"sessionId": "s", "options": []}})));
+    assert!(matches!(
+        &core.take_events()[..],
+        [ClientEvent::PermissionRequest { .. }]
+    ));
+    core.receive_line(
+        r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"p1"}}"#,
+    );
+    assert!(matches!(
+        &core.take_events()[..],
+        [ClientEvent::RequestCancelled { .. }]
+    ));
+    assert_eq!(sent(&mut core)[0]["error"]["code"], -32800);
+    let answer = core.respond_permission(
+        &spindle_protocol::RequestId::String("p1".into()),
+        &json!({"outcome": "cancelled"}),
+    );
+    assert!(matches!(answer, Err(ClientError::UnknownRequest(_))));
+}
+
+#[test]
+fn closing_fails_what_is_pending_and_refuses_new_requests() {
+    let mut core: ClientCore<&'static str> = ClientCore::new(ClientOptions::default());
+    initialized_v1(&mut core);
+    core.new_session("/", &json!([]), "new").unwrap();
+    core.close();
+    let done = core.take_completions();
+    assert_eq!(done.len(), 1);
+    assert!(matches!(done[0].result, Err(ClientError::Disconnected)));
+    assert!(matches!(
+        core.prompt("s", &json!([]), "prompt"),
+        Err(ClientError::Disconnected)
+    ));
+}

@@ -1,0 +1,14 @@
+//! spindle-protocol's integration tests, in one binary: the client against a
+//! scripted agent (`client`, `client_lifecycle`), its sans-I/O core driven by
+//! hand (`client_core`), against the test agent
+//! (`agent_connection`) and feeding the engine (`engine_integration`), and
+//! properties of line decoding (`decode_properties`).
+
+mod agent_connection;
+mod client;
+mod client_core;
+mod client_lifecycle;
+mod common;
+mod decode_properties;
+mod engine_integration;
+mod test_agent;

@@ -1,0 +1,344 @@
+//! Starting a session's agent: the settings every session's agent starts with, the client
+//! options `spindle serve` presents, and how a web session reaches a ready agent session.
+//!
+//! The ACP handshake itself (`initialize`, v2 with fallback to v1, capability checks) is
+//! [`spindle_protocol::ClientCore`]'s. What is decided here is the web session's policy once the
+//! agent is initialized: continue the agent session it had before (resume, else load) or open a
+//! new one, and what to tell the user when that is not possible.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use serde_json::json;
+use serde_json::value::RawValue;
+use spindle_protocol::{ClientCore, ClientError, ClientInfo, ClientOptions, ProtocolChoice};
+
+/// How sessions start their agents.
+#[derive(Debug, Clone)]
+pub struct AgentSettings {
+    /// The agent command line, fixed at server start.
+    pub command: Vec<OsString>,
+    /// The ACP protocol version to request in `initialize` (1 or 2; the agent may answer lower,
+    /// and an agent that rejects 2 is asked again with 1).
+    pub protocol_version: u64,
+    /// Working directory sent in `session/new`.
+    pub cwd: PathBuf,
+    /// How long the agent may take to answer `initialize` and open its session before the
+    /// waiting prompts fail and the agent is stopped.
+    pub startup_timeout: std::time::Duration,
+}
+
+impl AgentSettings {
+    /// What `spindle serve` says about itself in `initialize`: no files or terminals (they stay
+    /// on the server's side of the trust boundary), notices and compaction updates, and every
+    /// Spindle extension.
+    pub(crate) fn client_options(&self) -> ClientOptions {
+        ClientOptions {
+            protocol: if self.protocol_version >= 2 {
+                ProtocolChoice::V2Preferred
+            } else {
+                ProtocolChoice::V1
+            },
+            client_info: ClientInfo {
+                name: "spindle-web".into(),
+                title: None,
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            fs_read_text_file: false,
+            fs_write_text_file: false,
+            terminal: false,
+            session_notices: true,
+            session_compaction: true,
+            spindle_extensions: true,
+            wire_tap: None,
+        }
+    }
+}
+
+/// What the session task attached to each of its requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pending {
+    Initialize,
+    NewSession,
+    Resume,
+    Load,
+    Prompt,
+}
+
+/// The ACP client of one agent process, driven by the session task.
+pub(crate) type AgentClient = ClientCore<Pending>;
+
+/// Where the session's agent stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    NoAgent,
+    Initializing,
+    Opening,
+    Ready,
+}
+
+/// What the session task does after a step of the startup.
+#[derive(Debug, PartialEq)]
+pub(crate) enum StartupStep {
+    /// Tell the user; the startup goes on.
+    Warning(String),
+    /// The agent session is open and prompts can go.
+    Opened(String),
+    /// The agent cannot be used; stop it.
+    Failed(String),
+}
+
+/// A web session's way to a ready agent session.
+#[derive(Debug)]
+pub(crate) struct Startup {
+    pub(crate) phase: Phase,
+    /// The agent session this web session had (stored), to continue it.
+    pub(crate) previous_agent_session: Option<String>,
+    /// The agent session open now.
+    pub(crate) agent_session: Option<String>,
+    cwd: String,
+}
+
+impl Startup {
+    pub(crate) fn new(previous_agent_session: Option<String>, cwd: &std::path::Path) -> Startup {
+        Startup {
+            phase: Phase::NoAgent,
+            previous_agent_session,
+            agent_session: None,
+            cwd: cwd.display().to_string(),
+        }
+    }
+
+    /// A new agent process: its ids start with `id_prefix`.
+    pub(crate) fn begin(&mut self, settings: &AgentSettings, id_prefix: String) -> AgentClient {
+        let mut client = ClientCore::with_id_prefix(settings.client_options(), id_prefix);
+        // A fresh core is open: this cannot fail.
+        let _ = client.initialize(Pending::Initialize);
+        self.phase = Phase::Initializing;
+        self.agent_session = None;
+        client
+    }
+
+    /// The agent process is gone.
+    pub(crate) fn reset(&mut self) {
+        self.phase = Phase::NoAgent;
+        self.agent_session = None;
+    }
+
+    /// The answer to one of the startup requests.
+    pub(crate) fn answered(
+        &mut self,
+        client: &mut AgentClient,
+        kind: Pending,
+        result: Result<Box<RawValue>, ClientError>,
+    ) -> Vec<StartupStep> {
+        let mut steps = Vec::new();
+        match (kind, result) {
+            (Pending::Initialize, Ok(_)) => self.open_session(client, &mut steps),
+            (Pending::NewSession, Ok(result)) => {
+                match serde_json::from_str::<serde_json::Value>(result.get())
+                    .ok()
+                    .and_then(|r| r.get("sessionId")?.as_str().map(str::to_string))
+                {
+                    Some(session) => steps.push(self.opened(session)),
+                    None => steps.push(StartupStep::Failed(
+                        "session/new answered without a sessionId".into(),
+                    )),
+                }
+            }
+            (Pending::Resume | Pending::Load, Ok(_)) => {
+                if let Some(previous) = self.previous_agent_session.clone() {
+                    steps.push(self.opened(previous));
+                }
+            }
+            (Pending::Resume | Pending::Load, Err(error)) => {
+                steps.push(StartupStep::Warning(format!(
+                    "The agent could not continue its earlier session ({}); a new agent session \
+                     was started. The transcript above is kept, but the agent does not remember \
+                     it.",
+                    error_message(&error)
+                )));
+                self.new_session(client, &mut steps);
+            }
+            (Pending::Initialize | Pending::NewSession, Err(error)) => {
+                steps.push(StartupStep::Failed(format!(
+                    "the agent refused to start: {}",
+                    error_message(&error)
+                )));
+            }
+            (Pending::Prompt, _) => {}
+        }
+        steps
+    }
+
+    fn opened(&mut self, session: String) -> StartupStep {
+        self.previous_agent_session = Some(session.clone());
+        self.agent_session = Some(session.clone());
+        self.phase = Phase::Ready;
+        StartupStep::Opened(session)
+    }
+
+    fn open_session(&mut self, client: &mut AgentClient, steps: &mut Vec<StartupStep>) {
+        self.phase = Phase::Opening;
+        let Some(previous) = self.previous_agent_session.clone() else {
+            return self.new_session(client, steps);
+        };
+        let can = client.initialize_outcome().map_or((false, false), |init| {
+            (init.can_resume_session(), init.can_load_session())
+        });
+        let sent = match can {
+            (true, _) => {
+                client.resume_session(&previous, &self.cwd, &json!([]), None, Pending::Resume)
+            }
+            (false, true) => client.load_session(&previous, &self.cwd, &json!([]), Pending::Load),
+            (false, false) => {
+                steps.push(StartupStep::Warning(
+                    "This agent cannot resume or load sessions: a new agent session was started. \
+                     The transcript above is kept, but the agent does not remember it."
+                        .into(),
+                ));
+                return self.new_session(client, steps);
+            }
+        };
+        if let Err(error) = sent {
+            steps.push(StartupStep::Failed(error.to_string()));
+        }
+    }
+
+    fn new_session(&mut self, client: &mut AgentClient, steps: &mut Vec<StartupStep>) {
+        if let Err(error) = client.new_session(&self.cwd, &json!([]), Pending::NewSession) {
+            steps.push(StartupStep::Failed(error.to_string()));
+        }
+    }
+}
+
+/// The message of an agent's error, for the page.
+pub(crate) fn error_message(error: &ClientError) -> String {
+    match error {
+        ClientError::Rpc(e) => e.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn settings(protocol_version: u64) -> AgentSettings {
+        AgentSettings {
+            command: Vec::new(),
+            protocol_version,
+            cwd: "/work".into(),
+            startup_timeout: std::time::Duration::from_secs(1),
+        }
+    }
+
+    fn sent(client: &mut AgentClient) -> Vec<Value> {
+        client
+            .take_outgoing()
+            .iter()
+            .map(|m| serde_json::from_str(&m.to_json()).unwrap())
+            .collect()
+    }
+
+    fn answer(client: &mut AgentClient, request: &Value, result: Value) {
+        let line = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
+        client.receive_line(&line.to_string());
+    }
+
+    fn step(startup: &mut Startup, client: &mut AgentClient) -> Vec<StartupStep> {
+        let mut steps = Vec::new();
+        for c in client.take_completions() {
+            steps.extend(startup.answered(client, c.data, c.result));
+        }
+        steps
+    }
+
+    #[test]
+    fn initialize_opts_into_every_extension_and_asks_for_notices() {
+        let mut startup = Startup::new(None, std::path::Path::new("/work"));
+        let mut client = startup.begin(&settings(2), "w1-1-".into());
+        let init = sent(&mut client).remove(0);
+        assert_eq!(init["id"], "w1-1-0");
+        assert_eq!(init["method"], "initialize");
+        assert_eq!(init["params"]["protocolVersion"], 2);
+        assert_eq!(
+            init["params"]["_meta"],
+            json!({"spindle": {"extensions": [
+                "agent_message_clear", "agent_thought_clear", "session_cleared", "clear_boundary"
+            ]}})
+        );
+        assert_eq!(
+            init["params"]["clientCapabilities"]["session"],
+            json!({"compaction": {}, "notices": {}})
+        );
+        assert_eq!(
+            init["params"]["capabilities"]["session"],
+            json!({"notices": {}})
+        );
+        assert_eq!(init["params"]["clientInfo"]["name"], "spindle-web");
+    }
+
+    #[test]
+    fn a_stored_session_is_resumed_then_loaded_then_replaced() {
+        for (caps, method) in [
+            (
+                json!({"sessionCapabilities": {"resume": {}}}),
+                "session/resume",
+            ),
+            (json!({"loadSession": true}), "session/load"),
+            (json!({}), "session/new"),
+        ] {
+            let mut startup = Startup::new(Some("old".into()), std::path::Path::new("/work"));
+            let mut client = startup.begin(&settings(1), "w1-1-".into());
+            let init = sent(&mut client).remove(0);
+            answer(
+                &mut client,
+                &init,
+                json!({"protocolVersion": 1, "agentCapabilities": caps}),
+            );
+            let steps = step(&mut startup, &mut client);
+            let open = sent(&mut client).remove(0);
+            assert_eq!(open["method"], method);
+            assert_eq!(startup.phase, Phase::Opening);
+            if method == "session/new" {
+                assert!(matches!(&steps[..], [StartupStep::Warning(_)]), "{steps:?}");
+                answer(&mut client, &open, json!({"sessionId": "new"}));
+                assert_eq!(
+                    step(&mut startup, &mut client),
+                    vec![StartupStep::Opened("new".into())]
+                );
+            } else {
+                assert!(steps.is_empty(), "{steps:?}");
+                assert_eq!(open["params"]["sessionId"], "old");
+                answer(&mut client, &open, json!({}));
+                assert_eq!(
+                    step(&mut startup, &mut client),
+                    vec![StartupStep::Opened("old".into())]
+                );
+            }
+            assert_eq!(startup.phase, Phase::Ready);
+        }
+    }
+
+    #[test]
+    fn a_refused_v2_initialize_falls_back_to_v1_and_a_refused_v1_fails() {
+        let mut startup = Startup::new(None, std::path::Path::new("/work"));
+        let mut client = startup.begin(&settings(2), "w1-1-".into());
+        let init = sent(&mut client).remove(0);
+        let refuse = |id: &Value| {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "no"}})
+                .to_string()
+        };
+        client.receive_line(&refuse(&init["id"]));
+        assert!(step(&mut startup, &mut client).is_empty());
+        let retry = sent(&mut client).remove(0);
+        assert_eq!(retry["params"]["protocolVersion"], 1);
+        client.receive_line(&refuse(&retry["id"]));
+        assert_eq!(
+            step(&mut startup, &mut client),
+            vec![StartupStep::Failed("the agent refused to start: no".into())]
+        );
+    }
+}

@@ -1,0 +1,581 @@
+//! One task per web session: it owns the session's agent process, speaks ACP to it through a
+//! [`spindle_protocol::ClientCore`] fed from the raw-line [`AgentLink`], and records every line
+//! both ways through [`SessionCore::record`] (an agent line before the core decodes it). The task
+//! reads one closed enum of inputs: commands from HTTP handlers and events from the agent.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use spindle_protocol::{ClientEvent, Completion, RequestId};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::agent_link::{AgentLink, LinkEvent};
+use crate::core::{Banner, SessionCore, lock};
+use crate::errors::WebError;
+use crate::feed::{agent_exited_note, request_id_prefix};
+use crate::handshake::{
+    AgentClient, AgentSettings, Pending, Phase, Startup, StartupStep, error_message,
+};
+use crate::store::{Direction, Store};
+
+/// What HTTP handlers ask of a session task.
+#[derive(Debug)]
+pub(crate) enum Command {
+    StartAgent,
+    Prompt {
+        text: String,
+        reply: oneshot::Sender<Result<(), WebError>>,
+    },
+    Cancel(oneshot::Sender<Result<(), WebError>>),
+    Permission {
+        key: String,
+        option_id: Option<String>,
+        reply: oneshot::Sender<Result<(), WebError>>,
+    },
+    Stop(oneshot::Sender<()>),
+}
+
+/// Everything the session task reacts to.
+#[derive(Debug)]
+enum Input {
+    Command(Command),
+    Agent(Vec<LinkEvent>),
+    /// The agent did not finish `initialize` + opening the session in time.
+    StartupTimeout,
+    /// Time to try writing the unsaved backlog again.
+    RetryStorage,
+}
+
+/// The most agent lines recorded in one transaction / one SSE batch.
+const MAX_BATCH: usize = 256;
+
+/// How often a session with unsaved lines tries to write them again.
+const STORAGE_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// One agent process: the pipe and the ACP client state of that process.
+struct RunningAgent {
+    link: AgentLink,
+    client: AgentClient,
+}
+
+pub(crate) struct SessionTask {
+    id: i64,
+    core: Arc<Mutex<SessionCore>>,
+    store: Arc<Mutex<Store>>,
+    settings: Arc<AgentSettings>,
+    generation: u64,
+    agent: Option<RunningAgent>,
+    /// Agent processes started by this task, for request ids unique in the log.
+    processes: u64,
+    startup: Startup,
+    /// Prompts waiting for the agent to be ready.
+    queued: VecDeque<(String, oneshot::Sender<Result<(), WebError>>)>,
+    v1_turn_running: bool,
+    /// Open agent requests (permission questions) by key: the JSON text of the id.
+    agent_requests: HashMap<String, RequestId>,
+    titled: bool,
+    startup_deadline: Option<tokio::time::Instant>,
+}
+
+async fn startup_timer(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn storage_retry_timer(backlog: bool) {
+    if backlog {
+        tokio::time::sleep(STORAGE_RETRY).await;
+    } else {
+        std::future::pending::<()>().await;
+    }
+}
+
+impl SessionTask {
+    pub(crate) fn new(
+        id: i64,
+        core: Arc<Mutex<SessionCore>>,
+        store: Arc<Mutex<Store>>,
+        settings: Arc<AgentSettings>,
+        generation: u64,
+        agent_session_id: Option<String>,
+    ) -> SessionTask {
+        let startup = Startup::new(agent_session_id, &settings.cwd);
+        SessionTask {
+            id,
+            core,
+            store,
+            settings,
+            generation,
+            agent: None,
+            processes: 0,
+            startup,
+            queued: VecDeque::new(),
+            v1_turn_running: false,
+            agent_requests: HashMap::new(),
+            titled: false,
+            startup_deadline: None,
+        }
+    }
+
+    pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
+        loop {
+            let (backlog, paused) = {
+                let core = lock(&self.core);
+                (core.has_backlog(), core.backlog_full())
+            };
+            let input = match &mut self.agent {
+                Some(agent) => tokio::select! {
+                    command = commands.recv() => match command {
+                        Some(c) => Input::Command(c),
+                        None => break,
+                    },
+                    () = startup_timer(self.startup_deadline) => Input::StartupTimeout,
+                    () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    // A full backlog pauses the agent's output: its pipe fills and it blocks.
+                    event = agent.link.events.recv(), if !paused => match event {
+                        None => Input::Agent(vec![LinkEvent::Closed("the agent link closed".into())]),
+                        Some(first) => {
+                            let mut batch = vec![first];
+                            while batch.len() < MAX_BATCH {
+                                match agent.link.events.try_recv() {
+                                    Ok(event) => batch.push(event),
+                                    Err(_) => break,
+                                }
+                            }
+                            Input::Agent(batch)
+                        }
+                    }
+                },
+                None => tokio::select! {
+                    command = commands.recv() => match command {
+                        Some(c) => Input::Command(c),
+                        None => break,
+                    },
+                    () = storage_retry_timer(backlog) => Input::RetryStorage,
+                },
+            };
+            match input {
+                Input::Command(Command::Stop(done)) => {
+                    self.stop_agent().await;
+                    let _ = done.send(());
+                    break;
+                }
+                Input::Command(command) => self.command(command),
+                Input::Agent(events) => self.agent_events(events).await,
+                Input::RetryStorage => lock(&self.core).retry_unsaved(),
+                Input::StartupTimeout => {
+                    let timeout = self.settings.startup_timeout;
+                    self.startup_failed(&format!(
+                        "the agent did not answer initialize and open a session within {timeout:?}",
+                    ));
+                }
+            }
+        }
+        self.stop_agent().await;
+    }
+
+    fn protocol(&self) -> u16 {
+        self.agent
+            .as_ref()
+            .and_then(|a| a.client.protocol_version())
+            .unwrap_or(1)
+    }
+
+    /// Records and writes what the ACP client has to send, then reacts to what it reported.
+    fn flush_client(&mut self) {
+        let Some(agent) = self.agent.as_mut() else {
+            return;
+        };
+        let outgoing = agent.client.take_outgoing();
+        let events = agent.client.take_events();
+        let completions = agent.client.take_completions();
+        if !outgoing.is_empty() {
+            let lines: Vec<String> = outgoing.iter().map(|m| m.to_json()).collect();
+            lock(&self.core).record(
+                lines
+                    .iter()
+                    .map(|line| (Direction::Client, line.clone()))
+                    .collect(),
+            );
+            for line in lines {
+                agent.link.send(line);
+            }
+        }
+        for event in events {
+            self.client_event(event);
+        }
+        for completion in completions {
+            self.completed(completion);
+        }
+    }
+
+    fn banner(&self, level: &'static str, text: impl Into<String>) {
+        lock(&self.core).set_banner(Some(Banner {
+            level,
+            text: text.into(),
+        }));
+    }
+
+    fn start_agent(&mut self) {
+        if self.agent.is_some() {
+            return;
+        }
+        let link = match AgentLink::spawn(&self.settings.command, 1024) {
+            Ok(link) => link,
+            Err(error) => {
+                let text = format!("Cannot start the agent: {error}");
+                self.banner("error", text.clone());
+                self.fail_queued(&text);
+                return;
+            }
+        };
+        self.processes += 1;
+        let prefix = request_id_prefix(self.generation, self.processes);
+        let client = self.startup.begin(&self.settings, prefix);
+        self.agent = Some(RunningAgent { link, client });
+        self.startup_deadline = Some(tokio::time::Instant::now() + self.settings.startup_timeout);
+        self.flush_client();
+    }
+
+    fn command(&mut self, command: Command) {
+        match command {
+            Command::StartAgent => self.start_agent(),
+            Command::Prompt { text, reply } => {
+                if lock(&self.core).backlog_full() {
+                    let _ = reply.send(Err(WebError::storage_full()));
+                    return;
+                }
+                // The version is known once `initialize` is answered; until then prompts wait
+                // in the queue and `flush_queued` applies the v1 rule to them.
+                if self.startup.phase == Phase::Ready && self.protocol() < 2 && self.v1_turn_running
+                {
+                    let _ = reply.send(Err(WebError::v1_busy()));
+                    return;
+                }
+                self.queued.push_back((text, reply));
+                match self.startup.phase {
+                    Phase::Ready => self.flush_queued(),
+                    Phase::NoAgent => self.start_agent(),
+                    Phase::Initializing | Phase::Opening => {}
+                }
+            }
+            Command::Cancel(reply) => {
+                let open = lock(&self.core).open_permission_keys();
+                for key in open {
+                    self.answer_permission_raw(&key, None);
+                }
+                if let (Some(session), Phase::Ready, Some(agent)) = (
+                    self.startup.agent_session.clone(),
+                    self.startup.phase,
+                    self.agent.as_mut(),
+                ) {
+                    // Permission questions were answered above; this sends `session/cancel`.
+                    let _ = agent.client.cancel(&session);
+                    self.flush_client();
+                }
+                self.fail_queued("cancelled before the agent was ready");
+                let _ = reply.send(Ok(()));
+            }
+            Command::Permission {
+                key,
+                option_id,
+                reply,
+            } => {
+                let result = self.answer_permission(&key, option_id);
+                let _ = reply.send(result);
+            }
+            Command::Stop(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+
+    fn answer_permission(&mut self, key: &str, option_id: Option<String>) -> Result<(), WebError> {
+        let offered = {
+            let core = lock(&self.core);
+            let Some(op) = core.permission(key) else {
+                return Err(WebError::new(
+                    StatusCode::CONFLICT,
+                    "this permission question is no longer open",
+                ));
+            };
+            op.get("options")
+                .and_then(Value::as_array)
+                .map(|options| {
+                    options
+                        .iter()
+                        .filter_map(|o| o.get("optionId").and_then(Value::as_str))
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        if let Some(option) = &option_id
+            && !offered.iter().any(|o| o == option)
+        {
+            return Err(WebError::bad_request("that option was not offered"));
+        }
+        self.answer_permission_raw(key, option_id);
+        Ok(())
+    }
+
+    fn answer_permission_raw(&mut self, key: &str, option_id: Option<String>) {
+        let (Some(id), Some(agent)) = (self.agent_requests.remove(key), self.agent.as_mut()) else {
+            lock(&self.core).close_permission(key, "closed");
+            return;
+        };
+        let outcome = match &option_id {
+            Some(option) => json!({ "outcome": "selected", "optionId": option }),
+            None => json!({ "outcome": "cancelled" }),
+        };
+        // Refused only when the agent withdrew the question meanwhile.
+        let _ = agent.client.respond_permission(&id, &outcome);
+        self.flush_client();
+        let label = option_id.unwrap_or_else(|| "cancelled".into());
+        lock(&self.core).close_permission(key, &label);
+    }
+
+    fn flush_queued(&mut self) {
+        while let Some((text, reply)) = self.queued.pop_front() {
+            if lock(&self.core).backlog_full() {
+                let _ = reply.send(Err(WebError::storage_full()));
+                continue;
+            }
+            if self.protocol() < 2 && self.v1_turn_running {
+                let _ = reply.send(Err(WebError::v1_busy()));
+                continue;
+            }
+            let (Some(session), Some(agent)) =
+                (self.startup.agent_session.clone(), self.agent.as_mut())
+            else {
+                let _ = reply.send(Err(WebError::unavailable("no agent session")));
+                continue;
+            };
+            if !self.titled {
+                self.titled = true;
+                let title: String = text.chars().take(60).collect();
+                let _ = lock(&self.store).set_title(self.id, title.trim());
+            }
+            let blocks = json!([{ "type": "text", "text": text }]);
+            let sent = agent
+                .client
+                .prompt(&session, &blocks, Pending::Prompt)
+                .is_ok()
+                && !agent.link.is_closed();
+            self.flush_client();
+            if self.protocol() < 2 {
+                self.v1_turn_running = sent;
+            }
+            let _ = reply.send(if sent {
+                Ok(())
+            } else {
+                Err(WebError::unavailable("the agent is gone"))
+            });
+        }
+    }
+
+    fn fail_queued(&mut self, why: &str) {
+        for (_, reply) in self.queued.drain(..) {
+            let _ = reply.send(Err(WebError::unavailable(why)));
+        }
+    }
+
+    async fn agent_events(&mut self, events: Vec<LinkEvent>) {
+        let mut lines = Vec::new();
+        let mut closed = None;
+        // Held until the batch is processed, so the link's byte budget covers it.
+        let mut shares = Vec::new();
+        let loading = self.is_loading();
+        for event in events {
+            match event {
+                LinkEvent::Line(line, share) => {
+                    shares.push(share);
+                    let direction = if loading && is_update_notification(&line) {
+                        Direction::AgentReplay
+                    } else {
+                        Direction::Agent
+                    };
+                    lines.push((direction, line));
+                }
+                LinkEvent::Dropped(why) => {
+                    tracing::warn!(session = self.id, "{why}");
+                    self.banner("warning", format!("Agent output dropped: {why}"));
+                }
+                LinkEvent::Closed(why) => closed = Some(why),
+            }
+        }
+        // Durability first: the batch is committed before anything decodes or reacts to it.
+        lock(&self.core).record(lines.clone());
+        for (_, line) in &lines {
+            let Some(agent) = self.agent.as_mut() else {
+                break;
+            };
+            agent.client.receive_line(line);
+            self.flush_client();
+        }
+        drop(shares);
+        if let Some(why) = closed {
+            self.agent_gone(&why).await;
+        }
+    }
+
+    /// Whether a `session/load` is under way: the updates meanwhile replay history.
+    fn is_loading(&self) -> bool {
+        self.agent.as_ref().is_some_and(|agent| {
+            agent
+                .client
+                .pending_requests()
+                .any(|(_, _, kind)| *kind == Pending::Load)
+        })
+    }
+
+    /// The task's own bookkeeping for one client event (the engine already applied the line).
+    fn client_event(&mut self, event: ClientEvent) {
+        match event {
+            ClientEvent::PermissionRequest {
+                request_id, params, ..
+            } => self.permission_requested(request_id, params.get()),
+            ClientEvent::RequestCancelled { request_id } => {
+                let key = request_key(&request_id);
+                if self.agent_requests.remove(&key).is_some() {
+                    lock(&self.core).close_permission(&key, "cancelled");
+                }
+            }
+            ClientEvent::Diagnostic { message } => {
+                tracing::debug!(session = self.id, "agent: {message}");
+            }
+            // The engine renders updates and turn ends from the logged lines themselves.
+            _ => {}
+        }
+    }
+
+    fn permission_requested(&mut self, id: RequestId, params: &str) {
+        let params: Value = serde_json::from_str(params).unwrap_or(Value::Null);
+        let key = request_key(&id);
+        let title = params
+            .get("title")
+            .and_then(Value::as_str)
+            .or_else(|| params.pointer("/toolCall/title").and_then(Value::as_str))
+            .unwrap_or("The agent asks for permission")
+            .to_string();
+        let options = params.get("options").cloned().unwrap_or(json!([]));
+        let tool_call_id = params
+            .pointer("/toolCall/toolCallId")
+            .or_else(|| params.pointer("/subject/toolCall/toolCallId"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        self.agent_requests.insert(key.clone(), id);
+        let op = json!({
+            "op": "web_permission", "key": key, "title": title,
+            "options": options, "toolCallId": tool_call_id,
+        });
+        lock(&self.core).open_permission(key, op);
+    }
+
+    fn completed(&mut self, completion: Completion<Pending>) {
+        if completion.data == Pending::Prompt {
+            if self.protocol() < 2 {
+                self.v1_turn_running = false;
+            }
+            if let Err(error) = completion.result {
+                self.banner(
+                    "error",
+                    format!("The agent rejected the prompt: {}", error_message(&error)),
+                );
+            }
+            return;
+        }
+        let Some(agent) = self.agent.as_mut() else {
+            return;
+        };
+        let steps = self
+            .startup
+            .answered(&mut agent.client, completion.data, completion.result);
+        self.flush_client();
+        for step in steps {
+            match step {
+                StartupStep::Warning(text) => self.banner("warning", text),
+                StartupStep::Opened(session) => self.session_opened(&session),
+                StartupStep::Failed(why) => self.startup_failed(&why),
+            }
+        }
+    }
+
+    fn session_opened(&mut self, session: &str) {
+        if let Err(error) = lock(&self.store).set_agent_session_id(self.id, session) {
+            self.banner("error", error.to_string());
+        }
+        self.startup_deadline = None;
+        self.flush_queued();
+    }
+
+    fn startup_failed(&mut self, why: &str) {
+        self.startup_deadline = None;
+        self.banner("error", why.to_string());
+        self.fail_queued(why);
+        // Dropping the link kills the child; the next prompt tries again.
+        self.agent = None;
+        self.startup.reset();
+    }
+
+    async fn agent_gone(&mut self, why: &str) {
+        let status = match self.agent.as_mut() {
+            Some(agent) => Some(agent.link.exit_report().await),
+            None => None,
+        };
+        self.agent = None;
+        self.startup.reset();
+        self.startup_deadline = None;
+        self.v1_turn_running = false;
+        let keys: Vec<String> = self.agent_requests.drain().map(|(k, _)| k).collect();
+        let exit = format!(
+            "{why}{}",
+            status.map(|s| format!(", {s}")).unwrap_or_default()
+        );
+        let mut core = lock(&self.core);
+        for key in keys {
+            core.close_permission(&key, "agent exited");
+        }
+        // Logged, so that a rebuild ends the interrupted turn at the same place (F1).
+        let note = agent_exited_note(&format!(
+            "The agent exited ({exit}) before this turn finished."
+        ));
+        core.record(vec![(Direction::Server, note)]);
+        core.save_now();
+        core.set_banner(Some(Banner {
+            level: "warning",
+            text: format!("The agent exited ({exit}). The next prompt starts it again."),
+        }));
+        drop(core);
+        self.fail_queued("the agent exited");
+    }
+
+    async fn stop_agent(&mut self) {
+        if let Some(mut agent) = self.agent.take() {
+            agent.link.kill().await;
+        }
+        lock(&self.core).save_now();
+    }
+}
+
+/// The key of an agent request in the page: the JSON text of its id.
+fn request_key(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_else(|_| id.to_string())
+}
+
+/// Whether a line is a `session/update` notification (read before it is logged, to log
+/// `session/load` replays apart).
+fn is_update_notification(line: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_str::<Probe<'_>>(line)
+        .is_ok_and(|p| p.method.as_deref() == Some("session/update"))
+}
