@@ -7,11 +7,15 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
+use spindle_wire::extensions::Extension;
+use spindle_wire::meta::{META_KEY, SPINDLE_META_KEY};
+use spindle_wire::tags::{self, MessageKind, UpdateTag};
+
 use crate::scan::FastUpdate;
-use crate::up::MsgKind;
 use crate::wire::{self, Frame, UpdateHead, UpdateParams};
 use crate::{
-    Bridge, ClientRequest, IdMap, IdSet, Policy, Severity, Translated, session_of, shapes,
+    Bridge, ClientRequest, IdMap, IdSet, Policy, Severity, Translated, chunk_kind, clear_extension,
+    session_of, shapes,
 };
 
 const V1_BLOCKS: [&str; 5] = ["text", "image", "audio", "resource_link", "resource"];
@@ -78,11 +82,11 @@ pub(crate) struct DownState {
     next_id: u64,
 }
 
-fn kind_index(kind: MsgKind) -> usize {
+fn kind_index(kind: MessageKind) -> usize {
     match kind {
-        MsgKind::User => 0,
-        MsgKind::Agent => 1,
-        MsgKind::Thought => 2,
+        MessageKind::User => 0,
+        MessageKind::Agent => 1,
+        MessageKind::Thought => 2,
     }
 }
 
@@ -333,8 +337,8 @@ impl Bridge {
                     mode.1 = value;
                 }
                 let mut r = Map::new();
-                if let Some(meta) = result.remove("_meta") {
-                    r.insert("_meta".into(), meta);
+                if let Some(meta) = result.remove(META_KEY) {
+                    r.insert(META_KEY.into(), meta);
                 }
                 out.to_client.push(wire::response(id, &Value::Object(r)));
             }
@@ -466,8 +470,8 @@ impl Bridge {
     ) {
         // Hot path: agent/thought chunks with v1 content blocks pass verbatim.
         if let Ok(head) = serde_json::from_str::<UpdateHead<'_>>(params.update.get())
-            && let Some(kind) = MsgKind::from_chunk_tag(&head.tag)
-            && kind != MsgKind::User
+            && let Some(kind) = chunk_kind(&head.tag)
+            && kind != MessageKind::User
             && head
                 .content
                 .as_ref()
@@ -505,9 +509,9 @@ impl Bridge {
         f: &FastUpdate<'_>,
         out: &mut Translated,
     ) -> bool {
-        match MsgKind::from_chunk_tag(f.tag) {
+        match chunk_kind(f.tag) {
             Some(kind)
-                if kind != MsgKind::User
+                if kind != MessageKind::User
                     && f.content_type.is_some_and(|t| V1_BLOCKS.contains(&t)) =>
             {
                 self.down_chunk(line, f.session_id, kind, f.message_id, out);
@@ -522,7 +526,7 @@ impl Bridge {
         &mut self,
         line: &str,
         session_id: &str,
-        kind: MsgKind,
+        kind: MessageKind,
         message_id: Option<&str>,
         out: &mut Translated,
     ) {
@@ -572,7 +576,7 @@ impl Bridge {
             Policy::Degrade => Some(json!({
                 "type": "text",
                 "text": format!("[{ty} content not representable in ACP v1]"),
-                "_meta": {"spindle": {"bridgePlaceholder": true}},
+                META_KEY: {SPINDLE_META_KEY: {"bridgePlaceholder": true}},
             })),
         }
     }
@@ -601,7 +605,7 @@ impl Bridge {
     fn fan_out(
         &mut self,
         session: &str,
-        kind: MsgKind,
+        kind: MessageKind,
         id: &str,
         blocks: Vec<Value>,
         meta: Option<Value>,
@@ -613,11 +617,11 @@ impl Bridge {
                 continue;
             };
             let mut c = Map::new();
-            c.insert("sessionUpdate".into(), kind.chunk_tag().into());
+            c.insert("sessionUpdate".into(), kind.chunk_tag().as_str().into());
             c.insert("messageId".into(), id.into());
             c.insert("content".into(), block);
             if let Some(m) = meta.take() {
-                c.insert("_meta".into(), m);
+                c.insert(META_KEY.into(), m);
             }
             self.emit_v1(session, c, out);
             self.down.session(session).shown[kind_index(kind)].insert(id.to_owned());
@@ -626,12 +630,17 @@ impl Bridge {
 
     /// Degrade fallback for content the client already shows: the clear
     /// extension when negotiated, else a marked re-push separator.
-    fn clear_or_separator(&mut self, session: &str, kind: MsgKind, id: &str, out: &mut Translated) {
-        let ext = match kind {
-            MsgKind::Agent if self.client_ext.agent_message_clear => Some("agent_message_clear"),
-            MsgKind::Thought if self.client_ext.agent_thought_clear => Some("agent_thought_clear"),
-            _ => None,
-        };
+    fn clear_or_separator(
+        &mut self,
+        session: &str,
+        kind: MessageKind,
+        id: &str,
+        out: &mut Translated,
+    ) {
+        // An extension's name is the update tag it adds.
+        let ext = clear_extension(kind)
+            .filter(|e| self.client_ext.contains(*e))
+            .map(Extension::name);
         let mut c = Map::new();
         match ext {
             Some(tag) => {
@@ -641,13 +650,13 @@ impl Bridge {
                 self.down.last_shown = None;
             }
             None => {
-                c.insert("sessionUpdate".into(), kind.chunk_tag().into());
+                c.insert("sessionUpdate".into(), kind.chunk_tag().as_str().into());
                 c.insert("messageId".into(), id.into());
                 c.insert(
                     "content".into(),
                     json!({"type": "text", "text": REPUSH_SEPARATOR}),
                 );
-                c.insert("_meta".into(), json!({"spindle": {"repush": true}}));
+                c.insert(META_KEY.into(), json!({SPINDLE_META_KEY: {"repush": true}}));
             }
         }
         self.emit_v1(session, c, out);
@@ -656,7 +665,7 @@ impl Bridge {
     fn down_upsert(
         &mut self,
         session: &str,
-        kind: MsgKind,
+        kind: MessageKind,
         u: Map<String, Value>,
         out: &mut Translated,
     ) {
@@ -672,12 +681,12 @@ impl Bridge {
             );
             return;
         };
-        if kind == MsgKind::User && self.is_echo(session, &id) {
+        if kind == MessageKind::User && self.is_echo(session, &id) {
             // The v1 client already shows the prompt it sent.
             self.down.session(session).shown[0].insert(id);
             return;
         }
-        let mut meta = u.get("_meta").cloned();
+        let mut meta = u.get(META_KEY).cloned();
         if meta == Some(Value::Null) {
             self.down_unrepresentable(
                 session,
@@ -690,11 +699,7 @@ impl Bridge {
         let shown = self.down.session(session).shown[kind_index(kind)].contains(&id);
         // With the clear extension negotiated a replacement is exact: clear,
         // then the new content as chunks.
-        let can_clear = match kind {
-            MsgKind::Agent => self.client_ext.agent_message_clear,
-            MsgKind::Thought => self.client_ext.agent_thought_clear,
-            MsgKind::User => false,
-        };
+        let can_clear = clear_extension(kind).is_some_and(|e| self.client_ext.contains(e));
         match u.get("content") {
             None => {
                 if meta.is_some() {
@@ -757,144 +762,39 @@ impl Bridge {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        if let Some(kind) = MsgKind::from_upsert_tag(&tag) {
+        let Some(known) = UpdateTag::parse(&tag) else {
+            self.down_unrepresentable(
+                session,
+                "no_v1_form",
+                format!("update {tag:?} has no ACP v1 form for this client"),
+                out,
+            );
+            return;
+        };
+        if let Some(kind) = MessageKind::of_upsert(known) {
             self.down_upsert(session, kind, u, out);
             return;
         }
-        if let Some(kind) = MsgKind::from_chunk_tag(&tag) {
-            let id = u
-                .get("messageId")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            if kind == MsgKind::User
-                && let Some(id) = &id
-                && self.is_echo(session, id)
-            {
-                self.down.session(session).shown[0].insert(id.clone());
-                return;
-            }
-            let block = u.remove("content").unwrap_or(Value::Null);
-            let Some(block) = self.down_block(session, block, out) else {
-                return;
-            };
-            u.insert("content".into(), block);
-            if let Some(id) = id {
-                self.down.session(session).shown[kind_index(kind)].insert(id);
-            }
-            self.emit_v1(session, u, out);
+        if let Some(kind) = MessageKind::of_chunk(known) {
+            self.down_chunk_slow(session, kind, u, out);
             return;
         }
-        match tag.as_str() {
-            "state_update" => self.down_state(session, &u, out),
-            "tool_call_update" => {
-                let id = u
-                    .get("toolCallId")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let first = !self.down.session(session).tools.contains_key(&id);
-                self.down_tool_fields(session, &mut u, first, out);
-                let content: Vec<Value> = match u.get("content") {
-                    Some(Value::Array(c)) => c.clone(),
-                    _ => Vec::new(),
-                };
-                let s = self.down.session(session);
-                let acc = s.tools.entry(id.clone()).or_default();
-                if u.contains_key("content") {
-                    *acc = content;
-                }
-                if first {
-                    u.insert("sessionUpdate".into(), "tool_call".into());
-                    if !u.contains_key("title") {
-                        let title = u
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .map_or_else(|| format!("Tool call {id}"), str::to_owned);
-                        out.diag(
-                            Severity::Info,
-                            "title_synthesized",
-                            format!("tool call {id} had no title; v1 requires one: {title:?}"),
-                        );
-                        u.insert("title".into(), title.into());
-                    }
-                }
-                self.emit_v1(session, u, out);
+        match known {
+            UpdateTag::StateUpdate => self.down_state(session, &u, out),
+            UpdateTag::ToolCallUpdate => self.down_tool_call_update(session, u, out),
+            UpdateTag::ToolCallContentChunk => self.down_tool_content_chunk(session, u, out),
+            UpdateTag::PlanUpdate | UpdateTag::PlanRemoved if self.client_plan_ops => {
+                self.emit_v1(session, u, out)
             }
-            "tool_call_content_chunk" => {
-                let id = u
-                    .get("toolCallId")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let item = u.remove("content").unwrap_or(Value::Null);
-                let Some(item) = self.down_tool_item(session, item, out) else {
-                    return;
-                };
-                let s = self.down.session(session);
-                let first = !s.tools.contains_key(&id);
-                let acc = s.tools.entry(id.clone()).or_default();
-                acc.push(item);
-                let content = Value::Array(acc.clone());
-                let mut t = Map::new();
-                t.insert(
-                    "sessionUpdate".into(),
-                    if first {
-                        "tool_call"
-                    } else {
-                        "tool_call_update"
-                    }
-                    .into(),
-                );
-                t.insert("toolCallId".into(), id.clone().into());
-                if first {
-                    t.insert("title".into(), format!("Tool call {id}").into());
-                    out.diag(
-                        Severity::Info,
-                        "title_synthesized",
-                        format!("tool call {id} first seen in a content chunk"),
-                    );
-                }
-                t.insert("content".into(), content);
-                self.emit_v1(session, t, out);
-            }
-            "plan_update" | "plan_removed" if self.client_plan_ops => self.emit_v1(session, u, out),
-            "plan_update" => self.down_plan_update(session, &u, out),
-            "plan_removed" => {
+            UpdateTag::PlanUpdate => self.down_plan_update(session, &u, out),
+            UpdateTag::PlanRemoved => {
                 let id = u.get("planId").and_then(Value::as_str).unwrap_or("");
                 let s = self.down.session(session);
                 s.plans.retain(|(p, _)| p != id);
                 self.emit_plan(session, out);
             }
-            "config_option_update" => {
-                let options = match u.remove("configOptions") {
-                    Some(Value::Array(o)) => o,
-                    _ => Vec::new(),
-                };
-                let before = self.down.session(session).mode.clone();
-                let mut r = Map::new();
-                self.down_options(session, &options, &mut r);
-                let mut c = Map::new();
-                c.insert("sessionUpdate".into(), "config_option_update".into());
-                c.insert(
-                    "configOptions".into(),
-                    r.remove("configOptions").unwrap_or_else(|| json!([])),
-                );
-                self.emit_v1(session, c, out);
-                let after = self.down.session(session).mode.clone();
-                if let Some((_, current)) = after
-                    && before.map(|b| b.1) != Some(current.clone())
-                {
-                    self.emit_v1(
-                        session,
-                        json!({"sessionUpdate": "current_mode_update", "currentModeId": current})
-                            .as_object()
-                            .cloned()
-                            .unwrap_or_default(),
-                        out,
-                    );
-                }
-            }
-            "available_commands_update" => {
+            UpdateTag::ConfigOptionUpdate => self.down_config_option_update(session, u, out),
+            UpdateTag::AvailableCommandsUpdate => {
                 if let Some(commands) = u.get_mut("availableCommands") {
                     let rejected = shapes::commands_v2_to_v1(commands);
                     for r in rejected {
@@ -903,71 +803,39 @@ impl Bridge {
                 }
                 self.emit_v1(session, u, out);
             }
-            "usage_update" => {
+            UpdateTag::UsageUpdate => {
                 if u.get("cost") == Some(&Value::Null) {
                     u.remove("cost");
                     self.down_unrepresentable(
                         session,
                         "cost_cleared",
-                        "usage_update clears cost (v1: omitted = unchanged)".into(),
+                        format!("{tag} clears cost (v1: omitted = unchanged)"),
                         out,
                     );
                 }
                 self.emit_v1(session, u, out);
             }
-            "session_info_update" => self.emit_v1(session, u, out),
-            "notice" if self.client_notices => self.emit_v1(session, u, out),
-            "compaction_update" | "compaction_summary_chunk" if self.client_compaction => {
+            UpdateTag::SessionInfoUpdate => self.emit_v1(session, u, out),
+            UpdateTag::Notice if self.client_notices => self.emit_v1(session, u, out),
+            UpdateTag::CompactionUpdate | UpdateTag::CompactionSummaryChunk
+                if self.client_compaction =>
+            {
                 self.emit_v1(session, u, out)
             }
-            "agent_message_clear" | "agent_thought_clear" => {
-                let kind = if tag == "agent_message_clear" {
-                    MsgKind::Agent
-                } else {
-                    MsgKind::Thought
-                };
-                let negotiated = match kind {
-                    MsgKind::Agent => self.client_ext.agent_message_clear,
-                    _ => self.client_ext.agent_thought_clear,
-                };
-                if negotiated {
-                    if let Some(id) = u.get("messageId").and_then(Value::as_str) {
-                        self.down.session(session).shown[kind_index(kind)].remove(id);
-                        self.down.last_shown = None;
-                    }
-                    self.emit_v1(session, u, out);
-                } else if let Some(id) = u.get("messageId").and_then(Value::as_str) {
-                    let id = id.to_owned();
-                    self.down_unrepresentable(
-                        session,
-                        "clear_not_negotiated",
-                        format!("{tag} for {id}: the client did not opt into it"),
-                        out,
-                    );
-                    if self.config.policy == Policy::Degrade {
-                        self.clear_or_separator(session, kind, &id, out);
-                    }
-                } else {
-                    self.down_unrepresentable(
-                        session,
-                        "clear_not_negotiated",
-                        format!("{tag} without messageId: the client did not opt into it"),
-                        out,
-                    );
-                }
-            }
-            "session_cleared" => {
-                if self.client_ext.session_cleared {
+            UpdateTag::AgentMessageClear => self.down_clear(session, MessageKind::Agent, u, out),
+            UpdateTag::AgentThoughtClear => self.down_clear(session, MessageKind::Thought, u, out),
+            UpdateTag::SessionCleared => {
+                if self.client_ext.contains(Extension::SessionCleared) {
                     self.emit_v1(session, u, out);
                 } else {
                     out.diag(
                         Severity::Info,
                         "extension_not_negotiated",
-                        "session_cleared not sent: the client did not opt into it".into(),
+                        format!("{tag} not sent: the client did not opt into it"),
                     );
                 }
             }
-            "plan" | "tool_call" | "current_mode_update" => {
+            UpdateTag::Plan | UpdateTag::ToolCall | UpdateTag::CurrentModeUpdate => {
                 out.diag(
                     Severity::Warning,
                     "removed_v1_update",
@@ -975,15 +843,201 @@ impl Bridge {
                 );
                 self.emit_v1(session, u, out);
             }
-            other => {
-                let other = other.to_owned();
-                self.down_unrepresentable(
-                    session,
-                    "no_v1_form",
-                    format!("update {other:?} has no ACP v1 form for this client"),
-                    out,
+            _ => self.down_unrepresentable(
+                session,
+                "no_v1_form",
+                format!("update {tag:?} has no ACP v1 form for this client"),
+                out,
+            ),
+        }
+    }
+
+    /// A message chunk the hot path left: the prompt's echo is dropped, an
+    /// unknown content block rejected or replaced.
+    fn down_chunk_slow(
+        &mut self,
+        session: &str,
+        kind: MessageKind,
+        mut u: Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let id = u
+            .get("messageId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if kind == MessageKind::User
+            && let Some(id) = &id
+            && self.is_echo(session, id)
+        {
+            self.down.session(session).shown[0].insert(id.clone());
+            return;
+        }
+        let block = u.remove("content").unwrap_or(Value::Null);
+        let Some(block) = self.down_block(session, block, out) else {
+            return;
+        };
+        u.insert("content".into(), block);
+        if let Some(id) = id {
+            self.down.session(session).shown[kind_index(kind)].insert(id);
+        }
+        self.emit_v1(session, u, out);
+    }
+
+    /// v2 `tool_call_update` (an upsert): `tool_call` the first time an id
+    /// is seen (with a title), `tool_call_update` after.
+    fn down_tool_call_update(
+        &mut self,
+        session: &str,
+        mut u: Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let id = u
+            .get("toolCallId")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let first = !self.down.session(session).tools.contains_key(&id);
+        self.down_tool_fields(session, &mut u, first, out);
+        let content: Vec<Value> = match u.get("content") {
+            Some(Value::Array(c)) => c.clone(),
+            _ => Vec::new(),
+        };
+        let s = self.down.session(session);
+        let acc = s.tools.entry(id.clone()).or_default();
+        if u.contains_key("content") {
+            *acc = content;
+        }
+        if first {
+            u.insert("sessionUpdate".into(), tags::TOOL_CALL.into());
+            if !u.contains_key("title") {
+                let title = u
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("Tool call {id}"), str::to_owned);
+                out.diag(
+                    Severity::Info,
+                    "title_synthesized",
+                    format!("tool call {id} had no title; v1 requires one: {title:?}"),
                 );
+                u.insert("title".into(), title.into());
             }
+        }
+        self.emit_v1(session, u, out);
+    }
+
+    /// v2 `tool_call_content_chunk`: the tool call with its whole content so
+    /// far (v1 replaces tool content, it never appends).
+    fn down_tool_content_chunk(
+        &mut self,
+        session: &str,
+        mut u: Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let id = u
+            .get("toolCallId")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let item = u.remove("content").unwrap_or(Value::Null);
+        let Some(item) = self.down_tool_item(session, item, out) else {
+            return;
+        };
+        let s = self.down.session(session);
+        let first = !s.tools.contains_key(&id);
+        let acc = s.tools.entry(id.clone()).or_default();
+        acc.push(item);
+        let content = Value::Array(acc.clone());
+        let mut t = Map::new();
+        let tag = if first {
+            tags::TOOL_CALL
+        } else {
+            tags::TOOL_CALL_UPDATE
+        };
+        t.insert("sessionUpdate".into(), tag.into());
+        t.insert("toolCallId".into(), id.clone().into());
+        if first {
+            t.insert("title".into(), format!("Tool call {id}").into());
+            out.diag(
+                Severity::Info,
+                "title_synthesized",
+                format!("tool call {id} first seen in a content chunk"),
+            );
+        }
+        t.insert("content".into(), content);
+        self.emit_v1(session, t, out);
+    }
+
+    /// v2 `config_option_update`: v1 options, plus `current_mode_update`
+    /// when the mode option changed value.
+    fn down_config_option_update(
+        &mut self,
+        session: &str,
+        mut u: Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let options = match u.remove("configOptions") {
+            Some(Value::Array(o)) => o,
+            _ => Vec::new(),
+        };
+        let before = self.down.session(session).mode.clone();
+        let mut r = Map::new();
+        self.down_options(session, &options, &mut r);
+        let mut c = Map::new();
+        c.insert("sessionUpdate".into(), tags::CONFIG_OPTION_UPDATE.into());
+        c.insert(
+            "configOptions".into(),
+            r.remove("configOptions").unwrap_or_else(|| json!([])),
+        );
+        self.emit_v1(session, c, out);
+        let after = self.down.session(session).mode.clone();
+        if let Some((_, current)) = after
+            && before.map(|b| b.1) != Some(current.clone())
+        {
+            out.to_client.push(wire::update_line(
+                session,
+                json!({"sessionUpdate": tags::CURRENT_MODE_UPDATE, "currentModeId": current}),
+            ));
+        }
+    }
+
+    /// The agent's `agent_message_clear` / `agent_thought_clear`: relayed
+    /// when the client opted in, else rejected (degrade: the fallback of
+    /// [`Bridge::clear_or_separator`]).
+    fn down_clear(
+        &mut self,
+        session: &str,
+        kind: MessageKind,
+        u: Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let Some(ext) = clear_extension(kind) else {
+            return;
+        };
+        let tag = ext.name();
+        if self.client_ext.contains(ext) {
+            if let Some(id) = u.get("messageId").and_then(Value::as_str) {
+                self.down.session(session).shown[kind_index(kind)].remove(id);
+                self.down.last_shown = None;
+            }
+            self.emit_v1(session, u, out);
+        } else if let Some(id) = u.get("messageId").and_then(Value::as_str) {
+            let id = id.to_owned();
+            self.down_unrepresentable(
+                session,
+                "clear_not_negotiated",
+                format!("{tag} for {id}: the client did not opt into it"),
+                out,
+            );
+            if self.config.policy == Policy::Degrade {
+                self.clear_or_separator(session, kind, &id, out);
+            }
+        } else {
+            self.down_unrepresentable(
+                session,
+                "clear_not_negotiated",
+                format!("{tag} without messageId: the client did not opt into it"),
+                out,
+            );
         }
     }
 
@@ -1095,7 +1149,7 @@ impl Bridge {
                 );
                 out.to_client.push(wire::response(
                     &p.client_id,
-                    &json!({"stopReason": "end_turn", "_meta": {"spindle": {"stopReason": stop}}}),
+                    &json!({"stopReason": "end_turn", META_KEY: {SPINDLE_META_KEY: {"stopReason": stop}}}),
                 ));
             }
         }
@@ -1190,7 +1244,7 @@ impl Bridge {
             "status",
             "rawInput",
             "rawOutput",
-            "_meta",
+            META_KEY,
         ] {
             if u.get(key) == Some(&Value::Null) {
                 u.remove(key);
@@ -1327,13 +1381,9 @@ impl Bridge {
             );
         }
         let entries: Vec<Value> = s.plans.iter().flat_map(|(_, e)| e.clone()).collect();
-        self.emit_v1(
+        out.to_client.push(wire::update_line(
             session,
-            json!({"sessionUpdate": "plan", "entries": entries})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            out,
-        );
+            json!({"sessionUpdate": tags::PLAN, "entries": entries}),
+        ));
     }
 }

@@ -41,13 +41,16 @@ mod shapes;
 mod up;
 mod wire;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::{Map, Value};
+use spindle_wire::extensions::Extension;
+use spindle_wire::hash::{FxHashMap, FxHashSet};
+use spindle_wire::meta::META_KEY;
+use spindle_wire::tags::{self, MessageKind, UpdateTag};
 
-pub use wire::Extensions;
+pub use spindle_wire::extensions::Extensions;
 
 /// What the bridge does with something the target version cannot represent.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -214,7 +217,7 @@ impl Bridge {
             // Both configured: the route is known before any handshake.
             agent_version: norm(config.client_protocol).and(norm(config.agent_protocol)),
             init_id: None,
-            client_ext: Extensions::default(),
+            client_ext: Extensions::NONE,
             client_notices: false,
             client_compaction: false,
             client_plan_ops: false,
@@ -291,7 +294,7 @@ impl Bridge {
             lines.push(wire::update_line(
                 &session,
                 serde_json::json!({
-                    "sessionUpdate": "state_update",
+                    "sessionUpdate": tags::STATE_UPDATE,
                     "state": "idle",
                     "stopReason": "error",
                     "error": {"code": -32603, "message": message},
@@ -450,7 +453,9 @@ impl Bridge {
             .map(|v| v.clamp(1, 2))
             .unwrap_or(if asked >= 2 { 2 } else { 1 });
         self.client_version = Some(client);
-        self.client_ext = Extensions::from_initialize_params(&params);
+        self.client_ext = params
+            .get(META_KEY)
+            .map_or(Extensions::NONE, Extensions::from_meta);
         let session_caps = &params
             .get("clientCapabilities")
             .cloned()
@@ -519,8 +524,8 @@ impl Bridge {
     /// plus the clears, which the bridge turns into v2 upserts for any client.
     fn bridge_agent_ext(&self) -> Extensions {
         let mut ext = self.client_ext;
-        ext.agent_message_clear = true;
-        ext.agent_thought_clear = true;
+        ext.insert(Extension::AgentMessageClear);
+        ext.insert(Extension::AgentThoughtClear);
         ext
     }
 
@@ -578,33 +583,24 @@ impl Bridge {
 }
 
 /// Maps keyed by the peer's short ids (sessions, messages), looked up on
-/// every streamed chunk: a multiply-rotate hash instead of SipHash. The keys
+/// every streamed chunk: the shared fast hasher instead of SipHash. The keys
 /// come from the agent, which can at worst slow down its own bridge.
-pub(crate) type IdMap<V> = HashMap<String, V, BuildHasherDefault<IdHasher>>;
+pub(crate) type IdMap<V> = FxHashMap<String, V>;
 /// A set of peer ids; see [`IdMap`].
-pub(crate) type IdSet = HashSet<String, BuildHasherDefault<IdHasher>>;
+pub(crate) type IdSet = FxHashSet<String>;
 
-/// The hasher of [`IdMap`].
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct IdHasher(u64);
+/// The message kind a chunk tag (`agent_message_chunk`, ...) carries.
+pub(crate) fn chunk_kind(tag: &str) -> Option<MessageKind> {
+    UpdateTag::parse(tag).and_then(MessageKind::of_chunk)
+}
 
-impl Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut h = self.0;
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-            h = (h.rotate_left(5) ^ w).wrapping_mul(K);
-        }
-        for &b in words.remainder() {
-            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-        self.0 = h;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
+/// The Spindle extension that clears a streamed message of `kind` (none
+/// clears a user message).
+pub(crate) fn clear_extension(kind: MessageKind) -> Option<Extension> {
+    match kind {
+        MessageKind::Agent => Some(Extension::AgentMessageClear),
+        MessageKind::Thought => Some(Extension::AgentThoughtClear),
+        MessageKind::User => None,
     }
 }
 

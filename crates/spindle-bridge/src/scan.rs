@@ -6,6 +6,9 @@
 
 use std::ops::Range;
 
+use spindle_wire::meta::META_KEY;
+use spindle_wire::routing::is_routing_field;
+
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
         i += 1;
@@ -175,6 +178,9 @@ fn fast_update_with_text(line: &str) -> Option<(FastUpdate<'_>, Option<Range<usi
     let (mut method, mut has_id, mut session, mut update) = (None, false, None, None);
     let (mut tag, mut message_id, mut content_type, mut meta) = (None, None, None, None);
     let mut message_id_bad = false;
+    // A routing field (spindle_wire::routing) on the update or its content
+    // sends the line to the general path: the fast path never weighs one.
+    let mut routed = false;
     let end = object(line, 0, &mut |k, i| match k {
         "params" => object(line, i, &mut |k, i| match k {
             "sessionId" => {
@@ -186,6 +192,7 @@ fn fast_update_with_text(line: &str) -> Option<(FastUpdate<'_>, Option<Range<usi
                 let e = object(line, i, &mut |k, i| {
                     let e = match k {
                         "content" if b.get(i) == Some(&b'{') => object(line, i, &mut |k, i| {
+                            routed |= is_routing_field(k);
                             let e = skip_value(b, i)?;
                             if k == "type" {
                                 content_type = Some(value_text(i..e));
@@ -196,13 +203,14 @@ fn fast_update_with_text(line: &str) -> Option<(FastUpdate<'_>, Option<Range<usi
                         })?,
                         _ => skip_value(b, i)?,
                     };
+                    routed |= is_routing_field(k);
                     match k {
                         "sessionUpdate" => tag = Some(value_text(i..e)),
                         "messageId" => match plain_string(value_text(i..e)) {
                             Some(id) => message_id = Some(id),
                             None => message_id_bad = true,
                         },
-                        "_meta" => meta = Some(value_text(i..e)),
+                        META_KEY => meta = Some(value_text(i..e)),
                         _ => {}
                     }
                     Some(e)
@@ -223,7 +231,7 @@ fn fast_update_with_text(line: &str) -> Option<(FastUpdate<'_>, Option<Range<usi
         }
         _ => skip_value(b, i),
     })?;
-    if skip_ws(b, end) != b.len() || has_id || message_id_bad {
+    if skip_ws(b, end) != b.len() || has_id || message_id_bad || routed {
         return None;
     }
     if plain_string(method?)? != "session/update" {
@@ -431,6 +439,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}"#,
             r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","update":{"sessionUpdate":"x"}}}"#,
             r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"x"}}} trailing"#,
+            // Routing fields go to the general path.
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","segment":"thinking","content":{"type":"text","text":"x"}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","annotations":{}}}}}"#,
             "",
             "{",
             r#"{"a":"\"#,

@@ -4,7 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::wire::Extensions;
+use spindle_wire::extensions::{EXTENSIONS_KEY, Extensions};
+use spindle_wire::meta::{META_KEY, SPINDLE_META_KEY};
 
 /// Name and version the bridge reports when a v1 peer sent no `*Info`.
 pub(crate) fn bridge_info(role: &str) -> Value {
@@ -29,19 +30,19 @@ fn set_extensions(params: &mut Map<String, Value>, ext: Extensions) {
         return;
     }
     let meta = params
-        .entry("_meta")
+        .entry(META_KEY)
         .or_insert_with(|| Value::Object(Map::new()));
     if !meta.is_object() {
         *meta = Value::Object(Map::new());
     }
     let spindle = meta
         .as_object_mut()
-        .map(|m| m.entry("spindle").or_insert_with(|| json!({})));
+        .map(|m| m.entry(SPINDLE_META_KEY).or_insert_with(|| json!({})));
     if let Some(spindle) = spindle {
         if !spindle.is_object() {
             *spindle = json!({});
         }
-        spindle["extensions"] = json!(names);
+        spindle[EXTENSIONS_KEY] = json!(names);
     }
 }
 
@@ -71,8 +72,8 @@ pub(crate) fn init_request_v2_to_v1(
         }
     }
     out.insert("clientCapabilities".into(), Value::Object(v1caps));
-    if let Some(meta) = p.remove("_meta") {
-        out.insert("_meta".into(), meta);
+    if let Some(meta) = p.remove(META_KEY) {
+        out.insert(META_KEY.into(), meta);
     }
     set_extensions(&mut out, agent_ext);
     out
@@ -95,8 +96,8 @@ pub(crate) fn init_request_v1_to_v2(mut p: Map<String, Value>) -> Map<String, Va
         }
     }
     out.insert("capabilities".into(), Value::Object(v2caps));
-    if let Some(meta) = p.remove("_meta") {
-        out.insert("_meta".into(), meta);
+    if let Some(meta) = p.remove(META_KEY) {
+        out.insert(META_KEY.into(), meta);
     }
     out
 }
@@ -152,8 +153,8 @@ pub(crate) fn init_response_v1_to_v2(mut r: Map<String, Value>) -> Map<String, V
             out.insert("authMethods".into(), Value::Array(methods));
         }
     }
-    if let Some(meta) = r.remove("_meta") {
-        out.insert("_meta".into(), meta);
+    if let Some(meta) = r.remove(META_KEY) {
+        out.insert(META_KEY.into(), meta);
     }
     out
 }
@@ -215,8 +216,8 @@ pub(crate) fn init_response_v2_to_v1(mut r: Map<String, Value>) -> Map<String, V
             .collect();
         out.insert("authMethods".into(), Value::Array(methods));
     }
-    if let Some(meta) = r.remove("_meta") {
-        out.insert("_meta".into(), meta);
+    if let Some(meta) = r.remove(META_KEY) {
+        out.insert(META_KEY.into(), meta);
     }
     out
 }
@@ -450,8 +451,8 @@ pub(crate) fn diff_v1_to_v2(item: &Map<String, Value>) -> Value {
         "patch".into(),
         json!({ "format": "git_patch", "text": patch }),
     );
-    if let Some(meta) = item.get("_meta") {
-        out.insert("_meta".into(), meta.clone());
+    if let Some(meta) = item.get(META_KEY) {
+        out.insert(META_KEY.into(), meta.clone());
     }
     Value::Object(out)
 }

@@ -6,60 +6,20 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
+use spindle_wire::extensions::Extension;
+use spindle_wire::meta::{CLEAR_BOUNDARY_FLAG, META_KEY};
+use spindle_wire::tags::{self, MessageKind, UpdateTag};
+
 use crate::scan::FastUpdate;
 use crate::wire::{self, Frame, UpdateHead, UpdateParams};
-use crate::{Bridge, ClientRequest, IdMap, Severity, Translated, session_of, shapes};
-
-/// Message kinds that stream as chunks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum MsgKind {
-    User,
-    Agent,
-    Thought,
-}
-
-impl MsgKind {
-    pub(crate) fn from_chunk_tag(tag: &str) -> Option<Self> {
-        match tag {
-            "user_message_chunk" => Some(MsgKind::User),
-            "agent_message_chunk" => Some(MsgKind::Agent),
-            "agent_thought_chunk" => Some(MsgKind::Thought),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn from_upsert_tag(tag: &str) -> Option<Self> {
-        match tag {
-            "user_message" => Some(MsgKind::User),
-            "agent_message" => Some(MsgKind::Agent),
-            "agent_thought" => Some(MsgKind::Thought),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn chunk_tag(self) -> &'static str {
-        match self {
-            MsgKind::User => "user_message_chunk",
-            MsgKind::Agent => "agent_message_chunk",
-            MsgKind::Thought => "agent_thought_chunk",
-        }
-    }
-
-    pub(crate) fn upsert_tag(self) -> &'static str {
-        match self {
-            MsgKind::User => "user_message",
-            MsgKind::Agent => "agent_message",
-            MsgKind::Thought => "agent_thought",
-        }
-    }
-}
+use crate::{Bridge, ClientRequest, IdMap, Severity, Translated, chunk_kind, session_of, shapes};
 
 #[derive(Debug, Default)]
 struct UpSession {
     /// The message id-less v1 chunks of this kind continue (the transcript
     /// engine's rule: a type change, tool call, compaction, clear boundary,
     /// prompt or prompt end starts a new message).
-    open: Option<(MsgKind, String)>,
+    open: Option<(MessageKind, String)>,
     /// Config options as reported by the agent, v2-shaped.
     options: Vec<Value>,
     /// v1 modes, shown to the client as a `mode` config option.
@@ -81,7 +41,7 @@ pub(crate) struct UpState {
     /// (session, kind, messageId) of the last chunk with a messageId: that
     /// session's `open` message. Every other way to a session goes through
     /// [`UpState::session`], which forgets it.
-    last_chunk: Option<(String, MsgKind, String)>,
+    last_chunk: Option<(String, MessageKind, String)>,
 }
 
 impl UpState {
@@ -177,11 +137,11 @@ impl Bridge {
                 let prompt = params.remove("prompt").unwrap_or_else(|| json!([]));
                 out.to_client.push(wire::update_line(
                     &session,
-                    json!({"sessionUpdate": "user_message", "messageId": message_id, "content": prompt}),
+                    json!({"sessionUpdate": tags::USER_MESSAGE, "messageId": message_id, "content": prompt}),
                 ));
                 out.to_client.push(wire::update_line(
                     &session,
-                    json!({"sessionUpdate": "state_update", "state": "running"}),
+                    json!({"sessionUpdate": tags::STATE_UPDATE, "state": "running"}),
                 ));
                 self.up.session(&session).open = None;
                 self.up.prompts.insert(agent_id, UpPrompt { session });
@@ -343,7 +303,7 @@ impl Bridge {
     fn up_response(&mut self, line: &str, id: &str, frame: &Frame<'_>, out: &mut Translated) {
         if let Some(prompt) = self.up.prompts.remove(id) {
             let mut idle = Map::new();
-            idle.insert("sessionUpdate".into(), "state_update".into());
+            idle.insert("sessionUpdate".into(), tags::STATE_UPDATE.into());
             idle.insert("state".into(), "idle".into());
             if let Some(error) = frame.error {
                 // The v1 turn failed after the v2 prompt was accepted: v2 says
@@ -391,7 +351,7 @@ impl Bridge {
                 // v2: resume reports the current state before its response.
                 out.to_client.push(wire::update_line(
                     &session,
-                    json!({"sessionUpdate": "state_update", "state": "idle"}),
+                    json!({"sessionUpdate": tags::STATE_UPDATE, "state": "idle"}),
                 ));
                 out.to_client
                     .push(wire::response(id, &Value::Object(result)));
@@ -444,10 +404,10 @@ impl Bridge {
     /// The hot path from the scanner: message chunks. False when the line
     /// needs the general path.
     pub(crate) fn up_fast(&mut self, line: &str, f: &FastUpdate<'_>, out: &mut Translated) -> bool {
-        let Some(kind) = MsgKind::from_chunk_tag(f.tag) else {
+        let Some(kind) = chunk_kind(f.tag) else {
             return false;
         };
-        let boundary = f.meta.is_some_and(|m| m.contains("clearBoundary"));
+        let boundary = f.meta.is_some_and(|m| m.contains(CLEAR_BOUNDARY_FLAG));
         self.up_chunk(
             line,
             f.session_id,
@@ -467,7 +427,7 @@ impl Bridge {
         line: &str,
         session_id: &str,
         update: &str,
-        kind: MsgKind,
+        kind: MessageKind,
         message_id: Option<&str>,
         boundary: bool,
         out: &mut Translated,
@@ -542,11 +502,13 @@ impl Bridge {
     pub(crate) fn up_update(&mut self, line: &str, params: UpdateParams<'_>, out: &mut Translated) {
         let head: Option<UpdateHead<'_>> = serde_json::from_str(params.update.get()).ok();
         if let Some(head) = head
-            && let Some(kind) = MsgKind::from_chunk_tag(&head.tag)
+            && let Some(kind) = chunk_kind(&head.tag)
             // `messageId: null` must be replaced, not shadowed by a splice.
             && (head.message_id.is_some() || !params.update.get().contains("\"messageId\""))
         {
-            let boundary = head.meta.is_some_and(|m| m.get().contains("clearBoundary"));
+            let boundary = head
+                .meta
+                .is_some_and(|m| m.get().contains(CLEAR_BOUNDARY_FLAG));
             let id = head.message_id.as_deref();
             self.up_chunk(
                 line,
@@ -584,66 +546,40 @@ impl Bridge {
             out.to_client
                 .push(wire::update_line(session, Value::Object(u)));
         };
-        match tag.as_str() {
-            t if MsgKind::from_chunk_tag(t).is_some() => {
-                // A chunk whose messageId is not a string: v1 reads it as none.
-                let kind = MsgKind::from_chunk_tag(t).expect("checked");
-                let s = self.up.session(session);
-                let id = match &s.open {
-                    Some((k, id)) if *k == kind => id.clone(),
-                    _ => {
-                        let id = self.up.mint("msg");
-                        self.up.session(session).open = Some((kind, id.clone()));
-                        id
-                    }
-                };
-                u.insert("messageId".into(), id.into());
-                emit(out, u);
-            }
-            "tool_call" | "tool_call_update" => {
+        let Some(known) = UpdateTag::parse(&tag) else {
+            out.diag(
+                Severity::Info,
+                "unknown_update",
+                format!("update {tag:?} forwarded as an unknown v2 update"),
+            );
+            emit(out, u);
+            return;
+        };
+        if let Some(kind) = MessageKind::of_chunk(known) {
+            // A chunk whose messageId is not a string: v1 reads it as none.
+            let s = self.up.session(session);
+            let id = match &s.open {
+                Some((k, id)) if *k == kind => id.clone(),
+                _ => {
+                    let id = self.up.mint("msg");
+                    self.up.session(session).open = Some((kind, id.clone()));
+                    id
+                }
+            };
+            u.insert("messageId".into(), id.into());
+            emit(out, u);
+            return;
+        }
+        match known {
+            UpdateTag::ToolCall | UpdateTag::ToolCallUpdate => {
                 self.up.session(session).open = None;
-                u.insert("sessionUpdate".into(), "tool_call_update".into());
+                u.insert("sessionUpdate".into(), tags::TOOL_CALL_UPDATE.into());
                 tool_v1_to_v2(&mut u);
                 emit(out, u);
             }
-            "plan" => {
-                let entries = u.remove("entries").unwrap_or_else(|| json!([]));
-                let mut p = Map::new();
-                p.insert("sessionUpdate".into(), "plan_update".into());
-                p.insert(
-                    "plan".into(),
-                    json!({"type": "items", "planId": "main", "entries": entries}),
-                );
-                if let Some(meta) = u.remove("_meta") {
-                    p.insert("_meta".into(), meta);
-                }
-                emit(out, p);
-            }
-            "current_mode_update" => {
-                let mode = u.get("currentModeId").cloned().unwrap_or(Value::Null);
-                let s = self.up.session(session);
-                match s.modes.as_mut() {
-                    Some(modes) => {
-                        modes["currentModeId"] = mode;
-                        let options = self.up.all_options(session);
-                        emit(
-                            out,
-                            json!({"sessionUpdate": "config_option_update", "configOptions": options})
-                                .as_object()
-                                .cloned()
-                                .unwrap_or_default(),
-                        );
-                    }
-                    None => out.diag(
-                        Severity::Warning,
-                        "mode_without_modes",
-                        format!(
-                            "current_mode_update to {mode} for a session that reported no modes; not shown"
-                        ),
-                    ),
-                }
-            }
-            "config_option_update" => {
+            UpdateTag::Plan => emit(out, plan_v1_to_v2(u)),
+            UpdateTag::CurrentModeUpdate => self.up_current_mode(session, &u, out),
+            UpdateTag::ConfigOptionUpdate => {
                 if let Some(Value::Array(options)) = u.remove("configOptions") {
                     self.up.session(session).options = shapes::config_options_v1_to_v2(&options);
                 }
@@ -653,68 +589,118 @@ impl Bridge {
                 );
                 emit(out, u);
             }
-            "available_commands_update" => {
+            UpdateTag::AvailableCommandsUpdate => {
                 if let Some(commands) = u.get_mut("availableCommands") {
                     shapes::commands_v1_to_v2(commands);
                 }
                 emit(out, u);
             }
-            "agent_message_clear" | "agent_thought_clear" => {
-                let kind = if tag == "agent_message_clear" {
-                    MsgKind::Agent
-                } else {
-                    MsgKind::Thought
-                };
-                let s = self.up.session(session);
-                let id = match u.get("messageId").and_then(Value::as_str) {
-                    Some(id) => Some(id.to_owned()),
-                    None => match &s.open {
-                        Some((k, id)) if *k == kind => Some(id.clone()),
-                        _ => None,
-                    },
-                };
-                match id {
-                    Some(id) => {
-                        let mut m = Map::new();
-                        m.insert("sessionUpdate".into(), kind.upsert_tag().into());
-                        m.insert("messageId".into(), id.into());
-                        m.insert("content".into(), json!([]));
-                        emit(out, m);
-                    }
-                    None => out.diag(
-                        Severity::Info,
-                        "clear_without_message",
-                        format!("{tag} with no message streaming: nothing to clear"),
-                    ),
-                }
+            UpdateTag::AgentMessageClear | UpdateTag::AgentThoughtClear => {
+                self.up_clear(session, known, &u, out)
             }
-            "session_cleared" => {
+            UpdateTag::SessionCleared => {
                 self.up.session(session).open = None;
-                if self.client_ext.session_cleared {
+                if self.client_ext.contains(Extension::SessionCleared) {
                     emit(out, u);
                 } else {
                     out.diag(
                         Severity::Info,
                         "extension_not_negotiated",
-                        "session_cleared not sent: the client did not opt into it".into(),
+                        format!("{tag} not sent: the client did not opt into it"),
                     );
                 }
             }
-            "compaction_update" | "compaction_summary_chunk" => {
+            UpdateTag::CompactionUpdate | UpdateTag::CompactionSummaryChunk => {
                 self.up.session(session).open = None;
                 emit(out, u);
             }
-            "usage_update" | "session_info_update" | "notice" | "plan_update" | "plan_removed" => {
-                emit(out, u)
-            }
-            other => {
+            UpdateTag::UsageUpdate
+            | UpdateTag::SessionInfoUpdate
+            | UpdateTag::Notice
+            | UpdateTag::PlanUpdate
+            | UpdateTag::PlanRemoved => emit(out, u),
+            _ => {
                 out.diag(
                     Severity::Info,
                     "unknown_update",
-                    format!("update {other:?} forwarded as an unknown v2 update"),
+                    format!("update {tag:?} forwarded as an unknown v2 update"),
                 );
                 emit(out, u);
             }
         }
     }
+
+    /// v1 `current_mode_update`: the mode config option changes value.
+    fn up_current_mode(&mut self, session: &str, u: &Map<String, Value>, out: &mut Translated) {
+        let mode = u.get("currentModeId").cloned().unwrap_or(Value::Null);
+        let s = self.up.session(session);
+        match s.modes.as_mut() {
+            Some(modes) => {
+                modes["currentModeId"] = mode;
+                let options = self.up.all_options(session);
+                out.to_client.push(wire::update_line(
+                    session,
+                    json!({"sessionUpdate": tags::CONFIG_OPTION_UPDATE, "configOptions": options}),
+                ));
+            }
+            None => out.diag(
+                Severity::Warning,
+                "mode_without_modes",
+                format!(
+                    "{} to {mode} for a session that reported no modes; not shown",
+                    tags::CURRENT_MODE_UPDATE
+                ),
+            ),
+        }
+    }
+
+    /// A v1 `agent_message_clear` / `agent_thought_clear`: the v2 upsert of
+    /// the named (or open) message with empty content.
+    fn up_clear(
+        &mut self,
+        session: &str,
+        tag: UpdateTag,
+        u: &Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let kind = if tag == UpdateTag::AgentMessageClear {
+            MessageKind::Agent
+        } else {
+            MessageKind::Thought
+        };
+        let s = self.up.session(session);
+        let id = match u.get("messageId").and_then(Value::as_str) {
+            Some(id) => Some(id.to_owned()),
+            None => match &s.open {
+                Some((k, id)) if *k == kind => Some(id.clone()),
+                _ => None,
+            },
+        };
+        match id {
+            Some(id) => out.to_client.push(wire::update_line(
+                session,
+                json!({"sessionUpdate": kind.upsert_tag().as_str(), "messageId": id, "content": []}),
+            )),
+            None => out.diag(
+                Severity::Info,
+                "clear_without_message",
+                format!("{tag} with no message streaming: nothing to clear"),
+            ),
+        }
+    }
+}
+
+/// A v1 `plan` as the v2 `plan_update` of the plan `main`.
+fn plan_v1_to_v2(mut u: Map<String, Value>) -> Map<String, Value> {
+    let entries = u.remove("entries").unwrap_or_else(|| json!([]));
+    let mut p = Map::new();
+    p.insert("sessionUpdate".into(), tags::PLAN_UPDATE.into());
+    p.insert(
+        "plan".into(),
+        json!({"type": "items", "planId": "main", "entries": entries}),
+    );
+    if let Some(meta) = u.remove(META_KEY) {
+        p.insert(META_KEY.into(), meta);
+    }
+    p
 }

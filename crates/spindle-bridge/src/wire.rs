@@ -190,59 +190,6 @@ pub(crate) fn object_of(raw: Option<&RawValue>) -> Option<Map<String, Value>> {
     }
 }
 
-/// The Spindle extensions a peer opted into (`_meta.spindle.extensions`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Extensions {
-    /// `agent_message_clear`.
-    pub agent_message_clear: bool,
-    /// `agent_thought_clear`.
-    pub agent_thought_clear: bool,
-    /// `session_cleared`.
-    pub session_cleared: bool,
-    /// `clear_boundary` (`_meta.claudeCode.clearBoundary` on chunks).
-    pub clear_boundary: bool,
-}
-
-impl Extensions {
-    /// Reads `_meta.spindle.extensions` of an initialize request.
-    pub fn from_initialize_params(params: &Map<String, Value>) -> Self {
-        let mut ext = Extensions::default();
-        let list = params
-            .get("_meta")
-            .and_then(|m| m.get("spindle"))
-            .and_then(|s| s.get("extensions"))
-            .and_then(Value::as_array);
-        for name in list.into_iter().flatten().filter_map(Value::as_str) {
-            match name {
-                "agent_message_clear" => ext.agent_message_clear = true,
-                "agent_thought_clear" => ext.agent_thought_clear = true,
-                "session_cleared" => ext.session_cleared = true,
-                "clear_boundary" | "clearBoundary" => ext.clear_boundary = true,
-                _ => {}
-            }
-        }
-        ext
-    }
-
-    /// The `_meta.spindle.extensions` list naming these extensions.
-    pub fn names(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        if self.agent_message_clear {
-            v.push("agent_message_clear");
-        }
-        if self.agent_thought_clear {
-            v.push("agent_thought_clear");
-        }
-        if self.session_cleared {
-            v.push("session_cleared");
-        }
-        if self.clear_boundary {
-            v.push("clear_boundary");
-        }
-        v
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
