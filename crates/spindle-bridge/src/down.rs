@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 
 use spindle_wire::extensions::Extension;
 use spindle_wire::meta::{META_KEY, SPINDLE_META_KEY};
+use spindle_wire::scan::UpdateView;
 use spindle_wire::tags::{self, MessageKind, UpdateTag};
 
-use crate::scan::FastUpdate;
 use crate::wire::{self, Frame, UpdateHead, UpdateParams};
 use crate::{
     Bridge, ClientRequest, IdMap, IdSet, Policy, Severity, Translated, chunk_kind, clear_extension,
@@ -506,7 +506,7 @@ impl Bridge {
     pub(crate) fn down_fast(
         &mut self,
         line: &str,
-        f: &FastUpdate<'_>,
+        f: &UpdateView<'_>,
         out: &mut Translated,
     ) -> bool {
         match chunk_kind(f.tag) {

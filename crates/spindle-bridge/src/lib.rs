@@ -36,7 +36,6 @@
 #![deny(missing_docs)]
 
 mod down;
-mod scan;
 mod shapes;
 mod up;
 mod wire;
@@ -48,7 +47,8 @@ use serde_json::{Map, Value};
 use spindle_wire::extensions::Extension;
 use spindle_wire::hash::{FxHashMap, FxHashSet};
 use spindle_wire::meta::META_KEY;
-use spindle_wire::tags::{self, MessageKind, UpdateTag};
+use spindle_wire::scan::ChunkScanner;
+use spindle_wire::tags::{self, MessageKind};
 
 pub use spindle_wire::extensions::Extensions;
 
@@ -177,7 +177,7 @@ pub struct Bridge {
     up: up::UpState,
     down: down::DownState,
     /// The shape of the last chunk line, for the hot path.
-    chunks: scan::ChunkScanner,
+    chunks: ChunkScanner,
     /// Client lines that arrived after `initialize` and before the agent
     /// answered it: they wait until the versions, and so the translation,
     /// are known (a client may pipeline `session/new` behind `initialize`).
@@ -225,7 +225,7 @@ impl Bridge {
             provisional_agent: 1,
             up: up::UpState::default(),
             down: down::DownState::default(),
-            chunks: scan::ChunkScanner::default(),
+            chunks: ChunkScanner::default(),
             held_client: Vec::new(),
             held_bytes: 0,
         }
@@ -589,9 +589,13 @@ pub(crate) type IdMap<V> = FxHashMap<String, V>;
 /// A set of peer ids; see [`IdMap`].
 pub(crate) type IdSet = FxHashSet<String>;
 
-/// The message kind a chunk tag (`agent_message_chunk`, ...) carries.
+/// The message kind a chunk tag (`agent_message_chunk`, ...) carries. On
+/// every streamed line: three comparisons, most frequent first, instead of
+/// [`spindle_wire::tags::UpdateTag::parse`].
 pub(crate) fn chunk_kind(tag: &str) -> Option<MessageKind> {
-    UpdateTag::parse(tag).and_then(MessageKind::of_chunk)
+    [MessageKind::Agent, MessageKind::Thought, MessageKind::User]
+        .into_iter()
+        .find(|k| k.chunk_tag().as_str() == tag)
 }
 
 /// The Spindle extension that clears a streamed message of `kind` (none

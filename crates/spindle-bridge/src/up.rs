@@ -8,9 +8,9 @@ use serde_json::{Map, Value, json};
 
 use spindle_wire::extensions::Extension;
 use spindle_wire::meta::{CLEAR_BOUNDARY_FLAG, META_KEY};
+use spindle_wire::scan::UpdateView;
 use spindle_wire::tags::{self, MessageKind, UpdateTag};
 
-use crate::scan::FastUpdate;
 use crate::wire::{self, Frame, UpdateHead, UpdateParams};
 use crate::{Bridge, ClientRequest, IdMap, Severity, Translated, chunk_kind, session_of, shapes};
 
@@ -403,7 +403,7 @@ impl Bridge {
 
     /// The hot path from the scanner: message chunks. False when the line
     /// needs the general path.
-    pub(crate) fn up_fast(&mut self, line: &str, f: &FastUpdate<'_>, out: &mut Translated) -> bool {
+    pub(crate) fn up_fast(&mut self, line: &str, f: &UpdateView<'_>, out: &mut Translated) -> bool {
         let Some(kind) = chunk_kind(f.tag) else {
             return false;
         };

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use spindle_wire::scan::offset_in;
 
 /// One JSON-RPC message, fields borrowed from the line.
 #[derive(Debug, Deserialize)]
@@ -79,13 +80,6 @@ pub(crate) struct ContentHead<'a> {
 
 pub(crate) fn parse_frame(line: &str) -> Result<Frame<'_>, String> {
     serde_json::from_str(line).map_err(|e| format!("not a JSON-RPC message: {e}"))
-}
-
-/// Byte offset of `inner` (a sub-slice of `outer`, as serde's borrowed raw
-/// values are) within `outer`.
-pub(crate) fn offset_in(outer: &str, inner: &str) -> Option<usize> {
-    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
-    (start + inner.len() <= outer.len()).then_some(start)
 }
 
 /// Inserts `"key":"plain",` right after the `{` of the object `object` (a
