@@ -456,3 +456,28 @@ pub(crate) fn diff_v1_to_v2(item: &Map<String, Value>) -> Value {
     }
     Value::Object(out)
 }
+
+/// v1 patch semantics: `null` = unchanged; v2: `null` = clear. Drop nulls.
+fn strip_nulls(obj: &mut Map<String, Value>) {
+    obj.retain(|_, v| !v.is_null());
+}
+
+fn tool_content_v1_to_v2(content: &mut Value) {
+    for item in content.as_array_mut().into_iter().flatten() {
+        if item["type"] == "diff"
+            && let Some(obj) = item.as_object()
+            && obj.contains_key("newText")
+        {
+            *item = diff_v1_to_v2(obj);
+        }
+    }
+}
+
+/// A v1 `tool_call` / `tool_call_update` / permission `toolCall` as a v2
+/// `tool_call_update` body.
+pub(crate) fn tool_v1_to_v2(obj: &mut Map<String, Value>) {
+    strip_nulls(obj);
+    if let Some(content) = obj.get_mut("content") {
+        tool_content_v1_to_v2(content);
+    }
+}
