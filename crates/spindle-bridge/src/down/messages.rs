@@ -170,13 +170,16 @@ impl Bridge {
         self.emit_v1(session, c, out);
     }
 
-    pub(crate) fn down_upsert(
+    /// The messageId and `_meta` of a whole-message upsert, or None when it
+    /// is dropped: no messageId, or the echo of the v1 client's prompt.
+    /// `_meta: null` (a clear) has no v1 form and is left out.
+    fn down_upsert_head(
         &mut self,
         session: &str,
         kind: MessageKind,
-        u: Map<String, Value>,
+        u: &Map<String, Value>,
         out: &mut Translated,
-    ) {
+    ) -> Option<(String, Option<Value>)> {
         let Some(id) = u
             .get("messageId")
             .and_then(Value::as_str)
@@ -187,12 +190,12 @@ impl Bridge {
                 "missing_message_id",
                 format!("{} without messageId ignored", kind.upsert_tag()),
             );
-            return;
+            return None;
         };
         if kind == MessageKind::User && self.is_echo(session, &id) {
             // The v1 client already shows the prompt it sent.
             self.down.session(session).shown[0].insert(id);
-            return;
+            return None;
         }
         let mut meta = u.get(META_KEY).cloned();
         if meta == Some(Value::Null) {
@@ -204,6 +207,19 @@ impl Bridge {
             );
             meta = None;
         }
+        Some((id, meta))
+    }
+
+    pub(crate) fn down_upsert(
+        &mut self,
+        session: &str,
+        kind: MessageKind,
+        u: Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let Some((id, meta)) = self.down_upsert_head(session, kind, &u, out) else {
+            return;
+        };
         let shown = self.down.session(session).shown[kind_index(kind)].contains(&id);
         // With the clear extension negotiated a replacement is exact: clear,
         // then the new content as chunks.

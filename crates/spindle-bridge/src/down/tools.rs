@@ -208,29 +208,7 @@ impl Bridge {
                 }
             }
         }
-        if let Some(status) = u.get("status").and_then(Value::as_str).map(str::to_owned)
-            && !V1_TOOL_STATUS.contains(&status.as_str())
-        {
-            self.down_unrepresentable(
-                session,
-                "tool_status",
-                format!("tool call {id} status {status:?}"),
-                out,
-            );
-            match self.config.policy {
-                Policy::Strict => {
-                    u.remove("status");
-                }
-                Policy::Degrade => {
-                    let v1 = if status == "cancelled" {
-                        "failed"
-                    } else {
-                        "in_progress"
-                    };
-                    u.insert("status".into(), v1.into());
-                }
-            }
-        }
+        self.down_tool_status(session, &id, u, out);
         if let Some(kind) = u.get("kind").and_then(Value::as_str)
             && !V1_TOOL_KINDS.contains(&kind)
         {
@@ -424,5 +402,54 @@ impl Bridge {
             session,
             json!({"sessionUpdate": tags::PLAN, "entries": entries}),
         ));
+    }
+
+    /// v2 `plan_removed`: the v1 plan is sent again without its entries.
+    pub(crate) fn down_plan_removed(
+        &mut self,
+        session: &str,
+        u: &Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let id = u.get("planId").and_then(Value::as_str).unwrap_or("");
+        let s = self.down.session(session);
+        s.plans.retain(|(p, _)| p != id);
+        self.emit_plan(session, out);
+    }
+
+    /// A v2 tool status v1 lacks (`cancelled`, `paused`, `_x`): rejected, or
+    /// degraded to `failed` (cancelled) / `in_progress`.
+    fn down_tool_status(
+        &mut self,
+        session: &str,
+        id: &str,
+        u: &mut Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let Some(status) = u.get("status").and_then(Value::as_str).map(str::to_owned) else {
+            return;
+        };
+        if V1_TOOL_STATUS.contains(&status.as_str()) {
+            return;
+        }
+        self.down_unrepresentable(
+            session,
+            "tool_status",
+            format!("tool call {id} status {status:?}"),
+            out,
+        );
+        match self.config.policy {
+            Policy::Strict => {
+                u.remove("status");
+            }
+            Policy::Degrade => {
+                let v1 = if status == "cancelled" {
+                    "failed"
+                } else {
+                    "in_progress"
+                };
+                u.insert("status".into(), v1.into());
+            }
+        }
     }
 }

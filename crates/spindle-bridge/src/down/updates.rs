@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 use spindle_wire::extensions::Extension;
 use spindle_wire::scan::UpdateView;
-use spindle_wire::tags::{MessageKind, UpdateTag};
+use spindle_wire::tags::{self, MessageKind, UpdateTag};
 
 use super::messages::V1_BLOCKS;
 use crate::shapes;
@@ -76,7 +76,7 @@ impl Bridge {
     pub(crate) fn down_update_slow(
         &mut self,
         session: &str,
-        mut u: Map<String, Value>,
+        u: Map<String, Value>,
         out: &mut Translated,
     ) {
         let tag = u
@@ -109,34 +109,10 @@ impl Bridge {
                 self.emit_v1(session, u, out)
             }
             UpdateTag::PlanUpdate => self.down_plan_update(session, &u, out),
-            UpdateTag::PlanRemoved => {
-                let id = u.get("planId").and_then(Value::as_str).unwrap_or("");
-                let s = self.down.session(session);
-                s.plans.retain(|(p, _)| p != id);
-                self.emit_plan(session, out);
-            }
+            UpdateTag::PlanRemoved => self.down_plan_removed(session, &u, out),
             UpdateTag::ConfigOptionUpdate => self.down_config_option_update(session, u, out),
-            UpdateTag::AvailableCommandsUpdate => {
-                if let Some(commands) = u.get_mut("availableCommands") {
-                    let rejected = shapes::commands_v2_to_v1(commands);
-                    for r in rejected {
-                        self.down_unrepresentable(session, "unknown_command_type", r, out);
-                    }
-                }
-                self.emit_v1(session, u, out);
-            }
-            UpdateTag::UsageUpdate => {
-                if u.get("cost") == Some(&Value::Null) {
-                    u.remove("cost");
-                    self.down_unrepresentable(
-                        session,
-                        "cost_cleared",
-                        format!("{tag} clears cost (v1: omitted = unchanged)"),
-                        out,
-                    );
-                }
-                self.emit_v1(session, u, out);
-            }
+            UpdateTag::AvailableCommandsUpdate => self.down_commands(session, u, out),
+            UpdateTag::UsageUpdate => self.down_usage(session, u, out),
             UpdateTag::SessionInfoUpdate => self.emit_v1(session, u, out),
             UpdateTag::Notice if self.client_notices => self.emit_v1(session, u, out),
             UpdateTag::CompactionUpdate | UpdateTag::CompactionSummaryChunk
@@ -172,5 +148,34 @@ impl Bridge {
                 out,
             ),
         }
+    }
+
+    /// v2 `available_commands_update`: commands lose their type markers;
+    /// unknown command or input types are rejected.
+    fn down_commands(&mut self, session: &str, mut u: Map<String, Value>, out: &mut Translated) {
+        if let Some(commands) = u.get_mut("availableCommands") {
+            let rejected = shapes::commands_v2_to_v1(commands);
+            for r in rejected {
+                self.down_unrepresentable(session, "unknown_command_type", r, out);
+            }
+        }
+        self.emit_v1(session, u, out);
+    }
+
+    /// v2 `usage_update`: `cost: null` (a clear) has no v1 form.
+    fn down_usage(&mut self, session: &str, mut u: Map<String, Value>, out: &mut Translated) {
+        if u.get("cost") == Some(&Value::Null) {
+            u.remove("cost");
+            self.down_unrepresentable(
+                session,
+                "cost_cleared",
+                format!(
+                    "{} clears cost (v1: omitted = unchanged)",
+                    tags::USAGE_UPDATE
+                ),
+                out,
+            );
+        }
+        self.emit_v1(session, u, out);
     }
 }

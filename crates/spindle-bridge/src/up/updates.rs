@@ -177,15 +177,7 @@ impl Bridge {
         };
         if let Some(kind) = MessageKind::of_chunk(known) {
             // A chunk whose messageId is not a string: v1 reads it as none.
-            let s = self.up.session(session);
-            let id = match &s.open {
-                Some((k, id)) if *k == kind => id.clone(),
-                _ => {
-                    let id = self.up.mint("msg");
-                    self.up.session(session).open = Some((kind, id.clone()));
-                    id
-                }
-            };
+            let id = self.up_open_message(session, kind);
             u.insert("messageId".into(), id.into());
             emit(out, u);
             return;
@@ -203,10 +195,8 @@ impl Bridge {
                 if let Some(Value::Array(options)) = u.remove("configOptions") {
                     self.up.session(session).options = shapes::config_options_v1_to_v2(&options);
                 }
-                u.insert(
-                    "configOptions".into(),
-                    Value::Array(self.up.all_options(session)),
-                );
+                let options = self.up.all_options(session);
+                u.insert("configOptions".into(), Value::Array(options));
                 emit(out, u);
             }
             UpdateTag::AvailableCommandsUpdate => {
@@ -218,18 +208,7 @@ impl Bridge {
             UpdateTag::AgentMessageClear | UpdateTag::AgentThoughtClear => {
                 self.up_clear(session, known, &u, out)
             }
-            UpdateTag::SessionCleared => {
-                self.up.session(session).open = None;
-                if self.client_ext.contains(Extension::SessionCleared) {
-                    emit(out, u);
-                } else {
-                    out.diag(
-                        Severity::Info,
-                        "extension_not_negotiated",
-                        format!("{tag} not sent: the client did not opt into it"),
-                    );
-                }
-            }
+            UpdateTag::SessionCleared => self.up_session_cleared(session, u, out),
             UpdateTag::CompactionUpdate | UpdateTag::CompactionSummaryChunk => {
                 self.up.session(session).open = None;
                 emit(out, u);
@@ -246,6 +225,39 @@ impl Bridge {
                     format!("update {tag:?} forwarded as an unknown v2 update"),
                 );
                 emit(out, u);
+            }
+        }
+    }
+
+    /// `session_cleared`: ends the open message; sent only to a client that
+    /// opted into it.
+    fn up_session_cleared(&mut self, session: &str, u: Map<String, Value>, out: &mut Translated) {
+        self.up.session(session).open = None;
+        if self.client_ext.contains(Extension::SessionCleared) {
+            out.to_client
+                .push(wire::update_line(session, Value::Object(u)));
+        } else {
+            out.diag(
+                Severity::Info,
+                "extension_not_negotiated",
+                format!(
+                    "{} not sent: the client did not opt into it",
+                    tags::SESSION_CLEARED
+                ),
+            );
+        }
+    }
+
+    /// The id of the message of `kind` open on `session`, minted when none
+    /// is.
+    fn up_open_message(&mut self, session: &str, kind: MessageKind) -> String {
+        let s = self.up.session(session);
+        match &s.open {
+            Some((k, id)) if *k == kind => id.clone(),
+            _ => {
+                let id = self.up.mint("msg");
+                self.up.session(session).open = Some((kind, id.clone()));
+                id
             }
         }
     }
