@@ -43,6 +43,7 @@ mod types;
 mod up;
 mod wire;
 
+pub use spindle_wire::DEFAULT_MAX_LINE_BYTES;
 pub use spindle_wire::extensions::Extensions;
 pub use state::{Bridge, MAX_HELD_CLIENT_BYTES};
 pub use types::{BridgeConfig, BridgeDiagnostic, Policy, Route, Severity, Translated};

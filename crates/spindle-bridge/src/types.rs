@@ -101,6 +101,10 @@ pub enum Route {
     V1ClientV2Agent,
 }
 
+/// The v2 permission subject type that carries a tool call
+/// (`subject: {type: "tool_call", toolCall}`); v1 has only that kind.
+pub(crate) const TOOL_CALL_SUBJECT: &str = "tool_call";
+
 /// Client requests whose response needs translating.
 #[derive(Debug, Clone)]
 pub(crate) enum ClientRequest {

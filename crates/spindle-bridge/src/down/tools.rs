@@ -9,7 +9,7 @@ use spindle_wire::meta::META_KEY;
 use spindle_wire::tags;
 
 use crate::state::Bridge;
-use crate::types::{Policy, Severity, Translated, session_of};
+use crate::types::{Policy, Severity, TOOL_CALL_SUBJECT, Translated, session_of};
 use crate::wire::{self, Frame};
 
 const V1_TOOL_STATUS: [&str; 4] = ["pending", "in_progress", "completed", "failed"];
@@ -38,7 +38,7 @@ impl Bridge {
         let description = params.remove("description");
         let subject = params.remove("subject").unwrap_or(Value::Null);
         let tool = match subject.get("type").and_then(Value::as_str) {
-            Some("tool_call") => match subject.get("toolCall") {
+            Some(TOOL_CALL_SUBJECT) => match subject.get("toolCall") {
                 Some(Value::Object(t)) => {
                     let mut t = t.clone();
                     self.down_tool_fields(&session, &mut t, true, out);

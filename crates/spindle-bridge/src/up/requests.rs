@@ -8,7 +8,7 @@ use spindle_wire::tags;
 
 use crate::shapes;
 use crate::state::Bridge;
-use crate::types::{ClientRequest, Severity, Translated, session_of};
+use crate::types::{ClientRequest, Severity, TOOL_CALL_SUBJECT, Translated, session_of};
 use crate::wire::{self, Frame};
 
 impl Bridge {
@@ -164,7 +164,7 @@ impl Bridge {
             params.insert("title".into(), title.into());
             params.insert(
                 "subject".into(),
-                json!({"type": "tool_call", "toolCall": tool}),
+                json!({"type": TOOL_CALL_SUBJECT, "toolCall": tool}),
             );
             out.to_client
                 .push(wire::request(id, method, Value::Object(params)));

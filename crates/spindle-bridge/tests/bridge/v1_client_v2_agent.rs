@@ -466,7 +466,10 @@ fn permission_command_subject_is_refused_in_strict_and_synthesized_in_degrade() 
         json!({"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":params}),
     );
     assert!(t.to_client.is_empty());
-    assert_eq!(crate::common::parse(&t.to_agent[0])["error"]["code"], -32603);
+    assert_eq!(
+        crate::common::parse(&t.to_agent[0])["error"]["code"],
+        -32603
+    );
     let mut r = rig_with(Policy::Degrade, None);
     r.agent(
         json!({"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":params}),
@@ -627,7 +630,10 @@ fn cancel_passes_and_idle_cancelled_answers_the_prompt() {
     accepted_prompt(&mut r);
     let t =
         r.client(json!({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}));
-    assert_eq!(crate::common::parse(&t.to_agent[0])["method"], "session/cancel");
+    assert_eq!(
+        crate::common::parse(&t.to_agent[0])["method"],
+        "session/cancel"
+    );
     r.agent_update(json!({"sessionUpdate":"tool_call_update","toolCallId":"t9","title":"late","status":"in_progress"}));
     r.agent_update(idle("cancelled"));
     assert_eq!(prompt_answers(&r)[0]["result"]["stopReason"], "cancelled");

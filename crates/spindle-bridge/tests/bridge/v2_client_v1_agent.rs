@@ -323,7 +323,10 @@ fn cancel_is_forwarded_and_cancelled_stop_reason_ends_turn() {
     let agent_id = prompt(&mut r, 5);
     let t =
         r.client(json!({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}));
-    assert_eq!(crate::common::parse(&t.to_agent[0])["method"], "session/cancel");
+    assert_eq!(
+        crate::common::parse(&t.to_agent[0])["method"],
+        "session/cancel"
+    );
     let from = r.client_log.len();
     r.agent(json!({"jsonrpc":"2.0","id":agent_id,"result":{"stopReason":"cancelled"}}));
     assert_eq!(r.client_updates(from)[0]["stopReason"], "cancelled");
@@ -354,7 +357,10 @@ fn v1_agent_fs_request_is_refused_with_method_not_found() {
     let mut r = rig();
     let t = r.agent(json!({"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/a"}}));
     assert!(t.to_client.is_empty());
-    assert_eq!(crate::common::parse(&t.to_agent[0])["error"]["code"], -32601);
+    assert_eq!(
+        crate::common::parse(&t.to_agent[0])["error"]["code"],
+        -32601
+    );
 }
 
 #[test]
