@@ -129,6 +129,7 @@ pub(crate) type IdSet = FxHashSet<String>;
 /// The message kind a chunk tag (`agent_message_chunk`, ...) carries. On
 /// every streamed line: three comparisons, most frequent first, instead of
 /// [`spindle_wire::tags::UpdateTag::parse`].
+#[inline]
 pub(crate) fn chunk_kind(tag: &str) -> Option<MessageKind> {
     [MessageKind::Agent, MessageKind::Thought, MessageKind::User]
         .into_iter()
