@@ -9,7 +9,7 @@
 //!   walk over an object's members;
 //! - [`PlainChunk`] ([`plain_chunk_params`], [`plain_chunk_line`]): the
 //!   engine's strict view of a plain text chunk, text unescaped;
-//! - [`UpdateView`] ([`update_view`], [`ChunkScanner`]): the bridge's
+//! - [`UpdateView`] ([`update_view()`], [`ChunkScanner`]): the bridge's
 //!   routing view of any update line, borrowed slices of the line, with a
 //!   memory of the last chunk line's shape.
 
