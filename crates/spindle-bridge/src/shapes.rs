@@ -4,7 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::wire::Extensions;
+use spindle_wire::extensions::{EXTENSIONS_KEY, Extensions};
+use spindle_wire::meta::{META_KEY, SPINDLE_META_KEY};
 
 /// Name and version the bridge reports when a v1 peer sent no `*Info`.
 pub(crate) fn bridge_info(role: &str) -> Value {
@@ -29,19 +30,19 @@ fn set_extensions(params: &mut Map<String, Value>, ext: Extensions) {
         return;
     }
     let meta = params
-        .entry("_meta")
+        .entry(META_KEY)
         .or_insert_with(|| Value::Object(Map::new()));
     if !meta.is_object() {
         *meta = Value::Object(Map::new());
     }
     let spindle = meta
         .as_object_mut()
-        .map(|m| m.entry("spindle").or_insert_with(|| json!({})));
+        .map(|m| m.entry(SPINDLE_META_KEY).or_insert_with(|| json!({})));
     if let Some(spindle) = spindle {
         if !spindle.is_object() {
             *spindle = json!({});
         }
-        spindle["extensions"] = json!(names);
+        spindle[EXTENSIONS_KEY] = json!(names);
     }
 }
 
@@ -71,8 +72,8 @@ pub(crate) fn init_request_v2_to_v1(
         }
     }
     out.insert("clientCapabilities".into(), Value::Object(v1caps));
-    if let Some(meta) = p.remove("_meta") {
-        out.insert("_meta".into(), meta);
+    if let Some(meta) = p.remove(META_KEY) {
+        out.insert(META_KEY.into(), meta);
     }
     set_extensions(&mut out, agent_ext);
     out
@@ -95,8 +96,8 @@ pub(crate) fn init_request_v1_to_v2(mut p: Map<String, Value>) -> Map<String, Va
         }
     }
     out.insert("capabilities".into(), Value::Object(v2caps));
-    if let Some(meta) = p.remove("_meta") {
-        out.insert("_meta".into(), meta);
+    if let Some(meta) = p.remove(META_KEY) {
+        out.insert(META_KEY.into(), meta);
     }
     out
 }
@@ -152,8 +153,8 @@ pub(crate) fn init_response_v1_to_v2(mut r: Map<String, Value>) -> Map<String, V
             out.insert("authMethods".into(), Value::Array(methods));
         }
     }
-    if let Some(meta) = r.remove("_meta") {
-        out.insert("_meta".into(), meta);
+    if let Some(meta) = r.remove(META_KEY) {
+        out.insert(META_KEY.into(), meta);
     }
     out
 }
@@ -215,8 +216,8 @@ pub(crate) fn init_response_v2_to_v1(mut r: Map<String, Value>) -> Map<String, V
             .collect();
         out.insert("authMethods".into(), Value::Array(methods));
     }
-    if let Some(meta) = r.remove("_meta") {
-        out.insert("_meta".into(), meta);
+    if let Some(meta) = r.remove(META_KEY) {
+        out.insert(META_KEY.into(), meta);
     }
     out
 }
@@ -450,8 +451,33 @@ pub(crate) fn diff_v1_to_v2(item: &Map<String, Value>) -> Value {
         "patch".into(),
         json!({ "format": "git_patch", "text": patch }),
     );
-    if let Some(meta) = item.get("_meta") {
-        out.insert("_meta".into(), meta.clone());
+    if let Some(meta) = item.get(META_KEY) {
+        out.insert(META_KEY.into(), meta.clone());
     }
     Value::Object(out)
+}
+
+/// v1 patch semantics: `null` = unchanged; v2: `null` = clear. Drop nulls.
+fn strip_nulls(obj: &mut Map<String, Value>) {
+    obj.retain(|_, v| !v.is_null());
+}
+
+fn tool_content_v1_to_v2(content: &mut Value) {
+    for item in content.as_array_mut().into_iter().flatten() {
+        if item["type"] == "diff"
+            && let Some(obj) = item.as_object()
+            && obj.contains_key("newText")
+        {
+            *item = diff_v1_to_v2(obj);
+        }
+    }
+}
+
+/// A v1 `tool_call` / `tool_call_update` / permission `toolCall` as a v2
+/// `tool_call_update` body.
+pub(crate) fn tool_v1_to_v2(obj: &mut Map<String, Value>) {
+    strip_nulls(obj);
+    if let Some(content) = obj.get_mut("content") {
+        tool_content_v1_to_v2(content);
+    }
 }

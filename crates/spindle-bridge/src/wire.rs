@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use spindle_wire::scan::offset_in;
 
 /// One JSON-RPC message, fields borrowed from the line.
 #[derive(Debug, Deserialize)]
@@ -79,13 +80,6 @@ pub(crate) struct ContentHead<'a> {
 
 pub(crate) fn parse_frame(line: &str) -> Result<Frame<'_>, String> {
     serde_json::from_str(line).map_err(|e| format!("not a JSON-RPC message: {e}"))
-}
-
-/// Byte offset of `inner` (a sub-slice of `outer`, as serde's borrowed raw
-/// values are) within `outer`.
-pub(crate) fn offset_in(outer: &str, inner: &str) -> Option<usize> {
-    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
-    (start + inner.len() <= outer.len()).then_some(start)
 }
 
 /// Inserts `"key":"plain",` right after the `{` of the object `object` (a
@@ -187,59 +181,6 @@ pub(crate) fn object_of(raw: Option<&RawValue>) -> Option<Map<String, Value>> {
     match value_of(raw) {
         Value::Object(m) => Some(m),
         _ => None,
-    }
-}
-
-/// The Spindle extensions a peer opted into (`_meta.spindle.extensions`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Extensions {
-    /// `agent_message_clear`.
-    pub agent_message_clear: bool,
-    /// `agent_thought_clear`.
-    pub agent_thought_clear: bool,
-    /// `session_cleared`.
-    pub session_cleared: bool,
-    /// `clear_boundary` (`_meta.claudeCode.clearBoundary` on chunks).
-    pub clear_boundary: bool,
-}
-
-impl Extensions {
-    /// Reads `_meta.spindle.extensions` of an initialize request.
-    pub fn from_initialize_params(params: &Map<String, Value>) -> Self {
-        let mut ext = Extensions::default();
-        let list = params
-            .get("_meta")
-            .and_then(|m| m.get("spindle"))
-            .and_then(|s| s.get("extensions"))
-            .and_then(Value::as_array);
-        for name in list.into_iter().flatten().filter_map(Value::as_str) {
-            match name {
-                "agent_message_clear" => ext.agent_message_clear = true,
-                "agent_thought_clear" => ext.agent_thought_clear = true,
-                "session_cleared" => ext.session_cleared = true,
-                "clear_boundary" | "clearBoundary" => ext.clear_boundary = true,
-                _ => {}
-            }
-        }
-        ext
-    }
-
-    /// The `_meta.spindle.extensions` list naming these extensions.
-    pub fn names(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        if self.agent_message_clear {
-            v.push("agent_message_clear");
-        }
-        if self.agent_thought_clear {
-            v.push("agent_thought_clear");
-        }
-        if self.session_cleared {
-            v.push("session_cleared");
-        }
-        if self.clear_boundary {
-            v.push("clear_boundary");
-        }
-        v
     }
 }
 

@@ -5,8 +5,7 @@
 use std::process::Stdio;
 
 use anyhow::Context;
-use spindle_bridge::{Bridge, BridgeConfig, Policy, Severity, Translated};
-use spindle_protocol::jsonrpc::DEFAULT_MAX_LINE_BYTES;
+use spindle_bridge::{Bridge, BridgeConfig, DEFAULT_MAX_LINE_BYTES, Policy, Severity, Translated};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;

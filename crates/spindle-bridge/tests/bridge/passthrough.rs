@@ -1,8 +1,6 @@
 //! Same-version peers: the bridge relays bytes unchanged.
 
-mod common;
-
-use common::Rig;
+use crate::common::Rig;
 use serde_json::json;
 use spindle_bridge::{Bridge, BridgeConfig, Policy, Route};
 
@@ -28,7 +26,7 @@ fn agent_version_is_learnt_from_its_initialize_response() {
     assert_eq!(b.route(), Route::V2ClientV1Agent);
     let v: serde_json::Value = serde_json::from_str(&t.to_client[0]).unwrap();
     assert_eq!(v["result"]["protocolVersion"], 2);
-    common::validate(2, &v, Some("initialize"));
+    crate::common::validate(2, &v, Some("initialize"));
 }
 
 #[test]
@@ -36,7 +34,7 @@ fn rig_schema_check_rejects_invalid_lines() {
     // v1 tool_call needs a title; v2 chunks need a messageId.
     let bad_v1 = json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t"}}});
     let bad_v2 = json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}});
-    assert!(std::panic::catch_unwind(|| common::validate(1, &bad_v1, None)).is_err());
-    assert!(std::panic::catch_unwind(|| common::validate(2, &bad_v2, None)).is_err());
-    assert!(std::panic::catch_unwind(|| common::validate(1, &bad_v2, None)).is_ok());
+    assert!(std::panic::catch_unwind(|| crate::common::validate(1, &bad_v1, None)).is_err());
+    assert!(std::panic::catch_unwind(|| crate::common::validate(2, &bad_v2, None)).is_err());
+    assert!(std::panic::catch_unwind(|| crate::common::validate(1, &bad_v2, None)).is_ok());
 }

@@ -1,9 +1,7 @@
 //! A v2 client in front of a v1 agent. Every emitted line is schema-checked
 //! by the rig.
 
-mod common;
-
-use common::{Rig, text};
+use crate::common::{Rig, text};
 use serde_json::{Value, json};
 use spindle_bridge::{Policy, Route};
 
@@ -17,7 +15,7 @@ fn rig() -> Rig {
 fn prompt(r: &mut Rig, id: u64) -> String {
     let t = r.client(json!({"jsonrpc":"2.0","id":id,"method":"session/prompt",
         "params":{"sessionId":"s1","prompt":[text("hello")]}}));
-    let fwd = common::parse(&t.to_agent[0]);
+    let fwd = crate::common::parse(&t.to_agent[0]);
     fwd["id"]
         .as_str()
         .expect("bridge-minted prompt id")
@@ -294,7 +292,7 @@ fn permission_request_gains_title_and_tool_call_subject() {
     assert!(req["params"]["subject"]["toolCall"].get("status").is_none());
     let t = r.client(json!({"jsonrpc":"2.0","id":"p1","result":{"outcome":{"outcome":"selected","optionId":"ok"}}}));
     assert_eq!(
-        common::parse(&t.to_agent[0])["result"]["outcome"]["optionId"],
+        crate::common::parse(&t.to_agent[0])["result"]["outcome"]["optionId"],
         "ok"
     );
 }
@@ -325,7 +323,10 @@ fn cancel_is_forwarded_and_cancelled_stop_reason_ends_turn() {
     let agent_id = prompt(&mut r, 5);
     let t =
         r.client(json!({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}));
-    assert_eq!(common::parse(&t.to_agent[0])["method"], "session/cancel");
+    assert_eq!(
+        crate::common::parse(&t.to_agent[0])["method"],
+        "session/cancel"
+    );
     let from = r.client_log.len();
     r.agent(json!({"jsonrpc":"2.0","id":agent_id,"result":{"stopReason":"cancelled"}}));
     assert_eq!(r.client_updates(from)[0]["stopReason"], "cancelled");
@@ -356,7 +357,10 @@ fn v1_agent_fs_request_is_refused_with_method_not_found() {
     let mut r = rig();
     let t = r.agent(json!({"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/a"}}));
     assert!(t.to_client.is_empty());
-    assert_eq!(common::parse(&t.to_agent[0])["error"]["code"], -32601);
+    assert_eq!(
+        crate::common::parse(&t.to_agent[0])["error"]["code"],
+        -32601
+    );
 }
 
 #[test]
@@ -364,9 +368,9 @@ fn agent_exit_fails_running_v2_turns_with_idle_error() {
     let mut r = rig();
     prompt(&mut r, 5);
     let lines = r.bridge.fail_pending("agent exited");
-    let idle = common::parse(lines.last().unwrap());
+    let idle = crate::common::parse(lines.last().unwrap());
     assert_eq!(idle["params"]["update"]["stopReason"], "error");
-    common::validate(2, &idle, None);
+    crate::common::validate(2, &idle, None);
 }
 
 #[test]
@@ -434,7 +438,7 @@ fn requests_held_behind_initialize_are_failed_when_the_agent_dies() {
     let lines = r.bridge.fail_pending("agent exited");
     let mut failed: Vec<Value> = lines
         .iter()
-        .map(|l| common::parse(l)["id"].clone())
+        .map(|l| crate::common::parse(l)["id"].clone())
         .collect();
     failed.sort_by_key(|id| id.as_u64());
     assert_eq!(failed, vec![json!(0), json!(7)]);

@@ -4,17 +4,12 @@
 fn every_test_named_in_bridge_md_exists() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let doc = std::fs::read_to_string(format!("{root}/BRIDGE.md")).expect("BRIDGE.md");
-    let files = [
-        "crates/spindle-bridge/tests/v2_client_v1_agent.rs",
-        "crates/spindle-bridge/tests/v1_client_v2_agent.rs",
-        "crates/spindle-bridge/tests/passthrough.rs",
-        "crates/spindle-bridge/tests/bridged_transcript_props.rs",
-        "crates/spindle/tests/end_to_end/bridge_e2e.rs",
-    ];
-    let sources: String = files
-        .iter()
-        .map(|f| std::fs::read_to_string(format!("{root}/{f}")).expect(f))
-        .collect();
+    // Every test source of the bridge crate and of the `spindle` binary's
+    // tests, wherever a module lives.
+    let mut sources = String::new();
+    for dir in ["crates/spindle-bridge/tests", "crates/spindle/tests"] {
+        read_rust_files(std::path::Path::new(&format!("{root}/{dir}")), &mut sources);
+    }
     let mut named = 0;
     for prefix in ["A `", "B `", "P `", "E2E `", "Prop `"] {
         for (at, _) in doc.match_indices(prefix) {
@@ -40,4 +35,20 @@ fn every_test_named_in_bridge_md_exists() {
         );
     }
     assert!(named > 50);
+}
+
+/// Appends the text of every `.rs` file under `dir`.
+fn read_rust_files(dir: &std::path::Path, into: &mut String) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            read_rust_files(&path, into);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            into.push_str(&std::fs::read_to_string(&path).expect("a test source"));
+        }
+    }
 }

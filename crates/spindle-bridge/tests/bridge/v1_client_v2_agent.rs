@@ -1,9 +1,7 @@
 //! A v1 client in front of a v2 agent. Every emitted line is schema-checked
 //! by the rig.
 
-mod common;
-
-use common::{Rig, text};
+use crate::common::{Rig, text};
 use serde_json::{Value, json};
 use spindle_bridge::{Policy, Route};
 
@@ -468,7 +466,10 @@ fn permission_command_subject_is_refused_in_strict_and_synthesized_in_degrade() 
         json!({"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":params}),
     );
     assert!(t.to_client.is_empty());
-    assert_eq!(common::parse(&t.to_agent[0])["error"]["code"], -32603);
+    assert_eq!(
+        crate::common::parse(&t.to_agent[0])["error"]["code"],
+        -32603
+    );
     let mut r = rig_with(Policy::Degrade, None);
     r.agent(
         json!({"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":params}),
@@ -585,7 +586,7 @@ fn agent_exit_fails_the_held_v1_prompt() {
     accepted_prompt(&mut r);
     let lines = r.bridge.fail_pending("agent exited");
     assert_eq!(lines.len(), 1);
-    let v = common::parse(&lines[0]);
+    let v = crate::common::parse(&lines[0]);
     assert_eq!(v["id"], 5);
     assert_eq!(v["error"]["message"], "agent exited");
 }
@@ -629,7 +630,10 @@ fn cancel_passes_and_idle_cancelled_answers_the_prompt() {
     accepted_prompt(&mut r);
     let t =
         r.client(json!({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}));
-    assert_eq!(common::parse(&t.to_agent[0])["method"], "session/cancel");
+    assert_eq!(
+        crate::common::parse(&t.to_agent[0])["method"],
+        "session/cancel"
+    );
     r.agent_update(json!({"sessionUpdate":"tool_call_update","toolCallId":"t9","title":"late","status":"in_progress"}));
     r.agent_update(idle("cancelled"));
     assert_eq!(prompt_answers(&r)[0]["result"]["stopReason"], "cancelled");

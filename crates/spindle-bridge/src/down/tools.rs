@@ -1,0 +1,455 @@
+//! Tool calls, plans and permissions, v1 client in front of a v2 agent
+//! (BRIDGE.md "Tool calls, plans, commands, permissions, usage"): tool-call
+//! upserts become `tool_call` + `tool_call_update` with accumulated content,
+//! v2 plans collapse into the one v1 plan, permission subjects become a
+//! `toolCall`.
+
+use serde_json::{Map, Value, json};
+use spindle_wire::meta::META_KEY;
+use spindle_wire::tags;
+
+use crate::state::Bridge;
+use crate::types::{Policy, Severity, TOOL_CALL_SUBJECT, Translated, session_of};
+use crate::wire::{self, Frame};
+
+const V1_TOOL_STATUS: [&str; 4] = ["pending", "in_progress", "completed", "failed"];
+const V1_PLAN_STATUS: [&str; 3] = ["pending", "in_progress", "completed"];
+const V1_TOOL_KINDS: [&str; 10] = [
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "think",
+    "fetch",
+    "switch_mode",
+    "other",
+];
+
+impl Bridge {
+    pub(crate) fn down_permission(&mut self, id: &str, frame: &Frame<'_>, out: &mut Translated) {
+        let mut params = wire::object_of(frame.params).unwrap_or_default();
+        let session = session_of(&params);
+        let title = params
+            .remove("title")
+            .and_then(|t| t.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let description = params.remove("description");
+        let subject = params.remove("subject").unwrap_or(Value::Null);
+        let tool = match subject.get("type").and_then(Value::as_str) {
+            Some(TOOL_CALL_SUBJECT) => match subject.get("toolCall") {
+                Some(Value::Object(t)) => {
+                    let mut t = t.clone();
+                    self.down_tool_fields(&session, &mut t, true, out);
+                    if !t.contains_key("title") && !title.is_empty() {
+                        t.insert("title".into(), title.clone().into());
+                    }
+                    Some(t)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let tool = match tool {
+            Some(t) => t,
+            None => {
+                let kind = subject
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("none")
+                    .to_owned();
+                self.down_unrepresentable(
+                    &session,
+                    "permission_subject",
+                    format!("permission request {title:?} with subject {kind}"),
+                    out,
+                );
+                if self.config.policy == Policy::Strict {
+                    out.to_agent.push(wire::error_response(
+                        id,
+                        -32603,
+                        "the v1 client cannot show this permission request (no tool-call subject)",
+                        None,
+                    ));
+                    return;
+                }
+                self.down.next_id += 1;
+                let mut t = Map::new();
+                t.insert(
+                    "toolCallId".into(),
+                    format!("spindle-permission-{}", self.down.next_id).into(),
+                );
+                t.insert("title".into(), title.clone().into());
+                if kind == "command" {
+                    t.insert("kind".into(), "execute".into());
+                    t.insert(
+                        "rawInput".into(),
+                        json!({"command": subject.get("command"), "cwd": subject.get("cwd")}),
+                    );
+                }
+                if let Some(d) = description.filter(Value::is_string) {
+                    t.insert(
+                        "content".into(),
+                        json!([{"type": "content", "content": {"type": "text", "text": d}}]),
+                    );
+                }
+                t
+            }
+        };
+        params.insert("toolCall".into(), Value::Object(tool));
+        out.to_client.push(wire::request(
+            id,
+            "session/request_permission",
+            Value::Object(params),
+        ));
+    }
+
+    /// One v2 tool-call content item as v1, or None when rejected/dropped.
+    pub(crate) fn down_tool_item(
+        &mut self,
+        session: &str,
+        item: Value,
+        out: &mut Translated,
+    ) -> Option<Value> {
+        let ty = item
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        match ty.as_str() {
+            "content" => {
+                let block = item.get("content").cloned().unwrap_or(Value::Null);
+                let block = self.down_block(session, block, out)?;
+                let mut item = item;
+                item["content"] = block;
+                Some(item)
+            }
+            "diff" => {
+                let paths: Vec<String> = item["changes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c.get("path").and_then(Value::as_str).map(str::to_owned))
+                    .collect();
+                self.down_unrepresentable(
+                    session,
+                    "v2_diff",
+                    format!("v2 diff of {paths:?} (no oldText/newText form)"),
+                    out,
+                );
+                if self.config.policy == Policy::Strict {
+                    return None;
+                }
+                let text = item["patch"]["text"]
+                    .as_str()
+                    .map_or_else(|| format!("changed: {}", paths.join(", ")), str::to_owned);
+                Some(json!({"type": "content", "content": {"type": "text", "text": text}}))
+            }
+            "terminal" => {
+                let id = item["terminalId"].as_str().unwrap_or("").to_owned();
+                self.down_unrepresentable(
+                    session,
+                    "v2_terminal",
+                    format!("v2 terminal {id} (agent-owned; never mapped onto a v1 terminal)"),
+                    out,
+                );
+                if self.config.policy == Policy::Strict {
+                    return None;
+                }
+                Some(
+                    json!({"type": "content", "content": {"type": "text", "text": format!("[terminal {id}]")}}),
+                )
+            }
+            other => {
+                let other = other.to_owned();
+                self.down_unrepresentable(
+                    session,
+                    "unknown_tool_content",
+                    format!("tool content of type {other:?}"),
+                    out,
+                );
+                None
+            }
+        }
+    }
+
+    /// v2 tool-call fields -> v1: null clears, open enums, content items.
+    pub(crate) fn down_tool_fields(
+        &mut self,
+        session: &str,
+        u: &mut Map<String, Value>,
+        first: bool,
+        out: &mut Translated,
+    ) {
+        let id = u
+            .get("toolCallId")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        for key in [
+            "title",
+            "name",
+            "kind",
+            "status",
+            "rawInput",
+            "rawOutput",
+            META_KEY,
+        ] {
+            if u.get(key) == Some(&Value::Null) {
+                u.remove(key);
+                if !first {
+                    self.down_unrepresentable(
+                        session,
+                        "scalar_clear",
+                        format!("tool call {id} clears {key}"),
+                        out,
+                    );
+                }
+            }
+        }
+        self.down_tool_status(session, &id, u, out);
+        if let Some(kind) = u.get("kind").and_then(Value::as_str)
+            && !V1_TOOL_KINDS.contains(&kind)
+        {
+            out.diag(
+                Severity::Info,
+                "tool_kind_other",
+                format!("tool call {id} kind {kind:?} shown as other"),
+            );
+            u.insert("kind".into(), "other".into());
+        }
+        if let Some(caps) = u.remove("capabilities")
+            && !caps.is_null()
+        {
+            out.diag(
+                Severity::Info,
+                "tool_capabilities",
+                format!("tool call {id} capabilities (tool_call/cancel) have no v1 form"),
+            );
+        }
+        for key in ["content", "locations"] {
+            if u.get(key) == Some(&Value::Null) {
+                u.insert(key.into(), json!([]));
+            }
+        }
+        if let Some(Value::Array(items)) = u.remove("content") {
+            let mut converted = Vec::with_capacity(items.len());
+            for item in items {
+                if let Some(item) = self.down_tool_item(session, item, out) {
+                    converted.push(item);
+                }
+            }
+            u.insert("content".into(), Value::Array(converted));
+        }
+    }
+
+    /// v2 `tool_call_update` (an upsert): `tool_call` the first time an id
+    /// is seen (with a title), `tool_call_update` after.
+    pub(crate) fn down_tool_call_update(
+        &mut self,
+        session: &str,
+        mut u: Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let id = u
+            .get("toolCallId")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let first = !self.down.session(session).tools.contains_key(&id);
+        self.down_tool_fields(session, &mut u, first, out);
+        let content: Vec<Value> = match u.get("content") {
+            Some(Value::Array(c)) => c.clone(),
+            _ => Vec::new(),
+        };
+        let s = self.down.session(session);
+        let acc = s.tools.entry(id.clone()).or_default();
+        if u.contains_key("content") {
+            *acc = content;
+        }
+        if first {
+            u.insert("sessionUpdate".into(), tags::TOOL_CALL.into());
+            if !u.contains_key("title") {
+                let title = u
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("Tool call {id}"), str::to_owned);
+                out.diag(
+                    Severity::Info,
+                    "title_synthesized",
+                    format!("tool call {id} had no title; v1 requires one: {title:?}"),
+                );
+                u.insert("title".into(), title.into());
+            }
+        }
+        self.emit_v1(session, u, out);
+    }
+
+    /// v2 `tool_call_content_chunk`: the tool call with its whole content so
+    /// far (v1 replaces tool content, it never appends).
+    pub(crate) fn down_tool_content_chunk(
+        &mut self,
+        session: &str,
+        mut u: Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let id = u
+            .get("toolCallId")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let item = u.remove("content").unwrap_or(Value::Null);
+        let Some(item) = self.down_tool_item(session, item, out) else {
+            return;
+        };
+        let s = self.down.session(session);
+        let first = !s.tools.contains_key(&id);
+        let acc = s.tools.entry(id.clone()).or_default();
+        acc.push(item);
+        let content = Value::Array(acc.clone());
+        let mut t = Map::new();
+        let tag = if first {
+            tags::TOOL_CALL
+        } else {
+            tags::TOOL_CALL_UPDATE
+        };
+        t.insert("sessionUpdate".into(), tag.into());
+        t.insert("toolCallId".into(), id.clone().into());
+        if first {
+            t.insert("title".into(), format!("Tool call {id}").into());
+            out.diag(
+                Severity::Info,
+                "title_synthesized",
+                format!("tool call {id} first seen in a content chunk"),
+            );
+        }
+        t.insert("content".into(), content);
+        self.emit_v1(session, t, out);
+    }
+
+    pub(crate) fn down_plan_update(
+        &mut self,
+        session: &str,
+        u: &Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let plan = u.get("plan").cloned().unwrap_or(Value::Null);
+        let ty = plan.get("type").and_then(Value::as_str).unwrap_or("");
+        let plan_id = plan
+            .get("planId")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if ty != "items" {
+            let ty = ty.to_owned();
+            self.down_unrepresentable(
+                session,
+                "plan_type",
+                format!("plan {plan_id} of type {ty:?} (v1 plans are entry lists)"),
+                out,
+            );
+            return;
+        }
+        let mut entries = Vec::new();
+        for mut e in plan["entries"].as_array().cloned().unwrap_or_default() {
+            let status = e
+                .get("status")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            if !V1_PLAN_STATUS.contains(&status.as_str()) {
+                self.down_unrepresentable(
+                    session,
+                    "plan_status",
+                    format!("plan {plan_id} entry status {status:?}"),
+                    out,
+                );
+                if self.config.policy == Policy::Strict {
+                    continue;
+                }
+                let content = e.get("content").and_then(Value::as_str).unwrap_or("");
+                e["content"] = format!("({status}) {content}").into();
+                e["status"] = if status == "cancelled" {
+                    "completed"
+                } else {
+                    "pending"
+                }
+                .into();
+            }
+            entries.push(e);
+        }
+        let s = self.down.session(session);
+        match s.plans.iter_mut().find(|(p, _)| *p == plan_id) {
+            Some((_, e)) => *e = entries,
+            None => s.plans.push((plan_id, entries)),
+        }
+        self.emit_plan(session, out);
+    }
+
+    /// The v1 plan: all v2 plans' entries in first-seen order.
+    pub(crate) fn emit_plan(&mut self, session: &str, out: &mut Translated) {
+        let s = self.down.session(session);
+        if s.plans.len() > 1 {
+            out.diag(
+                Severity::Info,
+                "plans_collapsed",
+                format!("{} plans shown as one v1 plan", s.plans.len()),
+            );
+        }
+        let entries: Vec<Value> = s.plans.iter().flat_map(|(_, e)| e.clone()).collect();
+        out.to_client.push(wire::update_line(
+            session,
+            json!({"sessionUpdate": tags::PLAN, "entries": entries}),
+        ));
+    }
+
+    /// v2 `plan_removed`: the v1 plan is sent again without its entries.
+    pub(crate) fn down_plan_removed(
+        &mut self,
+        session: &str,
+        u: &Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let id = u.get("planId").and_then(Value::as_str).unwrap_or("");
+        let s = self.down.session(session);
+        s.plans.retain(|(p, _)| p != id);
+        self.emit_plan(session, out);
+    }
+
+    /// A v2 tool status v1 lacks (`cancelled`, `paused`, `_x`): rejected, or
+    /// degraded to `failed` (cancelled) / `in_progress`.
+    fn down_tool_status(
+        &mut self,
+        session: &str,
+        id: &str,
+        u: &mut Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let Some(status) = u.get("status").and_then(Value::as_str).map(str::to_owned) else {
+            return;
+        };
+        if V1_TOOL_STATUS.contains(&status.as_str()) {
+            return;
+        }
+        self.down_unrepresentable(
+            session,
+            "tool_status",
+            format!("tool call {id} status {status:?}"),
+            out,
+        );
+        match self.config.policy {
+            Policy::Strict => {
+                u.remove("status");
+            }
+            Policy::Degrade => {
+                let v1 = if status == "cancelled" {
+                    "failed"
+                } else {
+                    "in_progress"
+                };
+                u.insert("status".into(), v1.into());
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Agent `session/update` notifications, v1 client in front of a v2 agent:
+//! the hot path for chunks (from the scanner's view, or the serde head),
+//! then the routing of every other update kind to its concern.
+
+use serde_json::{Map, Value};
+use spindle_wire::extensions::Extension;
+use spindle_wire::scan::UpdateView;
+use spindle_wire::tags::{self, MessageKind, UpdateTag};
+
+use super::messages::V1_BLOCKS;
+use crate::shapes;
+use crate::state::Bridge;
+use crate::types::{Severity, Translated, chunk_kind};
+use crate::wire::{UpdateHead, UpdateParams};
+
+impl Bridge {
+    /// The hot path from the scanner. False when the line needs the general
+    /// path.
+    pub(crate) fn down_fast(
+        &mut self,
+        line: &str,
+        f: &UpdateView<'_>,
+        out: &mut Translated,
+    ) -> bool {
+        match chunk_kind(f.tag) {
+            Some(kind)
+                if kind != MessageKind::User
+                    && f.content_type.is_some_and(|t| V1_BLOCKS.contains(&t)) =>
+            {
+                self.down_chunk(line, f.session_id, kind, f.message_id, out);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub(crate) fn down_update(
+        &mut self,
+        line: &str,
+        params: UpdateParams<'_>,
+        out: &mut Translated,
+    ) {
+        // Hot path: agent/thought chunks with v1 content blocks pass verbatim.
+        if let Ok(head) = serde_json::from_str::<UpdateHead<'_>>(params.update.get())
+            && let Some(kind) = chunk_kind(&head.tag)
+            && kind != MessageKind::User
+            && head
+                .content
+                .as_ref()
+                .is_some_and(|c| V1_BLOCKS.contains(&c.kind.as_ref()))
+        {
+            self.down_chunk(
+                line,
+                &params.session_id,
+                kind,
+                head.message_id.as_deref(),
+                out,
+            );
+            return;
+        }
+        let session = params.session_id.into_owned();
+        let update = match serde_json::from_str::<Value>(params.update.get()) {
+            Ok(Value::Object(u)) => u,
+            _ => {
+                out.diag(
+                    Severity::Warning,
+                    "malformed_update",
+                    "session/update update is not an object".into(),
+                );
+                return;
+            }
+        };
+        self.down_update_slow(&session, update, out);
+    }
+
+    pub(crate) fn down_update_slow(
+        &mut self,
+        session: &str,
+        u: Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let tag = u
+            .get("sessionUpdate")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let Some(known) = UpdateTag::parse(&tag) else {
+            self.down_unrepresentable(
+                session,
+                "no_v1_form",
+                format!("update {tag:?} has no ACP v1 form for this client"),
+                out,
+            );
+            return;
+        };
+        if let Some(kind) = MessageKind::of_upsert(known) {
+            self.down_upsert(session, kind, u, out);
+            return;
+        }
+        if let Some(kind) = MessageKind::of_chunk(known) {
+            self.down_chunk_slow(session, kind, u, out);
+            return;
+        }
+        match known {
+            UpdateTag::StateUpdate => self.down_state(session, &u, out),
+            UpdateTag::ToolCallUpdate => self.down_tool_call_update(session, u, out),
+            UpdateTag::ToolCallContentChunk => self.down_tool_content_chunk(session, u, out),
+            UpdateTag::PlanUpdate | UpdateTag::PlanRemoved if self.client_plan_ops => {
+                self.emit_v1(session, u, out)
+            }
+            UpdateTag::PlanUpdate => self.down_plan_update(session, &u, out),
+            UpdateTag::PlanRemoved => self.down_plan_removed(session, &u, out),
+            UpdateTag::ConfigOptionUpdate => self.down_config_option_update(session, u, out),
+            UpdateTag::AvailableCommandsUpdate => self.down_commands(session, u, out),
+            UpdateTag::UsageUpdate => self.down_usage(session, u, out),
+            UpdateTag::SessionInfoUpdate => self.emit_v1(session, u, out),
+            UpdateTag::Notice if self.client_notices => self.emit_v1(session, u, out),
+            UpdateTag::CompactionUpdate | UpdateTag::CompactionSummaryChunk
+                if self.client_compaction =>
+            {
+                self.emit_v1(session, u, out)
+            }
+            UpdateTag::AgentMessageClear => self.down_clear(session, MessageKind::Agent, u, out),
+            UpdateTag::AgentThoughtClear => self.down_clear(session, MessageKind::Thought, u, out),
+            UpdateTag::SessionCleared => {
+                if self.client_ext.contains(Extension::SessionCleared) {
+                    self.emit_v1(session, u, out);
+                } else {
+                    out.diag(
+                        Severity::Info,
+                        "extension_not_negotiated",
+                        format!("{tag} not sent: the client did not opt into it"),
+                    );
+                }
+            }
+            UpdateTag::Plan | UpdateTag::ToolCall | UpdateTag::CurrentModeUpdate => {
+                out.diag(
+                    Severity::Warning,
+                    "removed_v1_update",
+                    format!("the v2 agent sent the v1-only update {tag:?}; relayed as is"),
+                );
+                self.emit_v1(session, u, out);
+            }
+            _ => self.down_unrepresentable(
+                session,
+                "no_v1_form",
+                format!("update {tag:?} has no ACP v1 form for this client"),
+                out,
+            ),
+        }
+    }
+
+    /// v2 `available_commands_update`: commands lose their type markers;
+    /// unknown command or input types are rejected.
+    fn down_commands(&mut self, session: &str, mut u: Map<String, Value>, out: &mut Translated) {
+        if let Some(commands) = u.get_mut("availableCommands") {
+            let rejected = shapes::commands_v2_to_v1(commands);
+            for r in rejected {
+                self.down_unrepresentable(session, "unknown_command_type", r, out);
+            }
+        }
+        self.emit_v1(session, u, out);
+    }
+
+    /// v2 `usage_update`: `cost: null` (a clear) has no v1 form.
+    fn down_usage(&mut self, session: &str, mut u: Map<String, Value>, out: &mut Translated) {
+        if u.get("cost") == Some(&Value::Null) {
+            u.remove("cost");
+            self.down_unrepresentable(
+                session,
+                "cost_cleared",
+                format!(
+                    "{} clears cost (v1: omitted = unchanged)",
+                    tags::USAGE_UPDATE
+                ),
+                out,
+            );
+        }
+        self.emit_v1(session, u, out);
+    }
+}
