@@ -66,43 +66,14 @@
 //! ```
 //!
 //! With an agent process and the transcript engine (`spindle-engine`), the
-//! way `spindle chat` uses them:
-//!
-//! ```no_run
-//! use spindle_engine::TranscriptEngine;
-//! use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, ProtocolChoice, SpawnOptions};
-//! use serde_json::json;
-//!
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let agent_cmd = ["spindle".into(), "agent".into()];
-//! let options = ClientOptions {
-//!     protocol: ProtocolChoice::V2Preferred, // v2, falling back to v1
-//!     spindle_extensions: true,
-//!     ..ClientOptions::default()
-//! };
-//! let (client, mut events, _child) =
-//!     AcpClient::spawn(&agent_cmd, SpawnOptions::default(), options)?;
-//! client.initialize().await?;
-//! let (session, _result) = client.new_session("/tmp", &json!([])).await?;
-//! let blocks = json!([{"type": "text", "text": "hello"}]);
-//! client.send_prompt(&session, &blocks).await?;
-//! let mut engine = TranscriptEngine::default();
-//! while let Some(event) = events.recv().await {
-//!     match event {
-//!         ClientEvent::SessionUpdate { params, .. } => {
-//!             engine.apply_session_update(params.get());
-//!         }
-//!         ClientEvent::PermissionRequest { request_id, .. } => {
-//!             let outcome = json!({"outcome": "cancelled"});
-//!             client.respond_permission(&request_id, &outcome).await?;
-//!         }
-//!         ClientEvent::TurnFinished { .. } => break,
-//!         _ => {}
-//!     }
-//! }
-//! # Ok(()) }
-//! ```
+//! way `spindle chat` uses them: the README's "Using the crates" example,
+//! compiled here as a doctest (`ReadmeDoctests`).
 #![deny(missing_docs)]
+
+/// The README's code blocks, compiled as doctests so the README's library example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
 
 pub mod client;
 pub mod extensions;
