@@ -100,9 +100,18 @@ impl ToolCall {
     /// order. Computed on the first read after `content` changed, so streaming
     /// updates cost nothing here.
     pub fn diffs(&self) -> &[FileDiff] {
-        self.diffs.get_or_init(|| match self.field("content") {
-            Some(Value::Array(items)) => diffs_of_content(&items),
-            _ => Vec::new(),
+        self.diffs.get_or_init(|| {
+            // The stored JSON is compact, so a diff item spells its type exactly
+            // so: no parse for the many tool calls without one.
+            const DIFF_TYPE: &str = r#""type":"diff""#;
+            let raw = self.fields.get_raw("content").unwrap_or("");
+            if !raw.contains(DIFF_TYPE) && !self.appended_content.contains(DIFF_TYPE) {
+                return Vec::new();
+            }
+            match self.field("content") {
+                Some(Value::Array(items)) => diffs_of_content(&items),
+                _ => Vec::new(),
+            }
         })
     }
 
