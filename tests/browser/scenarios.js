@@ -18,11 +18,11 @@ const THOUGHTS_REPLY =
 const SLOW_REPLY =
   "Slow streaming: every word arrives after a pause, so you can watch the reply grow and cancel it halfway through if you like.";
 
-function startServer(dbPath, extra = []) {
+function startServer(dbPath, extra = [], agentArgs = ["--delay-ms", "20"]) {
   return new Promise((resolve, reject) => {
     const child = spawn(
       spindle,
-      ["serve", "--bind", "127.0.0.1:0", "--db", dbPath, ...extra, "--", spindle, "agent", "--delay-ms", "20"],
+      ["serve", "--bind", "127.0.0.1:0", "--db", dbPath, ...extra, "--", spindle, "agent", ...agentArgs],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
@@ -383,6 +383,57 @@ scenario("with a token, only the printed URL opens the page", async ({ context, 
     await shot(page, "10-token-session");
     await page.close();
     assert(id, "session created");
+  } finally {
+    server.child.kill("SIGTERM");
+  }
+});
+
+scenario("a tool call shows its live terminal output and its diffs per file", async ({ context, tmp }) => {
+  // The reference agent plays tool calls shaped as production agents send them: Claude Code's
+  // display-only terminal in _meta.terminal_info/terminal_output/terminal_exit, and diffs.
+  const script = path.join(__dirname, "tool-display.script.jsonl");
+  const server = await startServer(path.join(tmp, "tools.db"), [], ["--script", script]);
+  try {
+    const page = await context.newPage();
+    await page.goto(server.url + "/");
+    await newSession(page);
+    await send(page, "run the tests and edit");
+    const term = '#transcript .entry.tool[data-entry-id="toolu_1"]';
+    // Live: the first output is shown while the command still runs.
+    await eventually("live terminal output", async () =>
+      (await page.textContent(term + " .tool-terminal .terminal-output")).includes("running 3 tests")
+      && (await page.getAttribute(term, "data-status")) === "in_progress");
+    assert(await page.isVisible(term + " .tool-terminal"), "terminal box visible while running");
+    await shot(page, "11-tool-terminal-live");
+    await eventually("exit shown", async () => (await page.textContent(term + " .terminal-exit")) === "exited with 0");
+    const output = await page.textContent(term + " .terminal-output");
+    // Control characters made visible (ESC as U+241B), as the chat shows them.
+    assert(output === "running 3 tests\ntest parse ... ok\ntest <b>render</b> ... ok\ntest colour \u241b[32mok\u241b[0m\ntest result: ok. 3 passed\n",
+      "whole output in order: " + JSON.stringify(output));
+    assert((await page.$$(term + " .terminal-output b")).length === 0, "agent output never becomes HTML");
+    assert((await page.textContent(term + " .tool-name")) === "Bash", "tool name from _meta.claudeCode.toolName");
+    assert(!(await page.textContent(term + " .details")).includes("[terminal"), "the terminal reference is drawn as the terminal");
+    const edit = '#transcript .entry.tool[data-entry-id="toolu_2"]';
+    await page.waitForSelector(edit + " .file-diff");
+    const files = await page.$$eval(edit + " .file-diff", (nodes) => nodes.map((n) => ({
+      change: n.dataset.change,
+      label: n.querySelector(".change-label").textContent,
+      path: n.querySelector(".path").textContent,
+      lines: [...n.querySelectorAll(".diff-body span")].map((l) => l.className + " " + l.textContent),
+    })));
+    assert(files.length === 3, "one block per diff: " + JSON.stringify(files));
+    assert(files[0].change === "modify" && files[0].path === "/w/src/lib.rs", JSON.stringify(files[0]));
+    assert(JSON.stringify(files[0].lines.slice(0, 4)) === JSON.stringify([
+      "hunk @@ -1,5 +1,5 @@\n", "ctx  pub fn add(a: i32, b: i32) -> i32 {\n",
+      "del -    a + b\n", "add +    a.checked_add(b).expect(\"<overflow>\")\n"]), JSON.stringify(files[0].lines));
+    assert(files[1].label === "new file" && files[1].lines.every((l) => l.startsWith("hunk") || l.startsWith("add")), JSON.stringify(files[1]));
+    assert(files[2].label === "deleted" && files[2].lines[1] === "del -bye\n", JSON.stringify(files[2]));
+    const colours = await page.$eval(edit + " .diff-body .add", (n) => getComputedStyle(n).backgroundColor);
+    assert(colours !== "rgba(0, 0, 0, 0)", "added lines are coloured");
+    assert((await page.$$(edit + " .diff-body b, " + edit + " .diff-body overflow")).length === 0, "diff text never becomes HTML");
+    await page.$eval(edit, (n) => n.scrollIntoView());
+    await shot(page, "12-tool-diffs");
+    await page.close();
   } finally {
     server.child.kill("SIGTERM");
   }

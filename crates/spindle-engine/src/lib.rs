@@ -57,6 +57,15 @@
 //!   (a `malformed_field` diagnostic names the ones left out).
 //! - An empty text chunk opens no agent or thought message (no entry, no op);
 //!   the message starts with its first non-empty chunk.
+//! - Tool calls: the display-only terminal agents attach in `_meta`
+//!   (`terminal_info`, `terminal_output` appended, `terminal_exit`) is lifted
+//!   out of `_meta` into [`ToolCall::terminal`]; its output is the entry's
+//!   text (streamed by `append_text` ops), so a later update that replaces
+//!   `_meta` loses none of it. The tool's name (v2 `name`,
+//!   `_meta.claudeCode.toolName`, `_meta.toolName`) sticks once seen
+//!   ([`ToolCall::tool_name`]). Every `diff` item (v1 `oldText`/`newText`, v2
+//!   `changes` + `git_patch`) is a [`FileDiff`] with hunks
+//!   ([`ToolCall::diffs`], computed on first read after `content` changed).
 //!
 //! # Layers
 //! A module uses only modules listed before it (no module cycles; the
@@ -106,7 +115,8 @@ mod wire;
 pub use crate::core::TranscriptEngine;
 pub use config::{EngineConfig, ProtocolHint, StreamingPolicy};
 pub use model::{
-    Boundary, Entry, EntryBody, EntryKind, Message, SessionInfo, SessionState, Terminal, ToolCall,
+    Boundary, DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, Entry, EntryBody, EntryKind,
+    FileDiff, Message, SessionInfo, SessionState, Terminal, TerminalExit, ToolCall, ToolTerminal,
     Transcript,
 };
 pub use model::{Diagnostic, EntryView};

@@ -4,7 +4,9 @@
 //! `protocol` (1 | 2), `sessionId`, `entries` (timeline order; each has `id`,
 //! `kind`, `turn` when inside a turn; messages add `messageId`, `content` (the
 //! blocks, verbatim), `text` (text blocks joined), `_meta`, `pending`,
-//! `rejected`; tool calls `toolCall` (wire fields) and `permission`; plans
+//! `rejected`; tool calls `toolCall` (wire fields, `_meta.terminal_*` lifted
+//! out), `permission`, `toolName`, `terminal`, `diffs` and `text` (the
+//! display-only terminal's output) when they have them; plans
 //! `plan`, `removed`; terminals `terminal`, `outputBytes`, `text`; boundaries
 //! `reason` (`clear` | `compaction`), `source`, and for compaction
 //! `compactionId`, `status`, `error`, `summary`, `text`; `unknown` and
@@ -275,11 +277,34 @@ impl TranscriptEngine {
                 EntryBody::ToolCall(tc) => {
                     let field = |k: &str| tc.field_str(k).unwrap_or_default();
                     out.push_str(&format!(
-                        "[tool] {} ({}, {})\n",
+                        "[tool] {} ({}, {})",
                         field("title"),
                         field("kind"),
                         field("status")
                     ));
+                    if let Some(name) = tc.tool_name() {
+                        out.push_str(&format!(" [{name}]"));
+                    }
+                    out.push('\n');
+                    for diff in tc.diffs() {
+                        for line in diff.unified().lines() {
+                            out.push_str(&format!("  {line}\n"));
+                        }
+                    }
+                    if let Some(output) = tc.terminal_output() {
+                        for line in output.lines() {
+                            out.push_str(&format!("  | {line}\n"));
+                        }
+                        if let Some(exit) = tc.terminal_exit() {
+                            match (exit.exit_code, exit.signal) {
+                                (_, Some(signal)) => {
+                                    out.push_str(&format!("  (killed by {signal})\n"))
+                                }
+                                (Some(code), None) => out.push_str(&format!("  (exit {code})\n")),
+                                (None, None) => out.push_str("  (exited)\n"),
+                            }
+                        }
+                    }
                 }
                 EntryBody::Plan { plan, removed } => {
                     let entries = plan.get("entries").and_then(Value::as_array);

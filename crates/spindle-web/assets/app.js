@@ -164,6 +164,18 @@
       }
       rec.extra = el("div", "details");
       rec.node.appendChild(rec.extra);
+      if (kind === "tool_call") {
+        // A tool call's text is the output of its display-only terminal (`_meta.terminal_*`):
+        // append_text streams into this text node; the box shows once the entry has a terminal.
+        rec.term = el("div", "tool-terminal");
+        const pre = el("pre", "terminal-output");
+        rec.body = document.createTextNode("");
+        pre.appendChild(rec.body);
+        rec.termExit = el("div", "terminal-exit");
+        rec.term.append(pre, rec.termExit);
+        rec.term.hidden = true;
+        rec.node.appendChild(rec.term);
+      }
     }
     rec.node.dataset.entryId = rec.id;
     rec.node.dataset.kind = kind;
@@ -172,11 +184,20 @@
     return rec;
   }
 
+  // Terminal output is shown with its control characters made visible (ESC as U+241B, ...),
+  // one character for one, so UTF-16 offsets of truncate_text still hold.
+  const TERMINAL_KINDS = new Set(["terminal", "tool_call"]);
+  function shown(rec, text) {
+    if (!TERMINAL_KINDS.has(rec.kind)) return text;
+    return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) =>
+      c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0)));
+  }
+
   // Replaces the entry's whole text (insert/update ops carry it whole).
   function setText(rec, text) {
     if (rec.text === text) return;
     rec.text = text;
-    if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.data = text;
+    if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.data = shown(rec, text);
     else markDirty(rec);
   }
 
@@ -207,8 +228,7 @@
     } else if (kind === "terminal") {
       const term = entry.terminal && typeof entry.terminal === "object" ? entry.terminal : {};
       rec.head.textContent = "Terminal " + (term.command ? "$ " + term.command : "");
-      const exit = term.exitStatus;
-      rec.extra.textContent = exit ? "exited" + (exit.exitCode != null ? " with " + exit.exitCode : "") + (exit.signal ? " (" + exit.signal + ")" : "") : "";
+      rec.extra.textContent = exitText(term.exitStatus);
     } else if (kind === "permission") {
       rec.head.textContent = "Permission request";
       const raw = entry.raw && typeof entry.raw === "object" ? entry.raw : {};
@@ -236,20 +256,62 @@
     return "[" + String(item.type || "content") + "]";
   }
 
-  // The tool call's wire fields are nested under `toolCall` (its `kind` is the tool kind).
+  // How a terminal ended (v2 `exitStatus`, or a tool call's `_meta.terminal_exit`, which the
+  // engine spells the same way); empty while it runs.
+  function exitText(exit) {
+    if (!exit || typeof exit !== "object") return "";
+    if (exit.signal) return "killed by " + String(exit.signal);
+    return exit.exitCode != null ? "exited with " + String(exit.exitCode) : "exited";
+  }
+
+  const CHANGE_LABELS = { add: "new file", delete: "deleted", modify: "modified", move: "moved", copy: "copied" };
+
+  // One file of the engine's `diffs`: a header naming the change and the path, then the hunks
+  // as a unified diff, one element per line (its class says added, removed, context or header).
+  function fileDiff(diff) {
+    const change = String(diff.change || "modify");
+    const box = el("div", "file-diff");
+    box.dataset.change = change;
+    const head = el("div", "file-diff-head");
+    head.append(el("span", "change-label", CHANGE_LABELS[change] || change));
+    const path = String(diff.path ?? "");
+    head.append(el("span", "path", diff.oldPath ? String(diff.oldPath) + " \u2192 " + path : path));
+    box.append(head);
+    const body = el("pre", "diff-body");
+    for (const hunk of Array.isArray(diff.hunks) ? diff.hunks : []) {
+      body.append(el("span", "hunk", String(hunk.header ?? "@@") + "\n"));
+      for (const line of Array.isArray(hunk.lines) ? hunk.lines : []) {
+        const text = String(line);
+        const cls = text[0] === "+" ? "add" : text[0] === "-" ? "del" : "ctx";
+        body.append(el("span", cls, text + "\n"));
+      }
+    }
+    if (diff.binary) body.append(el("span", "ctx", "(binary file)\n"));
+    if (body.childNodes.length) box.append(body);
+    return box;
+  }
+
+  // The tool call's wire fields are nested under `toolCall` (its `kind` is the tool kind);
+  // `toolName`, `terminal` and `diffs` are what the engine read out of them for display.
   function fillTool(rec, entry) {
     const tc = entry.toolCall && typeof entry.toolCall === "object" ? entry.toolCall : {};
     const status = String(tc.status || "pending");
     rec.node.dataset.status = status;
+    const toolName = typeof entry.toolName === "string" ? entry.toolName : "";
     rec.head.replaceChildren(
-      el("span", "title", tc.title || tc.name || "Tool call"),
+      el("span", "title", tc.title || toolName || "Tool call"),
       el("span", "status", status),
       el("span", "tool-kind", tc.kind && tc.kind !== "other" ? " " + tc.kind : ""),
+      el("span", "tool-name", toolName && toolName !== tc.title ? toolName : ""),
     );
+    const terminal = entry.terminal && typeof entry.terminal === "object" ? entry.terminal : null;
+    const diffs = Array.isArray(entry.diffs) ? entry.diffs : null;
     const parts = [];
     // Streamed output arrives as many small content items: consecutive text joins one block.
     let text = null;
     for (const item of Array.isArray(tc.content) ? tc.content : []) {
+      if (item && item.type === "diff" && diffs) continue;
+      if (item && item.type === "terminal" && terminal && item.terminalId === terminal.terminalId) continue;
       const isText = item && item.type === "content" && item.content && item.content.type === "text";
       if (isText && text) {
         text.textContent += contentText(item);
@@ -259,6 +321,9 @@
       text = isText ? block : null;
       parts.push(block);
     }
+    for (const diff of diffs || []) {
+      if (diff && typeof diff === "object") parts.push(fileDiff(diff));
+    }
     const permission = entry.permission;
     if (permission && typeof permission === "object") {
       const o = permission.outcome;
@@ -266,6 +331,9 @@
       parts.push(el("div", "outcome", "permission: " + answer));
     }
     rec.extra.replaceChildren(...parts);
+    rec.term.hidden = !terminal;
+    rec.termExit.textContent = terminal ? exitText(terminal.exitStatus) : "";
+    if (terminal && terminal.cwd) rec.term.title = "cwd: " + String(terminal.cwd);
   }
 
   function markDirty(rec) {
@@ -421,7 +489,7 @@
       const rec = entries.get(String(op.id));
       if (!rec) return;
       rec.text += op.text;
-      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.appendData(op.text);
+      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.appendData(shown(rec, op.text));
       else markDirty(rec);
       if (rec.kind === "boundary") fillEntry(rec, { reason: rec.node.dataset.reason });
     },

@@ -16,3 +16,21 @@ pub const CLEAR_BOUNDARY_FLAG: &str = "clearBoundary";
 
 /// The `_meta` member itself.
 pub const META_KEY: &str = "_meta";
+
+/// `_meta.terminal_info` on a `tool_call`: the display-only terminal of the
+/// call (`terminal_id`, and `cwd` from Codex). Agents send these three only to
+/// a client that set `clientCapabilities._meta.terminal_output: true`.
+pub const TERMINAL_INFO_META_KEY: &str = "terminal_info";
+
+/// `_meta.terminal_output` on a `tool_call_update`: `terminal_id` and `data`
+/// (text, appended). The same word is the client capability flag:
+/// `clientCapabilities._meta.terminal_output: true`.
+pub const TERMINAL_OUTPUT_META_KEY: &str = "terminal_output";
+
+/// `_meta.terminal_exit` on a `tool_call_update`: `terminal_id`, `exit_code`,
+/// `signal`.
+pub const TERMINAL_EXIT_META_KEY: &str = "terminal_exit";
+
+/// `toolName`: the tool's programmatic name, in `_meta.claudeCode` (Claude
+/// Code) or directly in `_meta` (Qwen Code) of a tool call.
+pub const TOOL_NAME_META_KEY: &str = "toolName";

@@ -92,6 +92,44 @@ pub struct Terminal {
     pub(crate) decoded: usize,
 }
 
+impl Terminal {
+    /// The output decoded as UTF-8 (an incomplete trailing sequence waits).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The exit status, once `exitStatus` came.
+    pub fn exit(&self) -> Option<TerminalExit> {
+        self.fields
+            .get("exitStatus")
+            .and_then(TerminalExit::from_status)
+    }
+}
+
+/// How a terminal's command ended: v2 `exitStatus` or the tool-call
+/// `_meta.terminal_exit` convention (both may leave either part unknown).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TerminalExit {
+    /// The exit code, when known.
+    pub exit_code: Option<i64>,
+    /// The signal that ended the process (`SIGTERM`, ...), when known.
+    pub signal: Option<String>,
+}
+
+impl TerminalExit {
+    /// From an `exitStatus` object (`exitCode`, `signal`); `None` unless an object.
+    pub(crate) fn from_status(status: &Value) -> Option<TerminalExit> {
+        let status = status.as_object()?;
+        Some(TerminalExit {
+            exit_code: status.get("exitCode").and_then(Value::as_i64),
+            signal: status
+                .get("signal")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        })
+    }
+}
+
 /// The kind-specific part of an entry.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryBody {
@@ -143,6 +181,7 @@ impl Entry {
             EntryBody::Message(m) => &m.text,
             EntryBody::Boundary(b) => &b.summary.text,
             EntryBody::Terminal(t) => &t.text,
+            EntryBody::ToolCall(tc) => tc.terminal_output().unwrap_or(""),
             _ => "",
         }
     }
@@ -171,6 +210,17 @@ impl Entry {
                 fields.insert("toolCall".into(), Value::Object(tc.fields()));
                 if let Some(p) = &tc.permission {
                     fields.insert("permission".into(), (**p).clone());
+                }
+                if let Some(name) = tc.tool_name() {
+                    fields.insert("toolName".into(), Value::from(name));
+                }
+                if let Some(terminal) = tc.terminal() {
+                    fields.insert("terminal".into(), Value::Object(terminal.fields.clone()));
+                }
+                let diffs = tc.diffs();
+                if !diffs.is_empty() {
+                    let diffs = diffs.iter().map(super::diff::FileDiff::to_json).collect();
+                    fields.insert("diffs".into(), Value::Array(diffs));
                 }
             }
             EntryBody::Plan { plan, removed } => {
@@ -255,6 +305,11 @@ impl Entry {
                 for (k, v) in view.fields {
                     map.insert(k, v);
                 }
+                if let EntryBody::ToolCall(tc) = &self.body
+                    && let Some(output) = tc.terminal_output()
+                {
+                    map.insert("text".into(), Value::from(output));
+                }
             }
         }
         Value::Object(map)
@@ -278,12 +333,18 @@ pub struct EntryView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<u32>,
     /// Messages: text blocks joined. Boundaries: the compaction summary text.
-    /// Terminals: the output decoded as UTF-8 (lossy). Others: empty.
+    /// Terminals: the output decoded as UTF-8 (lossy). Tool calls: the output
+    /// of their display-only terminal (`_meta.terminal_output`). Others: empty.
     #[serde(default)]
     pub text: String,
     /// Kind-specific fields: messages `attachments` (non-text blocks), `_meta`,
-    /// `pending`, `rejected`; tool calls `toolCall` (wire fields, verbatim) and
-    /// `permission`; plans `plan`, `removed`; boundaries `reason` (`clear` |
+    /// `pending`, `rejected`; tool calls `toolCall` (wire fields, verbatim, with
+    /// `_meta.terminal_*` lifted out), `permission`, `toolName` (see
+    /// [`crate::ToolCall::tool_name`]), `terminal` (the display-only terminal's
+    /// `terminalId`, `cwd`, `exitStatus`, ...) and `diffs` (one per file:
+    /// `path`, `oldPath`, `change` `add`|`delete`|`modify`|`move`|`copy`,
+    /// `binary`, `hunks` with `header` and `lines`, each line its ` `/`+`/`-`
+    /// marker then its text); plans `plan`, `removed`; boundaries `reason` (`clear` |
     /// `compaction`), `source`, `compactionId`, `status`, `error`; terminals
     /// `terminal`; unknown updates and non-tool permissions `raw`.
     #[serde(flatten)]

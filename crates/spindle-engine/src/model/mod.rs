@@ -1,18 +1,22 @@
 //! The transcript model the engine maintains: entries (`entry`), message
-//! content (`message`), tool calls (`tool_call`), and the session-level state
+//! content (`message`), tool calls (`tool_call`) with their file diffs (`diff`,
+//! `git_patch`), and the session-level state
 //! and diagnostics kept beside them.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod diff;
 mod entry;
+mod git_patch;
 mod message;
 mod tool_call;
 
-pub use entry::{Boundary, Entry, EntryBody, EntryKind, EntryView, Terminal};
+pub use diff::{DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, FileDiff};
+pub use entry::{Boundary, Entry, EntryBody, EntryKind, EntryView, Terminal, TerminalExit};
 pub(crate) use message::Block;
 pub use message::Message;
-pub use tool_call::ToolCall;
+pub use tool_call::{ToolCall, ToolTerminal};
 
 /// The session's foreground state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

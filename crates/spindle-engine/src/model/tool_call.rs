@@ -1,10 +1,39 @@
-//! A tool call's wire fields (kept as compact JSON) and its permission record.
+//! A tool call's wire fields (kept as compact JSON), its permission record,
+//! and what Spindle reads out of them for display: the tool's name, the
+//! display-only terminal of `_meta.terminal_*`, and the file diffs.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
+use super::diff::{FileDiff, diffs_of_content};
+use super::entry::TerminalExit;
 use crate::compact::{CompactObject, MemberChange};
+
+/// The display-only terminal production agents attach to a tool call when the
+/// client sets `clientCapabilities._meta.terminal_output`: `_meta.terminal_info`
+/// (`terminal_id`, `cwd`, ...), `_meta.terminal_output` (`data`, appended) and
+/// `_meta.terminal_exit` (`exit_code`, `signal`). Its fields are spelled as v2
+/// `terminal_update` spells them (`terminalId`, `cwd`, `exitStatus` with
+/// `exitCode` and `signal`), so views draw both kinds of terminal alike.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolTerminal {
+    /// `terminalId`, `cwd` and the other `terminal_info` members (snake_case
+    /// keys in camelCase), and `exitStatus` once `terminal_exit` came.
+    pub fields: Map<String, Value>,
+    /// Every `terminal_output.data`, appended in arrival order.
+    pub output: String,
+}
+
+impl ToolTerminal {
+    /// The exit status, once `terminal_exit` came.
+    pub fn exit(&self) -> Option<TerminalExit> {
+        self.fields
+            .get("exitStatus")
+            .and_then(TerminalExit::from_status)
+    }
+}
 
 /// A tool call: its wire fields, patched three-state, plus local state.
 ///
@@ -21,6 +50,14 @@ pub struct ToolCall {
     /// The latest permission request about this call, with its outcome once
     /// answered (boxed: most tool calls have none).
     pub permission: Option<Box<Value>>,
+    /// The tool's programmatic name, once any update named it (v2 `name`,
+    /// `_meta.claudeCode.toolName`, `_meta.toolName`); kept when a later
+    /// `_meta` replacement leaves it out.
+    pub(crate) tool_name: Option<Box<str>>,
+    /// The display-only terminal, when `_meta.terminal_*` came.
+    pub(crate) terminal: Option<Box<ToolTerminal>>,
+    /// [`Self::diffs`], computed on first read after `content` changed.
+    diffs: OnceLock<Vec<FileDiff>>,
 }
 
 impl ToolCall {
@@ -30,6 +67,58 @@ impl ToolCall {
             fields: CompactObject::from_map(fields),
             appended_content: String::new(),
             permission: None,
+            tool_name: None,
+            terminal: None,
+            diffs: OnceLock::new(),
+        }
+    }
+
+    /// The tool's programmatic name for display (`Bash`, `Edit`,
+    /// `run_shell_command`, ...), when the agent gave one: v2 `name`, or the
+    /// `_meta.claudeCode.toolName` (Claude Code) / `_meta.toolName` (Qwen Code)
+    /// conventions.
+    pub fn tool_name(&self) -> Option<&str> {
+        self.tool_name.as_deref()
+    }
+
+    /// The display-only terminal of `_meta.terminal_*`, if any came.
+    pub fn terminal(&self) -> Option<&ToolTerminal> {
+        self.terminal.as_deref()
+    }
+
+    /// The display-only terminal's output so far.
+    pub fn terminal_output(&self) -> Option<&str> {
+        self.terminal.as_deref().map(|t| t.output.as_str())
+    }
+
+    /// The display-only terminal's exit status, once it exited.
+    pub fn terminal_exit(&self) -> Option<TerminalExit> {
+        self.terminal.as_deref().and_then(ToolTerminal::exit)
+    }
+
+    /// One [`FileDiff`] per file of every `diff` content item, in content
+    /// order. Computed on the first read after `content` changed, so streaming
+    /// updates cost nothing here.
+    pub fn diffs(&self) -> &[FileDiff] {
+        self.diffs.get_or_init(|| {
+            // The stored JSON is compact, so a diff item spells its type exactly
+            // so: no parse for the many tool calls without one.
+            const DIFF_TYPE: &str = r#""type":"diff""#;
+            let raw = self.fields.get_raw("content").unwrap_or("");
+            if !raw.contains(DIFF_TYPE) && !self.appended_content.contains(DIFF_TYPE) {
+                return Vec::new();
+            }
+            match self.field("content") {
+                Some(Value::Array(items)) => diffs_of_content(&items),
+                _ => Vec::new(),
+            }
+        })
+    }
+
+    /// `diffs` is out of date (content changed).
+    fn forget_diffs(&mut self) {
+        if self.diffs.get().is_some() {
+            self.diffs = OnceLock::new();
         }
     }
 
@@ -80,12 +169,16 @@ impl ToolCall {
     /// Applies member changes (see [`CompactObject::patched`]) after folding
     /// the appended content in.
     pub(crate) fn patch(&mut self, changes: &[MemberChange<'_>]) {
+        if changes.iter().any(|(key, _)| *key == "content") {
+            self.forget_diffs();
+        }
         self.fold();
         self.fields = self.fields.patched(changes);
     }
 
     /// Appends one item to `content`.
     pub(crate) fn push_content(&mut self, item: &Value) {
+        self.forget_diffs();
         // Items already waiting mean `content` is an array (checked when the first one came):
         // no walk of the fields per chunk.
         if self.appended_content.is_empty()
@@ -118,8 +211,12 @@ impl ToolCall {
 }
 
 impl PartialEq for ToolCall {
-    /// Equal wire fields (as JSON objects) and permission records.
+    /// Equal wire fields (as JSON objects), permission records, tool names
+    /// and terminals.
     fn eq(&self, other: &Self) -> bool {
-        self.permission == other.permission && *self.folded() == *other.folded()
+        self.permission == other.permission
+            && self.tool_name == other.tool_name
+            && self.terminal == other.terminal
+            && *self.folded() == *other.folded()
     }
 }

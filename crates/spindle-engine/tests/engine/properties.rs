@@ -73,6 +73,18 @@ fn line_strategy() -> impl Strategy<Value = String> {
         1 => (0u8..3, prop::option::of("[a-z_]{1,8}")).prop_map(|(n, status)| {
             update(json!({"sessionUpdate": if n == 0 { "tool_call" } else { "tool_call_update" }, "toolCallId": format!("c{n}"), "title": "t", "status": status}))
         }),
+        // Display data production agents put on tool calls: terminal _meta, tool names, diffs.
+        1 => (0u8..3, 0u8..6, text_strategy()).prop_map(|(n, what, text)| {
+            let mut u = json!({"sessionUpdate": "tool_call_update", "toolCallId": format!("c{n}")});
+            match what {
+                0 => u["_meta"] = json!({"claudeCode": {"toolName": "Bash"}, "terminal_info": {"terminal_id": "c", "cwd": "/w"}}),
+                1 | 2 => u["_meta"] = json!({"terminal_output": {"terminal_id": "c", "data": text}}),
+                3 => u["_meta"] = json!({"terminal_exit": {"terminal_id": "c", "exit_code": 1, "signal": null}, "other": text}),
+                4 => u["content"] = json!([{"type": "diff", "path": "/w/f", "oldText": text, "newText": "x\ny\n"}]),
+                _ => u["_meta"] = json!({"toolName": text}),
+            }
+            update(u)
+        }),
         1 => prop_oneof![
             Just(update(json!({"sessionUpdate": "state_update", "state": "running"}))),
             Just(update(json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))),

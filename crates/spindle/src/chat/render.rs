@@ -14,6 +14,28 @@ pub enum Style {
     Dim,
     /// ANSI bold (headers, questions, dividers).
     Bold,
+    /// A diff line only in the new text (green).
+    Added,
+    /// A diff line only in the old text (red).
+    Removed,
+    /// A diff hunk header (cyan).
+    Hunk,
+}
+
+impl Style {
+    /// The SGR parameters that turn the style on (`None`: as is). The line's
+    /// text carries its meaning without them (`+`/`-` markers, `@@` headers),
+    /// so nothing is lost when the screen is not a terminal.
+    pub fn sgr(self) -> Option<&'static str> {
+        match self {
+            Style::Plain => None,
+            Style::Dim => Some("2"),
+            Style::Bold => Some("1"),
+            Style::Added => Some("32"),
+            Style::Removed => Some("31"),
+            Style::Hunk => Some("36"),
+        }
+    }
 }
 
 /// One logical line: sanitised text (no control characters) and its style.
@@ -49,6 +71,8 @@ pub struct RenderOptions {
 pub const THOUGHT_LABEL: &str = "thought | ";
 /// Tool output and plan details beyond this many lines are elided.
 const DETAIL_LINES: usize = 12;
+/// Diff lines of one tool call beyond this many are elided.
+const DIFF_LINES: usize = 60;
 
 /// The lines of one entry, appended to `out`.
 pub fn entry_lines(entry: &EntryView, options: RenderOptions, out: &mut Vec<Line>) {
@@ -92,32 +116,81 @@ pub fn entry_lines(entry: &EntryView, options: RenderOptions, out: &mut Vec<Line
     }
 }
 
-/// A diff in either shape: v1 `{path, oldText?, newText}`, v2 `{changes: [{operation, path,
-/// oldPath?}], patch?: {text}}` (ACP-SEMANTICS.md: no mechanical mapping between the two, so each
-/// is shown as it came).
-fn diff_lines(item: &Value, detail: &mut Vec<String>) {
-    if let Some(changes) = item.get("changes").and_then(Value::as_array) {
-        for change in changes {
-            let operation = str_field(Some(change), "operation").unwrap_or("change");
-            let path = str_field(Some(change), "path").unwrap_or("?");
-            match str_field(Some(change), "oldPath") {
-                Some(old) => detail.push(format!("{operation} {old} -> {path}")),
-                None => detail.push(format!("{operation} {path}")),
+/// The engine's `diffs` of a tool call: one header per file (new and deleted
+/// files named so), then each hunk's header and lines, coloured by kind; at
+/// most `DIFF_LINES` lines in all.
+fn diff_lines(diffs: &[Value], out: &mut Vec<Line>) {
+    let mut budget = DIFF_LINES;
+    let mut elided = 0usize;
+    for diff in diffs {
+        let path = str_field(Some(diff), "path").unwrap_or("?");
+        let header = match str_field(Some(diff), "change") {
+            Some("add") => format!("new file {path}"),
+            Some("delete") => format!("deleted {path}"),
+            Some("move") | Some("copy") => {
+                let verb = if str_field(Some(diff), "change") == Some("move") {
+                    "moved"
+                } else {
+                    "copied"
+                };
+                let from = str_field(Some(diff), "oldPath").unwrap_or("?");
+                format!("{verb} {from} -> {path}")
+            }
+            Some("modify") | None => format!("edit {path}"),
+            Some(other) => format!("{other} {path}"),
+        };
+        out.push(Line::new(&format!("    {header}"), Style::Bold));
+        if diff.get("binary") == Some(&Value::Bool(true)) {
+            out.push(Line::new("    (binary)", Style::Dim));
+        }
+        let hunks = diff.get("hunks").and_then(Value::as_array);
+        for hunk in hunks.into_iter().flatten() {
+            let lines = hunk.get("lines").and_then(Value::as_array);
+            let header = std::iter::once(str_field(Some(hunk), "header").unwrap_or("@@"));
+            let body = lines.into_iter().flatten().filter_map(Value::as_str);
+            for (i, line) in header.chain(body).enumerate() {
+                if budget == 0 {
+                    elided += 1;
+                    continue;
+                }
+                budget -= 1;
+                let style = match (i, line.as_bytes().first()) {
+                    (0, _) => Style::Hunk,
+                    (_, Some(b'+')) => Style::Added,
+                    (_, Some(b'-')) => Style::Removed,
+                    _ => Style::Dim,
+                };
+                out.push(Line::new(&format!("    {line}"), style));
             }
         }
-        if let Some(patch) = item
-            .get("patch")
-            .and_then(|p| p.get("text"))
-            .and_then(Value::as_str)
-        {
-            detail.extend(patch.lines().map(str::to_owned));
-        }
-        return;
     }
-    let path = str_field(Some(item), "path").unwrap_or("?");
-    detail.push(format!("edit {path}"));
-    if let Some(new_text) = str_field(Some(item), "newText") {
-        detail.extend(new_text.lines().map(|l| format!("+ {l}")));
+    if elided > 0 {
+        out.push(Line::new(
+            &format!("    ... {elided} more diff lines"),
+            Style::Dim,
+        ));
+    }
+}
+
+/// A display-only terminal on a tool call (the entry's text is its output):
+/// the last lines of output, then how it exited once it did.
+fn tool_terminal_lines(entry: &EntryView, terminal: &Value, out: &mut Vec<Line>) {
+    let detail: Vec<String> = entry.text.lines().map(str::to_owned).collect();
+    detail_lines(&detail, out);
+    if let Some(status) = terminal.get("exitStatus") {
+        out.push(Line::new(&format!("    {}", exit_text(status)), Style::Dim));
+    }
+}
+
+/// `exit 0`, `exit 2`, `killed by SIGTERM`, or `exited` when neither is known.
+fn exit_text(status: &Value) -> String {
+    match (
+        status.get("exitCode").and_then(Value::as_i64),
+        str_field(Some(status), "signal"),
+    ) {
+        (_, Some(signal)) => format!("killed by {signal}"),
+        (Some(code), None) => format!("exit {code}"),
+        (None, None) => "exited".to_owned(),
     }
 }
 
@@ -143,6 +216,11 @@ fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
         " - {}",
         str_field(tool, "status").unwrap_or("pending")
     ));
+    if let Some(name) = entry.fields.get("toolName").and_then(Value::as_str)
+        && name != title
+    {
+        header.push_str(&format!(" [{name}]"));
+    }
     out.push(Line::new(&header, Style::Bold));
     if let Some(permission) = entry.fields.get("permission") {
         out.push(Line::new(
@@ -153,6 +231,8 @@ fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
     let content = tool
         .and_then(|t| t.get("content"))
         .and_then(Value::as_array);
+    let display_terminal = entry.fields.get("terminal");
+    let display_id = str_field(display_terminal, "terminalId");
     let mut detail = Vec::new();
     for item in content.into_iter().flatten() {
         match item.get("type").and_then(Value::as_str) {
@@ -161,15 +241,23 @@ fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
                     detail.extend(text.lines().map(str::to_owned));
                 }
             }
-            Some("diff") => diff_lines(item, &mut detail),
             Some("terminal") => {
-                let id = str_field(Some(item), "terminalId").unwrap_or("?");
-                detail.push(format!("terminal {id}"));
+                let id = str_field(Some(item), "terminalId");
+                // The display-only terminal is drawn below; a v2 terminal is its own entry.
+                if display_terminal.is_none() || (id != display_id && display_id.is_some()) {
+                    detail.push(format!("terminal {}", id.unwrap_or("?")));
+                }
             }
             _ => {}
         }
     }
     detail_lines(&detail, out);
+    if let Some(diffs) = entry.fields.get("diffs").and_then(Value::as_array) {
+        diff_lines(diffs, out);
+    }
+    if let Some(terminal) = display_terminal {
+        tool_terminal_lines(entry, terminal, out);
+    }
 }
 
 /// What became of a permission request recorded by the engine
@@ -234,7 +322,7 @@ fn terminal_lines(entry: &EntryView, out: &mut Vec<Line>) {
     let detail: Vec<String> = entry.text.lines().map(str::to_owned).collect();
     detail_lines(&detail, out);
     if let Some(status) = terminal.and_then(|t| t.get("exitStatus")) {
-        out.push(Line::new(&format!("    exit: {status}"), Style::Dim));
+        out.push(Line::new(&format!("    {}", exit_text(status)), Style::Dim));
     }
 }
 
@@ -355,32 +443,83 @@ mod tests {
         assert_eq!(rows_for("012345678日", 10), 2);
     }
 
+    fn tool_entry(fields: Value, text: &str) -> EntryView {
+        let Value::Object(fields) = fields else {
+            unreachable!()
+        };
+        EntryView {
+            id: "t".into(),
+            kind: EntryKind::ToolCall,
+            message_id: None,
+            turn: Some(1),
+            text: text.into(),
+            fields,
+        }
+    }
+
+    fn drawn(entry: &EntryView) -> Vec<(String, Style)> {
+        let mut out = Vec::new();
+        let options = RenderOptions {
+            thoughts: false,
+            user_messages: false,
+        };
+        entry_lines(entry, options, &mut out);
+        out.into_iter().map(|l| (l.text, l.style)).collect()
+    }
+
     #[test]
-    fn diffs_show_in_both_protocol_shapes() {
-        let mut detail = Vec::new();
-        diff_lines(
-            &serde_json::json!({"type": "diff", "path": "/w/a.rs", "oldText": "x", "newText": "y\nz"}),
-            &mut detail,
+    fn diffs_are_coloured_per_line_kind_and_name_new_and_deleted_files() {
+        let entry = tool_entry(
+            serde_json::json!({
+                "toolCall": {"title": "Edit", "kind": "edit", "status": "completed"},
+                "toolName": "Edit",
+                "diffs": [
+                    {"path": "/w/a.rs", "change": "modify", "hunks": [
+                        {"header": "@@ -1,2 +1,2 @@", "lines": [" x", "-y", "+z"]}]},
+                    {"path": "/w/new.rs", "change": "add", "hunks": []},
+                    {"path": "/w/old.rs", "change": "delete", "hunks": []},
+                    {"path": "/w/b.rs", "oldPath": "/w/c.rs", "change": "move", "hunks": []}
+                ]
+            }),
+            "",
         );
-        assert_eq!(detail, ["edit /w/a.rs", "+ y", "+ z"]);
-        detail.clear();
-        diff_lines(
-            &serde_json::json!({"type": "diff", "changes": [
-                {"operation": "modify", "path": "/w/a.rs"},
-                {"operation": "move", "path": "/w/b.rs", "oldPath": "/w/c.rs"}
-            ], "patch": {"format": "git_patch", "text": "@@ -1 +1 @@\n-x\n+y"}}),
-            &mut detail,
+        let lines = drawn(&entry);
+        let expected = [
+            ("[tool] Edit (edit) - completed", Style::Bold),
+            ("    edit /w/a.rs", Style::Bold),
+            ("    @@ -1,2 +1,2 @@", Style::Hunk),
+            ("     x", Style::Dim),
+            ("    -y", Style::Removed),
+            ("    +z", Style::Added),
+            ("    new file /w/new.rs", Style::Bold),
+            ("    deleted /w/old.rs", Style::Bold),
+            ("    moved /w/c.rs -> /w/b.rs", Style::Bold),
+        ];
+        let expected: Vec<(String, Style)> =
+            expected.iter().map(|(t, s)| (t.to_string(), *s)).collect();
+        assert_eq!(lines, expected);
+    }
+
+    #[test]
+    fn a_display_terminal_shows_its_last_lines_sanitised_and_its_exit() {
+        let output: String =
+            (1..=20).map(|i| format!("line {i}\n")).collect::<String>() + "red \x1b[31mX";
+        let entry = tool_entry(
+            serde_json::json!({
+                "toolCall": {"title": "make", "kind": "execute", "status": "completed",
+                             "content": [{"type": "terminal", "terminalId": "t"}]},
+                "toolName": "Bash",
+                "terminal": {"terminalId": "t", "exitStatus": {"exitCode": 2, "signal": null}}
+            }),
+            &output,
         );
-        assert_eq!(
-            detail,
-            [
-                "modify /w/a.rs",
-                "move /w/c.rs -> /w/b.rs",
-                "@@ -1 +1 @@",
-                "-x",
-                "+y"
-            ]
-        );
+        let lines = drawn(&entry);
+        assert_eq!(lines[0].0, "[tool] make (execute) - completed [Bash]");
+        assert_eq!(lines[1].0, "    ... 9 more lines");
+        assert_eq!(lines[2].0, "    line 10");
+        assert_eq!(lines[13].0, "    red \u{241b}[31mX");
+        assert_eq!(lines[14].0, "    exit 2");
+        assert!(!lines.iter().any(|(t, _)| t.starts_with("    terminal ")));
     }
 
     #[test]

@@ -160,13 +160,10 @@ impl Screen {
 
     fn push_line(&self, line: &Line, buf: &mut String) {
         if self.tty {
-            match line.style {
-                Style::Plain => buf.push_str(&line.text),
-                Style::Dim => {
-                    let _ = write!(buf, "\x1b[2m{}\x1b[0m", line.text);
-                }
-                Style::Bold => {
-                    let _ = write!(buf, "\x1b[1m{}\x1b[0m", line.text);
+            match line.style.sgr() {
+                None => buf.push_str(&line.text),
+                Some(sgr) => {
+                    let _ = write!(buf, "\x1b[{sgr}m{}\x1b[0m", line.text);
                 }
             }
         } else {
