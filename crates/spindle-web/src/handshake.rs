@@ -47,6 +47,7 @@ impl AgentSettings {
             fs_read_text_file: false,
             fs_write_text_file: false,
             terminal: false,
+            display_terminal_output: true,
             session_notices: true,
             session_compaction: true,
             spindle_extensions: true,

@@ -9,7 +9,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use spindle_wire::meta::META_KEY;
+use spindle_wire::meta::{META_KEY, TERMINAL_OUTPUT_META_KEY};
 
 use super::types::{ClientError, ClientOptions, InitializeOutcome, ProtocolChoice};
 use crate::extensions::{Extensions, listed_extension_names};
@@ -41,6 +41,9 @@ pub(super) fn initialize_params(options: &ClientOptions, version: u16) -> Box<Ra
     }
     if !v1_session.is_empty() {
         v1_caps["session"] = Value::Object(v1_session);
+    }
+    if o.display_terminal_output {
+        v1_caps[META_KEY] = json!({ TERMINAL_OUTPUT_META_KEY: true });
     }
     let mut params = if version >= 2 {
         let mut v2_caps = json!({});
@@ -142,6 +145,35 @@ impl InitializeOutcome {
                 .is_some_and(|r| !r.is_null())
         } else {
             caps.get("session").is_some_and(|s| !s.is_null())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps(options: &ClientOptions, version: u16) -> Value {
+        let params: Value = serde_json::from_str(initialize_params(options, version).get())
+            .expect("initialize params are JSON");
+        params["clientCapabilities"].clone()
+    }
+
+    #[test]
+    fn the_terminal_output_convention_is_asked_for_only_when_displayed() {
+        let plain = ClientOptions::default();
+        assert!(caps(&plain, 1).get("_meta").is_none());
+        let shown = ClientOptions {
+            display_terminal_output: true,
+            ..ClientOptions::default()
+        };
+        for version in [1, 2] {
+            assert_eq!(
+                caps(&shown, version)["_meta"],
+                json!({"terminal_output": true})
+            );
+            // The standard terminal capability stays what the client offers.
+            assert_eq!(caps(&shown, version)["terminal"], json!(false));
         }
     }
 }

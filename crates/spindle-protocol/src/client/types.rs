@@ -79,6 +79,12 @@ pub struct ClientOptions {
     /// Advertise the Spindle streaming extensions in `initialize` `_meta`
     /// (see [`crate::extensions`]). Extensions are accepted either way.
     pub spindle_extensions: bool,
+    /// Ask for display-only terminal output on tool calls: v1
+    /// `clientCapabilities._meta.terminal_output: true`, the convention
+    /// Claude Code's and Codex's adapters follow (`_meta.terminal_info`,
+    /// `terminal_output`, `terminal_exit` on tool calls; the engine shows
+    /// them with the tool call).
+    pub display_terminal_output: bool,
     /// Receives every well-formed message sent and received, in the order
     /// the client handles them (for recordings; see [`WireRecord`]).
     pub wire_tap: Option<mpsc::UnboundedSender<WireRecord>>,

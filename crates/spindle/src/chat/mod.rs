@@ -247,6 +247,7 @@ async fn connect(
     let options = ClientOptions {
         protocol: args.protocol,
         spindle_extensions: true,
+        display_terminal_output: true,
         wire_tap: tap,
         ..ClientOptions::default()
     };
