@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the pinned production ACP agents for the real-agent tests, from the registries only:
+# the npm agents with `npm ci` from the committed package-lock.json (tests/real-agents/node_modules),
+# fast-agent-acp from PyPI into tests/real-agents/venv (it needs Python >= 3.13).
+# Install scripts stay off (npm's default here): every agent runs without them.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here"
+start=$(date +%s)
+npm ci --no-audit --no-fund --loglevel=error
+python=""
+for candidate in python3.13 python3.14 /root/.pyenv/versions/3.13*/bin/python3 python3; do
+  if command -v "$candidate" >/dev/null 2>&1 &&
+     "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 13) else 1)' 2>/dev/null; then
+    python="$candidate"; break
+  fi
+done
+if [ -n "$python" ]; then
+  [ -x venv/bin/python ] || "$python" -m venv venv
+  venv/bin/pip install --quiet -r requirements.txt
+else
+  echo "install.sh: no Python >= 3.13 found: fast-agent-acp is not installed (its checks will fail)" >&2
+fi
+echo "install.sh: agents installed in $(( $(date +%s) - start ))s ($(du -sh node_modules | cut -f1) node_modules)"
