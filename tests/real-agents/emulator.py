@@ -26,6 +26,9 @@ SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key", "api-key", "co
 MODEL_IDS = ["emulated-model", "claude-sonnet-4-5", "gpt-5-codex", "gemini-2.5-pro", "qwen3-coder-plus"]
 
 
+MAX_MAIN_REQUESTS = 40
+
+
 class Clientgone(Exception):
     """The agent closed the connection (a cancelled turn): stop streaming."""
 
@@ -39,6 +42,7 @@ class State:
         self.lock = threading.Lock()
         self.counter = itertools.count(1)
         self.failed_steps = set()
+        self.main_requests = 0
 
     def write_log(self, record):
         with self.lock:
@@ -49,6 +53,9 @@ class State:
         """The step for this point of the conversation, after failures already served."""
         index = min(index, len(self.script) - 1)
         with self.lock:
+            self.main_requests += 1
+            if self.main_requests > MAX_MAIN_REQUESTS:
+                return {"text": f"EMULATOR: more than {MAX_MAIN_REQUESTS} model calls in one run; stopping a loop"}, index
             step = self.script[index]
             if "fail" in step and index in self.failed_steps:
                 # The failure was served; the retry gets the next step.
@@ -62,52 +69,36 @@ class State:
 
 
 def anthropic_position(body):
-    steps = 0
-    for message in body.get("messages", []):
-        content = message.get("content")
-        if message.get("role") == "user":
-            blocks = content if isinstance(content, list) else [{"type": "text"}]
-            if not any(b.get("type") == "tool_result" for b in blocks if isinstance(b, dict)):
-                steps = 0
-        elif message.get("role") == "assistant":
-            steps += 1
-    return steps
+    return sum(
+        1
+        for message in body.get("messages", [])
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    )
 
 
 def openai_position(body):
-    steps = 0
-    for message in body.get("messages", []):
-        if message.get("role") == "user":
-            steps = 0
-        elif message.get("role") == "assistant":
-            steps += 1
-    return steps
+    return sum(1 for message in body.get("messages", []) if message.get("role") == "tool")
 
 
 def responses_position(body):
-    steps = 0
     items = body.get("input")
-    for item in items if isinstance(items, list) else []:
-        kind = item.get("type", "message")
-        if kind == "message" and item.get("role") == "user":
-            steps = 0
-        elif kind in ("function_call", "custom_tool_call", "local_shell_call") or (
-            kind == "message" and item.get("role") == "assistant"
-        ):
-            steps += 1
-    return steps
+    items = items if isinstance(items, list) else []
+    return sum(
+        1
+        for item in items
+        if isinstance(item, dict) and item.get("type", "").endswith("_call_output")
+    )
 
 
 def gemini_position(body):
-    steps = 0
-    for content in body.get("contents", []):
-        parts = content.get("parts") or []
-        if content.get("role") == "user":
-            if not any("functionResponse" in p for p in parts):
-                steps = 0
-        elif content.get("role") == "model":
-            steps += 1
-    return steps
+    return sum(
+        1
+        for content in body.get("contents", [])
+        for part in content.get("parts") or []
+        if "functionResponse" in part
+    )
 
 
 def anthropic_tools(body):
@@ -214,10 +205,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             status, api, role, step = self.route(method, self.path.split("?")[0], body or {})
             record.update(status=status, api=api, role=role, step=step)
-        except Clientgone:
-            record.update(status="client-gone")
-        except (BrokenPipeError, ConnectionResetError):
-            record.update(status="client-gone")
+        except (Clientgone, BrokenPipeError, ConnectionResetError):
+            api, role, step = getattr(self, "serving", (None, None, None))
+            record.update(status="client-gone", api=api, role=role, step=step)
         self.state.write_log(record)
 
     def route(self, method, path, body):
@@ -235,7 +225,7 @@ class Handler(BaseHTTPRequestHandler):
         if path.endswith("/chat/completions"):
             return self.openai_chat(body)
         if path.endswith("/responses"):
-            return self.responses(body)
+            return self.openai_responses(body)
         if ":countTokens" in path:
             self.send_json(200, {"totalTokens": 42})
             return 200, "gemini", "count_tokens", None
@@ -319,6 +309,7 @@ class Handler(BaseHTTPRequestHandler):
             text = ms.side_answer(json.dumps(body))
             return self.anthropic_answer(body, {"deltas": 1}, [("text", text)]), "anthropic", "side", None
         step, index = self.state.step(anthropic_position(body))
+        self.serving = ("anthropic", "main", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "anthropic", "main", index
         parts = plan_reply(self.state, step, tools, "anthropic")
@@ -377,6 +368,7 @@ class Handler(BaseHTTPRequestHandler):
             text = ms.side_answer(json.dumps(body), schema)
             return self.openai_answer(body, {"deltas": 1}, [("text", text)]), "openai", "side", None
         step, index = self.state.step(openai_position(body))
+        self.serving = ("openai", "main", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "openai", "main", index
         parts = plan_reply(self.state, step, tools, "openai")
@@ -429,12 +421,13 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- OpenAI Responses (Codex) ----
 
-    def responses(self, body):
+    def openai_responses(self, body):
         tools = [(t.get("name"), t.get("parameters")) for t in body.get("tools") or [] if t.get("name")]
         if not tools:
             text = ms.side_answer(json.dumps(body), ((body.get("text") or {}).get("format") or {}).get("schema"))
             return self.responses_answer(body, {"deltas": 1}, [("text", text)]), "responses", "side", None
         step, index = self.state.step(responses_position(body))
+        self.serving = ("responses", "main", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "responses", "main", index
         parts = plan_reply(self.state, step, tools, "responses")
@@ -492,6 +485,7 @@ class Handler(BaseHTTPRequestHandler):
             text = ms.side_answer(json.dumps(body), schema)
             return self.gemini_answer({"deltas": 1}, [("text", text)], stream), "gemini", "side", None
         step, index = self.state.step(gemini_position(body))
+        self.serving = ("gemini", "main", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "gemini", "main", index
         parts = plan_reply(self.state, step, tools, "gemini")

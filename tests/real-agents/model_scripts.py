@@ -1,9 +1,10 @@
 """The scripted model behind the emulator: what the "model" answers at each step of a turn.
 
-A script is a list of steps. The step served for a request is the number of model turns that
-already follow the last human message in that request (0 for the first call of a turn, 1 after
-one tool result came back, ...), so the model decides tool use from what it sees, like a real one:
-a turn answers with a tool call first and with text once the tool result is in the request.
+A script is a list of steps. The step served for a request is the number of tool results in that
+request (0 for the first call, 1 once one tool result came back, ...), so the model decides tool
+use from what it sees, like a real one: a turn answers with a tool call first and with text once
+the tool result is in the request. (Counting tool results rather than model turns is robust to the
+reminder messages and fake opening exchanges agents add to the history; each test is one prompt.)
 
 A step is a dict with any of: `thinking` (text), `text` (text), `tool` (an abstract operation:
 read / write / edit / shell, with arguments), `deltas` (how many stream pieces the text is cut
@@ -46,7 +47,9 @@ SCRIPTS = {
         {"tool": {"op": "write", "path": "new.txt", "content": WRITE_CONTENT}},
         {"text": WRITE_REPLY, "deltas": 3},
     ],
+    # Read first: Claude Code refuses to edit a file it has not read (a real model reads first).
     "edit": [
+        {"tool": {"op": "read", "path": "edit.txt"}},
         {"tool": {"op": "edit", "path": "edit.txt", "old": EDIT_OLD, "new": EDIT_NEW}},
         {"text": EDIT_REPLY, "deltas": 3},
     ],

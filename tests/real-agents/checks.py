@@ -1,0 +1,169 @@
+"""The checks of one real-agent run: exit code and stop reason, the replayed transcript against what
+the script made the model say, the files on disk, and what the agent sent to the model API.
+
+`check_run(run)` yields (name, outcome, detail) with outcome "pass", "fail" or "xfail". An xfail is
+a check that fails because of a known Spindle quirk listed in `XFAIL`; it is reported apart and
+never counted as a pass (when such a check passes, it is an ordinary pass and the entry is stale).
+"""
+
+import json
+import os
+
+import model_scripts as ms
+
+# (agent, script, check) -> why it fails today: Spindle quirks waiting for a fix elsewhere.
+XFAIL = {
+    ("qwen", "*", "no-empty-message"): (
+        "Qwen sends agent_message_chunk {\"content\":{\"type\":\"text\",\"text\":\"\"}} before a tool call "
+        "and at the end of the text; Spindle makes a visible empty agent_message entry (fix under way)"
+    ),
+}
+
+
+def xfail_reason(agent, script, check):
+    return XFAIL.get((agent, script, check)) or XFAIL.get((agent, "*", check))
+
+
+def entries(transcript, kind=None):
+    out = (transcript or {}).get("entries") or []
+    return [e for e in out if kind is None or e.get("kind") == kind]
+
+
+def tool_calls(transcript):
+    return [e for e in entries(transcript) if e.get("toolCall")]
+
+
+def texts(transcript, kind):
+    return [e.get("text") or "" for e in entries(transcript, kind)]
+
+
+def main_requests(run):
+    return [r for r in run["requests"] if r.get("role") == "main"]
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def tool_output_text(call):
+    """All the text a tool call carries (content blocks, terminal output, raw output)."""
+    parts = []
+    for block in call.get("content") or []:
+        inner = block.get("content") if isinstance(block.get("content"), dict) else block
+        if isinstance(inner, dict) and inner.get("text"):
+            parts.append(inner["text"])
+        if block.get("newText"):
+            parts.append(block["newText"])
+    parts.append(json.dumps(call.get("rawOutput")) if call.get("rawOutput") is not None else "")
+    parts.append(json.dumps(call.get("_meta")) if call.get("_meta") else "")
+    return "\n".join(parts)
+
+
+def check_run(run):
+    agent, script = run["agent"].name, run["script"]
+    t = run["transcript"]
+    results = []
+
+    def add(name, ok, detail=""):
+        if ok:
+            results.append((name, "pass", ""))
+            return
+        reason = xfail_reason(agent, script, name)
+        results.append((name, "xfail", reason) if reason else (name, "fail", detail))
+
+    if t is None:
+        tail = run["stderr"].strip().splitlines()[-3:]
+        add("transcript", False, f"no recording to replay (exit {run['exit']}; stderr: {' | '.join(tail)})")
+        return results
+    state = t.get("state") or {}
+    stop = state.get("stopReason")
+    reply = (t.get("finalReply") or "").strip()
+    stderr_tail = " | ".join(run["stderr"].strip().splitlines()[-3:])
+    api_paths = sorted({r["path"] for r in run["requests"]})
+    unknown = sorted({r["path"] for r in run["requests"] if r.get("status") == 404})
+    offline_detail = f"model API requests: {len(run['requests'])} ({', '.join(api_paths)[:200]})"
+
+    # Every scripted model turn must have reached the emulator (fast-agent calls no model).
+    if run["agent"].api != "none":
+        add("model-api-reached", bool(main_requests(run)), f"the agent never called the emulator; {offline_detail}; 404s: {unknown}; stderr: {stderr_tail}")
+
+    if script == "cancel":
+        add("exit", run["exit"] == 124, f"exit {run['exit']}, want 124 (--timeout cancels the turn); stderr: {stderr_tail}")
+        add("stop-reason", stop == "cancelled", f"stopReason {stop!r}, want 'cancelled'")
+        partial = " ".join(texts(t, "agent_message"))
+        add("partial-text", partial.startswith("slow0") and len(partial) < len(ms.SLOW_TEXT), f"{len(partial)} chars of the slow answer")
+    elif script in ("api-429", "api-500-mid"):
+        ended = run["exit"] in (0, 1)
+        add("turn-ends", ended, f"exit {run['exit']}, want 0 (recovered) or 1 (error reported); stderr: {stderr_tail}")
+        if run["exit"] == 0:
+            add("recovered-reply", ms.RECOVERED_REPLY in reply, f"reply {reply[:120]!r}")
+        elif run["exit"] == 1:
+            add("error-reported", bool(state.get("error")) or "error" in run["stderr"].lower(), f"state {state}")
+        if script == "api-500-mid" and run["exit"] == 0:
+            shown = " ".join(texts(t, "agent_message"))
+            add("no-duplicated-partial", shown.count("This answer") <= 1, f"agent text {shown[:160]!r}")
+    else:
+        add("exit", run["exit"] == 0, f"exit {run['exit']}, want 0; stderr: {stderr_tail}")
+        add("stop-reason", stop == "end_turn", f"stopReason {stop!r}")
+
+    if run["replay_exit"] == 0 or not t.get("diagnostics"):
+        add("replay-clean", True)
+    else:
+        add("replay-clean", False, f"spindle replay diagnostics: {json.dumps(t.get('diagnostics'))[:400]}")
+
+    empty = [e["id"] for e in entries(t) if e.get("kind") in ("agent_message", "agent_thought") and not (e.get("text") or "").strip()]
+    add("no-empty-message", not empty, f"empty message entries {empty}")
+
+    calls = tool_calls(t)
+    if script == "plain":
+        add("reply", reply == ms.PLAIN_TEXT, f"reply {reply[:120]!r}")
+    elif script == "thinking":
+        thoughts = "".join(texts(t, "agent_thought")).strip()
+        add("thought", thoughts == ms.THOUGHT_TEXT, f"thoughts {thoughts[:120]!r}")
+        add("reply", reply == ms.THINKING_REPLY, f"reply {reply[:120]!r}")
+        add("thought-not-in-reply", ms.THOUGHT_TEXT not in reply, "the thought leaked into the reply")
+    elif script == "long":
+        add("reply", reply == ms.LONG_TEXT, f"reply of {len(reply)} chars, want {len(ms.LONG_TEXT)}; starts {reply[:60]!r}")
+    elif script == "read":
+        saw = any(ms.NOTES_CONTENT.strip() in json.dumps(r.get("body")) for r in main_requests(run)[1:])
+        add("tool-result-sent", saw, "the file content never reached the model in a later request")
+        add("tool-call", any(c["toolCall"].get("status") == "completed" for c in calls), f"tool calls {[c['toolCall'].get('status') for c in calls]}")
+        add("reply", reply == ms.READ_REPLY, f"reply {reply[:120]!r}")
+    elif script in ("write", "edit", "reject"):
+        path = os.path.join(run["work"], "new.txt" if script != "edit" else "edit.txt")
+        now = read(path)
+        if script == "write":
+            add("file", now == ms.WRITE_CONTENT, f"new.txt is {now!r}")
+        elif script == "edit":
+            want = ms.EDIT_BEFORE.replace(ms.EDIT_OLD, ms.EDIT_NEW)
+            add("file", now == want, f"edit.txt is {now!r}")
+        else:
+            add("file-untouched", now is None, f"new.txt exists after the rejection: {now!r}")
+        diffs = [b for c in calls for b in c["toolCall"].get("content") or [] if b.get("type") == "diff"]
+        if script == "write":
+            add("diff", any(b.get("newText") == ms.WRITE_CONTENT for b in diffs), f"diff blocks {json.dumps(diffs)[:200]}")
+        elif script == "edit":
+            add("diff", any(ms.EDIT_NEW in (b.get("newText") or "") for b in diffs), f"diff blocks {json.dumps(diffs)[:200]}")
+        statuses = [c["toolCall"].get("status") for c in calls]
+        perms = [c.get("permission") for c in calls if c.get("permission")]
+        outcomes = [((p or {}).get("outcome") or {}) for p in perms]
+        if script == "reject":
+            add("permission-asked", bool(perms), "the agent asked no permission before writing")
+            add("permission-rejected", any(o.get("outcome") == "cancelled" or "reject" in str(o.get("optionId", "")) for o in outcomes), f"outcomes {outcomes}")
+            add("tool-not-completed", "completed" not in statuses, f"tool call statuses {statuses}")
+        else:
+            add("tool-completed", "completed" in statuses, f"tool call statuses {statuses}")
+            if perms:
+                add("permission-approved", any(o.get("outcome") == "selected" and "reject" not in str(o.get("optionId")) for o in outcomes), f"outcomes {outcomes}")
+        want_reply = {"write": ms.WRITE_REPLY, "edit": ms.EDIT_REPLY, "reject": "The write was not allowed."}[script]
+        add("reply", reply == want_reply, f"reply {reply[:120]!r}")
+    elif script == "shell":
+        add("file", read(os.path.join(run["work"], "shell.txt")) == ms.SHELL_OUTPUT + "\n", "shell.txt was not written by the command")
+        add("tool-completed", any(c["toolCall"].get("status") == "completed" for c in calls), f"tool calls {[c['toolCall'].get('status') for c in calls]}")
+        add("terminal-output", any(ms.SHELL_OUTPUT in tool_output_text(c["toolCall"]) for c in calls), "the command output is in no tool call of the transcript")
+        add("reply", reply == ms.SHELL_REPLY, f"reply {reply[:120]!r}")
+    return results
