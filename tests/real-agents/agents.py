@@ -110,6 +110,8 @@ class Gemini(AgentSpec):
                 "model": {"name": "gemini-2.5-pro"},
             },
         )
+        # An untrusted folder refuses "allow always" approvals: trust the run's work directory.
+        write_json(os.path.join(home, ".gemini", "trustedFolders.json"), {work: "TRUST_FOLDER"})
         env = {
             "GEMINI_API_KEY": DUMMY_KEY,
             "GOOGLE_GEMINI_BASE_URL": base_url,
@@ -153,7 +155,7 @@ class Codex(AgentSpec):
         os.makedirs(codex_home, exist_ok=True)
         with open(os.path.join(codex_home, "config.toml"), "w") as f:
             f.write(
-                'model = "gpt-5-codex"\n'
+                'model = "gpt-5.4"\n'
                 'model_provider = "emulator"\n'
                 'approval_policy = "on-request"\n'
                 'sandbox_mode = "workspace-write"\n'

@@ -11,9 +11,22 @@ import os
 
 import model_scripts as ms
 
-# (agent, script, check) -> why it fails today: Spindle quirks waiting for a fix elsewhere.
+# (agent, script, check) -> (who, why it fails today). who is "spindle" (a Spindle quirk waiting
+# for a fix) or "agent" (the agent's own bug: Spindle shows faithfully what the agent sent).
 XFAIL = {
+    ("claude", "api-500-mid", "recovered-reply"): (
+        "agent",
+        "the model stream fails mid-answer (SSE `error` event); Claude Code retries and the retry "
+        "answers in full (emulator log: 2 calls), but the adapter forwards only the first attempt's "
+        "partial text and ends the turn end_turn: the recovered answer never reaches the client",
+    ),
+    ("opencode", "write", "diff"): (
+        "agent",
+        "opencode reports a new file's write as text only ({\"type\":\"content\",...\"Wrote file "
+        "successfully.\"}), with no diff block; its edit tool does send a diff",
+    ),
     ("qwen", "*", "no-empty-message"): (
+        "spindle",
         "Qwen sends agent_message_chunk {\"content\":{\"type\":\"text\",\"text\":\"\"}} before a tool call "
         "and at the end of the text; Spindle makes a visible empty agent_message entry (fix under way)"
     ),
@@ -38,7 +51,13 @@ def texts(transcript, kind):
 
 
 def main_requests(run):
-    return [r for r in run["requests"] if r.get("role") == "main"]
+    """The conversation requests, once each (a request is logged when it starts and when it ends)."""
+    seen, out = set(), []
+    for r in run["requests"]:
+        if r.get("role") == "main" and r["n"] not in seen:
+            seen.add(r["n"])
+            out.append(r)
+    return out
 
 
 def read(path):
@@ -72,8 +91,8 @@ def check_run(run):
         if ok:
             results.append((name, "pass", ""))
             return
-        reason = xfail_reason(agent, script, name)
-        results.append((name, "xfail", reason) if reason else (name, "fail", detail))
+        known = xfail_reason(agent, script, name)
+        results.append((name, "xfail", f"[{known[0]}] {known[1]}") if known else (name, "fail", detail))
 
     if t is None:
         tail = run["stderr"].strip().splitlines()[-3:]
@@ -106,6 +125,10 @@ def check_run(run):
         if script == "api-500-mid" and run["exit"] == 0:
             shown = " ".join(texts(t, "agent_message"))
             add("no-duplicated-partial", shown.count("This answer") <= 1, f"agent text {shown[:160]!r}")
+    elif script == "reject":
+        # Some agents end the whole turn `cancelled` when a permission is rejected (Codex's
+        # "abort"), others carry on and let the model answer: both are faithful outcomes.
+        add("exit", (run["exit"], stop) in ((0, "end_turn"), (130, "cancelled")), f"exit {run['exit']} / stopReason {stop!r}, want 0/end_turn or 130/cancelled; stderr: {stderr_tail}")
     else:
         add("exit", run["exit"] == 0, f"exit {run['exit']}, want 0; stderr: {stderr_tail}")
         add("stop-reason", stop == "end_turn", f"stopReason {stop!r}")
@@ -123,13 +146,13 @@ def check_run(run):
         add("reply", reply == ms.PLAIN_TEXT, f"reply {reply[:120]!r}")
     elif script == "thinking":
         thoughts = "".join(texts(t, "agent_thought")).strip()
-        add("thought", thoughts == ms.THOUGHT_TEXT, f"thoughts {thoughts[:120]!r}")
+        add("thought", ms.THOUGHT_TEXT in thoughts, f"thoughts {thoughts[:120]!r}")
         add("reply", reply == ms.THINKING_REPLY, f"reply {reply[:120]!r}")
         add("thought-not-in-reply", ms.THOUGHT_TEXT not in reply, "the thought leaked into the reply")
     elif script == "long":
         add("reply", reply == ms.LONG_TEXT, f"reply of {len(reply)} chars, want {len(ms.LONG_TEXT)}; starts {reply[:60]!r}")
     elif script == "read":
-        saw = any(ms.NOTES_CONTENT.strip() in json.dumps(r.get("body")) for r in main_requests(run)[1:])
+        saw = any(ms.NOTES_CONTENT.strip() in json.dumps(r.get("body")) for r in run["requests"] if r.get("role") == "main" and r.get("body"))
         add("tool-result-sent", saw, "the file content never reached the model in a later request")
         add("tool-call", any(c["toolCall"].get("status") == "completed" for c in calls), f"tool calls {[c['toolCall'].get('status') for c in calls]}")
         add("reply", reply == ms.READ_REPLY, f"reply {reply[:120]!r}")
@@ -151,16 +174,21 @@ def check_run(run):
         statuses = [c["toolCall"].get("status") for c in calls]
         perms = [c.get("permission") for c in calls if c.get("permission")]
         outcomes = [((p or {}).get("outcome") or {}) for p in perms]
+        kinds = {o.get("optionId"): o.get("kind") for p in perms for o in p.get("options") or []}
         if script == "reject":
             add("permission-asked", bool(perms), "the agent asked no permission before writing")
-            add("permission-rejected", any(o.get("outcome") == "cancelled" or "reject" in str(o.get("optionId", "")) for o in outcomes), f"outcomes {outcomes}")
+            add("permission-rejected", any(o.get("outcome") == "cancelled" or str(kinds.get(o.get("optionId"))).startswith("reject") for o in outcomes), f"outcomes {outcomes}")
             add("tool-not-completed", "completed" not in statuses, f"tool call statuses {statuses}")
         else:
             add("tool-completed", "completed" in statuses, f"tool call statuses {statuses}")
             if perms:
-                add("permission-approved", any(o.get("outcome") == "selected" and "reject" not in str(o.get("optionId")) for o in outcomes), f"outcomes {outcomes}")
-        want_reply = {"write": ms.WRITE_REPLY, "edit": ms.EDIT_REPLY, "reject": "The write was not allowed."}[script]
-        add("reply", reply == want_reply, f"reply {reply[:120]!r}")
+                add("permission-approved", any(o.get("outcome") == "selected" and str(kinds.get(o.get("optionId"))).startswith("allow") for o in outcomes), f"outcomes {outcomes}")
+        want_reply = {"write": ms.WRITE_REPLY, "edit": ms.EDIT_REPLY, "reject": ms.REJECT_REPLY}[script]
+        if script == "reject" and (len(main_requests(run)) == 1 or stop == "cancelled"):
+            # The agent ended the turn on the rejection without asking the model again.
+            add("reply", reply == "", f"reply {reply[:120]!r} but the model was never asked again")
+        else:
+            add("reply", reply == want_reply, f"reply {reply[:120]!r}")
     elif script == "shell":
         add("file", read(os.path.join(run["work"], "shell.txt")) == ms.SHELL_OUTPUT + "\n", "shell.txt was not written by the command")
         add("tool-completed", any(c["toolCall"].get("status") == "completed" for c in calls), f"tool calls {[c['toolCall'].get('status') for c in calls]}")

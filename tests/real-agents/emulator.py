@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import model_scripts as ms
 
 SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"}
-MODEL_IDS = ["emulated-model", "claude-sonnet-4-5", "gpt-5-codex", "gemini-2.5-pro", "qwen3-coder-plus"]
+MODEL_IDS = ["emulated-model", "claude-sonnet-4-5", "gpt-5.4", "gemini-2.5-pro", "qwen3-coder-plus"]
 
 
 MAX_MAIN_REQUESTS = 40
@@ -135,7 +135,7 @@ def plan_reply(state, step, tools, api):
         names = [n for n, _ in tools]
         if name is None and op["op"] in ("edit", "write") and "apply_patch" in names:
             name, args = "apply_patch", {"input": codex_patch(op, state.workdir)}
-        if name is None and op["op"] in ("read",) and "shell" in names:
+        if name is None and op["op"] == "read":
             name, args = ms.resolve_tool({"op": "shell", "command": f"cat {op['path']}"}, tools, state.workdir)
         if name is None:
             parts.append(("text", f"EMULATOR ERROR: {args}"))
@@ -194,8 +194,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_any(self, method):
         raw, body = self.read_body()
+        self.record_n = next(self.state.counter)
         record = {
-            "n": next(self.state.counter),
+            "n": self.record_n,
             "time": time.time(),
             "method": method,
             "path": self.path,
@@ -296,10 +297,10 @@ class Handler(BaseHTTPRequestHandler):
         )
         return status
 
-    def conversation_step(self, position, is_main):
-        if not is_main:
-            return None, None
-        return self.state.step(position)
+    def mark_serving(self, api, index):
+        """Log a main request as it starts streaming (a cancelled run may never finish it)."""
+        self.serving = (api, "main", index)
+        self.state.write_log({"n": self.record_n, "time": time.time(), "method": "POST", "path": self.path, "status": "streaming", "api": api, "role": "main", "step": index})
 
     # ---- Anthropic Messages ----
 
@@ -309,7 +310,7 @@ class Handler(BaseHTTPRequestHandler):
             text = ms.side_answer(json.dumps(body))
             return self.anthropic_answer(body, {"deltas": 1}, [("text", text)]), "anthropic", "side", None
         step, index = self.state.step(anthropic_position(body))
-        self.serving = ("anthropic", "main", index)
+        self.mark_serving("anthropic", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "anthropic", "main", index
         parts = plan_reply(self.state, step, tools, "anthropic")
@@ -368,7 +369,7 @@ class Handler(BaseHTTPRequestHandler):
             text = ms.side_answer(json.dumps(body), schema)
             return self.openai_answer(body, {"deltas": 1}, [("text", text)]), "openai", "side", None
         step, index = self.state.step(openai_position(body))
-        self.serving = ("openai", "main", index)
+        self.mark_serving("openai", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "openai", "main", index
         parts = plan_reply(self.state, step, tools, "openai")
@@ -427,7 +428,7 @@ class Handler(BaseHTTPRequestHandler):
             text = ms.side_answer(json.dumps(body), ((body.get("text") or {}).get("format") or {}).get("schema"))
             return self.responses_answer(body, {"deltas": 1}, [("text", text)]), "responses", "side", None
         step, index = self.state.step(responses_position(body))
-        self.serving = ("responses", "main", index)
+        self.mark_serving("responses", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "responses", "main", index
         parts = plan_reply(self.state, step, tools, "responses")
@@ -485,7 +486,7 @@ class Handler(BaseHTTPRequestHandler):
             text = ms.side_answer(json.dumps(body), schema)
             return self.gemini_answer({"deltas": 1}, [("text", text)], stream), "gemini", "side", None
         step, index = self.state.step(gemini_position(body))
-        self.serving = ("gemini", "main", index)
+        self.mark_serving("gemini", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "gemini", "main", index
         parts = plan_reply(self.state, step, tools, "gemini")
@@ -514,8 +515,8 @@ class Handler(BaseHTTPRequestHandler):
         self.start_sse()
         for part in parts:
             if part[0] == "thinking":
-                for piece in self.pieces(step, part[1]):
-                    self.sse(chunk([{"text": piece, "thought": True}]))
+                # Gemini streams a thought as whole parts (the CLI reads a **subject** per part).
+                self.sse(chunk([{"text": part[1], "thought": True}]))
             elif part[0] == "text":
                 for n, piece in enumerate(self.pieces(step, part[1])):
                     self.sse(chunk([{"text": piece}]))

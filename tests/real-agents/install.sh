@@ -8,6 +8,14 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
 start=$(date +%s)
 npm ci --no-audit --no-fund --loglevel=error
+# Codex runs its shell commands in a bubblewrap sandbox: without bwrap every command fails.
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    (apt-get install -y -qq bubblewrap || { apt-get update -qq && apt-get install -y -qq bubblewrap; }) >/dev/null
+  else
+    echo "install.sh: bwrap (Debian package bubblewrap) is missing: Codex's shell checks will fail" >&2
+  fi
+fi
 python=""
 for candidate in python3.13 python3.14 /root/.pyenv/versions/3.13*/bin/python3 python3; do
   if command -v "$candidate" >/dev/null 2>&1 &&

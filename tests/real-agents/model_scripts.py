@@ -23,6 +23,7 @@ NOTES_CONTENT = "spindle notes: the secret word is periwinkle\n"
 READ_REPLY = "I read notes.txt: the secret word is periwinkle."
 WRITE_CONTENT = "written by the scripted model\nsecond line\n"
 WRITE_REPLY = "I wrote new.txt."
+REJECT_REPLY = "The write was not allowed."
 EDIT_BEFORE = "alpha\nbeta\ngamma\n"
 EDIT_OLD = "beta"
 EDIT_NEW = "BETA-EDITED"
@@ -32,7 +33,7 @@ SHELL_OUTPUT = "spindle-shell-42"
 SHELL_REPLY = "The command printed spindle-shell-42."
 LONG_DELTAS = 10000
 LONG_TEXT = "".join(f"w{i} " for i in range(LONG_DELTAS)).rstrip()
-SLOW_TEXT = "".join(f"slow{i} " for i in range(3000))
+SLOW_TEXT = "".join(f"slow{i} " for i in range(6000))
 RECOVERED_REPLY = "Recovered after the API failure."
 PARTIAL_TEXT = "This answer is cut by the API failure"
 
@@ -60,9 +61,9 @@ SCRIPTS = {
     # The same model as "write"; the harness runs it without --yes, so Spindle rejects.
     "reject": [
         {"tool": {"op": "write", "path": "new.txt", "content": WRITE_CONTENT}},
-        {"text": "The write was not allowed.", "deltas": 2},
+        {"text": REJECT_REPLY, "deltas": 2},
     ],
-    "cancel": [{"text": SLOW_TEXT, "deltas": 3000, "delay": 0.005}],
+    "cancel": [{"text": SLOW_TEXT, "deltas": 6000, "delay": 0.005}],
     "long": [{"text": LONG_TEXT, "deltas": LONG_DELTAS, "exact_pieces": True}],
     "api-429": [
         {"fail": 429},
@@ -148,7 +149,7 @@ def resolve_tool(op, tools, workdir):
             args[key] = (
                 False
                 if kind == "boolean"
-                else 0 if kind in ("integer", "number") else [] if kind == "array" else ""
+                else 0 if kind in ("integer", "number") else [] if kind == "array" else f"scripted {op['op']}"
             )
     return name, args
 

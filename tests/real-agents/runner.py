@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = ["plain", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
 RUN_TIMEOUT = 120  # seconds for `spindle chat --timeout` (a run that hangs fails with 124)
-CANCEL_AFTER = {"default": 12}  # --timeout for the cancel script: startup + part of the slow answer
+CANCEL_AFTER = {"default": 12, "opencode": 22}  # --timeout for the cancel script: startup + part of the slow answer
 
 
 def start_emulator(script, work, log):
