@@ -158,7 +158,7 @@ class Codex(AgentSpec):
                 'model = "gpt-5.4"\n'
                 'model_provider = "emulator"\n'
                 'approval_policy = "on-request"\n'
-                'sandbox_mode = "workspace-write"\n'
+                'sandbox_mode = "read-only"\n'
                 "check_for_update_on_startup = false\n"
                 "[model_providers.emulator]\n"
                 'name = "Scripted model emulator"\n'

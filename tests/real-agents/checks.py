@@ -25,6 +25,20 @@ XFAIL = {
         "opencode reports a new file's write as text only ({\"type\":\"content\",...\"Wrote file "
         "successfully.\"}), with no diff block; its edit tool does send a diff",
     ),
+    ("gemini", "write", "reply"): (
+        "agent",
+        "after an \"Allow for this session\" (allow_always) answer Gemini CLI sends the mode switch as "
+        "reply text: agent_message_chunk {\"text\":\"[MODE_UPDATE] autoEdit\"} instead of a "
+        "current_mode_update, so the reply starts with it",
+    ),
+    ("gemini", "edit", "reply"): ("agent", "same as gemini/write/reply: [MODE_UPDATE] autoEdit sent as reply text"),
+    ("*", "*", "yes-allows-once"): (
+        "spindle",
+        "`spindle chat --yes` picks the first allow option, which Claude, Gemini and Qwen list as "
+        "allow_always ({\"optionId\":\"allow_always\"} / \"proceed_always\"): a one-shot run "
+        "changes the agent's standing permissions (Claude writes the rule to its settings, Gemini "
+        "switches the session to autoEdit); --yes should prefer an allow_once option when offered",
+    ),
     ("qwen", "*", "no-empty-message"): (
         "spindle",
         "Qwen sends agent_message_chunk {\"content\":{\"type\":\"text\",\"text\":\"\"}} before a tool call "
@@ -34,7 +48,11 @@ XFAIL = {
 
 
 def xfail_reason(agent, script, check):
-    return XFAIL.get((agent, script, check)) or XFAIL.get((agent, "*", check))
+    return (
+        XFAIL.get((agent, script, check))
+        or XFAIL.get((agent, "*", check))
+        or XFAIL.get(("*", "*", check))
+    )
 
 
 def entries(transcript, kind=None):
@@ -182,6 +200,10 @@ def check_run(run):
         else:
             add("tool-completed", "completed" in statuses, f"tool call statuses {statuses}")
             if perms:
+                once = [o for p in perms for o in p.get("options") or [] if o.get("kind") == "allow_once"]
+                if once:
+                    chosen = [kinds.get(o.get("optionId")) for o in outcomes]
+                    add("yes-allows-once", all(k == "allow_once" for k in chosen), f"--yes chose {chosen} while allow_once was offered")
                 add("permission-approved", any(o.get("outcome") == "selected" and str(kinds.get(o.get("optionId"))).startswith("allow") for o in outcomes), f"outcomes {outcomes}")
         want_reply = {"write": ms.WRITE_REPLY, "edit": ms.EDIT_REPLY, "reject": ms.REJECT_REPLY}[script]
         if script == "reject" and (len(main_requests(run)) == 1 or stop == "cancelled"):

@@ -28,7 +28,9 @@ EDIT_BEFORE = "alpha\nbeta\ngamma\n"
 EDIT_OLD = "beta"
 EDIT_NEW = "BETA-EDITED"
 EDIT_REPLY = "I edited edit.txt."
-SHELL_COMMAND = "echo spindle-shell-$((6*7)) > shell.txt && cat shell.txt"
+# No $(...) nor $((...)): Gemini CLI blocks command substitution. The output differs from the
+# command text, so finding it in the transcript shows the command's output, not its echo.
+SHELL_COMMAND = "printf 'spindle-shell-%d\\n' 42 > shell.txt && cat shell.txt"
 SHELL_OUTPUT = "spindle-shell-42"
 SHELL_REPLY = "The command printed spindle-shell-42."
 LONG_DELTAS = 10000
@@ -137,6 +139,10 @@ def resolve_tool(op, tools, workdir):
             args[key] = ["bash", "-lc", op["command"]]
         else:
             args[key] = op["command"]
+        if "sandbox_permissions" in props:
+            # Codex in a read-only sandbox: the model asks to run unsandboxed, which asks the user.
+            args["sandbox_permissions"] = "require_escalated"
+            args["justification"] = "The scripted test writes shell.txt."
         for extra in ("workdir", "directory", "cwd"):
             if extra in props and extra in required:
                 args[extra] = workdir
