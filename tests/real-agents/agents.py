@@ -176,9 +176,29 @@ class Codex(AgentSpec):
 
 
 class FastAgent(AgentSpec):
+    """fast-agent with its built-in passthrough model: no model API at all (echoes the prompt)."""
+
     def setup(self, home, work, base_url):
         command = [os.path.join(VENV, "bin", "fast-agent"), "--no-update-check", "acp", "--model", "passthrough"]
         return command, {}
+
+
+class FastAgentAnthropic(AgentSpec):
+    """fast-agent driving the emulator through its Anthropic provider, with its shell runtime on."""
+
+    def setup(self, home, work, base_url):
+        config = os.path.join(home, "fastagent.config.yaml")
+        with open(config, "w") as f:
+            f.write(
+                "default_model: anthropic.claude-sonnet-4-5\n"
+                "logger:\n  level: error\n  progress_display: false\n  show_chat: false\n  show_tools: false\n"
+                f"anthropic:\n  api_key: {DUMMY_KEY}\n  base_url: {base_url}\n"
+            )
+        command = [
+            os.path.join(VENV, "bin", "fast-agent"), "--no-update-check", "acp",
+            "--config-path", config, "--model", "anthropic.claude-sonnet-4-5", "--shell",
+        ]
+        return command, {"ANTHROPIC_API_KEY": DUMMY_KEY}
 
 
 PASSTHROUGH = "fast-agent's passthrough model echoes the prompt; it calls no model API and no tools"
@@ -197,5 +217,11 @@ AGENTS = [
             s: PASSTHROUGH
             for s in ["thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
         },
+    ),
+    FastAgentAnthropic(
+        "fast-agent-anthropic",
+        "pypi:fast-agent-mcp",
+        "anthropic",
+        unsupported={"reject": "fast-agent runs its tools without session/request_permission"},
     ),
 ]

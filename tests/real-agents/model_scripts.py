@@ -94,8 +94,9 @@ def split_text(text, pieces, exact=False):
 
 
 TOOL_NAMES = {
-    "read": ["Read", "read_file", "read", "view", "ReadFile"],
-    "write": ["Write", "write_file", "write", "WriteFile", "create_file"],
+    "read": ["Read", "read_file", "read", "view", "ReadFile", "read_text_file"],
+    # fast-agent has no write tool: its edit_file creates a file when old_string is empty.
+    "write": ["Write", "write_file", "write", "WriteFile", "create_file", "edit_file"],
     "edit": ["Edit", "replace", "edit", "edit_file", "str_replace"],
     "shell": ["Bash", "run_shell_command", "bash", "shell", "shell_command", "exec_command"],
 }
@@ -128,7 +129,10 @@ def resolve_tool(op, tools, workdir):
     if "path" in op:
         key = first_key(PATH_KEYS) or "file_path"
         args[key] = f"{workdir}/{op['path']}"
-    if op["op"] == "write":
+    if op["op"] == "write" and "content" not in props and first_key(NEW_KEYS):
+        args[first_key(OLD_KEYS) or "old_string"] = ""
+        args[first_key(NEW_KEYS)] = op["content"]
+    elif op["op"] == "write":
         args["content"] = op["content"]
     if op["op"] == "edit":
         args[first_key(OLD_KEYS) or "old_string"] = op["old"]

@@ -125,6 +125,7 @@ def run_one(spindle, agent, script, root):
         "stderr": open(os.path.join(run_dir, "stderr")).read(),
         "stdout": open(os.path.join(run_dir, "stdout")).read(),
         "record": record,
+        "prompt": prompt_for(script),
     }
 
 
