@@ -215,13 +215,15 @@ AGENTS = [
         "none",
         unsupported={
             s: PASSTHROUGH
-            for s in ["thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
+            for s in ["thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid", "serve-plain", "serve-write", "serve-cancel"]
         },
     ),
     FastAgentAnthropic(
         "fast-agent-anthropic",
         "pypi:fast-agent-mcp",
         "anthropic",
-        unsupported={"reject": "fast-agent runs its tools without session/request_permission"},
+        unsupported={
+            s: "fast-agent runs its tools without session/request_permission" for s in ("reject", "serve-write")
+        },
     ),
 ]

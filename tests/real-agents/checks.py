@@ -183,6 +183,21 @@ def check_run(run):
     empty = [e["id"] for e in entries(t) if e.get("kind") in ("agent_message", "agent_thought") and not (e.get("text") or "").strip()]
     add("no-empty-message", not empty, f"empty message entries {empty}")
 
+    if script == "plain":
+        # usage: when the agent sent usage_update, the transcript's usage holds what it said.
+        sent = []
+        with open(run["record"]) as f:
+            for line in f:
+                if '"usage_update"' in line:
+                    msg = json.loads(line)
+                    update = ((msg.get("params") or {}).get("update")) or {}
+                    if update.get("sessionUpdate") == "usage_update":
+                        sent.append(update)
+        if sent:
+            usage = t.get("usage") or {}
+            last = sent[-1]
+            add("usage", usage.get("size") == last.get("size") and (last.get("used") is None or usage.get("used") == last.get("used")), f"usage {usage} after usage_update {last}")
+
     calls = tool_calls(t)
     if script == "plain" and run["agent"].api == "none":
         add("reply", reply == run["prompt"], f"reply {reply[:120]!r}, want the prompt echoed")

@@ -57,10 +57,11 @@ class State:
             if self.main_requests > MAX_MAIN_REQUESTS:
                 return {"text": f"EMULATOR: more than {MAX_MAIN_REQUESTS} model calls in one run; stopping a loop"}, index
             step = self.script[index]
-            if "fail" in step and index in self.failed_steps:
+            once = "fail" in step or step.get("once")
+            if once and index in self.failed_steps:
                 # The failure was served; the retry gets the next step.
                 return self.script[min(index + 1, len(self.script) - 1)], index
-            if "fail" in step:
+            if once:
                 self.failed_steps.add(index)
             return step, index
 

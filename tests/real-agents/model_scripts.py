@@ -9,7 +9,8 @@ reminder messages and fake opening exchanges agents add to the history; each tes
 A step is a dict with any of: `thinking` (text), `text` (text), `tool` (an abstract operation:
 read / write / edit / shell, with arguments), `deltas` (how many stream pieces the text is cut
 into), `delay` (seconds between pieces), `fail` (an HTTP status for the whole answer, or
-`"mid"` for a stream cut after a few pieces; served once per emulator run, then the next step).
+`"mid"` for a stream cut after a few pieces; served once per emulator run, then the next step),
+`once` (served once per emulator run, then the next step, like a failure).
 Tool operations are mapped onto the tools the agent declared in its request (names and argument
 names differ per agent), see `resolve_tool`.
 """
@@ -67,6 +68,11 @@ SCRIPTS = {
     ],
     "cancel": [{"text": SLOW_TEXT, "deltas": 6000, "delay": 0.005}],
     "long": [{"text": LONG_TEXT, "deltas": LONG_DELTAS, "exact_pieces": True}],
+    # For `spindle serve`: the first prompt streams slowly and is cancelled, the next is answered.
+    "serve-cancel": [
+        {"once": True, "text": SLOW_TEXT, "deltas": 6000, "delay": 0.005},
+        {"text": PLAIN_TEXT, "deltas": 6},
+    ],
     "api-429": [
         {"fail": 429},
         {"text": RECOVERED_REPLY, "deltas": 3},

@@ -21,11 +21,13 @@ import time
 
 import model_scripts as ms
 from agents import AGENTS, QUIET_ENV
-from checks import check_run
+from checks import check_run, xfail_reason
+from serve_runner import serve_checks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = ["plain", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
+SERVE_SCRIPTS = ["serve-plain", "serve-write", "serve-cancel"]
 RUN_TIMEOUT = 120  # seconds for `spindle chat --timeout` (a run that hangs fails with 124)
 CANCEL_AFTER = {"default": 12, "opencode": 22}  # --timeout for the cancel script: startup + part of the slow answer
 
@@ -133,7 +135,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spindle", default=os.path.join(REPO, "target", "debug", "spindle"))
     parser.add_argument("--agents", default=",".join(a.name for a in AGENTS))
-    parser.add_argument("--scripts", default=",".join(SCRIPTS))
+    parser.add_argument("--scripts", default=",".join(SCRIPTS + SERVE_SCRIPTS))
     parser.add_argument("--keep", help="keep the run directories here (default: a temp dir, removed)")
     parser.add_argument("--save-recordings", action="store_true", help="copy each recording to recordings/")
     args = parser.parse_args()
@@ -154,6 +156,24 @@ def main():
                 print(f"FAIL {agent.name}/{script}/run: agent not installed (run tests/real-agents/install.sh)", flush=True)
                 failed += 1
                 continue
+            if script in SERVE_SCRIPTS:
+                try:
+                    results = serve_checks(args.spindle, agent, script, root)
+                except Exception as err:
+                    results = [("run", False, f"{type(err).__name__}: {err}")]
+                for name, ok, detail in results:
+                    label = f"{agent.name}/{script}/{name}"
+                    known = None if ok else xfail_reason(agent.name, script, name)
+                    if ok:
+                        passed += 1
+                        print(f"ok   {label}", flush=True)
+                    elif known:
+                        xfailed.append((label, f"[{known[0]}] {known[1]}"))
+                        print(f"XFAIL {label}: [{known[0]}] {known[1]}", flush=True)
+                    else:
+                        failed += 1
+                        print(f"FAIL {label}: {detail} [{os.path.join(root, 'serve', agent.name)}]", flush=True)
+                continue
             try:
                 run = run_one(args.spindle, agent, script, root)
             except Exception as err:  # a harness-level failure is a failed check, never a skip
@@ -163,7 +183,9 @@ def main():
             if args.save_recordings and run["transcript"] is not None:
                 dest = os.path.join(HERE, "recordings", agent.name)
                 os.makedirs(dest, exist_ok=True)
-                shutil.copy(run["record"], os.path.join(dest, f"{script}.jsonl"))
+                with open(run["record"]) as src, open(os.path.join(dest, f"{script}.jsonl"), "w") as out:
+                    # The run's temporary paths become <run> so recordings compare across runs.
+                    out.write(src.read().replace(run["dir"], "<run>"))
             for name, outcome, detail in check_run(run):
                 label = f"{agent.name}/{script}/{name}"
                 if outcome == "pass":
