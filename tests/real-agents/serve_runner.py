@@ -128,7 +128,7 @@ def write_steps(api, sid, work):
         options = entry["permission"].get("options") or []
         allow = next((o for o in options if o.get("kind") == "allow_once"), options[0] if options else {})
         status, body = api.call("POST", f"/api/sessions/{sid}/permission", {"key": json.dumps(entry["permission"].get("requestId")), "optionId": allow.get("optionId")})
-        out.append(("permission-answered", status == 200, f"POST permission (request {entry["permission"].get("requestId")!r}): {status} {body}"))
+        out.append(("permission-answered", status == 200, f"POST permission (request {entry['permission'].get('requestId')!r}): {status} {body}"))
     t, done = api.wait(sid, turn_done(1), 90)
     try:
         with open(os.path.join(work, "new.txt")) as f:
