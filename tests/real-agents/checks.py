@@ -63,6 +63,12 @@ XFAIL = {
         "fast-agent's local shell does not run in the session's cwd (the model saw `cat: notes.txt: No "
         "such file or directory` for a file in the cwd), so a relative path lands elsewhere",
     ),
+    ("claude", "serve-cancel", "next-prompt-taken"): (
+        "agent",
+        "after session/cancel (answered {\"stopReason\":\"cancelled\"}) the next session/prompt is answered "
+        "{\"stopReason\":\"end_turn\",\"usage\":{\"inputTokens\":0,...}} 3 ms later with no update; the "
+        "model call for it completes (emulator log) but its answer never reaches the client",
+    ),
     ("qwen", "*", "no-empty-message"): (
         "spindle",
         "Qwen sends agent_message_chunk {\"content\":{\"type\":\"text\",\"text\":\"\"}} before a tool call "

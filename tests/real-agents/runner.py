@@ -22,6 +22,7 @@ import time
 import model_scripts as ms
 from agents import AGENTS, QUIET_ENV
 from checks import check_run, xfail_reason
+from goldens import golden_results
 from serve_runner import serve_checks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -138,12 +139,25 @@ def main():
     parser.add_argument("--scripts", default=",".join(SCRIPTS + SERVE_SCRIPTS))
     parser.add_argument("--keep", help="keep the run directories here (default: a temp dir, removed)")
     parser.add_argument("--save-recordings", action="store_true", help="copy each recording to recordings/")
+    parser.add_argument("--no-goldens", action="store_true", help="skip replaying the golden recordings")
     args = parser.parse_args()
     root = args.keep or tempfile.mkdtemp(prefix="spindle-real-agents-")
     wanted_agents = args.agents.split(",")
     wanted_scripts = args.scripts.split(",")
     passed, failed, xfailed = 0, 0, []
     started = time.monotonic()
+    if not args.no_goldens:
+        print("== golden recordings (spindle replay, no agent)", flush=True)
+        for label, outcome, detail in golden_results(args.spindle):
+            if outcome == "pass":
+                passed += 1
+                print(f"ok   {label}", flush=True)
+            elif outcome == "xfail":
+                xfailed.append((label, detail))
+                print(f"XFAIL {label}: {detail}", flush=True)
+            else:
+                failed += 1
+                print(f"FAIL {label}: {detail}", flush=True)
     for agent in AGENTS:
         if agent.name not in wanted_agents:
             continue
