@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs the pinned production ACP agents for the real-agent tests, from the registries only:
-# the npm agents with `npm ci` from the committed package-lock.json (tests/real-agents/node_modules),
+# the npm agents at the versions of the committed package-lock.json (tests/real-agents/node_modules),
 # fast-agent-acp from PyPI into tests/real-agents/venv (it needs Python >= 3.13).
 # Install scripts stay off (npm's default here): every agent runs without them.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
 start=$(date +%s)
-npm ci --no-audit --no-fund --loglevel=error
+# npm ci refuses this lock (npm 11 leaves out other platforms' optional packages, then calls the
+# lock out of sync), so install from the lock without rewriting it: every version stays as locked.
+npm install --no-save --no-audit --no-fund --loglevel=error
 # Codex runs its shell commands in a bubblewrap sandbox: without bwrap every command fails.
 if ! command -v bwrap >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
