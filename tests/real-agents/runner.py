@@ -214,7 +214,7 @@ def main():
                     print(f"FAIL {label}: {detail} [{run['dir']}]", flush=True)
             print(f"     ({agent.name}/{script}: {run['elapsed']:.1f}s, exit {run['exit']})", flush=True)
     if xfailed:
-        print(f"\n{len(xfailed)} expected failures (known Spindle quirks, not counted):")
+        print(f"\n{len(xfailed)} expected failures, not counted ([spindle]: a Spindle quirk awaiting its fix; [agent]: the agent's own):")
         for label, detail in xfailed:
             print(f"  xfail {label}: {detail}")
     print(f"\nreal agents: {time.monotonic() - started:.0f}s; run directories in {root}")
