@@ -215,7 +215,7 @@ AGENTS = [
         "none",
         unsupported={
             s: PASSTHROUGH
-            for s in ["thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid", "serve-plain", "serve-write", "serve-cancel"]
+            for s in ["usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid", "serve-plain", "serve-write", "serve-cancel"]
         },
     ),
     FastAgentAnthropic(

@@ -69,6 +69,12 @@ XFAIL = {
         "{\"stopReason\":\"end_turn\",\"usage\":{\"inputTokens\":0,...}} 3 ms later with no update; the "
         "model call for it completes (emulator log) but its answer never reaches the client",
     ),
+    ("claude", "usage-partial", "usage"): (
+        "spindle",
+        "when the model's usage lacks cache_read_input_tokens / cache_creation_input_tokens, Claude's "
+        "adapter sends {\"sessionUpdate\":\"usage_update\",\"used\":null,\"size\":200000,\"cost\":{...}}; "
+        "the engine drops the whole update as malformed, losing size and cost (fix under way)",
+    ),
     ("qwen", "*", "no-empty-message"): (
         "spindle",
         "Qwen sends agent_message_chunk {\"content\":{\"type\":\"text\",\"text\":\"\"}} before a tool call "
@@ -181,15 +187,19 @@ def check_run(run):
         add("exit", run["exit"] == 0, f"exit {run['exit']}, want 0; stderr: {stderr_tail}")
         add("stop-reason", stop == "end_turn", f"stopReason {stop!r}")
 
-    if run["replay_exit"] == 0 or not t.get("diagnostics"):
+    diagnostics = t.get("diagnostics") or []
+    if script == "usage-partial" and any('"used":null' in line.replace(" ", "") for line in open(run["record"])):
+        # A partly malformed update: the diagnostic must say what was ignored (the `used` field).
+        add("diagnostic-names-used", any("used" in d.get("message", "") for d in diagnostics), f"diagnostics {diagnostics}")
+    elif run["replay_exit"] == 0 or not diagnostics:
         add("replay-clean", True)
     else:
-        add("replay-clean", False, f"spindle replay diagnostics: {json.dumps(t.get('diagnostics'))[:400]}")
+        add("replay-clean", False, f"spindle replay diagnostics: {json.dumps(diagnostics)[:400]}")
 
     empty = [e["id"] for e in entries(t) if e.get("kind") in ("agent_message", "agent_thought") and not (e.get("text") or "").strip()]
     add("no-empty-message", not empty, f"empty message entries {empty}")
 
-    if script == "plain":
+    if script in ("plain", "usage-partial"):
         # usage: when the agent sent usage_update, the transcript's usage holds what it said.
         sent = []
         with open(run["record"]) as f:
@@ -202,12 +212,12 @@ def check_run(run):
         if sent:
             usage = t.get("usage") or {}
             last = sent[-1]
-            add("usage", usage.get("size") == last.get("size") and (last.get("used") is None or usage.get("used") == last.get("used")), f"usage {usage} after usage_update {last}")
+            add("usage", usage.get("size") == last.get("size") and (last.get("used") is None or usage.get("used") == last.get("used")), f"usage {usage} after usage_update {json.dumps(last)}")
 
     calls = tool_calls(t)
     if script == "plain" and run["agent"].api == "none":
         add("reply", reply == run["prompt"], f"reply {reply[:120]!r}, want the prompt echoed")
-    elif script == "plain":
+    elif script in ("plain", "usage-partial"):
         add("reply", reply == ms.PLAIN_TEXT, f"reply {reply[:120]!r}")
     elif script == "thinking":
         thoughts = "".join(texts(t, "agent_thought")).strip()

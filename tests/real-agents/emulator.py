@@ -320,7 +320,9 @@ class Handler(BaseHTTPRequestHandler):
     def anthropic_answer(self, body, step, parts):
         model = body.get("model", "emulated-model")
         stop = "tool_use" if any(p[0] == "tool" for p in parts) else "end_turn"
-        usage = {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        usage = {"input_tokens": 100, "output_tokens": 20}
+        if step.get("usage") != "no-cache":
+            usage.update(cache_creation_input_tokens=0, cache_read_input_tokens=0)
         if not body.get("stream"):
             content = []
             for part in parts:

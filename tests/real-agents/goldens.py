@@ -21,6 +21,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 REPLIES = {
     "plain": ms.PLAIN_TEXT,
+    "usage-partial": ms.PLAIN_TEXT,
     "thinking": ms.THINKING_REPLY,
     "read": ms.READ_REPLY,
     "write": ms.WRITE_REPLY,
@@ -34,7 +35,14 @@ def checks_for(agent, script, t):
     state = t.get("state") or {}
     reply = (t.get("finalReply") or "").strip()
     entries = t.get("entries") or []
-    yield "replay-clean", not t.get("diagnostics"), f"diagnostics {t.get('diagnostics')}"
+    diagnostics = t.get("diagnostics") or []
+    if script == "usage-partial" and diagnostics:
+        yield "diagnostic-names-used", any("used" in d.get("message", "") for d in diagnostics), f"diagnostics {diagnostics}"
+    else:
+        yield "replay-clean", not diagnostics, f"diagnostics {diagnostics}"
+    if script == "usage-partial" and agent == "claude":
+        usage = t.get("usage") or {}
+        yield "usage", usage.get("size") == 200000, f"usage {usage} (the usage_update had used: null, size 200000)"
     yield "turn-finished", not state.get("turnOpen"), f"state {state}"
     recovered = script != "api-429" or state.get("stopReason") == "end_turn"  # Codex reports the 429
     if script in REPLIES and agent != "fast-agent" and recovered:

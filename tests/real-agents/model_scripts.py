@@ -42,6 +42,9 @@ PARTIAL_TEXT = "This answer is cut by the API failure"
 
 SCRIPTS = {
     "plain": [{"text": PLAIN_TEXT, "deltas": 6}],
+    # The plain answer with usage that lacks the cache counts, as some Anthropic-compatible
+    # gateways send it (Claude's adapter then sums to NaN and sends `"used": null`).
+    "usage-partial": [{"text": PLAIN_TEXT, "deltas": 6, "usage": "no-cache"}],
     "thinking": [{"thinking": THOUGHT_TEXT, "text": THINKING_REPLY, "deltas": 4}],
     "read": [
         {"tool": {"op": "read", "path": "notes.txt"}},

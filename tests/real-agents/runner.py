@@ -27,7 +27,7 @@ from serve_runner import serve_checks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-SCRIPTS = ["plain", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
+SCRIPTS = ["plain", "usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
 SERVE_SCRIPTS = ["serve-plain", "serve-write", "serve-cancel"]
 RUN_TIMEOUT = 120  # seconds for `spindle chat --timeout` (a run that hangs fails with 124)
 CANCEL_AFTER = {"default": 12, "opencode": 22, "fast-agent-anthropic": 22}  # --timeout for the cancel script: startup + part of the slow answer
@@ -58,6 +58,7 @@ def seed_work(work):
 def prompt_for(script):
     return {
         "plain": "Say hello.",
+        "usage-partial": "Say hello.",
         "thinking": "Think, then answer.",
         "read": "Read notes.txt and tell me the secret word.",
         "write": "Create new.txt.",
