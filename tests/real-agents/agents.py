@@ -1,0 +1,229 @@
+"""How each production agent is started and pointed at the emulator, offline.
+
+Each `AgentSpec` says: the command line, the environment (base URL of the scripted model API, a
+dummy key, telemetry and update checks off), the config files written into the run's temporary
+HOME, which API the agent speaks, and which scripts it cannot express (with the reason). Nothing
+here is read from the developer's own HOME: every run gets a fresh one.
+"""
+
+import json
+import os
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODE_MODULES = os.path.join(HERE, "node_modules")
+VENV = os.path.join(HERE, "venv")
+DUMMY_KEY = "sk-emulated-dummy-key"
+
+QUIET_ENV = {
+    "NO_COLOR": "1",
+    "CI": "1",
+    "DO_NOT_TRACK": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "NO_UPDATE_NOTIFIER": "1",
+    "npm_config_update_notifier": "false",
+}
+
+
+@dataclass
+class AgentSpec:
+    name: str
+    package: str  # where the pinned version is read from (npm package or PyPI distribution)
+    api: str  # which model API the agent calls (anthropic, openai, responses, gemini, none)
+    unsupported: dict = field(default_factory=dict)  # script -> why the agent cannot express it
+
+    def version(self):
+        if self.package.startswith("pypi:"):
+            name = self.package[5:]
+            for entry in os.listdir(os.path.join(VENV, "lib")) if os.path.isdir(os.path.join(VENV, "lib")) else []:
+                site = os.path.join(VENV, "lib", entry, "site-packages")
+                for dist in os.listdir(site):
+                    if dist.lower().startswith(name.replace("-", "_") + "-") and dist.endswith(".dist-info"):
+                        return dist[len(name) + 1 : -len(".dist-info")]
+            return "not installed"
+        try:
+            with open(os.path.join(NODE_MODULES, self.package, "package.json")) as f:
+                return json.load(f)["version"]
+        except OSError:
+            return "not installed"
+
+    def installed(self):
+        return self.version() != "not installed"
+
+    def setup(self, home, work, base_url):
+        """Write config files; return (command, env)."""
+        raise NotImplementedError
+
+
+def write_json(path, value):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(value, f, indent=2)
+
+
+class Claude(AgentSpec):
+    def setup(self, home, work, base_url):
+        env = {
+            "ANTHROPIC_BASE_URL": base_url,
+            "ANTHROPIC_API_KEY": DUMMY_KEY,
+            # Claude Code refuses --dangerously-skip-permissions as root, and the adapter's
+            # session/new fails as root, unless it is told it runs in a sandbox.
+            "IS_SANDBOX": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "2",
+        }
+        command = ["node", os.path.join(NODE_MODULES, self.package, "dist", "index.js")]
+        return command, env
+
+
+class Qwen(AgentSpec):
+    def setup(self, home, work, base_url):
+        write_json(
+            os.path.join(home, ".qwen", "settings.json"),
+            {
+                "security": {"auth": {"selectedType": "openai"}},
+                "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False},
+                "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+                "model": {"name": "qwen3-coder-plus"},
+            },
+        )
+        env = {
+            "OPENAI_BASE_URL": base_url + "/v1",
+            "OPENAI_API_KEY": DUMMY_KEY,
+            "OPENAI_MODEL": "qwen3-coder-plus",
+        }
+        return [os.path.join(NODE_MODULES, ".bin", "qwen"), "--acp", "--approval-mode", "default"], env
+
+
+class Gemini(AgentSpec):
+    def setup(self, home, work, base_url):
+        write_json(
+            os.path.join(home, ".gemini", "settings.json"),
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False},
+                "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+                "model": {"name": "gemini-2.5-pro"},
+            },
+        )
+        # An untrusted folder refuses "allow always" approvals: trust the run's work directory.
+        write_json(os.path.join(home, ".gemini", "trustedFolders.json"), {work: "TRUST_FOLDER"})
+        env = {
+            "GEMINI_API_KEY": DUMMY_KEY,
+            "GOOGLE_GEMINI_BASE_URL": base_url,
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+        }
+        return [os.path.join(NODE_MODULES, ".bin", "gemini"), "--acp"], env
+
+
+class OpenCode(AgentSpec):
+    def setup(self, home, work, base_url):
+        config = {
+            "$schema": "https://opencode.ai/config.json",
+            "autoupdate": False,
+            "share": "disabled",
+            "model": "emulator/emulated-model",
+            "small_model": "emulator/emulated-model",
+            "provider": {
+                "emulator": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "Scripted model emulator",
+                    "options": {"baseURL": base_url + "/v1", "apiKey": DUMMY_KEY},
+                    "models": {"emulated-model": {"name": "emulated-model", "tool_call": True, "reasoning": True}},
+                }
+            },
+            "permission": {"edit": "ask", "bash": "ask"},
+        }
+        write_json(os.path.join(home, ".config", "opencode", "opencode.json"), config)
+        env = {
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+            "OPENCODE_DISABLE_SHARE": "1",
+        }
+        return [os.path.join(NODE_MODULES, ".bin", "opencode"), "acp"], env
+
+
+class Codex(AgentSpec):
+    def setup(self, home, work, base_url):
+        codex_home = os.path.join(home, ".codex")
+        os.makedirs(codex_home, exist_ok=True)
+        with open(os.path.join(codex_home, "config.toml"), "w") as f:
+            f.write(
+                'model = "gpt-5.4"\n'
+                'model_provider = "emulator"\n'
+                'approval_policy = "on-request"\n'
+                'sandbox_mode = "read-only"\n'
+                "check_for_update_on_startup = false\n"
+                "[model_providers.emulator]\n"
+                'name = "Scripted model emulator"\n'
+                f'base_url = "{base_url}/v1"\n'
+                'env_key = "EMULATOR_API_KEY"\n'
+                'wire_api = "responses"\n'
+                "request_max_retries = 2\n"
+                "stream_max_retries = 2\n"
+                f'[projects."{work}"]\n'
+                'trust_level = "trusted"\n'
+            )
+        env = {"CODEX_HOME": codex_home, "EMULATOR_API_KEY": DUMMY_KEY, "OPENAI_API_KEY": DUMMY_KEY}
+        binary = os.path.join(NODE_MODULES, "@zed-industries", "codex-acp-linux-x64", "bin", "codex-acp")
+        return [binary], env
+
+
+class FastAgent(AgentSpec):
+    """fast-agent with its built-in passthrough model: no model API at all (echoes the prompt)."""
+
+    def setup(self, home, work, base_url):
+        command = [os.path.join(VENV, "bin", "fast-agent"), "--no-update-check", "acp", "--model", "passthrough"]
+        return command, {}
+
+
+class FastAgentAnthropic(AgentSpec):
+    """fast-agent driving the emulator through its Anthropic provider, with its shell runtime on."""
+
+    def setup(self, home, work, base_url):
+        config = os.path.join(home, "fastagent.config.yaml")
+        with open(config, "w") as f:
+            f.write(
+                "default_model: anthropic.claude-sonnet-4-5\n"
+                "logger:\n  level: error\n  progress_display: false\n  show_chat: false\n  show_tools: false\n"
+                f"anthropic:\n  api_key: {DUMMY_KEY}\n  base_url: {base_url}\n"
+            )
+        command = [
+            os.path.join(VENV, "bin", "fast-agent"), "--no-update-check", "acp",
+            "--config-path", config, "--model", "anthropic.claude-sonnet-4-5", "--shell",
+        ]
+        return command, {"ANTHROPIC_API_KEY": DUMMY_KEY}
+
+
+PASSTHROUGH = "fast-agent's passthrough model echoes the prompt; it calls no model API and no tools"
+
+AGENTS = [
+    Claude("claude", "@zed-industries/claude-agent-acp", "anthropic"),
+    Qwen("qwen", "@qwen-code/qwen-code", "openai"),
+    Gemini("gemini", "@google/gemini-cli", "gemini"),
+    OpenCode("opencode", "opencode-ai", "openai"),
+    Codex("codex", "@zed-industries/codex-acp", "responses"),
+    FastAgent(
+        "fast-agent",
+        "pypi:fast-agent-mcp",
+        "none",
+        unsupported={
+            s: PASSTHROUGH
+            for s in ["usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid", "serve-plain", "serve-write", "serve-cancel"]
+        },
+    ),
+    FastAgentAnthropic(
+        "fast-agent-anthropic",
+        "pypi:fast-agent-mcp",
+        "anthropic",
+        unsupported={
+            s: "fast-agent runs its tools without session/request_permission" for s in ("reject", "serve-write")
+        },
+    ),
+]

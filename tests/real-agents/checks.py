@@ -1,0 +1,276 @@
+"""The checks of one real-agent run: exit code and stop reason, the replayed transcript against what
+the script made the model say, the files on disk, and what the agent sent to the model API.
+
+`check_run(run)` yields (name, outcome, detail) with outcome "pass", "fail" or "xfail". An xfail is
+a check that fails because of a known Spindle quirk listed in `XFAIL`; it is reported apart and
+never counted as a pass (when such a check passes, it is an ordinary pass and the entry is stale).
+"""
+
+import json
+import os
+
+import model_scripts as ms
+
+# (agent, script, check) -> (who, why it fails today). who is "spindle" (a Spindle quirk waiting
+# for a fix) or "agent" (the agent's own bug: Spindle shows faithfully what the agent sent).
+XFAIL = {
+    ("claude", "api-500-mid", "recovered-reply"): (
+        "agent",
+        "the model stream fails mid-answer (SSE `error` event); Claude Code retries and the retry "
+        "answers in full (emulator log: 2 calls), but the adapter forwards only the first attempt's "
+        "partial text and ends the turn end_turn: the recovered answer never reaches the client",
+    ),
+    ("opencode", "write", "diff"): (
+        "agent",
+        "opencode reports a new file's write as text only ({\"type\":\"content\",...\"Wrote file "
+        "successfully.\"}), with no diff block; its edit tool does send a diff",
+    ),
+    ("gemini", "write", "reply"): (
+        "agent",
+        "after an \"Allow for this session\" (allow_always) answer Gemini CLI sends the mode switch as "
+        "reply text: agent_message_chunk {\"text\":\"[MODE_UPDATE] autoEdit\"} instead of a "
+        "current_mode_update, so the reply starts with it",
+    ),
+    ("gemini", "edit", "reply"): ("agent", "same as gemini/write/reply: [MODE_UPDATE] autoEdit sent as reply text"),
+    ("*", "*", "yes-allows-once"): (
+        "spindle",
+        "`spindle chat --yes` picks the first allow option, which Claude, Gemini and Qwen list as "
+        "allow_always ({\"optionId\":\"allow_always\"} / \"proceed_always\"): a one-shot run "
+        "changes the agent's standing permissions (Claude writes the rule to its settings, Gemini "
+        "switches the session to autoEdit); --yes should prefer an allow_once option when offered",
+    ),
+    ("gemini", "shell", "terminal-output"): (
+        "agent",
+        "Gemini CLI ends a shell tool call with {\"status\":\"completed\",\"content\":[]}: the command's "
+        "output is sent to the model only, never to the client (Spindle offers no terminal capability)",
+    ),
+    ("fast-agent-anthropic", "*", "no-empty-message"): (
+        "spindle",
+        "fast-agent ends each model turn with agent_message_chunk {\"content\":{\"text\":\"\",\"type\":\"text\"}} "
+        "(with _meta.field_meta status line); Spindle makes a visible empty agent_message entry (the "
+        "empty-chunk fix under way for Qwen covers it)",
+    ),
+    ("fast-agent-anthropic", "write", "diff"): ("agent", "fast-agent's edit_file tool call carries no diff block"),
+    ("fast-agent-anthropic", "edit", "diff"): ("agent", "fast-agent's edit_file tool call carries no diff block"),
+    ("fast-agent-anthropic", "shell", "tool-completed"): (
+        "agent",
+        "fast-agent sends the bash tool call once, {\"status\":\"pending\",\"content\":[]}, and never a "
+        "tool_call_update: the call stays pending in every client",
+    ),
+    ("fast-agent-anthropic", "shell", "terminal-output"): ("agent", "see fast-agent-anthropic/shell/tool-completed: no update carries the output"),
+    ("fast-agent-anthropic", "shell", "file"): (
+        "agent",
+        "fast-agent's local shell does not run in the session's cwd (the model saw `cat: notes.txt: No "
+        "such file or directory` for a file in the cwd), so a relative path lands elsewhere",
+    ),
+    ("claude", "serve-cancel", "next-prompt-taken"): (
+        "agent",
+        "after session/cancel (answered {\"stopReason\":\"cancelled\"}) the next session/prompt is answered "
+        "{\"stopReason\":\"end_turn\",\"usage\":{\"inputTokens\":0,...}} 3 ms later with no update; the "
+        "model call for it completes (emulator log) but its answer never reaches the client",
+    ),
+    ("claude", "usage-partial", "usage"): (
+        "spindle",
+        "when the model's usage lacks cache_read_input_tokens / cache_creation_input_tokens, Claude's "
+        "adapter sends {\"sessionUpdate\":\"usage_update\",\"used\":null,\"size\":200000,\"cost\":{...}}; "
+        "the engine drops the whole update as malformed, losing size and cost (fix under way)",
+    ),
+    ("qwen", "*", "no-empty-message"): (
+        "spindle",
+        "Qwen sends agent_message_chunk {\"content\":{\"type\":\"text\",\"text\":\"\"}} before a tool call "
+        "and at the end of the text; Spindle makes a visible empty agent_message entry (fix under way)"
+    ),
+}
+
+
+def xfail_reason(agent, script, check):
+    return (
+        XFAIL.get((agent, script, check))
+        or XFAIL.get((agent, "*", check))
+        or XFAIL.get(("*", "*", check))
+    )
+
+
+def entries(transcript, kind=None):
+    out = (transcript or {}).get("entries") or []
+    return [e for e in out if kind is None or e.get("kind") == kind]
+
+
+def tool_calls(transcript):
+    return [e for e in entries(transcript) if e.get("toolCall")]
+
+
+def texts(transcript, kind):
+    return [e.get("text") or "" for e in entries(transcript, kind)]
+
+
+def main_requests(run):
+    """The conversation requests, once each (a request is logged when it starts and when it ends)."""
+    seen, out = set(), []
+    for r in run["requests"]:
+        if r.get("role") == "main" and r["n"] not in seen:
+            seen.add(r["n"])
+            out.append(r)
+    return out
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def tool_output_text(call):
+    """All the text a tool call carries (content blocks, terminal output, raw output)."""
+    parts = []
+    for block in call.get("content") or []:
+        inner = block.get("content") if isinstance(block.get("content"), dict) else block
+        if isinstance(inner, dict) and inner.get("text"):
+            parts.append(inner["text"])
+        if block.get("newText"):
+            parts.append(block["newText"])
+    parts.append(json.dumps(call.get("rawOutput")) if call.get("rawOutput") is not None else "")
+    parts.append(json.dumps(call.get("_meta")) if call.get("_meta") else "")
+    return "\n".join(parts)
+
+
+def check_run(run):
+    agent, script = run["agent"].name, run["script"]
+    t = run["transcript"]
+    results = []
+
+    def add(name, ok, detail=""):
+        if ok:
+            results.append((name, "pass", ""))
+            return
+        known = xfail_reason(agent, script, name)
+        results.append((name, "xfail", f"[{known[0]}] {known[1]}") if known else (name, "fail", detail))
+
+    if t is None:
+        tail = run["stderr"].strip().splitlines()[-3:]
+        add("transcript", False, f"no recording to replay (exit {run['exit']}; stderr: {' | '.join(tail)})")
+        return results
+    state = t.get("state") or {}
+    stop = state.get("stopReason")
+    reply = (t.get("finalReply") or "").strip()
+    stderr_tail = " | ".join(run["stderr"].strip().splitlines()[-3:])
+    api_paths = sorted({r["path"] for r in run["requests"]})
+    unknown = sorted({r["path"] for r in run["requests"] if r.get("status") == 404})
+    offline_detail = f"model API requests: {len(run['requests'])} ({', '.join(api_paths)[:200]})"
+
+    # Every scripted model turn must have reached the emulator (fast-agent calls no model).
+    if run["agent"].api != "none":
+        add("model-api-reached", bool(main_requests(run)), f"the agent never called the emulator; {offline_detail}; 404s: {unknown}; stderr: {stderr_tail}")
+
+    if script == "cancel":
+        add("exit", run["exit"] == 124, f"exit {run['exit']}, want 124 (--timeout cancels the turn); stderr: {stderr_tail}")
+        add("stop-reason", stop == "cancelled", f"stopReason {stop!r}, want 'cancelled'")
+        partial = " ".join(texts(t, "agent_message"))
+        add("partial-text", partial.startswith("slow0") and len(partial) < len(ms.SLOW_TEXT), f"{len(partial)} chars of the slow answer")
+    elif script in ("api-429", "api-500-mid"):
+        ended = run["exit"] in (0, 1)
+        add("turn-ends", ended, f"exit {run['exit']}, want 0 (recovered) or 1 (error reported); stderr: {stderr_tail}")
+        if run["exit"] == 0:
+            add("recovered-reply", ms.RECOVERED_REPLY in reply, f"reply {reply[:120]!r}")
+        elif run["exit"] == 1:
+            add("error-reported", bool(state.get("error")) or "error" in run["stderr"].lower(), f"state {state}")
+        if script == "api-500-mid" and run["exit"] == 0:
+            shown = " ".join(texts(t, "agent_message"))
+            add("no-duplicated-partial", shown.count("This answer") <= 1, f"agent text {shown[:160]!r}")
+    elif script == "reject":
+        # Some agents end the whole turn `cancelled` when a permission is rejected (Codex's
+        # "abort"), others carry on and let the model answer: both are faithful outcomes.
+        add("exit", (run["exit"], stop) in ((0, "end_turn"), (130, "cancelled")), f"exit {run['exit']} / stopReason {stop!r}, want 0/end_turn or 130/cancelled; stderr: {stderr_tail}")
+    else:
+        add("exit", run["exit"] == 0, f"exit {run['exit']}, want 0; stderr: {stderr_tail}")
+        add("stop-reason", stop == "end_turn", f"stopReason {stop!r}")
+
+    diagnostics = t.get("diagnostics") or []
+    if script == "usage-partial" and any('"used":null' in line.replace(" ", "") for line in open(run["record"])):
+        # A partly malformed update: the diagnostic must say what was ignored (the `used` field).
+        add("diagnostic-names-used", any("used" in d.get("message", "") for d in diagnostics), f"diagnostics {diagnostics}")
+    elif run["replay_exit"] == 0 or not diagnostics:
+        add("replay-clean", True)
+    else:
+        add("replay-clean", False, f"spindle replay diagnostics: {json.dumps(diagnostics)[:400]}")
+
+    empty = [e["id"] for e in entries(t) if e.get("kind") in ("agent_message", "agent_thought") and not (e.get("text") or "").strip()]
+    add("no-empty-message", not empty, f"empty message entries {empty}")
+
+    if script in ("plain", "usage-partial"):
+        # usage: when the agent sent usage_update, the transcript's usage holds what it said.
+        sent = []
+        with open(run["record"]) as f:
+            for line in f:
+                if '"usage_update"' in line:
+                    msg = json.loads(line)
+                    update = ((msg.get("params") or {}).get("update")) or {}
+                    if update.get("sessionUpdate") == "usage_update":
+                        sent.append(update)
+        if sent:
+            usage = t.get("usage") or {}
+            last = sent[-1]
+            add("usage", usage.get("size") == last.get("size") and (last.get("used") is None or usage.get("used") == last.get("used")), f"usage {usage} after usage_update {json.dumps(last)}")
+
+    calls = tool_calls(t)
+    if script == "plain" and run["agent"].api == "none":
+        add("reply", reply == run["prompt"], f"reply {reply[:120]!r}, want the prompt echoed")
+    elif script in ("plain", "usage-partial"):
+        add("reply", reply == ms.PLAIN_TEXT, f"reply {reply[:120]!r}")
+    elif script == "thinking":
+        thoughts = "".join(texts(t, "agent_thought")).strip()
+        add("thought", ms.THOUGHT_TEXT in thoughts, f"thoughts {thoughts[:120]!r}")
+        add("reply", reply == ms.THINKING_REPLY, f"reply {reply[:120]!r}")
+        add("thought-not-in-reply", ms.THOUGHT_TEXT not in reply, "the thought leaked into the reply")
+    elif script == "long":
+        add("reply", reply == ms.LONG_TEXT, f"reply of {len(reply)} chars, want {len(ms.LONG_TEXT)}; starts {reply[:60]!r}")
+    elif script == "read":
+        saw = any(ms.NOTES_CONTENT.strip() in json.dumps(r.get("body")) for r in run["requests"] if r.get("role") == "main" and r.get("body"))
+        add("tool-result-sent", saw, "the file content never reached the model in a later request")
+        add("tool-call", any(c["toolCall"].get("status") == "completed" for c in calls), f"tool calls {[c['toolCall'].get('status') for c in calls]}")
+        add("reply", reply == ms.READ_REPLY, f"reply {reply[:120]!r}")
+    elif script in ("write", "edit", "reject"):
+        path = os.path.join(run["work"], "new.txt" if script != "edit" else "edit.txt")
+        now = read(path)
+        if script == "write":
+            add("file", now == ms.WRITE_CONTENT, f"new.txt is {now!r}")
+        elif script == "edit":
+            want = ms.EDIT_BEFORE.replace(ms.EDIT_OLD, ms.EDIT_NEW)
+            add("file", now == want, f"edit.txt is {now!r}")
+        else:
+            add("file-untouched", now is None, f"new.txt exists after the rejection: {now!r}")
+        diffs = [b for c in calls for b in c["toolCall"].get("content") or [] if b.get("type") == "diff"]
+        if script == "write":
+            add("diff", any(b.get("newText") == ms.WRITE_CONTENT for b in diffs), f"diff blocks {json.dumps(diffs)[:200]}")
+        elif script == "edit":
+            add("diff", any(ms.EDIT_NEW in (b.get("newText") or "") for b in diffs), f"diff blocks {json.dumps(diffs)[:200]}")
+        statuses = [c["toolCall"].get("status") for c in calls]
+        perms = [c.get("permission") for c in calls if c.get("permission")]
+        outcomes = [((p or {}).get("outcome") or {}) for p in perms]
+        kinds = {o.get("optionId"): o.get("kind") for p in perms for o in p.get("options") or []}
+        if script == "reject":
+            add("permission-asked", bool(perms), "the agent asked no permission before writing")
+            add("permission-rejected", any(o.get("outcome") == "cancelled" or str(kinds.get(o.get("optionId"))).startswith("reject") for o in outcomes), f"outcomes {outcomes}")
+            add("tool-not-completed", "completed" not in statuses, f"tool call statuses {statuses}")
+        else:
+            add("tool-completed", "completed" in statuses, f"tool call statuses {statuses}")
+            if perms:
+                once = [o for p in perms for o in p.get("options") or [] if o.get("kind") == "allow_once"]
+                if once:
+                    chosen = [kinds.get(o.get("optionId")) for o in outcomes]
+                    add("yes-allows-once", all(k == "allow_once" for k in chosen), f"--yes chose {chosen} while allow_once was offered")
+                add("permission-approved", any(o.get("outcome") == "selected" and str(kinds.get(o.get("optionId"))).startswith("allow") for o in outcomes), f"outcomes {outcomes}")
+        want_reply = {"write": ms.WRITE_REPLY, "edit": ms.EDIT_REPLY, "reject": ms.REJECT_REPLY}[script]
+        if script == "reject" and (len(main_requests(run)) == 1 or stop == "cancelled"):
+            # The agent ended the turn on the rejection without asking the model again.
+            add("reply", reply == "", f"reply {reply[:120]!r} but the model was never asked again")
+        else:
+            add("reply", reply == want_reply, f"reply {reply[:120]!r}")
+    elif script == "shell":
+        add("file", read(os.path.join(run["work"], "shell.txt")) == ms.SHELL_OUTPUT + "\n", "shell.txt was not written by the command")
+        add("tool-completed", any(c["toolCall"].get("status") == "completed" for c in calls), f"tool calls {[c['toolCall'].get('status') for c in calls]}")
+        add("terminal-output", any(ms.SHELL_OUTPUT in tool_output_text(c["toolCall"]) for c in calls), "the command output is in no tool call of the transcript")
+        add("reply", reply == ms.SHELL_REPLY, f"reply {reply[:120]!r}")
+    return results
