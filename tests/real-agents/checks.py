@@ -32,23 +32,10 @@ XFAIL = {
         "current_mode_update, so the reply starts with it",
     ),
     ("gemini", "edit", "reply"): ("agent", "same as gemini/write/reply: [MODE_UPDATE] autoEdit sent as reply text"),
-    ("*", "*", "yes-allows-once"): (
-        "spindle",
-        "`spindle chat --yes` picks the first allow option, which Claude, Gemini and Qwen list as "
-        "allow_always ({\"optionId\":\"allow_always\"} / \"proceed_always\"): a one-shot run "
-        "changes the agent's standing permissions (Claude writes the rule to its settings, Gemini "
-        "switches the session to autoEdit); --yes should prefer an allow_once option when offered",
-    ),
     ("gemini", "shell", "terminal-output"): (
         "agent",
         "Gemini CLI ends a shell tool call with {\"status\":\"completed\",\"content\":[]}: the command's "
         "output is sent to the model only, never to the client (Spindle offers no terminal capability)",
-    ),
-    ("fast-agent-anthropic", "*", "no-empty-message"): (
-        "spindle",
-        "fast-agent ends each model turn with agent_message_chunk {\"content\":{\"text\":\"\",\"type\":\"text\"}} "
-        "(with _meta.field_meta status line); Spindle makes a visible empty agent_message entry (the "
-        "empty-chunk fix under way for Qwen covers it)",
     ),
     ("fast-agent-anthropic", "write", "diff"): ("agent", "fast-agent's edit_file tool call carries no diff block"),
     ("fast-agent-anthropic", "edit", "diff"): ("agent", "fast-agent's edit_file tool call carries no diff block"),
@@ -68,17 +55,6 @@ XFAIL = {
         "after session/cancel (answered {\"stopReason\":\"cancelled\"}) the next session/prompt is answered "
         "{\"stopReason\":\"end_turn\",\"usage\":{\"inputTokens\":0,...}} 3 ms later with no update; the "
         "model call for it completes (emulator log) but its answer never reaches the client",
-    ),
-    ("claude", "usage-partial", "usage"): (
-        "spindle",
-        "when the model's usage lacks cache_read_input_tokens / cache_creation_input_tokens, Claude's "
-        "adapter sends {\"sessionUpdate\":\"usage_update\",\"used\":null,\"size\":200000,\"cost\":{...}}; "
-        "the engine drops the whole update as malformed, losing size and cost (fix under way)",
-    ),
-    ("qwen", "*", "no-empty-message"): (
-        "spindle",
-        "Qwen sends agent_message_chunk {\"content\":{\"type\":\"text\",\"text\":\"\"}} before a tool call "
-        "and at the end of the text; Spindle makes a visible empty agent_message entry (fix under way)"
     ),
 }
 
@@ -122,9 +98,11 @@ def read(path):
         return None
 
 
-def tool_output_text(call):
-    """All the text a tool call carries (content blocks, terminal output, raw output)."""
-    parts = []
+def tool_output_text(entry):
+    """All the text a tool-call entry carries: its content blocks, raw output and `_meta`, and the
+    display-only terminal output the engine lifts out of `_meta` (the entry's text)."""
+    call = entry["toolCall"]
+    parts = [entry.get("text") or ""]
     for block in call.get("content") or []:
         inner = block.get("content") if isinstance(block.get("content"), dict) else block
         if isinstance(inner, dict) and inner.get("text"):
@@ -271,6 +249,11 @@ def check_run(run):
     elif script == "shell":
         add("file", read(os.path.join(run["work"], "shell.txt")) == ms.SHELL_OUTPUT + "\n", "shell.txt was not written by the command")
         add("tool-completed", any(c["toolCall"].get("status") == "completed" for c in calls), f"tool calls {[c['toolCall'].get('status') for c in calls]}")
-        add("terminal-output", any(ms.SHELL_OUTPUT in tool_output_text(c["toolCall"]) for c in calls), "the command output is in no tool call of the transcript")
+        add("terminal-output", any(ms.SHELL_OUTPUT in tool_output_text(c) for c in calls), "the command output is in no tool call of the transcript")
+        if agent in ("claude", "codex"):
+            # Both follow the display-only terminal convention Spindle asks for with
+            # clientCapabilities._meta.terminal_output: the engine lifts it into the entry's terminal.
+            exits = [((c.get("terminal") or {}).get("exitStatus") or {}).get("exitCode") for c in calls]
+            add("terminal-exit-shown", 0 in exits, f"terminal exit codes on the tool calls: {exits}")
         add("reply", reply == ms.SHELL_REPLY, f"reply {reply[:120]!r}")
     return results

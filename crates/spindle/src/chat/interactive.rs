@@ -428,7 +428,7 @@ impl Chat<'_> {
         self.view.apply(applied.ops);
         let ask = PermissionAsk::parse(params);
         let answer = if self.args.yes
-            && let Some(option) = ask.first_allow()
+            && let Some(option) = ask.allow_for_yes()
         {
             self.view.clear_live()?;
             eprintln!(
@@ -437,7 +437,7 @@ impl Chat<'_> {
             );
             Some(permission::selected(option))
         } else if !self.stdin_tty || self.input_closed {
-            let (outcome, what) = match ask.first_reject() {
+            let (outcome, what) = match ask.reject_unasked() {
                 Some(option) => (permission::selected(option), "rejected"),
                 None => (permission::cancelled(), "cancelled"),
             };

@@ -280,7 +280,7 @@ impl Turn<'_> {
     async fn permission(&mut self, request_id: RequestId, params: &str) {
         let ask = PermissionAsk::parse(params);
         if self.args.yes
-            && let Some(option) = ask.first_allow()
+            && let Some(option) = ask.allow_for_yes()
         {
             eprintln!(
                 "spindle chat: --yes: approving {:?} with {:?}",
@@ -309,7 +309,7 @@ impl Turn<'_> {
             return;
         }
         // Nobody can be asked: never approve.
-        let outcome = match ask.first_reject() {
+        let outcome = match ask.reject_unasked() {
             Some(option) => {
                 eprintln!(
                     "spindle chat: permission for {:?} rejected: no terminal to ask and no --yes",

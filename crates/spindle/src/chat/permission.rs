@@ -57,19 +57,25 @@ impl PermissionAsk {
         PermissionAsk { subject, options }
     }
 
-    /// `--yes`: the first allowing option.
-    pub fn first_allow(&self) -> Option<&PermissionOption> {
-        self.options
-            .iter()
-            .find(|o| o.kind == "allow_once" || o.kind == "allow_always")
+    /// `--yes`: the narrowest allowing option: an `allow_once`, else an
+    /// `allow_always`. Agents often list "always" first (Claude Code, Gemini
+    /// CLI, Qwen Code), and taking it would widen the agent's standing
+    /// permissions beyond the one run the user approved.
+    pub fn allow_for_yes(&self) -> Option<&PermissionOption> {
+        self.first_of_kind(&["allow_once", "allow_always"])
     }
 
-    /// Nobody can be asked: the first rejecting option, else `None`
-    /// (answer `cancelled`).
-    pub fn first_reject(&self) -> Option<&PermissionOption> {
-        self.options
+    /// Nobody can be asked: the narrowest rejecting option (`reject_once`,
+    /// else `reject_always`), else `None` (answer `cancelled`).
+    pub fn reject_unasked(&self) -> Option<&PermissionOption> {
+        self.first_of_kind(&["reject_once", "reject_always"])
+    }
+
+    /// The first option of the first kind in `kinds` that is offered.
+    fn first_of_kind(&self, kinds: &[&str]) -> Option<&PermissionOption> {
+        kinds
             .iter()
-            .find(|o| o.kind == "reject_once" || o.kind == "reject_always")
+            .find_map(|kind| self.options.iter().find(|o| o.kind == *kind))
     }
 
     /// The question as shown above the input prompt.
@@ -118,8 +124,28 @@ mod tests {
     fn picks_allow_for_yes_and_reject_otherwise() {
         let ask = PermissionAsk::parse(PARAMS);
         assert_eq!(ask.subject, "Edit main.rs");
-        assert_eq!(ask.first_allow().map(|o| o.id.as_str()), Some("allow"));
-        assert_eq!(ask.first_reject().map(|o| o.id.as_str()), Some("reject"));
+        assert_eq!(ask.allow_for_yes().map(|o| o.id.as_str()), Some("allow"));
+        assert_eq!(ask.reject_unasked().map(|o| o.id.as_str()), Some("reject"));
+    }
+
+    #[test]
+    fn yes_takes_allow_once_even_when_always_is_listed_first() {
+        // Claude Code's adapter lists "Always Allow" before "Allow".
+        let ask = PermissionAsk::parse(
+            r#"{"sessionId":"s","toolCall":{"toolCallId":"t1"},"options":[
+                {"optionId":"allow_always","name":"Always Allow","kind":"allow_always"},
+                {"optionId":"reject_always","name":"Never","kind":"reject_always"},
+                {"optionId":"allow","name":"Allow","kind":"allow_once"},
+                {"optionId":"reject","name":"Reject","kind":"reject_once"}]}"#,
+        );
+        assert_eq!(ask.allow_for_yes().map(|o| o.id.as_str()), Some("allow"));
+        assert_eq!(ask.reject_unasked().map(|o| o.id.as_str()), Some("reject"));
+        let only_always = PermissionAsk::parse(
+            r#"{"sessionId":"s","toolCall":{"toolCallId":"t1"},"options":[
+                {"optionId":"a","name":"Always","kind":"allow_always"}]}"#,
+        );
+        assert_eq!(only_always.allow_for_yes().map(|o| o.id.as_str()), Some("a"));
+        assert!(only_always.reject_unasked().is_none());
     }
 
     #[test]
