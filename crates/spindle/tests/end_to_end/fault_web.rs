@@ -4,14 +4,14 @@
 //! is read-only or whose disk fills up.
 
 use crate::harness;
-use crate::serve_harness;
+use crate::serve_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use harness::{TempDir, fake_agent_command, require_python, wait_for};
-use serve_harness::{
+use serve_support::{
     Served, SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies,
     serve_from, start_serve, transcript, wait_transcript,
 };
@@ -581,7 +581,7 @@ fn fault_web_f1_the_crashed_turn_survives_the_next_prompt_and_a_restart() {
 }
 
 /// The banner a page opened now shows (from the reset snapshot of a new observer).
-fn banner_now(served: &serve_harness::Served, session: i64) -> String {
+fn banner_now(served: &serve_support::Served, session: i64) -> String {
     let mut reader = served.sse(session, None);
     let event = reader.next_event().expect("a reset snapshot");
     assert_eq!(event.event, "reset");

@@ -14,12 +14,12 @@
 //! go through the shipped binary end to end.
 
 use crate::harness;
-use crate::serve_harness;
+use crate::serve_support;
 
 use std::time::Instant;
 
 use harness::TempDir;
-use serve_harness::{
+use serve_support::{
     SseReader, TextView, proc_status_kib, reference_agent, start_serve, transcript,
 };
 use spindle_agent::{StreamMix, Version, expected_reply};

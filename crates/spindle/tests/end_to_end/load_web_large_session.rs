@@ -12,14 +12,14 @@
 //! ```
 
 use crate::harness;
-use crate::serve_harness;
+use crate::serve_support;
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use harness::{TempDir, wait_for};
-use serve_harness::{SseReader, TextView, proc_status_kib, start_serve, transcript};
+use serve_support::{SseReader, TextView, proc_status_kib, start_serve, transcript};
 
 const PATIENCE: Duration = Duration::from_secs(600);
 

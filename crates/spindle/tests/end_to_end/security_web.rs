@@ -6,13 +6,13 @@
 //! the variants an attacker would try.)
 
 use crate::harness;
-use crate::serve_harness;
+use crate::serve_support;
 
 use std::time::Duration;
 
 use harness::{TempDir, fake_agent_command, require_python, wait_for};
 use serde_json::{Value, json};
-use serve_harness::{
+use serve_support::{
     Response, Served, entry_texts, http, reference_agent, serve_from, start_serve, transcript,
     wait_transcript,
 };
@@ -374,7 +374,7 @@ fn security_web_hostile_agent_content_is_stored_verbatim_and_served_inert() {
     // Read the stream until the injected reply is complete; every frame must
     // be a well-formed ops/reset event with JSON data (the reader panics on
     // non-JSON data), and no forged id or event name may appear.
-    let mut view = serve_harness::TextView::default();
+    let mut view = serve_support::TextView::default();
     let mut ids = Vec::new();
     loop {
         let event = reader.next_event().expect("stream ended early");
