@@ -19,9 +19,7 @@ use crate::serve_support;
 use std::time::Instant;
 
 use harness::TempDir;
-use serve_support::{
-    SseReader, TextView, proc_status_kib, reference_agent, start_serve, transcript,
-};
+use serve_support::{Served, SseReader, TextView, proc_status_kib, transcript};
 use spindle_agent::{StreamMix, Version, expected_reply};
 
 fn fnv1a64(text: &str) -> u64 {
@@ -63,7 +61,7 @@ struct Figures {
 /// each session prompted with `/stream n mixed` at once.
 fn stream_sessions(sessions: usize, observers_per_session: usize, n: u64) -> Figures {
     let dir = TempDir::new("load-web");
-    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
     let expected = expected_reply(Version::V2, StreamMix::Mixed, n);
     let ids: Vec<i64> = (0..sessions).map(|_| served.create_session()).collect();
     let mut observers = Vec::new();

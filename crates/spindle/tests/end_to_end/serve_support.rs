@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::TempDir;
+use crate::harness::{TempDir, fake_agent_command};
 
 /// Generous bound so a broken server fails the test instead of hanging it; never a timing
 /// assertion.
@@ -324,6 +324,12 @@ impl TextView {
 
     pub fn apply(&mut self, op: &Value) {
         let id = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let utf16 = |v: &Value| {
+            v.as_str()
+                .unwrap_or("")
+                .encode_utf16()
+                .collect::<Vec<u16>>()
+        };
         match op["op"].as_str().unwrap_or_default() {
             "insert_entry" => {
                 let entry = &op["entry"];
@@ -331,30 +337,15 @@ impl TextView {
                 let index = op["index"].as_u64().unwrap_or(0) as usize;
                 self.order.insert(index.min(self.order.len()), key.clone());
                 self.kinds.insert(key.clone(), id(&entry["kind"]));
-                self.texts.insert(
-                    key,
-                    entry["text"]
-                        .as_str()
-                        .unwrap_or("")
-                        .encode_utf16()
-                        .collect(),
-                );
+                self.texts.insert(key, utf16(&entry["text"]));
             }
             "update_entry" => {
-                let entry = &op["entry"];
-                let key = id(&op["id"]);
-                self.texts.insert(
-                    key,
-                    entry["text"]
-                        .as_str()
-                        .unwrap_or("")
-                        .encode_utf16()
-                        .collect(),
-                );
+                self.texts
+                    .insert(id(&op["id"]), utf16(&op["entry"]["text"]));
             }
             "append_text" => {
                 let text = self.texts.entry(id(&op["id"])).or_default();
-                text.extend(op["text"].as_str().unwrap_or("").encode_utf16());
+                text.extend(utf16(&op["text"]));
             }
             "truncate_text" => {
                 let text = self.texts.entry(id(&op["id"])).or_default();
@@ -411,6 +402,24 @@ pub fn start_serve(
         }
     }
     serve_from(command)
+}
+
+/// `spindle serve --protocol 1` with its database at `dir/db.sqlite` and the fake python agent
+/// (written into `dir`) in `mode`; see [`start_serve`] for `stderr` and `env`.
+pub fn serve_fake_agent(
+    dir: &TempDir,
+    mode: &str,
+    stderr: Option<&Path>,
+    env: &[(&str, &str)],
+) -> Served {
+    let agent = fake_agent_command(dir, mode);
+    start_serve(
+        &dir.join("db.sqlite"),
+        &["--protocol", "1"],
+        &agent,
+        stderr,
+        env,
+    )
 }
 
 /// The reference agent (this binary) streaming with `delay_ms` between pieces.
