@@ -31,7 +31,9 @@ use std::collections::HashSet;
 
 use bridge_chain::Chain;
 use libfuzzer_sys::fuzz_target;
-use round_trip::{Input, STOP_REASONS, TOOL_STATUSES, projection};
+use round_trip::{
+    Input, STOP_REASONS, TOOL_STATUSES, check_views, policy, prompt_params, update_line,
+};
 use serde_json::{Value, json};
 use spindle_bridge::Policy;
 use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
@@ -159,9 +161,7 @@ impl World {
     }
 
     fn update(&mut self, update: Value) {
-        let line = json!({"jsonrpc": "2.0", "method": "session/update",
-            "params": {"sessionId": SESSION, "update": update}})
-        .to_string();
+        let line = update_line(SESSION, update);
         self.agent_writes(line);
     }
 
@@ -177,10 +177,7 @@ impl World {
     }
 
     fn prompt(&mut self, text: &str) {
-        self.client_sends(
-            "session/prompt",
-            json!({"sessionId": SESSION, "prompt": [{"type": "text", "text": text}]}),
-        );
+        self.client_sends("session/prompt", prompt_params(SESSION, text));
     }
 }
 
@@ -192,12 +189,7 @@ fn text_block(text: String) -> Value {
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input(data);
-    let policy = if input.byte().unwrap_or(0) & 1 == 0 {
-        Policy::Strict
-    } else {
-        Policy::Degrade
-    };
-    let mut world = World::new(policy);
+    let mut world = World::new(policy(&mut input));
     world.client_sends(
         "initialize",
         json!({"protocolVersion": 2, "info": {"name": "fuzz-client", "version": "1"}}),
@@ -312,22 +304,12 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     world.end_turn("end_turn", false);
-    if std::env::var_os("BRIDGE_ROUNDTRIP_STATS").is_some() {
-        let kind = if world.raw_played {
-            "raw"
-        } else if world.chain.lossy {
-            "lossy"
-        } else {
-            "compared"
-        };
-        eprintln!("bridge_roundtrip_v2: {kind}");
-    }
-    if !world.chain.lossy && !world.raw_played {
-        let direct = projection(&world.direct);
-        let bridged = projection(&world.bridged);
-        assert_eq!(
-            direct, bridged,
-            "v2 -> v1 -> v2 changed the client's transcript\ndirect:  {direct}\nbridged: {bridged}"
-        );
-    }
+    check_views(
+        "bridge_roundtrip_v2",
+        "v2 -> v1 -> v2",
+        world.chain.lossy,
+        world.raw_played,
+        &world.direct,
+        &world.bridged,
+    );
 });

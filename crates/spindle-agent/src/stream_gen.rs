@@ -33,6 +33,14 @@ pub enum StreamMix {
 }
 
 impl StreamMix {
+    /// Every mix, in declaration order.
+    pub const ALL: [StreamMix; 4] = [
+        StreamMix::Mixed,
+        StreamMix::Refine,
+        StreamMix::Snapshot,
+        StreamMix::Chunks,
+    ];
+
     /// Parses `mixed`, `refine`, `snapshot` or `chunks`.
     pub fn parse(name: &str) -> Option<Self> {
         match name {
@@ -666,12 +674,7 @@ mod tests {
     #[test]
     fn every_mix_is_valid_json_and_matches_its_expectation() {
         for version in [Version::V1, Version::V2] {
-            for mix in [
-                StreamMix::Mixed,
-                StreamMix::Refine,
-                StreamMix::Snapshot,
-                StreamMix::Chunks,
-            ] {
+            for mix in StreamMix::ALL {
                 for n in [0, 1, 19, 20, 333] {
                     let lines = lines(version, mix, n);
                     assert_eq!(lines.len() as u64, n);

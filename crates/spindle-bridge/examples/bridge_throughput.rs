@@ -15,7 +15,11 @@ use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use spindle_bridge::{Bridge, BridgeConfig, Policy};
+use spindle_bridge::Bridge;
+
+mod support;
+
+use support::{chunk_line, initialized_bridge};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -26,38 +30,13 @@ enum Mode {
     BridgeV2AgentToV1Client,
 }
 
-fn chunk_line(version: u16, i: u64) -> String {
-    let id = if version == 2 {
-        format!(r#""messageId":"msg_{}","#, i / 50)
-    } else {
-        String::new()
-    };
-    format!(
-        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"sess_1","update":{{"sessionUpdate":"agent_message_chunk",{id}"content":{{"type":"text","text":"token {i} of a streamed reply, about eighty bytes of text per chunk."}}}}}}}}"#
-    )
-}
-
 fn bridge_for(mode: Mode) -> Option<Bridge> {
     let (client, agent) = match mode {
         Mode::Relay => return None,
         Mode::BridgeV1AgentToV2Client => (2, 1),
         Mode::BridgeV2AgentToV1Client => (1, 2),
     };
-    let mut b = Bridge::new(BridgeConfig {
-        client_protocol: Some(client),
-        agent_protocol: Some(agent),
-        policy: Policy::Strict,
-    });
-    let init = if client == 2 {
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"b","version":"1"}}}"#
-    } else {
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#
-    };
-    b.from_client(init);
-    b.from_agent(&format!(
-        r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":{agent},"info":{{"name":"a","version":"1"}}}}}}"#
-    ));
-    Some(b)
+    Some(initialized_bridge(client, agent))
 }
 
 /// The proxy loop: lines in, lines out.
@@ -95,7 +74,7 @@ fn pump(input: impl Read, output: impl Write, mode: Mode) -> std::io::Result<()>
 
 /// Streams `n` lines through the pump; returns messages per second.
 fn throughput(mode: Mode, version: u16, n: u64) -> f64 {
-    let lines: Vec<String> = (0..n).map(|i| chunk_line(version, i)).collect();
+    let lines: Vec<String> = (0..n).map(|i| chunk_line(version, i, false)).collect();
     let (in_r, mut in_w) = std::io::pipe().expect("pipe");
     let (out_r, out_w) = std::io::pipe().expect("pipe");
     let start = Instant::now();
@@ -137,7 +116,7 @@ fn latencies(mode: Mode, version: u16, pings: u64) -> Vec<Duration> {
     let mut w = in_w;
     let mut out = Vec::with_capacity(pings as usize);
     for i in 0..pings {
-        let line = chunk_line(version, i);
+        let line = chunk_line(version, i, false);
         let t0 = Instant::now();
         w.write_all(line.as_bytes()).unwrap();
         w.write_all(b"\n").unwrap();

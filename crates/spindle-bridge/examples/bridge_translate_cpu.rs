@@ -8,41 +8,9 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use spindle_bridge::{Bridge, BridgeConfig, Policy};
+mod support;
 
-fn chunk_line(version: u16, i: u64, escaped: bool) -> String {
-    let id = if version == 2 {
-        format!(r#""messageId":"msg_{}","#, i / 50)
-    } else {
-        String::new()
-    };
-    let text = if escaped {
-        format!(r#"line {i}:\n\t\"quoted\" and a \\ backslash, then some plain text to read"#)
-    } else {
-        format!("token {i} of a streamed reply, about eighty bytes of text per chunk.")
-    };
-    format!(
-        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"sess_1","update":{{"sessionUpdate":"agent_message_chunk",{id}"content":{{"type":"text","text":"{text}"}}}}}}}}"#
-    )
-}
-
-fn bridge(client: u16, agent: u16) -> Bridge {
-    let mut b = Bridge::new(BridgeConfig {
-        client_protocol: Some(client),
-        agent_protocol: Some(agent),
-        policy: Policy::Strict,
-    });
-    let init = if client == 2 {
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"b","version":"1"}}}"#
-    } else {
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#
-    };
-    b.from_client(init);
-    b.from_agent(&format!(
-        r#"{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":{agent},"info":{{"name":"a","version":"1"}}}}}}"#
-    ));
-    b
-}
+use support::{chunk_line, initialized_bridge};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -56,7 +24,7 @@ fn main() {
         let lines: Vec<String> = (0..n).map(|i| chunk_line(agent, i, escaped)).collect();
         let mut best = Duration::MAX;
         for _ in 0..rounds {
-            let mut b = bridge(client, agent);
+            let mut b = initialized_bridge(client, agent);
             let start = Instant::now();
             for l in &lines {
                 black_box(b.from_agent(black_box(l)));

@@ -4,10 +4,13 @@
 
 use std::fmt;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use spindle_wire::extensions::Extension;
 use spindle_wire::hash::{FxHashMap, FxHashSet};
 use spindle_wire::tags::MessageKind;
+
+use crate::wire::{self, Frame, UpdateParams};
 
 /// What the bridge does with something the target version cannot represent.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -86,6 +89,52 @@ impl Translated {
             message,
         });
     }
+
+    /// Sends the client a `session/update` of `session` carrying `update`.
+    pub(crate) fn update_to_client(&mut self, session: &str, update: Map<String, Value>) {
+        self.to_client
+            .push(wire::update_line(session, Value::Object(update)));
+    }
+
+    /// Passes on an agent line that is neither request, response nor
+    /// notification, with a warning.
+    pub(crate) fn malformed_agent_line(&mut self, line: &str) {
+        self.diag(
+            Severity::Warning,
+            "malformed_agent_line",
+            "neither request, response nor notification".into(),
+        );
+        self.to_client.push(line.to_owned());
+    }
+
+    /// Warns of a session/update whose params did not parse as
+    /// `{sessionId, update}`.
+    pub(crate) fn malformed_update_params(&mut self, frame: &Frame<'_>) {
+        let detail = match frame.params {
+            None => "session/update without params".to_owned(),
+            Some(p) => match serde_json::from_str::<UpdateParams<'_>>(p.get()) {
+                Err(e) => format!("session/update params: {e}"),
+                Ok(_) => "session/update could not be read".to_owned(),
+            },
+        };
+        self.diag(Severity::Warning, "malformed_update", detail);
+    }
+
+    /// The update of a session/update as an object; `None`, with a warning,
+    /// when it is not one.
+    pub(crate) fn update_object(&mut self, update: &RawValue) -> Option<Map<String, Value>> {
+        match serde_json::from_str::<Value>(update.get()) {
+            Ok(Value::Object(u)) => Some(u),
+            _ => {
+                self.diag(
+                    Severity::Warning,
+                    "malformed_update",
+                    "session/update update is not an object".into(),
+                );
+                None
+            }
+        }
+    }
 }
 
 /// Which translation runs.
@@ -146,11 +195,12 @@ pub(crate) fn clear_extension(kind: MessageKind) -> Option<Extension> {
     }
 }
 
+/// The string `value` holds, owned; empty when it is absent or not a string.
+pub(crate) fn owned_str(value: Option<&Value>) -> String {
+    value.and_then(Value::as_str).unwrap_or("").to_owned()
+}
+
 /// Reads `"sessionId"` of a params object.
 pub(crate) fn session_of(params: &Map<String, Value>) -> String {
-    params
-        .get("sessionId")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned()
+    owned_str(params.get("sessionId"))
 }

@@ -10,21 +10,13 @@ use serde_json::value::RawValue;
 use spindle_protocol::Incoming;
 use spindle_protocol::transport::decode_stream;
 
+#[path = "../examples/support/mod.rs"]
+mod support;
+
 const LINES: usize = 20_000;
 
 fn input() -> Vec<u8> {
-    let mut out = Vec::new();
-    for i in 0..LINES {
-        out.extend_from_slice(
-            format!(
-                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"sess_1","update":{{"sessionUpdate":"agent_message_chunk","messageId":"msg_{:06}","content":{{"type":"text","text":"token {i} of the stream"}}}}}}}}"#,
-                i / 100
-            )
-            .as_bytes(),
-        );
-        out.push(b'\n');
-    }
-    out
+    support::chunk_lines(LINES, "sess_1", 6)
 }
 
 #[derive(serde::Deserialize)]

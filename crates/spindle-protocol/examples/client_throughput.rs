@@ -10,22 +10,11 @@ use serde_json::{Value, json};
 use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, Connection};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+mod support;
+
 fn main() {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1_000_000);
-    let mut updates = Vec::with_capacity(n * 230);
-    for i in 0..n {
-        updates.extend_from_slice(
-            format!(
-                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"sess_1","update":{{"sessionUpdate":"agent_message_chunk","messageId":"msg_{:08}","content":{{"type":"text","text":"token {i} of the stream"}}}}}}}}"#,
-                i / 100
-            )
-            .as_bytes(),
-        );
-        updates.push(b'\n');
-    }
+    let n = support::count_arg(1_000_000);
+    let updates = support::chunk_lines(n, "sess_1", 8);
     let bytes = updates.len();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

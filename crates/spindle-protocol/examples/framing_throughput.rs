@@ -8,22 +8,11 @@ use std::time::Instant;
 use spindle_protocol::Incoming;
 use spindle_protocol::transport::decode_stream;
 
+mod support;
+
 fn main() {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1_000_000);
-    let mut input = Vec::with_capacity(n * 220);
-    for i in 0..n {
-        input.extend_from_slice(
-            format!(
-                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"sess_0123456789","update":{{"sessionUpdate":"agent_message_chunk","messageId":"msg_{:08}","content":{{"type":"text","text":"token {i} of the stream"}}}}}}}}"#,
-                i / 100
-            )
-            .as_bytes(),
-        );
-        input.push(b'\n');
-    }
+    let n = support::count_arg(1_000_000);
+    let input = support::chunk_lines(n, "sess_0123456789", 8);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .build()

@@ -122,15 +122,7 @@ async fn fault_client_garbage_is_diagnosed_and_each_turn_finishes_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fault_client_agent_crash_mid_turn_is_reported_with_exit_status() {
-    let agent: Vec<OsString> = vec![
-        env!("CARGO_BIN_EXE_spindle").into(),
-        "agent".into(),
-        "--protocol".into(),
-        "1".into(),
-        "--delay-ms".into(),
-        "0".into(),
-    ];
-    let (client, mut events) = start(agent, Vec::new()).await;
+    let (client, mut events) = start(harness::reference_agent_v1(), Vec::new()).await;
     let (session, _) = client.new_session("/", &json!([])).await.unwrap();
     let result = client
         .prompt(&session, &prompt_blocks("/scenario crash"))

@@ -32,6 +32,24 @@ pub const TOOL_REJECTED_REPLY: &str = "Permission denied: nothing was read.";
 /// The prompt word that makes the test agent run a tool call with a permission request.
 pub const TOOL_PROMPT_WORD: &str = "tool";
 
+/// Whether `prompt` asks the test agent for its tool call: it holds the word
+/// [`TOOL_PROMPT_WORD`].
+pub fn asks_for_tool(prompt: &str) -> bool {
+    prompt
+        .split_whitespace()
+        .any(|word| word == TOOL_PROMPT_WORD)
+}
+
+/// Runs `future` to its end on a current-thread tokio runtime (each peer's
+/// `main` runs its work this way).
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+        .block_on(future)
+}
+
 /// The plain reply as one string.
 pub fn plain_reply() -> String {
     PLAIN_REPLY_CHUNKS.concat()

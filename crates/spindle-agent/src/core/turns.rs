@@ -75,18 +75,23 @@ impl AgentCore {
         });
     }
 
+    /// Takes the session's current turn away, moving its remaining steps to
+    /// background work; returns the session id and the turn's `prompt_id`.
+    /// `None` when no turn is open.
+    fn take_turn(&mut self, s: usize) -> Option<(String, Option<Value>)> {
+        let mut turn = self.sessions[s].turn.take()?;
+        let session = &mut self.sessions[s];
+        session.background.steps.extend(turn.runner.steps.drain(..));
+        Some((session.id.clone(), turn.prompt_id))
+    }
+
     /// Ends the current turn, moving its remaining steps to background work.
     pub(super) fn finish_turn(&mut self, s: usize, stop_reason: &str) {
         let conn = self.conn();
-        let Some(mut turn) = self.sessions[s].turn.take() else {
+        let Some((sid, prompt_id)) = self.take_turn(s) else {
             return;
         };
-        let sid = self.sessions[s].id.clone();
-        self.sessions[s]
-            .background
-            .steps
-            .extend(turn.runner.steps.drain(..));
-        match (conn.version, turn.prompt_id) {
+        match (conn.version, prompt_id) {
             (Version::V1, Some(id)) => {
                 self.send_response(&id, json!({"stopReason": stop_reason}));
             }
@@ -97,16 +102,11 @@ impl AgentCore {
     /// Ends the current turn as failed (see [`Step::Fail`]).
     pub(super) fn fail_turn(&mut self, s: usize, message: &str) {
         let conn = self.conn();
-        let Some(mut turn) = self.sessions[s].turn.take() else {
+        let Some((sid, prompt_id)) = self.take_turn(s) else {
             return;
         };
-        let sid = self.sessions[s].id.clone();
-        self.sessions[s]
-            .background
-            .steps
-            .extend(turn.runner.steps.drain(..));
         let error = json!({"code": codes::INTERNAL_ERROR, "message": message});
-        match (conn.version, turn.prompt_id) {
+        match (conn.version, prompt_id) {
             (Version::V1, Some(id)) => self.send_error(&id, codes::INTERNAL_ERROR, message),
             _ => {
                 let mut idle = updates::state("idle", Some("error"));

@@ -18,73 +18,43 @@ fn cases() -> Vec<(u64, &'static [&'static str], String, String)> {
     for version in [1u64, 2] {
         let plain = |p: &str| (version, &[][..], p.to_owned(), plain_reply(p));
         cases.push(plain("hello engine"));
-        cases.push((version, &[][..], "/help".into(), scenarios::help_text()));
-        cases.push((
-            version,
-            &[][..],
-            "/scenario thoughts".into(),
-            scenarios::THOUGHTS_REPLY.into(),
-        ));
-        cases.push((
-            version,
-            &CLEAR_EXTS[..],
-            "/scenario refine".into(),
-            scenarios::REFINE_REPLY.into(),
-        ));
-        cases.push((
-            version,
-            &[][..],
-            "/scenario refine ext".into(),
-            scenarios::REFINE_REPLY.into(),
-        ));
-        cases.push((
-            version,
-            &CLEAR_EXTS[..],
-            "/scenario denoise".into(),
-            scenarios::DENOISE_REPLY.into(),
-        ));
-        cases.push((
-            version,
-            &[][..],
-            "/scenario denoise".into(),
-            scenarios::DENOISE_REPLY.into(),
-        ));
-        cases.push((
-            version,
-            &CLEAR_EXTS[..],
-            "/scenario speculative".into(),
-            scenarios::SPECULATIVE_REPLY.into(),
-        ));
-        cases.push((
-            version,
-            &[][..],
-            "/scenario snapshot".into(),
-            scenarios::SNAPSHOT_REPLY.into(),
-        ));
-        cases.push((
-            version,
-            &[][..],
-            "/scenario tools".into(),
-            scenarios::TOOLS_REPLY_ALLOWED.into(),
-        ));
-        cases.push((
-            version,
-            &[][..],
-            "/scenario slow".into(),
-            scenarios::SLOW_REPLY.into(),
-        ));
-        cases.push((
-            version,
-            &[][..],
-            "/clear".into(),
-            scenarios::CLEAR_REPLY.into(),
-        ));
-        cases.push((
-            version,
-            &["session_cleared"][..],
-            "/clear".into(),
-            scenarios::CLEAR_REPLY.into(),
-        ));
+        let scenario_replies: [(&'static [&'static str], &str, String); 12] = [
+            (&[], "/help", scenarios::help_text()),
+            (&[], "/scenario thoughts", scenarios::THOUGHTS_REPLY.into()),
+            (
+                &CLEAR_EXTS,
+                "/scenario refine",
+                scenarios::REFINE_REPLY.into(),
+            ),
+            (&[], "/scenario refine ext", scenarios::REFINE_REPLY.into()),
+            (
+                &CLEAR_EXTS,
+                "/scenario denoise",
+                scenarios::DENOISE_REPLY.into(),
+            ),
+            (&[], "/scenario denoise", scenarios::DENOISE_REPLY.into()),
+            (
+                &CLEAR_EXTS,
+                "/scenario speculative",
+                scenarios::SPECULATIVE_REPLY.into(),
+            ),
+            (&[], "/scenario snapshot", scenarios::SNAPSHOT_REPLY.into()),
+            (
+                &[],
+                "/scenario tools",
+                scenarios::TOOLS_REPLY_ALLOWED.into(),
+            ),
+            (&[], "/scenario slow", scenarios::SLOW_REPLY.into()),
+            (&[], "/clear", scenarios::CLEAR_REPLY.into()),
+            (
+                &["session_cleared"],
+                "/clear",
+                scenarios::CLEAR_REPLY.into(),
+            ),
+        ];
+        for (exts, prompt, reply) in scenario_replies {
+            cases.push((version, exts, prompt.to_owned(), reply));
+        }
         cases.push((version, &[][..], "/compact".into(), if version == 2 {
             scenarios::COMPACT_REPLY.into()
         } else {
@@ -198,12 +168,7 @@ async fn engine_builds_the_generated_stream_reply() {
         } else {
             Version::V1
         };
-        for mix in [
-            StreamMix::Mixed,
-            StreamMix::Refine,
-            StreamMix::Snapshot,
-            StreamMix::Chunks,
-        ] {
+        for mix in StreamMix::ALL {
             let (mut peer, sid) = Peer::ready(version, &[]).await;
             peer.prompt(&sid, &format!("/stream 1000 {}", mix.name()))
                 .await;

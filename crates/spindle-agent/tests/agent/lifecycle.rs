@@ -177,13 +177,12 @@ async fn close_ends_active_work() {
 #[tokio::test]
 async fn v1_modes() {
     let (mut peer, sid) = Peer::ready(1, &[]).await;
-    let id = peer
-        .request(
+    let (resp, _) = peer
+        .call(
             "session/set_mode",
             json!({"sessionId": sid, "modeId": "plan"}),
         )
         .await;
-    let (resp, _) = peer.response_to(id).await;
     assert_eq!(resp["result"], json!({}));
     let update = peer.recv().await;
     assert_eq!(
@@ -191,13 +190,12 @@ async fn v1_modes() {
         "current_mode_update"
     );
     assert_eq!(update["params"]["update"]["currentModeId"], "plan");
-    let bad = peer
-        .request(
+    let (resp, _) = peer
+        .call(
             "session/set_mode",
             json!({"sessionId": sid, "modeId": "zzz"}),
         )
         .await;
-    let (resp, _) = peer.response_to(bad).await;
     assert_eq!(resp["error"]["code"], -32602);
 }
 
@@ -210,8 +208,7 @@ async fn config_options_select_the_mode() {
         if version == 1 {
             params["mcpServers"] = json!([]);
         }
-        let id = peer.request("session/new", params).await;
-        let (resp, _) = peer.response_to(id).await;
+        let (resp, _) = peer.call("session/new", params).await;
         let key = if version == 2 { "configId" } else { "id" };
         let option = &resp["result"]["configOptions"][0];
         assert_eq!(option[key], "mode");
@@ -221,26 +218,23 @@ async fn config_options_select_the_mode() {
         if version == 2 {
             set["type"] = json!("id");
         }
-        let id = peer.request("session/set_config_option", set).await;
-        let (resp, _) = peer.response_to(id).await;
+        let (resp, _) = peer.call("session/set_config_option", set).await;
         assert_eq!(resp["result"]["configOptions"][0]["currentValue"], "plan");
-        let bad = peer
-            .request(
+        let (resp, _) = peer
+            .call(
                 "session/set_config_option",
                 json!({"sessionId": sid, "configId": "model", "value": "x"}),
             )
             .await;
-        let (resp, _) = peer.response_to(bad).await;
         assert_eq!(resp["error"]["code"], -32602);
         if version == 2 {
             // v2 has no session/set_mode.
-            let id = peer
-                .request(
+            let (resp, _) = peer
+                .call(
                     "session/set_mode",
                     json!({"sessionId": sid, "modeId": "plan"}),
                 )
                 .await;
-            let (resp, _) = peer.response_to(id).await;
             assert_eq!(resp["error"]["code"], -32601);
         }
     }
@@ -249,26 +243,23 @@ async fn config_options_select_the_mode() {
 #[tokio::test]
 async fn v2_list_and_resume() {
     let (mut peer, sid) = Peer::ready(2, &[]).await;
-    let id = peer.request("session/list", json!({})).await;
-    let (resp, _) = peer.response_to(id).await;
+    let (resp, _) = peer.call("session/list", json!({})).await;
     assert_eq!(resp["result"]["sessions"][0]["sessionId"], sid.as_str());
     assert_eq!(resp["result"]["sessions"][0]["cwd"], "/tmp");
-    let id = peer
-        .request("session/resume", json!({"sessionId": sid, "cwd": "/tmp"}))
+    let (resp, before) = peer
+        .call("session/resume", json!({"sessionId": sid, "cwd": "/tmp"}))
         .await;
-    let (resp, before) = peer.response_to(id).await;
     assert!(resp.get("result").is_some());
     // The state snapshot precedes the response.
     assert_eq!(before.len(), 1);
     assert_eq!(before[0]["params"]["update"]["state"], "idle");
     assert!(before[0]["params"]["update"].get("stopReason").is_none());
-    let id = peer
-        .request(
+    let (resp, _) = peer
+        .call(
             "session/resume",
             json!({"sessionId": "sess_9", "cwd": "/tmp"}),
         )
         .await;
-    let (resp, _) = peer.response_to(id).await;
     assert_eq!(resp["error"]["code"], -32602);
 }
 

@@ -508,12 +508,7 @@ async fn compact_native_and_fallback() {
 #[tokio::test]
 async fn stream_command_matches_the_expected_reply() {
     for version in VERSIONS {
-        for mix in [
-            StreamMix::Mixed,
-            StreamMix::Refine,
-            StreamMix::Snapshot,
-            StreamMix::Chunks,
-        ] {
+        for mix in StreamMix::ALL {
             let (mut peer, sid) = Peer::ready(version, &[]).await;
             let n = 2_000;
             let turn = peer

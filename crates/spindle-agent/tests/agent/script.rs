@@ -5,7 +5,6 @@ use crate::common;
 use std::sync::Arc;
 
 use common::Peer;
-use serde_json::json;
 use spindle_agent::{AgentConfig, Script};
 
 fn scripted(text: &str) -> Peer {
@@ -18,12 +17,7 @@ fn scripted(text: &str) -> Peer {
 }
 
 async fn session(peer: &mut Peer) -> String {
-    let mut params = json!({"cwd": "/tmp"});
-    if peer.version == spindle_agent::Version::V1 {
-        params["mcpServers"] = json!([]);
-    }
-    let id = peer.request("session/new", params).await;
-    let (resp, _) = peer.response_to(id).await;
+    let (resp, _) = peer.call("session/new", peer.new_session_params()).await;
     resp["result"]["sessionId"].as_str().unwrap().to_owned()
 }
 

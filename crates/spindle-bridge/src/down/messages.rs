@@ -77,7 +77,7 @@ impl Bridge {
         if let Some(id) = id {
             self.down.session(session).shown[kind_index(kind)].insert(id);
         }
-        self.emit_v1(session, u, out);
+        out.update_to_client(session, u);
     }
 
     /// Checks one content block for v1; None when it has no v1 form and was
@@ -131,7 +131,7 @@ impl Bridge {
             if let Some(m) = meta.take() {
                 c.insert(META_KEY.into(), m);
             }
-            self.emit_v1(session, c, out);
+            out.update_to_client(session, c);
             self.down.session(session).shown[kind_index(kind)].insert(id.to_owned());
         }
     }
@@ -167,7 +167,7 @@ impl Bridge {
                 c.insert(META_KEY.into(), json!({SPINDLE_META_KEY: {"repush": true}}));
             }
         }
-        self.emit_v1(session, c, out);
+        out.update_to_client(session, c);
     }
 
     /// The messageId and `_meta` of a whole-message upsert, or None when it
@@ -299,7 +299,7 @@ impl Bridge {
                 self.down.session(session).shown[kind_index(kind)].remove(id);
                 self.down.last_shown = None;
             }
-            self.emit_v1(session, u, out);
+            out.update_to_client(session, u);
         } else if let Some(id) = u.get("messageId").and_then(Value::as_str) {
             let id = id.to_owned();
             self.down_unrepresentable(

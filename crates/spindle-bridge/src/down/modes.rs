@@ -56,7 +56,7 @@ impl Bridge {
             "configOptions".into(),
             r.remove("configOptions").unwrap_or_else(|| json!([])),
         );
-        self.emit_v1(session, c, out);
+        out.update_to_client(session, c);
         let after = self.down.session(session).mode.clone();
         if let Some((_, current)) = after
             && before.map(|b| b.1) != Some(current.clone())

@@ -8,7 +8,7 @@ use spindle_wire::meta::META_KEY;
 
 use crate::shapes;
 use crate::state::Bridge;
-use crate::types::{ClientRequest, Severity, Translated, session_of};
+use crate::types::{ClientRequest, Severity, Translated, owned_str, session_of};
 use crate::wire::{self, Frame};
 
 impl Bridge {
@@ -83,11 +83,7 @@ impl Bridge {
         out: &mut Translated,
     ) {
         let mode = self.down.session(&session).mode.clone();
-        let value = params
-            .get("modeId")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
+        let value = owned_str(params.get("modeId"));
         match mode {
             Some((config_id, _)) => {
                 let p = json!({
@@ -119,18 +115,11 @@ impl Bridge {
 
     pub(crate) fn down_from_agent(&mut self, line: &str, frame: &Frame<'_>, out: &mut Translated) {
         match (frame.method.as_deref(), frame.id_key()) {
-            (Some("session/update"), None) => self.down_update_malformed(frame, out),
+            (Some("session/update"), None) => out.malformed_update_params(frame),
             (Some("session/request_permission"), Some(id)) => self.down_permission(&id, frame, out),
             (Some(_), _) => out.to_client.push(line.to_owned()),
             (None, Some(id)) => self.down_response(line, &id, frame, out),
-            (None, None) => {
-                out.diag(
-                    Severity::Warning,
-                    "malformed_agent_line",
-                    "neither request, response nor notification".into(),
-                );
-                out.to_client.push(line.to_owned());
-            }
+            (None, None) => out.malformed_agent_line(line),
         }
     }
 
@@ -175,11 +164,7 @@ impl Bridge {
             ClientRequest::NewSession | ClientRequest::Load(_) | ClientRequest::Resume(_) => {
                 let session = match &request {
                     ClientRequest::Load(s) | ClientRequest::Resume(s) => s.clone(),
-                    _ => result
-                        .get("sessionId")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned(),
+                    _ => owned_str(result.get("sessionId")),
                 };
                 if let Some(Value::Array(options)) = result.remove("configOptions") {
                     self.down_options(&session, &options, &mut result);

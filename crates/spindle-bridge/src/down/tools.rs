@@ -9,7 +9,7 @@ use spindle_wire::meta::META_KEY;
 use spindle_wire::tags;
 
 use crate::state::Bridge;
-use crate::types::{Policy, Severity, TOOL_CALL_SUBJECT, Translated, session_of};
+use crate::types::{Policy, Severity, TOOL_CALL_SUBJECT, Translated, owned_str, session_of};
 use crate::wire::{self, Frame};
 
 const V1_TOOL_STATUS: [&str; 4] = ["pending", "in_progress", "completed", "failed"];
@@ -112,11 +112,7 @@ impl Bridge {
         item: Value,
         out: &mut Translated,
     ) -> Option<Value> {
-        let ty = item
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
+        let ty = owned_str(item.get("type"));
         match ty.as_str() {
             "content" => {
                 let block = item.get("content").cloned().unwrap_or(Value::Null);
@@ -182,11 +178,7 @@ impl Bridge {
         first: bool,
         out: &mut Translated,
     ) {
-        let id = u
-            .get("toolCallId")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
+        let id = owned_str(u.get("toolCallId"));
         for key in [
             "title",
             "name",
@@ -252,11 +244,7 @@ impl Bridge {
         mut u: Map<String, Value>,
         out: &mut Translated,
     ) {
-        let id = u
-            .get("toolCallId")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
+        let id = owned_str(u.get("toolCallId"));
         let first = !self.down.session(session).tools.contains_key(&id);
         self.down_tool_fields(session, &mut u, first, out);
         let content: Vec<Value> = match u.get("content") {
@@ -283,7 +271,7 @@ impl Bridge {
                 u.insert("title".into(), title.into());
             }
         }
-        self.emit_v1(session, u, out);
+        out.update_to_client(session, u);
     }
 
     /// v2 `tool_call_content_chunk`: the tool call with its whole content so
@@ -294,11 +282,7 @@ impl Bridge {
         mut u: Map<String, Value>,
         out: &mut Translated,
     ) {
-        let id = u
-            .get("toolCallId")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
+        let id = owned_str(u.get("toolCallId"));
         let item = u.remove("content").unwrap_or(Value::Null);
         let Some(item) = self.down_tool_item(session, item, out) else {
             return;
@@ -325,7 +309,7 @@ impl Bridge {
             );
         }
         t.insert("content".into(), content);
-        self.emit_v1(session, t, out);
+        out.update_to_client(session, t);
     }
 
     pub(crate) fn down_plan_update(
@@ -336,11 +320,7 @@ impl Bridge {
     ) {
         let plan = u.get("plan").cloned().unwrap_or(Value::Null);
         let ty = plan.get("type").and_then(Value::as_str).unwrap_or("");
-        let plan_id = plan
-            .get("planId")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
+        let plan_id = owned_str(plan.get("planId"));
         if ty != "items" {
             let ty = ty.to_owned();
             self.down_unrepresentable(
@@ -353,11 +333,7 @@ impl Bridge {
         }
         let mut entries = Vec::new();
         for mut e in plan["entries"].as_array().cloned().unwrap_or_default() {
-            let status = e
-                .get("status")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
+            let status = owned_str(e.get("status"));
             if !V1_PLAN_STATUS.contains(&status.as_str()) {
                 self.down_unrepresentable(
                     session,

@@ -10,7 +10,7 @@ use spindle_wire::tags::{self, MessageKind, UpdateTag};
 use super::messages::V1_BLOCKS;
 use crate::shapes;
 use crate::state::Bridge;
-use crate::types::{Severity, Translated, chunk_kind};
+use crate::types::{Severity, Translated, chunk_kind, owned_str};
 use crate::wire::{UpdateHead, UpdateParams};
 
 impl Bridge {
@@ -59,16 +59,8 @@ impl Bridge {
             return;
         }
         let session = params.session_id.into_owned();
-        let update = match serde_json::from_str::<Value>(params.update.get()) {
-            Ok(Value::Object(u)) => u,
-            _ => {
-                out.diag(
-                    Severity::Warning,
-                    "malformed_update",
-                    "session/update update is not an object".into(),
-                );
-                return;
-            }
+        let Some(update) = out.update_object(params.update) else {
+            return;
         };
         self.down_update_slow(&session, update, out);
     }
@@ -79,11 +71,7 @@ impl Bridge {
         u: Map<String, Value>,
         out: &mut Translated,
     ) {
-        let tag = u
-            .get("sessionUpdate")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
+        let tag = owned_str(u.get("sessionUpdate"));
         let Some(known) = UpdateTag::parse(&tag) else {
             self.down_unrepresentable(
                 session,
@@ -106,25 +94,25 @@ impl Bridge {
             UpdateTag::ToolCallUpdate => self.down_tool_call_update(session, u, out),
             UpdateTag::ToolCallContentChunk => self.down_tool_content_chunk(session, u, out),
             UpdateTag::PlanUpdate | UpdateTag::PlanRemoved if self.client_plan_ops => {
-                self.emit_v1(session, u, out)
+                out.update_to_client(session, u)
             }
             UpdateTag::PlanUpdate => self.down_plan_update(session, &u, out),
             UpdateTag::PlanRemoved => self.down_plan_removed(session, &u, out),
             UpdateTag::ConfigOptionUpdate => self.down_config_option_update(session, u, out),
             UpdateTag::AvailableCommandsUpdate => self.down_commands(session, u, out),
             UpdateTag::UsageUpdate => self.down_usage(session, u, out),
-            UpdateTag::SessionInfoUpdate => self.emit_v1(session, u, out),
-            UpdateTag::Notice if self.client_notices => self.emit_v1(session, u, out),
+            UpdateTag::SessionInfoUpdate => out.update_to_client(session, u),
+            UpdateTag::Notice if self.client_notices => out.update_to_client(session, u),
             UpdateTag::CompactionUpdate | UpdateTag::CompactionSummaryChunk
                 if self.client_compaction =>
             {
-                self.emit_v1(session, u, out)
+                out.update_to_client(session, u)
             }
             UpdateTag::AgentMessageClear => self.down_clear(session, MessageKind::Agent, u, out),
             UpdateTag::AgentThoughtClear => self.down_clear(session, MessageKind::Thought, u, out),
             UpdateTag::SessionCleared => {
                 if self.client_ext.contains(Extension::SessionCleared) {
-                    self.emit_v1(session, u, out);
+                    out.update_to_client(session, u);
                 } else {
                     out.diag(
                         Severity::Info,
@@ -139,7 +127,7 @@ impl Bridge {
                     "removed_v1_update",
                     format!("the v2 agent sent the v1-only update {tag:?}; relayed as is"),
                 );
-                self.emit_v1(session, u, out);
+                out.update_to_client(session, u);
             }
             _ => self.down_unrepresentable(
                 session,
@@ -159,7 +147,7 @@ impl Bridge {
                 self.down_unrepresentable(session, "unknown_command_type", r, out);
             }
         }
-        self.emit_v1(session, u, out);
+        out.update_to_client(session, u);
     }
 
     /// v2 `usage_update`: `cost: null` (a clear) has no v1 form.
@@ -176,6 +164,6 @@ impl Bridge {
                 out,
             );
         }
-        self.emit_v1(session, u, out);
+        out.update_to_client(session, u);
     }
 }

@@ -8,7 +8,7 @@ use spindle_wire::tags;
 
 use crate::shapes;
 use crate::state::Bridge;
-use crate::types::{ClientRequest, Severity, TOOL_CALL_SUBJECT, Translated, session_of};
+use crate::types::{ClientRequest, Severity, TOOL_CALL_SUBJECT, Translated, owned_str, session_of};
 use crate::wire::{self, Frame};
 
 impl Bridge {
@@ -42,11 +42,7 @@ impl Bridge {
                     .and_then(|s| s.mode_config_id.clone());
                 let config_id = params.get("configId").and_then(Value::as_str);
                 if mode_id.is_some() && config_id == mode_id.as_deref() {
-                    let value = params
-                        .get("value")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned();
+                    let value = owned_str(params.get("value"));
                     let mut p = Map::new();
                     p.insert("sessionId".into(), session.clone().into());
                     p.insert("modeId".into(), value.clone().into());
@@ -124,18 +120,11 @@ impl Bridge {
 
     pub(crate) fn up_from_agent(&mut self, line: &str, frame: &Frame<'_>, out: &mut Translated) {
         match (frame.method.as_deref(), frame.id_key()) {
-            (Some("session/update"), None) => self.up_update_malformed(frame, out),
+            (Some("session/update"), None) => out.malformed_update_params(frame),
             (Some(method), Some(id)) => self.up_agent_request(line, method, &id, frame, out),
             (Some(_), None) => out.to_client.push(line.to_owned()),
             (None, Some(id)) => self.up_response(line, &id, frame, out),
-            (None, None) => {
-                out.diag(
-                    Severity::Warning,
-                    "malformed_agent_line",
-                    "neither request, response nor notification".into(),
-                );
-                out.to_client.push(line.to_owned());
-            }
+            (None, None) => out.malformed_agent_line(line),
         }
     }
 
@@ -206,11 +195,7 @@ impl Bridge {
         let mut result = wire::object_of(frame.result).unwrap_or_default();
         match request {
             ClientRequest::NewSession => {
-                let session = result
-                    .get("sessionId")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
+                let session = owned_str(result.get("sessionId"));
                 self.up_session_result(&session, &mut result);
                 out.to_client
                     .push(wire::response(id, &Value::Object(result)));

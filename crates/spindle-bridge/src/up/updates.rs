@@ -12,8 +12,8 @@ use spindle_wire::tags::{self, MessageKind, UpdateTag};
 use super::state::UpSession;
 use crate::shapes;
 use crate::state::Bridge;
-use crate::types::{Severity, Translated, chunk_kind};
-use crate::wire::{self, Frame, UpdateHead, UpdateParams};
+use crate::types::{Severity, Translated, chunk_kind, owned_str};
+use crate::wire::{self, UpdateHead, UpdateParams};
 
 impl Bridge {
     /// The hot path from the scanner: message chunks. False when the line
@@ -102,18 +102,6 @@ impl Bridge {
 
     /// The serde path: message chunks are relayed with at most a spliced
     /// messageId; everything else goes through [`Bridge::up_update_slow`].
-    /// A session/update whose params did not parse as `{sessionId, update}`.
-    pub(crate) fn up_update_malformed(&mut self, frame: &Frame<'_>, out: &mut Translated) {
-        let detail = match frame.params {
-            None => "session/update without params".to_owned(),
-            Some(p) => match serde_json::from_str::<UpdateParams<'_>>(p.get()) {
-                Err(e) => format!("session/update params: {e}"),
-                Ok(_) => "session/update could not be read".to_owned(),
-            },
-        };
-        out.diag(Severity::Warning, "malformed_update", detail);
-    }
-
     pub(crate) fn up_update(&mut self, line: &str, params: UpdateParams<'_>, out: &mut Translated) {
         let head: Option<UpdateHead<'_>> = serde_json::from_str(params.update.get()).ok();
         if let Some(head) = head
@@ -137,16 +125,8 @@ impl Bridge {
             return;
         }
         let session = params.session_id.into_owned();
-        let update = match serde_json::from_str::<Value>(params.update.get()) {
-            Ok(Value::Object(u)) => u,
-            _ => {
-                out.diag(
-                    Severity::Warning,
-                    "malformed_update",
-                    "session/update update is not an object".into(),
-                );
-                return;
-            }
+        let Some(update) = out.update_object(params.update) else {
+            return;
         };
         self.up_update_slow(&session, update, out);
     }
@@ -157,29 +137,21 @@ impl Bridge {
         mut u: Map<String, Value>,
         out: &mut Translated,
     ) {
-        let tag = u
-            .get("sessionUpdate")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let emit = |out: &mut Translated, u: Map<String, Value>| {
-            out.to_client
-                .push(wire::update_line(session, Value::Object(u)));
-        };
+        let tag = owned_str(u.get("sessionUpdate"));
         let Some(known) = UpdateTag::parse(&tag) else {
             out.diag(
                 Severity::Info,
                 "unknown_update",
                 format!("update {tag:?} forwarded as an unknown v2 update"),
             );
-            emit(out, u);
+            out.update_to_client(session, u);
             return;
         };
         if let Some(kind) = MessageKind::of_chunk(known) {
             // A chunk whose messageId is not a string: v1 reads it as none.
             let id = self.up_open_message(session, kind);
             u.insert("messageId".into(), id.into());
-            emit(out, u);
+            out.update_to_client(session, u);
             return;
         }
         match known {
@@ -187,9 +159,9 @@ impl Bridge {
                 self.up.session(session).open = None;
                 u.insert("sessionUpdate".into(), tags::TOOL_CALL_UPDATE.into());
                 shapes::tool_v1_to_v2(&mut u);
-                emit(out, u);
+                out.update_to_client(session, u);
             }
-            UpdateTag::Plan => emit(out, plan_v1_to_v2(u)),
+            UpdateTag::Plan => out.update_to_client(session, plan_v1_to_v2(u)),
             UpdateTag::CurrentModeUpdate => self.up_current_mode(session, &u, out),
             UpdateTag::ConfigOptionUpdate => {
                 if let Some(Value::Array(options)) = u.remove("configOptions") {
@@ -197,13 +169,13 @@ impl Bridge {
                 }
                 let options = self.up.all_options(session);
                 u.insert("configOptions".into(), Value::Array(options));
-                emit(out, u);
+                out.update_to_client(session, u);
             }
             UpdateTag::AvailableCommandsUpdate => {
                 if let Some(commands) = u.get_mut("availableCommands") {
                     shapes::commands_v1_to_v2(commands);
                 }
-                emit(out, u);
+                out.update_to_client(session, u);
             }
             UpdateTag::AgentMessageClear | UpdateTag::AgentThoughtClear => {
                 self.up_clear(session, known, &u, out)
@@ -211,20 +183,20 @@ impl Bridge {
             UpdateTag::SessionCleared => self.up_session_cleared(session, u, out),
             UpdateTag::CompactionUpdate | UpdateTag::CompactionSummaryChunk => {
                 self.up.session(session).open = None;
-                emit(out, u);
+                out.update_to_client(session, u);
             }
             UpdateTag::UsageUpdate
             | UpdateTag::SessionInfoUpdate
             | UpdateTag::Notice
             | UpdateTag::PlanUpdate
-            | UpdateTag::PlanRemoved => emit(out, u),
+            | UpdateTag::PlanRemoved => out.update_to_client(session, u),
             _ => {
                 out.diag(
                     Severity::Info,
                     "unknown_update",
                     format!("update {tag:?} forwarded as an unknown v2 update"),
                 );
-                emit(out, u);
+                out.update_to_client(session, u);
             }
         }
     }
@@ -234,8 +206,7 @@ impl Bridge {
     fn up_session_cleared(&mut self, session: &str, u: Map<String, Value>, out: &mut Translated) {
         self.up.session(session).open = None;
         if self.client_ext.contains(Extension::SessionCleared) {
-            out.to_client
-                .push(wire::update_line(session, Value::Object(u)));
+            out.update_to_client(session, u);
         } else {
             out.diag(
                 Severity::Info,

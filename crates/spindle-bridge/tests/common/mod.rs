@@ -157,20 +157,21 @@ impl Rig {
         self.agent(json!({"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}));
     }
 
-    pub fn errors(&self) -> Vec<&'static str> {
+    /// The codes of the diagnostics of one severity, in order.
+    pub fn codes(&self, severity: Severity) -> Vec<&'static str> {
         self.diagnostics
             .iter()
-            .filter(|d| d.severity == Severity::Error)
+            .filter(|d| d.severity == severity)
             .map(|d| d.code)
             .collect()
     }
 
+    pub fn errors(&self) -> Vec<&'static str> {
+        self.codes(Severity::Error)
+    }
+
     pub fn warnings(&self) -> Vec<&'static str> {
-        self.diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Warning)
-            .map(|d| d.code)
-            .collect()
+        self.codes(Severity::Warning)
     }
 
     /// The `update` objects the client received since index `from`.

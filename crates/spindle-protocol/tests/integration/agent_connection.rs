@@ -2,13 +2,12 @@
 //! `Connection::memory()`; every message in both directions is checked
 //! against the ACP schema of the negotiated version.
 
+use crate::common::tapped_client;
 use crate::test_agent::{AgentConnection, AgentEvent, AgentIdentity};
 use serde_json::{Value, json};
-use spindle_protocol::jsonrpc::to_raw;
+use spindle_protocol::jsonrpc::{Message, to_raw};
 use spindle_protocol::schema_check::{Direction, SchemaConversation};
-use spindle_protocol::{
-    AcpClient, ClientEvent, ClientOptions, Connection, ProtocolChoice, WireDirection,
-};
+use spindle_protocol::{ClientEvent, ProtocolChoice, WireDirection};
 
 fn identity() -> AgentIdentity {
     AgentIdentity {
@@ -29,103 +28,103 @@ async fn tiny_agent(mut agent: AgentConnection) {
             AgentEvent::Initialized(info) => {
                 assert!(info.accepts_extension("agent_message_clear"));
             }
-            AgentEvent::Request { id, method, params } => match method.as_str() {
-                "session/new" => {
-                    session_id = "s1".into();
-                    agent
-                        .respond(id, Ok(to_raw(&json!({"sessionId": "s1"})).unwrap()))
-                        .await
-                        .unwrap();
-                }
-                "session/prompt" => {
-                    let params: Value = serde_json::from_str(params.unwrap().get()).unwrap();
-                    let v2 = agent.protocol_version() == Some(2);
-                    if v2 {
+            AgentEvent::Incoming(Message::Request { id, method, params }) => {
+                match method.as_str() {
+                    "session/new" => {
+                        session_id = "s1".into();
                         agent
-                            .respond(id.clone(), Ok(to_raw(&json!({"messageId": "u1"})).unwrap()))
+                            .respond(id, Ok(to_raw(&json!({"sessionId": "s1"})).unwrap()))
                             .await
                             .unwrap();
-                        agent
+                    }
+                    "session/prompt" => {
+                        let params: Value = serde_json::from_str(params.unwrap().get()).unwrap();
+                        let v2 = agent.protocol_version() == Some(2);
+                        if v2 {
+                            agent
+                                .respond(
+                                    id.clone(),
+                                    Ok(to_raw(&json!({"messageId": "u1"})).unwrap()),
+                                )
+                                .await
+                                .unwrap();
+                            agent
                             .send_update(&session_id, &json!({"sessionUpdate": "user_message", "messageId": "u1", "content": params["prompt"]}))
                             .await
                             .unwrap();
-                        agent
-                            .send_update(
-                                &session_id,
-                                &json!({"sessionUpdate": "state_update", "state": "running"}),
-                            )
-                            .await
-                            .unwrap();
-                    }
-                    let mut chunk = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "draft"}});
-                    if v2 {
-                        chunk["messageId"] = json!("a1");
-                    }
-                    agent.send_update(&session_id, &chunk).await.unwrap();
-                    if agent.client_accepts_extension("agent_message_clear") {
-                        agent
-                            .send_update(
-                                &session_id,
-                                &json!({"sessionUpdate": "agent_message_clear"}),
-                            )
-                            .await
-                            .unwrap();
-                    }
-                    let mut permission = json!({"sessionId": session_id, "toolCall": {"toolCallId": "t1", "title": "ls"},
-                        "options": [{"optionId": "yes", "name": "Allow", "kind": "allow_once"}]});
-                    if v2 {
-                        permission["title"] = json!("Run ls?");
-                    }
-                    agent
-                        .request("session/request_permission", &permission)
-                        .await
-                        .unwrap();
-                    let answer = loop {
-                        if let Some(AgentEvent::Response { method, result, .. }) =
-                            agent.recv().await
-                        {
-                            assert_eq!(method, "session/request_permission");
-                            break result.unwrap();
+                            agent
+                                .send_update(
+                                    &session_id,
+                                    &json!({"sessionUpdate": "state_update", "state": "running"}),
+                                )
+                                .await
+                                .unwrap();
                         }
-                    };
-                    assert!(answer.get().contains("\"yes\""));
-                    if v2 {
+                        let mut chunk = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "draft"}});
+                        if v2 {
+                            chunk["messageId"] = json!("a1");
+                        }
+                        agent.send_update(&session_id, &chunk).await.unwrap();
+                        if agent.client_accepts_extension("agent_message_clear") {
+                            agent
+                                .send_update(
+                                    &session_id,
+                                    &json!({"sessionUpdate": "agent_message_clear"}),
+                                )
+                                .await
+                                .unwrap();
+                        }
+                        let mut permission = json!({"sessionId": session_id, "toolCall": {"toolCallId": "t1", "title": "ls"},
+                        "options": [{"optionId": "yes", "name": "Allow", "kind": "allow_once"}]});
+                        if v2 {
+                            permission["title"] = json!("Run ls?");
+                        }
                         agent
+                            .request("session/request_permission", &permission)
+                            .await
+                            .unwrap();
+                        let answer = loop {
+                            if let Some(AgentEvent::Response { method, result, .. }) =
+                                agent.recv().await
+                            {
+                                assert_eq!(method, "session/request_permission");
+                                break result.unwrap();
+                            }
+                        };
+                        assert!(answer.get().contains("\"yes\""));
+                        if v2 {
+                            agent
                             .send_update(&session_id, &json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))
                             .await
                             .unwrap();
-                    } else {
-                        agent
-                            .respond(id, Ok(to_raw(&json!({"stopReason": "end_turn"})).unwrap()))
-                            .await
-                            .unwrap();
+                        } else {
+                            agent
+                                .respond(
+                                    id,
+                                    Ok(to_raw(&json!({"stopReason": "end_turn"})).unwrap()),
+                                )
+                                .await
+                                .unwrap();
+                        }
                     }
+                    other => panic!("unexpected request {other}"),
                 }
-                other => panic!("unexpected request {other}"),
-            },
-            AgentEvent::Notification { method, .. } => panic!("unexpected notification {method}"),
+            }
+            AgentEvent::Incoming(Message::Notification { method, .. }) => {
+                panic!("unexpected notification {method}")
+            }
             other => panic!("{other:?}"),
         }
     }
 }
 
 async fn run(protocol: ProtocolChoice, expected_version: u16) {
-    let (client_end, agent_end) = Connection::memory();
+    let (client, mut events, mut wire, agent_end) = tapped_client(protocol);
     let agent = tokio::spawn(tiny_agent(AgentConnection::new(
         agent_end,
         identity(),
         true,
     )));
-    let (tap, mut wire) = tokio::sync::mpsc::unbounded_channel();
-    let (client, mut events) = AcpClient::new(
-        client_end,
-        ClientOptions {
-            protocol,
-            spindle_extensions: true,
-            wire_tap: Some(tap),
-            ..ClientOptions::default()
-        },
-    );
     let init = client.initialize().await.unwrap();
     assert_eq!(init.protocol_version, expected_version);
     assert_eq!(

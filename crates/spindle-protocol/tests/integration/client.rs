@@ -142,17 +142,8 @@ async fn v2_preferred_falls_back_when_agent_answers_1() {
         protocol: ProtocolChoice::V2Preferred,
         ..ClientOptions::default()
     });
-    let c = client.clone();
-    let init = tokio::spawn(async move { c.initialize().await });
-    let (id, params) = agent.expect_request("initialize").await;
-    assert_eq!(params["protocolVersion"], 2);
-    agent
-        .reply(
-            id,
-            json!({"protocolVersion": 1, "agentCapabilities": {"loadSession": true}}),
-        )
-        .await;
-    let out = init.await.unwrap().unwrap();
+    let result = json!({"protocolVersion": 1, "agentCapabilities": {"loadSession": true}});
+    let out = initialize_with(&client, &mut agent, 2, result).await;
     assert_eq!(out.protocol_version, 1);
     assert_eq!(out.agent_capabilities.get(), r#"{"loadSession":true}"#);
     agent.assert_client_messages_valid();

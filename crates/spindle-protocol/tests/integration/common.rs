@@ -5,9 +5,10 @@ use serde_json::{Value, json};
 use spindle_protocol::jsonrpc::to_raw;
 use spindle_protocol::schema_check::{Direction, SchemaConversation};
 use spindle_protocol::{
-    AcpClient, ClientEvent, ClientEvents, ClientOptions, Connection, Incoming, Message, RequestId,
-    ResponseError,
+    AcpClient, ClientEvent, ClientEvents, ClientOptions, Connection, Incoming, InitializeOutcome,
+    Message, ProtocolChoice, RequestId, ResponseError, WireRecord,
 };
+use tokio::sync::mpsc::UnboundedReceiver;
 
 /// The agent end of a memory connection, driven step by step by the test.
 /// Records every message in both directions, in order, so that the client's
@@ -117,6 +118,30 @@ pub fn start(options: ClientOptions) -> (AcpClient, ClientEvents, ScriptedAgent)
     (client, events, ScriptedAgent::new(agent_end))
 }
 
+/// A client with the Spindle extensions on and a wire tap, over a memory
+/// connection; returns the agent's end with it.
+pub fn tapped_client(
+    protocol: ProtocolChoice,
+) -> (
+    AcpClient,
+    ClientEvents,
+    UnboundedReceiver<WireRecord>,
+    Connection,
+) {
+    let (client_end, agent_end) = Connection::memory();
+    let (tap, wire) = tokio::sync::mpsc::unbounded_channel();
+    let (client, events) = AcpClient::new(
+        client_end,
+        ClientOptions {
+            protocol,
+            spindle_extensions: true,
+            wire_tap: Some(tap),
+            ..ClientOptions::default()
+        },
+    );
+    (client, events, wire, agent_end)
+}
+
 pub async fn next_event(events: &mut ClientEvents) -> ClientEvent {
     events.recv().await.expect("event stream ended")
 }
@@ -131,33 +156,33 @@ pub async fn next_non_diag(events: &mut ClientEvents) -> ClientEvent {
     }
 }
 
-pub async fn init_v1(client: &AcpClient, agent: &mut ScriptedAgent, caps: Value) {
+/// Starts `client.initialize()`, expects its request to ask for
+/// `requested_version`, answers it with `result` and returns the outcome.
+pub async fn initialize_with(
+    client: &AcpClient,
+    agent: &mut ScriptedAgent,
+    requested_version: u16,
+    result: Value,
+) -> InitializeOutcome {
     let c = client.clone();
     let init = tokio::spawn(async move { c.initialize().await });
     let (id, params) = agent.expect_request("initialize").await;
-    assert_eq!(params["protocolVersion"], 1);
-    agent
-        .reply(
-            id,
-            json!({"protocolVersion": 1, "agentCapabilities": caps, "authMethods": []}),
-        )
-        .await;
-    assert_eq!(init.await.unwrap().unwrap().protocol_version, 1);
+    assert_eq!(params["protocolVersion"], requested_version);
+    agent.reply(id, result).await;
+    init.await.unwrap().unwrap()
+}
+
+pub async fn init_v1(client: &AcpClient, agent: &mut ScriptedAgent, caps: Value) {
+    let result = json!({"protocolVersion": 1, "agentCapabilities": caps, "authMethods": []});
+    let outcome = initialize_with(client, agent, 1, result).await;
+    assert_eq!(outcome.protocol_version, 1);
 }
 
 pub async fn init_v2(client: &AcpClient, agent: &mut ScriptedAgent) {
-    let c = client.clone();
-    let init = tokio::spawn(async move { c.initialize().await });
-    let (id, params) = agent.expect_request("initialize").await;
-    assert_eq!(params["protocolVersion"], 2);
-    agent
-        .reply(
-            id,
-            json!({"protocolVersion": 2, "info": {"name": "fake", "version": "0"},
-                   "capabilities": {"session": {}}}),
-        )
-        .await;
-    assert_eq!(init.await.unwrap().unwrap().protocol_version, 2);
+    let result = json!({"protocolVersion": 2, "info": {"name": "fake", "version": "0"},
+                        "capabilities": {"session": {}}});
+    let outcome = initialize_with(client, agent, 2, result).await;
+    assert_eq!(outcome.protocol_version, 2);
 }
 
 pub async fn new_session(client: &AcpClient, agent: &mut ScriptedAgent, sid: &str) {

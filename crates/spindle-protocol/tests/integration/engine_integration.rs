@@ -3,15 +3,16 @@
 //! leaves only the final text, in v1 (extension opted in) and v2 (whole-message
 //! replacement).
 
+use crate::common::tapped_client;
 use crate::test_agent::{AgentConnection, AgentEvent, AgentIdentity};
 use serde_json::{Value, json};
 use spindle_engine::{EngineConfig, TranscriptEngine};
-use spindle_protocol::jsonrpc::to_raw;
-use spindle_protocol::{AcpClient, ClientEvent, ClientOptions, Connection, ProtocolChoice};
+use spindle_protocol::jsonrpc::{Message, to_raw};
+use spindle_protocol::{ClientEvent, ProtocolChoice};
 
 async fn refining_agent(mut agent: AgentConnection) {
     while let Some(event) = agent.recv().await {
-        let AgentEvent::Request { id, method, .. } = event else {
+        let AgentEvent::Incoming(Message::Request { id, method, .. }) = event else {
             continue;
         };
         let ok = |v: Value| Ok(to_raw(&v).unwrap());
@@ -57,7 +58,7 @@ async fn refining_agent(mut agent: AgentConnection) {
 }
 
 async fn final_reply(protocol: ProtocolChoice) -> Option<String> {
-    let (client_end, agent_end) = Connection::memory();
+    let (client, mut events, mut wire, agent_end) = tapped_client(protocol);
     let identity = AgentIdentity {
         name: "refiner".into(),
         version: "1".into(),
@@ -68,16 +69,6 @@ async fn final_reply(protocol: ProtocolChoice) -> Option<String> {
     tokio::spawn(refining_agent(AgentConnection::new(
         agent_end, identity, true,
     )));
-    let (tap, mut wire) = tokio::sync::mpsc::unbounded_channel();
-    let (client, mut events) = AcpClient::new(
-        client_end,
-        ClientOptions {
-            protocol,
-            spindle_extensions: true,
-            wire_tap: Some(tap),
-            ..ClientOptions::default()
-        },
-    );
     client.initialize().await.unwrap();
     let (session, _) = client.new_session("/tmp", &json!([])).await.unwrap();
     client

@@ -150,22 +150,10 @@ pub enum AgentEvent {
     /// `initialize` was answered; the negotiated version and the client's
     /// opt-ins are in here.
     Initialized(InitializeRequestInfo),
-    /// A request to handle; answer with [`AgentConnection::respond`].
-    Request {
-        /// Id to answer.
-        id: RequestId,
-        /// The method.
-        method: String,
-        /// The params, verbatim.
-        params: Option<Box<RawValue>>,
-    },
-    /// A notification (`session/cancel`, `$/cancel_request`, ...).
-    Notification {
-        /// The method.
-        method: String,
-        /// The params, verbatim.
-        params: Option<Box<RawValue>>,
-    },
+    /// A request to handle (answer with [`AgentConnection::respond`]) or a
+    /// notification (`session/cancel`, `$/cancel_request`, ...), as decoded:
+    /// always a [`Message::Request`] or a [`Message::Notification`].
+    Incoming(Message),
     /// The client answered a request sent with [`AgentConnection::request`].
     Response {
         /// The id [`AgentConnection::request`] returned.
@@ -258,11 +246,11 @@ impl AgentConnection {
                             .await;
                         AgentEvent::Diagnostic(format!("{method} before initialize; refused"))
                     } else {
-                        AgentEvent::Request { id, method, params }
+                        AgentEvent::Incoming(Message::Request { id, method, params })
                     }
                 }
-                Incoming::Message(Message::Notification { method, params }) => {
-                    AgentEvent::Notification { method, params }
+                Incoming::Message(notification @ Message::Notification { .. }) => {
+                    AgentEvent::Incoming(notification)
                 }
                 Incoming::Message(Message::Response { id, result }) => {
                     match self.queue.complete_outgoing(&id) {

@@ -11,7 +11,10 @@ use std::process::{ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use harness::{ChildGuard, TempDir, fake_agent_command, require_python, run_measured, spindle};
+use harness::{
+    ChildGuard, TempDir, fake_agent_command, reference_agent_v1, require_python, run_measured,
+    spindle,
+};
 use serde_json::{Value, json};
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -184,17 +187,6 @@ fn reply_text(messages: &[Value]) -> String {
 
 fn final_state(messages: &[Value]) -> Value {
     messages.last().unwrap()["params"]["update"].clone()
-}
-
-fn reference_agent_v1() -> Vec<OsString> {
-    vec![
-        env!("CARGO_BIN_EXE_spindle").into(),
-        "agent".into(),
-        "--protocol".into(),
-        "1".into(),
-        "--delay-ms".into(),
-        "0".into(),
-    ]
 }
 
 #[test]

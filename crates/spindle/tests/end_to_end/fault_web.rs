@@ -4,16 +4,16 @@
 //! is read-only or whose disk fills up.
 
 use crate::harness;
-use crate::serve_harness;
+use crate::serve_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use harness::{TempDir, fake_agent_command, require_python, wait_for};
-use serve_harness::{
+use harness::{TempDir, require_python, wait_for};
+use serve_support::{
     Served, SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies,
-    serve_from, start_serve, transcript, wait_transcript,
+    serve_fake_agent, serve_from, start_serve, transcript, wait_transcript,
 };
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -64,13 +64,7 @@ fn fault_web_agent_garbage_is_diagnosed_and_the_session_goes_on() {
     }
     let dir = TempDir::new("web-garbage");
     let stderr = dir.join("serve.stderr");
-    let served = start_serve(
-        &dir.join("db.sqlite"),
-        &["--protocol", "1"],
-        &fake_agent_command(&dir, "garbage"),
-        Some(&stderr),
-        &[],
-    );
+    let served = serve_fake_agent(&dir, "garbage", Some(&stderr), &[]);
     let session = served.create_session();
     served.prompt(session, "first");
     // The agent writes the second answer to the prompt after the first ended the turn: wait for
@@ -149,10 +143,9 @@ fn fault_web_a_200_mib_agent_line_is_dropped_with_bounded_memory() {
     }
     let dir = TempDir::new("web-bigline");
     let stderr = dir.join("serve.stderr");
-    let served = start_serve(
-        &dir.join("db.sqlite"),
-        &["--protocol", "1"],
-        &fake_agent_command(&dir, "bigline"),
+    let served = serve_fake_agent(
+        &dir,
+        "bigline",
         Some(&stderr),
         &[("FAKE_AGENT_BIG_MB", "200")],
     );
@@ -180,7 +173,7 @@ fn fault_web_a_200_mib_agent_line_is_dropped_with_bounded_memory() {
 fn fault_web_agent_crash_mid_turn_is_reported_and_the_next_prompt_restarts_it() {
     let dir = TempDir::new("web-crash");
     let db = dir.join("db.sqlite");
-    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&db, &[], 0);
     let session = served.create_session();
     let mut reader = served.sse(session, None);
     served.prompt(session, "/scenario crash");
@@ -208,7 +201,7 @@ fn fault_web_agent_crash_mid_turn_is_reported_and_the_next_prompt_restarts_it() 
 #[test]
 fn fault_web_stalled_agent_is_cancelled_from_the_page() {
     let dir = TempDir::new("web-stall");
-    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
     let session = served.create_session();
     served.prompt(session, "/scenario stall");
     wait_transcript(&served, session, "the stall text", |t| {
@@ -262,7 +255,7 @@ fn flaky_observer(
 #[test]
 fn fault_web_observers_dropping_and_resuming_under_load_lose_nothing_and_repeat_nothing() {
     let dir = TempDir::new("web-resume");
-    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(1), None, &[]);
+    let served = Served::start(&dir.join("db.sqlite"), &[], 1);
     let session = served.create_session();
     // The agent greets first (an agent-initiated turn); aim past it.
     let before = wait_transcript(&served, session, "the greeting", |t| {
@@ -316,7 +309,7 @@ fn fault_web_observers_dropping_and_resuming_under_load_lose_nothing_and_repeat_
 fn fault_web_sigkill_right_after_acknowledged_prompts_keeps_them_all() {
     let dir = TempDir::new("web-kill");
     let db = dir.join("db.sqlite");
-    let served = start_serve(&db, &[], &reference_agent(1), None, &[]);
+    let served = Served::start(&db, &[], 1);
     let sessions: Vec<i64> = (0..3).map(|_| served.create_session()).collect();
     for &s in &sessions {
         served.prompt(s, "/stream 400 mixed");
@@ -326,7 +319,7 @@ fn fault_web_sigkill_right_after_acknowledged_prompts_keeps_them_all() {
     }
     // Every prompt above got 202 Accepted; kill -9 at once.
     served.sigkill();
-    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&db, &[], 0);
     for &s in &sessions {
         let users = entry_texts(&transcript(&served, s), "user_message");
         assert!(
@@ -351,7 +344,7 @@ fn fault_web_read_only_database_is_a_clear_error_and_stays_intact() {
     let db_dir = dir.join("data");
     std::fs::create_dir_all(&db_dir).unwrap();
     let db = db_dir.join("db.sqlite");
-    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&db, &[], 0);
     let session = served.create_session();
     served.prompt(session, "persist me");
     served.wait_reply_containing(session, "persist me");
@@ -473,7 +466,7 @@ fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
     let live = transcript(&served, session);
     served.sigkill();
     assert!(integrity_ok(&db));
-    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&db, &[], 0);
     let restored = transcript(&served, session);
     assert_eq!(restored["entries"], live["entries"], "nothing was lost");
     assert!(
@@ -536,7 +529,7 @@ fn fault_web_f1_the_crashed_turn_survives_the_next_prompt_and_a_restart() {
         let dir = TempDir::new(&format!("web-f1-v{protocol}"));
         let db = dir.join("db.sqlite");
         let args = ["--protocol", protocol];
-        let served = start_serve(&db, &args, &reference_agent(0), None, &[]);
+        let served = Served::start(&db, &args, 0);
         let session = served.create_session();
         let mut reader = served.sse(session, None);
         served.prompt(session, "/scenario crash");
@@ -572,7 +565,7 @@ fn fault_web_f1_the_crashed_turn_survives_the_next_prompt_and_a_restart() {
         assert_ne!(crashed_turn["stopReason"], "end_turn", "{replies:#?}");
         // A restart rebuilds the same transcript from the wire log.
         served.stop();
-        let served = start_serve(&db, &args, &reference_agent(0), None, &[]);
+        let served = Served::start(&db, &args, 0);
         let restored = transcript(&served, session);
         assert_eq!(restored["entries"], live["entries"], "v{protocol}");
         assert_eq!(restored["state"], live["state"], "v{protocol}");
@@ -581,7 +574,7 @@ fn fault_web_f1_the_crashed_turn_survives_the_next_prompt_and_a_restart() {
 }
 
 /// The banner a page opened now shows (from the reset snapshot of a new observer).
-fn banner_now(served: &serve_harness::Served, session: i64) -> String {
+fn banner_now(served: &serve_support::Served, session: i64) -> String {
     let mut reader = served.sse(session, None);
     let event = reader.next_event().expect("a reset snapshot");
     assert_eq!(event.event, "reset");
@@ -649,7 +642,7 @@ fn fault_web_f6_a_full_disk_backlog_is_bounded_and_prompts_are_refused_until_it_
     );
     served.sigkill();
     assert!(integrity_ok(&db));
-    let served = start_serve(&db, &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&db, &[], 0);
     let restored = transcript(&served, session);
     assert_eq!(restored["entries"], live["entries"], "nothing was lost");
     served.stop();

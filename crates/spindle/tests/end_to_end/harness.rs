@@ -4,7 +4,7 @@
 //! ([`require_tool`]: a test whose tool is missing fails under `CI=true`).
 #![allow(dead_code)]
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -13,6 +13,19 @@ use std::time::{Duration, Instant};
 /// The real `spindle` binary.
 pub fn spindle() -> Command {
     Command::new(env!("CARGO_BIN_EXE_spindle"))
+}
+
+/// The reference agent (`spindle agent`) speaking protocol v1 with no delay
+/// between the pieces of a reply.
+pub fn reference_agent_v1() -> Vec<OsString> {
+    vec![
+        env!("CARGO_BIN_EXE_spindle").into(),
+        "agent".into(),
+        "--protocol".into(),
+        "1".into(),
+        "--delay-ms".into(),
+        "0".into(),
+    ]
 }
 
 /// A scratch directory removed on drop (made writable first, since some

@@ -14,14 +14,12 @@
 //! go through the shipped binary end to end.
 
 use crate::harness;
-use crate::serve_harness;
+use crate::serve_support;
 
 use std::time::Instant;
 
 use harness::TempDir;
-use serve_harness::{
-    SseReader, TextView, proc_status_kib, reference_agent, start_serve, transcript,
-};
+use serve_support::{Served, SseReader, TextView, proc_status_kib, transcript};
 use spindle_agent::{StreamMix, Version, expected_reply};
 
 fn fnv1a64(text: &str) -> u64 {
@@ -59,11 +57,22 @@ struct Figures {
     events: usize,
 }
 
+impl Figures {
+    /// Prints the figures of the run described by `what`; returns them.
+    fn report(self, what: &str) -> Figures {
+        eprintln!(
+            "serve, {what}: {:.2} s, {} SSE events, server peak RSS {} KiB",
+            self.seconds, self.events, self.peak_kib
+        );
+        self
+    }
+}
+
 /// `sessions` sessions, each with `observers_per_session` SSE observers,
 /// each session prompted with `/stream n mixed` at once.
 fn stream_sessions(sessions: usize, observers_per_session: usize, n: u64) -> Figures {
     let dir = TempDir::new("load-web");
-    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
     let expected = expected_reply(Version::V2, StreamMix::Mixed, n);
     let ids: Vec<i64> = (0..sessions).map(|_| served.create_session()).collect();
     let mut observers = Vec::new();
@@ -116,40 +125,26 @@ fn stream_sessions(sessions: usize, observers_per_session: usize, n: u64) -> Fig
 
 #[test]
 fn load_web_10_sessions_streaming_at_once() {
-    let f = stream_sessions(10, 1, 500);
-    eprintln!(
-        "serve, 10 sessions x /stream 500 mixed, 1 observer each: {:.2} s, {} SSE events, server peak RSS {} KiB",
-        f.seconds, f.events, f.peak_kib
-    );
+    stream_sessions(10, 1, 500).report("10 sessions x /stream 500 mixed, 1 observer each");
 }
 
 #[test]
 fn load_web_50_observers_of_one_session() {
-    let f = stream_sessions(1, 50, 500);
-    eprintln!(
-        "serve, 1 session x /stream 500 mixed, 50 observers: {:.2} s, {} SSE events, server peak RSS {} KiB",
-        f.seconds, f.events, f.peak_kib
-    );
+    stream_sessions(1, 50, 500).report("1 session x /stream 500 mixed, 50 observers");
 }
 
 #[test]
 #[ignore = "load: run with --ignored (see the module docs)"]
 fn load_web_100_sessions_streaming_at_once() {
-    let f = stream_sessions(100, 1, 1000);
-    eprintln!(
-        "serve, 100 sessions x /stream 1000 mixed, 1 observer each: {:.2} s, {} SSE events, server peak RSS {} KiB",
-        f.seconds, f.events, f.peak_kib
-    );
+    let f =
+        stream_sessions(100, 1, 1000).report("100 sessions x /stream 1000 mixed, 1 observer each");
     assert!(f.peak_kib < 1024 * 1024, "peak RSS {} KiB", f.peak_kib);
 }
 
 #[test]
 #[ignore = "load: run with --ignored (see the module docs)"]
 fn load_web_1000_observers_of_one_session() {
-    let f = stream_sessions(1, 1000, 2000);
-    eprintln!(
-        "serve, 1 session x /stream 2000 mixed, 1,000 observers: {:.2} s, {} SSE events, server peak RSS {} KiB",
-        f.seconds, f.events, f.peak_kib
-    );
+    let f =
+        stream_sessions(1, 1000, 2000).report("1 session x /stream 2000 mixed, 1,000 observers");
     assert!(f.peak_kib < 1024 * 1024, "peak RSS {} KiB", f.peak_kib);
 }

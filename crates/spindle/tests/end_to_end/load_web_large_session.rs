@@ -12,14 +12,14 @@
 //! ```
 
 use crate::harness;
-use crate::serve_harness;
+use crate::serve_support;
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use harness::{TempDir, wait_for};
-use serve_harness::{SseReader, TextView, proc_status_kib, start_serve, transcript};
+use harness::{TempDir, reference_agent_v1, wait_for};
+use serve_support::{SseReader, TextView, proc_status_kib, start_serve, transcript};
 
 const PATIENCE: Duration = Duration::from_secs(600);
 
@@ -53,17 +53,9 @@ fn write_script(path: &std::path::Path, entries: usize) {
 }
 
 fn agent(script: &std::path::Path) -> Vec<OsString> {
-    vec![
-        env!("CARGO_BIN_EXE_spindle").into(),
-        "agent".into(),
-        "--protocol".into(),
-        "1".into(),
-        "--delay-ms".into(),
-        "0".into(),
-        "--no-script-sleep".into(),
-        "--script".into(),
-        script.into(),
-    ]
+    let mut command = reference_agent_v1();
+    command.extend(["--no-script-sleep".into(), "--script".into(), script.into()]);
+    command
 }
 
 /// Reads SSE events until the view holds `entries / 2` agent messages and as many tool calls,

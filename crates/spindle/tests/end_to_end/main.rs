@@ -10,7 +10,6 @@
 
 // Shared support.
 mod harness;
-mod serve_harness;
 mod serve_support;
 
 // `spindle agent`, `spindle replay`, `spindle bridge`.

@@ -6,15 +6,15 @@
 //! the variants an attacker would try.)
 
 use crate::harness;
-use crate::serve_harness;
+use crate::serve_support;
 
 use std::time::Duration;
 
-use harness::{TempDir, fake_agent_command, require_python, wait_for};
+use harness::{TempDir, require_python, wait_for};
 use serde_json::{Value, json};
-use serve_harness::{
-    Response, Served, entry_texts, http, reference_agent, serve_from, start_serve, transcript,
-    wait_transcript,
+use serve_support::{
+    Response, Served, entry_texts, http, reference_agent, serve_fake_agent, serve_from,
+    start_serve, transcript, wait_transcript,
 };
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -42,7 +42,7 @@ fn assert_security_headers(response: &Response, what: &str) {
 #[test]
 fn security_web_dns_rebinding_hosts_are_refused_and_loopback_names_accepted() {
     let dir = TempDir::new("sec-host");
-    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
     let port = served.addr.port();
     for good in [
         format!("127.0.0.1:{port}"),
@@ -93,7 +93,7 @@ fn security_web_dns_rebinding_hosts_are_refused_and_loopback_names_accepted() {
 #[test]
 fn security_web_foreign_origins_are_refused_on_reads_streams_and_writes() {
     let dir = TempDir::new("sec-origin");
-    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
     let host = served.host();
     let port = served.addr.port();
     let session = served.create_session();
@@ -171,7 +171,7 @@ fn security_web_foreign_origins_are_refused_on_reads_streams_and_writes() {
 #[test]
 fn security_web_path_traversal_and_odd_paths_never_reach_files() {
     let dir = TempDir::new("sec-paths");
-    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
     let host = served.host();
     for path in [
         "/..%2f..%2f..%2fetc%2fpasswd",
@@ -374,7 +374,7 @@ fn security_web_hostile_agent_content_is_stored_verbatim_and_served_inert() {
     // Read the stream until the injected reply is complete; every frame must
     // be a well-formed ops/reset event with JSON data (the reader panics on
     // non-JSON data), and no forged id or event name may appear.
-    let mut view = serve_harness::TextView::default();
+    let mut view = serve_support::TextView::default();
     let mut ids = Vec::new();
     loop {
         let event = reader.next_event().expect("stream ended early");
@@ -460,13 +460,7 @@ fn security_web_permission_requests_wait_for_the_user_and_cancel_is_never_approv
     let dir = TempDir::new("sec-permission");
     let log = dir.join("agent.log");
     let log_text = log.to_string_lossy().into_owned();
-    let served = start_serve(
-        &dir.join("db.sqlite"),
-        &["--protocol", "1"],
-        &fake_agent_command(&dir, "permission"),
-        None,
-        &[("FAKE_AGENT_LOG", &log_text)],
-    );
+    let served = serve_fake_agent(&dir, "permission", None, &[("FAKE_AGENT_LOG", &log_text)]);
     let session = served.create_session();
     let permission_path = format!("/api/sessions/{session}/permission");
 
@@ -586,7 +580,7 @@ fn security_web_permission_requests_wait_for_the_user_and_cancel_is_never_approv
 #[test]
 fn security_web_f5_refusals_never_echo_request_content() {
     let dir = TempDir::new("sec-f5");
-    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
     let host = served.host();
     let marker = "QXJ7marker";
     let hostile = format!("%3Cscript%3Ealert({marker})%3C%2Fscript%3E");
@@ -631,7 +625,7 @@ fn security_web_f5_refusals_never_echo_request_content() {
 #[test]
 fn security_web_f4_a_second_host_or_origin_and_foreign_absolute_targets_are_refused() {
     let dir = TempDir::new("sec-f4");
-    let served = start_serve(&dir.join("db.sqlite"), &[], &reference_agent(0), None, &[]);
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
     let host = served.host();
     let own = format!("http://{host}");
     let attacker = "attacker.example";

@@ -2,8 +2,12 @@
 
 use crate::serve_support;
 
+use std::ffi::OsString;
+
 use serde_json::Value;
-use serve_support::{Served, SseEvent, SseReader, temp_dir};
+use serve_support::{
+    Served, SseEvent, SseReader, entry_texts, start_serve, temp_dir, transcript, wait_transcript,
+};
 
 /// Reads events until one has an op for which `matches` holds; returns that op.
 fn wait_op(reader: &mut SseReader, matches: impl Fn(&Value) -> bool) -> Value {
@@ -29,8 +33,7 @@ fn an_agent_crash_mid_turn_is_reported_the_transcript_kept_and_a_new_agent_start
                 .is_some_and(|t| t.contains("agent exited"))
     });
     assert_eq!(banner["level"], "warning");
-    let transcript = served.get_json(&format!("/api/sessions/{session}/transcript"));
-    let text = transcript.to_string();
+    let text = transcript(&served, session).to_string();
     assert!(
         text.contains("This turn will stop abruptly"),
         "partial reply kept: {text}"
@@ -98,52 +101,23 @@ fn a_permission_is_answered_only_with_an_offered_option_and_only_once() {
 #[test]
 fn an_agent_that_never_answers_initialize_fails_the_prompt_with_a_clear_error() {
     let dir = temp_dir("silent");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
-        .args([
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--agent-startup-timeout",
-            "1",
-            "--db",
-        ])
-        .arg(dir.join("db.sqlite"))
-        .args(["--", "sh", "-c", "cat > /dev/null"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let authority = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap()
-        .to_string();
-    let addr = authority.parse().unwrap();
-    let post = |path: &str, body: &str| {
-        serve_support::http(
-            addr,
-            "POST",
-            path,
-            &[("Host", &authority), ("Content-Type", "application/json")],
-            Some(body),
-        )
-    };
-    assert_eq!(post("/api/sessions", "{}").status, 201);
-    let response = post("/api/sessions/1/prompt", "{\"text\":\"anyone?\"}");
+    let agent: Vec<OsString> = vec!["sh".into(), "-c".into(), "cat > /dev/null".into()];
+    let served = start_serve(
+        &dir.join("db.sqlite"),
+        &["--agent-startup-timeout", "1"],
+        &agent,
+        None,
+        &[],
+    );
+    assert_eq!(served.post_json("/api/sessions", "{}").status, 201);
+    let response = served.post_json("/api/sessions/1/prompt", "{\"text\":\"anyone?\"}");
     assert_eq!(response.status, 503, "{}", response.body);
     assert!(
         response.body.contains("did not answer initialize"),
         "{}",
         response.body
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    served.sigkill();
 }
 
 /// A v1 agent in shell that offers `session/load` and replays its (fixed) history on load.
@@ -177,91 +151,38 @@ fn after_a_restart_session_load_continues_the_session_without_duplicating_histor
     let script = dir.join("agent.sh");
     std::fs::write(&script, LOADING_AGENT).unwrap();
     let db = dir.join("db.sqlite");
-    let start = || {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
-            .args(["serve", "--bind", "127.0.0.1:0", "--protocol", "1", "--db"])
-            .arg(&db)
-            .arg("--")
-            .arg("sh")
-            .arg(&script)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-            &mut line,
+    let agent: Vec<OsString> = vec!["sh".into(), script.into()];
+    let start = || start_serve(&db, &["--protocol", "1"], &agent, None, &[]);
+    let users_and_replies = |served: &Served| {
+        let transcript = transcript(served, 1);
+        (
+            entry_texts(&transcript, "user_message"),
+            entry_texts(&transcript, "agent_message"),
         )
-        .unwrap();
-        let authority = line
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split('/').next())
-            .unwrap()
-            .to_string();
-        (child, authority)
     };
-    let request = |authority: &str, method: &str, path: &str, body: Option<&str>| {
-        let mut headers = vec![("Host", authority)];
-        if body.is_some() {
-            headers.push(("Content-Type", "application/json"));
-        }
-        serve_support::http(authority.parse().unwrap(), method, path, &headers, body)
-    };
-    let users_and_replies = |authority: &str| {
-        let body = request(authority, "GET", "/api/sessions/1/transcript", None).body;
-        let transcript: Value = serde_json::from_str(&body).unwrap();
-        let of = |kind: &str| -> Vec<String> {
-            transcript["entries"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|e| e["kind"] == kind)
-                .filter_map(|e| e["text"].as_str().map(str::to_string))
-                .collect()
-        };
-        (of("user_message"), of("agent_message"))
-    };
-    let wait_replies = |authority: &str, n: usize| {
-        let deadline = std::time::Instant::now() + serve_support::PATIENCE;
-        while users_and_replies(authority).1.len() < n {
-            assert!(std::time::Instant::now() < deadline, "no reply");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+    let wait_replies = |served: &Served, n: usize| {
+        wait_transcript(served, 1, "no reply", |t| {
+            entry_texts(t, "agent_message").len() >= n
+        });
     };
 
-    let (mut first, authority) = start();
-    assert_eq!(
-        request(&authority, "POST", "/api/sessions", Some("{}")).status,
-        201
-    );
-    let sent = request(
-        &authority,
-        "POST",
-        "/api/sessions/1/prompt",
-        Some("{\"text\":\"hi\"}"),
-    );
+    let first = start();
+    assert_eq!(first.post_json("/api/sessions", "{}").status, 201);
+    let sent = first.post_json("/api/sessions/1/prompt", "{\"text\":\"hi\"}");
     assert_eq!(sent.status, 202, "{}", sent.body);
-    wait_replies(&authority, 1);
-    let _ = first.kill();
-    let _ = first.wait();
+    wait_replies(&first, 1);
+    first.sigkill();
 
-    let (mut second, authority) = start();
-    let sent = request(
-        &authority,
-        "POST",
-        "/api/sessions/1/prompt",
-        Some("{\"text\":\"again\"}"),
-    );
+    let second = start();
+    let sent = second.post_json("/api/sessions/1/prompt", "{\"text\":\"again\"}");
     assert_eq!(sent.status, 202, "{}", sent.body);
-    wait_replies(&authority, 2);
-    let (users, replies) = users_and_replies(&authority);
+    wait_replies(&second, 2);
+    let (users, replies) = users_and_replies(&second);
     assert_eq!(
         users,
         vec!["hi", "again"],
         "the replayed history is not applied twice"
     );
     assert_eq!(replies, vec!["pong", "pong"]);
-    let _ = second.kill();
-    let _ = second.wait();
+    second.sigkill();
 }

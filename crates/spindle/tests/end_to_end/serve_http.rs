@@ -3,7 +3,7 @@
 
 use crate::serve_support;
 
-use serve_support::{Served, TextView, http, temp_dir};
+use serve_support::{Served, TextView, http, serve_from, temp_dir};
 
 const SLOW_REPLY: &str = "Slow streaming: every word arrives after a pause, so you can watch the reply grow and cancel it halfway through if you like.";
 
@@ -155,22 +155,18 @@ fn a_non_loopback_bind_without_a_token_refuses_to_start() {
     // Refused before anything was created.
     assert!(!dir.join("db.sqlite").exists());
     // The token may come from the environment instead of the command line.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"));
+    command
         .args(["serve", "--bind", "0.0.0.0:0", "--db"])
         .arg(dir.join("db.sqlite"))
-        .env("SPINDLE_TOKEN", "from-the-environment")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    assert!(line.contains("?token=from-the-environment"), "{line}");
-    let _ = child.kill();
-    let _ = child.wait();
+        .env("SPINDLE_TOKEN", "from-the-environment");
+    let served = serve_from(command);
+    assert!(
+        served.url.contains("?token=from-the-environment"),
+        "{}",
+        served.url
+    );
+    served.sigkill();
 }
 
 #[test]

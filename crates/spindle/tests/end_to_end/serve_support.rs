@@ -1,47 +1,27 @@
-//! Shared helpers for the `serve_*` tests: start `spindle serve` (the real binary, via
-//! CARGO_BIN_EXE_spindle) on a free loopback port with a temporary database, and talk HTTP/1.0
-//! and SSE to it over plain TCP (HTTP/1.0 keeps bodies unchunked and close-delimited).
+//! Shared helpers for the `spindle serve` tests (`serve_*`, `security_web`, `fault_web`,
+//! `load_web*`): start the real binary (via CARGO_BIN_EXE_spindle) on a free loopback port with
+//! any agent command, talk HTTP/1.0 and SSE to it over plain TCP (HTTP/1.0 keeps bodies unchunked
+//! and close-delimited), fetch transcripts and replies, read `/proc` memory figures.
 #![allow(dead_code)]
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::harness::{TempDir, fake_agent_command};
+
 /// Generous bound so a broken server fails the test instead of hanging it; never a timing
 /// assertion.
 pub const PATIENCE: Duration = Duration::from_secs(60);
 
-/// A temporary directory, removed when dropped.
-pub struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
+/// A scratch directory for one test, removed when dropped.
 pub fn temp_dir(name: &str) -> TempDir {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!(
-        "spindle-serve-test-{name}-{}-{nanos}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    TempDir(dir)
+    TempDir::new(&format!("serve-{name}"))
 }
 
 pub struct Served {
@@ -53,47 +33,7 @@ pub struct Served {
 impl Served {
     /// Starts `spindle serve` with the reference agent streaming with `delay_ms` between pieces.
     pub fn start(db: &Path, serve_args: &[&str], delay_ms: u32) -> Served {
-        let exe = env!("CARGO_BIN_EXE_spindle");
-        let mut command = Command::new(exe);
-        command
-            .arg("serve")
-            .arg("--bind")
-            .arg("127.0.0.1:0")
-            .arg("--db")
-            .arg(db)
-            .args(serve_args)
-            .arg("--")
-            .arg(exe)
-            .arg("agent")
-            .arg("--delay-ms")
-            .arg(delay_ms.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        let mut child = command.spawn().expect("spawn spindle serve");
-        let stdout = child.stdout.take().unwrap();
-        let mut lines = BufReader::new(stdout).lines();
-        let line = lines
-            .next()
-            .expect("spindle serve printed nothing")
-            .unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
-        let authority = url
-            .trim_start_matches("http://")
-            .split('/')
-            .next()
-            .unwrap()
-            .to_string();
-        // Keep draining stdout so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Served {
-            child,
-            addr: authority.parse().unwrap(),
-            url,
-        }
+        start_serve(db, serve_args, &reference_agent(delay_ms), None, &[])
     }
 
     pub fn host(&self) -> String {
@@ -134,39 +74,46 @@ impl Served {
 
     /// Waits until `n` turns of the session have finished.
     pub fn wait_finished_turns(&self, session: i64, n: usize) -> Vec<Value> {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let replies = self.get_json(&format!("/api/sessions/{session}/replies"));
-            let list = replies["replies"].as_array().cloned().unwrap_or_default();
-            if list
-                .iter()
+        self.wait_replies(session, "turns never finished", |list| {
+            list.iter()
                 .filter(|r| r["finished"] == Value::Bool(true))
                 .count()
                 >= n
-            {
-                return list;
-            }
-            assert!(Instant::now() < deadline, "turns never finished: {replies}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        })
     }
 
     /// Waits until a finished turn's reply contains `needle`; returns all replies.
     pub fn wait_reply_containing(&self, session: i64, needle: &str) -> Vec<Value> {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let replies = self.get_json(&format!("/api/sessions/{session}/replies"));
-            let list = replies["replies"].as_array().cloned().unwrap_or_default();
-            if list.iter().any(|r| {
+        self.wait_replies(session, &format!("no reply with {needle:?}"), |list| {
+            list.iter().any(|r| {
                 r["finished"] == Value::Bool(true)
                     && r["text"].as_str().is_some_and(|t| t.contains(needle))
-            }) {
+            })
+        })
+    }
+
+    /// The session's replies (`/api/sessions/N/replies`).
+    pub fn replies(&self, session: i64) -> Vec<Value> {
+        self.get_json(&format!("/api/sessions/{session}/replies"))["replies"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Polls the session's replies until `check` accepts them; returns them.
+    fn wait_replies(
+        &self,
+        session: i64,
+        what: &str,
+        check: impl Fn(&[Value]) -> bool,
+    ) -> Vec<Value> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let list = self.replies(session);
+            if check(&list) {
                 return list;
             }
-            assert!(
-                Instant::now() < deadline,
-                "no reply with {needle:?}: {replies}"
-            );
+            assert!(Instant::now() < deadline, "{what}: {list:?}");
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -377,6 +324,12 @@ impl TextView {
 
     pub fn apply(&mut self, op: &Value) {
         let id = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let utf16 = |v: &Value| {
+            v.as_str()
+                .unwrap_or("")
+                .encode_utf16()
+                .collect::<Vec<u16>>()
+        };
         match op["op"].as_str().unwrap_or_default() {
             "insert_entry" => {
                 let entry = &op["entry"];
@@ -384,30 +337,15 @@ impl TextView {
                 let index = op["index"].as_u64().unwrap_or(0) as usize;
                 self.order.insert(index.min(self.order.len()), key.clone());
                 self.kinds.insert(key.clone(), id(&entry["kind"]));
-                self.texts.insert(
-                    key,
-                    entry["text"]
-                        .as_str()
-                        .unwrap_or("")
-                        .encode_utf16()
-                        .collect(),
-                );
+                self.texts.insert(key, utf16(&entry["text"]));
             }
             "update_entry" => {
-                let entry = &op["entry"];
-                let key = id(&op["id"]);
-                self.texts.insert(
-                    key,
-                    entry["text"]
-                        .as_str()
-                        .unwrap_or("")
-                        .encode_utf16()
-                        .collect(),
-                );
+                self.texts
+                    .insert(id(&op["id"]), utf16(&op["entry"]["text"]));
             }
             "append_text" => {
                 let text = self.texts.entry(id(&op["id"])).or_default();
-                text.extend(op["text"].as_str().unwrap_or("").encode_utf16());
+                text.extend(utf16(&op["text"]));
             }
             "truncate_text" => {
                 let text = self.texts.entry(id(&op["id"])).or_default();
@@ -429,5 +367,155 @@ impl TextView {
             .filter(|id| self.kinds.get(*id).map(String::as_str) == Some(kind))
             .map(|id| self.text(id))
             .collect()
+    }
+}
+
+/// `spindle serve --bind 127.0.0.1:0 --db DB ARGS -- AGENT...`, with the
+/// server's stderr written to `stderr` (when given) and `env` added.
+pub fn start_serve(
+    db: &Path,
+    serve_args: &[&str],
+    agent: &[OsString],
+    stderr: Option<&Path>,
+    env: &[(&str, &str)],
+) -> Served {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_spindle"));
+    command
+        .arg("serve")
+        .args(["--bind", "127.0.0.1:0", "--db"])
+        .arg(db)
+        .args(serve_args)
+        .arg("--")
+        .args(agent)
+        .envs(env.iter().copied());
+    match stderr {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .expect("open stderr file");
+            command.stderr(file);
+        }
+        None => {
+            command.stderr(Stdio::inherit());
+        }
+    }
+    serve_from(command)
+}
+
+/// `spindle serve --protocol 1` with its database at `dir/db.sqlite` and the fake python agent
+/// (written into `dir`) in `mode`; see [`start_serve`] for `stderr` and `env`.
+pub fn serve_fake_agent(
+    dir: &TempDir,
+    mode: &str,
+    stderr: Option<&Path>,
+    env: &[(&str, &str)],
+) -> Served {
+    let agent = fake_agent_command(dir, mode);
+    start_serve(
+        &dir.join("db.sqlite"),
+        &["--protocol", "1"],
+        &agent,
+        stderr,
+        env,
+    )
+}
+
+/// The reference agent (this binary) streaming with `delay_ms` between pieces.
+pub fn reference_agent(delay_ms: u32) -> Vec<OsString> {
+    vec![
+        env!("CARGO_BIN_EXE_spindle").into(),
+        "agent".into(),
+        "--delay-ms".into(),
+        delay_ms.to_string().into(),
+    ]
+}
+
+/// A field of `/proc/PID/status` in KiB (`VmHWM` is the peak RSS so far).
+pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| {
+        let rest = l.strip_prefix(field)?.strip_prefix(':')?;
+        rest.trim().trim_end_matches("kB").trim().parse().ok()
+    })
+}
+
+/// The session's transcript (`/api/sessions/N/transcript`).
+pub fn transcript(served: &Served, session: i64) -> Value {
+    served.get_json(&format!("/api/sessions/{session}/transcript"))
+}
+
+/// The session's replies; see [`Served::replies`].
+pub fn replies(served: &Served, session: i64) -> Vec<Value> {
+    served.replies(session)
+}
+
+/// Polls the transcript until `check` accepts it (60 s patience).
+pub fn wait_transcript(
+    served: &Served,
+    session: i64,
+    what: &str,
+    check: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let t = transcript(served, session);
+        if check(&t) {
+            return t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}: {t:#}"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// The texts of the transcript's entries of one kind, in order.
+pub fn entry_texts(transcript: &Value, kind: &str) -> Vec<String> {
+    transcript["entries"]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .filter(|e| e["kind"] == kind)
+                .map(|e| e["text"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Starts a prepared `spindle serve` command (its stdout is piped here) and
+/// reads the URL it prints.
+pub fn serve_from(mut command: Command) -> Served {
+    command.stdin(Stdio::null()).stdout(Stdio::piped());
+    let mut child = command.spawn().expect("spawn spindle serve");
+    let stdout = child.stdout.take().expect("stdout piped");
+    let mut lines = BufReader::new(stdout).lines();
+    let line = match lines.next() {
+        Some(Ok(line)) => line,
+        other => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("spindle serve printed no URL: {other:?}");
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("authority")
+        .to_string();
+    Served {
+        child,
+        addr: authority.parse().expect("socket address"),
+        url,
     }
 }

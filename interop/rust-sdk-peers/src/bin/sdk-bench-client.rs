@@ -85,11 +85,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let result = runtime.block_on(async {
+    let result = spindle_interop_rust_sdk::block_on(async {
         if protocol == 1 {
             v1_client(agent, prompt).await
         } else {

@@ -10,7 +10,8 @@
 
 use agent_client_protocol::{Agent, Client, Result, Stdio};
 use spindle_interop_rust_sdk::{
-    PLAIN_REPLY_CHUNKS, THOUGHT_TEXT, TOOL_ALLOWED_REPLY, TOOL_PROMPT_WORD, TOOL_REJECTED_REPLY,
+    PLAIN_REPLY_CHUNKS, THOUGHT_TEXT, TOOL_ALLOWED_REPLY, TOOL_REJECTED_REPLY, asks_for_tool,
+    block_on,
 };
 
 fn main() -> std::process::ExitCode {
@@ -25,11 +26,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let result = runtime.block_on(async {
+    let result = block_on(async {
         if protocol == 1 {
             v1_agent::serve().await
         } else {
@@ -144,10 +141,7 @@ mod v1_agent {
                 ),
             ])),
         )?;
-        if prompt
-            .split_whitespace()
-            .any(|word| word == TOOL_PROMPT_WORD)
-        {
+        let reply_chunks = if asks_for_tool(&prompt) {
             send(
                 connection,
                 &session,
@@ -190,19 +184,16 @@ mod v1_agent {
                     ToolCallUpdateFields::new().status(status),
                 )),
             )?;
+            vec![reply]
+        } else {
+            PLAIN_REPLY_CHUNKS.to_vec()
+        };
+        for chunk in reply_chunks {
             send(
                 connection,
                 &session,
-                SessionUpdate::AgentMessageChunk(ContentChunk::new(text(reply))),
+                SessionUpdate::AgentMessageChunk(ContentChunk::new(text(chunk))),
             )?;
-        } else {
-            for chunk in PLAIN_REPLY_CHUNKS {
-                send(
-                    connection,
-                    &session,
-                    SessionUpdate::AgentMessageChunk(ContentChunk::new(text(chunk))),
-                )?;
-            }
         }
         Ok(StopReason::EndTurn)
     }
@@ -330,10 +321,7 @@ mod v2_agent {
                 )),
             )),
         )?;
-        if prompt
-            .split_whitespace()
-            .any(|word| word == TOOL_PROMPT_WORD)
-        {
+        let reply_chunks = if asks_for_tool(&prompt) {
             send(
                 connection,
                 &session,
@@ -397,25 +385,19 @@ mod v2_agent {
                     schema::ToolCallUpdate::new("call_1").status(status),
                 ),
             )?;
+            vec![reply]
+        } else {
+            PLAIN_REPLY_CHUNKS.to_vec()
+        };
+        for chunk in reply_chunks {
             send(
                 connection,
                 &session,
                 schema::SessionUpdate::AgentMessageChunk(schema::ContentChunk::new(
-                    text(reply),
+                    text(chunk),
                     "agent_1",
                 )),
             )?;
-        } else {
-            for chunk in PLAIN_REPLY_CHUNKS {
-                send(
-                    connection,
-                    &session,
-                    schema::SessionUpdate::AgentMessageChunk(schema::ContentChunk::new(
-                        text(chunk),
-                        "agent_1",
-                    )),
-                )?;
-            }
         }
         state(
             connection,

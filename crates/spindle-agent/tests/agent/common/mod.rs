@@ -198,6 +198,22 @@ impl Peer {
         }
     }
 
+    /// Sends a request and reads until its response; returns (response,
+    /// lines before it).
+    pub async fn call(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+        let id = self.request(method, params).await;
+        self.response_to(id).await
+    }
+
+    /// The params of a `session/new` in `/tmp` (v1 also needs `mcpServers`).
+    pub fn new_session_params(&self) -> Value {
+        let mut params = json!({"cwd": "/tmp"});
+        if self.version == Version::V1 {
+            params["mcpServers"] = json!([]);
+        }
+        params
+    }
+
     pub async fn initialize(&mut self, version: u64, extensions: &[&str]) -> Value {
         let mut params = json!({"protocolVersion": version});
         if version >= 2 {
@@ -217,8 +233,7 @@ impl Peer {
         // Validate the response against the version we asked for; the
         // negotiated version is known once it arrives.
         self.version = if asked >= 2 { Version::V2 } else { Version::V1 };
-        let id = self.request("initialize", params).await;
-        let (resp, _) = self.response_to(id).await;
+        let (resp, _) = self.call("initialize", params).await;
         let negotiated = resp["result"]["protocolVersion"].as_u64().unwrap();
         self.version = if negotiated == 2 {
             Version::V2
@@ -230,12 +245,7 @@ impl Peer {
 
     /// Creates a session; returns its id and the updates sent with it.
     pub async fn new_session(&mut self) -> (String, Vec<Value>) {
-        let mut params = json!({"cwd": "/tmp"});
-        if self.version == Version::V1 {
-            params["mcpServers"] = json!([]);
-        }
-        let id = self.request("session/new", params).await;
-        let (resp, _) = self.response_to(id).await;
+        let (resp, _) = self.call("session/new", self.new_session_params()).await;
         let sid = resp["result"]["sessionId"].as_str().unwrap().to_owned();
         // The session-start updates follow the response immediately; the
         // last one is the commands list (v1) or the greeting (v2).
