@@ -23,7 +23,7 @@ impl TranscriptEngine {
         {
             return;
         }
-        self.open = None;
+        self.set_open(None);
         let id = self.mint_id("clear");
         let turn = Some(self.t.state.turns).filter(|_| self.t.state.turn_open);
         let body = EntryBody::Boundary(Box::new(Boundary {
@@ -40,7 +40,7 @@ impl TranscriptEngine {
         if let Some(idx) = self.keys.get(Domain::Compaction, id) {
             return (idx, false);
         }
-        self.open = None;
+        self.set_open(None);
         let mut fields = Map::new();
         fields.insert("compactionId".into(), Value::from(id));
         fields.insert("status".into(), Value::from(status));

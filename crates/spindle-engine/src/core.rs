@@ -25,6 +25,10 @@ pub struct TranscriptEngine {
     pub(crate) last_hit: [Option<(String, usize)>; 4],
     /// The message id-less chunks of its kind append to (v1 boundaries).
     pub(crate) open: Option<(MsgKind, usize)>,
+    /// A message an empty chunk named by a new id before it had any text (so
+    /// it has no entry yet): the id-less chunks of its kind that follow belong
+    /// to it, as they would to an opened message. Cleared with `open`.
+    pub(crate) opening: Option<(MsgKind, String)>,
     /// Prompts the client sent that no user-message update has acknowledged
     /// yet, oldest first (acknowledgements arrive in send order).
     pub(crate) awaiting_ack: std::collections::VecDeque<usize>,
@@ -92,6 +96,7 @@ impl TranscriptEngine {
             ids: FxHashSet::default(),
             last_hit: [None, None, None, None],
             open: None,
+            opening: None,
             awaiting_ack: std::collections::VecDeque::new(),
             last_prompt: None,
             client_requests: FxHashMap::default(),
@@ -224,6 +229,13 @@ impl TranscriptEngine {
         }
         let info = self.t.session_info.clone();
         self.emit(RenderOp::SetSessionInfo { info });
+    }
+
+    /// Sets the message id-less chunks continue (or none), which also ends
+    /// a message an empty chunk had only named (`opening`).
+    pub(crate) fn set_open(&mut self, open: Option<(MsgKind, usize)>) {
+        self.open = open;
+        self.opening = None;
     }
 
     pub(crate) fn diag(&mut self, code: &'static str, message: impl Into<String>) {

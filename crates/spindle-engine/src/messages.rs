@@ -280,9 +280,17 @@ impl TranscriptEngine {
         (self.new_message(kind, message_id), true, false)
     }
 
-    fn apply_chunk(&mut self, c: ChunkIn<'_>) {
+    fn apply_chunk(&mut self, mut c: ChunkIn<'_>) {
         if c.clear_boundary {
             self.clear_boundary("clear_boundary_meta");
+        }
+        // An id-less chunk continues the message an empty chunk named, as it
+        // would have continued that message had it been opened.
+        if c.message_id.is_none()
+            && let Some((kind, id)) = &self.opening
+            && *kind == c.kind
+        {
+            c.message_id = Some(Cow::Owned(id.clone()));
         }
         // v2 requires the id; without one the chunk is applied as a v1 chunk
         // would be (it continues the message of its kind that is streaming, or
@@ -299,14 +307,19 @@ impl TranscriptEngine {
         {
             // An empty chunk opening a message (Qwen Code sends these) would
             // show an empty entry: it creates nothing, and the message starts
-            // with its first text. It still ends the message of another kind.
-            if self.open.is_some_and(|(k, _)| k != c.kind) {
-                self.open = None;
+            // with its first text. It still ends the message of another kind,
+            // and one that names a new id ends the streaming message of its
+            // own kind too: the id-less chunks after it belong to that id.
+            if let Some(id) = c.message_id {
+                self.set_open(None);
+                self.opening = Some((c.kind, id.into_owned()));
+            } else if self.open.is_some_and(|(k, _)| k != c.kind) {
+                self.set_open(None);
             }
             return;
         }
         let (idx, is_new, ack) = self.target_message(c.kind, c.message_id.as_deref());
-        self.open = Some((c.kind, idx));
+        self.set_open(Some((c.kind, idx)));
         let snapshot = match c.snapshot_flag {
             Some(flag) => flag,
             None => self.config.streaming == StreamingPolicy::Snapshot && c.kind != MsgKind::User,
@@ -355,7 +368,7 @@ impl TranscriptEngine {
             Some(v) => Patch::Set(v),
         };
         let (idx, is_new, ack) = self.target_message(kind, Some(&message_id));
-        self.open = Some((kind, idx));
+        self.set_open(Some((kind, idx)));
         let mut changed = ack;
         match content {
             Patch::Keep => {}
@@ -454,5 +467,33 @@ mod tests {
         assert_eq!(entries[1].id, "a1");
         assert_eq!(entries[1].text(), "Hello!");
         assert_eq!(e.final_reply().as_deref(), Some("Hello!"));
+    }
+
+    #[test]
+    fn an_empty_chunk_naming_a_new_id_ends_the_streaming_message_and_id_less_chunks_join_it() {
+        // As the bridge relays it: "one", an empty chunk of a new message m2,
+        // then id-less text, which belongs to m2 (v1 boundaries), not to "one"'s
+        // message. Found by the bridge round-trip fuzz corpus.
+        let mut e = TranscriptEngine::new(EngineConfig::default());
+        e.apply_user_prompt(r#"[{"type":"text","text":"hi"}]"#);
+        e.apply_session_update(&chunk(None, "one"));
+        assert!(e.apply_session_update(&chunk(Some("m2"), "")).is_empty());
+        e.apply_session_update(&chunk(None, "two"));
+        e.apply_session_update(&chunk(None, " more"));
+        let texts: Vec<String> = e
+            .transcript()
+            .entries
+            .iter()
+            .map(|x| x.text().to_string())
+            .collect();
+        assert_eq!(texts, ["hi", "one", "two more"]);
+        assert_eq!(e.transcript().entries[2].id, "m2");
+        // The same text sent with the id lands in the same place.
+        let mut f = TranscriptEngine::new(EngineConfig::default());
+        f.apply_user_prompt(r#"[{"type":"text","text":"hi"}]"#);
+        f.apply_session_update(&chunk(None, "one"));
+        f.apply_session_update(&chunk(Some("m2"), "two"));
+        f.apply_session_update(&chunk(Some("m2"), " more"));
+        assert_eq!(e.final_reply(), f.final_reply());
     }
 }

@@ -155,7 +155,7 @@ impl TranscriptEngine {
         );
         self.emit_insert(idx);
         self.awaiting_ack.push_back(idx);
-        self.open = Some((MsgKind::User, idx));
+        self.set_open(Some((MsgKind::User, idx)));
         idx
     }
 

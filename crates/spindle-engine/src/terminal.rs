@@ -51,7 +51,7 @@ impl TranscriptEngine {
             },
         };
         u.shift_remove("sessionUpdate");
-        self.open = None;
+        self.set_open(None);
         let (idx, is_new) = self.terminal_entry(&id);
         if let EntryBody::Terminal(term) = &mut self.t.entries[idx].body {
             for (k, v) in u {
@@ -88,7 +88,7 @@ impl TranscriptEngine {
             );
         };
         let id = id.clone();
-        self.open = None;
+        self.set_open(None);
         let (idx, is_new) = self.terminal_entry(&id);
         let entry = &mut self.t.entries[idx];
         if let EntryBody::Terminal(term) = &mut entry.body {

@@ -160,7 +160,7 @@ impl TranscriptEngine {
                 format!("{tag}: _meta.{key} has the wrong shape and was ignored"),
             );
         }
-        self.open = None;
+        self.set_open(None);
         let v1 = self.t.protocol == 1;
         let Some(idx) = self.keys.get(Domain::Tool, &id) else {
             // First sighting: the update itself, normalised, becomes the
@@ -262,7 +262,7 @@ impl TranscriptEngine {
                 "tool_call_content_chunk: toolCallId and one content object required",
             );
         };
-        self.open = None;
+        self.set_open(None);
         let (idx, is_new) = self.tool_entry(&id.clone());
         if let EntryBody::ToolCall(tc) = &mut self.t.entries[idx].body {
             tc.push_content(item);

@@ -22,7 +22,7 @@ impl TranscriptEngine {
         s.error = None;
         s.cancel_requested = false;
         self.explicit_idle = false;
-        self.open = None;
+        self.set_open(None);
         self.emit_state();
     }
 
@@ -41,7 +41,7 @@ impl TranscriptEngine {
         s.status = "idle".into();
         s.stop_reason = stop_reason;
         s.error = error;
-        self.open = None;
+        self.set_open(None);
         self.emit_state();
     }
 

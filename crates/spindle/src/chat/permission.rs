@@ -144,7 +144,10 @@ mod tests {
             r#"{"sessionId":"s","toolCall":{"toolCallId":"t1"},"options":[
                 {"optionId":"a","name":"Always","kind":"allow_always"}]}"#,
         );
-        assert_eq!(only_always.allow_for_yes().map(|o| o.id.as_str()), Some("a"));
+        assert_eq!(
+            only_always.allow_for_yes().map(|o| o.id.as_str()),
+            Some("a")
+        );
         assert!(only_always.reject_unasked().is_none());
     }
 
