@@ -264,6 +264,10 @@ impl AgentConnection {
                 Incoming::Message(Message::Notification { method, params }) => {
                     AgentEvent::Notification { method, params }
                 }
+                // Only a connection that opts in scans chunks; this one does not.
+                Incoming::ChunkUpdate(params) => {
+                    AgentEvent::Diagnostic(format!("unexpected scanned chunk {params}"))
+                }
                 Incoming::Message(Message::Response { id, result }) => {
                     match self.queue.complete_outgoing(&id) {
                         Ok(p) => AgentEvent::Response {
