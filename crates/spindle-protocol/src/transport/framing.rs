@@ -237,4 +237,57 @@ mod tests {
             .collect();
         assert_eq!(methods, ["a", "b"]);
     }
+
+    /// A scanned chunk carries exactly the params text the decoder would
+    /// give; every other line is decoded as before.
+    #[test]
+    fn a_scanning_framer_turns_plain_chunks_into_chunk_updates_only() {
+        let chunk = |text: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{{"type":"text","text":{text}}}}}}}}}"#
+            )
+        };
+        let scanned = [
+            chunk(r#""hi""#),
+            chunk(r#""esc\n\u00e9""#),
+            r#"{ "method" : "session/update" , "params" : {"update":{"content":{"text":"x","type":"text"},"sessionUpdate":"agent_thought_chunk"},"sessionId":"s"} , "jsonrpc":"2.0" }"#.to_owned(),
+        ];
+        let decoded = [
+            // No sessionId, not a chunk tag, not "2.0", an extra key, a batch.
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"state_update","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+            chunk(r#""x""#).replace("2.0", "1.0"),
+            chunk(r#""x""#).replace(r#""jsonrpc":"2.0","#, r#""jsonrpc":"2.0","id":1,"#),
+            format!("[{}]", chunk(r#""x""#)),
+        ];
+        for line in &scanned {
+            let mut items = Vec::new();
+            decode_line_into(line.as_bytes(), 1, true, &mut |i| items.push(i));
+            let Ok(Frame::Single(Message::Notification {
+                params: Some(raw), ..
+            })) = decode_line(line)
+            else {
+                panic!("{line}");
+            };
+            match items.as_slice() {
+                [Incoming::ChunkUpdate(p)] => {
+                    assert_eq!(p.get(), raw.get(), "{line}");
+                    assert!(p.plain_chunk().is_some());
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+        for line in &decoded {
+            let mut items = Vec::new();
+            decode_line_into(line.as_bytes(), 1, true, &mut |i| items.push(i));
+            assert!(
+                items.iter().all(|i| !matches!(i, Incoming::ChunkUpdate(_))),
+                "{line}"
+            );
+        }
+        // Without the option, a chunk is a message like any other.
+        let mut items = Vec::new();
+        decode_line_into(scanned[0].as_bytes(), 1, false, &mut |i| items.push(i));
+        assert!(matches!(items.as_slice(), [Incoming::Message(_)]));
+    }
 }

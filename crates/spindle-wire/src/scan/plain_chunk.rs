@@ -262,6 +262,27 @@ mod tests {
         assert_eq!(plain_chunk_line(&line).expect("line").text, "hi");
     }
 
+    #[test]
+    fn a_notification_gives_its_params_slice_and_wants_jsonrpc_2_0_verbatim() {
+        let params = chunk(r#""x""#);
+        for line in [
+            format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{params}}}"#),
+            format!(r#"{{ "params" : {params} , "method":"session/update", "jsonrpc" : "2.0" }}"#),
+        ] {
+            let n = plain_chunk_notification(&line).expect("plain chunk notification");
+            assert_eq!(n.params, params);
+            assert_eq!(n.chunk, plain_chunk_params(&params).expect("plain"));
+        }
+        for line in [
+            format!(r#"{{"method":"session/update","params":{params}}}"#),
+            format!(r#"{{"jsonrpc":"1.0","method":"session/update","params":{params}}}"#),
+            format!(r#"{{"jsonrpc":"2\u002e0","method":"session/update","params":{params}}}"#),
+        ] {
+            assert!(plain_chunk_line(&line).is_some(), "{line}");
+            assert!(plain_chunk_notification(&line).is_none(), "{line}");
+        }
+    }
+
     proptest::proptest! {
         // Any string serde_json writes (escapes included) scans back exactly.
         #[test]
