@@ -17,18 +17,15 @@ enum Field {
 }
 
 impl Field {
-    /// `value` as a range of `params` when it borrows from it, else a copy.
-    fn new(value: &Cow<'_, str>, params: &str) -> Field {
-        match value {
-            Cow::Borrowed(s) => {
-                let start = (s.as_ptr() as usize).wrapping_sub(params.as_ptr() as usize);
-                if start <= params.len() && s.len() <= params.len() - start {
-                    Field::Span(start..start + s.len())
-                } else {
-                    Field::Unescaped((*s).into())
-                }
-            }
-            Cow::Owned(s) => Field::Unescaped(s.as_str().into()),
+    /// `value` as a range of `params` when it lies inside it (a string the
+    /// scanner borrowed), else a copy (one it unescaped into an allocation
+    /// of its own, which cannot overlap `params`).
+    fn new(value: &str, params: &str) -> Field {
+        let start = (value.as_ptr() as usize).wrapping_sub(params.as_ptr() as usize);
+        if start <= params.len() && value.len() <= params.len() - start {
+            Field::Span(start..start + value.len())
+        } else {
+            Field::Unescaped(value.into())
         }
     }
 
