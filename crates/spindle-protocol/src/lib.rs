@@ -90,7 +90,8 @@
 //! while let Some(event) = events.recv().await {
 //!     match event {
 //!         ClientEvent::SessionUpdate { params, .. } => {
-//!             engine.apply_session_update(params.get());
+//!             // A plain text chunk comes scanned: the engine does not read it again.
+//!             engine.apply_scanned_session_update(params.get(), params.plain_chunk());
 //!         }
 //!         ClientEvent::PermissionRequest { request_id, .. } => {
 //!             let outcome = json!({"outcome": "cancelled"});
