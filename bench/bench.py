@@ -129,6 +129,8 @@ class Bench:
         for name, cmd in self.consumers(n, mix, proto).items():
             if only and name not in only:
                 continue
+            if self.a.consumers and name not in self.a.consumers:
+                continue
             if name in ("spindle-runtime", "spindle-2threads") and table != "main":
                 continue
             best, got = None, {}
@@ -345,7 +347,10 @@ def main():
     p.add_argument("--tmp", required=True)
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--sizes", default=None, help="comma-separated N for the main table")
+    p.add_argument("--consumers", default=None, help="comma-separated consumers to run (default: all)")
+    p.add_argument("--main-only", action="store_true", help="only the main table (v1 mixed), no v2/mixes/length")
     a = p.parse_args()
+    a.consumers = set(a.consumers.split(",")) if a.consumers else None
     # The honest consumer is the CLI itself; the library client stands in until `spindle chat` exists.
     chat_help = subprocess.run([a.spindle, "chat", "--help"], capture_output=True, text=True)
     a.have_chat = chat_help.returncode == 0 and "--prompt" in chat_help.stdout
@@ -361,6 +366,8 @@ def main():
         lengths = [1_000, 10_000, 100_000, 1_000_000, 10_000_000]
     for n in sizes:
         b.measure(n, "mixed", 1, table="main")
+    if a.main_only:
+        v2_sizes, others, lengths = [], [], []
     for n in v2_sizes:
         b.measure(n, "mixed", 2, table="v2")
     for mix, proto in others:

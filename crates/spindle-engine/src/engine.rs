@@ -77,6 +77,21 @@ impl TranscriptEngine {
         self.finish()
     }
 
+    /// [`Self::apply_session_update`] for params a runtime already scanned:
+    /// `chunk` is what [`scan::plain_chunk_params`] reads from `params_json`
+    /// (for a plain text chunk; `None` otherwise), so the text is not read
+    /// again. Same result as `apply_session_update(params_json)`.
+    pub fn apply_scanned_session_update(
+        &mut self,
+        params_json: &str,
+        chunk: Option<scan::PlainChunk<'_>>,
+    ) -> Applied {
+        if !chunk.is_some_and(|chunk| self.try_plain_chunk(chunk)) {
+            self.session_update_params(params_json);
+        }
+        self.finish()
+    }
+
     /// Decodes `session/update` params the way [`Self::received_line`] decodes
     /// whole lines: plain text chunks in one borrowed pass, other updates by
     /// decoding only the update into a `Value`, anything the probes cannot

@@ -82,6 +82,7 @@ pub mod req_queue;
 #[cfg(feature = "schema-check")]
 pub mod schema_check;
 pub mod transport;
+pub mod update_params;
 
 pub use client::{
     AcpClient, ClientCore, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
@@ -94,3 +95,4 @@ pub use transport::{
     ChildExit, ChildHandle, Connection, ConnectionOptions, Incoming, MessageReceiver,
     MessageSender, SpawnOptions, WeakMessageSender, spawn_child,
 };
+pub use update_params::UpdateParams;

@@ -9,14 +9,20 @@
 //!   walk over an object's members;
 //! - [`PlainChunk`] ([`plain_chunk_params`], [`plain_chunk_line`]): the
 //!   engine's strict view of a plain text chunk, text unescaped;
+//!   [`plain_chunk_notification`] also gives the params slice, for the
+//!   runtime; [`ScannedChunk`] keeps the fields as ranges of that slice;
 //! - [`UpdateView`] ([`update_view()`], [`ChunkScanner`]): the bridge's
 //!   routing view of any update line, borrowed slices of the line, with a
 //!   memory of the last chunk line's shape.
 
 mod lexer;
 mod plain_chunk;
+mod scanned_chunk;
 mod update_view;
 
 pub use lexer::offset_in;
-pub use plain_chunk::{PlainChunk, plain_chunk_line, plain_chunk_params};
+pub use plain_chunk::{
+    ChunkNotification, PlainChunk, plain_chunk_line, plain_chunk_notification, plain_chunk_params,
+};
+pub use scanned_chunk::ScannedChunk;
 pub use update_view::{ChunkScanner, UpdateView, update_view};

@@ -256,6 +256,37 @@ proptest! {
         prop_assert_eq!(json, batch.replay_json());
     }
 
+    // A runtime that scanned a plain chunk line once (the framer's
+    // `plain_chunk_notification`) and hands over the params slice with the
+    // scanned fields gets exactly what the params text alone gives.
+    #[test]
+    fn scanned_session_updates_apply_as_their_params_text(
+        config in config_strategy(),
+        lines in prop::collection::vec(line_strategy(), 0..40),
+    ) {
+        let mut text_only = TranscriptEngine::new(config.clone());
+        let mut scanned = TranscriptEngine::new(config);
+        for line in &lines {
+            let Ok(members) = serde_json::from_str::<std::collections::HashMap<String, &serde_json::value::RawValue>>(line) else {
+                continue;
+            };
+            if members.get("method").map(|m| m.get()) != Some("\"session/update\"") {
+                continue;
+            }
+            let Some(params) = members.get("params") else { continue };
+            let a = text_only.apply_session_update(params.get());
+            let b = match spindle_wire::scan::plain_chunk_notification(line) {
+                Some(n) => {
+                    prop_assert_eq!(n.params, params.get());
+                    scanned.apply_scanned_session_update(n.params, Some(n.chunk))
+                }
+                None => scanned.apply_scanned_session_update(params.get(), None),
+            };
+            prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+        prop_assert_eq!(text_only.replay_json(), scanned.replay_json());
+    }
+
     #[test]
     fn chunk_splitting_never_changes_the_final_text(
         text in "\\PC{0,60}",

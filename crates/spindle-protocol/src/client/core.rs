@@ -411,6 +411,7 @@ impl<T> ClientCore<T> {
     pub fn receive(&mut self, incoming: Incoming) {
         match incoming {
             Incoming::Message(message) => self.receive_message(message),
+            Incoming::ChunkUpdate(params) => self.sessions.update_scanned(params, &mut self.events),
             Incoming::Malformed { line_number, error } => {
                 self.receive_malformed(line_number, error);
             }
@@ -423,7 +424,7 @@ impl<T> ClientCore<T> {
     /// numbered in the order they are given.
     pub fn receive_line(&mut self, line: &str) {
         self.line_number += 1;
-        decode_line_into(line.as_bytes(), self.line_number, &mut |item| {
+        decode_line_into(line.as_bytes(), self.line_number, true, &mut |item| {
             self.receive(item);
         });
     }

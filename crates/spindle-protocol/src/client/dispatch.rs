@@ -51,10 +51,15 @@ impl Shared {
     }
 
     pub(super) fn tap(&self, direction: WireDirection, message: &Message) {
+        self.tap_json(direction, || message.to_json());
+    }
+
+    /// Records `json()` when a wire tap is installed (built only then).
+    pub(super) fn tap_json(&self, direction: WireDirection, json: impl FnOnce() -> String) {
         if let Some(tap) = &self.wire_tap {
             let _ = tap.send(WireRecord {
                 direction,
-                json: message.to_json(),
+                json: json(),
             });
         }
     }
@@ -89,6 +94,10 @@ pub(super) async fn dispatch_loop(
         let closed = match &incoming {
             Incoming::Message(message) => {
                 shared.tap(WireDirection::Received, message);
+                false
+            }
+            Incoming::ChunkUpdate(params) => {
+                shared.tap_json(WireDirection::Received, || params.notification_json());
                 false
             }
             Incoming::Malformed { .. } => false,

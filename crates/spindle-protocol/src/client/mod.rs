@@ -43,12 +43,15 @@ impl AcpClient {
         Self::start(connection, options, None)
     }
 
-    /// Spawns the agent `command` and starts a client over its stdio.
+    /// Spawns the agent `command` and starts a client over its stdio (plain
+    /// text chunks scanned once by the framer:
+    /// [`ConnectionOptions::scan_chunk_updates`](crate::ConnectionOptions)).
     pub fn spawn(
         command: &[OsString],
-        spawn_options: SpawnOptions,
+        mut spawn_options: SpawnOptions,
         options: ClientOptions,
     ) -> std::io::Result<(AcpClient, ClientEvents, ChildHandle)> {
+        spawn_options.connection.scan_chunk_updates = true;
         let (connection, child) = spawn_child(command, spawn_options)?;
         let (client, events) = Self::start(connection, options, Some(child.clone()));
         Ok((client, events, child))

@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 use spindle_wire::tags::STATE_UPDATE;
 
 use super::types::ClientEvent;
+use crate::update_params::UpdateParams;
 
 #[derive(Debug, Default)]
 struct SessionTrack {
@@ -112,15 +113,7 @@ impl SessionTracks {
         let session_id = head.session_id.into_owned();
         let mut finished = None;
         {
-            // Agents may stream updates (e.g. available commands) before
-            // answering session/new, for a session not known yet.
-            let new_session_pending = self.pending_new_sessions > 0;
-            let known = self.sessions.contains_key(&session_id);
-            if !known && !new_session_pending {
-                out.push(ClientEvent::Diagnostic {
-                    message: format!("session/update for unknown session {session_id}"),
-                });
-            }
+            self.diagnose_unknown(&session_id, out);
             if v2
                 && let Some(kind) = &head.update
                 && kind.session_update.as_deref() == Some(STATE_UPDATE)
@@ -166,13 +159,45 @@ impl SessionTracks {
         }
         out.push(ClientEvent::SessionUpdate {
             session_id: session_id.clone(),
-            params,
+            params: UpdateParams::from_raw(params),
         });
         if let Some((stop_reason, error)) = finished {
             out.push(ClientEvent::TurnFinished {
                 session_id,
                 stop_reason,
                 error,
+            });
+        }
+    }
+}
+
+impl SessionTracks {
+    /// Routes a plain text chunk the framer scanned (it has a `sessionId`
+    /// and a message-chunk tag, so it never ends a turn): as
+    /// [`Self::update`] routes the same params decoded.
+    pub(super) fn update_scanned(&mut self, params: UpdateParams, out: &mut Vec<ClientEvent>) {
+        let Some(session_id) = params
+            .plain_chunk()
+            .and_then(|c| c.session_id)
+            .map(|s| s.into_owned())
+        else {
+            out.push(ClientEvent::Diagnostic {
+                message: "session/update without a usable sessionId".into(),
+            });
+            return;
+        };
+        self.diagnose_unknown(&session_id, out);
+        out.push(ClientEvent::SessionUpdate { session_id, params });
+    }
+
+    /// Agents may stream updates (e.g. available commands) before answering
+    /// session/new, for a session not known yet; any other unknown session
+    /// is diagnosed (the update is still reported).
+    fn diagnose_unknown(&self, session_id: &str, out: &mut Vec<ClientEvent>) {
+        let new_session_pending = self.pending_new_sessions > 0;
+        if !self.sessions.contains_key(session_id) && !new_session_pending {
+            out.push(ClientEvent::Diagnostic {
+                message: format!("session/update for unknown session {session_id}"),
             });
         }
     }

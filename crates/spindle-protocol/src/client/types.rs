@@ -6,6 +6,7 @@ use tokio::sync::mpsc;
 
 use crate::jsonrpc::{RequestId, ResponseError};
 use crate::transport::ChildExit;
+use crate::update_params::UpdateParams;
 
 /// Which protocol version to ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -190,8 +191,9 @@ pub enum ClientEvent {
     SessionUpdate {
         /// The `sessionId`.
         session_id: String,
-        /// The notification params.
-        params: Box<RawValue>,
+        /// The notification params: their JSON text (`params.get()`) and,
+        /// for a plain text chunk, the fields the runtime scanned.
+        params: UpdateParams,
     },
     /// The response to a `session/prompt` (v1: end of turn; v2: accepted).
     PromptResponse {

@@ -163,6 +163,10 @@ pub struct ConnectionOptions {
     /// 256 messages, so this bounds buffered input to capacity x 256
     /// messages.
     pub channel_capacity: usize,
+    /// Scan plain text chunk notifications once and report them as
+    /// [`Incoming::ChunkUpdate`] (for a client runtime; off by default, so
+    /// a plain connection yields every line as a message).
+    pub scan_chunk_updates: bool,
 }
 
 impl Default for ConnectionOptions {
@@ -170,6 +174,7 @@ impl Default for ConnectionOptions {
         ConnectionOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             channel_capacity: 64,
+            scan_chunk_updates: false,
         }
     }
 }
@@ -215,7 +220,9 @@ impl Connection {
         let (in_tx, in_rx) = mpsc::channel(capacity);
         let (out_tx, out_rx) = mpsc::channel(MEMORY_CHANNEL_CAPACITY);
         let reader = BufReader::with_capacity(READ_BUFFER_BYTES, reader);
-        tokio::spawn(read_loop(reader, in_tx, options.max_line_bytes));
+        let framer =
+            LineFramer::new(options.max_line_bytes).scanning_chunks(options.scan_chunk_updates);
+        tokio::spawn(read_loop(reader, in_tx, framer));
         tokio::spawn(write_loop(writer, out_rx));
         Connection {
             sender: MessageSender { tx: out_tx },
@@ -261,7 +268,7 @@ impl Batcher {
 /// Reads lines from `reader` and forwards decoded messages to `tx` until end
 /// of input or until the receiver is dropped. Over-long lines are skipped in
 /// pieces, never buffered whole.
-async fn read_loop<R>(mut reader: BufReader<R>, tx: mpsc::Sender<Chunk>, max_line_bytes: usize)
+async fn read_loop<R>(mut reader: BufReader<R>, tx: mpsc::Sender<Chunk>, mut framer: LineFramer)
 where
     R: AsyncRead + Unpin,
 {
@@ -269,7 +276,6 @@ where
         tx,
         items: Vec::with_capacity(MAX_CHUNK),
     };
-    let mut framer = LineFramer::new(max_line_bytes);
     loop {
         // Hand over what we have before a read that may wait for the peer,
         // so batching never delays a message.
@@ -307,7 +313,7 @@ where
 {
     let (tx, rx) = mpsc::channel(64);
     let reader = BufReader::with_capacity(READ_BUFFER_BYTES, reader);
-    let task = tokio::spawn(read_loop(reader, tx, max_line_bytes));
+    let task = tokio::spawn(read_loop(reader, tx, LineFramer::new(max_line_bytes)));
     let mut rx = MessageReceiver::new(rx);
     while let Some(item) = rx.recv().await {
         each(item);
@@ -373,6 +379,7 @@ mod tests {
             .iter()
             .map(|i| match i {
                 Incoming::Message(m) => format!("msg {}", m.to_json()),
+                Incoming::ChunkUpdate(p) => format!("chunk {}", p.notification_json()),
                 Incoming::Malformed { line_number, error } => {
                     format!("bad line {line_number}: {}", error.code)
                 }

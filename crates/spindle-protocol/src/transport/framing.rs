@@ -4,12 +4,20 @@
 //! buffer.
 
 use crate::jsonrpc::{DecodeError, Frame, Message, PARSE_ERROR, decode_line};
+use crate::update_params::UpdateParams;
+use spindle_wire::scan::plain_chunk_notification;
+use spindle_wire::tags::{MessageKind, UpdateTag};
 
 /// What a connection's receiver yields.
 #[derive(Debug)]
 pub enum Incoming {
     /// A well-formed message (batches arrive as their elements, in order).
     Message(Message),
+    /// A `session/update` notification holding a plain text chunk, scanned
+    /// in one pass instead of decoded (only with
+    /// [`ConnectionOptions::scan_chunk_updates`](crate::ConnectionOptions)):
+    /// its params, with the scanned fields.
+    ChunkUpdate(UpdateParams),
     /// A line (or batch element) that could not be decoded. The connection
     /// keeps working.
     Malformed {
@@ -54,6 +62,8 @@ pub(crate) struct LineFramer {
     line_number: u64,
     /// Bytes of the current line seen so far while skipping an over-long line.
     discarding: Option<usize>,
+    /// Plain text chunk notifications become [`Incoming::ChunkUpdate`].
+    scan_chunks: bool,
 }
 
 impl LineFramer {
@@ -63,7 +73,15 @@ impl LineFramer {
             line: Vec::new(),
             line_number: 0,
             discarding: None,
+            scan_chunks: false,
         }
+    }
+
+    /// Plain text chunk notifications are scanned once and reported as
+    /// [`Incoming::ChunkUpdate`] instead of decoded into a message.
+    pub(crate) fn scanning_chunks(mut self, on: bool) -> LineFramer {
+        self.scan_chunks = on;
+        self
     }
 
     /// Takes bytes from `available` up to and including the first newline
@@ -82,10 +100,10 @@ impl LineFramer {
                     self.line = Vec::new();
                 } else if self.line.is_empty() {
                     // Fast path: the whole line is in the read buffer.
-                    decode_line_into(&available[..i], line_number, out);
+                    decode_line_into(&available[..i], line_number, self.scan_chunks, out);
                 } else {
                     self.line.extend_from_slice(&available[..i]);
-                    decode_line_into(&self.line, line_number, out);
+                    decode_line_into(&self.line, line_number, self.scan_chunks, out);
                     self.line.clear();
                 }
                 i + 1
@@ -113,7 +131,7 @@ impl LineFramer {
         } else if !self.line.is_empty() {
             self.line_number += 1;
             let line = std::mem::take(&mut self.line);
-            decode_line_into(&line, self.line_number, out);
+            decode_line_into(&line, self.line_number, self.scan_chunks, out);
         }
     }
 }
@@ -134,7 +152,16 @@ fn too_long(line_number: u64, len: usize, max: usize) -> Incoming {
 
 /// Decodes one line (without its newline) into the items it stands for: a
 /// message, each element of a batch, or a diagnostic. Blank lines give none.
-pub(crate) fn decode_line_into(bytes: &[u8], line_number: u64, out: &mut impl FnMut(Incoming)) {
+/// With `scan_chunks`, a plain text chunk notification is scanned once into
+/// an [`Incoming::ChunkUpdate`] (the scanner validates every byte of it and
+/// accepts nothing the decoder would treat differently); every other line
+/// is decoded.
+pub(crate) fn decode_line_into(
+    bytes: &[u8],
+    line_number: u64,
+    scan_chunks: bool,
+    out: &mut impl FnMut(Incoming),
+) {
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return;
@@ -154,6 +181,9 @@ pub(crate) fn decode_line_into(bytes: &[u8], line_number: u64, out: &mut impl Fn
             return;
         }
     };
+    if scan_chunks && let Some(update) = scanned_chunk_update(text) {
+        return out(Incoming::ChunkUpdate(update));
+    }
     match decode_line(text) {
         Ok(Frame::Single(m)) => out(Incoming::Message(m)),
         Ok(Frame::Batch(items)) => {
@@ -166,6 +196,16 @@ pub(crate) fn decode_line_into(bytes: &[u8], line_number: u64, out: &mut impl Fn
         }
         Err(error) => out(Incoming::Malformed { line_number, error }),
     }
+}
+
+/// A message-chunk notification with a `sessionId`, scanned; `None` leaves
+/// the line to the decoder (which also decides every other update tag, so
+/// the runtime's per-tag handling, e.g. `state_update`, sees no change).
+fn scanned_chunk_update(text: &str) -> Option<UpdateParams> {
+    let n = plain_chunk_notification(text)?;
+    n.chunk.session_id.as_ref()?;
+    UpdateTag::parse(&n.chunk.tag).and_then(MessageKind::of_chunk)?;
+    Some(UpdateParams::from_chunk(&n))
 }
 
 #[cfg(test)]
@@ -196,5 +236,58 @@ mod tests {
             })
             .collect();
         assert_eq!(methods, ["a", "b"]);
+    }
+
+    /// A scanned chunk carries exactly the params text the decoder would
+    /// give; every other line is decoded as before.
+    #[test]
+    fn a_scanning_framer_turns_plain_chunks_into_chunk_updates_only() {
+        let chunk = |text: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{{"type":"text","text":{text}}}}}}}}}"#
+            )
+        };
+        let scanned = [
+            chunk(r#""hi""#),
+            chunk(r#""esc\n\u00e9""#),
+            r#"{ "method" : "session/update" , "params" : {"update":{"content":{"text":"x","type":"text"},"sessionUpdate":"agent_thought_chunk"},"sessionId":"s"} , "jsonrpc":"2.0" }"#.to_owned(),
+        ];
+        let decoded = [
+            // No sessionId, not a chunk tag, not "2.0", an extra key, a batch.
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"state_update","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+            chunk(r#""x""#).replace("2.0", "1.0"),
+            chunk(r#""x""#).replace(r#""jsonrpc":"2.0","#, r#""jsonrpc":"2.0","id":1,"#),
+            format!("[{}]", chunk(r#""x""#)),
+        ];
+        for line in &scanned {
+            let mut items = Vec::new();
+            decode_line_into(line.as_bytes(), 1, true, &mut |i| items.push(i));
+            let Ok(Frame::Single(Message::Notification {
+                params: Some(raw), ..
+            })) = decode_line(line)
+            else {
+                panic!("{line}");
+            };
+            match items.as_slice() {
+                [Incoming::ChunkUpdate(p)] => {
+                    assert_eq!(p.get(), raw.get(), "{line}");
+                    assert!(p.plain_chunk().is_some());
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+        for line in &decoded {
+            let mut items = Vec::new();
+            decode_line_into(line.as_bytes(), 1, true, &mut |i| items.push(i));
+            assert!(
+                items.iter().all(|i| !matches!(i, Incoming::ChunkUpdate(_))),
+                "{line}"
+            );
+        }
+        // Without the option, a chunk is a message like any other.
+        let mut items = Vec::new();
+        decode_line_into(scanned[0].as_bytes(), 1, false, &mut |i| items.push(i));
+        assert!(matches!(items.as_slice(), [Incoming::Message(_)]));
     }
 }

@@ -252,6 +252,10 @@ impl AgentConnection {
                 Incoming::Message(notification @ Message::Notification { .. }) => {
                     AgentEvent::Incoming(notification)
                 }
+                // Only a connection that opts in scans chunks; this one does not.
+                Incoming::ChunkUpdate(params) => {
+                    AgentEvent::Diagnostic(format!("unexpected scanned chunk {params}"))
+                }
                 Incoming::Message(Message::Response { id, result }) => {
                     match self.queue.complete_outgoing(&id) {
                         Ok(p) => AgentEvent::Response {

@@ -13,6 +13,7 @@
 //! engine's per-chunk cost, measured with cachegrind, is lower that way.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use super::lexer::Cursor;
 
@@ -41,14 +42,43 @@ pub fn plain_chunk_params(params: &str) -> Option<PlainChunk<'_>> {
 
 /// Scans a whole `session/update` notification line holding a plain text chunk.
 pub fn plain_chunk_line(line: &str) -> Option<PlainChunk<'_>> {
+    scan_line(line, false).map(|(chunk, _)| chunk)
+}
+
+/// A plain text chunk notification as a JSON-RPC runtime accepts it: the
+/// chunk and its `params` slice of the line (from its `{` to its `}`, the
+/// text a serde `RawValue` of the params holds), for a runtime that hands
+/// the params on without decoding them again.
+#[derive(Debug, PartialEq)]
+pub struct ChunkNotification<'a> {
+    pub chunk: PlainChunk<'a>,
+    pub params: &'a str,
+}
+
+/// [`plain_chunk_line`], stricter on the envelope the way a JSON-RPC 2.0
+/// runtime is: `"jsonrpc"` must be present and exactly `"2.0"` (no escapes).
+pub fn plain_chunk_notification(line: &str) -> Option<ChunkNotification<'_>> {
+    let (chunk, params) = scan_line(line, true)?;
+    Some(ChunkNotification {
+        chunk,
+        params: &line[params],
+    })
+}
+
+/// The line scan: the chunk and the byte range of its params. With
+/// `strict_version`, `"jsonrpc":"2.0"` is required verbatim.
+fn scan_line(line: &str, strict_version: bool) -> Option<(PlainChunk<'_>, Range<usize>)> {
     let mut c = Cursor::new(line);
     if c.lit(br#"{"jsonrpc":"2.0","method":"session/update","params":"#)
         .is_some()
-        && let Some(chunk) = compact_params(&mut c)
-        && c.lit(b"}").is_some()
-        && c.end().is_some()
     {
-        return Some(chunk);
+        let start = c.pos();
+        if let Some(chunk) = compact_params(&mut c) {
+            let end = c.pos();
+            if c.lit(b"}").is_some() && c.end().is_some() {
+                return Some((chunk, start..end));
+            }
+        }
     }
     let mut c = Cursor::new(line);
     c.eat(b'{')?;
@@ -57,7 +87,12 @@ pub fn plain_chunk_line(line: &str) -> Option<PlainChunk<'_>> {
         match c.key()? {
             "jsonrpc" if !version => {
                 version = true;
-                c.string()?;
+                if strict_version {
+                    c.ws();
+                    c.lit(br#""2.0""#)?;
+                } else {
+                    c.string()?;
+                }
             }
             "method" if !method => {
                 method = true;
@@ -65,7 +100,12 @@ pub fn plain_chunk_line(line: &str) -> Option<PlainChunk<'_>> {
                     return None;
                 }
             }
-            "params" if chunk.is_none() => chunk = Some(chunk_params(&mut c)?),
+            "params" if chunk.is_none() => {
+                c.ws();
+                let start = c.pos();
+                let params = chunk_params(&mut c)?;
+                chunk = Some((params, start..c.pos()));
+            }
             _ => return None,
         }
         if c.next_member()? {
@@ -73,7 +113,7 @@ pub fn plain_chunk_line(line: &str) -> Option<PlainChunk<'_>> {
         }
     }
     c.end()?;
-    if !method {
+    if !method || (strict_version && !version) {
         return None;
     }
     chunk
@@ -220,6 +260,27 @@ mod tests {
             chunk(r#""hi""#)
         );
         assert_eq!(plain_chunk_line(&line).expect("line").text, "hi");
+    }
+
+    #[test]
+    fn a_notification_gives_its_params_slice_and_wants_jsonrpc_2_0_verbatim() {
+        let params = chunk(r#""x""#);
+        for line in [
+            format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{params}}}"#),
+            format!(r#"{{ "params" : {params} , "method":"session/update", "jsonrpc" : "2.0" }}"#),
+        ] {
+            let n = plain_chunk_notification(&line).expect("plain chunk notification");
+            assert_eq!(n.params, params);
+            assert_eq!(n.chunk, plain_chunk_params(&params).expect("plain"));
+        }
+        for line in [
+            format!(r#"{{"method":"session/update","params":{params}}}"#),
+            format!(r#"{{"jsonrpc":"1.0","method":"session/update","params":{params}}}"#),
+            format!(r#"{{"jsonrpc":"2\u002e0","method":"session/update","params":{params}}}"#),
+        ] {
+            assert!(plain_chunk_line(&line).is_some(), "{line}");
+            assert!(plain_chunk_notification(&line).is_none(), "{line}");
+        }
     }
 
     proptest::proptest! {

@@ -196,7 +196,9 @@ impl Chat<'_> {
     async fn client_event(&mut self, event: ClientEvent) -> Step {
         match event {
             ClientEvent::SessionUpdate { params, .. } => {
-                let applied = self.engine.apply_session_update(params.get());
+                let applied = self
+                    .engine
+                    .apply_scanned_session_update(params.get(), params.plain_chunk());
                 self.view.apply(applied.ops);
                 for d in applied.diagnostics {
                     self.diagnostic(&d.message);

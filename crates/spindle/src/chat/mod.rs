@@ -20,7 +20,9 @@ use std::time::Duration;
 use anyhow::Context;
 use serde_json::json;
 use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
-use spindle_protocol::transport::{ChildExit, ChildHandle, SpawnOptions, spawn_child};
+use spindle_protocol::transport::{
+    ChildExit, ChildHandle, ConnectionOptions, SpawnOptions, spawn_child,
+};
 use spindle_protocol::{AcpClient, ClientEvents, ClientOptions, ProtocolChoice, WireRecord};
 use tokio::sync::mpsc;
 
@@ -229,9 +231,14 @@ async fn connect(
     };
     // The agent runs in a process group of its own: the terminal's Ctrl-C reaches only the
     // chat, which turns it into `session/cancel`.
+    // Plain text chunks are scanned once, from the pipe to the transcript.
     let spawn = SpawnOptions {
         own_process_group: true,
         stderr_tail_lines: AGENT_STDERR_TAIL_LINES,
+        connection: ConnectionOptions {
+            scan_chunk_updates: true,
+            ..ConnectionOptions::default()
+        },
         ..SpawnOptions::default()
     };
     let (connection, agent) = spawn_child(command, spawn).with_context(|| {

@@ -218,7 +218,9 @@ impl Turn<'_> {
     async fn handle(&mut self, event: ClientEvent) -> anyhow::Result<Option<Outcome>> {
         match event {
             ClientEvent::SessionUpdate { params, .. } => {
-                let applied = self.engine.apply_session_update(params.get());
+                let applied = self
+                    .engine
+                    .apply_scanned_session_update(params.get(), params.plain_chunk());
                 for d in applied.diagnostics {
                     self.diagnostic(&d.message);
                 }

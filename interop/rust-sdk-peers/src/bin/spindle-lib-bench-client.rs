@@ -79,7 +79,10 @@ async fn run(
     command: Vec<OsString>,
     runtime_only: bool,
 ) -> Result<String, Box<dyn std::error::Error>> {
-    let (connection, _child) = spawn_child(&command, SpawnOptions::default())?;
+    // Plain text chunks scanned once, from the pipe to the transcript (as `spindle chat`).
+    let mut spawn = SpawnOptions::default();
+    spawn.connection.scan_chunk_updates = true;
+    let (connection, _child) = spawn_child(&command, spawn)?;
     let options = ClientOptions {
         protocol,
         spindle_extensions: true,
@@ -111,7 +114,7 @@ async fn run(
             ClientEvent::SessionUpdate { params, .. } => {
                 notifications += 1;
                 if !runtime_only {
-                    engine.apply_session_update(params.get());
+                    engine.apply_scanned_session_update(params.get(), params.plain_chunk());
                 }
             }
             ClientEvent::PromptResponse { result, .. } => {

@@ -1,0 +1,91 @@
+//! A plain chunk kept after its line is gone: [`ScannedChunk`] holds each
+//! field of a [`PlainChunk`] as a byte range into the params text it was
+//! scanned from (or, for a string that had escapes, its unescaped copy), so
+//! a runtime can store the params text once and hand the scanned fields on
+//! with it instead of scanning the params again.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use super::plain_chunk::PlainChunk;
+
+/// One scanned string: a range of the params text, or its unescaped copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Field {
+    Span(Range<usize>),
+    Unescaped(Box<str>),
+}
+
+impl Field {
+    /// `value` as a range of `params` when it lies inside it (a string the
+    /// scanner borrowed), else a copy (one it unescaped into an allocation
+    /// of its own, which cannot overlap `params`).
+    fn new(value: &str, params: &str) -> Field {
+        let start = (value.as_ptr() as usize).wrapping_sub(params.as_ptr() as usize);
+        if start <= params.len() && value.len() <= params.len() - start {
+            Field::Span(start..start + value.len())
+        } else {
+            Field::Unescaped(value.into())
+        }
+    }
+
+    fn view<'a>(&'a self, params: &'a str) -> Cow<'a, str> {
+        match self {
+            Field::Span(r) => Cow::Borrowed(&params[r.clone()]),
+            Field::Unescaped(s) => Cow::Borrowed(s),
+        }
+    }
+}
+
+/// The fields of a [`PlainChunk`] detached from the text they were read
+/// from; [`ScannedChunk::view`] over the same params text gives them back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScannedChunk {
+    session_id: Option<Field>,
+    tag: Field,
+    message_id: Option<Field>,
+    text: Field,
+}
+
+impl ScannedChunk {
+    /// Detaches `chunk`, scanned from `params` (or from a line `params` is a
+    /// copy of the params slice of: then pass that slice).
+    pub fn new(chunk: &PlainChunk<'_>, params: &str) -> ScannedChunk {
+        ScannedChunk {
+            session_id: chunk.session_id.as_ref().map(|s| Field::new(s, params)),
+            tag: Field::new(&chunk.tag, params),
+            message_id: chunk.message_id.as_ref().map(|s| Field::new(s, params)),
+            text: Field::new(&chunk.text, params),
+        }
+    }
+
+    /// The chunk again, borrowing from `params`: the same text
+    /// [`ScannedChunk::new`] was given (or an identical copy of it).
+    pub fn view<'a>(&'a self, params: &'a str) -> PlainChunk<'a> {
+        PlainChunk {
+            session_id: self.session_id.as_ref().map(|f| f.view(params)),
+            tag: self.tag.view(params),
+            message_id: self.message_id.as_ref().map(|f| f.view(params)),
+            text: self.text.view(params),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::plain_chunk_notification;
+
+    #[test]
+    fn a_detached_chunk_views_the_same_over_a_copy_of_the_params() {
+        for text in [r#""plain""#, r#""esc\naped \u00e9""#] {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{{"type":"text","text":{text}}}}}}}}}"#
+            );
+            let n = plain_chunk_notification(&line).expect("plain chunk");
+            let scanned = ScannedChunk::new(&n.chunk, n.params);
+            let copy = n.params.to_owned();
+            assert_eq!(scanned.view(&copy), n.chunk);
+        }
+    }
+}
