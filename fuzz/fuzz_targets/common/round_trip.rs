@@ -58,7 +58,10 @@ pub const STOP_REASONS: [&str; 5] = [
     "cancelled",
 ];
 
-/// The parts of a replay both views must agree on.
+/// The parts of a replay both views must agree on. A message with no text
+/// shows nothing and is left out: an empty chunk opens no message by design
+/// (production agents send them), so an empty v2 upsert that a bridge
+/// relays as an empty v1 chunk has no entry on the bridged side.
 pub fn projection(engine: &TranscriptEngine) -> Value {
     let replay = engine.replay_json();
     let entries: Vec<Value> = replay["entries"]
@@ -66,6 +69,7 @@ pub fn projection(engine: &TranscriptEngine) -> Value {
         .map(|entries| {
             entries
                 .iter()
+                .filter(|e| !(e["text"] == "" && e["toolCall"].is_null()))
                 .map(|e| {
                     json!({
                         "kind": e["kind"],
