@@ -12,6 +12,9 @@ use crate::model::{Boundary, EntryBody, EntryKind, Message};
 use spindle_wire::meta::META_KEY;
 use spindle_wire::tags::COMPACTION_UPDATE;
 
+/// The status a compaction starts with, and the one `status: null` resets to.
+const IN_PROGRESS: &str = "in_progress";
+
 impl TranscriptEngine {
     /// A clear boundary entry (seed 003), from `session_cleared` or a chunk's
     /// `_meta.claudeCode.clearBoundary: true`. Both signals for one clear (with
@@ -57,13 +60,28 @@ impl TranscriptEngine {
     }
 
     pub(crate) fn compaction_update(&mut self, mut u: Map<String, Value>) {
-        let (Some(Value::String(id)), Some(Value::String(status))) =
-            (u.remove("compactionId"), u.remove("status"))
-        else {
+        let Some(Value::String(id)) = u.remove("compactionId") else {
             return self.diag(
                 "malformed_update",
-                "compaction_update: compactionId and status strings required",
+                "compaction_update: a compactionId string is required",
             );
+        };
+        // Since schema 1.20 (v2) `status` is a patch field: omitted keeps it
+        // (a new compaction starts `in_progress`), `null` resets it to
+        // `in_progress`. Accepted the same way from v1 agents.
+        let status = match u.remove("status") {
+            None => None,
+            Some(Value::Null) => Some(IN_PROGRESS.to_owned()),
+            Some(Value::String(s)) => Some(s),
+            Some(other) => {
+                self.diag(
+                    "malformed_field",
+                    format!(
+                        "compaction_update: status must be a string or null, got {other}; ignored"
+                    ),
+                );
+                None
+            }
         };
         let summary = match u.remove("summary") {
             None => None,
@@ -76,9 +94,11 @@ impl TranscriptEngine {
                 );
             }
         };
-        let (idx, is_new) = self.compaction_entry(&id, &status);
+        let (idx, is_new) = self.compaction_entry(&id, status.as_deref().unwrap_or(IN_PROGRESS));
         if let EntryBody::Boundary(b) = &mut self.t.entries[idx].body {
-            b.fields.insert("status".into(), Value::from(status));
+            if let Some(status) = status {
+                b.fields.insert("status".into(), Value::from(status));
+            }
             for key in ["error", META_KEY] {
                 match u.remove(key) {
                     None => {}

@@ -25,6 +25,7 @@ fn is_v2_only(tag: UpdateTag) -> bool {
             | UpdateTag::TerminalUpdate
             | UpdateTag::TerminalOutputChunk
             | UpdateTag::PlanUpdate
+            | UpdateTag::ReplayComplete
     )
 }
 
@@ -315,6 +316,9 @@ impl TranscriptEngine {
             T::ConfigOptionUpdate => self.config_option_update(u),
             T::SessionInfoUpdate => self.session_info_update(u),
             T::Notice => self.notice(u),
+            // A marker (schema 1.20): what came before it was replayed history,
+            // what follows is live. Nothing to show; no entry.
+            T::ReplayComplete => {}
         }
     }
 

@@ -108,8 +108,17 @@ impl TranscriptEngine {
                     self.emit_state();
                 }
             }
+            "unknown" => {
+                // Schema 1.20: the agent lost sight of its foreground work.
+                // The previous state is no longer shown as confirmed; no turn
+                // starts or ends, tool calls stay as last reported.
+                if self.t.state.status != "unknown" {
+                    self.t.state.status = "unknown".into();
+                    self.emit_state();
+                }
+            }
             other => {
-                // requires_action, or an unknown state: busy, never idle.
+                // requires_action, or a state this engine does not know: busy, never idle.
                 if !self.t.state.turn_open {
                     self.begin_turn();
                 }

@@ -64,6 +64,9 @@ tags! {
     CompactionSummaryChunk = COMPACTION_SUMMARY_CHUNK = "compaction_summary_chunk",
     /// v2: the session's state (running / idle / requires_action).
     StateUpdate = STATE_UPDATE = "state_update",
+    /// v2 (schema 1.20): the end of the history a `session/resume` with
+    /// `replayFrom` replays; updates after it are live. A marker, not history.
+    ReplayComplete = REPLAY_COMPLETE = "replay_complete",
     /// v1 + v2: context usage and cost.
     UsageUpdate = USAGE_UPDATE = "usage_update",
     /// v1 + v2: the slash commands on offer.

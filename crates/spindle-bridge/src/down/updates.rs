@@ -121,6 +121,15 @@ impl Bridge {
                     );
                 }
             }
+            // The end of the history `session/resume` replays: a v1 client
+            // learns it from the `session/load` response, so no line is sent.
+            UpdateTag::ReplayComplete => out.diag(
+                Severity::Info,
+                "replay_marker_dropped",
+                format!(
+                    "{tag} not sent: for a v1 client the session/load response ends the replay"
+                ),
+            ),
             UpdateTag::Plan | UpdateTag::ToolCall | UpdateTag::CurrentModeUpdate => {
                 out.diag(
                     Severity::Warning,

@@ -3,7 +3,7 @@
 
 use crate::common::{Rig, text};
 use serde_json::{Value, json};
-use spindle_bridge::{Policy, Route};
+use spindle_bridge::{Policy, Route, Severity};
 
 fn rig_with(policy: Policy, meta: Option<Value>) -> Rig {
     let mut r = Rig::new(1, 2, policy);
@@ -578,6 +578,15 @@ fn session_cleared_only_to_opted_in_clients() {
     );
     let t = r.agent_update(json!({"sessionUpdate":"session_cleared"}));
     assert_eq!(t.to_client.len(), 1);
+}
+
+#[test]
+fn replay_complete_is_not_sent_to_a_v1_client() {
+    let mut r = rig();
+    let t = r.agent_update(json!({"sessionUpdate":"replay_complete"}));
+    assert!(t.to_client.is_empty());
+    assert_eq!(r.codes(Severity::Info), vec!["replay_marker_dropped"]);
+    assert!(r.codes(Severity::Error).is_empty());
 }
 
 #[test]
