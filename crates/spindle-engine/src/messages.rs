@@ -313,7 +313,9 @@ impl TranscriptEngine {
             if let Some(id) = c.message_id {
                 self.set_open(None);
                 self.opening = Some((c.kind, id.into_owned()));
-            } else if self.open.is_some_and(|(k, _)| k != c.kind) {
+            } else if self.open.is_some_and(|(k, _)| k != c.kind)
+                || self.opening.as_ref().is_some_and(|(k, _)| *k != c.kind)
+            {
                 self.set_open(None);
             }
             return;
@@ -495,5 +497,25 @@ mod tests {
         f.apply_session_update(&chunk(Some("m2"), "two"));
         f.apply_session_update(&chunk(Some("m2"), " more"));
         assert_eq!(e.final_reply(), f.final_reply());
+    }
+
+    #[test]
+    fn a_message_only_named_by_an_empty_chunk_ends_at_an_empty_chunk_of_another_kind() {
+        // m2 is named by an empty chunk, then an empty thought chunk ends it
+        // (v1 boundaries): the id-less text after it is a new message, and a
+        // later chunk of m2 is m2 (found by the bridge round-trip fuzzer).
+        let mut e = TranscriptEngine::new(EngineConfig::default());
+        e.apply_user_prompt(r#"[{"type":"text","text":"hi"}]"#);
+        e.apply_session_update(&chunk(Some("m2"), ""));
+        let thought = json!({"sessionId": "s", "update": {"sessionUpdate": "agent_thought_chunk",
+            "content": {"type": "text", "text": ""}}});
+        e.apply_session_update(&thought.to_string());
+        e.apply_session_update(&chunk(None, "new"));
+        e.apply_session_update(&chunk(Some("m2"), "late"));
+        let entries = &e.transcript().entries;
+        let texts: Vec<&str> = entries.iter().map(|x| x.text()).collect();
+        assert_eq!(texts, ["hi", "new", "late"]);
+        assert_ne!(entries[1].id, "m2");
+        assert_eq!(entries[2].id, "m2");
     }
 }

@@ -157,6 +157,25 @@ impl TranscriptEngine {
             );
         }
         u.shift_remove("sessionUpdate");
+        if self.t.protocol == 2 {
+            // v2: `cost` and (since schema 1.20) `_meta` are three-state patch
+            // fields: omitted keeps the last value, `null` clears it. (v1:
+            // latest wins whole, an omitted cost is no cost.)
+            let previous = self.t.usage.as_ref().and_then(Value::as_object);
+            for key in [USAGE_COST, META_KEY] {
+                match u.get(key) {
+                    Some(Value::Null) => {
+                        u.shift_remove(key);
+                    }
+                    Some(_) => {}
+                    None => {
+                        if let Some(kept) = previous.and_then(|p| p.get(key)) {
+                            u.insert(key.to_owned(), kept.clone());
+                        }
+                    }
+                }
+            }
+        }
         let usage = Value::Object(u);
         if self.ops_on {
             let usage = usage.clone();
