@@ -51,6 +51,21 @@ fn routed(kind: MsgKind, r: Route) -> MsgKind {
     }
 }
 
+/// True when a content patch carries no text to show: kept, cleared, or only
+/// empty text blocks.
+fn shows_no_text(content: &Patch<Vec<Value>>) -> bool {
+    match content {
+        Patch::Keep | Patch::Clear => true,
+        Patch::Set(blocks) => blocks.iter().all(|b| {
+            b.as_object().is_some_and(|m| {
+                m.len() == 2
+                    && m.get("type").and_then(Value::as_str) == Some("text")
+                    && m.get("text").and_then(Value::as_str) == Some("")
+            })
+        }),
+    }
+}
+
 impl TranscriptEngine {
     /// The fastest path: a chunk the scanner read whole (no `_meta`, no
     /// routing fields, a plain text block). Returns false (having changed
@@ -369,6 +384,19 @@ impl TranscriptEngine {
             Some(Value::Null) => Patch::Clear,
             Some(v) => Patch::Set(v),
         };
+        if kind != MsgKind::User
+            && !matches!(meta, Patch::Set(_))
+            && shows_no_text(&content)
+            && !self.message_exists(kind, Some(&message_id))
+        {
+            // A new message with nothing to show, as an empty chunk: no entry
+            // yet; it is placed at its first content, and id-less chunks of
+            // its kind join it (the same timeline a v1 client gets from the
+            // empty chunks a bridge makes of it).
+            self.set_open(None);
+            self.opening = Some((kind, message_id));
+            return;
+        }
         let (idx, is_new, ack) = self.target_message(kind, Some(&message_id));
         self.set_open(Some((kind, idx)));
         let mut changed = ack;
@@ -517,5 +545,28 @@ mod tests {
         assert_eq!(texts, ["hi", "new", "late"]);
         assert_ne!(entries[1].id, "m2");
         assert_eq!(entries[2].id, "m2");
+    }
+
+    #[test]
+    fn a_new_upsert_with_nothing_to_show_is_placed_at_its_first_content() {
+        // v2: an empty thought upsert, a message, then the thought's text: the
+        // thought is placed after the message, as the empty chunks a bridge
+        // makes of it would place it (found by the v2 round-trip fuzzer).
+        let mut e = TranscriptEngine::new(EngineConfig::default());
+        e.apply_user_prompt(r#"[{"type":"text","text":"hi"}]"#);
+        let upsert = |id: &str, tag: &str, text: &str| {
+            json!({"sessionId": "s", "update": {"sessionUpdate": tag, "messageId": id,
+                "content": [{"type": "text", "text": text}]}})
+            .to_string()
+        };
+        assert!(
+            e.apply_session_update(&upsert("t1", "agent_thought", ""))
+                .is_empty()
+        );
+        e.apply_session_update(&upsert("m1", "agent_message", "answer"));
+        e.apply_session_update(&upsert("t1", "agent_thought", "thinking"));
+        let texts: Vec<&str> = e.transcript().entries.iter().map(|x| x.text()).collect();
+        assert_eq!(texts, ["hi", "answer", "thinking"]);
+        assert_eq!(e.final_reply().as_deref(), Some("answer"));
     }
 }

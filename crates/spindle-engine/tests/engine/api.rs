@@ -188,10 +188,10 @@ fn ids_from_different_spaces_never_collide() {
         ..EngineConfig::default()
     });
     e.apply_agent_line(&line(
-        json!({"sessionUpdate": "agent_message", "messageId": "x", "content": []}),
+        json!({"sessionUpdate": "agent_message", "messageId": "x", "content": [{"type": "text", "text": "m"}]}),
     ));
     e.apply_agent_line(&line(
-        json!({"sessionUpdate": "agent_thought", "messageId": "x", "content": []}),
+        json!({"sessionUpdate": "agent_thought", "messageId": "x", "content": [{"type": "text", "text": "t"}]}),
     ));
     e.apply_agent_line(&line(
         json!({"sessionUpdate": "tool_call_update", "toolCallId": "x", "title": "t"}),
