@@ -60,8 +60,12 @@ XFAIL = {
 
 
 def xfail_reason(agent, script, check):
+    """The known failure of a check; a `serve-X` run (X through `spindle serve`) falls back to X's
+    entries, since what an agent sends does not depend on the front end."""
+    base = script[len("serve-"):] if script.startswith("serve-") else script
     return (
         XFAIL.get((agent, script, check))
+        or XFAIL.get((agent, base, check))
         or XFAIL.get((agent, "*", check))
         or XFAIL.get(("*", "*", check))
     )
@@ -70,6 +74,13 @@ def xfail_reason(agent, script, check):
 def entries(transcript, kind=None):
     out = (transcript or {}).get("entries") or []
     return [e for e in out if kind is None or e.get("kind") == kind]
+
+
+def prompt_turn(transcript, k):
+    """The turn number of the k-th prompt (its user message is the entry `prompt:k`); an agent
+    that speaks before the first prompt opens a turn of its own, so this is not always k."""
+    entry = next((e for e in entries(transcript) if e.get("id") == f"prompt:{k}"), None)
+    return entry.get("turn") if entry else None
 
 
 def tool_calls(transcript):
@@ -115,7 +126,9 @@ def tool_output_text(entry):
 
 
 def check_run(run):
+    """The checks of a run of `spindle chat` or (run["mode"] == "serve") of `spindle serve`."""
     agent, script = run["agent"].name, run["script"]
+    serve = run.get("mode") == "serve"
     t = run["transcript"]
     results = []
 
@@ -123,7 +136,7 @@ def check_run(run):
         if ok:
             results.append((name, "pass", ""))
             return
-        known = xfail_reason(agent, script, name)
+        known = xfail_reason(agent, ("serve-" + script) if serve else script, name)
         results.append((name, "xfail", f"[{known[0]}] {known[1]}") if known else (name, "fail", detail))
 
     if t is None:
@@ -143,9 +156,14 @@ def check_run(run):
         add("model-api-reached", bool(main_requests(run)), f"the agent never called the emulator; {offline_detail}; 404s: {unknown}; stderr: {stderr_tail}")
 
     if script == "cancel":
-        add("exit", run["exit"] == 124, f"exit {run['exit']}, want 124 (--timeout cancels the turn); stderr: {stderr_tail}")
+        # Through serve the cancelled turn is turn 1 and a second prompt follows (serve_runner).
+        if serve:
+            first = prompt_turn(t, 1)
+            stop = next((x.get("stopReason") for x in t.get("turns") or [] if x.get("turn") == first), None)
+        else:
+            add("exit", run["exit"] == 124, f"exit {run['exit']}, want 124 (--timeout cancels the turn); stderr: {stderr_tail}")
         add("stop-reason", stop == "cancelled", f"stopReason {stop!r}, want 'cancelled'")
-        partial = " ".join(texts(t, "agent_message"))
+        partial = " ".join(e.get("text") or "" for e in entries(t, "agent_message") if not serve or e.get("turn") == prompt_turn(t, 1))
         add("partial-text", partial.startswith("slow0") and len(partial) < len(ms.SLOW_TEXT), f"{len(partial)} chars of the slow answer")
     elif script in ("api-429", "api-500-mid"):
         ended = run["exit"] in (0, 1)
@@ -166,7 +184,7 @@ def check_run(run):
         add("stop-reason", stop == "end_turn", f"stopReason {stop!r}")
 
     diagnostics = t.get("diagnostics") or []
-    if script == "usage-partial" and any('"used":null' in line.replace(" ", "") for line in open(run["record"])):
+    if script == "usage-partial" and run["record"] and any('"used":null' in line.replace(" ", "") for line in open(run["record"])):
         # A partly malformed update: the diagnostic must say what was ignored (the `used` field).
         add("diagnostic-names-used", any("used" in d.get("message", "") for d in diagnostics), f"diagnostics {diagnostics}")
     elif run["replay_exit"] == 0 or not diagnostics:
@@ -180,7 +198,7 @@ def check_run(run):
     if script in ("plain", "usage-partial"):
         # usage: when the agent sent usage_update, the transcript's usage holds what it said.
         sent = []
-        with open(run["record"]) as f:
+        with open(run["record"] or os.devnull) as f:
             for line in f:
                 if '"usage_update"' in line:
                     msg = json.loads(line)
