@@ -125,6 +125,72 @@ def tool_output_text(entry):
     return "\n".join(parts)
 
 
+def late_updates(record_lines):
+    """The session updates an agent sent after the response to the session/prompt before them
+    (the turn had ended): [(line number, update)]. `record_lines` are the recording's lines."""
+    prompts, ended, late = set(), False, []
+    for number, line in enumerate(record_lines, 1):
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        if "sent" in msg:
+            sent = msg["sent"] or {}
+            if sent.get("method") == "session/prompt":
+                prompts.add(json.dumps(sent.get("id")))
+                ended = False
+            continue
+        if "id" in msg and "method" not in msg and json.dumps(msg["id"]) in prompts:
+            ended = True
+        elif ended and msg.get("method") == "session/update":
+            late.append((number, (msg.get("params") or {}).get("update") or {}))
+    return late
+
+
+def late_update_problems(transcript, record_lines):
+    """Whether the updates sent after a turn ended are in the transcript on the right entries: the
+    last usage_update is the transcript's usage, a tool_call_update's status is on the tool call of
+    its toolCallId, the last available_commands_update is the transcript's command list, late
+    text is in a message of its kind. Returns
+    (number of late updates, [problem])."""
+    late = late_updates(record_lines)
+    problems = []
+    calls = {(e.get("toolCall") or {}).get("toolCallId"): e["toolCall"] for e in entries(transcript) if e.get("toolCall")}
+    last_usage, last_commands, statuses = None, None, {}
+    for number, update in late:
+        tag = update.get("sessionUpdate")
+        if tag == "usage_update":
+            last_usage = (number, update)
+        elif tag == "available_commands_update":
+            last_commands = (number, update)
+        elif tag in ("tool_call", "tool_call_update"):
+            call = calls.get(update.get("toolCallId"))
+            if call is None:
+                problems.append(f"line {number}: tool call {update.get('toolCallId')!r} is not in the transcript")
+            elif update.get("status"):
+                statuses[update.get("toolCallId")] = (number, update["status"])
+        elif tag in ("agent_message_chunk", "agent_thought_chunk"):
+            text = ((update.get("content") or {}).get("text")) or ""
+            kind = "agent_message" if tag == "agent_message_chunk" else "agent_thought"
+            if text and not any(text in (e.get("text") or "") for e in entries(transcript, kind)):
+                problems.append(f"line {number}: late {tag} {text[:60]!r} is in no {kind} entry")
+    for tool_call_id, (number, status) in statuses.items():
+        if calls[tool_call_id].get("status") != status:
+            problems.append(f"line {number}: tool call {tool_call_id!r} has status {calls[tool_call_id].get('status')!r}, the late update said {status!r}")
+    if last_usage:
+        number, update = last_usage
+        usage = (transcript or {}).get("usage") or {}
+        for field in ("used", "size"):
+            if update.get(field) is not None and usage.get(field) != update[field]:
+                problems.append(f"line {number}: usage {field} is {usage.get(field)!r}, the late usage_update said {update[field]!r}")
+    if last_commands:
+        number, update = last_commands
+        want = [c.get("name") for c in update.get("availableCommands") or []]
+        have = [c.get("name") for c in (transcript or {}).get("commands") or []]
+        if want != have:
+            problems.append(f"line {number}: commands {have[:5]}..., the late update listed {want[:5]}...")
+    return len(late), problems
+
+
 def check_run(run):
     """The checks of a run of `spindle chat` or (run["mode"] == "serve") of `spindle serve`."""
     agent, script = run["agent"].name, run["script"]
@@ -209,6 +275,14 @@ def check_run(run):
             usage = t.get("usage") or {}
             last = sent[-1]
             add("usage", usage.get("size") == last.get("size") and (last.get("used") is None or usage.get("used") == last.get("used")), f"usage {usage} after usage_update {json.dumps(last)}")
+
+    # Updates that arrive after the turn ended (seen through `spindle serve`, which keeps the
+    # session; `spindle chat --prompt` exits at the response) land on the right entries.
+    if run["record"]:
+        with open(run["record"]) as f:
+            count, problems = late_update_problems(t, f.readlines())
+        if count:
+            add("late-updates-applied", not problems, f"{count} updates after the turn ended: {'; '.join(problems)[:400]}")
 
     calls = tool_calls(t)
     if script == "plain" and run["agent"].api == "none":
