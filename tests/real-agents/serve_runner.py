@@ -137,8 +137,10 @@ def export_recording(db, sid, path):
                 out.write(json.dumps({"sent": json.loads(line)}, separators=(",", ":")) + "\n")
 
 
-def cancel_steps(api, sid, checks):
+def cancel_steps(api, sid, prompt, checks):
     """The first prompt's slow answer is cancelled; the second prompt must be answered."""
+    status, body = api.call("POST", f"/api/sessions/{sid}/prompt", {"text": prompt})
+    checks.append(("prompt-accepted", status == 202, f"POST prompt: {status} {body}"))
     t, _ = drive_turn(api, sid, 1, True, checks, until=lambda t: "slow1" in json.dumps(t.get("entries") or []))
     checks.append(("streaming-before-cancel", "slow1" in json.dumps((t or {}).get("entries") or []), "no slow text before the cancel"))
     status, _ = api.call("POST", f"/api/sessions/{sid}/cancel", {})
@@ -191,7 +193,7 @@ def serve_run(spindle, agent, script, root, prompt):
         if status == 201:
             sid = created["id"]
             if script == "cancel":
-                t = cancel_steps(api, sid, checks)
+                t = cancel_steps(api, sid, prompt, checks)
             else:
                 status, body = api.call("POST", f"/api/sessions/{sid}/prompt", {"text": prompt})
                 checks.append(("prompt-accepted", status == 202, f"POST prompt: {status} {body}"))
