@@ -93,8 +93,9 @@ def choose(permission, approve):
 
 
 def drive_turn(api, sid, k, approve, checks, until=None):
-    """Waits for the turn of the k-th prompt to end, answering every permission asked meanwhile; with `until`, returns
-    as soon as `until(transcript)` holds (used to cancel mid-answer). Returns (transcript, ended)."""
+    """Waits for the turn of the k-th prompt to end, answering every permission asked meanwhile;
+    with `until`, returns as soon as `until(transcript)` holds (used to cancel mid-answer).
+    Returns (transcript, ended)."""
     deadline = time.monotonic() + TURN_TIMEOUT
     answered = set()
     t = None
