@@ -77,10 +77,11 @@ def entries(transcript, kind=None):
 
 
 def prompt_turn(transcript, k):
-    """The turn number of the k-th prompt (its user message is the entry `prompt:k`); an agent
-    that speaks before the first prompt opens a turn of its own, so this is not always k."""
-    entry = next((e for e in entries(transcript) if e.get("id") == f"prompt:{k}"), None)
-    return entry.get("turn") if entry else None
+    """The turn number of the k-th prompt (the k-th user message the engine made for a sent
+    session/prompt: its id starts with `prompt:`). An agent that speaks before the first prompt
+    opens a turn of its own, so this is not always k."""
+    prompts = [e for e in entries(transcript, "user_message") if str(e.get("id", "")).startswith("prompt:")]
+    return prompts[k - 1].get("turn") if len(prompts) >= k else None
 
 
 def tool_calls(transcript):
