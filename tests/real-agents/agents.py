@@ -32,7 +32,7 @@ class AgentSpec:
     name: str
     package: str  # where the pinned version is read from (npm package or PyPI distribution)
     api: str  # which model API the agent calls (anthropic, openai, responses, gemini, none)
-    unsupported: dict = field(default_factory=dict)  # script -> why the agent cannot express it
+    unsupported: dict = field(default_factory=dict)  # script -> why the agent cannot express it (chat and serve)
 
     def version(self):
         if self.package.startswith("pypi:"):
@@ -215,15 +215,13 @@ AGENTS = [
         "none",
         unsupported={
             s: PASSTHROUGH
-            for s in ["usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid", "serve-plain", "serve-write", "serve-cancel"]
+            for s in ["usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
         },
     ),
     FastAgentAnthropic(
         "fast-agent-anthropic",
         "pypi:fast-agent-mcp",
         "anthropic",
-        unsupported={
-            s: "fast-agent runs its tools without session/request_permission" for s in ("reject", "serve-write")
-        },
+        unsupported={"reject": "fast-agent runs its tools without session/request_permission"},
     ),
 ]

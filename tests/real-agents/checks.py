@@ -50,6 +50,13 @@ XFAIL = {
         "fast-agent's local shell does not run in the session's cwd (the model saw `cat: notes.txt: No "
         "such file or directory` for a file in the cwd), so a relative path lands elsewhere",
     ),
+    ("fast-agent", "serve-*", "replay-clean"): (
+        "agent",
+        "fast-agent answers initialize with protocolVersion 2 (spindle serve asks for 2; spindle chat "
+        "for 1) and then sends v1 chunks: agent_message_chunk with no messageId; the text is shown "
+        "(it continues the streaming message) with a missing_message_id diagnostic",
+    ),
+    ("fast-agent-anthropic", "serve-*", "replay-clean"): ("agent", "same as fast-agent/serve-*/replay-clean: v2 agreed, chunks without messageId"),
     ("claude", "serve-cancel", "next-prompt-taken"): (
         "agent",
         "after session/cancel (answered {\"stopReason\":\"cancelled\"}) the next session/prompt is answered "
@@ -60,8 +67,13 @@ XFAIL = {
 
 
 def xfail_reason(agent, script, check):
+    """The known failure of a check; a `serve-X` run (X through `spindle serve`) falls back to X's
+    entries, since what an agent sends does not depend on the front end."""
+    base = script[len("serve-"):] if script.startswith("serve-") else script
     return (
         XFAIL.get((agent, script, check))
+        or (script != base and XFAIL.get((agent, "serve-*", check)))
+        or XFAIL.get((agent, base, check))
         or XFAIL.get((agent, "*", check))
         or XFAIL.get(("*", "*", check))
     )
@@ -70,6 +82,14 @@ def xfail_reason(agent, script, check):
 def entries(transcript, kind=None):
     out = (transcript or {}).get("entries") or []
     return [e for e in out if kind is None or e.get("kind") == kind]
+
+
+def prompt_turn(transcript, k):
+    """The turn number of the k-th prompt (the k-th user message the engine made for a sent
+    session/prompt: its id starts with `prompt:`). An agent that speaks before the first prompt
+    opens a turn of its own, so this is not always k."""
+    prompts = [e for e in entries(transcript, "user_message") if str(e.get("id", "")).startswith("prompt:")]
+    return prompts[k - 1].get("turn") if len(prompts) >= k else None
 
 
 def tool_calls(transcript):
@@ -114,8 +134,76 @@ def tool_output_text(entry):
     return "\n".join(parts)
 
 
+def late_updates(record_lines):
+    """The session updates an agent sent after the response to the session/prompt before them
+    (the turn had ended): [(line number, update)]. `record_lines` are the recording's lines."""
+    prompts, ended, late = set(), False, []
+    for number, line in enumerate(record_lines, 1):
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        if "sent" in msg:
+            sent = msg["sent"] or {}
+            if sent.get("method") == "session/prompt":
+                prompts.add(json.dumps(sent.get("id")))
+                ended = False
+            continue
+        if "id" in msg and "method" not in msg and json.dumps(msg["id"]) in prompts:
+            ended = True
+        elif ended and msg.get("method") == "session/update":
+            late.append((number, (msg.get("params") or {}).get("update") or {}))
+    return late
+
+
+def late_update_problems(transcript, record_lines):
+    """Whether the updates sent after a turn ended are in the transcript on the right entries: the
+    last usage_update is the transcript's usage, a tool_call_update's status is on the tool call of
+    its toolCallId, the last available_commands_update is the transcript's command list, late
+    text is in a message of its kind. Returns
+    (number of late updates, [problem])."""
+    late = late_updates(record_lines)
+    problems = []
+    calls = {(e.get("toolCall") or {}).get("toolCallId"): e["toolCall"] for e in entries(transcript) if e.get("toolCall")}
+    last_usage, last_commands, statuses = None, None, {}
+    for number, update in late:
+        tag = update.get("sessionUpdate")
+        if tag == "usage_update":
+            last_usage = (number, update)
+        elif tag == "available_commands_update":
+            last_commands = (number, update)
+        elif tag in ("tool_call", "tool_call_update"):
+            call = calls.get(update.get("toolCallId"))
+            if call is None:
+                problems.append(f"line {number}: tool call {update.get('toolCallId')!r} is not in the transcript")
+            elif update.get("status"):
+                statuses[update.get("toolCallId")] = (number, update["status"])
+        elif tag in ("agent_message_chunk", "agent_thought_chunk"):
+            text = ((update.get("content") or {}).get("text")) or ""
+            kind = "agent_message" if tag == "agent_message_chunk" else "agent_thought"
+            if text and not any(text in (e.get("text") or "") for e in entries(transcript, kind)):
+                problems.append(f"line {number}: late {tag} {text[:60]!r} is in no {kind} entry")
+    for tool_call_id, (number, status) in statuses.items():
+        if calls[tool_call_id].get("status") != status:
+            problems.append(f"line {number}: tool call {tool_call_id!r} has status {calls[tool_call_id].get('status')!r}, the late update said {status!r}")
+    if last_usage:
+        number, update = last_usage
+        usage = (transcript or {}).get("usage") or {}
+        for field in ("used", "size"):
+            if update.get(field) is not None and usage.get(field) != update[field]:
+                problems.append(f"line {number}: usage {field} is {usage.get(field)!r}, the late usage_update said {update[field]!r}")
+    if last_commands:
+        number, update = last_commands
+        want = [c.get("name") for c in update.get("availableCommands") or []]
+        have = [c.get("name") for c in (transcript or {}).get("commands") or []]
+        if want != have:
+            problems.append(f"line {number}: commands {have[:5]}..., the late update listed {want[:5]}...")
+    return len(late), problems
+
+
 def check_run(run):
+    """The checks of a run of `spindle chat` or (run["mode"] == "serve") of `spindle serve`."""
     agent, script = run["agent"].name, run["script"]
+    serve = run.get("mode") == "serve"
     t = run["transcript"]
     results = []
 
@@ -123,7 +211,7 @@ def check_run(run):
         if ok:
             results.append((name, "pass", ""))
             return
-        known = xfail_reason(agent, script, name)
+        known = xfail_reason(agent, ("serve-" + script) if serve else script, name)
         results.append((name, "xfail", f"[{known[0]}] {known[1]}") if known else (name, "fail", detail))
 
     if t is None:
@@ -143,9 +231,14 @@ def check_run(run):
         add("model-api-reached", bool(main_requests(run)), f"the agent never called the emulator; {offline_detail}; 404s: {unknown}; stderr: {stderr_tail}")
 
     if script == "cancel":
-        add("exit", run["exit"] == 124, f"exit {run['exit']}, want 124 (--timeout cancels the turn); stderr: {stderr_tail}")
+        # Through serve the cancelled turn is turn 1 and a second prompt follows (serve_runner).
+        if serve:
+            first = prompt_turn(t, 1)
+            stop = next((x.get("stopReason") for x in t.get("turns") or [] if x.get("turn") == first), None)
+        else:
+            add("exit", run["exit"] == 124, f"exit {run['exit']}, want 124 (--timeout cancels the turn); stderr: {stderr_tail}")
         add("stop-reason", stop == "cancelled", f"stopReason {stop!r}, want 'cancelled'")
-        partial = " ".join(texts(t, "agent_message"))
+        partial = " ".join(e.get("text") or "" for e in entries(t, "agent_message") if not serve or e.get("turn") == prompt_turn(t, 1))
         add("partial-text", partial.startswith("slow0") and len(partial) < len(ms.SLOW_TEXT), f"{len(partial)} chars of the slow answer")
     elif script in ("api-429", "api-500-mid"):
         ended = run["exit"] in (0, 1)
@@ -166,7 +259,7 @@ def check_run(run):
         add("stop-reason", stop == "end_turn", f"stopReason {stop!r}")
 
     diagnostics = t.get("diagnostics") or []
-    if script == "usage-partial" and any('"used":null' in line.replace(" ", "") for line in open(run["record"])):
+    if script == "usage-partial" and run["record"] and any('"used":null' in line.replace(" ", "") for line in open(run["record"])):
         # A partly malformed update: the diagnostic must say what was ignored (the `used` field).
         add("diagnostic-names-used", any("used" in d.get("message", "") for d in diagnostics), f"diagnostics {diagnostics}")
     elif run["replay_exit"] == 0 or not diagnostics:
@@ -180,7 +273,7 @@ def check_run(run):
     if script in ("plain", "usage-partial"):
         # usage: when the agent sent usage_update, the transcript's usage holds what it said.
         sent = []
-        with open(run["record"]) as f:
+        with open(run["record"] or os.devnull) as f:
             for line in f:
                 if '"usage_update"' in line:
                     msg = json.loads(line)
@@ -191,6 +284,14 @@ def check_run(run):
             usage = t.get("usage") or {}
             last = sent[-1]
             add("usage", usage.get("size") == last.get("size") and (last.get("used") is None or usage.get("used") == last.get("used")), f"usage {usage} after usage_update {json.dumps(last)}")
+
+    # Updates that arrive after the turn ended (seen through `spindle serve`, which keeps the
+    # session; `spindle chat --prompt` exits at the response) land on the right entries.
+    if run["record"]:
+        with open(run["record"]) as f:
+            count, problems = late_update_problems(t, f.readlines())
+        if count:
+            add("late-updates-applied", not problems, f"{count} updates after the turn ended: {'; '.join(problems)[:400]}")
 
     calls = tool_calls(t)
     if script == "plain" and run["agent"].api == "none":

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import model_scripts as ms
-from checks import xfail_reason
+from checks import late_update_problems, xfail_reason
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -31,7 +31,10 @@ REPLIES = {
 }
 
 
-def checks_for(agent, script, t):
+def checks_for(agent, script, t, record_lines):
+    count, problems = late_update_problems(t, record_lines)
+    if count:
+        yield "late-updates-applied", not problems, f"{count} updates after the turn ended: {problems}"
     state = t.get("state") or {}
     reply = (t.get("finalReply") or "").strip()
     entries = t.get("entries") or []
@@ -71,7 +74,9 @@ def golden_results(spindle):
             except ValueError:
                 yield f"golden {agent}/{script}/replay", "fail", f"exit {out.returncode}: {out.stderr.strip()[:200]}"
                 continue
-            for check, ok, detail in checks_for(agent, script, t):
+            with open(os.path.join(root, agent, name)) as f:
+                record_lines = f.readlines()
+            for check, ok, detail in checks_for(agent, script, t, record_lines):
                 known = None if ok else xfail_reason(agent, script, check)
                 if ok:
                     yield f"golden {agent}/{script}/{check}", "pass", ""

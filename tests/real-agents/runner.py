@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Runs every production agent x model script through `spindle chat --prompt --record`, checks
-the outcome, and prints one line per check and `N passed, M failed` (xfails apart).
+"""Runs every production agent x model script through `spindle chat --prompt --record` and
+through `spindle serve`'s HTTP API (`serve-<script>`, see serve_runner.py), checks the outcome, and
+prints one line per check and `N passed, M failed` (xfails apart).
 
-A run: fresh HOME and work directory, the emulator on a free loopback port with the script, the
-agent set up by `agents.py`, `spindle chat` in the work directory, then `spindle replay` of the
-recording. Checks read the exit code, the replayed transcript, the files on disk and the
-emulator's request log. Known Spindle quirks are in `XFAIL` (printed, counted apart).
+A chat run: fresh HOME and work directory, the emulator on a free loopback port with the script,
+the agent set up by `agents.py`, `spindle chat` in the work directory, then `spindle replay` of the
+recording. Checks (checks.py, the same for both front ends) read the exit code, the transcript, the
+files on disk and the emulator's request log. Known failures are in `XFAIL` (printed, counted
+apart). Two agents run at a time (`--jobs`); each agent's lines are printed together.
 
-Usage: runner.py [--spindle PATH] [--agents a,b] [--scripts s,t] [--keep DIR] [--save-recordings]
+Usage: runner.py [--spindle PATH] [--agents a,b] [--scripts s,t] [--jobs N] [--keep DIR] [--save-recordings]
 """
 
 import argparse
@@ -18,19 +20,23 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import model_scripts as ms
 from agents import AGENTS, QUIET_ENV
 from checks import check_run, xfail_reason
 from goldens import golden_results
-from serve_runner import serve_checks
+from serve_runner import serve_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = ["plain", "usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
-SERVE_SCRIPTS = ["serve-plain", "serve-write", "serve-cancel"]
+SERVE_PREFIX = "serve-"
+SERVE_SCRIPTS = [SERVE_PREFIX + s for s in SCRIPTS]  # the same scripts through `spindle serve`
 RUN_TIMEOUT = 120  # seconds for `spindle chat --timeout` (a run that hangs fails with 124)
-CANCEL_AFTER = {"default": 12, "opencode": 22, "fast-agent-anthropic": 22}  # --timeout for the cancel script: startup + part of the slow answer
+# --timeout for the cancel script: startup (slower with two agents at a time) + part of the slow
+# answer, which streams for at least 30 s.
+CANCEL_AFTER = {"default": 18, "opencode": 28, "fast-agent-anthropic": 28}
 
 
 def start_emulator(script, work, log):
@@ -72,6 +78,26 @@ def prompt_for(script):
     }[script]
 
 
+def agent_env(agent, home, work, run_dir, base_url):
+    """The agent's command and the whole environment of a run (fresh HOME, XDG dirs, TMPDIR)."""
+    command, agent_vars = agent.setup(home, work, base_url)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": home,
+        "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+        "XDG_DATA_HOME": os.path.join(home, ".local", "share"),
+        "XDG_CACHE_HOME": os.path.join(home, ".cache"),
+        "XDG_STATE_HOME": os.path.join(home, ".local", "state"),
+        "TMPDIR": os.path.join(run_dir, "tmp"),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        **QUIET_ENV,
+        **agent_vars,
+    }
+    os.makedirs(env["TMPDIR"], exist_ok=True)
+    return command, env
+
+
 def run_one(spindle, agent, script, root):
     run_dir = os.path.join(root, agent.name, script)
     home, work = os.path.join(run_dir, "home"), os.path.join(run_dir, "work")
@@ -80,22 +106,7 @@ def run_one(spindle, agent, script, root):
     log = os.path.join(run_dir, "emulator.jsonl")
     emulator, port = start_emulator(script, work, log)
     try:
-        base_url = f"http://127.0.0.1:{port}"
-        command, agent_env = agent.setup(home, work, base_url)
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": home,
-            "XDG_CONFIG_HOME": os.path.join(home, ".config"),
-            "XDG_DATA_HOME": os.path.join(home, ".local", "share"),
-            "XDG_CACHE_HOME": os.path.join(home, ".cache"),
-            "XDG_STATE_HOME": os.path.join(home, ".local", "state"),
-            "TMPDIR": os.path.join(run_dir, "tmp"),
-            "LANG": "C.UTF-8",
-            "TERM": "dumb",
-            **QUIET_ENV,
-            **agent_env,
-        }
-        os.makedirs(env["TMPDIR"], exist_ok=True)
+        command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}")
         record = os.path.join(run_dir, "record.jsonl")
         timeout = CANCEL_AFTER.get(agent.name, CANCEL_AFTER["default"]) if script == "cancel" else RUN_TIMEOUT
         args = [spindle, "chat"]
@@ -133,11 +144,67 @@ def run_one(spindle, agent, script, root):
     }
 
 
+def label_results(agent, script, results, run_dir):
+    """(kind, line) per check: kind "pass", "fail" or "xfail"."""
+    out = []
+    for name, outcome, detail in results:
+        label = f"{agent.name}/{script}/{name}"
+        if outcome == "pass":
+            out.append(("pass", f"ok   {label} {detail}".rstrip()))
+        elif outcome == "xfail":
+            out.append(("xfail", f"XFAIL {label}: {detail}", (label, detail)))
+        else:
+            out.append(("fail", f"FAIL {label}: {detail} [{run_dir}]"))
+    return out
+
+
+def run_agent(spindle, agent, wanted_scripts, root, save_recordings):
+    """Runs every wanted script of one agent; returns its lines, in order, as (kind, line[, xfail])."""
+    lines = [("info", f"== {agent.name} {agent.version()} ({agent.api} API)")]
+    agent_started = time.monotonic()
+    for script in wanted_scripts:
+        base = script[len(SERVE_PREFIX):] if script.startswith(SERVE_PREFIX) else script
+        if script in agent.unsupported or base in agent.unsupported:
+            lines.append(("info", f"   n/a  {agent.name}/{script}: not offered: {agent.unsupported.get(script) or agent.unsupported[base]}"))
+            continue
+        if not agent.installed():
+            lines.append(("fail", f"FAIL {agent.name}/{script}/run: agent not installed (run tests/real-agents/install.sh)"))
+            continue
+        try:
+            if script.startswith(SERVE_PREFIX):
+                run = serve_run(spindle, agent, base, os.path.join(root, "serve"), prompt_for(base))
+            else:
+                run = run_one(spindle, agent, script, root)
+        except Exception as err:  # a harness-level failure is a failed check, never a skip
+            lines.append(("fail", f"FAIL {agent.name}/{script}/run: {type(err).__name__}: {err}"))
+            continue
+        # long and cancel recordings are large and timing-dependent: not kept as goldens.
+        if save_recordings and run.get("mode") != "serve" and run["transcript"] is not None and script not in ("long", "cancel"):
+            dest = os.path.join(HERE, "recordings", agent.name)
+            os.makedirs(dest, exist_ok=True)
+            with open(run["record"]) as src, open(os.path.join(dest, f"{script}.jsonl"), "w") as out:
+                # The run's temporary paths become <run> so recordings compare across runs.
+                out.write(src.read().replace(run["dir"], "<run>"))
+        results = [(name, "pass" if ok else "fail", detail) for name, ok, detail in run.get("api", [])]
+        results = [(n, o, d) if o == "pass" else xfail_or_fail(agent.name, script, n, d) for n, o, d in results]
+        results += check_run(run)
+        lines += label_results(agent, script, results, run["dir"])
+        lines.append(("info", f"     ({agent.name}/{script}: {run['elapsed']:.1f}s, exit {run['exit']})"))
+    lines.append(("info", f"   ({agent.name}: {time.monotonic() - agent_started:.0f}s)"))
+    return lines
+
+
+def xfail_or_fail(agent, script, name, detail):
+    known = xfail_reason(agent, script, name)
+    return (name, "xfail", f"[{known[0]}] {known[1]}") if known else (name, "fail", detail)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spindle", default=os.path.join(REPO, "target", "debug", "spindle"))
     parser.add_argument("--agents", default=",".join(a.name for a in AGENTS))
     parser.add_argument("--scripts", default=",".join(SCRIPTS + SERVE_SCRIPTS))
+    parser.add_argument("--jobs", type=int, default=2, help="agents run at the same time (default 2)")
     parser.add_argument("--keep", help="keep the run directories here (default: a temp dir, removed)")
     parser.add_argument("--save-recordings", action="store_true", help="copy each recording to recordings/")
     parser.add_argument("--no-goldens", action="store_true", help="skip replaying the golden recordings")
@@ -147,78 +214,39 @@ def main():
     wanted_scripts = args.scripts.split(",")
     passed, failed, xfailed = 0, 0, []
     started = time.monotonic()
+
+    def tally(kind, line, xfail=None):
+        nonlocal passed, failed
+        if kind == "pass":
+            passed += 1
+        elif kind == "fail":
+            failed += 1
+        elif kind == "xfail":
+            xfailed.append(xfail)
+        print(line, flush=True)
+
     if not args.no_goldens:
         print("== golden recordings (spindle replay, no agent)", flush=True)
         for label, outcome, detail in golden_results(args.spindle):
             if outcome == "pass":
-                passed += 1
-                print(f"ok   {label}", flush=True)
+                tally("pass", f"ok   {label}")
             elif outcome == "xfail":
-                xfailed.append((label, detail))
-                print(f"XFAIL {label}: {detail}", flush=True)
+                tally("xfail", f"XFAIL {label}: {detail}", (label, detail))
             else:
-                failed += 1
-                print(f"FAIL {label}: {detail}", flush=True)
-    for agent in AGENTS:
-        if agent.name not in wanted_agents:
-            continue
-        print(f"== {agent.name} {agent.version()} ({agent.api} API)", flush=True)
-        for script in wanted_scripts:
-            if script in agent.unsupported:
-                print(f"   n/a  {agent.name}/{script}: not offered: {agent.unsupported[script]}", flush=True)
-                continue
-            if not agent.installed():
-                print(f"FAIL {agent.name}/{script}/run: agent not installed (run tests/real-agents/install.sh)", flush=True)
-                failed += 1
-                continue
-            if script in SERVE_SCRIPTS:
-                try:
-                    results = serve_checks(args.spindle, agent, script, root)
-                except Exception as err:
-                    results = [("run", False, f"{type(err).__name__}: {err}")]
-                for name, ok, detail in results:
-                    label = f"{agent.name}/{script}/{name}"
-                    known = None if ok else xfail_reason(agent.name, script, name)
-                    if ok:
-                        passed += 1
-                        print(f"ok   {label}", flush=True)
-                    elif known:
-                        xfailed.append((label, f"[{known[0]}] {known[1]}"))
-                        print(f"XFAIL {label}: [{known[0]}] {known[1]}", flush=True)
-                    else:
-                        failed += 1
-                        print(f"FAIL {label}: {detail} [{os.path.join(root, 'serve', agent.name)}]", flush=True)
-                continue
-            try:
-                run = run_one(args.spindle, agent, script, root)
-            except Exception as err:  # a harness-level failure is a failed check, never a skip
-                print(f"FAIL {agent.name}/{script}/run: {type(err).__name__}: {err}", flush=True)
-                failed += 1
-                continue
-            # long and cancel recordings are large and timing-dependent: not kept as goldens.
-            if args.save_recordings and run["transcript"] is not None and script not in ("long", "cancel"):
-                dest = os.path.join(HERE, "recordings", agent.name)
-                os.makedirs(dest, exist_ok=True)
-                with open(run["record"]) as src, open(os.path.join(dest, f"{script}.jsonl"), "w") as out:
-                    # The run's temporary paths become <run> so recordings compare across runs.
-                    out.write(src.read().replace(run["dir"], "<run>"))
-            for name, outcome, detail in check_run(run):
-                label = f"{agent.name}/{script}/{name}"
-                if outcome == "pass":
-                    passed += 1
-                    print(f"ok   {label} {detail}".rstrip(), flush=True)
-                elif outcome == "xfail":
-                    xfailed.append((label, detail))
-                    print(f"XFAIL {label}: {detail}", flush=True)
-                else:
-                    failed += 1
-                    print(f"FAIL {label}: {detail} [{run['dir']}]", flush=True)
-            print(f"     ({agent.name}/{script}: {run['elapsed']:.1f}s, exit {run['exit']})", flush=True)
+                tally("fail", f"FAIL {label}: {detail}")
+    # Agents run side by side (each run has its own HOME, work dir and ports); each agent's lines
+    # are printed together, in AGENTS order, once it is done.
+    agents = [a for a in AGENTS if a.name in wanted_agents]
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = [pool.submit(run_agent, args.spindle, a, wanted_scripts, root, args.save_recordings) for a in agents]
+        for future in futures:
+            for item in future.result():
+                tally(*item)
     if xfailed:
         print(f"\n{len(xfailed)} expected failures, not counted ([spindle]: a Spindle quirk awaiting its fix; [agent]: the agent's own):")
         for label, detail in xfailed:
             print(f"  xfail {label}: {detail}")
-    print(f"\nreal agents: {time.monotonic() - started:.0f}s; run directories in {root}")
+    print(f"\nreal agents: {time.monotonic() - started:.0f}s ({args.jobs} agents at a time); run directories in {root}")
     if not args.keep and failed == 0:
         shutil.rmtree(root, ignore_errors=True)
     print(f"{passed} passed, {failed} failed")

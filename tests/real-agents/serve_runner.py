@@ -1,22 +1,32 @@
-"""The same agents through `spindle serve`'s HTTP API: create a session, prompt, answer a
-permission, cancel a running turn and prompt again, reading the transcript from
+"""Every model script through `spindle serve`'s HTTP API: create a session, prompt, answer each
+permission with `POST /permission` (approve, or reject for the `reject` script), cancel the slow
+answer with `POST /cancel` and prompt again (the `cancel` script), and read the transcript from
 `GET /api/sessions/{id}/transcript` (the JSON `spindle replay` prints).
 
-`serve_checks(spindle, agent, root)` yields (name, ok, detail) for the scripts "serve-plain",
-"serve-write" (the permission answered through the API) and "serve-cancel" (cancel, then the
-agent takes the next prompt).
+`serve_run(spindle, agent, script, root)` returns the same run record as `runner.run_one`, so
+`checks.check_run` reads it unchanged: the transcript is the API's, the recording is the server's
+wire log (SQLite `wire_log`) written out as a `--record` file, and `exit` is the code `spindle chat`
+gives for the same turn. `run["api"]` holds the checks of the API calls themselves, among them
+`transcript-is-replay`: `spindle replay` of the exported wire log builds the API's transcript.
 """
 
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import time
 import urllib.error
 import urllib.request
 
 import model_scripts as ms
-from agents import QUIET_ENV
+from checks import prompt_turn
+
+# The serve run of the `cancel` script uses the emulator script that answers the prompt after
+# the cancelled one (`serve-cancel`); the others use the script of the same name.
+EMULATOR_SCRIPT = {"cancel": "serve-cancel"}
+TURN_TIMEOUT = 120  # seconds for one turn, like `spindle chat --timeout` in runner.py
+SETTLE = 1.5  # seconds to wait after the turn ends, for updates an agent sends after its response
 
 
 def free_port():
@@ -43,50 +53,136 @@ class Api:
     def transcript(self, sid):
         return self.call("GET", f"/api/sessions/{sid}/transcript")[1]
 
-    def wait(self, sid, predicate, timeout):
-        deadline = time.monotonic() + timeout
-        t = None
-        while time.monotonic() < deadline:
-            t = self.transcript(sid)
-            if isinstance(t, dict) and predicate(t):
-                return t, True
-            time.sleep(0.2)
-        return t, False
 
-
-def turn_done(n):
-    return lambda t: any(x.get("turn") == n and x.get("finished") for x in t.get("turns") or [])
+def turn_of(t, k):
+    """The turn of the k-th prompt, None until its user message is in the transcript."""
+    n = prompt_turn(t, k)
+    return next((x for x in (t or {}).get("turns") or [] if x.get("turn") == n), None) if n else None
 
 
 def pending_permission(t):
-    for e in t.get("entries") or []:
+    for e in (t or {}).get("entries") or []:
         p = e.get("permission")
         if p and not p.get("outcome"):
             return e
     return None
 
 
-def serve_run(spindle, agent, script, root, steps):
-    """Start the emulator and `spindle serve`, run `steps(api, sid)`, always stop both."""
-    from runner import seed_work, start_emulator
+def chat_exit(t, k):
+    """The exit code `spindle chat --prompt` gives for the turn of the k-th prompt (chat/mod.rs
+    exit_code_for_turn); None while the turn is open."""
+    turn = turn_of(t, k)
+    if not turn or not turn.get("finished"):
+        return None
+    stop = turn.get("stopReason")
+    if stop is None:
+        return 1 if (t.get("state") or {}).get("error") else 0
+    return {"end_turn": 0, "max_tokens": 3, "max_turn_requests": 3, "refusal": 4, "cancelled": 130}.get(stop, 1)
 
-    run_dir = os.path.join(root, agent.name, script)
+
+def choose(permission, approve):
+    """The option the harness picks: allow_once (else any allow_*) to approve, reject_once (else
+    any reject_*) to reject; None (dismissed, "cancelled") when no such option is offered."""
+    options = permission.get("options") or []
+    prefix = "allow" if approve else "reject"
+    for wanted in (prefix + "_once", prefix):
+        for o in options:
+            if str(o.get("kind", "")).startswith(wanted):
+                return o.get("optionId")
+    return None
+
+
+def drive_turn(api, sid, k, approve, checks, until=None):
+    """Waits for the turn of the k-th prompt to end, answering every permission asked meanwhile;
+    with `until`, returns as soon as `until(transcript)` holds (used to cancel mid-answer).
+    Returns (transcript, ended)."""
+    deadline = time.monotonic() + TURN_TIMEOUT
+    answered = set()
+    t = None
+    while time.monotonic() < deadline:
+        t = api.transcript(sid)
+        if not isinstance(t, dict):
+            time.sleep(0.2)
+            continue
+        if until is not None and until(t):
+            return t, False
+        turn = turn_of(t, k)
+        if turn and turn.get("finished"):
+            return t, True
+        entry = pending_permission(t)
+        if entry is not None:
+            permission = entry["permission"]
+            key = json.dumps(permission.get("requestId"))
+            if key not in answered:
+                answered.add(key)
+                option = choose(permission, approve)
+                status, body = api.call("POST", f"/api/sessions/{sid}/permission", {"key": key, "optionId": option})
+                checks.append(("permission-answered", status == 200, f"POST permission {key} -> {option!r}: {status} {body}"))
+        time.sleep(0.2)
+    return t, False
+
+
+def export_recording(db, sid, path):
+    """Writes the session's wire log as a `--record` file: agent lines as they came, client lines
+    as `{"sent": ...}`; history replays and the server's own notes are left out."""
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT direction, line FROM wire_log WHERE session_id = ? ORDER BY seq", (sid,)).fetchall()
+    finally:
+        con.close()
+    with open(path, "w") as out:
+        for direction, line in rows:
+            if direction == "agent":
+                out.write(line + "\n")
+            elif direction == "client":
+                out.write(json.dumps({"sent": json.loads(line)}, separators=(",", ":")) + "\n")
+
+
+def cancel_steps(api, sid, prompt, checks):
+    """The first prompt's slow answer is cancelled; the second prompt must be answered."""
+    status, body = api.call("POST", f"/api/sessions/{sid}/prompt", {"text": prompt})
+    checks.append(("prompt-accepted", status == 202, f"POST prompt: {status} {body}"))
+    t, _ = drive_turn(api, sid, 1, True, checks, until=lambda t: "slow1" in json.dumps(t.get("entries") or []))
+    checks.append(("streaming-before-cancel", "slow1" in json.dumps((t or {}).get("entries") or []), "no slow text before the cancel"))
+    status, _ = api.call("POST", f"/api/sessions/{sid}/cancel", {})
+    checks.append(("cancel-accepted", status == 200, f"POST cancel: {status}"))
+    t, ended = drive_turn(api, sid, 1, True, checks)
+    checks.append(("cancel-ends-turn", ended, f"turn 1 still open: {(t or {}).get('state')}"))
+    status, _ = api.call("POST", f"/api/sessions/{sid}/prompt", {"text": "Say hello."})
+    t, ended = drive_turn(api, sid, 2, True, checks)
+    time.sleep(SETTLE)
+    t = api.transcript(sid)
+    reply = (turn_of(t, 2) or {}).get("reply")
+    said = [e.get("text") for e in (t or {}).get("entries") or [] if e.get("kind") == "agent_message" and e.get("turn") == prompt_turn(t, 2)]
+    checks.append(("next-prompt-taken", ended and (reply or "").strip() == ms.PLAIN_TEXT, f"turn 2 reply {reply!r}; turn-2 agent messages {said}"))
+    return t
+
+
+def serve_run(spindle, agent, script, root, prompt):
+    """Runs `script` through `spindle serve`; returns the run record (see the module doc)."""
+    from runner import agent_env, seed_work, start_emulator
+
+    run_dir = os.path.join(root, agent.name, "serve-" + script)
     home, work = os.path.join(run_dir, "home"), os.path.join(run_dir, "work")
     os.makedirs(home, exist_ok=True)
     seed_work(work)
-    emulator, port = start_emulator(script, work, os.path.join(run_dir, "emulator.jsonl"))
-    server = None
+    log = os.path.join(run_dir, "emulator.jsonl")
+    db = os.path.join(run_dir, "serve.db")
+    record = os.path.join(run_dir, "record.jsonl")
+    emulator, port = start_emulator(EMULATOR_SCRIPT.get(script, script), work, log)
+    server, sid, t = None, None, None
+    checks = []
+    started = time.monotonic()
     try:
-        command, agent_env = agent.setup(home, work, f"http://127.0.0.1:{port}")
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "LANG": "C.UTF-8", "XDG_CONFIG_HOME": os.path.join(home, ".config"), **QUIET_ENV, **agent_env}
+        command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}")
         bind = f"127.0.0.1:{free_port()}"
         server = subprocess.Popen(
-            [spindle, "serve", "--bind", bind, "--db", os.path.join(run_dir, "serve.db"), "--"] + command,
+            [spindle, "serve", "--bind", bind, "--db", db, "--agent-startup-timeout", "90", "--"] + command,
             cwd=work, env=env, stdin=subprocess.DEVNULL,
-            stdout=open(os.path.join(run_dir, "serve.stdout"), "w"), stderr=open(os.path.join(run_dir, "serve.stderr"), "w"),
+            stdout=open(os.path.join(run_dir, "stdout"), "w"), stderr=open(os.path.join(run_dir, "stderr"), "w"),
         )
         api = Api(f"http://{bind}")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 100
         status, created = None, None
         while time.monotonic() < deadline:
             try:
@@ -94,9 +190,17 @@ def serve_run(spindle, agent, script, root, steps):
                 break
             except (urllib.error.URLError, ConnectionError):
                 time.sleep(0.2)
-        if status != 201:
-            return [("session-created", False, f"POST /api/sessions: {status} {created}")]
-        return [("session-created", True, "")] + steps(api, created["id"], work)
+        checks.append(("session-created", status == 201, f"POST /api/sessions: {status} {created}"))
+        if status == 201:
+            sid = created["id"]
+            if script == "cancel":
+                t = cancel_steps(api, sid, prompt, checks)
+            else:
+                status, body = api.call("POST", f"/api/sessions/{sid}/prompt", {"text": prompt})
+                checks.append(("prompt-accepted", status == 202, f"POST prompt: {status} {body}"))
+                t, _ = drive_turn(api, sid, 1, script != "reject", checks)
+                time.sleep(SETTLE)
+                t = api.transcript(sid)
     finally:
         if server is not None:
             server.terminate()
@@ -104,66 +208,52 @@ def serve_run(spindle, agent, script, root, steps):
                 server.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 server.kill()
+                server.wait()
         emulator.terminate()
         emulator.wait(timeout=10)
+    elapsed = time.monotonic() - started
+    replay_exit, replayed = None, None
+    if sid is not None:
+        export_recording(db, sid, record)
+        out = subprocess.run([spindle, "replay", "--format", "json", record], capture_output=True, text=True)
+        replay_exit = out.returncode
+        replayed = json.loads(out.stdout) if out.stdout.strip() else None
+        checks.append(("transcript-is-replay", isinstance(t, dict) and replayed == t, transcript_difference(t, replayed)))
+    requests = []
+    if os.path.exists(log):
+        with open(log) as f:
+            requests = [json.loads(line) for line in f if line.strip()]
+    transcript = t if isinstance(t, dict) else None
+    return {
+        "agent": agent,
+        "script": script,
+        "mode": "serve",
+        "dir": run_dir,
+        "work": work,
+        "exit": chat_exit(transcript, 1) if transcript else None,
+        "elapsed": elapsed,
+        "replay_exit": replay_exit,
+        "transcript": transcript,
+        "requests": requests,
+        "stderr": open(os.path.join(run_dir, "stderr")).read() if os.path.exists(os.path.join(run_dir, "stderr")) else "",
+        "stdout": "",
+        "record": record if os.path.exists(record) else None,
+        "prompt": prompt,
+        "api": checks,
+    }
 
 
-def plain_steps(api, sid, work):
-    status, _ = api.call("POST", f"/api/sessions/{sid}/prompt", {"text": "Say hello."})
-    t, done = api.wait(sid, turn_done(1), 90)
-    reply = ((t or {}).get("finalReply") or "").strip()
-    return [
-        ("prompt-accepted", status == 202, f"POST prompt: {status}"),
-        ("turn-ends", done and (t.get("state") or {}).get("stopReason") == "end_turn", f"state {(t or {}).get('state')}"),
-        ("reply", reply == ms.PLAIN_TEXT, f"reply {reply[:120]!r}"),
-    ]
-
-
-def write_steps(api, sid, work):
-    api.call("POST", f"/api/sessions/{sid}/prompt", {"text": "Create new.txt."})
-    t, asked = api.wait(sid, pending_permission, 90)
-    out = [("permission-shown", asked, "no pending permission in the transcript")]
-    if asked:
-        entry = pending_permission(t)
-        options = entry["permission"].get("options") or []
-        allow = next((o for o in options if o.get("kind") == "allow_once"), options[0] if options else {})
-        status, body = api.call("POST", f"/api/sessions/{sid}/permission", {"key": json.dumps(entry["permission"].get("requestId")), "optionId": allow.get("optionId")})
-        out.append(("permission-answered", status == 200, f"POST permission (request {entry['permission'].get('requestId')!r}): {status} {body}"))
-    t, done = api.wait(sid, turn_done(1), 90)
-    try:
-        with open(os.path.join(work, "new.txt")) as f:
-            now = f.read()
-    except OSError:
-        now = None
-    out.append(("turn-ends", done, f"state {(t or {}).get('state')}"))
-    out.append(("file", now == ms.WRITE_CONTENT, f"new.txt is {now!r}"))
-    return out
-
-
-def cancel_steps(api, sid, work):
-    api.call("POST", f"/api/sessions/{sid}/prompt", {"text": "Write a very long answer."})
-    t, streaming = api.wait(sid, lambda t: "slow1" in json.dumps(t.get("entries") or []), 60)
-    status, _ = api.call("POST", f"/api/sessions/{sid}/cancel", {})
-    t, done = api.wait(sid, turn_done(1), 30)
-    stop = ((t or {}).get("turns") or [{}])[0].get("stopReason")
-    out = [
-        ("streaming-before-cancel", streaming, "no slow text before the cancel"),
-        ("cancel-accepted", status == 200, f"POST cancel: {status}"),
-        ("cancelled", done and stop == "cancelled", f"turn 1 stopReason {stop!r}"),
-    ]
-    api.call("POST", f"/api/sessions/{sid}/prompt", {"text": "Say hello."})
-    t, done = api.wait(sid, turn_done(2), 90)
-    time.sleep(3)  # updates an agent sends after the turn's response still count
-    t = api.transcript(sid)
-    reply = next((x.get("reply") for x in (t or {}).get("turns") or [] if x.get("turn") == 2), None)
-    late = [e.get("text") for e in (t or {}).get("entries") or [] if e.get("kind") == "agent_message" and e.get("turn") == 2]
-    out.append(("next-prompt-taken", done and (reply or "").strip() == ms.PLAIN_TEXT, f"turn 2 reply {reply!r}; turn-2 agent messages {late}"))
-    return out
-
-
-SERVE_SCRIPTS = {"serve-plain": ("plain", plain_steps), "serve-write": ("write", write_steps), "serve-cancel": ("serve-cancel", cancel_steps)}
-
-
-def serve_checks(spindle, agent, name, root):
-    script, steps = SERVE_SCRIPTS[name]
-    return serve_run(spindle, agent, script, os.path.join(root, "serve"), steps)
+def transcript_difference(api, replayed):
+    """Where the API's transcript and the replay of the wire log first differ (for a failure)."""
+    if not isinstance(api, dict) or not isinstance(replayed, dict):
+        return f"API transcript {type(api).__name__}, replay {type(replayed).__name__}"
+    for key in sorted(set(api) | set(replayed)):
+        if api.get(key) != replayed.get(key):
+            a, r = api.get(key), replayed.get(key)
+            if isinstance(a, list) and isinstance(r, list):
+                for i, (x, y) in enumerate(zip(a, r)):
+                    if x != y:
+                        return f"{key}[{i}]: API {json.dumps(x)[:200]} / replay {json.dumps(y)[:200]}"
+                return f"{key}: API has {len(a)}, replay {len(r)}"
+            return f"{key}: API {json.dumps(a)[:200]} / replay {json.dumps(r)[:200]}"
+    return ""
