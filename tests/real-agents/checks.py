@@ -25,13 +25,6 @@ XFAIL = {
         "opencode reports a new file's write as text only ({\"type\":\"content\",...\"Wrote file "
         "successfully.\"}), with no diff block; its edit tool does send a diff",
     ),
-    ("gemini", "write", "reply"): (
-        "agent",
-        "after an \"Allow for this session\" (allow_always) answer Gemini CLI sends the mode switch as "
-        "reply text: agent_message_chunk {\"text\":\"[MODE_UPDATE] autoEdit\"} instead of a "
-        "current_mode_update, so the reply starts with it",
-    ),
-    ("gemini", "edit", "reply"): ("agent", "same as gemini/write/reply: [MODE_UPDATE] autoEdit sent as reply text"),
     ("gemini", "shell", "terminal-output"): (
         "agent",
         "Gemini CLI ends a shell tool call with {\"status\":\"completed\",\"content\":[]}: the command's "
