@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::classify::block_is_non_reply;
 use crate::core::TranscriptEngine;
-use crate::model::{Block, EntryBody};
+use crate::model::{Block, EntryBody, Message};
 use crate::ops::RenderOp;
 use crate::text::{common_prefix_len, utf16_len};
 
@@ -41,14 +41,22 @@ pub(crate) fn block_in_from_value(v: Value) -> BlockIn<'static> {
     }
 }
 
+/// The content blocks of an entry that holds text: a message's, or a
+/// compaction boundary's summary.
+fn text_content(body: &mut EntryBody) -> Option<&mut Message> {
+    match body {
+        EntryBody::Message(m) => Some(m),
+        EntryBody::Boundary(b) => Some(&mut b.summary),
+        _ => None,
+    }
+}
+
 impl TranscriptEngine {
     pub(crate) fn append_block(&mut self, idx: usize, block: BlockIn<'_>, emit: bool) {
         let emit = emit && self.ops_on;
         let entry = &mut self.t.entries[idx];
-        let msg = match &mut entry.body {
-            EntryBody::Message(m) => m,
-            EntryBody::Boundary(b) => &mut b.summary,
-            _ => return,
+        let Some(msg) = text_content(&mut entry.body) else {
+            return;
         };
         match block {
             BlockIn::Text(text, extra, hidden) => {
@@ -76,10 +84,8 @@ impl TranscriptEngine {
     pub(crate) fn set_content(&mut self, idx: usize, blocks: Vec<BlockIn<'_>>, emit: bool) {
         let emit = emit && self.ops_on;
         let entry = &mut self.t.entries[idx];
-        let msg = match &mut entry.body {
-            EntryBody::Message(m) => m,
-            EntryBody::Boundary(b) => &mut b.summary,
-            _ => return,
+        let Some(msg) = text_content(&mut entry.body) else {
+            return;
         };
         let old_attachments = if emit { msg.attachments() } else { Vec::new() };
         let text_blocks = blocks
