@@ -6,6 +6,8 @@
 //!
 //! - [`tags`]: the `sessionUpdate` tags (v1, v2 draft, Spindle extensions) and
 //!   the message kinds they carry;
+//! - [`client_methods`]: method names, fields and capability keys of the
+//!   typed client calls and the agent's client methods (fs, terminals);
 //! - [`extensions`]: the Spindle extensions and how peers opt into them;
 //! - [`routing`]: the metadata fields that route agent text to the reply,
 //!   thoughts or the plan, in the order they are weighed;
@@ -14,6 +16,7 @@
 //! - [`scan`]: the single-pass scanner for the hot chunk path;
 //! - [`hash`]: the fast hasher of hot-path id maps.
 
+pub mod client_methods;
 pub mod extensions;
 pub mod hash;
 pub mod meta;
