@@ -19,6 +19,7 @@
 pub mod client_methods;
 pub mod extensions;
 pub mod hash;
+pub mod host;
 pub mod meta;
 pub mod routing;
 pub mod scan;
