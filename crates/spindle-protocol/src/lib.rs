@@ -78,6 +78,7 @@ struct ReadmeDoctests;
 pub mod client;
 pub mod extensions;
 pub mod jsonrpc;
+pub mod prompt;
 pub mod req_queue;
 #[cfg(feature = "schema-check")]
 pub mod schema_check;
@@ -85,9 +86,9 @@ pub mod transport;
 pub mod update_params;
 
 pub use client::{
-    AcpClient, ClientCore, ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions,
-    Completion, HandshakePhase, InitializeOutcome, PromptOutcome, ProtocolChoice, WireDirection,
-    WireRecord,
+    AGENT_AUTH_KIND, AcpClient, AgentSessionInfo, AuthMethod, ClientCore, ClientError, ClientEvent,
+    ClientEvents, ClientInfo, ClientOptions, Completion, HandshakePhase, InitializeOutcome,
+    PromptCapabilities, PromptOutcome, ProtocolChoice, SessionList, WireDirection, WireRecord,
 };
 pub use jsonrpc::{DecodeError, Frame, Message, RequestId, ResponseError, decode_line};
 pub use req_queue::ReqQueue;

@@ -26,10 +26,11 @@ use crate::jsonrpc::{
 };
 use crate::req_queue::{CANCEL_REQUEST_METHOD, ReqQueue};
 use crate::transport::{Incoming, decode_line_into};
+use spindle_wire::client_methods::{SESSION_NEW, fields};
 
 /// Why the client sent a request; decides what its response does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Purpose {
+pub(super) enum Purpose {
     /// The handshake, asking for this version.
     Initialize {
         asked: u16,
@@ -177,7 +178,7 @@ impl<T> ClientCore<T> {
             .map(|(id, p)| (id, p.method.as_str(), &p.data.data))
     }
 
-    fn register(
+    pub(super) fn register(
         &mut self,
         method: &str,
         params: Box<RawValue>,
@@ -201,6 +202,12 @@ impl<T> ClientCore<T> {
         Ok(id)
     }
 
+    /// Makes `session_id` known before it is opened (load, resume): its
+    /// replayed updates are expected.
+    pub(super) fn register_session(&mut self, session_id: &str) {
+        self.sessions.register(session_id);
+    }
+
     /// Forgets a request the driver could not send; returns its data.
     pub fn forget_request(&mut self, id: &RequestId) -> Option<T> {
         let pending = self.queue.complete_outgoing(id).ok()?;
@@ -221,7 +228,7 @@ impl<T> ClientCore<T> {
         Ok(id)
     }
 
-    fn require_init(&self) -> Result<&InitializeOutcome, ClientError> {
+    pub(super) fn require_init(&self) -> Result<&InitializeOutcome, ClientError> {
         self.init.as_ref().ok_or(ClientError::NotInitialized)
     }
 
@@ -233,62 +240,9 @@ impl<T> ClientCore<T> {
         data: T,
     ) -> Result<RequestId, ClientError> {
         self.require_init()?;
-        let params = to_raw(&json!({ "cwd": cwd, "mcpServers": mcp_servers }))
+        let params = to_raw(&json!({ fields::CWD: cwd, fields::MCP_SERVERS: mcp_servers }))
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.register("session/new", params, Purpose::NewSession, data)
-    }
-
-    /// v1 `session/load`, when the agent advertised `loadSession`.
-    pub fn load_session(
-        &mut self,
-        session_id: &str,
-        cwd: &str,
-        mcp_servers: &Value,
-        data: T,
-    ) -> Result<RequestId, ClientError> {
-        if !self.require_init()?.can_load_session() {
-            return Err(ClientError::Unsupported(
-                "session/load (needs v1 agentCapabilities.loadSession; in v2 use resume_session with replay)"
-                    .into(),
-            ));
-        }
-        self.sessions.register(session_id);
-        let params =
-            to_raw(&json!({ "sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers }))
-                .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.register("session/load", params, Purpose::Other, data)
-    }
-
-    /// `session/resume` (see [`InitializeOutcome::can_resume_session`]);
-    /// `replay_from` is v2 only.
-    pub fn resume_session(
-        &mut self,
-        session_id: &str,
-        cwd: &str,
-        mcp_servers: &Value,
-        replay_from: Option<&Value>,
-        data: T,
-    ) -> Result<RequestId, ClientError> {
-        let init = self.require_init()?;
-        let mut params = json!({ "sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers });
-        if !init.can_resume_session() {
-            return Err(ClientError::Unsupported(if init.protocol_version == 1 {
-                "session/resume (needs agentCapabilities.sessionCapabilities.resume)".into()
-            } else {
-                "session/resume (the agent did not advertise capabilities.session)".into()
-            }));
-        }
-        if let Some(r) = replay_from {
-            if init.protocol_version == 1 {
-                return Err(ClientError::Unsupported(
-                    "replay on v1 session/resume (use load_session)".into(),
-                ));
-            }
-            params["replayFrom"] = r.clone();
-        }
-        self.sessions.register(session_id);
-        let params = to_raw(&params).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.register("session/resume", params, Purpose::Other, data)
+        self.register(SESSION_NEW, params, Purpose::NewSession, data)
     }
 
     /// `session/prompt` with `blocks` as the prompt.

@@ -1,6 +1,6 @@
 //! The `initialize` exchange without I/O: the request params a client sends
-//! for a protocol version, the reading of the agent's answer, and the
-//! capability checks that decide which session calls the agent offers.
+//! for a protocol version and the reading of the agent's answer (what the
+//! answer offers is read in `capabilities`).
 //!
 //! Version negotiation (ask for v2, fall back to v1 when the agent answers 1
 //! or rejects the request) is driven by [`ClientCore`](super::ClientCore);
@@ -121,32 +121,6 @@ pub(super) fn parse_initialize(
             .unwrap_or_default(),
         raw,
     })
-}
-
-impl InitializeOutcome {
-    fn capabilities(&self) -> Value {
-        serde_json::from_str(self.agent_capabilities.get()).unwrap_or_default()
-    }
-
-    /// Whether the agent offers v1 `session/load` (`agentCapabilities.loadSession`).
-    pub fn can_load_session(&self) -> bool {
-        self.protocol_version == 1
-            && self.capabilities().get("loadSession") == Some(&Value::Bool(true))
-    }
-
-    /// Whether the agent offers `session/resume`: v1 with
-    /// `agentCapabilities.sessionCapabilities.resume`, v2 whenever it
-    /// advertised `capabilities.session` (resume is baseline there).
-    pub fn can_resume_session(&self) -> bool {
-        let caps = self.capabilities();
-        if self.protocol_version == 1 {
-            caps.get("sessionCapabilities")
-                .and_then(|s| s.get("resume"))
-                .is_some_and(|r| !r.is_null())
-        } else {
-            caps.get("session").is_some_and(|s| !s.is_null())
-        }
-    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //! `state_update` state and stop reason); every update reaches the
 //! application as the verbatim `session/update` params.
 
+mod calls;
+mod capabilities;
 mod core;
 mod dispatch;
 mod handshake;
@@ -21,6 +23,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::jsonrpc::{RequestId, ResponseError};
 use crate::transport::{ChildHandle, Connection, MessageSender, SpawnOptions, spawn_child};
+pub use calls::{AgentSessionInfo, SessionList};
+pub use capabilities::{AGENT_AUTH_KIND, AuthMethod, PromptCapabilities};
 pub use core::{ClientCore, Completion, HandshakePhase};
 use dispatch::{Shared, Step, Waiter, complete, dispatch_loop};
 pub use types::{
@@ -170,8 +174,10 @@ impl AcpClient {
         Ok((parsed.session_id, raw))
     }
 
-    /// v1 `session/load` (replays history as updates before the response).
-    /// Only when the agent advertised `loadSession`.
+    /// Opens an earlier session with its history replayed as updates before
+    /// the answer: v1 `session/load` (only when the agent advertised
+    /// `loadSession`), v2 `session/resume` with `replayFrom: {"type":"start"}`.
+    /// Returns the raw result (v1: `modes`, `configOptions`).
     pub async fn load_session(
         &self,
         session_id: &str,
@@ -197,6 +203,51 @@ impl AcpClient {
             core.resume_session(session_id, cwd, mcp_servers, replay_from, waiter)
         })
         .await
+    }
+
+    /// Authenticates with an advertised method of type `agent` (v1
+    /// `authenticate`, v2 `auth/login`); see [`ClientCore::authenticate`].
+    pub async fn authenticate(&self, method_id: &str) -> Result<Box<RawValue>, ClientError> {
+        self.request_with(|core, waiter| core.authenticate(method_id, waiter))
+            .await
+    }
+
+    /// v1 `session/set_mode` (v2: [`ClientError::Unsupported`]; modes are
+    /// config options there).
+    pub async fn set_mode(
+        &self,
+        session_id: &str,
+        mode_id: &str,
+    ) -> Result<Box<RawValue>, ClientError> {
+        self.request_with(|core, waiter| core.set_mode(session_id, mode_id, waiter))
+            .await
+    }
+
+    /// `session/set_config_option` with a value id (string) or a boolean.
+    /// Returns the raw result, whose `configOptions` is the session's
+    /// complete set of options after the change.
+    pub async fn set_config_option(
+        &self,
+        session_id: &str,
+        config_id: &str,
+        value: Value,
+    ) -> Result<Box<RawValue>, ClientError> {
+        self.request_with(|core, waiter| {
+            core.set_config_option(session_id, config_id, &value, waiter)
+        })
+        .await
+    }
+
+    /// `session/list`, optionally filtered by `cwd` and from a page `cursor`.
+    pub async fn list_sessions(
+        &self,
+        cwd: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<SessionList, ClientError> {
+        let raw = self
+            .request_with(|core, waiter| core.list_sessions(cwd, cursor, waiter))
+            .await?;
+        SessionList::from_result(&raw)
     }
 
     /// `session/prompt`, awaiting the response: in v1 that is the end of the

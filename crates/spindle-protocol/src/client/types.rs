@@ -4,6 +4,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
+use spindle_wire::client_methods::AUTH_REQUIRED_CODE;
+
 use crate::jsonrpc::{RequestId, ResponseError};
 use crate::transport::ChildExit;
 use crate::update_params::UpdateParams;
@@ -176,6 +178,15 @@ impl std::fmt::Display for ClientError {
             ClientError::Protocol(m) => write!(f, "protocol error: {m}"),
             ClientError::UnknownRequest(id) => write!(f, "no pending agent request with id {id}"),
         }
+    }
+}
+
+impl ClientError {
+    /// Whether the agent refused the call until the client authenticates:
+    /// a JSON-RPC error with code -32000 (`auth_required`). Then offer the
+    /// agent's [`InitializeOutcome::auth_methods`] and call `authenticate`.
+    pub fn is_auth_required(&self) -> bool {
+        matches!(self, ClientError::Rpc(e) if e.code == AUTH_REQUIRED_CODE)
     }
 }
 

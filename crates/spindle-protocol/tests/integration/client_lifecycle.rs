@@ -265,16 +265,20 @@ async fn load_and_resume_follow_agent_capabilities() {
     t.await.unwrap().unwrap();
     agent.assert_client_messages_valid();
 
-    // v2: resume with replay is baseline when `session` is advertised; load is v1 only.
+    // v2: resume with replay is baseline when `session` is advertised, and
+    // loading is that resume with replay from the start.
     let (client, _events, mut agent) = start(ClientOptions {
         protocol: ProtocolChoice::V2Preferred,
         ..ClientOptions::default()
     });
     init_v2(&client, &mut agent).await;
-    assert!(matches!(
-        client.load_session("old", "/w", &json!([])).await,
-        Err(ClientError::Unsupported(_))
-    ));
+    let c = client.clone();
+    let t = tokio::spawn(async move { c.load_session("old", "/w", &json!([])).await });
+    let (id, params) = agent.expect_request("session/resume").await;
+    assert_eq!(params["sessionId"], "old");
+    assert_eq!(params["replayFrom"], json!({"type": "start"}));
+    agent.reply(id, json!({})).await;
+    t.await.unwrap().unwrap();
     let c = client.clone();
     let t = tokio::spawn(async move {
         c.resume_session("old", "/w", &json!([]), Some(&json!({"type": "start"})))

@@ -1,8 +1,9 @@
 //! spindle-protocol's integration tests, in one binary: the client against a
 //! scripted agent (`client`, `client_lifecycle`), its sans-I/O core driven by
 //! hand (`client_core`), against the test agent
-//! (`agent_connection`) and feeding the engine (`engine_integration`), and
-//! properties of line decoding (`decode_properties`).
+//! (`agent_connection`) and feeding the engine (`engine_integration`),
+//! properties of line decoding (`decode_properties`), and the typed calls
+//! (`typed_calls`: authentication, modes, config options, session/list).
 
 mod agent_connection;
 mod client;
@@ -12,3 +13,4 @@ mod common;
 mod decode_properties;
 mod engine_integration;
 mod test_agent;
+mod typed_calls;
