@@ -1,0 +1,113 @@
+//! Errors of the file services and the JSON-RPC errors the agent gets.
+
+use std::fmt;
+
+use spindle_protocol::ResponseError;
+use spindle_wire::client_methods::RESOURCE_NOT_FOUND_CODE;
+use spindle_wire::host::{REFUSAL_REASON_KEY, REFUSAL_REJECTED};
+
+/// JSON-RPC "invalid params": a malformed request, or a path or size the
+/// client does not accept.
+pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC "method not found": the method, or the service (file access,
+/// terminals), is off.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC "internal error": the operation failed (I/O, not text, too many
+/// terminals, the user rejected a write: see the message).
+pub const INTERNAL_ERROR: i64 = -32603;
+
+/// What kind of file-service failure an [`FsError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FsErrorKind {
+    /// The path is malformed (empty, `..`, NUL).
+    InvalidPath,
+    /// The path lies outside the workspace root, or reaches out of it through
+    /// a symbolic link, or names a system file (`/proc`, `/sys`, `/dev`).
+    OutsideRoot,
+    /// No such file or directory.
+    NotFound,
+    /// A directory (or other non-regular file) where a file was needed, or
+    /// the reverse.
+    NotAFile,
+    /// The file is not UTF-8 text.
+    NotText,
+    /// Over a size limit.
+    TooLarge,
+    /// The policy does not allow it.
+    Disabled,
+    /// The operating system refused (permissions, disk full, ...).
+    Io,
+}
+
+/// A file-service failure, with a message fit to show the user and the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsError {
+    kind: FsErrorKind,
+    message: String,
+}
+
+impl FsError {
+    /// An error of this kind.
+    pub fn new(kind: FsErrorKind, message: impl Into<String>) -> FsError {
+        FsError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> FsErrorKind {
+        self.kind
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The JSON-RPC error for the agent: `-32602` for bad paths and sizes,
+    /// `-32002` (resource not found) for a missing file, `-32601` when the
+    /// policy is off, `-32603` otherwise.
+    pub fn to_response_error(&self) -> ResponseError {
+        let code = match self.kind {
+            FsErrorKind::InvalidPath | FsErrorKind::OutsideRoot | FsErrorKind::TooLarge => {
+                INVALID_PARAMS
+            }
+            FsErrorKind::NotFound => RESOURCE_NOT_FOUND_CODE,
+            FsErrorKind::Disabled => METHOD_NOT_FOUND,
+            FsErrorKind::NotAFile | FsErrorKind::NotText | FsErrorKind::Io => INTERNAL_ERROR,
+        };
+        ResponseError::new(code, self.message.clone())
+    }
+}
+
+impl fmt::Display for FsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for FsError {}
+
+impl From<FsError> for ResponseError {
+    fn from(e: FsError) -> Self {
+        e.to_response_error()
+    }
+}
+
+/// `-32602` with this message.
+pub(crate) fn invalid_params(message: impl Into<String>) -> ResponseError {
+    ResponseError::new(INVALID_PARAMS, message)
+}
+
+/// The error a write the user rejected gets: `-32603` with
+/// `data: {"reason": "rejected"}`.
+pub(crate) fn rejected(display_path: &str) -> ResponseError {
+    let mut e = ResponseError::new(
+        INTERNAL_ERROR,
+        format!("the user rejected the write to {display_path}"),
+    );
+    let data = serde_json::json!({ REFUSAL_REASON_KEY: REFUSAL_REJECTED });
+    e.data = serde_json::value::to_raw_value(&data).ok();
+    e
+}
