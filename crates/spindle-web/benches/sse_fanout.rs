@@ -123,6 +123,8 @@ fn server() {
                 protocol_version: 1,
                 cwd: std::env::temp_dir(),
                 startup_timeout: Duration::from_secs(30),
+                fs: spindle_web::FsPolicy::Off,
+                terminals: false,
             },
             limits: spindle_web::HubLimits::default(),
         };

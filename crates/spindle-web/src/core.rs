@@ -42,6 +42,11 @@ pub(crate) struct SessionCore {
     banner: Option<Banner>,
     /// Open permission questions by key, as the `web_permission` op that shows them.
     permissions: BTreeMap<String, Value>,
+    /// Open file-write reviews by key, as the `web_review` op that shows them.
+    reviews: BTreeMap<String, Value>,
+    /// Server facts shown by one op each, by op name (`web_status`, `web_standing_permissions`):
+    /// the latest op of each is part of every snapshot.
+    facts: BTreeMap<&'static str, Value>,
     /// What the last saved replies looked like (count, finished count, total text length), to
     /// save again only when a turn ended or a reply changed.
     /// `turn_progress()` at the last save of the materialized transcript and replies.
@@ -71,6 +76,8 @@ impl SessionCore {
             storage_error: None,
             banner: None,
             permissions: BTreeMap::new(),
+            reviews: BTreeMap::new(),
+            facts: BTreeMap::new(),
             saved_turns,
             diagnostics: 0,
         }
@@ -92,6 +99,10 @@ impl SessionCore {
         self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
         if !ops.is_empty() {
             self.publish_ops(&ops);
+        }
+        if self.feed.facts.take_changed() {
+            let op = self.feed.facts.modes_op();
+            self.publish_web_op(op);
         }
         self.save_replies_if_changed();
     }
@@ -234,6 +245,58 @@ impl SessionCore {
         }
     }
 
+    /// Shows a pending file-write review.
+    pub(crate) fn open_review(&mut self, key: String, op: Value) {
+        self.reviews.insert(key, op.clone());
+        self.publish_web_op(op);
+    }
+
+    /// Closes a review with its decision (`accept`, `reject`, `cancelled`, `error`); false when it
+    /// was not open.
+    pub(crate) fn close_review(
+        &mut self,
+        key: &str,
+        decision: &str,
+        message: Option<&str>,
+    ) -> bool {
+        let open = self.reviews.remove(key).is_some();
+        if open {
+            self.publish_web_op(json!({
+                "op": "web_review_resolved", "requestId": key, "decision": decision, "message": message,
+            }));
+        }
+        open
+    }
+
+    /// Sets a server fact shown by one op (see `facts`) and publishes it when it changed.
+    pub(crate) fn set_fact(&mut self, op: Value) {
+        let Some(name) = ["web_status", "web_standing_permissions"]
+            .into_iter()
+            .find(|name| op.get("op").and_then(Value::as_str) == Some(name))
+        else {
+            return;
+        };
+        if self.facts.get(name) != Some(&op) {
+            self.facts.insert(name, op.clone());
+            self.publish_web_op(op);
+        }
+    }
+
+    /// A server fact's op, if set.
+    pub(crate) fn fact(&self, name: &str) -> Option<&Value> {
+        self.facts.get(name)
+    }
+
+    /// Publishes a one-off op (not part of snapshots).
+    pub(crate) fn publish_note(&mut self, op: Value) {
+        self.publish_web_op(op);
+    }
+
+    /// What the log said besides the transcript (modes, cwd).
+    pub(crate) fn session_facts(&self) -> &crate::facts::SessionFacts {
+        &self.feed.facts
+    }
+
     pub(crate) fn permission(&self, key: &str) -> Option<&Value> {
         self.permissions.get(key)
     }
@@ -278,6 +341,11 @@ impl SessionCore {
             extra.push(banner_op(self.banner.as_ref()));
         }
         extra.extend(self.permissions.values().cloned());
+        extra.extend(self.reviews.values().cloned());
+        extra.extend(self.facts.values().cloned());
+        if self.feed.facts.modes.is_some() {
+            extra.push(self.feed.facts.modes_op());
+        }
         let engine = &self.engine;
         self.hub
             .subscribe(last_seen, || Self::snapshot_json(engine, &extra))

@@ -53,6 +53,15 @@ impl WebError {
         )
     }
 
+    /// The agent waits for the user to authenticate.
+    pub(crate) fn needs_auth() -> WebError {
+        WebError::new(
+            StatusCode::CONFLICT,
+            "the agent needs authentication first: pick one of its sign-in methods, then send \
+             the prompt again",
+        )
+    }
+
     pub(crate) fn unavailable(message: impl Into<String>) -> WebError {
         WebError::new(StatusCode::SERVICE_UNAVAILABLE, message)
     }

@@ -13,11 +13,17 @@
 //!
 //! The log also holds the server's own notes ([`Direction::Server`]): the agent exiting ends the
 //! turn it left open, with an error that says so.
+//!
+//! Local lines ([`Direction::Local`], contract C) are the client's own terminals' output and exits:
+//! not on the wire, but applied to the engine in log order like the rest, so a rebuild shows the
+//! same terminal output. Answers that carry session facts (modes, config options) are read by
+//! [`SessionFacts`] on the way, and their equivalent updates applied after the line.
 
 use serde_json::{Value, json};
 use spindle_engine::{RenderOp, TranscriptEngine};
 use spindle_wire::tags::STATE_UPDATE;
 
+use crate::facts::SessionFacts;
 use crate::store::Direction;
 
 /// The id fields that name an agent's entities; scoped per agent process.
@@ -35,9 +41,33 @@ const NOTE_KIND_KEY: &str = "spindle";
 /// The kind of the note logged when the agent process exits.
 const AGENT_EXITED: &str = "agent_exited";
 
+/// The kind of the note logged when a permission is answered "always".
+const STANDING_PERMISSION: &str = "standing_permission";
+
+/// The kind of the note logged when a standing permission is forgotten.
+const FORGET_PERMISSION: &str = "forget_permission";
+
+/// The kind of the note logged when a session is created for a working directory of its own.
+const SESSION_CWD: &str = "session_cwd";
+
 /// The note logged when the agent process exits: `{"spindle":"agent_exited","message":..}`.
 pub(crate) fn agent_exited_note(message: &str) -> String {
     json!({ NOTE_KIND_KEY: AGENT_EXITED, "message": message }).to_string()
+}
+
+/// `{"spindle":"standing_permission","rule":{key,label,kind,optionId}}`.
+pub(crate) fn standing_permission_note(rule: &Value) -> String {
+    json!({ NOTE_KIND_KEY: STANDING_PERMISSION, "rule": rule }).to_string()
+}
+
+/// `{"spindle":"forget_permission","key":..}`.
+pub(crate) fn forget_permission_note(key: &str) -> String {
+    json!({ NOTE_KIND_KEY: FORGET_PERMISSION, "key": key }).to_string()
+}
+
+/// `{"spindle":"session_cwd","cwd":..}`: the session's working directory, chosen at creation.
+pub(crate) fn session_cwd_note(cwd: &str) -> String {
+    json!({ NOTE_KIND_KEY: SESSION_CWD, "cwd": cwd }).to_string()
 }
 
 /// The prefix of the request ids the server sends to one agent process: `w{generation}-{process}-`.
@@ -55,6 +85,8 @@ pub(crate) struct EngineFeed {
     process: u32,
     /// The id prefix of the current process's `initialize` ([`request_id_prefix`]), if it had one.
     process_ids: Option<String>,
+    /// What the log said besides the transcript.
+    pub(crate) facts: SessionFacts,
 }
 
 impl EngineFeed {
@@ -69,6 +101,9 @@ impl EngineFeed {
         match direction {
             Direction::AgentReplay => return ops,
             Direction::Server => return self.server_note(engine, line),
+            Direction::Local => {
+                return scoped_apply(self.process, line, |line| engine.apply_recorded_line(line));
+            }
             Direction::Client if self.starts_a_process(line) => {
                 self.process += 1;
                 if self.process > 1 {
@@ -81,6 +116,13 @@ impl EngineFeed {
             }
             Direction::Client | Direction::Agent => {}
         }
+        let facts = match direction {
+            Direction::Client => {
+                self.facts.client_line(line);
+                Vec::new()
+            }
+            _ => self.facts.agent_line(line),
+        };
         let scoped = if self.process > 1 {
             scope_ids(line, self.process)
         } else {
@@ -99,6 +141,9 @@ impl EngineFeed {
             );
         }
         ops.extend(applied.ops);
+        for params in facts {
+            ops.extend(engine.apply_session_update(&params).ops);
+        }
         ops
     }
 
@@ -131,10 +176,42 @@ impl EngineFeed {
                     .unwrap_or("The agent exited before this turn finished.");
                 end_open_turn(engine, message)
             }
+            Some(STANDING_PERMISSION) => {
+                if let Some(rule) = note.get("rule") {
+                    self.facts.remember(rule);
+                }
+                Vec::new()
+            }
+            Some(FORGET_PERMISSION) => {
+                if let Some(key) = note.get("key").and_then(Value::as_str) {
+                    self.facts.forget(key);
+                }
+                Vec::new()
+            }
+            Some(SESSION_CWD) => {
+                if let Some(cwd) = note.get("cwd").and_then(Value::as_str) {
+                    self.facts.cwd = Some(cwd.to_string());
+                }
+                Vec::new()
+            }
             // Notes of a newer server are kept in the log and skipped here.
             _ => Vec::new(),
         }
     }
+}
+
+/// Applies a local line with its ids scoped like the agent lines of the same process.
+fn scoped_apply(
+    process: u32,
+    line: &str,
+    apply: impl FnOnce(&str) -> spindle_engine::Applied,
+) -> Vec<RenderOp> {
+    let scoped = if process > 1 {
+        scope_ids(line, process)
+    } else {
+        None
+    };
+    apply(scoped.as_deref().unwrap_or(line)).ops
 }
 
 /// Ends the open turn (if any) as failed, the way its protocol version ends a failed turn: a v1

@@ -26,12 +26,16 @@ pub struct AgentSettings {
     /// How long the agent may take to answer `initialize` and open its session before the
     /// waiting prompts fail and the agent is stopped.
     pub startup_timeout: std::time::Duration,
+    /// What the agent may do with files under the session's working directory (`--fs`).
+    pub fs: spindle_host::FsPolicy,
+    /// Whether the agent may run commands in terminals (`--terminals`).
+    pub terminals: bool,
 }
 
 impl AgentSettings {
-    /// What `spindle serve` says about itself in `initialize`: no files or terminals (they stay
-    /// on the server's side of the trust boundary), notices and compaction updates, and every
-    /// Spindle extension.
+    /// What `spindle serve` says about itself in `initialize`: notices and compaction updates and
+    /// every Spindle extension; files and terminals are added by the session's host
+    /// ([`spindle_host::HostConfig::advertise`]) as far as they are enabled.
     pub(crate) fn client_options(&self) -> ClientOptions {
         ClientOptions {
             protocol: if self.protocol_version >= 2 {
@@ -64,6 +68,21 @@ pub(crate) enum Pending {
     Resume,
     Load,
     Prompt,
+    /// `authenticate` (v2 `auth/login`), asked for from the page.
+    Authenticate,
+    /// `session/set_mode` or `session/set_config_option`, asked for from the page.
+    Setting,
+}
+
+/// How a web session opens its agent session when the agent starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Continue the session it had (resume, else load, else a new one), or open a new one.
+    Continue,
+    /// Load an earlier agent session: its replay becomes the transcript.
+    Load,
+    /// Resume an earlier agent session (no replay).
+    Resume,
 }
 
 /// The ACP client of one agent process, driven by the session task.
@@ -75,6 +94,8 @@ pub(crate) enum Phase {
     NoAgent,
     Initializing,
     Opening,
+    /// `session/new` (or load/resume) answered `auth_required`: waiting for `authenticate`.
+    NeedsAuth,
     Ready,
 }
 
@@ -87,6 +108,8 @@ pub(crate) enum StartupStep {
     Opened(String),
     /// The agent cannot be used; stop it.
     Failed(String),
+    /// The agent wants the user to authenticate first (its message).
+    NeedsAuth(String),
 }
 
 /// A web session's way to a ready agent session.
@@ -97,22 +120,35 @@ pub(crate) struct Startup {
     pub(crate) previous_agent_session: Option<String>,
     /// The agent session open now.
     pub(crate) agent_session: Option<String>,
+    /// How the next opening goes; back to [`OpenMode::Continue`] once a session is open.
+    pub(crate) open: OpenMode,
     cwd: String,
 }
 
 impl Startup {
-    pub(crate) fn new(previous_agent_session: Option<String>, cwd: &std::path::Path) -> Startup {
+    pub(crate) fn new(
+        previous_agent_session: Option<String>,
+        cwd: &std::path::Path,
+        open: OpenMode,
+    ) -> Startup {
         Startup {
             phase: Phase::NoAgent,
             previous_agent_session,
             agent_session: None,
+            open,
             cwd: cwd.display().to_string(),
         }
     }
 
-    /// A new agent process: its ids start with `id_prefix`.
-    pub(crate) fn begin(&mut self, settings: &AgentSettings, id_prefix: String) -> AgentClient {
-        let mut client = ClientCore::with_id_prefix(settings.client_options(), id_prefix);
+    /// Whether the agent's replay of a loaded session is the transcript (an earlier agent
+    /// session opened from the history), rather than history the transcript already holds.
+    pub(crate) fn replay_is_transcript(&self) -> bool {
+        self.open == OpenMode::Load
+    }
+
+    /// A new agent process presenting `options`: its ids start with `id_prefix`.
+    pub(crate) fn begin(&mut self, options: ClientOptions, id_prefix: String) -> AgentClient {
+        let mut client = ClientCore::with_id_prefix(options, id_prefix);
         // A fresh core is open: this cannot fail.
         let _ = client.initialize(Pending::Initialize);
         self.phase = Phase::Initializing;
@@ -152,6 +188,15 @@ impl Startup {
                     steps.push(self.opened(previous));
                 }
             }
+            (Pending::NewSession | Pending::Resume | Pending::Load, Err(error))
+                if error.is_auth_required() =>
+            {
+                self.phase = Phase::NeedsAuth;
+                steps.push(StartupStep::NeedsAuth(error_message(&error)));
+            }
+            (Pending::Authenticate, Ok(_)) if self.phase == Phase::NeedsAuth => {
+                self.open_session(client, &mut steps);
+            }
             (Pending::Resume | Pending::Load, Err(error)) => {
                 steps.push(StartupStep::Warning(format!(
                     "The agent could not continue its earlier session ({}); a new agent session \
@@ -167,7 +212,7 @@ impl Startup {
                     error_message(&error)
                 )));
             }
-            (Pending::Prompt, _) => {}
+            (Pending::Prompt | Pending::Authenticate | Pending::Setting, _) => {}
         }
         steps
     }
@@ -176,6 +221,7 @@ impl Startup {
         self.previous_agent_session = Some(session.clone());
         self.agent_session = Some(session.clone());
         self.phase = Phase::Ready;
+        self.open = OpenMode::Continue;
         StartupStep::Opened(session)
     }
 
@@ -187,17 +233,34 @@ impl Startup {
         let can = client.initialize_outcome().map_or((false, false), |init| {
             (init.can_resume_session(), init.can_load_session())
         });
-        let sent = match can {
-            (true, _) => {
-                client.resume_session(&previous, &self.cwd, &json!([]), None, Pending::Resume)
-            }
-            (false, true) => client.load_session(&previous, &self.cwd, &json!([]), Pending::Load),
-            (false, false) => {
+        let resume = |client: &mut AgentClient| {
+            client.resume_session(&previous, &self.cwd, &json!([]), None, Pending::Resume)
+        };
+        let load = |client: &mut AgentClient| {
+            client.load_session(&previous, &self.cwd, &json!([]), Pending::Load)
+        };
+        let sent = match (self.open, can) {
+            (OpenMode::Continue | OpenMode::Resume, (true, _)) => resume(client),
+            (OpenMode::Continue | OpenMode::Load, (_, true)) => load(client),
+            (OpenMode::Continue, (false, false)) => {
                 steps.push(StartupStep::Warning(
                     "This agent cannot resume or load sessions: a new agent session was started. \
                      The transcript above is kept, but the agent does not remember it."
                         .into(),
                 ));
+                return self.new_session(client, steps);
+            }
+            (OpenMode::Load, _) | (OpenMode::Resume, _) => {
+                let what = if self.open == OpenMode::Load {
+                    "load"
+                } else {
+                    "resume"
+                };
+                steps.push(StartupStep::Warning(format!(
+                    "This agent cannot {what} sessions: a new agent session was started instead \
+                     of {previous}."
+                )));
+                self.open = OpenMode::Continue;
                 return self.new_session(client, steps);
             }
         };
@@ -232,6 +295,8 @@ mod tests {
             protocol_version,
             cwd: "/work".into(),
             startup_timeout: std::time::Duration::from_secs(1),
+            fs: spindle_host::FsPolicy::Off,
+            terminals: false,
         }
     }
 
@@ -258,8 +323,8 @@ mod tests {
 
     #[test]
     fn initialize_opts_into_every_extension_and_asks_for_notices() {
-        let mut startup = Startup::new(None, std::path::Path::new("/work"));
-        let mut client = startup.begin(&settings(2), "w1-1-".into());
+        let mut startup = Startup::new(None, std::path::Path::new("/work"), OpenMode::Continue);
+        let mut client = startup.begin(settings(2).client_options(), "w1-1-".into());
         let init = sent(&mut client).remove(0);
         assert_eq!(init["id"], "w1-1-0");
         assert_eq!(init["method"], "initialize");
@@ -291,8 +356,12 @@ mod tests {
             (json!({"loadSession": true}), "session/load"),
             (json!({}), "session/new"),
         ] {
-            let mut startup = Startup::new(Some("old".into()), std::path::Path::new("/work"));
-            let mut client = startup.begin(&settings(1), "w1-1-".into());
+            let mut startup = Startup::new(
+                Some("old".into()),
+                std::path::Path::new("/work"),
+                OpenMode::Continue,
+            );
+            let mut client = startup.begin(settings(1).client_options(), "w1-1-".into());
             let init = sent(&mut client).remove(0);
             answer(
                 &mut client,
@@ -325,8 +394,8 @@ mod tests {
 
     #[test]
     fn a_refused_v2_initialize_falls_back_to_v1_and_a_refused_v1_fails() {
-        let mut startup = Startup::new(None, std::path::Path::new("/work"));
-        let mut client = startup.begin(&settings(2), "w1-1-".into());
+        let mut startup = Startup::new(None, std::path::Path::new("/work"), OpenMode::Continue);
+        let mut client = startup.begin(settings(2).client_options(), "w1-1-".into());
         let init = sent(&mut client).remove(0);
         let refuse = |id: &Value| {
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "no"}})

@@ -18,6 +18,8 @@
 //!         protocol_version: 2,
 //!         cwd: std::env::current_dir()?,
 //!         startup_timeout: std::time::Duration::from_secs(30),
+//!         fs: spindle_web::FsPolicy::Ask,
+//!         terminals: true,
 //!     },
 //!     limits: Default::default(),
 //! };
@@ -29,10 +31,14 @@
 #![deny(missing_docs)]
 
 mod agent_link;
+mod api;
 mod core;
 mod errors;
+mod facts;
 mod feed;
+mod files;
 mod handshake;
+mod history;
 pub mod hub;
 mod registry;
 mod routes;
@@ -47,8 +53,9 @@ use std::sync::Arc;
 
 pub use agent_link::MAX_LINE_BYTES;
 pub use errors::WebError;
-pub use handshake::AgentSettings;
+pub use handshake::{AgentSettings, OpenMode};
 pub use hub::HubLimits;
+pub use spindle_host::FsPolicy;
 
 /// Everything `spindle serve` is configured with.
 #[derive(Debug, Clone)]

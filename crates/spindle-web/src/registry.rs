@@ -3,20 +3,32 @@
 //! session's [`SessionCore`] and on the task that drives its agent (`task.rs`).
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
-use serde_json::Value;
+use serde_json::{Value, json};
 use spindle_engine::{EngineConfig, TranscriptEngine};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::core::{Banner, SessionCore, lock};
 use crate::errors::WebError;
-use crate::feed::EngineFeed;
-use crate::handshake::AgentSettings;
+use crate::feed::{EngineFeed, session_cwd_note};
+use crate::handshake::{AgentSettings, OpenMode};
 use crate::hub::{EventId, Frame, Hub, HubLimits};
-use crate::store::{Store, StoredReply};
-use crate::task::{Command, SessionTask};
+use crate::store::{Direction, Store, StoredReply};
+use crate::task::{Command, PromptImage, SessionTask, TaskStart, ValueReply};
+
+/// What `POST /api/sessions` may ask for.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    /// The working directory (inside the server's); the server's when `None`.
+    pub cwd: Option<String>,
+    /// An earlier agent session to open (from `GET /api/agent-sessions`).
+    pub agent_session_id: Option<String>,
+    /// How to open it: load (its history becomes the transcript) or resume.
+    pub open: Option<OpenMode>,
+}
 
 /// A session as listed by `GET /api/sessions`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -25,6 +37,8 @@ pub struct SessionSummary {
     id: i64,
     title: String,
     agent_session_id: Option<String>,
+    /// The working directory, when the session has one of its own.
+    cwd: Option<String>,
     created_at: i64,
     updated_at: i64,
 }
@@ -76,8 +90,20 @@ impl SessionManager {
         };
         for (session, engine, next_seq) in rebuilt {
             let was_running = engine.0.transcript().state.turn_open;
-            let live =
-                manager.start_session(session.id, engine, next_seq, session.agent_session_id);
+            let root = engine
+                .1
+                .facts
+                .cwd
+                .as_ref()
+                .map_or_else(|| manager.settings.cwd.clone(), PathBuf::from);
+            let start = TaskStart {
+                id: session.id,
+                generation: manager.generation,
+                agent_session_id: session.agent_session_id.clone(),
+                open: OpenMode::Continue,
+                root,
+            };
+            let live = manager.start_session(start, engine, next_seq);
             if was_running {
                 let mut core = lock(&live.core);
                 core.set_banner(Some(Banner {
@@ -94,11 +120,12 @@ impl SessionManager {
 
     fn start_session(
         &self,
-        id: i64,
+        start: TaskStart,
         engine: (TranscriptEngine, EngineFeed),
         next_seq: i64,
-        agent_session_id: Option<String>,
     ) -> Arc<LiveSession> {
+        let id = start.id;
+        let cwd = start.root.clone();
         let core = SessionCore::new(
             id,
             engine,
@@ -108,18 +135,19 @@ impl SessionManager {
         );
         let core = Arc::new(Mutex::new(core));
         let (commands, receiver) = mpsc::channel(64);
+        {
+            let mut core = lock(&core);
+            let rules = core.session_facts().standing_json();
+            if rules.as_array().is_some_and(|r| !r.is_empty()) {
+                core.set_fact(json!({ "op": "web_standing_permissions", "permissions": rules }));
+            }
+        }
         let live = Arc::new(LiveSession {
             core: core.clone(),
             commands,
+            cwd,
         });
-        let task = SessionTask::new(
-            id,
-            core,
-            self.store.clone(),
-            self.settings.clone(),
-            self.generation,
-            agent_session_id,
-        );
+        let task = SessionTask::new(start, core, self.store.clone(), self.settings.clone());
         tokio::spawn(task.run(receiver));
         lock(&self.sessions).insert(id, live.clone());
         live
@@ -128,30 +156,93 @@ impl SessionManager {
     /// Every session, oldest first.
     pub fn list(&self) -> Result<Vec<SessionSummary>, WebError> {
         let stored = lock(&self.store).sessions().map_err(WebError::storage)?;
+        let live = lock(&self.sessions).clone();
         Ok(stored
             .into_iter()
             .map(|s| SessionSummary {
                 id: s.id,
                 title: s.title,
                 agent_session_id: s.agent_session_id,
+                cwd: live.get(&s.id).map(|l| l.cwd.display().to_string()),
                 created_at: s.created_at,
                 updated_at: s.updated_at,
             })
             .collect())
     }
 
+    /// A working directory asked for by the page: an existing directory inside the server's.
+    fn session_cwd(&self, asked: &str) -> Result<PathBuf, WebError> {
+        let refuse = |why: &str| WebError::bad_request(format!("cwd {asked:?}: {why}"));
+        let base = self
+            .settings
+            .cwd
+            .canonicalize()
+            .map_err(|e| refuse(&format!("the server's directory is unusable ({e})")))?;
+        let joined = base.join(asked);
+        let dir = joined
+            .canonicalize()
+            .map_err(|_| refuse("no such directory"))?;
+        if !dir.is_dir() {
+            return Err(refuse("not a directory"));
+        }
+        if !dir.starts_with(&base) {
+            return Err(refuse(&format!(
+                "outside the server's directory {}",
+                base.display()
+            )));
+        }
+        Ok(dir)
+    }
+
     /// Creates a session and starts its agent.
-    pub async fn create(&self) -> Result<SessionSummary, WebError> {
+    pub async fn create(&self, new: NewSession) -> Result<SessionSummary, WebError> {
+        let root = match &new.cwd {
+            Some(cwd) => self.session_cwd(cwd)?,
+            None => self.settings.cwd.clone(),
+        };
+        let open = match (&new.agent_session_id, new.open) {
+            (Some(_), Some(open)) => open,
+            (Some(_), None) => OpenMode::Load,
+            (None, Some(_)) => {
+                return Err(WebError::bad_request(
+                    "\"open\" needs the \"agentSessionId\" of the session to open",
+                ));
+            }
+            (None, None) => OpenMode::Continue,
+        };
+        let title = match &new.agent_session_id {
+            Some(agent_session) => format!("Agent session {agent_session}"),
+            None => String::new(),
+        };
         let id = lock(&self.store)
-            .create_session("")
+            .create_session(&title)
             .map_err(WebError::storage)?;
         let engine = TranscriptEngine::new(EngineConfig::default());
-        let live = self.start_session(id, (engine, EngineFeed::default()), 1, None);
+        let start = TaskStart {
+            id,
+            generation: self.generation,
+            agent_session_id: new.agent_session_id.clone(),
+            open,
+            root: root.clone(),
+        };
+        let live = self.start_session(start, (engine, EngineFeed::default()), 1);
+        if new.cwd.is_some() {
+            // Logged, so that a restart gives the session the same directory.
+            lock(&live.core).record(vec![(
+                Direction::Server,
+                session_cwd_note(&root.display().to_string()),
+            )]);
+        }
         let _ = live.commands.send(Command::StartAgent).await;
         self.list()?
             .into_iter()
             .find(|s| s.id == id)
             .ok_or_else(|| WebError::new(StatusCode::INTERNAL_SERVER_ERROR, "session vanished"))
+    }
+
+    /// One page of the agent's earlier sessions (see `history.rs`).
+    pub async fn agent_sessions(&self, cursor: Option<&str>) -> Result<Value, WebError> {
+        crate::history::list_agent_sessions(&self.settings, cursor).await
     }
 
     /// A live session by id.
@@ -185,6 +276,8 @@ impl SessionManager {
 pub struct LiveSession {
     core: Arc<Mutex<SessionCore>>,
     commands: mpsc::Sender<Command>,
+    /// The session's working directory.
+    cwd: PathBuf,
 }
 
 impl LiveSession {
@@ -205,9 +298,79 @@ impl LiveSession {
         answer.await.map_err(|_| WebError::gone())?
     }
 
+    async fn call_value(
+        &self,
+        make: impl FnOnce(ValueReply) -> Command,
+    ) -> Result<Value, WebError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(make(reply))
+            .await
+            .map_err(|_| WebError::gone())?;
+        answer.await.map_err(|_| WebError::gone())?
+    }
+
+    /// The session's working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
     /// Sends a prompt (starting the agent first if needed). Returns once it was written.
-    pub async fn prompt(&self, text: String) -> Result<(), WebError> {
-        self.call(|reply| Command::Prompt { text, reply }).await
+    pub(crate) async fn prompt(
+        &self,
+        text: String,
+        images: Vec<PromptImage>,
+    ) -> Result<(), WebError> {
+        self.call(|reply| Command::Prompt {
+            text,
+            images,
+            reply,
+        })
+        .await
+    }
+
+    /// Accepts or rejects a pending file write.
+    pub async fn review(&self, key: String, accept: bool) -> Result<(), WebError> {
+        self.call(|reply| Command::Review { key, accept, reply })
+            .await
+    }
+
+    /// Forgets a standing permission rule.
+    pub async fn forget_permission(&self, key: String) -> Result<(), WebError> {
+        self.call(|reply| Command::ForgetPermission { key, reply })
+            .await
+    }
+
+    /// `authenticate` with one of the agent's methods; answered when the agent answers.
+    pub async fn authenticate(&self, method_id: String) -> Result<Value, WebError> {
+        self.call_value(|reply| Command::Authenticate { method_id, reply })
+            .await
+    }
+
+    /// `session/set_mode`.
+    pub async fn set_mode(&self, mode_id: String) -> Result<Value, WebError> {
+        self.call_value(|reply| Command::SetMode { mode_id, reply })
+            .await
+    }
+
+    /// `session/set_config_option`.
+    pub async fn set_config(&self, config_id: String, value: Value) -> Result<Value, WebError> {
+        self.call_value(|reply| Command::SetConfig {
+            config_id,
+            value,
+            reply,
+        })
+        .await
+    }
+
+    /// What the agent offers and how the session is set up.
+    pub async fn agent_info(&self) -> Result<Value, WebError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(Command::AgentInfo(reply))
+            .await
+            .map_err(|_| WebError::gone())?;
+        answer.await.map_err(|_| WebError::gone())
     }
 
     /// Cancels the running turn and answers open permission questions with `cancelled`.

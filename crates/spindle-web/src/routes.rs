@@ -17,12 +17,14 @@ use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::api;
 use crate::errors::WebError;
 use crate::hub::{EventId, Frame};
 use crate::registry::SessionManager;
 use crate::security::{AccessPolicy, CONTENT_SECURITY_POLICY, TOKEN_COOKIE};
 
-/// Largest accepted request body (a prompt): 1 MiB.
+/// Largest accepted request body on every route but the prompt's (see
+/// [`api::MAX_PROMPT_BODY`]): 1 MiB.
 const MAX_BODY: usize = 1 << 20;
 
 #[derive(Debug, Clone)]
@@ -36,12 +38,31 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/", get(index))
         .route("/app.js", get(app_js))
         .route("/markdown.js", get(markdown_js))
+        .route("/composer.js", get(composer_js))
+        .route("/panels.js", get(panels_js))
         .route("/app.css", get(app_css))
-        .route("/api/sessions", get(list_sessions).post(create_session))
+        .route(
+            "/api/sessions",
+            get(list_sessions).post(api::create_session),
+        )
+        .route("/api/agent-sessions", get(api::agent_sessions))
         .route("/api/sessions/{id}/events", get(events))
-        .route("/api/sessions/{id}/prompt", post(prompt))
+        .route(
+            "/api/sessions/{id}/prompt",
+            post(api::prompt).layer(DefaultBodyLimit::max(api::MAX_PROMPT_BODY)),
+        )
         .route("/api/sessions/{id}/cancel", post(cancel))
         .route("/api/sessions/{id}/permission", post(permission))
+        .route(
+            "/api/sessions/{id}/permission/forget",
+            post(api::forget_permission),
+        )
+        .route("/api/sessions/{id}/agent", get(api::agent))
+        .route("/api/sessions/{id}/authenticate", post(api::authenticate))
+        .route("/api/sessions/{id}/mode", post(api::mode))
+        .route("/api/sessions/{id}/config", post(api::config))
+        .route("/api/sessions/{id}/files", get(api::files))
+        .route("/api/sessions/{id}/review", post(api::review))
         .route("/api/sessions/{id}/replies", get(replies))
         .route("/api/sessions/{id}/transcript", get(transcript))
         .route("/api/sessions/{id}/stats", get(stats))
@@ -130,6 +151,20 @@ async fn markdown_js() -> Response {
     )
 }
 
+async fn composer_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/composer.js"),
+    )
+}
+
+async fn panels_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/panels.js"),
+    )
+}
+
 async fn app_css() -> Response {
     asset("text/css; charset=utf-8", include_str!("../assets/app.css"))
 }
@@ -141,21 +176,21 @@ async fn not_found() -> Response {
 // Refusals never echo request content (F5): axum's own rejection texts quote the path segment
 // or the JSON that failed, so they are replaced by fixed messages.
 
-fn session_id(path: Result<Path<i64>, PathRejection>) -> Result<i64, WebError> {
+pub(crate) fn session_id(path: Result<Path<i64>, PathRejection>) -> Result<i64, WebError> {
     match path {
         Ok(Path(id)) => Ok(id),
         Err(_) => Err(WebError::bad_request("the session id must be a number")),
     }
 }
 
-fn body_refusal(rejection: &JsonRejection, expected: &str) -> WebError {
+pub(crate) fn body_refusal(rejection: &JsonRejection, expected: &str) -> WebError {
     let message = match rejection {
         JsonRejection::JsonSyntaxError(_) => "the request body is not valid JSON".to_string(),
         JsonRejection::JsonDataError(_) => format!("the request body must be {expected}"),
         JsonRejection::MissingJsonContentType(_) => {
             "the request body must be application/json".to_string()
         }
-        _ => "the request body could not be read (1 MiB at most)".to_string(),
+        _ => "the request body could not be read (too large, or cut short)".to_string(),
     };
     WebError::new(rejection.status(), message)
 }
@@ -169,35 +204,6 @@ impl IntoResponse for WebError {
 async fn list_sessions(State(state): State<AppState>) -> Result<Response, WebError> {
     let sessions = state.manager.list()?;
     Ok(axum::Json(json!({ "sessions": sessions })).into_response())
-}
-
-async fn create_session(State(state): State<AppState>) -> Result<Response, WebError> {
-    let summary = state.manager.create().await?;
-    Ok((StatusCode::CREATED, axum::Json(summary)).into_response())
-}
-
-#[derive(Debug, Deserialize)]
-struct PromptBody {
-    text: String,
-}
-
-async fn prompt(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
-    body: Result<axum::Json<PromptBody>, JsonRejection>,
-) -> Result<Response, WebError> {
-    let id = session_id(id)?;
-    let axum::Json(body) = body.map_err(|e| body_refusal(&e, r#"{"text": "..."}"#))?;
-    if body.text.trim().is_empty() {
-        return Err(WebError::bad_request("empty prompt"));
-    }
-    let session = state.manager.get(id).await?;
-    session.prompt(body.text).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        axum::Json(json!({ "accepted": true })),
-    )
-        .into_response())
 }
 
 async fn cancel(

@@ -31,6 +31,9 @@ pub enum Direction {
     /// A note of the server itself, not a wire line: `{"spindle":"agent_exited",...}` when the
     /// agent process exits. Older servers skip these rows.
     Server,
+    /// A line of the client's own services, not on the wire (contract C): a client terminal's
+    /// output or exit, `{"local":{...}}`. Older servers skip these rows.
+    Local,
 }
 
 impl Direction {
@@ -40,6 +43,7 @@ impl Direction {
             Direction::Client => "client",
             Direction::AgentReplay => "agent_replay",
             Direction::Server => "server",
+            Direction::Local => "local",
         }
     }
 
@@ -49,6 +53,7 @@ impl Direction {
             "client" => Some(Direction::Client),
             "agent_replay" => Some(Direction::AgentReplay),
             "server" => Some(Direction::Server),
+            "local" => Some(Direction::Local),
             _ => None,
         }
     }

@@ -24,6 +24,7 @@ pub mod meta;
 pub mod routing;
 pub mod scan;
 pub mod tags;
+pub mod web;
 
 /// The default limit on one JSON-RPC line (one message), in bytes, for every
 /// Spindle transport that reads lines: the runtime, the bridge, the reference

@@ -26,12 +26,32 @@ pub struct ServeArgs {
     /// ACP protocol version to ask the agent for (the agent may answer lower).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=2))]
     protocol: u64,
+    /// What the agent may do with files under the session's directory: off, read-only, ask
+    /// (each write waits for Accept/Reject in the page) or allow.
+    #[arg(long, default_value = "ask", value_name = "POLICY")]
+    fs: spindle_web::FsPolicy,
+    /// Whether the agent may run commands in terminals (on the server, in the session's
+    /// directory): on or off.
+    #[arg(long, default_value = "on", value_parser = on_off, value_name = "on|off")]
+    terminals: bool,
+    /// The working directory of every session, and the directory a session's own one must lie
+    /// in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
     /// Seconds the agent may take to answer initialize and open a session.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     agent_startup_timeout: u64,
     /// The agent command (default: the built-in reference agent). Fixed for the server's lifetime.
     #[arg(last = true)]
     agent: Vec<OsString>,
+}
+
+fn on_off(value: &str) -> Result<bool, String> {
+    match value {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("expected on or off, not {other:?}")),
+    }
 }
 
 fn default_db() -> anyhow::Result<PathBuf> {
@@ -57,6 +77,14 @@ pub fn run(args: ServeArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> 
     } else {
         args.agent
     };
+    let cwd = match args.cwd {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("no current directory")?,
+    };
+    let cwd = cwd
+        .canonicalize()
+        .with_context(|| format!("--cwd {}: no such directory", cwd.display()))?;
+    anyhow::ensure!(cwd.is_dir(), "--cwd {}: not a directory", cwd.display());
     let config = ServeConfig {
         bind: args.bind,
         db,
@@ -68,8 +96,10 @@ pub fn run(args: ServeArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> 
         agent: AgentSettings {
             command,
             protocol_version: args.protocol,
-            cwd: std::env::current_dir().context("no current directory")?,
+            cwd,
             startup_timeout: std::time::Duration::from_secs(args.agent_startup_timeout.max(1)),
+            fs: args.fs,
+            terminals: args.terminals,
         },
         limits: HubLimits::default(),
     };

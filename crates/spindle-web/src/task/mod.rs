@@ -1,14 +1,22 @@
 //! One task per web session: it owns the session's agent process, speaks ACP to it through a
 //! [`spindle_protocol::ClientCore`] fed from the raw-line [`AgentLink`], and records every line
 //! both ways through [`SessionCore::record`] (an agent line before the core decodes it). The task
-//! reads one closed enum of inputs: commands from HTTP handlers and events from the agent.
+//! reads one closed enum of inputs: commands from HTTP handlers, events from the agent, and the
+//! answers and events of the session's [`spindle_host::Host`] (the files and terminals the agent
+//! uses, `host.rs`). The page's own requests (authentication, modes, permissions remembered,
+//! prompts with mentions and images) are in `features.rs`.
+
+mod features;
+mod host;
 
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use spindle_host::{Host, HostEvent, PendingWrite};
 use spindle_protocol::{ClientEvent, Completion, RequestId};
 use tokio::sync::{mpsc, oneshot};
 
@@ -17,9 +25,17 @@ use crate::core::{Banner, SessionCore, lock};
 use crate::errors::WebError;
 use crate::feed::{agent_exited_note, request_id_prefix};
 use crate::handshake::{
-    AgentClient, AgentSettings, Pending, Phase, Startup, StartupStep, error_message,
+    AgentClient, AgentSettings, OpenMode, Pending, Phase, Startup, StartupStep, error_message,
 };
 use crate::store::{Direction, Store};
+
+pub(crate) use features::PromptImage;
+use host::HostDone;
+
+/// The answer an HTTP handler waits for.
+pub(crate) type Reply = oneshot::Sender<Result<(), WebError>>;
+/// The answer an HTTP handler waits for, with a JSON value.
+pub(crate) type ValueReply = oneshot::Sender<Result<Value, WebError>>;
 
 /// What HTTP handlers ask of a session task.
 #[derive(Debug)]
@@ -27,14 +43,41 @@ pub(crate) enum Command {
     StartAgent,
     Prompt {
         text: String,
-        reply: oneshot::Sender<Result<(), WebError>>,
+        images: Vec<PromptImage>,
+        reply: Reply,
     },
-    Cancel(oneshot::Sender<Result<(), WebError>>),
+    Cancel(Reply),
     Permission {
         key: String,
         option_id: Option<String>,
-        reply: oneshot::Sender<Result<(), WebError>>,
+        reply: Reply,
     },
+    /// Forget a standing ("always") permission rule.
+    ForgetPermission {
+        key: String,
+        reply: Reply,
+    },
+    /// Accept or reject a pending file write.
+    Review {
+        key: String,
+        accept: bool,
+        reply: Reply,
+    },
+    Authenticate {
+        method_id: String,
+        reply: ValueReply,
+    },
+    SetMode {
+        mode_id: String,
+        reply: ValueReply,
+    },
+    SetConfig {
+        config_id: String,
+        value: Value,
+        reply: ValueReply,
+    },
+    /// What the agent offers and how the session is set up.
+    AgentInfo(oneshot::Sender<Value>),
     Stop(oneshot::Sender<()>),
 }
 
@@ -47,6 +90,10 @@ enum Input {
     StartupTimeout,
     /// Time to try writing the unsaved backlog again.
     RetryStorage,
+    /// The host finished an agent request.
+    HostDone(HostDone),
+    /// The host's terminals produced output or exited.
+    Host(HostEvent),
 }
 
 /// The most agent lines recorded in one transaction / one SSE batch.
@@ -55,10 +102,22 @@ const MAX_BATCH: usize = 256;
 /// How often a session with unsaved lines tries to write them again.
 const STORAGE_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// One agent process: the pipe and the ACP client state of that process.
+/// One agent process: the pipe, the ACP client state and the host of that process.
 struct RunningAgent {
     link: AgentLink,
     client: AgentClient,
+    host: Host,
+    host_events: mpsc::UnboundedReceiver<HostEvent>,
+    /// Which of the task's processes this is (host answers of an earlier one are dropped).
+    process: u64,
+}
+
+/// A prompt waiting for the agent to be ready.
+#[derive(Debug)]
+struct QueuedPrompt {
+    text: String,
+    images: Vec<PromptImage>,
+    reply: Reply,
 }
 
 pub(crate) struct SessionTask {
@@ -72,12 +131,34 @@ pub(crate) struct SessionTask {
     processes: u64,
     startup: Startup,
     /// Prompts waiting for the agent to be ready.
-    queued: VecDeque<(String, oneshot::Sender<Result<(), WebError>>)>,
+    queued: VecDeque<QueuedPrompt>,
     v1_turn_running: bool,
     /// Open agent requests (permission questions) by key: the JSON text of the id.
     agent_requests: HashMap<String, RequestId>,
+    /// File writes waiting for the user's decision, by key (the JSON text of the request id).
+    reviews: HashMap<String, (RequestId, PendingWrite)>,
+    /// Requests asked for from the page, answered when the agent answers.
+    waiting: HashMap<RequestId, ValueReply>,
+    /// The working directory of the agent session: the host's root.
+    root: PathBuf,
+    host_done: (
+        mpsc::UnboundedSender<HostDone>,
+        mpsc::UnboundedReceiver<HostDone>,
+    ),
     titled: bool,
     startup_deadline: Option<tokio::time::Instant>,
+}
+
+/// How a session task starts.
+#[derive(Debug)]
+pub(crate) struct TaskStart {
+    pub(crate) id: i64,
+    pub(crate) generation: u64,
+    /// The agent session to continue or open.
+    pub(crate) agent_session_id: Option<String>,
+    pub(crate) open: OpenMode,
+    /// The session's working directory.
+    pub(crate) root: PathBuf,
 }
 
 async fn startup_timer(deadline: Option<tokio::time::Instant>) {
@@ -97,26 +178,28 @@ async fn storage_retry_timer(backlog: bool) {
 
 impl SessionTask {
     pub(crate) fn new(
-        id: i64,
+        start: TaskStart,
         core: Arc<Mutex<SessionCore>>,
         store: Arc<Mutex<Store>>,
         settings: Arc<AgentSettings>,
-        generation: u64,
-        agent_session_id: Option<String>,
     ) -> SessionTask {
-        let startup = Startup::new(agent_session_id, &settings.cwd);
+        let startup = Startup::new(start.agent_session_id, &start.root, start.open);
         SessionTask {
-            id,
+            id: start.id,
             core,
             store,
             settings,
-            generation,
+            generation: start.generation,
             agent: None,
             processes: 0,
             startup,
             queued: VecDeque::new(),
             v1_turn_running: false,
             agent_requests: HashMap::new(),
+            reviews: HashMap::new(),
+            waiting: HashMap::new(),
+            root: start.root,
+            host_done: mpsc::unbounded_channel(),
             titled: false,
             startup_deadline: None,
         }
@@ -136,6 +219,8 @@ impl SessionTask {
                     },
                     () = startup_timer(self.startup_deadline) => Input::StartupTimeout,
                     () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    Some(done) = self.host_done.1.recv() => Input::HostDone(done),
+                    Some(event) = agent.host_events.recv(), if !paused => Input::Host(event),
                     // A full backlog pauses the agent's output: its pipe fills and it blocks.
                     event = agent.link.events.recv(), if !paused => match event {
                         None => Input::Agent(vec![LinkEvent::Closed("the agent link closed".into())]),
@@ -157,6 +242,7 @@ impl SessionTask {
                         None => break,
                     },
                     () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    Some(done) = self.host_done.1.recv() => Input::HostDone(done),
                 },
             };
             match input {
@@ -168,6 +254,8 @@ impl SessionTask {
                 Input::Command(command) => self.command(command),
                 Input::Agent(events) => self.agent_events(events).await,
                 Input::RetryStorage => lock(&self.core).retry_unsaved(),
+                Input::HostDone(done) => self.host_done(done),
+                Input::Host(event) => self.host_event(event),
                 Input::StartupTimeout => {
                     let timeout = self.settings.startup_timeout;
                     self.startup_failed(&format!(
@@ -221,6 +309,20 @@ impl SessionTask {
         }));
     }
 
+    /// Publishes where the agent stands (`web_status`).
+    fn status(&self, status: &str, message: Option<String>) {
+        let auth_methods = self
+            .agent
+            .as_ref()
+            .and_then(|a| a.client.initialize_outcome())
+            .map(features::auth_methods_json)
+            .unwrap_or_else(|| json!([]));
+        lock(&self.core).set_fact(json!({
+            "op": "web_status", "status": status, "authMethods": auth_methods,
+            "message": message,
+        }));
+    }
+
     fn start_agent(&mut self) {
         if self.agent.is_some() {
             return;
@@ -230,22 +332,38 @@ impl SessionTask {
             Err(error) => {
                 let text = format!("Cannot start the agent: {error}");
                 self.banner("error", text.clone());
+                self.status("no_agent", Some(text.clone()));
                 self.fail_queued(&text);
                 return;
             }
         };
         self.processes += 1;
         let prefix = request_id_prefix(self.generation, self.processes);
-        let client = self.startup.begin(&self.settings, prefix);
-        self.agent = Some(RunningAgent { link, client });
+        let config = self.host_config();
+        let mut options = self.settings.client_options();
+        config.advertise(&mut options);
+        let (host, host_events) = Host::new(config);
+        let client = self.startup.begin(options, prefix);
+        self.agent = Some(RunningAgent {
+            link,
+            client,
+            host,
+            host_events,
+            process: self.processes,
+        });
         self.startup_deadline = Some(tokio::time::Instant::now() + self.settings.startup_timeout);
+        self.status("starting", None);
         self.flush_client();
     }
 
     fn command(&mut self, command: Command) {
         match command {
             Command::StartAgent => self.start_agent(),
-            Command::Prompt { text, reply } => {
+            Command::Prompt {
+                text,
+                images,
+                reply,
+            } => {
                 if lock(&self.core).backlog_full() {
                     let _ = reply.send(Err(WebError::storage_full()));
                     return;
@@ -257,28 +375,23 @@ impl SessionTask {
                     let _ = reply.send(Err(WebError::v1_busy()));
                     return;
                 }
-                self.queued.push_back((text, reply));
+                if self.startup.phase == Phase::NeedsAuth {
+                    let _ = reply.send(Err(WebError::needs_auth()));
+                    return;
+                }
+                self.queued.push_back(QueuedPrompt {
+                    text,
+                    images,
+                    reply,
+                });
                 match self.startup.phase {
                     Phase::Ready => self.flush_queued(),
                     Phase::NoAgent => self.start_agent(),
-                    Phase::Initializing | Phase::Opening => {}
+                    Phase::Initializing | Phase::Opening | Phase::NeedsAuth => {}
                 }
             }
             Command::Cancel(reply) => {
-                let open = lock(&self.core).open_permission_keys();
-                for key in open {
-                    self.answer_permission_raw(&key, None);
-                }
-                if let (Some(session), Phase::Ready, Some(agent)) = (
-                    self.startup.agent_session.clone(),
-                    self.startup.phase,
-                    self.agent.as_mut(),
-                ) {
-                    // Permission questions were answered above; this sends `session/cancel`.
-                    let _ = agent.client.cancel(&session);
-                    self.flush_client();
-                }
-                self.fail_queued("cancelled before the agent was ready");
+                self.cancel();
                 let _ = reply.send(Ok(()));
             }
             Command::Permission {
@@ -289,14 +402,52 @@ impl SessionTask {
                 let result = self.answer_permission(&key, option_id);
                 let _ = reply.send(result);
             }
+            Command::ForgetPermission { key, reply } => {
+                let _ = reply.send(self.forget_permission(&key));
+            }
+            Command::Review { key, accept, reply } => {
+                let _ = reply.send(self.review(&key, accept));
+            }
+            Command::Authenticate { method_id, reply } => self.authenticate(&method_id, reply),
+            Command::SetMode { mode_id, reply } => self.set_mode(&mode_id, reply),
+            Command::SetConfig {
+                config_id,
+                value,
+                reply,
+            } => self.set_config(&config_id, &value, reply),
+            Command::AgentInfo(reply) => {
+                let _ = reply.send(self.agent_info());
+            }
             Command::Stop(done) => {
                 let _ = done.send(());
             }
         }
     }
 
+    /// Cancels the turn: open permission questions and file reviews are answered as cancelled,
+    /// `session/cancel` is sent and the session's terminals are killed.
+    fn cancel(&mut self) {
+        let open = lock(&self.core).open_permission_keys();
+        for key in open {
+            self.answer_permission_raw(&key, None);
+        }
+        self.cancel_reviews("the turn was cancelled");
+        if let (Some(session), Phase::Ready, Some(agent)) = (
+            self.startup.agent_session.clone(),
+            self.startup.phase,
+            self.agent.as_mut(),
+        ) {
+            // Permission questions were answered above; this sends `session/cancel`.
+            let _ = agent.client.cancel(&session);
+            let host = agent.host.clone();
+            tokio::spawn(async move { host.kill_session_terminals(&session).await });
+            self.flush_client();
+        }
+        self.fail_queued("cancelled before the agent was ready");
+    }
+
     fn answer_permission(&mut self, key: &str, option_id: Option<String>) -> Result<(), WebError> {
-        let offered = {
+        let (offered, rule) = {
             let core = lock(&self.core);
             let Some(op) = core.permission(key) else {
                 return Err(WebError::new(
@@ -304,23 +455,30 @@ impl SessionTask {
                     "this permission question is no longer open",
                 ));
             };
-            op.get("options")
-                .and_then(Value::as_array)
-                .map(|options| {
-                    options
-                        .iter()
-                        .filter_map(|o| o.get("optionId").and_then(Value::as_str))
-                        .map(str::to_string)
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default()
+            (
+                op.get("options")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+                features::PermissionRule::of_op(op),
+            )
         };
-        if let Some(option) = &option_id
-            && !offered.iter().any(|o| o == option)
-        {
-            return Err(WebError::bad_request("that option was not offered"));
-        }
+        let chosen = match &option_id {
+            Some(option) => {
+                let found = offered
+                    .iter()
+                    .find(|o| o.get("optionId").and_then(Value::as_str) == Some(option));
+                match found {
+                    Some(found) => Some(found.clone()),
+                    None => return Err(WebError::bad_request("that option was not offered")),
+                }
+            }
+            None => None,
+        };
         self.answer_permission_raw(key, option_id);
+        if let (Some(option), Some(rule)) = (chosen, rule) {
+            self.remember_permission(&rule, &option);
+        }
         Ok(())
     }
 
@@ -341,7 +499,12 @@ impl SessionTask {
     }
 
     fn flush_queued(&mut self) {
-        while let Some((text, reply)) = self.queued.pop_front() {
+        while let Some(QueuedPrompt {
+            text,
+            images,
+            reply,
+        }) = self.queued.pop_front()
+        {
             if lock(&self.core).backlog_full() {
                 let _ = reply.send(Err(WebError::storage_full()));
                 continue;
@@ -356,17 +519,23 @@ impl SessionTask {
                 let _ = reply.send(Err(WebError::unavailable("no agent session")));
                 continue;
             };
-            if !self.titled {
-                self.titled = true;
-                let title: String = text.chars().take(60).collect();
-                let _ = lock(&self.store).set_title(self.id, title.trim());
-            }
-            let blocks = json!([{ "type": "text", "text": text }]);
+            let blocks = match features::prompt_blocks(agent, &text, &images) {
+                Ok(blocks) => blocks,
+                Err(error) => {
+                    let _ = reply.send(Err(error));
+                    continue;
+                }
+            };
             let sent = agent
                 .client
                 .prompt(&session, &blocks, Pending::Prompt)
                 .is_ok()
                 && !agent.link.is_closed();
+            if !self.titled {
+                self.titled = true;
+                let title: String = text.chars().take(60).collect();
+                let _ = lock(&self.store).set_title(self.id, title.trim());
+            }
             self.flush_client();
             if self.protocol() < 2 {
                 self.v1_turn_running = sent;
@@ -380,8 +549,8 @@ impl SessionTask {
     }
 
     fn fail_queued(&mut self, why: &str) {
-        for (_, reply) in self.queued.drain(..) {
-            let _ = reply.send(Err(WebError::unavailable(why)));
+        for queued in self.queued.drain(..) {
+            let _ = queued.reply.send(Err(WebError::unavailable(why)));
         }
     }
 
@@ -390,12 +559,14 @@ impl SessionTask {
         let mut closed = None;
         // Held until the batch is processed, so the link's byte budget covers it.
         let mut shares = Vec::new();
-        let loading = self.is_loading();
+        // The replay of a session the transcript already holds is logged apart; the replay of
+        // an earlier agent session opened from the history is the transcript.
+        let replaying = self.is_loading() && !self.startup.replay_is_transcript();
         for event in events {
             match event {
                 LinkEvent::Line(line, share) => {
                     shares.push(share);
-                    let direction = if loading && is_update_notification(&line) {
+                    let direction = if replaying && is_update_notification(&line) {
                         Direction::AgentReplay
                     } else {
                         Direction::Agent
@@ -424,7 +595,8 @@ impl SessionTask {
         }
     }
 
-    /// Whether a `session/load` is under way: the updates meanwhile replay history.
+    /// Whether a `session/load` (or a resume with replay) is under way: the updates meanwhile
+    /// replay history.
     fn is_loading(&self) -> bool {
         self.agent.as_ref().is_some_and(|agent| {
             agent
@@ -445,7 +617,19 @@ impl SessionTask {
                 if self.agent_requests.remove(&key).is_some() {
                     lock(&self.core).close_permission(&key, "cancelled");
                 }
+                if self.reviews.remove(&key).is_some() {
+                    lock(&self.core).close_review(
+                        &key,
+                        "cancelled",
+                        Some("the agent withdrew the write"),
+                    );
+                }
             }
+            ClientEvent::AgentRequest {
+                request_id,
+                method,
+                params,
+            } => self.agent_request(request_id, method, params),
             ClientEvent::Diagnostic { message } => {
                 tracing::debug!(session = self.id, "agent: {message}");
             }
@@ -454,41 +638,37 @@ impl SessionTask {
         }
     }
 
-    fn permission_requested(&mut self, id: RequestId, params: &str) {
-        let params: Value = serde_json::from_str(params).unwrap_or(Value::Null);
-        let key = request_key(&id);
-        let title = params
-            .get("title")
-            .and_then(Value::as_str)
-            .or_else(|| params.pointer("/toolCall/title").and_then(Value::as_str))
-            .unwrap_or("The agent asks for permission")
-            .to_string();
-        let options = params.get("options").cloned().unwrap_or(json!([]));
-        let tool_call_id = params
-            .pointer("/toolCall/toolCallId")
-            .or_else(|| params.pointer("/subject/toolCall/toolCallId"))
-            .cloned()
-            .unwrap_or(Value::Null);
-        self.agent_requests.insert(key.clone(), id);
-        let op = json!({
-            "op": "web_permission", "key": key, "title": title,
-            "options": options, "toolCallId": tool_call_id,
-        });
-        lock(&self.core).open_permission(key, op);
-    }
-
     fn completed(&mut self, completion: Completion<Pending>) {
-        if completion.data == Pending::Prompt {
-            if self.protocol() < 2 {
-                self.v1_turn_running = false;
+        if let Some(waiter) = self.waiting.remove(&completion.id) {
+            let answer = match &completion.result {
+                Ok(raw) => Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null)),
+                Err(error) => Err(WebError::new(
+                    StatusCode::BAD_GATEWAY,
+                    format!("the agent refused: {}", error_message(error)),
+                )),
+            };
+            let _ = waiter.send(answer);
+        }
+        match completion.data {
+            Pending::Prompt => {
+                if self.protocol() < 2 {
+                    self.v1_turn_running = false;
+                }
+                if let Err(error) = completion.result {
+                    self.banner(
+                        "error",
+                        format!("The agent rejected the prompt: {}", error_message(&error)),
+                    );
+                }
+                return;
             }
-            if let Err(error) = completion.result {
-                self.banner(
-                    "error",
-                    format!("The agent rejected the prompt: {}", error_message(&error)),
-                );
+            Pending::Setting => return,
+            Pending::Authenticate => {
+                if completion.result.is_err() && self.startup.phase == Phase::NeedsAuth {
+                    return;
+                }
             }
-            return;
+            _ => {}
         }
         let Some(agent) = self.agent.as_mut() else {
             return;
@@ -497,12 +677,25 @@ impl SessionTask {
             .startup
             .answered(&mut agent.client, completion.data, completion.result);
         self.flush_client();
+        if self.startup.phase == Phase::Opening {
+            self.status("starting", None);
+        }
         for step in steps {
             match step {
                 StartupStep::Warning(text) => self.banner("warning", text),
                 StartupStep::Opened(session) => self.session_opened(&session),
                 StartupStep::Failed(why) => self.startup_failed(&why),
+                StartupStep::NeedsAuth(message) => self.needs_auth(message),
             }
+        }
+    }
+
+    fn needs_auth(&mut self, message: String) {
+        // The user takes their time: no startup deadline while the agent waits for them.
+        self.startup_deadline = None;
+        self.status("needs_auth", Some(message));
+        for queued in self.queued.drain(..) {
+            let _ = queued.reply.send(Err(WebError::needs_auth()));
         }
     }
 
@@ -511,16 +704,27 @@ impl SessionTask {
             self.banner("error", error.to_string());
         }
         self.startup_deadline = None;
+        self.status("ready", None);
         self.flush_queued();
     }
 
     fn startup_failed(&mut self, why: &str) {
         self.startup_deadline = None;
         self.banner("error", why.to_string());
+        self.status("no_agent", Some(why.to_string()));
         self.fail_queued(why);
+        self.fail_waiting(why);
         // Dropping the link kills the child; the next prompt tries again.
-        self.agent = None;
+        if let Some(agent) = self.agent.take() {
+            tokio::spawn(async move { agent.host.shutdown().await });
+        }
         self.startup.reset();
+    }
+
+    fn fail_waiting(&mut self, why: &str) {
+        for (_, waiter) in self.waiting.drain() {
+            let _ = waiter.send(Err(WebError::unavailable(why.to_string())));
+        }
     }
 
     async fn agent_gone(&mut self, why: &str) {
@@ -528,18 +732,26 @@ impl SessionTask {
             Some(agent) => Some(agent.link.exit_report().await),
             None => None,
         };
-        self.agent = None;
+        if let Some(agent) = self.agent.take() {
+            // The agent's terminals end with it.
+            agent.host.shutdown().await;
+        }
         self.startup.reset();
         self.startup_deadline = None;
         self.v1_turn_running = false;
         let keys: Vec<String> = self.agent_requests.drain().map(|(k, _)| k).collect();
+        let reviews: Vec<String> = self.reviews.drain().map(|(k, _)| k).collect();
         let exit = format!(
             "{why}{}",
             status.map(|s| format!(", {s}")).unwrap_or_default()
         );
+        self.fail_waiting("the agent exited");
         let mut core = lock(&self.core);
         for key in keys {
             core.close_permission(&key, "agent exited");
+        }
+        for key in reviews {
+            core.close_review(&key, "cancelled", Some("the agent exited"));
         }
         // Logged, so that a rebuild ends the interrupted turn at the same place (F1).
         let note = agent_exited_note(&format!(
@@ -552,11 +764,13 @@ impl SessionTask {
             text: format!("The agent exited ({exit}). The next prompt starts it again."),
         }));
         drop(core);
+        self.status("no_agent", Some(format!("The agent exited ({exit}).")));
         self.fail_queued("the agent exited");
     }
 
     async fn stop_agent(&mut self) {
         if let Some(mut agent) = self.agent.take() {
+            agent.host.shutdown().await;
             agent.link.kill().await;
         }
         lock(&self.core).save_now();

@@ -1,0 +1,267 @@
+//! The handlers of the routes a daily client needs beyond prompting (contract D): opening an
+//! agent's earlier sessions, the agent's description, authentication, modes and config options,
+//! file reviews, remembered permissions and `@`-completion. None of them takes a command from
+//! the page: commands are only ever run at the agent's request (`task/host.rs`).
+
+use std::collections::HashMap;
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::errors::WebError;
+use crate::handshake::OpenMode;
+use crate::registry::NewSession;
+use crate::routes::{AppState, body_refusal, session_id};
+use crate::task::PromptImage;
+
+/// Largest accepted prompt body (text and images): 16 MiB.
+pub(crate) const MAX_PROMPT_BODY: usize = 16 << 20;
+
+fn query(
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<HashMap<String, String>, WebError> {
+    match query {
+        Ok(Query(map)) => Ok(map),
+        Err(_) => Err(WebError::bad_request("the query string could not be read")),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CreateBody {
+    cwd: Option<String>,
+    agent_session_id: Option<String>,
+    open: Option<String>,
+}
+
+pub(crate) async fn create_session(
+    State(state): State<AppState>,
+    body: axum::body::Bytes,
+) -> Result<Response, WebError> {
+    // An empty body is a plain new session.
+    let body: CreateBody = if body.iter().all(u8::is_ascii_whitespace) {
+        CreateBody::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|_| {
+            WebError::bad_request(
+                r#"the request body must be {"cwd"?: "...", "agentSessionId"?: "...", "open"?: "load"|"resume"}"#,
+            )
+        })?
+    };
+    let open = match body.open.as_deref() {
+        None => None,
+        Some("load") => Some(OpenMode::Load),
+        Some("resume") => Some(OpenMode::Resume),
+        Some(_) => {
+            return Err(WebError::bad_request(
+                "\"open\" must be \"load\" or \"resume\"",
+            ));
+        }
+    };
+    if body
+        .agent_session_id
+        .as_ref()
+        .is_some_and(|s| s.trim().is_empty() || s.len() > 1024)
+    {
+        return Err(WebError::bad_request(
+            "\"agentSessionId\" is empty or too long",
+        ));
+    }
+    let summary = state
+        .manager
+        .create(NewSession {
+            cwd: body.cwd,
+            agent_session_id: body.agent_session_id,
+            open,
+        })
+        .await?;
+    Ok((StatusCode::CREATED, axum::Json(summary)).into_response())
+}
+
+pub(crate) async fn agent_sessions(
+    State(state): State<AppState>,
+    params: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<Response, WebError> {
+    let params = query(params)?;
+    let list = state
+        .manager
+        .agent_sessions(params.get("cursor").map(String::as_str))
+        .await?;
+    Ok(axum::Json(list).into_response())
+}
+
+pub(crate) async fn agent(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Response, WebError> {
+    let session = state.manager.get(session_id(id)?).await?;
+    Ok(axum::Json(session.agent_info().await?).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AuthenticateBody {
+    method_id: String,
+}
+
+pub(crate) async fn authenticate(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<axum::Json<AuthenticateBody>, JsonRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
+    let axum::Json(body) = body.map_err(|e| body_refusal(&e, r#"{"methodId": "..."}"#))?;
+    let session = state.manager.get(id).await?;
+    session.authenticate(body.method_id).await?;
+    Ok(axum::Json(json!({ "authenticated": true })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ModeBody {
+    mode_id: String,
+}
+
+pub(crate) async fn mode(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<axum::Json<ModeBody>, JsonRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
+    let axum::Json(body) = body.map_err(|e| body_refusal(&e, r#"{"modeId": "..."}"#))?;
+    let session = state.manager.get(id).await?;
+    session.set_mode(body.mode_id).await?;
+    Ok(axum::Json(json!({ "set": true })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ConfigBody {
+    config_id: String,
+    value: Value,
+}
+
+pub(crate) async fn config(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<axum::Json<ConfigBody>, JsonRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
+    let axum::Json(body) =
+        body.map_err(|e| body_refusal(&e, r#"{"configId": "...", "value": "..."|true|false}"#))?;
+    if !matches!(body.value, Value::String(_) | Value::Bool(_)) {
+        return Err(WebError::bad_request(
+            "\"value\" must be a value id (a string) or a boolean",
+        ));
+    }
+    let session = state.manager.get(id).await?;
+    let result = session.set_config(body.config_id, body.value).await?;
+    Ok(axum::Json(json!({ "set": true, "result": result })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct PromptBody {
+    text: String,
+    #[serde(default)]
+    images: Vec<PromptImage>,
+}
+
+pub(crate) async fn prompt(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<axum::Json<PromptBody>, JsonRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
+    let axum::Json(body) = body.map_err(|e| {
+        body_refusal(
+            &e,
+            r#"{"text": "...", "images"?: [{"mimeType": "image/png", "data": "<base64>"}]}"#,
+        )
+    })?;
+    if body.text.trim().is_empty() && body.images.is_empty() {
+        return Err(WebError::bad_request("empty prompt"));
+    }
+    if let Some(image) = body
+        .images
+        .iter()
+        .find(|i| !i.mime_type.starts_with("image/"))
+    {
+        return Err(WebError::bad_request(format!(
+            "{:?} is not an image type",
+            image.mime_type.chars().take(64).collect::<String>()
+        )));
+    }
+    let session = state.manager.get(id).await?;
+    session.prompt(body.text, body.images).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(json!({ "accepted": true })),
+    )
+        .into_response())
+}
+
+pub(crate) async fn files(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+    params: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
+    let params = query(params)?;
+    let session = state.manager.get(id).await?;
+    let root = session.cwd().to_path_buf();
+    let prefix = params.get("prefix").cloned().unwrap_or_default();
+    let files = tokio::task::spawn_blocking(move || crate::files::complete(&root, &prefix))
+        .await
+        .map_err(|_| WebError::unavailable("the completion failed"))??;
+    Ok(axum::Json(json!({ "files": files })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ReviewBody {
+    request_id: String,
+    decision: String,
+}
+
+pub(crate) async fn review(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<axum::Json<ReviewBody>, JsonRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
+    let axum::Json(body) = body
+        .map_err(|e| body_refusal(&e, r#"{"requestId": "...", "decision": "accept"|"reject"}"#))?;
+    let accept = match body.decision.as_str() {
+        "accept" => true,
+        "reject" => false,
+        _ => {
+            return Err(WebError::bad_request(
+                "\"decision\" must be \"accept\" or \"reject\"",
+            ));
+        }
+    };
+    let session = state.manager.get(id).await?;
+    session.review(body.request_id, accept).await?;
+    Ok(axum::Json(json!({ "decided": body.decision })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ForgetBody {
+    key: String,
+}
+
+pub(crate) async fn forget_permission(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<axum::Json<ForgetBody>, JsonRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
+    let axum::Json(body) = body.map_err(|e| body_refusal(&e, r#"{"key": "..."}"#))?;
+    let session = state.manager.get(id).await?;
+    session.forget_permission(body.key).await?;
+    Ok(axum::Json(json!({ "forgotten": true })).into_response())
+}

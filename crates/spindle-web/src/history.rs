@@ -1,0 +1,88 @@
+//! `GET /api/agent-sessions`: the agent's earlier sessions (`session/list`), asked of a
+//! short-lived agent process of the server's agent command (no web session is involved, and
+//! nothing of it is logged). Sessions whose directory lies outside the server's are left out: a
+//! web session only opens directories inside it.
+
+use std::path::Path;
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+use spindle_protocol::{AcpClient, ClientError, SpawnOptions};
+
+use crate::errors::WebError;
+use crate::handshake::{AgentSettings, error_message};
+
+/// One page of the agent's sessions, as the page lists them:
+/// `{supported, sessions: [{sessionId, cwd, title, updatedAt}], nextCursor}`.
+pub(crate) async fn list_agent_sessions(
+    settings: &AgentSettings,
+    cursor: Option<&str>,
+) -> Result<Value, WebError> {
+    let spawn = SpawnOptions {
+        cwd: Some(settings.cwd.clone()),
+        ..SpawnOptions::default()
+    };
+    let (client, _events, child) =
+        AcpClient::spawn(&settings.command, spawn, settings.client_options())
+            .map_err(|e| WebError::unavailable(format!("cannot start the agent: {e}")))?;
+    let asked = tokio::time::timeout(settings.startup_timeout, async {
+        let init = client.initialize().await?;
+        if !init.can_list_sessions() {
+            return Ok(None);
+        }
+        client.list_sessions(None, cursor).await.map(Some)
+    })
+    .await;
+    child.kill();
+    let list = match asked {
+        Err(_) => {
+            return Err(WebError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                format!(
+                    "the agent did not list its sessions within {:?}",
+                    settings.startup_timeout
+                ),
+            ));
+        }
+        Ok(Err(error)) => return Err(refusal(&error)),
+        Ok(Ok(None)) => {
+            return Ok(json!({ "supported": false, "sessions": [], "nextCursor": null }));
+        }
+        Ok(Ok(Some(list))) => list,
+    };
+    let base = settings
+        .cwd
+        .canonicalize()
+        .unwrap_or_else(|_| settings.cwd.clone());
+    let sessions: Vec<Value> = list
+        .sessions
+        .into_iter()
+        .filter(|s| Path::new(&s.cwd).starts_with(&base))
+        .map(|s| {
+            json!({
+                "sessionId": s.session_id, "cwd": s.cwd, "title": s.title,
+                "updatedAt": s.updated_at,
+            })
+        })
+        .collect();
+    Ok(json!({ "supported": true, "sessions": sessions, "nextCursor": list.next_cursor }))
+}
+
+fn refusal(error: &ClientError) -> WebError {
+    if error.is_auth_required() {
+        return WebError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "the agent wants authentication before it lists sessions: {}",
+                error_message(error)
+            ),
+        );
+    }
+    WebError::new(
+        StatusCode::BAD_GATEWAY,
+        format!(
+            "the agent could not list its sessions: {}",
+            error_message(error)
+        ),
+    )
+}

@@ -1,0 +1,383 @@
+//! What the page asks of the agent besides prompts and cancels: authentication, modes and config
+//! options, permissions answered "always" (remembered per session, in the log, and answered by
+//! the server from then on), prompt content with `@path` mentions and images, and the agent's
+//! description for the page.
+
+use std::collections::HashSet;
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+use spindle_protocol::prompt::{PromptBuilder, parse_mentions};
+use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
+
+use super::{RunningAgent, SessionTask, ValueReply, request_key};
+use crate::core::lock;
+use crate::errors::WebError;
+use crate::feed::{forget_permission_note, standing_permission_note};
+use crate::handshake::{Pending, Phase};
+use crate::store::Direction;
+
+/// An image of a prompt, as the page sent it.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PromptImage {
+    /// `image/png`, ...
+    pub(crate) mime_type: String,
+    /// Base64.
+    pub(crate) data: String,
+}
+
+/// The option kinds that ask to remember a decision.
+const ALWAYS_KINDS: [(&str, &str); 2] = [
+    ("allow_always", "allow_once"),
+    ("reject_always", "reject_once"),
+];
+
+/// What a permission request is about, for remembering "always" answers: the agent's tool name
+/// when it gives one (`_meta.*.toolName`), else the tool call's kind and the first word of its
+/// title (`execute: git`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PermissionRule {
+    pub(crate) key: String,
+    pub(crate) label: String,
+}
+
+impl PermissionRule {
+    /// The rule a `session/request_permission`'s params fall under (v1 `toolCall`, v2
+    /// `subject.toolCall`).
+    pub(crate) fn of_params(params: &Value) -> Option<PermissionRule> {
+        let tool = params
+            .get("toolCall")
+            .or_else(|| params.pointer("/subject/toolCall"))?;
+        let tool_name = tool
+            .get("_meta")
+            .and_then(Value::as_object)
+            .and_then(|meta| {
+                meta.values()
+                    .find_map(|v| v.get("toolName").and_then(Value::as_str))
+            });
+        if let Some(name) = tool_name.filter(|n| !n.trim().is_empty()) {
+            return Some(PermissionRule {
+                key: format!("tool:{name}"),
+                label: name.to_string(),
+            });
+        }
+        let kind = tool.get("kind").and_then(Value::as_str).unwrap_or("other");
+        let title = tool
+            .get("title")
+            .or_else(|| params.get("title"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let word: String = title
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c: char| "`'\"()[]{}:,".contains(c)))
+            .find(|w| !w.is_empty())
+            .unwrap_or("")
+            .chars()
+            .take(40)
+            .collect();
+        Some(if word.is_empty() {
+            PermissionRule {
+                key: format!("{kind}:"),
+                label: kind.to_string(),
+            }
+        } else {
+            PermissionRule {
+                key: format!("{kind}:{word}"),
+                label: format!("{kind}: {word}"),
+            }
+        })
+    }
+
+    /// The rule noted on a `web_permission` op.
+    pub(crate) fn of_op(op: &Value) -> Option<PermissionRule> {
+        Some(PermissionRule {
+            key: op.get("ruleKey")?.as_str()?.to_string(),
+            label: op.get("ruleLabel")?.as_str()?.to_string(),
+        })
+    }
+}
+
+/// The agent's auth methods as the page shows them.
+pub(crate) fn auth_methods_json(init: &InitializeOutcome) -> Value {
+    let methods: Vec<Value> = init
+        .auth_methods()
+        .into_iter()
+        .map(|m| json!({ "id": m.id, "name": m.name, "description": m.description }))
+        .collect();
+    Value::Array(methods)
+}
+
+/// The content blocks of a prompt: the text as typed, each `@path` it mentions (resolved by the
+/// host under the session's directory) and the images, per what the agent accepts.
+pub(super) fn prompt_blocks(
+    agent: &RunningAgent,
+    text: &str,
+    images: &[PromptImage],
+) -> Result<Value, WebError> {
+    let capabilities = agent
+        .client
+        .initialize_outcome()
+        .map(InitializeOutcome::prompt_capabilities)
+        .unwrap_or_default();
+    let mut builder = PromptBuilder::new(capabilities).text(text);
+    let mut seen = HashSet::new();
+    for mention in parse_mentions(text) {
+        if !seen.insert(mention.path.clone()) {
+            continue;
+        }
+        let file = agent.host.resolve_mention(&mention.path).map_err(|error| {
+            WebError::bad_request(format!("@{}: {}", mention.path, error.message()))
+        })?;
+        builder = builder.mention(
+            &file.uri,
+            &file.display_path,
+            &file.mime,
+            file.text.as_deref(),
+        );
+    }
+    for image in images {
+        builder = builder.image(&image.mime_type, &image.data);
+    }
+    builder
+        .build()
+        .map_err(|error| WebError::bad_request(error.to_string()))
+}
+
+fn client_refusal(error: &ClientError) -> WebError {
+    WebError::bad_request(error.to_string())
+}
+
+impl SessionTask {
+    /// A `session/request_permission`: answered at once by a standing rule, else shown.
+    pub(super) fn permission_requested(&mut self, id: RequestId, params: &str) {
+        let params: Value = serde_json::from_str(params).unwrap_or(Value::Null);
+        let key = request_key(&id);
+        let title = params
+            .get("title")
+            .and_then(Value::as_str)
+            .or_else(|| params.pointer("/toolCall/title").and_then(Value::as_str))
+            .or_else(|| {
+                params
+                    .pointer("/subject/toolCall/title")
+                    .and_then(Value::as_str)
+            })
+            .unwrap_or("The agent asks for permission")
+            .to_string();
+        let options = params.get("options").cloned().unwrap_or(json!([]));
+        let tool_call_id = params
+            .pointer("/toolCall/toolCallId")
+            .or_else(|| params.pointer("/subject/toolCall/toolCallId"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let rule = PermissionRule::of_params(&params);
+        if let Some(rule) = &rule
+            && let Some(option) = self.standing_answer(&rule.key, &options)
+            && let Some(agent) = self.agent.as_mut()
+        {
+            let outcome = json!({ "outcome": "selected", "optionId": option });
+            if agent.client.respond_permission(&id, &outcome).is_ok() {
+                self.flush_client();
+                lock(&self.core).publish_note(json!({
+                    "op": "web_permission_auto", "title": title, "toolCallId": tool_call_id,
+                    "optionId": option, "ruleKey": rule.key, "ruleLabel": rule.label,
+                }));
+                return;
+            }
+        }
+        self.agent_requests.insert(key.clone(), id);
+        let op = json!({
+            "op": "web_permission", "key": key, "title": title,
+            "options": options, "toolCallId": tool_call_id,
+            "ruleKey": rule.as_ref().map(|r| r.key.clone()),
+            "ruleLabel": rule.as_ref().map(|r| r.label.clone()),
+        });
+        lock(&self.core).open_permission(key, op);
+    }
+
+    /// The option a standing rule picks among `options`, if a rule covers `rule_key`.
+    fn standing_answer(&self, rule_key: &str, options: &Value) -> Option<String> {
+        let core = lock(&self.core);
+        let rule = core.session_facts().standing.get(rule_key)?;
+        let kind = rule.get("kind")?.as_str()?;
+        let once = ALWAYS_KINDS.iter().find(|(k, _)| *k == kind)?.1;
+        let options = options.as_array()?;
+        [kind, once].iter().find_map(|wanted| {
+            options
+                .iter()
+                .find(|o| o.get("kind").and_then(Value::as_str) == Some(wanted))
+                .and_then(|o| o.get("optionId")?.as_str())
+                .map(str::to_string)
+        })
+    }
+
+    /// The user chose `option` for a question under `rule`: an "always" kind is remembered.
+    pub(super) fn remember_permission(&mut self, rule: &PermissionRule, option: &Value) {
+        let Some(kind) = option.get("kind").and_then(Value::as_str) else {
+            return;
+        };
+        if !ALWAYS_KINDS.iter().any(|(k, _)| *k == kind) {
+            return;
+        }
+        let note = standing_permission_note(&json!({
+            "key": rule.key, "label": rule.label, "kind": kind,
+            "optionId": option.get("optionId"),
+        }));
+        self.record_note(note);
+    }
+
+    /// Forgets a standing rule.
+    pub(super) fn forget_permission(&mut self, key: &str) -> Result<(), WebError> {
+        if !lock(&self.core).session_facts().standing.contains_key(key) {
+            return Err(WebError::new(
+                StatusCode::NOT_FOUND,
+                "no remembered permission with that key",
+            ));
+        }
+        self.record_note(forget_permission_note(key));
+        Ok(())
+    }
+
+    /// Logs a server note and shows the standing rules it may have changed.
+    fn record_note(&mut self, note: String) {
+        let mut core = lock(&self.core);
+        core.record(vec![(Direction::Server, note)]);
+        let rules = core.session_facts().standing_json();
+        core.set_fact(json!({ "op": "web_standing_permissions", "permissions": rules }));
+    }
+
+    /// The agent session, for a request from the page that needs it open.
+    fn ready_session(&self) -> Result<String, WebError> {
+        match (&self.startup.agent_session, self.startup.phase) {
+            (Some(session), Phase::Ready) => Ok(session.clone()),
+            (_, Phase::NeedsAuth) => Err(WebError::needs_auth()),
+            _ => Err(WebError::new(
+                StatusCode::CONFLICT,
+                "the agent session is not open yet: wait for it, or send a prompt to start the \
+                 agent",
+            )),
+        }
+    }
+
+    /// Sends a request built by `send` and answers `reply` when the agent answers.
+    fn ask(
+        &mut self,
+        reply: ValueReply,
+        send: impl FnOnce(&mut RunningAgent) -> Result<RequestId, ClientError>,
+    ) {
+        let Some(agent) = self.agent.as_mut() else {
+            let _ = reply.send(Err(WebError::new(
+                StatusCode::CONFLICT,
+                "the agent is not running: send a prompt to start it",
+            )));
+            return;
+        };
+        match send(agent) {
+            Ok(id) => {
+                self.waiting.insert(id, reply);
+                self.flush_client();
+            }
+            Err(error) => {
+                let _ = reply.send(Err(client_refusal(&error)));
+            }
+        }
+    }
+
+    pub(super) fn authenticate(&mut self, method_id: &str, reply: ValueReply) {
+        if matches!(self.startup.phase, Phase::NoAgent | Phase::Initializing) {
+            let _ = reply.send(Err(WebError::new(
+                StatusCode::CONFLICT,
+                "the agent has not answered initialize yet",
+            )));
+            return;
+        }
+        self.ask(reply, |agent| {
+            agent.client.authenticate(method_id, Pending::Authenticate)
+        });
+    }
+
+    pub(super) fn set_mode(&mut self, mode_id: &str, reply: ValueReply) {
+        let session = match self.ready_session() {
+            Ok(session) => session,
+            Err(error) => {
+                let _ = reply.send(Err(error));
+                return;
+            }
+        };
+        self.ask(reply, |agent| {
+            agent.client.set_mode(&session, mode_id, Pending::Setting)
+        });
+    }
+
+    pub(super) fn set_config(&mut self, config_id: &str, value: &Value, reply: ValueReply) {
+        let session = match self.ready_session() {
+            Ok(session) => session,
+            Err(error) => {
+                let _ = reply.send(Err(error));
+                return;
+            }
+        };
+        self.ask(reply, |agent| {
+            agent
+                .client
+                .set_config_option(&session, config_id, value, Pending::Setting)
+        });
+    }
+
+    /// `GET /api/sessions/{id}/agent`.
+    pub(super) fn agent_info(&self) -> Value {
+        let init = self
+            .agent
+            .as_ref()
+            .and_then(|a| a.client.initialize_outcome());
+        let core = lock(&self.core);
+        let facts = core.session_facts();
+        let info = &core.engine.transcript().session_info;
+        let status = core
+            .fact("web_status")
+            .and_then(|op| op.get("status").cloned())
+            .unwrap_or_else(|| json!("no_agent"));
+        let prompt = init.map(InitializeOutcome::prompt_capabilities);
+        json!({
+            "status": status,
+            "protocol": init.map(|i| i.protocol_version),
+            "agentInfo": init.and_then(|i| serde_json::from_str::<Value>(i.agent_info.as_ref()?.get()).ok()),
+            "authMethods": init.map(auth_methods_json).unwrap_or_else(|| json!([])),
+            "promptCapabilities": {
+                "image": prompt.is_some_and(|p| p.image),
+                "audio": prompt.is_some_and(|p| p.audio),
+                "embeddedContext": prompt.is_some_and(|p| p.embedded_context),
+            },
+            "needsAuth": self.startup.phase == Phase::NeedsAuth,
+            "fsPolicy": self.settings.fs.as_str(),
+            "terminals": self.settings.terminals,
+            "canList": init.is_some_and(InitializeOutcome::can_list_sessions),
+            "canLoad": init.is_some_and(InitializeOutcome::can_load_session),
+            "canResume": init.is_some_and(InitializeOutcome::can_resume_session),
+            "agentSessionId": self.startup.agent_session,
+            "cwd": self.root.display().to_string(),
+            "modes": facts.modes,
+            "currentModeId": info.current_mode_id,
+            "configOptions": info.config_options,
+            "standingPermissions": facts.standing_json(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_come_from_the_tool_name_or_the_kind_and_first_word() {
+        let v1 = json!({"sessionId": "s", "toolCall": {"toolCallId": "t", "title": "`git status`", "kind": "execute"}});
+        assert_eq!(PermissionRule::of_params(&v1).unwrap().key, "execute:git");
+        let v2 = json!({"sessionId": "s", "title": "Edit a.rs", "subject": {"type": "tool_call",
+            "toolCall": {"toolCallId": "t", "kind": "edit"}}});
+        assert_eq!(PermissionRule::of_params(&v2).unwrap().key, "edit:Edit");
+        let named =
+            json!({"toolCall": {"title": "x", "_meta": {"claudeCode": {"toolName": "Bash"}}}});
+        assert_eq!(PermissionRule::of_params(&named).unwrap().key, "tool:Bash");
+        assert_eq!(PermissionRule::of_params(&json!({"title": "x"})), None);
+    }
+}
