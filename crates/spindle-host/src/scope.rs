@@ -106,12 +106,7 @@ impl Scope {
     /// Rule 4's check and rule 5.
     fn check_inside(&self, asked: &str, canonical: &Path) -> Result<String, FsError> {
         let root = self.root()?;
-        if SYSTEM_TREES.iter().any(|tree| canonical.starts_with(tree)) {
-            return Err(FsError::new(
-                FsErrorKind::OutsideRoot,
-                format!("{asked}: system files (/proc, /sys, /dev) are not served"),
-            ));
-        }
+        check_not_system(asked, canonical)?;
         // The lexical path was inside (rules 1 to 3): only a symbolic link
         // can have led out.
         let Ok(rest) = canonical.strip_prefix(root) else {
@@ -135,6 +130,7 @@ impl Scope {
     pub(crate) fn resolve_existing(&self, path: &str) -> Result<Resolved, FsError> {
         let rel = self.relative_part(path)?;
         let full = self.root()?.join(&rel);
+        check_not_system(path, &full)?;
         let canonical = std::fs::canonicalize(&full).map_err(|e| io_error(path, &full, e))?;
         let display = self.check_inside(path, &canonical)?;
         Ok(Resolved {
@@ -151,6 +147,7 @@ impl Scope {
         let rel = self.relative_part(path)?;
         let root = self.root()?;
         let full = root.join(&rel);
+        check_not_system(path, &full)?;
         match std::fs::canonicalize(&full) {
             Ok(canonical) => {
                 let display = self.check_inside(path, &canonical)?;
@@ -218,6 +215,17 @@ impl Scope {
             exists: false,
         })
     }
+}
+
+/// Rule 5, on a lexical or canonical path.
+fn check_not_system(asked: &str, path: &Path) -> Result<(), FsError> {
+    if SYSTEM_TREES.iter().any(|tree| path.starts_with(tree)) {
+        return Err(FsError::new(
+            FsErrorKind::OutsideRoot,
+            format!("{asked}: system files (/proc, /sys, /dev) are not served"),
+        ));
+    }
+    Ok(())
 }
 
 fn outside(path: &str, root: &Path) -> FsError {

@@ -14,7 +14,7 @@
 //!
 //! [`LocalLine`] writes and reads them; every Spindle crate goes through it.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The type of a tool-call content item that embeds a client terminal
 /// (`{"type":"terminal","terminalId":..}`).
@@ -83,16 +83,21 @@ impl std::fmt::Display for LocalLineError {
 impl std::error::Error for LocalLineError {}
 
 impl LocalLine {
-    /// The line as compact JSON text (no trailing newline).
+    /// The line as compact JSON text (no trailing newline), members in a
+    /// fixed order whatever `serde_json` features the build has.
     pub fn to_line(&self) -> String {
-        let (name, body) = match self {
+        let (name, members): (&str, Vec<(&str, Value)>) = match self {
             LocalLine::TerminalOutput {
                 session_id,
                 terminal_id,
                 text,
             } => (
                 LOCAL_TERMINAL_OUTPUT,
-                serde_json::json!({"sessionId": session_id, "terminalId": terminal_id, "text": text}),
+                vec![
+                    ("sessionId", Value::from(session_id.as_str())),
+                    ("terminalId", Value::from(terminal_id.as_str())),
+                    ("text", Value::from(text.as_str())),
+                ],
             ),
             LocalLine::TerminalExit {
                 session_id,
@@ -101,8 +106,12 @@ impl LocalLine {
                 signal,
             } => (
                 LOCAL_TERMINAL_EXIT,
-                serde_json::json!({"sessionId": session_id, "terminalId": terminal_id,
-                    "exitCode": exit_code, "signal": signal}),
+                vec![
+                    ("sessionId", Value::from(session_id.as_str())),
+                    ("terminalId", Value::from(terminal_id.as_str())),
+                    ("exitCode", exit_code.map_or(Value::Null, Value::from)),
+                    ("signal", signal.as_deref().map_or(Value::Null, Value::from)),
+                ],
             ),
             LocalLine::FileBeforeWrite {
                 session_id,
@@ -110,14 +119,28 @@ impl LocalLine {
                 old_text,
             } => (
                 LOCAL_FILE_BEFORE_WRITE,
-                serde_json::json!({"sessionId": session_id, "path": path, "oldText": old_text}),
+                vec![
+                    ("sessionId", Value::from(session_id.as_str())),
+                    ("path", Value::from(path.as_str())),
+                    (
+                        "oldText",
+                        old_text.as_deref().map_or(Value::Null, Value::from),
+                    ),
+                ],
             ),
         };
-        let mut inner = Map::new();
-        inner.insert(name.to_owned(), body);
-        let mut outer = Map::new();
-        outer.insert(LOCAL_KEY.to_owned(), Value::Object(inner));
-        Value::Object(outer).to_string()
+        let mut line = format!("{{\"{LOCAL_KEY}\":{{\"{name}\":{{");
+        for (i, (key, value)) in members.iter().enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            line.push('"');
+            line.push_str(key);
+            line.push_str("\":");
+            line.push_str(&value.to_string());
+        }
+        line.push_str("}}}");
+        line
     }
 
     /// Reads one local line (JSON text).
@@ -143,7 +166,9 @@ impl LocalLine {
         let text = |key: &str| -> Result<String, LocalLineError> {
             match body.get(key) {
                 Some(Value::String(s)) => Ok(s.clone()),
-                _ => Err(LocalLineError(format!("local {name}: {key} must be a string"))),
+                _ => Err(LocalLineError(format!(
+                    "local {name}: {key} must be a string"
+                ))),
             }
         };
         let optional_text = |key: &str| -> Result<Option<String>, LocalLineError> {
@@ -168,9 +193,7 @@ impl LocalLine {
                 let exit_code = match body.get("exitCode") {
                     None | Some(Value::Null) => None,
                     Some(code) => Some(code.as_i64().ok_or_else(|| {
-                        LocalLineError(format!(
-                            "local {name}: exitCode must be an integer or null"
-                        ))
+                        LocalLineError(format!("local {name}: exitCode must be an integer or null"))
                     })?),
                 };
                 Ok(LocalLine::TerminalExit {

@@ -1,0 +1,8 @@
+//! The one integration-test binary of `spindle-host`: every method's answers
+//! and errors, the scoping rules against escapes, and the processes.
+
+mod fs;
+mod mention;
+mod security;
+mod support;
+mod terminals;
