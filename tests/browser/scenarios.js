@@ -284,12 +284,12 @@ scenario("tool calls, plan and a permission answered in the page", async ({ cont
   const id = await newSession(page);
   await greeted(page);
   await send(page, "/scenario tools");
-  await page.waitForSelector("#transcript .entry.permission .choices button");
+  await page.waitForSelector("#transcript .permission-card .choices button");
   await eventually("requires action shown", async () => (await page.getAttribute("#state", "data-state")) === "requires_action");
   await shot(page, "07-permission-prompt");
-  const buttons = await page.$$eval("#transcript .entry.permission .choices button", (bs) => bs.map((b) => b.dataset.option));
+  const buttons = await page.$$eval("#transcript .permission-card .choices button", (bs) => bs.map((b) => b.dataset.option));
   const allow = buttons.find((o) => /allow/i.test(o)) || buttons[0];
-  await page.click('#transcript .entry.permission .choices button[data-option="' + allow + '"]');
+  await page.click('#transcript .permission-card .choices button[data-option="' + allow + '"]');
   await waitTurns(page, base, id, 2);
   await eventually("edit completed", async () =>
     (await page.$$eval("#transcript .entry.tool", (ts) => ts.map((t) => t.dataset.status))).every((s) => s === "completed"));
@@ -439,7 +439,33 @@ scenario("a tool call shows its live terminal output and its diffs per file", as
   }
 });
 
+require("./daily.js")({
+  scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted,
+  agentTexts, userTexts, shot,
+});
+
 // ---- runner ---------------------------------------------------------------------------------
+
+// SPINDLE_BROWSER_ASSETS=DIR: the page's files come from DIR instead of the binary (to try page
+// edits without a rebuild); the server's own answer (status, CSP and other headers) is kept.
+const assetDir = process.env.SPINDLE_BROWSER_ASSETS || "";
+async function serveAssetsFromDisk(context, dir) {
+  const types = { "index.html": "text/html; charset=utf-8", "app.css": "text/css; charset=utf-8" };
+  await context.route(/\/(app\.js|composer\.js|panels\.js|markdown\.js|app\.css)?$/, async (route) => {
+    const name = new URL(route.request().url()).pathname.slice(1) || "index.html";
+    if (!/^(index\.html|app\.js|composer\.js|panels\.js|markdown\.js|app\.css)$/.test(name)) {
+      await route.continue();
+      return;
+    }
+    const response = await route.fetch();
+    const body = fs.readFileSync(path.join(dir, name), "utf8");
+    if (response.status() === 404) {
+      await route.fulfill({ status: 200, contentType: types[name] || "text/javascript; charset=utf-8", body });
+    } else {
+      await route.fulfill({ response, body });
+    }
+  });
+}
 
 let server = null;
 (async () => {
@@ -460,6 +486,7 @@ let server = null;
   for (const { name, fn } of scenarios) {
     if (only && !name.includes(only)) continue;
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    if (assetDir) await serveAssetsFromDisk(context, assetDir);
     const started = Date.now();
     try {
       await fn({ context, base: server.url, tmp });

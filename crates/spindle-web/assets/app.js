@@ -25,6 +25,7 @@
   let order = []; // entry ids in transcript order
   const dirty = new Set(); // entry ids whose markdown needs a re-render
   let frameRequested = false;
+  let commands = []; // the agent's available commands (SetCommands)
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -41,6 +42,20 @@
     b.textContent = text;
   }
 
+  const panels = window.SpindlePanels.create({
+    $, el, api, banner,
+    session: () => current,
+    select: (id) => select(id),
+    refreshSessions: () => refreshSessions(),
+  });
+  const composer = window.SpindleComposer.create({
+    $, el, api,
+    session: () => current,
+    agent: () => panels.agent(),
+    commands: () => commands,
+    sent: () => refreshSessions(),
+  });
+
   // ---- sessions ----------------------------------------------------------------------------
 
   async function refreshSessions() {
@@ -53,6 +68,8 @@
       const b = el("button", null, s.title || "Session " + s.id);
       b.type = "button";
       b.dataset.session = String(s.id);
+      const where = [s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
+      if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
       if (String(s.id) === String(current)) b.setAttribute("aria-current", "true");
       b.addEventListener("click", () => select(s.id));
       li.appendChild(b);
@@ -67,6 +84,9 @@
     current = String(id);
     history.replaceState(null, "", "#session=" + encodeURIComponent(current));
     clearView();
+    panels.clear();
+    composer.reset();
+    panels.loadAgent();
     $("empty").hidden = true;
     $("prompt-form").hidden = false;
     for (const b of document.querySelectorAll("#session-list button")) {
@@ -90,6 +110,10 @@
     es.addEventListener("ops", (event) => {
       if (source !== es) return;
       applyBatch(event.data, event.lastEventId);
+    });
+    es.addEventListener("status", (event) => {
+      if (source !== es) return;
+      try { panels.onStatus(JSON.parse(event.data)); } catch (_) { /* not JSON: ignored */ }
     });
   }
 
@@ -115,6 +139,9 @@
     $("thoughts").replaceChildren();
     $("plan").replaceChildren();
     $("commands").replaceChildren();
+    commands = [];
+    cards.clear();
+    floating = 0;
     setState({ state: "idle" });
     setUsage({});
     banner(null);
@@ -208,8 +235,10 @@
       rec.head.textContent = "You";
       rec.node.classList.toggle("pending", !!entry.pending);
       rec.node.classList.toggle("rejected", !!entry.rejected);
+      showAttachments(rec, entry.attachments);
     } else if (kind === "agent_message") {
       rec.head.textContent = "Agent";
+      showAttachments(rec, entry.attachments);
     } else if (kind === "boundary") {
       const reason = entry.reason === "compaction" ? "context compacted" : "context cleared";
       const status = entry.reason === "compaction" && entry.status ? " (" + entry.status + ")" : "";
@@ -234,8 +263,16 @@
       const raw = entry.raw && typeof entry.raw === "object" ? entry.raw : {};
       const o = raw.permission ? raw.permission.outcome : null;
       rec.extra.textContent = String(raw.title || "") + (o ? " - answered: " + String(o.optionId || o.outcome) : "");
+      // The web's question card about this request finds its entry by the request id.
+      rec.requestKey = raw.permission ? JSON.stringify(raw.permission.requestId) : null;
+      rec.open = !o;
     } else if (kind !== "agent_thought" && kind !== "plan_text") {
       rec.head.textContent = kind === "unknown" ? "Unrecognised update" : kind;
+      if (Array.isArray(entry.diffs)) {
+        // An entry of its own that shows file changes (a write outside any tool call).
+        rec.extra.replaceChildren(...diffBlocks(rec, entry.diffs));
+        return;
+      }
       const raw = entry.raw !== undefined ? entry.raw : entry;
       let shown = "";
       try { shown = JSON.stringify(raw).slice(0, 2000); } catch (_) { shown = ""; }
@@ -291,10 +328,70 @@
     return box;
   }
 
+  // Every diff of an entry, one block per file; the paths and request ids are kept so that a
+  // write review card finds the entry that shows its diff. A diff of a client write carries its
+  // outcome (written, rejected, ...) once the client answered.
+  function diffBlocks(rec, diffs) {
+    rec.diffKeys = new Set();
+    const blocks = [];
+    for (const diff of diffs) {
+      if (!diff || typeof diff !== "object") continue;
+      if (diff.path != null) rec.diffKeys.add("path:" + String(diff.path));
+      if (diff.requestId != null) rec.diffKeys.add("request:" + (typeof diff.requestId === "string" ? diff.requestId : JSON.stringify(diff.requestId)));
+      const block = fileDiff(diff);
+      const outcome = diff.outcome ?? diff.status ?? (diff.write && diff.write.outcome);
+      if (typeof outcome === "string" && outcome) {
+        const label = el("span", "write-outcome", outcome);
+        label.dataset.outcome = outcome;
+        block.firstChild.appendChild(label);
+      }
+      blocks.push(block);
+    }
+    return blocks;
+  }
+
+  // Non-text blocks of a message: images drawn as thumbnails (decoded from their data, never
+  // loaded from a URL), files as chips. Redrawn only when they change.
+  function showAttachments(rec, attachments) {
+    const list = Array.isArray(attachments) ? attachments : [];
+    const signature = list.length + ":" + list.map((a) => (a && a.type) + (a && (a.uri || a.mimeType)) + (a && a.data ? a.data.length : "")).join("|");
+    if (rec.attachmentSignature === signature) return;
+    rec.attachmentSignature = signature;
+    if (!rec.attachments) {
+      rec.attachments = el("div", "message-attachments");
+      rec.node.insertBefore(rec.attachments, rec.extra);
+    }
+    rec.attachments.replaceChildren();
+    for (const a of list) {
+      if (!a || typeof a !== "object") continue;
+      if (a.type === "image" && typeof a.data === "string") {
+        const figure = el("figure", "thumb");
+        figure.dataset.mime = String(a.mimeType || "");
+        rec.attachments.appendChild(figure);
+        let bytes;
+        try { bytes = Uint8Array.from(atob(a.data), (c) => c.charCodeAt(0)); } catch (_) { bytes = null; }
+        const fail = () => figure.appendChild(el("span", "chip", "image (" + String(a.mimeType || "unknown type") + ")"));
+        if (!bytes) { fail(); continue; }
+        createImageBitmap(new Blob([bytes], { type: String(a.mimeType || "") }))
+          .then((bitmap) => figure.prepend(window.SpindleComposer.drawThumbnail(bitmap, 96)))
+          .catch(fail);
+      } else {
+        const resource = a.type === "resource" && a.resource && typeof a.resource === "object" ? a.resource : a;
+        const name = a.name || resource.uri || a.uri || a.type || "attachment";
+        const chip = el("span", "chip", (a.type === "resource" ? "embedded " : "") + "@" + String(name).replace(/^file:\/\//, ""));
+        chip.dataset.type = String(a.type || "");
+        if (resource.uri) chip.title = String(resource.uri);
+        rec.attachments.appendChild(chip);
+      }
+    }
+    rec.attachments.hidden = rec.attachments.children.length === 0;
+  }
+
   // The tool call's wire fields are nested under `toolCall` (its `kind` is the tool kind);
   // `toolName`, `terminal` and `diffs` are what the engine read out of them for display.
   function fillTool(rec, entry) {
     const tc = entry.toolCall && typeof entry.toolCall === "object" ? entry.toolCall : {};
+    rec.toolCallId = tc.toolCallId != null ? String(tc.toolCallId) : rec.id;
     const status = String(tc.status || "pending");
     rec.node.dataset.status = status;
     const toolName = typeof entry.toolName === "string" ? entry.toolName : "";
@@ -321,14 +418,12 @@
       text = isText ? block : null;
       parts.push(block);
     }
-    for (const diff of diffs || []) {
-      if (diff && typeof diff === "object") parts.push(fileDiff(diff));
-    }
+    parts.push(...diffBlocks(rec, diffs || []));
     const permission = entry.permission;
     if (permission && typeof permission === "object") {
       const o = permission.outcome;
       const answer = o === null || o === undefined ? "waiting for an answer" : String(o.optionId || o.outcome || "answered");
-      parts.push(el("div", "outcome", "permission: " + answer));
+      parts.push(el("div", "outcome permission-record", "permission: " + answer));
     }
     rec.extra.replaceChildren(...parts);
     rec.term.hidden = !terminal;
@@ -368,12 +463,14 @@
       if (next && next.node.parentNode === container) { before = next.node; break; }
     }
     container.insertBefore(rec.node, before);
+    adoptCards(rec);
     scrollToEnd();
   }
 
   function removeEntry(id) {
     const rec = entries.get(String(id));
     if (!rec) return;
+    releaseCards(rec);
     rec.node.remove();
     entries.delete(rec.id);
     order = order.filter((x) => x !== rec.id);
@@ -433,40 +530,204 @@
     setTimeout(() => n.remove(), 8000);
   }
 
+  // ---- cards: permission questions and write reviews ---------------------------------------
+  // A card sits inside the entry it is about (the tool call, or the engine's own entry for the
+  // request), so it stays with that entry whatever comes later. A card whose entry is not known
+  // yet waits at the end of the transcript and moves in when the entry appears.
+
+  const cards = new Map(); // "permission:KEY" | "review:ID" -> { node, matches(rec), rec }
+  let floating = 0; // cards not inside an entry
+
+  function cardSlot(rec) {
+    if (!rec.cards) {
+      rec.cards = el("div", "cards");
+      rec.node.appendChild(rec.cards);
+    }
+    return rec.cards;
+  }
+
+  function attachCard(card, rec) {
+    cardSlot(rec).appendChild(card.node);
+    card.rec = rec;
+    card.node.classList.add("anchored");
+  }
+
+  function placeCard(id, node, matches) {
+    dropCard(id);
+    const card = { node, matches, rec: null };
+    cards.set(id, card);
+    for (let i = order.length - 1; i >= 0; i--) {
+      const rec = entries.get(order[i]);
+      if (rec && matches(rec)) { attachCard(card, rec); break; }
+    }
+    if (!card.rec) {
+      floating += 1;
+      $("transcript").appendChild(node);
+    }
+    scrollToEnd();
+    return card;
+  }
+
+  function dropCard(id) {
+    const card = cards.get(id);
+    if (!card) return;
+    if (!card.rec) floating -= 1;
+    card.node.remove();
+    cards.delete(id);
+  }
+
+  // A new or changed entry takes in the waiting cards that are about it (only while any wait).
+  function adoptCards(rec) {
+    if (floating === 0) return;
+    for (const card of cards.values()) {
+      if (!card.rec && card.matches(rec)) {
+        attachCard(card, rec);
+        floating -= 1;
+      }
+    }
+  }
+
+  // An entry that goes away lets its cards wait again at the end.
+  function releaseCards(rec) {
+    if (!rec.cards) return;
+    for (const card of cards.values()) {
+      if (card.rec === rec) {
+        card.rec = null;
+        card.node.classList.remove("anchored");
+        floating += 1;
+        $("transcript").appendChild(card.node);
+      }
+    }
+  }
+
+  const toolMatch = (toolCallId) => (rec) =>
+    toolCallId != null && rec.kind === "tool_call" && (rec.id === String(toolCallId) || rec.toolCallId === String(toolCallId));
+
+  function choiceButtons(choices, onChoose) {
+    const box = el("div", "choices");
+    for (const [value, label, kind] of choices) {
+      const b = el("button", null, label);
+      b.type = "button";
+      b.dataset.option = value;
+      if (kind) b.dataset.kind = kind;
+      b.addEventListener("click", () => {
+        for (const other of box.querySelectorAll("button")) other.disabled = true;
+        onChoose(value).catch((e) => {
+          for (const other of box.querySelectorAll("button")) other.disabled = false;
+          banner(e.message, "error");
+        });
+      });
+      box.appendChild(b);
+    }
+    return box;
+  }
+
   function showPermission(op) {
     const key = String(op.key);
-    const card = el("article", "entry permission");
-    card.dataset.permission = key;
-    card.appendChild(el("div", "who", "Permission requested"));
-    card.appendChild(el("div", null, op.title || "The agent asks for permission"));
-    const buttons = el("div", "choices");
-    for (const option of op.options || []) {
-      const b = el("button", null, option.name || option.optionId);
-      b.type = "button";
-      b.dataset.option = option.optionId;
-      b.addEventListener("click", () => answerPermission(key, option.optionId));
-      buttons.appendChild(b);
-    }
-    card.appendChild(buttons);
-    const old = document.querySelector('[data-permission="' + CSS.escape(key) + '"]');
-    if (old) old.replaceWith(card);
-    else $("transcript").appendChild(card);
-    scrollToEnd();
+    const node = el("div", "card permission-card open");
+    node.dataset.permission = key;
+    node.appendChild(el("div", "who", "Permission requested"));
+    node.appendChild(el("div", "card-title", op.title || "The agent asks for permission"));
+    const options = (Array.isArray(op.options) ? op.options : []).filter((o) => o && o.optionId != null);
+    node.appendChild(choiceButtons(options.map((o) => [String(o.optionId), o.name || o.optionId, o.kind]),
+      (optionId) => answerPermission(key, optionId)));
+    const matches = op.toolCallId != null ? toolMatch(op.toolCallId)
+      : (rec) => rec.kind === "permission" && rec.requestKey === key && rec.open;
+    placeCard("permission:" + key, node, matches);
   }
 
   function resolvePermission(op) {
-    const card = document.querySelector('[data-permission="' + CSS.escape(String(op.key)) + '"]');
+    const id = "permission:" + String(op.key);
+    const card = cards.get(id);
     if (!card) return;
-    card.querySelector(".choices")?.remove();
-    card.appendChild(el("div", "outcome", "answered: " + (op.outcome || "done")));
+    if (card.rec) {
+      // Inside its entry the engine's own record shows the answer from now on.
+      dropCard(id);
+      return;
+    }
+    card.node.classList.remove("open");
+    card.node.querySelector(".choices")?.remove();
+    card.node.appendChild(el("div", "outcome", "answered: " + (op.outcome || "done")));
   }
 
   async function answerPermission(key, optionId) {
     try {
       await api("/api/sessions/" + encodeURIComponent(current) + "/permission", { key, optionId });
     } catch (e) {
-      banner("Permission answer failed: " + e.message, "error");
+      throw new Error("Permission answer failed: " + e.message);
     }
+    // An "always" answer becomes a standing permission.
+    panels.loadAgent();
+  }
+
+  // A question the server answered from a standing permission: noted in its tool call.
+  function showAutoAnswer(op) {
+    const node = el("div", "card auto-answer", "answered by a standing permission: " + String(op.optionId || "") + (op.title ? " (" + op.title + ")" : ""));
+    placeCard("auto:" + String(op.ruleKey) + ":" + String(op.toolCallId), node, toolMatch(op.toolCallId));
+  }
+
+  const REVIEW_OUTCOMES = { accept: "accepted: written", reject: "rejected", cancelled: "cancelled by the agent", error: "failed" };
+
+  function showReview(op) {
+    const requestId = String(op.requestId);
+    const path = String(op.path ?? "");
+    const node = el("div", "card review-card open");
+    node.dataset.review = requestId;
+    node.appendChild(el("div", "who", "Write review"));
+    node.appendChild(el("div", "card-title", "The agent wants to write " + path));
+    // Drawn here only while the card waits outside an entry; inside one the engine's diff shows.
+    const own = el("div", "own-diff");
+    own.appendChild(textDiff(path, typeof op.oldText === "string" ? op.oldText : null, String(op.newText ?? "")));
+    node.appendChild(own);
+    node.appendChild(choiceButtons([["accept", "Accept"], ["reject", "Reject"]], async (decision) => {
+      try {
+        await api("/api/sessions/" + encodeURIComponent(current) + "/review", { requestId, decision });
+      } catch (e) {
+        throw new Error("Review answer failed: " + e.message);
+      }
+    }));
+    const byTool = toolMatch(op.toolCallId);
+    const matches = (rec) => byTool(rec) || (!!rec.diffKeys && (rec.diffKeys.has("request:" + requestId) ||
+      [...rec.diffKeys].some((k) => k === "path:" + path || k.endsWith("/" + path))));
+    placeCard("review:" + requestId, node, matches);
+  }
+
+  function resolveReview(op) {
+    const card = cards.get("review:" + String(op.requestId));
+    if (!card) return;
+    const decision = String(op.decision || "done");
+    card.node.classList.remove("open");
+    card.node.dataset.decision = decision;
+    card.node.querySelector(".choices")?.remove();
+    card.node.appendChild(el("div", "outcome", (REVIEW_OUTCOMES[decision] || decision) + (op.message ? ": " + op.message : "")));
+  }
+
+  // A unified view of old -> new drawn in the page, for a review card outside any entry: a
+  // line diff (longest common subsequence, or everything replaced when the files are large).
+  function textDiff(path, oldText, newText) {
+    const a = oldText === null ? [] : oldText.split("\n");
+    const b = newText.split("\n");
+    const lines = [];
+    if (a.length * b.length > 250000) {
+      for (const l of a) lines.push("-" + l);
+      for (const l of b) lines.push("+" + l);
+    } else {
+      const n = a.length, m = b.length;
+      const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+      for (let i = n - 1; i >= 0; i--) {
+        for (let j = m - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+      }
+      let i = 0, j = 0;
+      while (i < n || j < m) {
+        if (i < n && j < m && a[i] === b[j]) { lines.push(" " + a[i]); i++; j++; }
+        else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { lines.push("+" + b[j]); j++; }
+        else { lines.push("-" + a[i]); i++; }
+      }
+    }
+    const shown = lines.slice(0, 400);
+    const hunk = { header: "@@ " + (oldText === null ? "new file" : "-" + a.length + " +" + b.length) + " @@", lines: shown };
+    if (lines.length > shown.length) shown.push(" \u2026 " + (lines.length - shown.length) + " more lines");
+    return fileDiff({ path, change: oldText === null ? "add" : "modify", hunks: [hunk] });
   }
 
   const handlers = {
@@ -483,6 +744,7 @@
       }
       setText(rec, typeof op.entry.text === "string" ? op.entry.text : "");
       fillEntry(rec, op.entry);
+      adoptCards(rec);
     },
     remove_entry: (op) => removeEntry(op.id),
     append_text: (op) => {
@@ -506,55 +768,32 @@
     set_state: setState,
     set_usage: setUsage,
     set_commands: (op) => {
+      commands = Array.isArray(op.commands) ? op.commands.filter((c) => c && typeof c === "object") : [];
       const ul = $("commands");
       ul.replaceChildren();
-      for (const c of Array.isArray(op.commands) ? op.commands : []) {
-        if (c && typeof c === "object") ul.appendChild(el("li", null, "/" + String(c.name || "") + (c.description ? " - " + c.description : "")));
+      for (const c of commands) {
+        const li = el("li", null, "/" + String(c.name || ""));
+        const hint = c.input && typeof c.input.hint === "string" ? c.input.hint : "";
+        if (hint) li.appendChild(el("span", "palette-hint", " " + hint));
+        if (c.description) li.appendChild(el("div", "palette-description", c.description));
+        ul.appendChild(li);
       }
     },
-    set_session_info: (op) => {
-      const title = op.info && typeof op.info.title === "string" ? op.info.title : "";
-      document.title = title ? title + " - Spindle" : "Spindle";
-    },
+    set_session_info: (op) => panels.onSessionInfo(op.info),
     notice: (op) => showNotice(op),
     web_banner: (op) => banner(op.text, op.level),
     web_permission: showPermission,
     web_permission_resolved: resolvePermission,
+    web_review: showReview,
+    web_review_resolved: resolveReview,
+    web_status: (op) => panels.onStatus(op),
+    web_modes: (op) => panels.onModes(op.modes),
+    web_standing_permissions: (op) => panels.onStanding(op.permissions),
+    web_permission_auto: showAutoAnswer,
     web_session: () => refreshSessions(),
   };
 
   // ---- controls ----------------------------------------------------------------------------
-
-  $("new-session").addEventListener("click", async () => {
-    try {
-      const created = await api("/api/sessions", {});
-      await refreshSessions();
-      select(created.id);
-    } catch (e) {
-      banner("Cannot create a session: " + e.message, "error");
-    }
-  });
-
-  $("prompt-form").addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const input = $("prompt-input");
-    const text = input.value;
-    if (!text.trim() || current === null) return;
-    $("send").disabled = true;
-    try {
-      await api("/api/sessions/" + encodeURIComponent(current) + "/prompt", { text });
-      input.value = "";
-      refreshSessions();
-    } catch (e) {
-      banner("Prompt not sent: " + e.message, "error");
-    } finally {
-      $("send").disabled = false;
-    }
-  });
-
-  $("prompt-input").addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) $("prompt-form").requestSubmit();
-  });
 
   $("cancel").addEventListener("click", async () => {
     if (current === null) return;
