@@ -285,6 +285,36 @@ module.exports = function register(h) {
     });
   });
 
+  scenario("a question stays in its tool call when a prompt is sent while it waits", async ({ context, base }) => {
+    // The old page appended the card at the end of the transcript when it arrived; a reset
+    // snapshot (reload, second tab, reconnect) put open questions after every entry, so below a
+    // prompt sent while the question waited, and answered it stayed there.
+    const page = await context.newPage();
+    await page.goto(base + "/");
+    const id = await newSession(page);
+    await greeted(page);
+    await send(page, "/scenario tools");
+    const card = "#transcript .entry.tool .permission-card .choices button";
+    await page.waitForSelector(card);
+    await send(page, "sent while asked");
+    await page.reload();
+    await page.waitForSelector(card);
+    const placed = async () => page.$$eval("#transcript > *", (nodes) => {
+      const asked = nodes.findIndex((n) => n.querySelector(".permission-card"));
+      const later = nodes.findIndex((n) => n.matches(".entry.user") && n.textContent.includes("sent while asked"));
+      return { asked, later, loose: nodes.filter((n) => n.matches(".card")).length };
+    });
+    let where = await placed();
+    assert(where.asked >= 0 && where.asked < where.later && where.loose === 0, "card in its tool call, above the later prompt: " + JSON.stringify(where));
+    const allow = await page.$$eval(card, (bs) => bs.map((b) => b.dataset.option).find((o) => /allow/i.test(o)));
+    await page.click(card + '[data-option="' + allow + '"]');
+    await waitTurns(page, base, id, 3);
+    const tool = await page.$$eval("#transcript .entry.tool", (ts) => ts.map((t) => t.textContent).join("\n"));
+    assert(tool.includes("permission: " + allow), "the answer shows in the tool call");
+    assert((await page.$$("#transcript > .card")).length === 0, "no card left at the end");
+    await page.close();
+  });
+
   scenario("a permission card stays with its tool call and always answers stand", async ({ context, tmp }) => {
     const script = path.join(__dirname, "always-permission.script.jsonl");
     await withServer(context, tmp, "always", [], ["--script", script], async (page, server) => {
