@@ -32,7 +32,7 @@ pub struct ServeArgs {
     fs: spindle_web::FsPolicy,
     /// Whether the agent may run commands in terminals (on the server, in the session's
     /// directory): on or off.
-    #[arg(long, default_value = "on", value_parser = on_off, value_name = "on|off")]
+    #[arg(long, default_value = "on", value_parser = on_off, value_name = "on|off", action = clap::ArgAction::Set)]
     terminals: bool,
     /// The working directory of every session, and the directory a session's own one must lie
     /// in (default: the current directory).

@@ -27,6 +27,8 @@ mod chat_tmux;
 mod security_web;
 mod serve_durability;
 mod serve_faults;
+mod serve_features;
+mod serve_host_security;
 mod serve_http;
 
 // Faults and load (RELIABILITY.md).

@@ -519,3 +519,175 @@ pub fn serve_from(mut command: Command) -> Served {
         url,
     }
 }
+
+/// The reference agent speaking ACP v1 (client files and terminals exist only in v1), no
+/// delay, with `extra` arguments (`--require-auth`, `--state-dir DIR`, ...).
+pub fn reference_agent_v1_with(extra: &[&str]) -> Vec<OsString> {
+    let mut command = reference_agent(0);
+    command.extend(["--protocol".into(), "1".into()]);
+    command.extend(extra.iter().map(OsString::from));
+    command
+}
+
+/// `spindle serve --protocol 1 --cwd CWD ARGS -- AGENT` with its database in `dir`.
+pub fn serve_in(dir: &TempDir, cwd: &Path, serve_args: &[&str], agent: &[OsString]) -> Served {
+    let cwd = cwd.to_str().expect("UTF-8 path");
+    let mut args = vec!["--protocol", "1", "--cwd", cwd];
+    args.extend_from_slice(serve_args);
+    start_serve(&dir.join("db.sqlite"), &args, agent, None, &[])
+}
+
+impl Served {
+    /// POSTs `body` (JSON) and returns the status and the parsed answer (`null` if not JSON).
+    pub fn post_value(&self, path: &str, body: &Value) -> (u16, Value) {
+        let response = self.post_json(path, &body.to_string());
+        let value = serde_json::from_str(&response.body).unwrap_or(Value::Null);
+        (response.status, value)
+    }
+
+    /// `POST /api/sessions` with `body`; the new session's id.
+    pub fn create_session_with(&self, body: &Value) -> i64 {
+        let (status, value) = self.post_value("/api/sessions", body);
+        assert_eq!(status, 201, "{value}");
+        value["id"].as_i64().unwrap()
+    }
+
+    /// `GET /api/sessions/N/agent`.
+    pub fn agent_info(&self, session: i64) -> Value {
+        self.get_json(&format!("/api/sessions/{session}/agent"))
+    }
+
+    /// Polls the session's agent description until `check` accepts it.
+    pub fn wait_agent_info(
+        &self,
+        session: i64,
+        what: &str,
+        check: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let info = self.agent_info(session);
+            if check(&info) {
+                return info;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}: {info:#}"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// The text of the last finished reply that contains `needle`.
+    pub fn reply_with(&self, session: i64, needle: &str) -> String {
+        self.wait_reply_containing(session, needle)
+            .iter()
+            .rev()
+            .filter_map(|r| r["text"].as_str())
+            .find(|t| t.contains(needle))
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+impl SseReader {
+    /// Reads events until an op satisfies `check`; returns that op (`None`: the stream ended).
+    pub fn wait_op(&mut self, check: impl Fn(&Value) -> bool) -> Option<Value> {
+        while let Some(event) = self.next_event() {
+            if let Some(op) = event.ops().into_iter().find(|op| check(op)) {
+                return Some(op);
+            }
+        }
+        None
+    }
+}
+
+/// The processes descended from `pid` (children, grandchildren, ...), from `/proc`.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // The command name may contain spaces: the fields after its closing parenthesis.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        if let Some(ppid) = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            parents.push((child, ppid));
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// The command line of a process (arguments joined by spaces), if it still runs.
+pub fn cmdline(pid: u32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(
+        raw.split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// Whether a process is gone (no `/proc` entry, or a zombie waiting for its parent).
+pub fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits until a descendant of `pid` runs a command line containing `needle`; its pid.
+pub fn wait_descendant(pid: u32, needle: &str) -> u32 {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(found) = descendants(pid)
+            .into_iter()
+            .find(|p| cmdline(*p).is_some_and(|c| c.contains(needle)))
+        {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no process running {needle:?} under {pid}"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Waits until `pid` is gone.
+pub fn wait_gone(pid: u32, what: &str) {
+    let deadline = Instant::now() + PATIENCE;
+    while !process_gone(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: process {pid} still runs"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
