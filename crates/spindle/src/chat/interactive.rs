@@ -1,24 +1,33 @@
 //! The interactive chat: one loop over one closed [`ChatEvent`] (client
-//! events, typed lines, Ctrl-C, terminal resizes, the redraw timer). Every change to the screen comes
-//! from the engine's render ops (through [`View`]); this loop only decides
-//! when turns start and end and answers permission requests.
+//! events, keys or typed lines, Ctrl-C, terminal resizes, the redraw timer,
+//! the client services' results, answers to Spindle's own commands). Every
+//! change to the screen comes from the engine's render ops (through [`View`]);
+//! this loop decides when turns start and end, and asks the user what only
+//! the user can answer (`interactive_asks`).
 
 use std::collections::VecDeque;
 use std::io::{BufRead, IsTerminal};
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use spindle_engine::TranscriptEngine;
-use spindle_protocol::{ClientEvent, RequestId};
+use serde_json::json;
+use serde_json::value::RawValue;
+use spindle_engine::{RenderOp, TranscriptEngine};
+use spindle_protocol::{ClientError, ClientEvent};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::permission::{self, PermissionAsk};
+use super::completion::{self, CommandInfo};
+use super::interactive_asks::Ask;
+use super::line_editor::{Edit, Key, LineEditor, RawInput, spawn_key_reader};
+use super::permission::Standing;
+use super::prompt_content::{self, Attachment};
 use super::render::RenderOptions;
 use super::screen::Screen;
-use super::view::{Footer, View};
-use super::{ChatArgs, Connected, exit, exit_code_for_turn, prompt_blocks, report_agent_exit};
+use super::services::ServiceEvent;
+use super::session_open::Opened;
+use super::view::{EditLine, Footer, View};
+use super::{ChatArgs, Connected, exit, exit_code_for_turn, report_agent_exit};
 
 /// At most one redraw per this interval, however fast updates arrive.
 const REDRAW_INTERVAL: Duration = Duration::from_millis(16);
@@ -28,6 +37,8 @@ const BATCH: usize = 1024;
 const DIAGNOSTIC_LIMIT: usize = 20;
 /// The input prompt.
 const PROMPT: &str = "> ";
+/// Paths an `@` completion lists at most.
+const PATH_CANDIDATES: usize = 50;
 
 /// The running turn.
 #[derive(Debug)]
@@ -39,51 +50,121 @@ struct Turn {
     cancel_sent: bool,
 }
 
+/// The answer to one of Spindle's own commands, from a task.
+#[derive(Debug)]
+pub(super) struct TaskDone {
+    /// What was asked, for the note (`mode plan`, `sign-in with x`).
+    pub what: String,
+    /// The mode a `session/set_mode` switched to (current once accepted).
+    pub mode: Option<String>,
+    /// The agent's answer.
+    pub result: Result<Box<RawValue>, ClientError>,
+}
+
 /// Everything the chat's loop reacts to.
 #[derive(Debug)]
 enum ChatEvent {
     /// From the client runtime; `None` once the connection is gone.
     Client(Option<ClientEvent>),
-    /// A line typed on stdin; `None` at EOF.
+    /// A line typed on stdin (piped or echoing terminal); `None` at EOF.
     Typed(Option<String>),
+    /// A key, when this program edits the line itself; `None` at EOF.
+    Key(Option<Key>),
     /// SIGINT (Ctrl-C).
     Interrupt,
     /// SIGWINCH: the terminal was resized.
     Resize,
     /// The redraw interval passed with changes waiting.
     RedrawDue,
+    /// A client service finished a request or reported terminal output.
+    Service(ServiceEvent),
+    /// One of Spindle's own commands was answered.
+    Task(TaskDone),
 }
 
 /// What a handler returns: `Some(status)` ends the chat with that status.
-type Step = anyhow::Result<Option<u8>>;
+pub(super) type Step = anyhow::Result<Option<u8>>;
 
-struct Chat<'a> {
-    args: &'a ChatArgs,
-    conn: Connected,
-    engine: TranscriptEngine,
-    view: View,
+/// The chat's state; the asks, services and own commands are in
+/// `interactive_asks`.
+pub(super) struct Chat<'a> {
+    pub(super) args: &'a ChatArgs,
+    pub(super) conn: Connected,
+    pub(super) engine: TranscriptEngine,
+    pub(super) view: View,
     v2: bool,
-    stdin_tty: bool,
+    pub(super) stdin_tty: bool,
     turn: Option<Turn>,
     /// Lines typed while a turn ran: sent, in order, when it ends.
     queued: VecDeque<String>,
-    permission: Option<(RequestId, PermissionAsk)>,
-    input_closed: bool,
+    /// Questions for the user (permission requests, writes to review), the
+    /// first one shown.
+    pub(super) asks: VecDeque<Ask>,
+    pub(super) input_closed: bool,
     /// Exit status of the last finished turn (what EOF exits with).
     last_code: u8,
     /// Diagnostics seen so far.
     diagnostics: usize,
+    /// The line editor, when keys are read raw from a terminal.
+    editor: Option<LineEditor>,
+    /// "Always" permission answers of this session.
+    pub(super) standing: Standing,
+    /// `--attach` images, sent with the first prompt.
+    attachments: Vec<Attachment>,
+    /// Where the own commands' tasks report.
+    pub(super) tasks: mpsc::UnboundedSender<TaskDone>,
+    /// Own commands sent and not answered yet: lines typed meanwhile wait,
+    /// so they see the change.
+    pub(super) controls_pending: usize,
+}
+
+/// Where keys or lines come from.
+enum Input {
+    Lines(mpsc::UnboundedReceiver<String>),
+    Keys(mpsc::UnboundedReceiver<Key>),
+}
+
+impl Input {
+    async fn next(&mut self) -> ChatEvent {
+        match self {
+            Input::Lines(rx) => ChatEvent::Typed(rx.recv().await),
+            Input::Keys(rx) => ChatEvent::Key(rx.recv().await),
+        }
+    }
 }
 
 /// Runs the interactive chat; returns the exit status.
 pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
     let stdin_tty = std::io::stdin().is_terminal();
-    let screen = Screen::new(std::io::stdout().is_terminal());
+    let stdout_tty = std::io::stdout().is_terminal();
+    let caps = conn
+        .init
+        .as_ref()
+        .map(|i| i.prompt_capabilities())
+        .unwrap_or_default();
+    let attachments = match prompt_content::load_attachments(&args.attach, caps) {
+        Ok(a) => a,
+        Err(message) => {
+            eprintln!("spindle chat: {message}");
+            return Ok(exit::USAGE);
+        }
+    };
+    // Keys are read raw (and the line drawn here, with Tab completion) when
+    // both ends are a terminal; otherwise whole lines, as typed or piped.
+    let raw = if stdin_tty && stdout_tty {
+        RawInput::enable().ok()
+    } else {
+        None
+    };
+    let screen = Screen::new(stdout_tty);
+    let loaded = conn.opened == Opened::Loaded;
     let options = RenderOptions {
         thoughts: !args.hide_thoughts,
-        // A terminal echoes what the user types; piped input is shown.
-        user_messages: !stdin_tty,
+        // A terminal shows what the user typed; piped input is shown, and
+        // so is a loaded session's history.
+        user_messages: !stdin_tty || loaded,
     };
+    let (tasks, mut task_results) = mpsc::unbounded_channel();
     let mut chat = Chat {
         args,
         v2: conn.protocol_version == 2,
@@ -93,61 +174,58 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
         stdin_tty,
         turn: None,
         queued: VecDeque::new(),
-        permission: None,
+        asks: VecDeque::new(),
         input_closed: false,
         last_code: exit::END_TURN,
         diagnostics: 0,
+        editor: raw.as_ref().map(|_| LineEditor::default()),
+        standing: Standing::default(),
+        attachments,
+        tasks,
+        controls_pending: 0,
     };
-    let mut input = spawn_line_reader();
+    let mut input = if raw.is_some() {
+        chat.view.set_edit(Some(EditLine::default()));
+        Input::Keys(spawn_key_reader())
+    } else {
+        Input::Lines(spawn_line_reader())
+    };
     let mut interrupts = signal(SignalKind::interrupt())?;
     let mut resizes = signal(SignalKind::window_change())?;
+    chat.opening_note(loaded).await?;
     chat.show_input_prompt();
     let mut next_redraw = Instant::now();
-    let code = loop {
-        let event = tokio::select! {
-            event = chat.conn.events.recv() => ChatEvent::Client(event),
-            line = input.recv() => ChatEvent::Typed(line),
-            _ = interrupts.recv() => ChatEvent::Interrupt,
-            _ = resizes.recv() => ChatEvent::Resize,
-            () = tokio::time::sleep_until(next_redraw), if chat.view.is_dirty() => ChatEvent::RedrawDue,
-        };
-        if let Some(code) = chat.handle(event).await? {
-            break code;
-        }
-        chat.conn.drain_recording()?;
-        let now = Instant::now();
-        if chat.view.is_dirty() && now >= next_redraw {
-            chat.view.redraw()?;
-            next_redraw = now + REDRAW_INTERVAL;
-        }
-    };
-    chat.view.set_footer(Footer::None);
-    chat.view.commit(None)?;
-    chat.conn.finish_recording()?;
-    Ok(code)
-}
-
-/// Lines from stdin on a thread of their own; the channel closes at EOF.
-fn spawn_line_reader() -> mpsc::UnboundedReceiver<String> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut buf = Vec::new();
+    let result = async {
         loop {
-            buf.clear();
-            match stdin.lock().read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {
-                    let line = String::from_utf8_lossy(&buf);
-                    let line = line.trim_end_matches(['\n', '\r']).to_owned();
-                    if tx.send(line).is_err() {
-                        return;
-                    }
-                }
+            let event = tokio::select! {
+                event = chat.conn.events.recv() => ChatEvent::Client(event),
+                event = input.next() => event,
+                event = chat.conn.services.next() => ChatEvent::Service(event),
+                Some(done) = task_results.recv() => ChatEvent::Task(done),
+                _ = interrupts.recv() => ChatEvent::Interrupt,
+                _ = resizes.recv() => ChatEvent::Resize,
+                () = tokio::time::sleep_until(next_redraw), if chat.view.is_dirty() => ChatEvent::RedrawDue,
+            };
+            if let Some(code) = chat.handle(event).await? {
+                return Ok::<u8, anyhow::Error>(code);
+            }
+            chat.conn.drain_recording()?;
+            let now = Instant::now();
+            if chat.view.is_dirty() && now >= next_redraw {
+                chat.view.redraw()?;
+                next_redraw = now + REDRAW_INTERVAL;
             }
         }
-    });
-    rx
+    }
+    .await;
+    // Terminals die with the chat, whatever ended it.
+    chat.conn.services.shutdown().await;
+    chat.view.set_edit(None);
+    chat.view.set_footer(Footer::None);
+    chat.view.commit(None)?;
+    drop(raw);
+    chat.conn.finish_recording()?;
+    result
 }
 
 impl Chat<'_> {
@@ -156,9 +234,19 @@ impl Chat<'_> {
             ChatEvent::Client(Some(event)) => self.client_batch(event).await,
             ChatEvent::Client(None) => self.agent_gone().await,
             ChatEvent::Typed(line) => self.typed(line).await,
+            ChatEvent::Key(key) => self.key(key).await,
             ChatEvent::Interrupt => self.interrupt().await,
             ChatEvent::Resize => {
                 self.view.resize();
+                Ok(None)
+            }
+            ChatEvent::Service(event) => self.service_event(event).await,
+            ChatEvent::Task(done) => {
+                self.own_command_done(done);
+                self.controls_pending = self.controls_pending.saturating_sub(1);
+                if self.turn.is_none() && self.asks.is_empty() {
+                    return self.next_queued().await;
+                }
                 Ok(None)
             }
             // The loop redraws after every event.
@@ -166,8 +254,115 @@ impl Chat<'_> {
         }
     }
 
-    fn show_input_prompt(&mut self) {
-        if self.stdin_tty && !self.input_closed {
+    /// What the opening of the session says: a loaded session's history
+    /// (the replay queued before the answer), or that a resumed one has none.
+    async fn opening_note(&mut self, loaded: bool) -> anyhow::Result<()> {
+        let id = self.conn.session_id.clone();
+        match self.conn.opened {
+            Opened::New => {}
+            Opened::Resumed => self.view.note(&format!(
+                "resumed session {id} (the agent replays no history)"
+            )),
+            Opened::Loaded => {
+                while let Some(event) = self.conn.events.try_recv() {
+                    if self.client_event(event).await?.is_some() {
+                        break;
+                    }
+                }
+                self.view.commit(Some(&format!("[session {id} loaded]")))?;
+            }
+        }
+        if loaded {
+            self.view.set_options(RenderOptions {
+                thoughts: !self.args.hide_thoughts,
+                user_messages: !self.stdin_tty,
+            });
+        }
+        Ok(())
+    }
+
+    /// Applies engine ops: the view draws them; session info updates the
+    /// modes and config options `/mode`, `/model` and `/config` offer.
+    pub(super) fn apply_ops(&mut self, ops: Vec<RenderOp>) {
+        for op in &ops {
+            if let RenderOp::SetSessionInfo { info } = op {
+                self.conn.controls.update_from(info);
+            }
+        }
+        self.view.apply(ops);
+    }
+
+    /// The commands Tab completes and hints describe, as they stand now.
+    fn commands(&self) -> Vec<CommandInfo> {
+        completion::catalogue(self.engine.transcript().commands.as_ref())
+    }
+
+    async fn key(&mut self, key: Option<Key>) -> Step {
+        let Some(editor) = self.editor.as_mut() else {
+            return Ok(None);
+        };
+        let Some(key) = key else {
+            self.editor = None;
+            self.view.set_edit(None);
+            return self.typed(None).await;
+        };
+        match editor.key(key) {
+            Edit::Changed => self.refresh_edit(Vec::new()),
+            Edit::Complete => {
+                let line = editor.text().to_owned();
+                let host = self.conn.services.host();
+                let paths = |typed: &str| {
+                    host.complete_path(typed, PATH_CANDIDATES)
+                        .map_err(|e| e.message().to_owned())
+                };
+                let done =
+                    completion::complete(&line, &self.commands(), &self.conn.controls, &paths);
+                if let (Some(new), Some(editor)) = (done.line, self.editor.as_mut()) {
+                    editor.set_text(new);
+                }
+                self.refresh_edit(done.shown);
+            }
+            Edit::Submit(line) => {
+                self.view.set_edit(Some(EditLine {
+                    text: line.clone(),
+                    hints: Vec::new(),
+                }));
+                let step = self.typed(Some(line)).await;
+                self.refresh_edit(Vec::new());
+                return step;
+            }
+            Edit::EndOfInput => {
+                self.editor = None;
+                self.view.set_edit(None);
+                return self.typed(None).await;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Redraws the edited line with `shown` (completions) or, without them,
+    /// the hint of the command being typed.
+    fn refresh_edit(&mut self, mut shown: Vec<String>) {
+        let Some(editor) = &self.editor else {
+            return;
+        };
+        let text = editor.text().to_owned();
+        if shown.is_empty()
+            && self.asks.is_empty()
+            && let Some(hint) = completion::hint_for(&text, &self.commands())
+        {
+            shown.push(hint);
+        }
+        self.view.set_edit(Some(EditLine { text, hints: shown }));
+    }
+
+    pub(super) fn show_input_prompt(&mut self) {
+        if let Some(ask) = self.asks.front() {
+            let footer = ask.footer();
+            self.view.set_footer(footer);
+        } else if self.turn.is_some() {
+            self.view.set_footer(Footer::Status);
+        } else if self.stdin_tty && !self.input_closed {
             self.view.set_footer(Footer::Input {
                 question: Vec::new(),
                 prompt: PROMPT.to_owned(),
@@ -199,7 +394,7 @@ impl Chat<'_> {
                 let applied = self
                     .engine
                     .apply_scanned_session_update(params.get(), params.plain_chunk());
-                self.view.apply(applied.ops);
+                self.apply_ops(applied.ops);
                 for d in applied.diagnostics {
                     self.diagnostic(&d.message);
                 }
@@ -211,12 +406,12 @@ impl Chat<'_> {
                 if !turn.accepted && result.is_ok() {
                     turn.accepted = true;
                     let applied = self.engine.apply_user_prompt(&turn.blocks);
-                    self.view.apply(applied.ops);
+                    self.apply_ops(applied.ops);
                 }
-                let refused = !turn.accepted;
+                let refused = self.turn.as_ref().is_some_and(|t| !t.accepted);
                 let response = result.as_ref().map(|r| r.get()).map_err(|e| e.get());
                 let applied = self.engine.apply_prompt_response(response);
-                self.view.apply(applied.ops);
+                self.apply_ops(applied.ops);
                 if refused && let Err(error) = &result {
                     self.view
                         .note(&format!("the agent refused the prompt: {}", error.get()));
@@ -234,16 +429,12 @@ impl Chat<'_> {
             ClientEvent::PermissionRequest {
                 request_id, params, ..
             } => self.permission_asked(request_id, params.get()).await?,
-            ClientEvent::RequestCancelled { request_id } => {
-                // Answered `cancelled` by the runtime (session/cancel) or
-                // withdrawn by the agent.
-                self.engine_permission_answer(&request_id, &permission::cancelled());
-                if self.permission.as_ref().map(|(id, _)| id) == Some(&request_id) {
-                    self.permission = None;
-                    self.view.note("the permission request was withdrawn");
-                    self.view.set_footer(Footer::Status);
-                }
-            }
+            ClientEvent::RequestCancelled { request_id } => self.request_withdrawn(&request_id),
+            ClientEvent::AgentRequest {
+                request_id,
+                method,
+                params,
+            } => self.agent_request(request_id, &method, params).await,
             ClientEvent::Diagnostic { message } => {
                 self.diagnostic(&message);
             }
@@ -266,7 +457,6 @@ impl Chat<'_> {
 
     async fn turn_ended(&mut self, stop_reason: Option<String>, failed: bool) -> Step {
         self.turn = None;
-        self.permission = None;
         self.last_code = exit_code_for_turn(stop_reason.as_deref(), failed);
         let mut note = match (&stop_reason, failed) {
             (_, true) => "turn failed".to_owned(),
@@ -278,13 +468,31 @@ impl Chat<'_> {
         }
         self.view.set_footer(Footer::None);
         self.view.commit(Some(&format!("[{note}]")))?;
-        if let Some(next) = self.queued.pop_front() {
-            self.start_prompt(next).await;
-        } else if self.input_closed {
-            return Ok(Some(self.last_code));
-        } else {
+        if !self.asks.is_empty() {
+            // A question outlived the turn (a write the agent did not wait for).
             self.show_input_prompt();
+            return Ok(None);
         }
+        self.next_queued().await
+    }
+
+    /// Starts the next queued prompt, or waits for input (or ends at EOF).
+    pub(super) async fn next_queued(&mut self) -> Step {
+        while self.turn.is_none() && self.controls_pending == 0 {
+            let Some(next) = self.queued.pop_front() else {
+                break;
+            };
+            self.submit(next).await?;
+        }
+        if self.turn.is_none()
+            && self.input_closed
+            && self.asks.is_empty()
+            && self.controls_pending == 0
+            && self.queued.is_empty()
+        {
+            return Ok(Some(self.last_code));
+        }
+        self.show_input_prompt();
         Ok(None)
     }
 
@@ -299,12 +507,36 @@ impl Chat<'_> {
         Ok(Some(exit::AGENT_EXITED))
     }
 
+    /// A line meant for the agent or for Spindle (`/mode`, ...), with no turn running.
+    async fn submit(&mut self, line: String) -> anyhow::Result<()> {
+        if self.own_command(&line) {
+            return Ok(());
+        }
+        self.start_prompt(line).await;
+        Ok(())
+    }
+
     async fn start_prompt(&mut self, text: String) {
-        let blocks = prompt_blocks(&text);
+        let caps = self
+            .conn
+            .init
+            .as_ref()
+            .map(|i| i.prompt_capabilities())
+            .unwrap_or_default();
+        let attachments = std::mem::take(&mut self.attachments);
+        let blocks =
+            match prompt_content::build(&text, &attachments, self.conn.services.host(), caps) {
+                Ok(blocks) => blocks,
+                Err(message) => {
+                    self.view.note(&format!("not sent: {message}"));
+                    self.attachments = attachments;
+                    return;
+                }
+            };
         let blocks_json = blocks.to_string();
         if !self.v2 {
             let applied = self.engine.apply_user_prompt(&blocks_json);
-            self.view.apply(applied.ops);
+            self.apply_ops(applied.ops);
         }
         self.turn = Some(Turn {
             blocks: blocks_json,
@@ -323,35 +555,25 @@ impl Chat<'_> {
     async fn typed(&mut self, line: Option<String>) -> Step {
         let Some(line) = line else {
             self.input_closed = true;
-            if let Some((request_id, _)) = self.permission.take() {
-                self.answer_permission(&request_id, &permission::cancelled())
-                    .await;
-            }
-            if self.turn.is_none() && self.queued.is_empty() {
+            self.input_ended().await;
+            if self.turn.is_none() && self.queued.is_empty() && self.controls_pending == 0 {
                 return Ok(Some(self.last_code));
             }
             return Ok(None);
         };
-        if let Some((request_id, ask)) = self.permission.take() {
-            self.view.accept_input();
-            match ask.outcome_for_answer(&line) {
-                Some(outcome) => {
-                    self.answer_permission(&request_id, &outcome).await;
-                    self.view.set_footer(Footer::Status);
-                }
-                None => {
-                    let prompt = format!("type a number from 1 to {}: ", ask.options.len());
-                    self.view.set_footer(Footer::Input {
-                        question: ask.question(),
-                        prompt,
-                    });
-                    self.permission = Some((request_id, ask));
-                }
+        if !self.asks.is_empty() {
+            self.view.accept_input()?;
+            self.answer_typed(&line).await;
+            self.show_input_prompt();
+            if self.asks.is_empty() && self.turn.is_none() {
+                return self.next_queued().await;
             }
             return Ok(None);
         }
-        if self.turn.is_some() {
-            self.view.stray_input(&line);
+        if self.turn.is_some() || self.controls_pending > 0 {
+            if self.editor.is_none() {
+                self.view.stray_input(&line);
+            }
             if !line.trim().is_empty() {
                 if self.stdin_tty {
                     self.view
@@ -362,19 +584,31 @@ impl Chat<'_> {
             return Ok(None);
         }
         if self.view.is_terminal() {
-            self.view.accept_input();
+            self.view.accept_input()?;
         } else {
             self.view.commit(None)?;
         }
-        if line.trim().is_empty() {
-            self.show_input_prompt();
-            return Ok(None);
+        if !line.trim().is_empty() {
+            self.submit(line).await?;
         }
-        self.start_prompt(line).await;
+        if self.turn.is_none() {
+            self.show_input_prompt();
+        }
         Ok(None)
     }
 
     async fn interrupt(&mut self) -> Step {
+        if self.turn.is_none() {
+            if let Some(editor) = self.editor.as_mut()
+                && !editor.text().is_empty()
+            {
+                // Ctrl-C on a typed line drops the line, as shells do.
+                editor.set_text(String::new());
+                self.refresh_edit(Vec::new());
+                return Ok(None);
+            }
+            return Ok(Some(exit::CANCELLED));
+        }
         let Some(turn) = &mut self.turn else {
             return Ok(Some(exit::CANCELLED));
         };
@@ -382,92 +616,43 @@ impl Chat<'_> {
             return Ok(Some(exit::CANCELLED));
         }
         turn.cancel_sent = true;
-        self.permission = None;
         let notification = json!({
             "jsonrpc": "2.0",
             "method": "session/cancel",
             "params": {"sessionId": self.conn.session_id},
         });
         let applied = self.engine.apply_client_line(&notification.to_string());
-        self.view.apply(applied.ops);
+        self.apply_ops(applied.ops);
         self.view.note("cancelling the turn (Ctrl-C again quits)");
-        self.view.set_footer(Footer::Status);
         let _ = self.conn.client.cancel(&self.conn.session_id).await;
+        // Writes waiting for review are refused; the session's terminals die.
+        self.reject_reviews("the turn was cancelled").await;
+        let session = self.conn.session_id.clone();
+        self.conn.services.kill_terminals(&session).await;
+        self.show_input_prompt();
         Ok(None)
     }
+}
 
-    /// Sends the answer and tells the engine, which records it on the
-    /// tool call (as a replay of the recording would).
-    async fn answer_permission(&mut self, request_id: &RequestId, outcome: &Value) {
-        let _ = self
-            .conn
-            .client
-            .respond_permission(request_id, outcome)
-            .await;
-        self.engine_permission_answer(request_id, outcome);
-    }
-
-    fn engine_permission_answer(&mut self, request_id: &RequestId, outcome: &Value) {
-        let line = json!({"jsonrpc": "2.0", "id": request_id, "result": {"outcome": outcome}});
-        let applied = self.engine.apply_client_line(&line.to_string());
-        self.view.apply(applied.ops);
-    }
-
-    async fn permission_asked(
-        &mut self,
-        request_id: RequestId,
-        params: &str,
-    ) -> anyhow::Result<()> {
-        // The engine sees the request as the agent sent it: the tool call
-        // shows that it waits for an answer.
-        let request = json!({
-            "jsonrpc": "2.0",
-            "id": &request_id,
-            "method": "session/request_permission",
-            "params": serde_json::from_str::<Value>(params).unwrap_or(Value::Null),
-        });
-        let applied = self.engine.apply_agent_line(&request.to_string());
-        self.view.apply(applied.ops);
-        let ask = PermissionAsk::parse(params);
-        let answer = if self.args.yes
-            && let Some(option) = ask.allow_for_yes()
-        {
-            self.view.clear_live()?;
-            eprintln!(
-                "spindle chat: --yes: approving {:?} with {:?}",
-                ask.subject, option.name
-            );
-            Some(permission::selected(option))
-        } else if !self.stdin_tty || self.input_closed {
-            let (outcome, what) = match ask.reject_unasked() {
-                Some(option) => (permission::selected(option), "rejected"),
-                None => (permission::cancelled(), "cancelled"),
-            };
-            self.view.clear_live()?;
-            eprintln!(
-                "spindle chat: permission for {:?} {what}: no terminal to ask and no --yes",
-                ask.subject
-            );
-            Some(outcome)
-        } else {
-            None
-        };
-        match answer {
-            Some(outcome) => {
-                self.answer_permission(&request_id, &outcome).await;
-            }
-            None => {
-                // The entries so far become scrollback; the question waits
-                // at the bottom for a number.
-                self.view.set_footer(Footer::None);
-                self.view.commit(None)?;
-                self.view.set_footer(Footer::Input {
-                    question: ask.question(),
-                    prompt: format!("choose 1-{}: ", ask.options.len()),
-                });
-                self.permission = Some((request_id, ask));
+/// Lines from stdin on a thread of their own; the channel closes at EOF.
+fn spawn_line_reader() -> mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match stdin.lock().read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&buf);
+                    let line = line.trim_end_matches(['\n', '\r']).to_owned();
+                    if tx.send(line).is_err() {
+                        return;
+                    }
+                }
             }
         }
-        Ok(())
-    }
+    });
+    rx
 }

@@ -5,11 +5,18 @@
 //! rendering: the final reply once, at the end); `interactive` is the chat
 //! proper, drawing the engine's render ops through `view` and `screen`.
 
+mod completion;
+mod controls;
 mod interactive;
+mod interactive_asks;
+mod line_editor;
 mod one_shot;
 mod permission;
+mod prompt_content;
 mod render;
 mod screen;
+mod services;
+mod session_open;
 mod view;
 
 use std::ffi::OsString;
@@ -18,13 +25,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use serde_json::json;
 use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
-use spindle_protocol::transport::{
-    ChildExit, ChildHandle, ConnectionOptions, SpawnOptions, spawn_child,
-};
-use spindle_protocol::{AcpClient, ClientEvents, ClientOptions, ProtocolChoice, WireRecord};
+use spindle_protocol::transport::{ChildExit, ChildHandle};
+use spindle_protocol::{AcpClient, ClientEvents, InitializeOutcome, ProtocolChoice, WireRecord};
 use tokio::sync::mpsc;
+
+use controls::Controls;
+use services::Services;
+use session_open::Opened;
 
 /// Exit statuses of `spindle chat` (also in `--help` and the README).
 pub mod exit {
@@ -92,9 +100,62 @@ pub struct ChatArgs {
     /// included; a running turn is cancelled (exit 124).
     #[arg(long, value_name = "SECS", requires = "prompt")]
     pub timeout: Option<f64>,
+    /// What the agent may do with files under the current directory: off,
+    /// read-only, ask (each write is shown as a diff and asked; --yes
+    /// approves; refused when nobody can be asked) or allow.
+    #[arg(long, value_enum, default_value = "ask", value_name = "POLICY")]
+    pub fs: FsFlag,
+    /// Whether the agent may run commands in terminals of this client
+    /// (shown live in the tool call; killed on Ctrl-C and at exit).
+    #[arg(long, value_enum, default_value = "on", value_name = "ON_OFF")]
+    pub terminals: OnOff,
+    /// Attach an image (PNG, JPEG, GIF or WebP) to the prompt (repeatable;
+    /// interactively: to the first prompt). Refused when the agent does not
+    /// accept images.
+    #[arg(long, value_name = "FILE")]
+    pub attach: Vec<PathBuf>,
+    /// List the agent's sessions (session/list) and exit.
+    #[arg(long, conflicts_with_all = ["prompt", "resume"])]
+    pub list: bool,
+    /// Open the agent's session ID (session/resume when offered, else
+    /// session/load, whose history is shown) instead of a new one.
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Sign in with the agent's method METHOD_ID before opening the session.
+    #[arg(long, value_name = "METHOD_ID")]
+    pub auth: Option<String>,
     /// The agent command (default: `spindle agent`), after `--`.
     #[arg(last = true, value_name = "AGENT_CMD")]
     pub agent: Vec<OsString>,
+}
+
+/// `--fs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FsFlag {
+    /// No file access.
+    Off,
+    /// Reads only.
+    ReadOnly,
+    /// Reads; each write asked.
+    Ask,
+    /// Reads and writes.
+    Allow,
+}
+
+/// `on` or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+}
+
+impl OnOff {
+    /// Whether it is `on`.
+    pub fn is_on(self) -> bool {
+        self == OnOff::On
+    }
 }
 
 fn parse_protocol(text: &str) -> Result<ProtocolChoice, String> {
@@ -122,7 +183,7 @@ pub fn run(args: ChatArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> {
         let deadline = args
             .timeout
             .map(|secs| tokio::time::Instant::now() + Duration::from_secs_f64(secs));
-        let connected = match connect(&args, &command, deadline).await? {
+        let connected = match session_open::connect(&args, &command, deadline).await? {
             Ok(connected) => connected,
             Err(code) => return Ok(code),
         };
@@ -143,6 +204,16 @@ pub(crate) struct Connected {
     pub protocol_version: u16,
     pub agent: ChildHandle,
     pub recorder: Option<Recorder>,
+    /// The session's modes and config options.
+    pub controls: Controls,
+    /// What `initialize` established.
+    pub init: Option<InitializeOutcome>,
+    /// The working directory (the session's `cwd` and the services' root).
+    pub cwd: PathBuf,
+    /// How the session was opened.
+    pub opened: Opened,
+    /// Files and terminals for the agent.
+    pub services: Services,
 }
 
 impl Connected {
@@ -162,6 +233,14 @@ impl Connected {
     pub fn drain_recording(&mut self) -> anyhow::Result<()> {
         match &mut self.recorder {
             Some(recorder) => recorder.drain(),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a local line (see [`Recorder::write_local`]).
+    pub fn record_local(&mut self, line: &str) -> anyhow::Result<()> {
+        match &mut self.recorder {
+            Some(recorder) => recorder.write_local(line),
             None => Ok(()),
         }
     }
@@ -190,6 +269,28 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
+    fn new(
+        rx: mpsc::UnboundedReceiver<WireRecord>,
+        file: std::fs::File,
+        path: PathBuf,
+    ) -> Recorder {
+        Recorder {
+            rx,
+            out: BufWriter::new(file),
+            path,
+        }
+    }
+
+    /// Writes a local line (what the client's own services did) after what
+    /// the tap holds, so it lands in the order the chat saw it.
+    fn write_local(&mut self, line: &str) -> anyhow::Result<()> {
+        self.drain()?;
+        writeln!(self.out, "{line}").with_context(|| format!("writing {}", self.path.display()))?;
+        self.out
+            .flush()
+            .with_context(|| format!("writing {}", self.path.display()))
+    }
+
     /// Writes what the tap holds and flushes it, so the file is complete up
     /// to the last batch handled even if the chat itself is killed.
     fn drain(&mut self) -> anyhow::Result<()> {
@@ -205,109 +306,6 @@ impl Recorder {
                 .with_context(|| format!("writing {}", self.path.display()))?;
         }
         Ok(())
-    }
-}
-
-/// Starts the agent, initializes and opens a session. `Ok(Err(code))`: the
-/// agent failed (already reported on stderr).
-async fn connect(
-    args: &ChatArgs,
-    command: &[OsString],
-    deadline: Option<tokio::time::Instant>,
-) -> anyhow::Result<Result<Connected, u8>> {
-    let (tap, recorder) = match &args.record {
-        Some(path) => {
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("creating the recording {}", path.display()))?;
-            let (tx, rx) = mpsc::unbounded_channel();
-            let recorder = Recorder {
-                rx,
-                out: BufWriter::new(file),
-                path: path.clone(),
-            };
-            (Some(tx), Some(recorder))
-        }
-        None => (None, None),
-    };
-    // The agent runs in a process group of its own: the terminal's Ctrl-C reaches only the
-    // chat, which turns it into `session/cancel`.
-    // Plain text chunks are scanned once, from the pipe to the transcript.
-    let spawn = SpawnOptions {
-        own_process_group: true,
-        stderr_tail_lines: AGENT_STDERR_TAIL_LINES,
-        connection: ConnectionOptions {
-            scan_chunk_updates: true,
-            ..ConnectionOptions::default()
-        },
-        ..SpawnOptions::default()
-    };
-    let (connection, agent) = spawn_child(command, spawn).with_context(|| {
-        format!(
-            "starting the agent {:?}",
-            command
-                .iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" ")
-        )
-    })?;
-    let options = ClientOptions {
-        protocol: args.protocol,
-        spindle_extensions: true,
-        display_terminal_output: true,
-        wire_tap: tap,
-        ..ClientOptions::default()
-    };
-    let (client, events) = AcpClient::new(connection, options);
-    let mut connected = Connected {
-        client: client.clone(),
-        events,
-        session_id: String::new(),
-        protocol_version: 1,
-        agent,
-        recorder,
-    };
-    let setup = async {
-        client.initialize().await?;
-        let cwd = std::env::current_dir()
-            .unwrap_or_else(|_| std::env::temp_dir())
-            .to_string_lossy()
-            .into_owned();
-        client.new_session(&cwd, &json!([])).await
-    };
-    let interrupted = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let result = tokio::select! {
-        result = setup => result,
-        () = interrupted => {
-            report_diagnostics(&mut connected.events);
-            eprintln!("spindle chat: interrupted while starting the agent");
-            return Ok(Err(exit::CANCELLED));
-        }
-        () = sleep_until_deadline(deadline) => {
-            report_diagnostics(&mut connected.events);
-            eprintln!("spindle chat: --timeout expired while starting the agent");
-            return Ok(Err(exit::TIMEOUT));
-        }
-    };
-    match result {
-        Ok((session_id, _)) => {
-            connected.session_id = session_id;
-            connected.protocol_version = client.protocol_version().unwrap_or(1);
-            Ok(Ok(connected))
-        }
-        Err(error) => {
-            let code = match error {
-                spindle_protocol::ClientError::Disconnected => exit::AGENT_EXITED,
-                _ => exit::AGENT_ERROR,
-            };
-            report_diagnostics(&mut connected.events);
-            eprintln!("spindle chat: could not open a session with the agent: {error}");
-            report_agent_exit(&connected.agent).await;
-            connected.finish_recording()?;
-            Ok(Err(code))
-        }
     }
 }
 
@@ -349,7 +347,7 @@ pub(crate) async fn report_agent_exit(agent: &ChildHandle) {
 }
 
 /// How many of the agent's last stderr lines a crash report shows.
-const AGENT_STDERR_TAIL_LINES: usize = 20;
+pub(crate) const AGENT_STDERR_TAIL_LINES: usize = 20;
 
 /// The exit status for a finished turn.
 pub(crate) fn exit_code_for_turn(stop_reason: Option<&str>, failed: bool) -> u8 {
@@ -363,9 +361,4 @@ pub(crate) fn exit_code_for_turn(stop_reason: Option<&str>, failed: bool) -> u8 
         Some("cancelled") => exit::CANCELLED,
         Some(_) => exit::AGENT_ERROR,
     }
-}
-
-/// The prompt as content blocks.
-pub(crate) fn prompt_blocks(text: &str) -> serde_json::Value {
-    json!([{"type": "text", "text": text}])
 }

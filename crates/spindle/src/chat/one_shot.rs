@@ -7,13 +7,18 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use spindle_protocol::{ClientEvent, RequestId};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use spindle_host::{HostReply, PendingWrite};
+use spindle_protocol::jsonrpc::METHOD_NOT_FOUND;
+use spindle_protocol::{ClientEvent, RequestId, ResponseError};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::permission::{self, PermissionAsk};
-use super::{ChatArgs, Connected, exit, exit_code_for_turn, prompt_blocks, report_agent_exit};
+use super::permission::{self, PermissionAsk, Standing};
+use super::services::{self, ServiceDone, ServiceEvent};
+use super::{ChatArgs, Connected, exit, exit_code_for_turn, prompt_content, report_agent_exit};
 
 /// Events handled per wake-up before the signal and timer arms are polled.
 const BATCH: usize = 4096;
@@ -43,16 +48,27 @@ enum TurnEvent {
     Interrupt,
     /// `--timeout`, or the grace period of a cancelled turn, ran out.
     Deadline,
-    /// The answer to a permission question; `None` at EOF.
+    /// The answer to a question; `None` at EOF.
     Typed(Option<String>),
+    /// A client service finished a request or reported terminal output.
+    Service(ServiceEvent),
 }
 
-/// A permission question waiting for a typed answer.
+/// A question waiting for a typed answer.
 #[derive(Debug)]
 struct PendingAnswer {
     request_id: RequestId,
-    ask: PermissionAsk,
+    question: Question,
     answer: oneshot::Receiver<Option<String>>,
+}
+
+/// What is asked.
+#[derive(Debug)]
+enum Question {
+    /// A permission request.
+    Permission(PermissionAsk),
+    /// A write to review (`--fs ask`).
+    Write(PendingWrite),
 }
 
 struct Turn<'a> {
@@ -63,6 +79,9 @@ struct Turn<'a> {
     accepted: bool,
     diagnostics: usize,
     pending: Option<PendingAnswer>,
+    /// Writes waiting behind the question on screen.
+    waiting_writes: Vec<(RequestId, PendingWrite)>,
+    standing: Standing,
 }
 
 /// Runs one prompt; returns the exit status.
@@ -75,7 +94,24 @@ pub async fn run(
     let v2 = conn.protocol_version == 2;
     let mut engine = conn.engine();
     engine.set_render_ops(false);
-    let blocks = prompt_blocks(&prompt);
+    let caps = conn
+        .init
+        .as_ref()
+        .map(|i| i.prompt_capabilities())
+        .unwrap_or_default();
+    let built = prompt_content::load_attachments(&args.attach, caps).and_then(|attachments| {
+        prompt_content::build(&prompt, &attachments, conn.services.host(), caps)
+    });
+    let blocks = match built {
+        Ok(blocks) => blocks,
+        Err(message) => {
+            eprintln!("spindle chat: not sent: {message}");
+            let mut conn = conn;
+            conn.services.shutdown().await;
+            conn.finish_recording()?;
+            return Ok(exit::USAGE);
+        }
+    };
     let mut turn = Turn {
         args,
         engine,
@@ -83,6 +119,8 @@ pub async fn run(
         accepted: !v2,
         diagnostics: 0,
         pending: None,
+        waiting_writes: Vec::new(),
+        standing: Standing::default(),
         conn,
     };
     // v1: the turn starts with the prompt. v2: when the agent accepts it;
@@ -122,6 +160,8 @@ pub async fn run(
         Outcome::Interrupted => exit::CANCELLED,
         Outcome::TimedOut => exit::TIMEOUT,
     };
+    // The session's terminals die with the chat.
+    turn.conn.services.shutdown().await;
     // The recording gets everything the client saw, the reply last: a
     // reader of stdout can rely on the file being complete.
     turn.conn.finish_recording()?;
@@ -159,6 +199,7 @@ impl Turn<'_> {
                 _ = interrupts.recv() => TurnEvent::Interrupt,
                 () = tokio::time::sleep_until(timer), if deadline.is_some() => TurnEvent::Deadline,
                 typed = answer => TurnEvent::Typed(typed),
+                event = self.conn.services.next() => TurnEvent::Service(event),
             };
             match event {
                 TurnEvent::Client(None) => return Ok(Outcome::AgentExited),
@@ -187,6 +228,7 @@ impl Turn<'_> {
                     deadline = Some(Instant::now() + CANCEL_GRACE);
                 }
                 TurnEvent::Typed(typed) => self.answer_typed(typed).await,
+                TurnEvent::Service(event) => self.service_event(event).await?,
             }
         }
     }
@@ -210,8 +252,100 @@ impl Turn<'_> {
     }
 
     async fn cancel(&mut self) {
-        self.pending = None;
         let _ = self.conn.client.cancel(&self.conn.session_id).await;
+        // Writes waiting for review are refused; the session's terminals die.
+        if let Some(pending) = self.pending.take()
+            && let Question::Write(write) = pending.question
+        {
+            self.finish_review(pending.request_id, write, false).await;
+        }
+        for (request_id, write) in std::mem::take(&mut self.waiting_writes) {
+            self.finish_review(request_id, write, false).await;
+        }
+        let session = self.conn.session_id.clone();
+        self.conn.services.kill_terminals(&session).await;
+    }
+
+    /// `fs/*` and `terminal/*` from the agent: shown to the engine, run by
+    /// the services on a task of their own.
+    async fn agent_request(
+        &mut self,
+        request_id: RequestId,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) {
+        let line = services::request_line(&request_id, method, params.as_deref());
+        self.engine.apply_agent_line(&line);
+        if !self
+            .conn
+            .services
+            .dispatch(request_id.clone(), method, params)
+        {
+            let error = ResponseError::new(
+                METHOD_NOT_FOUND,
+                format!("this client does not offer {method}"),
+            );
+            self.send_response(&request_id, Err(error)).await;
+        }
+    }
+
+    async fn send_response(
+        &mut self,
+        request_id: &RequestId,
+        result: Result<Value, ResponseError>,
+    ) {
+        let line = services::respond(&self.conn.client, request_id, result).await;
+        self.engine.apply_client_line(&line);
+    }
+
+    async fn service_event(&mut self, event: ServiceEvent) -> anyhow::Result<()> {
+        match event {
+            ServiceEvent::Done(ServiceDone { request_id, reply }) => match reply {
+                HostReply::Done(result) => self.send_response(&request_id, result).await,
+                HostReply::NeedsApproval(write) => {
+                    if !std::io::stdin().is_terminal() {
+                        eprintln!(
+                            "spindle chat: write to {} refused: --fs ask and no terminal to ask (use --yes or --fs allow)",
+                            write.display_path
+                        );
+                        self.finish_review(request_id, write, false).await;
+                    } else if self.pending.is_some() {
+                        self.waiting_writes.push((request_id, write));
+                    } else {
+                        self.ask_review(request_id, write);
+                    }
+                }
+            },
+            ServiceEvent::Host(event) => {
+                let line = event.to_local_line();
+                self.engine.apply_local_line(&line);
+                self.conn.record_local(&line)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn ask_review(&mut self, request_id: RequestId, write: PendingWrite) {
+        let mut question = String::new();
+        for (line, _) in services::review_lines(&write) {
+            question.push_str(&super::render::sanitize(&line));
+            question.push('\n');
+        }
+        eprint!("{question}apply? [y/N] ");
+        self.pending = Some(PendingAnswer {
+            request_id,
+            question: Question::Write(write),
+            answer: read_line_from_stdin(),
+        });
+    }
+
+    async fn finish_review(&mut self, request_id: RequestId, write: PendingWrite, apply: bool) {
+        let result = if apply {
+            self.conn.services.host().approve(write)
+        } else {
+            Err(self.conn.services.host().reject(&write))
+        };
+        self.send_response(&request_id, result).await;
     }
 
     /// One event; `Some` when the turn is over.
@@ -263,6 +397,11 @@ impl Turn<'_> {
                 self.pending = None;
                 eprintln!("spindle chat: the permission request was withdrawn");
             }
+            ClientEvent::AgentRequest {
+                request_id,
+                method,
+                params,
+            } => self.agent_request(request_id, &method, params).await,
             ClientEvent::Diagnostic { message } => self.diagnostic(&message),
             ClientEvent::AgentExited { .. } => return Ok(Some(Outcome::AgentExited)),
             _ => {}
@@ -281,6 +420,16 @@ impl Turn<'_> {
 
     async fn permission(&mut self, request_id: RequestId, params: &str) {
         let ask = PermissionAsk::parse(params);
+        if let Some((option, line)) = self.standing.answer_for(&ask) {
+            eprintln!("spindle chat: {line} (answered without asking)");
+            let outcome = permission::selected(option);
+            let _ = self
+                .conn
+                .client
+                .respond_permission(&request_id, &outcome)
+                .await;
+            return;
+        }
         if self.args.yes
             && let Some(option) = ask.allow_for_yes()
         {
@@ -305,7 +454,7 @@ impl Turn<'_> {
             eprint!("{question}choose 1-{}: ", ask.options.len());
             self.pending = Some(PendingAnswer {
                 request_id,
-                ask,
+                question: Question::Permission(ask),
                 answer: read_line_from_stdin(),
             });
             return;
@@ -338,28 +487,51 @@ impl Turn<'_> {
         let Some(pending) = self.pending.take() else {
             return;
         };
-        let outcome = match typed {
-            None => {
-                eprintln!("spindle chat: stdin closed before a choice; answering cancelled");
-                permission::cancelled()
+        let request_id = pending.request_id;
+        match pending.question {
+            Question::Write(write) => {
+                let apply = typed
+                    .as_deref()
+                    .is_some_and(|t| matches!(t.trim().to_ascii_lowercase().as_str(), "y" | "yes"));
+                self.finish_review(request_id, write, apply).await;
             }
-            Some(text) => match pending.ask.outcome_for_answer(&text) {
-                Some(outcome) => outcome,
-                None => {
-                    eprint!("type a number from 1 to {}: ", pending.ask.options.len());
-                    self.pending = Some(PendingAnswer {
-                        answer: read_line_from_stdin(),
-                        ..pending
-                    });
-                    return;
-                }
-            },
-        };
-        let _ = self
-            .conn
-            .client
-            .respond_permission(&pending.request_id, &outcome)
-            .await;
+            Question::Permission(ask) => {
+                let outcome = match typed {
+                    None => {
+                        eprintln!(
+                            "spindle chat: stdin closed before a choice; answering cancelled"
+                        );
+                        permission::cancelled()
+                    }
+                    Some(text) => match ask.option_for_answer(&text) {
+                        Some(option) => {
+                            if let Some(line) = self.standing.remember(&ask, &option.id) {
+                                eprintln!("spindle chat: {line}");
+                            }
+                            permission::selected(option)
+                        }
+                        None => {
+                            eprint!("type a number from 1 to {}: ", ask.options.len());
+                            self.pending = Some(PendingAnswer {
+                                request_id,
+                                question: Question::Permission(ask),
+                                answer: read_line_from_stdin(),
+                            });
+                            return;
+                        }
+                    },
+                };
+                let _ = self
+                    .conn
+                    .client
+                    .respond_permission(&request_id, &outcome)
+                    .await;
+            }
+        }
+        if self.pending.is_none() && !self.waiting_writes.is_empty() {
+            let (request_id, write) = self.waiting_writes.remove(0);
+            self.ask_review(request_id, write);
+        }
     }
 }
 

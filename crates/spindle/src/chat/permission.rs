@@ -23,6 +23,9 @@ pub struct PermissionAsk {
     pub subject: String,
     /// The options, in the agent's order.
     pub options: Vec<PermissionOption>,
+    /// Which tool this is, for standing "always" answers: the tool call's
+    /// kind and the first word of its title (`execute: rm`).
+    pub tool: String,
 }
 
 impl PermissionAsk {
@@ -54,7 +57,26 @@ impl PermissionAsk {
                 })
             })
             .collect();
-        PermissionAsk { subject, options }
+        let kind = tool
+            .and_then(|t| t.get("kind"))
+            .and_then(Value::as_str)
+            .unwrap_or("other");
+        let first_word = tool
+            .and_then(|t| t.get("title"))
+            .and_then(Value::as_str)
+            .and_then(|t| t.split_whitespace().next())
+            .unwrap_or("(untitled)");
+        let tool = format!("{kind}: {first_word}");
+        PermissionAsk {
+            subject,
+            options,
+            tool,
+        }
+    }
+
+    /// The option of `kind`, if offered.
+    pub fn option_of_kind(&self, kind: &str) -> Option<&PermissionOption> {
+        self.options.iter().find(|o| o.kind == kind)
     }
 
     /// `--yes`: the narrowest allowing option: an `allow_once`, else an
@@ -95,11 +117,49 @@ impl PermissionAsk {
 
     /// The outcome for a typed answer: a number from the list, or `None`
     /// when the answer is not one.
-    pub fn outcome_for_answer(&self, answer: &str) -> Option<Value> {
+    pub fn option_for_answer(&self, answer: &str) -> Option<&PermissionOption> {
         let n: usize = answer.trim().parse().ok()?;
-        let option = self.options.get(n.checked_sub(1)?)?;
-        Some(selected(option))
+        self.options.get(n.checked_sub(1)?)
     }
+}
+
+/// "Always" answers given in this session, per tool: later requests for the
+/// same tool are answered from here without asking.
+#[derive(Debug, Default)]
+pub struct Standing {
+    /// Tool key and the option kind chosen (`allow_always` / `reject_always`).
+    answers: Vec<(String, String)>,
+}
+
+impl Standing {
+    /// Remembers the answer when `option_id` is an "always" option of `ask`;
+    /// returns the line to show ("standing: allow always execute: rm").
+    pub fn remember(&mut self, ask: &PermissionAsk, option_id: &str) -> Option<String> {
+        let option = ask.options.iter().find(|o| o.id == option_id)?;
+        if option.kind != "allow_always" && option.kind != "reject_always" {
+            return None;
+        }
+        self.answers.retain(|(tool, _)| *tool != ask.tool);
+        self.answers.push((ask.tool.clone(), option.kind.clone()));
+        Some(standing_line(&option.kind, &ask.tool))
+    }
+
+    /// The standing answer for `ask`'s tool, as an option of this request,
+    /// with the line to show.
+    pub fn answer_for<'a>(&self, ask: &'a PermissionAsk) -> Option<(&'a PermissionOption, String)> {
+        let (_, kind) = self.answers.iter().find(|(tool, _)| *tool == ask.tool)?;
+        let option = ask.option_of_kind(kind)?;
+        Some((option, standing_line(kind, &ask.tool)))
+    }
+}
+
+fn standing_line(kind: &str, tool: &str) -> String {
+    let verb = if kind == "allow_always" {
+        "allow"
+    } else {
+        "reject"
+    };
+    format!("standing: {verb} always {tool}")
 }
 
 /// `{"outcome":"selected","optionId":...}` for `option`.
@@ -152,14 +212,43 @@ mod tests {
     }
 
     #[test]
+    fn always_answers_stand_for_the_same_tool_only() {
+        let params = |title: &str| {
+            format!(
+                r#"{{"sessionId":"s","toolCall":{{"toolCallId":"t","title":"{title}","kind":"execute"}},
+                "options":[{{"optionId":"a1","name":"Allow","kind":"allow_once"}},
+                           {{"optionId":"aa","name":"Always","kind":"allow_always"}}]}}"#
+            )
+        };
+        let first = PermissionAsk::parse(&params("rm -rf x"));
+        assert_eq!(first.tool, "execute: rm");
+        let mut standing = Standing::default();
+        assert_eq!(standing.remember(&first, "a1"), None);
+        assert!(standing.answer_for(&first).is_none());
+        assert_eq!(
+            standing.remember(&first, "aa").as_deref(),
+            Some("standing: allow always execute: rm")
+        );
+        let again = PermissionAsk::parse(&params("rm other"));
+        let (option, line) = standing.answer_for(&again).expect("standing answer");
+        assert_eq!(option.id, "aa");
+        assert_eq!(line, "standing: allow always execute: rm");
+        assert!(
+            standing
+                .answer_for(&PermissionAsk::parse(&params("ls")))
+                .is_none()
+        );
+    }
+
+    #[test]
     fn typed_answers_are_one_based_and_checked() {
         let ask = PermissionAsk::parse(PARAMS);
         assert_eq!(
-            ask.outcome_for_answer(" 2 "),
+            ask.option_for_answer(" 2 ").map(selected),
             Some(json!({"outcome":"selected","optionId":"reject"}))
         );
-        assert_eq!(ask.outcome_for_answer("0"), None);
-        assert_eq!(ask.outcome_for_answer("3"), None);
-        assert_eq!(ask.outcome_for_answer("yes"), None);
+        assert_eq!(ask.option_for_answer("0"), None);
+        assert_eq!(ask.option_for_answer("3"), None);
+        assert_eq!(ask.option_for_answer("yes"), None);
     }
 }

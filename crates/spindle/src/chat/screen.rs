@@ -193,12 +193,34 @@ impl Screen {
     /// Replaces the live region with `lines` followed by `input_prompt` (no
     /// newline: the cursor waits after it). Only on a terminal. When the
     /// lines do not fit, their last rows are shown under a one-row note.
-    pub fn draw_live(&mut self, lines: &[Line], input_prompt: Option<&str>) -> std::io::Result<()> {
+    /// `typed` (the line being edited, when this program draws it) follows
+    /// the prompt, unstyled; the cursor waits after it.
+    pub fn draw_live(
+        &mut self,
+        lines: &[Line],
+        input_prompt: Option<&str>,
+        typed: &str,
+    ) -> std::io::Result<()> {
         if !self.tty {
             return Ok(());
         }
-        let buf = self.live_bytes(lines, input_prompt);
+        let mut buf = self.live_bytes(lines, input_prompt);
+        if input_prompt.is_some() && !typed.is_empty() {
+            let typed = super::render::sanitize(typed);
+            buf.push_str(&typed);
+            if let Some(prompt) = &mut self.shown.prompt {
+                prompt.push_str(&typed);
+            }
+        }
         write_out(&buf)
+    }
+
+    /// Enter was pressed on a line this program draws (no terminal echo):
+    /// the cursor goes to the next row and the region as shown becomes
+    /// scrollback.
+    pub fn end_typed_line(&mut self) -> std::io::Result<()> {
+        self.shown = Shown::default();
+        if self.tty { write_out("\r\n") } else { Ok(()) }
     }
 
     /// What [`Self::draw_live`] writes: the erase of the old region, then the new one.

@@ -28,6 +28,9 @@ pub enum Footer {
     },
 }
 
+/// The prompt before a line typed while a turn runs.
+const TYPE_AHEAD_PROMPT: &str = "> ";
+
 /// `entry` with an empty text (cheap to clone).
 fn entry_without_text(entry: &EntryView) -> EntryView {
     EntryView {
@@ -55,6 +58,18 @@ pub struct View {
     dirty: bool,
     /// Notices and diagnostics waiting to be printed above the live region.
     pending_notes: Vec<Line>,
+    /// The line being typed and the hints under it, when this program
+    /// draws the input line itself (raw terminal input).
+    edit: Option<EditLine>,
+}
+
+/// The line being typed, drawn at the bottom of the live region.
+#[derive(Debug, Clone, Default)]
+pub struct EditLine {
+    /// What was typed.
+    pub text: String,
+    /// Hints shown above the input line (completions, the command's hint).
+    pub hints: Vec<String>,
 }
 
 impl View {
@@ -71,7 +86,21 @@ impl View {
             footer: Footer::None,
             dirty: false,
             pending_notes: Vec::new(),
+            edit: None,
         }
+    }
+
+    /// Changes what is shown besides the reply (from the next redraw on).
+    pub fn set_options(&mut self, options: RenderOptions) {
+        self.options = options;
+        self.dirty = true;
+    }
+
+    /// Draws the input line from `edit` (raw terminal input); `None` when
+    /// the terminal echoes what is typed.
+    pub fn set_edit(&mut self, edit: Option<EditLine>) {
+        self.edit = edit;
+        self.dirty = true;
     }
 
     /// Whether stdout is a terminal (the live region is redrawn in place).
@@ -213,15 +242,25 @@ impl View {
             return Ok(());
         }
         self.flush_notes()?;
-        let (footer, prompt) = match &self.footer {
+        let (mut footer, mut prompt) = match &self.footer {
             Footer::None => (Vec::new(), None),
             Footer::Status => (vec![self.status_line()], None),
             Footer::Input { question, prompt } => (question.clone(), Some(prompt.clone())),
         };
-        let budget = self.screen.line_budget(prompt.as_deref());
+        let mut typed = "";
+        if let Some(edit) = &self.edit {
+            // While a turn runs, a line typed ahead shows under the status.
+            if prompt.is_some() || !edit.text.is_empty() || !edit.hints.is_empty() {
+                footer.extend(edit.hints.iter().map(|h| Line::new(h, Style::Dim)));
+                prompt.get_or_insert_with(|| TYPE_AHEAD_PROMPT.to_owned());
+                typed = &edit.text;
+            }
+        }
+        let whole_input = prompt.as_ref().map(|p| format!("{p}{typed}"));
+        let budget = self.screen.line_budget(whole_input.as_deref());
         let mut lines = self.visible_tail(budget);
         lines.extend(footer);
-        self.screen.draw_live(&lines, prompt.as_deref())
+        self.screen.draw_live(&lines, prompt.as_deref(), typed)
     }
 
     /// The lines of the live entries, newest last, from the end back to at
@@ -278,17 +317,31 @@ impl View {
     }
 
     /// The user answered the input footer: what is on screen stays as it is.
-    pub fn accept_input(&mut self) {
+    pub fn accept_input(&mut self) -> std::io::Result<()> {
         if self.screen.is_tty() {
+            if self.edit.is_some() {
+                // The line was drawn here, not echoed: draw it whole (the
+                // last keys may not have been redrawn yet), then move on.
+                if let Some(edit) = &mut self.edit {
+                    edit.hints.clear();
+                }
+                self.redraw()?;
+                self.screen.end_typed_line()?;
+            } else {
+                self.screen.accept_echo();
+            }
             self.live.clear();
-            self.screen.accept_echo();
         }
         self.footer = Footer::None;
         self.dirty = true;
+        Ok(())
     }
 
     /// The user typed a line nobody asked for (it is queued as a prompt).
     pub fn stray_input(&mut self, typed: &str) {
+        if self.edit.is_some() {
+            return;
+        }
         self.screen.note_stray_echo(typed);
         self.dirty = true;
     }

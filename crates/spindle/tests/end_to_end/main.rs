@@ -19,6 +19,8 @@ mod replay_cli;
 
 // `spindle chat`.
 mod chat_faults;
+mod chat_features;
+mod chat_features_tmux;
 mod chat_piped;
 mod chat_prompt;
 mod chat_tmux;

@@ -1,0 +1,359 @@
+//! Starting the agent and opening the session: `initialize`, sign-in when
+//! `session/new` answers `auth_required` (`--auth`, or a question on the
+//! terminal), a new session or an earlier one (`--resume`: `session/resume`
+//! when offered, else `session/load`, whose replay becomes the transcript),
+//! and `--list`.
+
+use std::ffi::OsString;
+use std::io::{BufRead, IsTerminal};
+
+use anyhow::Context;
+use serde_json::json;
+use spindle_protocol::transport::{ConnectionOptions, SpawnOptions, spawn_child};
+use spindle_protocol::{AcpClient, ClientError, ClientOptions, InitializeOutcome};
+use tokio::sync::mpsc;
+
+use super::controls::Controls;
+use super::{
+    AGENT_STDERR_TAIL_LINES, ChatArgs, Connected, Recorder, exit, report_agent_exit,
+    report_diagnostics, services, sleep_until_deadline,
+};
+
+/// How the session was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opened {
+    /// `session/new`.
+    New,
+    /// `--resume` through `session/resume` without a replay (v1).
+    Resumed,
+    /// `--resume` with the history replayed (v1 `session/load`, v2
+    /// `session/resume` from the start): the replay is the transcript so far.
+    Loaded,
+}
+
+/// What `connect` ends with: a session, or the exit status (already reported).
+pub(crate) type Connect = anyhow::Result<Result<Connected, u8>>;
+
+/// Starts the agent, initializes, signs in if need be and opens a session
+/// (or, with `--list`, lists the agent's sessions and returns `Err(status)`).
+pub(crate) async fn connect(
+    args: &ChatArgs,
+    command: &[OsString],
+    deadline: Option<tokio::time::Instant>,
+) -> Connect {
+    let (tap, recorder) = match &args.record {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("creating the recording {}", path.display()))?;
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Some(tx), Some(Recorder::new(rx, file, path.clone())))
+        }
+        None => (None, None),
+    };
+    // The agent runs in a process group of its own: the terminal's Ctrl-C reaches only the
+    // chat, which turns it into `session/cancel`.
+    // Plain text chunks are scanned once, from the pipe to the transcript.
+    let spawn = SpawnOptions {
+        own_process_group: true,
+        stderr_tail_lines: AGENT_STDERR_TAIL_LINES,
+        connection: ConnectionOptions {
+            scan_chunk_updates: true,
+            ..ConnectionOptions::default()
+        },
+        ..SpawnOptions::default()
+    };
+    let (connection, agent) = spawn_child(command, spawn).with_context(|| {
+        format!(
+            "starting the agent {:?}",
+            command
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
+    })?;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir());
+    let host = services::Services::new(args, &cwd);
+    let mut options = ClientOptions {
+        protocol: args.protocol,
+        spindle_extensions: true,
+        display_terminal_output: true,
+        wire_tap: tap,
+        ..ClientOptions::default()
+    };
+    host.advertise(&mut options);
+    let (client, events) = AcpClient::new(connection, options);
+    let mut connected = Connected {
+        client: client.clone(),
+        events,
+        session_id: String::new(),
+        protocol_version: 1,
+        agent,
+        recorder,
+        controls: Controls::default(),
+        init: None,
+        cwd,
+        opened: Opened::New,
+        services: host,
+    };
+    let setup = open_session(args, &client, &mut connected);
+    let interrupted = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let result = tokio::select! {
+        result = setup => result,
+        () = interrupted => {
+            report_diagnostics(&mut connected.events);
+            eprintln!("spindle chat: interrupted while starting the agent");
+            return Ok(Err(exit::CANCELLED));
+        }
+        () = sleep_until_deadline(deadline) => {
+            report_diagnostics(&mut connected.events);
+            eprintln!("spindle chat: --timeout expired while starting the agent");
+            return Ok(Err(exit::TIMEOUT));
+        }
+    };
+    match result {
+        Ok(Ok(())) => {
+            connected.protocol_version = client.protocol_version().unwrap_or(1);
+            Ok(Ok(connected))
+        }
+        Ok(Err(code)) => {
+            report_diagnostics(&mut connected.events);
+            connected.finish_recording()?;
+            Ok(Err(code))
+        }
+        Err(error) => {
+            let code = match error {
+                ClientError::Disconnected => exit::AGENT_EXITED,
+                _ => exit::AGENT_ERROR,
+            };
+            report_diagnostics(&mut connected.events);
+            eprintln!("spindle chat: could not open a session with the agent: {error}");
+            report_agent_exit(&connected.agent).await;
+            connected.finish_recording()?;
+            Ok(Err(code))
+        }
+    }
+}
+
+/// `initialize`, then `--list`, `--resume` or `session/new` (with sign-in).
+/// `Ok(Err(code))`: done, reported (a listing, or a refusal explained).
+async fn open_session(
+    args: &ChatArgs,
+    client: &AcpClient,
+    conn: &mut Connected,
+) -> Result<Result<(), u8>, ClientError> {
+    let init = client.initialize().await?;
+    conn.init = Some(init.clone());
+    let cwd = conn.cwd.to_string_lossy().into_owned();
+    if args.list {
+        return list_sessions(client, &init).await;
+    }
+    if let Some(method) = &args.auth {
+        if let Err(code) = authenticate(client, &init, method).await? {
+            return Ok(Err(code));
+        }
+    }
+    if let Some(id) = &args.resume {
+        return resume(client, &init, conn, id, &cwd).await;
+    }
+    let mut signed_in = args.auth.is_some();
+    loop {
+        match client.new_session(&cwd, &json!([])).await {
+            Ok((session_id, raw)) => {
+                conn.session_id = session_id;
+                conn.controls = Controls::from_session_result(
+                    &serde_json::from_str(raw.get()).unwrap_or_default(),
+                );
+                return Ok(Ok(()));
+            }
+            Err(error) if error.is_auth_required() && !signed_in => {
+                let Some(method) = ask_auth_method(args, &init) else {
+                    return Ok(Err(exit::AGENT_ERROR));
+                };
+                if let Err(code) = authenticate(client, &init, &method).await? {
+                    return Ok(Err(code));
+                }
+                signed_in = true;
+            }
+            Err(error) if error.is_auth_required() => {
+                eprintln!(
+                    "spindle chat: the agent still asks for authentication after signing in: {error}"
+                );
+                return Ok(Err(exit::AGENT_ERROR));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// The agent's sign-in methods as lines.
+pub(crate) fn auth_method_lines(init: &InitializeOutcome) -> Vec<String> {
+    let methods = init.auth_methods();
+    if methods.is_empty() {
+        return vec!["the agent advertises no sign-in methods".to_owned()];
+    }
+    let mut lines = vec!["sign-in methods of the agent:".to_owned()];
+    for (i, m) in methods.iter().enumerate() {
+        let mut line = format!("  {}) {}  {}", i + 1, m.id, m.name);
+        if let Some(d) = &m.description {
+            line.push_str(&format!(" - {d}"));
+        }
+        if !m.via_authenticate() {
+            line.push_str(&format!(" [type {}: run the agent's own sign-in]", m.kind));
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// `session/new` said `auth_required`: the methods are shown; on a terminal
+/// the user picks one (number or id), elsewhere `--auth` is explained.
+fn ask_auth_method(args: &ChatArgs, init: &InitializeOutcome) -> Option<String> {
+    eprintln!("spindle chat: the agent requires authentication before it opens a session");
+    for line in auth_method_lines(init) {
+        eprintln!("{line}");
+    }
+    let methods = init.auth_methods();
+    if methods.is_empty() {
+        return None;
+    }
+    if args.prompt.is_some() || !std::io::stdin().is_terminal() {
+        eprintln!("spindle chat: run again with --auth METHOD_ID to sign in");
+        return None;
+    }
+    loop {
+        eprint!("sign in with (number or id, empty to give up): ");
+        let mut typed = String::new();
+        match std::io::stdin().lock().read_line(&mut typed) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        let typed = typed.trim();
+        if typed.is_empty() {
+            return None;
+        }
+        let by_number = typed
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| methods.get(n.checked_sub(1)?));
+        match by_number.or_else(|| methods.iter().find(|m| m.id == typed)) {
+            Some(m) => return Some(m.id.clone()),
+            None => eprintln!("no such method: {typed}"),
+        }
+    }
+}
+
+/// `authenticate` with `method`; a refusal is explained (`Err(code)`).
+pub(crate) async fn authenticate(
+    client: &AcpClient,
+    init: &InitializeOutcome,
+    method: &str,
+) -> Result<Result<(), u8>, ClientError> {
+    match client.authenticate(method).await {
+        Ok(_) => {
+            eprintln!("spindle chat: signed in with {method}");
+            Ok(Ok(()))
+        }
+        Err(ClientError::Unsupported(what)) => {
+            eprintln!("spindle chat: cannot sign in: the agent does not support {what}");
+            for line in auth_method_lines(init) {
+                eprintln!("{line}");
+            }
+            Ok(Err(exit::USAGE))
+        }
+        Err(ClientError::Rpc(error)) => {
+            eprintln!("spindle chat: signing in with {method} failed: {error}");
+            Ok(Err(exit::AGENT_ERROR))
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// `--resume ID`.
+async fn resume(
+    client: &AcpClient,
+    init: &InitializeOutcome,
+    conn: &mut Connected,
+    id: &str,
+    cwd: &str,
+) -> Result<Result<(), u8>, ClientError> {
+    let v1 = init.protocol_version < 2;
+    let (result, opened) = if v1 && init.can_resume_session() {
+        (
+            client.resume_session(id, cwd, &json!([]), None).await,
+            Opened::Resumed,
+        )
+    } else if init.can_load_session() {
+        (
+            client.load_session(id, cwd, &json!([])).await,
+            Opened::Loaded,
+        )
+    } else {
+        eprintln!(
+            "spindle chat: --resume: the agent offers neither session/resume nor session/load"
+        );
+        return Ok(Err(exit::USAGE));
+    };
+    match result {
+        Ok(raw) => {
+            conn.session_id = id.to_owned();
+            conn.opened = opened;
+            conn.controls =
+                Controls::from_session_result(&serde_json::from_str(raw.get()).unwrap_or_default());
+            Ok(Ok(()))
+        }
+        Err(ClientError::Rpc(error)) => {
+            eprintln!("spindle chat: could not open session {id}: {error}");
+            Ok(Err(exit::AGENT_ERROR))
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// `--list`: the agent's sessions, every page, as a table on stdout.
+async fn list_sessions(
+    client: &AcpClient,
+    init: &InitializeOutcome,
+) -> Result<Result<(), u8>, ClientError> {
+    if !init.can_list_sessions() {
+        eprintln!("spindle chat: --list: the agent does not offer session/list");
+        return Ok(Err(exit::USAGE));
+    }
+    let mut cursor: Option<String> = None;
+    let mut rows = Vec::new();
+    // A cursor seen twice ends the walk: an agent that repeats a page must not loop forever.
+    let mut seen = std::collections::HashSet::new();
+    loop {
+        let page = match client.list_sessions(None, cursor.as_deref()).await {
+            Ok(page) => page,
+            Err(ClientError::Rpc(error)) => {
+                eprintln!("spindle chat: session/list failed: {error}");
+                return Ok(Err(exit::AGENT_ERROR));
+            }
+            Err(other) => return Err(other),
+        };
+        rows.extend(page.sessions);
+        match page.next_cursor {
+            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+            _ => break,
+        }
+    }
+    if rows.is_empty() {
+        println!("(the agent has no sessions)");
+        return Ok(Err(exit::END_TURN));
+    }
+    println!("SESSION\tUPDATED\tTITLE\tCWD");
+    for s in rows {
+        let clean = |t: Option<&str>| super::render::sanitize(t.unwrap_or("-")).replace('\t', " ");
+        println!(
+            "{}\t{}\t{}\t{}",
+            clean(Some(&s.session_id)),
+            clean(s.updated_at.as_deref()),
+            clean(s.title.as_deref()),
+            clean(Some(&s.cwd)),
+        );
+    }
+    Ok(Err(exit::END_TURN))
+}

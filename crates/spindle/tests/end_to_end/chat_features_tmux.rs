@@ -1,0 +1,361 @@
+//! The daily-client features of interactive `spindle chat` on a real
+//! terminal (tmux, a private server per test): Tab completion with the
+//! command's input hint, `/mode`, the review of a write under `--fs ask`, a
+//! live client terminal, Ctrl-C killing a command that never exits, and a
+//! standing "always" permission. Waits poll the screen until a generous
+//! deadline; nothing asserts on timing. Without tmux each test prints
+//! `SKIPPED`, and under `CI=true` it fails instead.
+
+use crate::harness::{self, TempDir};
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use spindle_agent::scenarios;
+
+const SPINDLE: &str = env!("CARGO_BIN_EXE_spindle");
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// `spindle chat ARGS -- AGENT...` in a detached 110x45 tmux pane, in `cwd`.
+struct Pane {
+    socket: PathBuf,
+}
+
+impl Pane {
+    fn start(name: &str, cwd: &Path, chat_args: &[&str], agent: &[&str]) -> Pane {
+        let socket = std::env::temp_dir().join(format!(
+            "spindle-chat-features-{}-{name}",
+            std::process::id()
+        ));
+        let mut command = vec![SPINDLE, "chat"];
+        command.extend_from_slice(chat_args);
+        command.push("--");
+        command.extend_from_slice(agent);
+        let line: Vec<String> = command.iter().map(|a| shell_quote(a)).collect();
+        let shell = format!("{}; echo \"[chat exited $?]\"; sleep 600", line.join(" "));
+        let pane = Pane { socket };
+        let output = pane.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "chat",
+            "-x",
+            "110",
+            "-y",
+            "45",
+            "-c",
+            cwd.to_str().expect("UTF-8 path"),
+            &shell,
+        ]);
+        assert!(output.status.success(), "tmux new-session: {output:?}");
+        pane
+    }
+
+    fn reference(name: &str, cwd: &Path, chat_args: &[&str]) -> Pane {
+        Pane::start(
+            name,
+            cwd,
+            chat_args,
+            &[SPINDLE, "agent", "--protocol", "1", "--delay-ms", "0"],
+        )
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .output()
+            .expect("run tmux")
+    }
+
+    fn type_text(&self, text: &str) {
+        assert!(
+            self.tmux(&["send-keys", "-t", "chat", "-l", text])
+                .status
+                .success()
+        );
+    }
+
+    fn key(&self, key: &str) {
+        assert!(
+            self.tmux(&["send-keys", "-t", "chat", key])
+                .status
+                .success()
+        );
+    }
+
+    fn type_line(&self, text: &str) {
+        self.type_text(text);
+        self.key("Enter");
+    }
+
+    fn screen(&self) -> String {
+        let output = self.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", "chat"]);
+        String::from_utf8_lossy(&output.stdout)
+            .trim_end()
+            .to_owned()
+    }
+
+    fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "gave up waiting for {what}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for the input prompt at the bottom after `n` finished turns.
+    fn wait_for_turns(&self, n: usize) -> String {
+        self.wait_until(&format!("{n} finished turns"), |s| {
+            s.matches("\n[end_turn").count() + s.matches("\n[cancelled").count() >= n
+                && s.lines().last().is_some_and(|l| l.trim_end() == ">")
+        })
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+#[test]
+fn tab_completes_commands_and_shows_their_hint() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("tmux-tab");
+    let pane = Pane::reference("tab", &dir.path, &[]);
+    pane.wait_until("the input prompt", |s| s.trim_end() == ">");
+    pane.type_text("/scen");
+    pane.key("Tab");
+    // Completed, with the agent's input hint under the line being typed.
+    let screen = pane.wait_until("the completed command and its hint", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.trim_end() == "> /scenario")
+            && s.contains("/scenario plain | thoughts")
+    });
+    assert!(screen.contains("Run a scripted behaviour"), "{screen}");
+    // Two candidates: both listed, the line unchanged.
+    pane.key("C-u");
+    pane.type_text("/mo");
+    pane.key("Tab");
+    pane.wait_until("the own command completed", |s| {
+        s.lines().last().is_some_and(|l| l.trim_end() == "> /mode")
+    });
+    pane.key("C-u");
+    pane.type_text("/scenario plain");
+    pane.key("Enter");
+    let screen = pane.wait_for_turns(1);
+    assert!(screen.contains("> /scenario plain"), "{screen}");
+}
+
+#[test]
+fn mode_command_lists_and_switches_on_a_terminal() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("tmux-mode");
+    let pane = Pane::reference("mode", &dir.path, &[]);
+    pane.wait_until("the input prompt", |s| s.trim_end() == ">");
+    pane.type_line("/mode");
+    pane.wait_until("the mode list", |s| s.contains("* default  Default"));
+    pane.type_text("/mode p");
+    pane.key("Tab");
+    pane.wait_until("the completed mode", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.trim_end() == "> /mode plan")
+    });
+    pane.key("Enter");
+    pane.wait_until("the switch", |s| s.contains("done: mode plan"));
+    pane.type_line("/mode");
+    pane.wait_until("plan marked current", |s| s.contains("* plan  Plan only"));
+}
+
+#[test]
+fn a_write_is_reviewed_as_a_diff_before_it_is_applied() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("tmux-review");
+    std::fs::write(dir.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let pane = Pane::reference("review", &dir.path, &[]);
+    pane.wait_until("the input prompt", |s| s.trim_end() == ">");
+    pane.type_line("/scenario client-fs notes.txt");
+    let screen = pane.wait_until("the review question", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.trim_end() == "apply? [y/N]")
+    });
+    assert!(
+        screen.contains("The agent wants to change notes.txt"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("+{}", scenarios::CLIENT_FS_APPENDED_LINE)),
+        "{screen}"
+    );
+    // Nothing is written before the answer.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+    pane.type_line("y");
+    pane.wait_for_turns(1);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        scenarios::client_fs_changed("alpha\nbeta\n")
+    );
+    // A second change, rejected: the file stays as it is.
+    pane.type_line("/scenario client-fs notes.txt");
+    pane.wait_until("the second review", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.trim_end() == "apply? [y/N]")
+    });
+    pane.type_line("n");
+    let screen = pane.wait_for_turns(2);
+    assert!(screen.contains("not written: notes.txt"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        scenarios::client_fs_changed("alpha\nbeta\n")
+    );
+}
+
+#[test]
+fn a_client_terminal_shows_its_output_in_the_tool_call() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("tmux-terminal");
+    let pane = Pane::reference("terminal", &dir.path, &[]);
+    pane.wait_until("the input prompt", |s| s.trim_end() == ">");
+    pane.type_line("/scenario client-terminal");
+    let screen = pane.wait_for_turns(1);
+    // The output shows under the tool call (indented), apart from the reply
+    // that quotes it.
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.starts_with(' ') && l.contains("spindle terminal: ok")),
+        "{screen}"
+    );
+}
+
+/// Processes running `sleep 1000` whose working directory is `dir`.
+fn sleepers_in(dir: &Path) -> Vec<u32> {
+    let dir = std::fs::canonicalize(dir).unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cwd = std::fs::read_link(e.path().join("cwd")).ok()?;
+            (cmdline == b"sleep\x001000\x00" && cwd == dir).then_some(pid)
+        })
+        .collect()
+}
+
+#[test]
+fn ctrl_c_kills_a_terminal_command_that_never_exits() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("tmux-forever");
+    let pane = Pane::reference("forever", &dir.path, &[]);
+    pane.wait_until("the input prompt", |s| s.trim_end() == ">");
+    pane.type_line("/scenario client-terminal-forever");
+    pane.wait_until("the command's first line", |s| {
+        s.contains("waiting until cancelled")
+    });
+    let sleeper = harness::wait_for(PATIENCE, "the terminal's process", || {
+        sleepers_in(&dir.path).first().copied()
+    });
+    pane.key("C-c");
+    pane.wait_for_turns(1);
+    harness::wait_for(PATIENCE, "the terminal's process to be gone", || {
+        let stat = std::fs::read_to_string(format!("/proc/{sleeper}/stat"));
+        (stat.is_err() || stat.is_ok_and(|s| s.contains(") Z "))).then_some(())
+    });
+    assert!(sleepers_in(&dir.path).is_empty());
+}
+
+/// A v1 agent whose every prompt asks permission for `rm -rf build` with
+/// allow-once, allow-always and reject options, and replies with the outcome.
+const ALWAYS_AGENT_PY: &str = r#"import json, sys
+out = sys.stdout
+def send(o):
+    out.write(json.dumps(o) + "\n"); out.flush()
+SID = "sess_always"
+turn = 0
+lines = iter(sys.stdin)
+for line in lines:
+    msg = json.loads(line)
+    method, rid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": SID}})
+    elif method == "session/prompt":
+        turn += 1
+        call = "call_%d" % turn
+        send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": {"sessionUpdate": "tool_call", "toolCallId": call, "title": "rm -rf build", "kind": "execute", "status": "pending"}}})
+        send({"jsonrpc": "2.0", "id": 900 + turn, "method": "session/request_permission", "params": {"sessionId": SID, "toolCall": {"toolCallId": call, "title": "rm -rf build", "kind": "execute"}, "options": [{"optionId": "once", "name": "Allow once", "kind": "allow_once"}, {"optionId": "always", "name": "Always allow", "kind": "allow_always"}, {"optionId": "no", "name": "Reject", "kind": "reject_once"}]}})
+        for answer in lines:
+            a = json.loads(answer)
+            if a.get("id") == 900 + turn and "method" not in a:
+                got = a.get("result", {}).get("outcome", {}).get("optionId", "cancelled")
+                send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m%d" % turn, "content": {"type": "text", "text": "turn %d got %s" % (turn, got)}}}})
+                break
+        send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+"#;
+
+#[test]
+fn an_always_answer_stands_for_the_same_tool_and_is_shown() {
+    if !harness::require_tool("tmux", &["-V"]) || !harness::require_python() {
+        return;
+    }
+    let dir = TempDir::new("tmux-always");
+    let agent = harness::write_script(&dir, "always_agent.py", ALWAYS_AGENT_PY);
+    let pane = Pane::start(
+        "always",
+        &dir.path,
+        &[],
+        &["python3", agent.to_str().unwrap()],
+    );
+    pane.wait_until("the input prompt", |s| s.trim_end() == ">");
+    pane.type_line("first");
+    pane.wait_until("the permission question", |s| s.contains("choose 1-3:"));
+    pane.type_line("2");
+    let screen = pane.wait_for_turns(1);
+    assert!(screen.contains("turn 1 got always"), "{screen}");
+    assert!(
+        screen.contains("standing: allow always execute: rm"),
+        "{screen}"
+    );
+    pane.type_line("second");
+    let screen = pane.wait_for_turns(2);
+    assert!(screen.contains("turn 2 got always"), "{screen}");
+    assert!(screen.contains("(answered without asking)"), "{screen}");
+    assert_eq!(screen.matches("choose 1-3:").count(), 1, "{screen}");
+}
