@@ -663,10 +663,11 @@ impl SessionTask {
                 return;
             }
             Pending::Setting => return,
-            Pending::Authenticate => {
-                if completion.result.is_err() && self.startup.phase == Phase::NeedsAuth {
-                    return;
-                }
+            // A failed sign-in leaves the session waiting for another one.
+            Pending::Authenticate
+                if completion.result.is_err() && self.startup.phase == Phase::NeedsAuth =>
+            {
+                return;
             }
             _ => {}
         }
