@@ -15,14 +15,20 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::program::{PermissionStep, Step};
+use crate::history::{HistoryEntry, PersistedLine, StoredSession};
+use crate::program::{ClientFlow, PermissionStep, Step};
 use crate::script::Script;
 use crate::turn_context::{Connection, SessionState};
 use crate::wire::{self, ProtocolChoice, Version, codes};
+use spindle_wire::client_methods::{
+    AUTH_LOGIN, AUTH_LOGOUT, AUTHENTICATE, SESSION_CLOSE, SESSION_LIST, SESSION_LOAD, SESSION_NEW,
+    SESSION_PROMPT, SESSION_RESUME, SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE,
+};
 
 mod handshake;
+mod history_methods;
 mod runner;
 mod session_methods;
 mod turns;
@@ -44,6 +50,25 @@ pub struct AgentConfig {
     pub script: Option<Arc<Script>>,
     /// Honour the script's `sleep_ms` lines (tests switch them off).
     pub script_sleeps: bool,
+    /// Answer `session/new`, `session/load` and `session/resume` with the
+    /// `auth_required` error (-32000) until the client authenticates with
+    /// an advertised method (`--require-auth`).
+    pub require_auth: bool,
+    /// Sessions of earlier agent processes (`--state-dir`), listed by
+    /// `session/list` and opened by `session/load` / `session/resume`.
+    pub stored_sessions: Vec<StoredSession>,
+    /// Keep every session's history in this directory (`--state-dir`), one
+    /// `<sessionId>.jsonl` file each, and list/open the sessions found there.
+    /// Only the driver touches the directory: the core hands it history
+    /// records ([`AgentCore::take_persisted`]) and is given the stored
+    /// sessions ([`AgentConfig::stored_sessions`]).
+    pub state_dir: Option<std::path::PathBuf>,
+    /// Wall-clock time (ms since the Unix epoch) at the driver's time 0, for
+    /// `updatedAt`; `None`: no times are reported (deterministic output).
+    pub clock_origin_unix_ms: Option<u64>,
+    /// Session ids are `{prefix}{n}`; default `sess_`. Agents that share a
+    /// state directory need a prefix unique to the process.
+    pub session_id_prefix: Option<String>,
 }
 
 impl Default for AgentConfig {
@@ -54,6 +79,11 @@ impl Default for AgentConfig {
             context_size: 200_000,
             script: None,
             script_sleeps: true,
+            require_auth: false,
+            stored_sessions: Vec::new(),
+            state_dir: None,
+            clock_origin_unix_ms: None,
+            session_id_prefix: None,
         }
     }
 }
@@ -85,6 +115,11 @@ enum Waiting {
         step: Box<PermissionStep>,
     },
     Stall,
+    /// A client-method call (`fs/*`, `terminal/*`) of a flow.
+    Client {
+        request_id: u64,
+        flow: Box<dyn ClientFlow>,
+    },
 }
 
 #[derive(Debug)]
@@ -96,6 +131,9 @@ struct Turn {
     waiting: Waiting,
     /// Tool calls reported but not finished; cancelled if the turn is.
     open_tools: Vec<String>,
+    /// The agent messages of the turn so far (message id, text), for the
+    /// session's history.
+    replies: Vec<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -108,6 +146,28 @@ struct Session {
     background: Runner,
     /// Prompts received while a turn ran: run, in order, after it.
     queued: VecDeque<(Value, Vec<Value>)>,
+    /// The conversation, for load/resume replay.
+    history: Vec<HistoryEntry>,
+    /// The first prompt's start.
+    title: Option<String>,
+    /// Last activity (ISO 8601), when the agent has a wall clock.
+    updated_at: Option<String>,
+}
+
+impl Session {
+    fn new(id: String, cwd: String) -> Session {
+        Session {
+            id,
+            cwd,
+            state: SessionState::new(),
+            turn: None,
+            background: Runner::default(),
+            queued: VecDeque::new(),
+            history: Vec::new(),
+            title: None,
+            updated_at: None,
+        }
+    }
 }
 
 /// The reference agent's state machine.
@@ -124,12 +184,28 @@ pub struct AgentCore {
     eof: bool,
     /// While handling a JSON-RPC batch: the responses, sent as one array.
     batch: Option<Vec<Value>>,
+    /// The client authenticated (or no authentication is required).
+    authenticated: bool,
+    /// Sessions of earlier processes not opened yet.
+    stored: Vec<StoredSession>,
+    /// History records for the driver to store.
+    persisted: Vec<PersistedLine>,
+    /// The driver's time at the last `advance`, ms since its start.
+    now_ms: u64,
+    /// Sessions created so far (for ids).
+    created: u64,
 }
 
 impl AgentCore {
     /// A fresh agent waiting for `initialize`.
-    pub fn new(config: AgentConfig) -> Self {
+    pub fn new(mut config: AgentConfig) -> Self {
+        let stored = std::mem::take(&mut config.stored_sessions);
         AgentCore {
+            authenticated: !config.require_auth,
+            stored,
+            persisted: Vec::new(),
+            now_ms: 0,
+            created: 0,
             config,
             conn: None,
             sessions: Vec::new(),
@@ -160,6 +236,12 @@ impl AgentCore {
     /// Takes the pending output.
     pub fn take_output(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.out)
+    }
+
+    /// History records to append to the sessions' files (only with
+    /// [`AgentConfig::persist`]).
+    pub fn take_persisted(&mut self) -> Vec<PersistedLine> {
+        std::mem::take(&mut self.persisted)
     }
 
     /// The client closed its side: finish what can finish, then exit.
@@ -255,19 +337,20 @@ impl AgentCore {
             self.send_error(&id, codes::NOT_INITIALIZED, "send initialize first");
             return;
         }
-        match method {
-            "session/new" => self.new_session(&id, &params),
-            "session/prompt" => self.prompt(id, &params),
-            "session/close" => self.close_session(&id, &params),
-            "session/set_mode" if self.conn().version == Version::V1 => {
-                self.set_mode(&id, &params);
+        let version = self.conn().version;
+        match (method, version) {
+            (SESSION_NEW, _) => self.new_session(&id, &params),
+            (SESSION_PROMPT, _) => self.prompt(id, &params),
+            (SESSION_CLOSE, _) => self.close_session(&id, &params),
+            (SESSION_SET_MODE, Version::V1) => self.set_mode(&id, &params),
+            (SESSION_SET_CONFIG_OPTION, _) => self.set_config_option(&id, &params),
+            (SESSION_LIST, _) => self.list_sessions(&id, &params),
+            (SESSION_LOAD, Version::V1) => self.load_session(&id, &params),
+            (SESSION_RESUME, _) => self.resume_session(&id, &params),
+            (AUTHENTICATE, Version::V1) | (AUTH_LOGIN, Version::V2) => {
+                self.authenticate(&id, &params);
             }
-            "session/set_config_option" => self.set_config_option(&id, &params),
-            "session/list" if self.conn().version == Version::V2 => self.list_sessions(&id),
-            "session/resume" if self.conn().version == Version::V2 => {
-                self.resume_session(&id, &params);
-            }
-            "authenticate" => self.send_response(&id, json!({})),
+            (AUTH_LOGOUT, Version::V2) => self.logout(&id),
             _ => {
                 let msg = format!("method not found: {method}");
                 self.send_error(&id, codes::METHOD_NOT_FOUND, &msg);

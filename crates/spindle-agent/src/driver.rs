@@ -157,6 +157,9 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    let mut config = config;
+    crate::state_dir::prepare(&mut config)?;
+    let state_dir = config.state_dir.clone();
     let mut core = AgentCore::new(config);
     let start = Instant::now();
     let mut lines = LineReader {
@@ -169,6 +172,12 @@ where
         loop {
             let now = start.elapsed().as_millis() as u64;
             let next = core.advance(now);
+            if let Some(dir) = &state_dir {
+                let lines = core.take_persisted();
+                if !lines.is_empty() {
+                    crate::state_dir::append(dir, &lines)?;
+                }
+            }
             if !core.output().is_empty() {
                 if let Some(recorder) = recorder.as_mut() {
                     recorder.emitted(core.output())?;

@@ -31,10 +31,12 @@
 
 mod core;
 mod driver;
+pub mod history;
 mod hostile;
 mod program;
 pub mod scenarios;
 mod script;
+pub mod state_dir;
 pub mod stream_gen;
 pub mod terminal;
 mod turn_context;
@@ -43,6 +45,7 @@ pub mod wire;
 
 pub use crate::core::{AgentConfig, AgentCore, Next};
 pub use crate::driver::{WireRecorder, run_agent, run_agent_recorded, run_stdio};
+pub use crate::history::{PersistedLine, StoredSession};
 pub use crate::hostile::{
     HOSTILE_END, HOSTILE_PIECES, HUGE_CHUNK_BYTES, UNKNOWN_BLOCK_TYPE, UNKNOWN_UPDATE_KIND,
     huge_text,

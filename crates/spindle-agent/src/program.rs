@@ -8,12 +8,13 @@ use std::collections::VecDeque;
 use serde_json::Value;
 
 use crate::stream_gen::StreamGenerator;
+use crate::turn_context::TurnCtx;
 use crate::updates;
 use spindle_wire::tags::MessageKind;
 
 /// One step of a turn (or of background work after it).
 #[derive(Debug)]
-pub enum Step {
+pub(crate) enum Step {
     /// Send a `session/update` carrying this `update` object.
     Update(Value),
     /// Pause for this many milliseconds (skipped when zero).
@@ -35,6 +36,73 @@ pub enum Step {
     Raw(Value),
     /// Write generated notifications as fast as the output takes them.
     Stream(Box<StreamGenerator>),
+    /// Start a flow of client-method calls (its first steps run in place).
+    Flow(Box<dyn ClientFlow>),
+    /// Send a request to the client (`fs/*`, `terminal/*`) and wait for the
+    /// answer, which the call's flow turns into the next steps.
+    Call(Box<ClientCall>),
+}
+
+/// The client's answer to one of the agent's requests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallOutcome {
+    /// The result object.
+    Ok(Value),
+    /// The JSON-RPC error.
+    Err {
+        /// Its code.
+        code: i64,
+        /// Its message.
+        message: String,
+    },
+}
+
+impl CallOutcome {
+    /// Reads a JSON-RPC response's `result` / `error`.
+    pub fn from_response(result: Option<&Value>, error: Option<&Value>) -> CallOutcome {
+        match (result, error) {
+            (_, Some(error)) => CallOutcome::Err {
+                code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+                message: error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)")
+                    .to_owned(),
+            },
+            (Some(result), None) => CallOutcome::Ok(result.clone()),
+            (None, None) => CallOutcome::Err {
+                code: 0,
+                message: "a response without result or error".into(),
+            },
+        }
+    }
+}
+
+/// A scenario that talks to the client's own methods (file system,
+/// terminals): a state machine that turns each answer into the next steps,
+/// ending those steps with a [`Step::Call`] that carries the flow on, or
+/// without one when it is done. Pure: it reads only the answers and the
+/// [`TurnCtx`] it is handed.
+pub(crate) trait ClientFlow: std::fmt::Debug + Send {
+    /// The next steps: at the start `outcome` is `None`, afterwards it is the
+    /// answer to the flow's last call.
+    fn advance(self: Box<Self>, ctx: &mut TurnCtx<'_>, outcome: Option<CallOutcome>) -> Vec<Step>;
+
+    /// Requests to send, without waiting for their answers, when the turn is
+    /// cancelled while the flow waits (e.g. kill and release a terminal).
+    fn on_cancel(&self) -> Vec<(&'static str, Value)> {
+        Vec::new()
+    }
+}
+
+/// One request to the client and the flow that continues with its answer.
+#[derive(Debug)]
+pub(crate) struct ClientCall {
+    /// The method (`fs/read_text_file`, `terminal/create`, ...).
+    pub method: &'static str,
+    /// Its params.
+    pub params: Value,
+    pub(crate) flow: Box<dyn ClientFlow>,
 }
 
 /// A `session/request_permission` round trip.
@@ -55,7 +123,7 @@ pub struct PermissionStep {
 /// A program under construction, with helpers that expand text into paced
 /// word-sized chunks.
 #[derive(Debug, Default)]
-pub struct Program {
+pub(crate) struct Program {
     /// The steps in order.
     pub steps: Vec<Step>,
     /// Pause between streamed pieces, in milliseconds.

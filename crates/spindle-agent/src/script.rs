@@ -59,14 +59,14 @@ impl Script {
 
     /// The agent-initiated opening segment; advances `pos` past it.
     /// `sleeps: false` drops `sleep_ms` lines (tests).
-    pub fn opening(&self, pos: &mut usize, sleeps: bool) -> Program {
+    pub(crate) fn opening(&self, pos: &mut usize, sleeps: bool) -> Program {
         let mut program = Program::new(0);
         self.segment(pos, &mut program, sleeps);
         program
     }
 
     /// The segment played for a prompt, or `None` when the script is exhausted.
-    pub fn turn(&self, pos: &mut usize, sleeps: bool) -> Option<Program> {
+    pub(crate) fn turn(&self, pos: &mut usize, sleeps: bool) -> Option<Program> {
         if *pos >= self.lines.len() {
             return None;
         }

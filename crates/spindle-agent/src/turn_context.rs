@@ -19,7 +19,18 @@ pub(crate) struct Connection {
     pub compaction: bool,
     /// v1 clients must advertise `session.notices` to get `notice` updates.
     pub notices: bool,
+    /// The client offers v1 `fs/read_text_file` (`fs.readTextFile`).
+    pub fs_read: bool,
+    /// The client offers v1 `fs/write_text_file` (`fs.writeTextFile`).
+    pub fs_write: bool,
+    /// The client offers v1 `terminal/*` (`terminal`).
+    pub terminal: bool,
 }
+
+/// The model a session starts with.
+pub(crate) const DEFAULT_MODEL: &str = "spindle-fast";
+/// The reasoning effort a session starts with.
+pub(crate) const DEFAULT_EFFORT: &str = "medium";
 
 /// Per-session counters that scenarios read and advance.
 #[derive(Debug, Clone)]
@@ -31,6 +42,10 @@ pub(crate) struct SessionState {
     pub turns: u64,
     /// Current mode id.
     pub mode: String,
+    /// Current model (config option `model`).
+    pub model: String,
+    /// Current reasoning effort (config option `effort`).
+    pub effort: String,
     /// Position in the `--script` file.
     pub script_pos: usize,
 }
@@ -43,8 +58,32 @@ impl SessionState {
             used: 0,
             turns: 0,
             mode: "default".to_owned(),
+            model: DEFAULT_MODEL.to_owned(),
+            effort: DEFAULT_EFFORT.to_owned(),
             script_pos: 0,
         }
+    }
+
+    /// The current value of config option `id` (`mode`, `model`, `effort`).
+    pub fn config_value(&self, id: &str) -> String {
+        match id {
+            "mode" => self.mode.clone(),
+            "model" => self.model.clone(),
+            "effort" => self.effort.clone(),
+            _ => String::new(),
+        }
+    }
+
+    /// Sets config option `id`; `false` for an unknown option.
+    pub fn set_config_value(&mut self, id: &str, value: &str) -> bool {
+        let slot = match id {
+            "mode" => &mut self.mode,
+            "model" => &mut self.model,
+            "effort" => &mut self.effort,
+            _ => return false,
+        };
+        *slot = value.to_owned();
+        true
     }
 
     /// A fresh agent-owned id such as `msg_a3`.
@@ -66,6 +105,12 @@ impl Default for SessionState {
 pub(crate) struct TurnCtx<'a> {
     pub(crate) conn: Connection,
     pub(crate) state: &'a mut SessionState,
+    /// The session's id.
+    pub(crate) session_id: &'a str,
+    /// The session's working directory (absolute).
+    pub(crate) cwd: &'a str,
+    /// The prompt's content blocks (empty outside a turn).
+    pub(crate) blocks: &'a [serde_json::Value],
     pub(crate) delay_ms: u64,
     pub(crate) context_size: u64,
 }

@@ -16,7 +16,9 @@ use spindle_agent::{
     after_help = "Prompts are commands: /help, /scenario NAME [ext|plain], /clear \
 [session_cleared|meta], /compact, /stream N [mixed|refine|snapshot|chunks]; anything else gets a \
 deterministic plain reply. Scenarios: plain, thoughts, refine, denoise, speculative, snapshot, \
-tools, terminal, background, slow, notice, error, hostile, crash (exit 3), stall.\n\
+tools, terminal, background, slow, notice, error, hostile, crash (exit 3), stall, and the \
+client-method scenarios client-fs [FILE], client-terminal, client-terminal-forever, echo-content, \
+client-all.\n\
 Details: crates/spindle-agent/README.md"
 )]
 pub struct AgentArgs {
@@ -53,6 +55,15 @@ pub struct AgentArgs {
     /// format (as the client sees it), e.g. to validate the traffic against the schemas.
     #[arg(long, value_name = "FILE", conflicts_with = "emit_stream")]
     record: Option<PathBuf>,
+    /// Answer session/new, session/load and session/resume with the auth_required error
+    /// (-32000) until the client authenticates with the advertised method "spindle-token".
+    #[arg(long)]
+    require_auth: bool,
+    /// Keep each session's history in DIR (one <sessionId>.jsonl per session), so a new agent
+    /// process lists (session/list) and opens (session/load, session/resume) earlier sessions.
+    /// Default: sessions live only as long as the process.
+    #[arg(long, value_name = "DIR", conflicts_with = "emit_stream")]
+    state_dir: Option<PathBuf>,
 }
 
 /// Runs `spindle agent`; returns the process exit code.
@@ -76,6 +87,9 @@ pub fn run(args: AgentArgs) -> anyhow::Result<u8> {
         context_size: args.context_size,
         script,
         script_sleeps: !args.no_script_sleep,
+        require_auth: args.require_auth,
+        state_dir: args.state_dir.clone(),
+        ..AgentConfig::default()
     };
     let recorder = match &args.record {
         Some(path) => {

@@ -2,16 +2,22 @@
 //! opt-in and client capabilities, fixed for the connection) and
 //! `session/new` (the session's opening program).
 
-use std::collections::VecDeque;
-
 use serde_json::{Value, json};
 use spindle_wire::extensions::Extensions;
 use spindle_wire::meta::META_KEY;
 
-use super::{AgentCore, Runner, Session};
+use super::{AgentCore, Session};
+use crate::history;
 use crate::scenarios;
-use crate::turn_context::{Connection, SessionState, TurnCtx};
+use crate::turn_context::{Connection, TurnCtx};
 use crate::wire::{Version, codes};
+
+/// The id of the one authentication method the agent advertises.
+pub const AUTH_METHOD_ID: &str = "spindle-token";
+/// Its name.
+pub const AUTH_METHOD_NAME: &str = "Token";
+/// Its description.
+pub const AUTH_METHOD_DESCRIPTION: &str = "A built-in token: authenticating with it always succeeds (the reference agent checks only that the client authenticates before session/new when started with --require-auth).";
 
 impl AgentCore {
     pub(super) fn initialize(&mut self, id: &Value, params: &Value) {
@@ -35,11 +41,19 @@ impl AgentCore {
         let notices = params
             .pointer("/clientCapabilities/session/notices")
             .is_some_and(Value::is_object);
+        // v1 client methods; v2 has none (its initialize may carry the v1
+        // fields along for a v1 fallback, which do not count there).
+        let v1_flag = |pointer: &str| {
+            version == Version::V1 && params.pointer(pointer) == Some(&Value::Bool(true))
+        };
         self.conn = Some(Connection {
             version,
             ext,
             compaction,
             notices,
+            fs_read: v1_flag("/clientCapabilities/fs/readTextFile"),
+            fs_write: v1_flag("/clientCapabilities/fs/writeTextFile"),
+            terminal: v1_flag("/clientCapabilities/terminal"),
         });
         let meta = ext.to_meta();
         let info = json!({
@@ -51,11 +65,15 @@ impl AgentCore {
             Version::V1 => json!({
                 "protocolVersion": 1,
                 "agentCapabilities": {
-                    "loadSession": false,
-                    "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
-                    "sessionCapabilities": {"close": {}},
+                    "loadSession": true,
+                    "promptCapabilities": {"image": true, "audio": false, "embeddedContext": true},
+                    "sessionCapabilities": {"close": {}, "list": {}, "resume": {}},
                 },
-                "authMethods": [],
+                "authMethods": [{
+                    "id": AUTH_METHOD_ID,
+                    "name": AUTH_METHOD_NAME,
+                    "description": AUTH_METHOD_DESCRIPTION,
+                }],
                 "agentInfo": info,
                 META_KEY: meta,
             }),
@@ -63,9 +81,14 @@ impl AgentCore {
                 "protocolVersion": 2,
                 "info": info,
                 "capabilities": {
-                    "session": {"prompt": {"embeddedContext": {}}},
+                    "session": {"prompt": {"image": {}, "embeddedContext": {}}},
                 },
-                "authMethods": [],
+                "authMethods": [{
+                    "type": "agent",
+                    "methodId": AUTH_METHOD_ID,
+                    "name": AUTH_METHOD_NAME,
+                    "description": AUTH_METHOD_DESCRIPTION,
+                }],
                 META_KEY: meta,
             }),
         };
@@ -77,33 +100,39 @@ impl AgentCore {
             self.send_error(id, codes::INVALID_PARAMS, "session/new needs params");
             return;
         }
+        if !self.check_authenticated(id) {
+            return;
+        }
         let conn = self.conn();
-        let session_id = format!("sess_{}", self.sessions.len() + 1);
+        self.created += 1;
+        let prefix = self.config.session_id_prefix.as_deref().unwrap_or("sess_");
+        let session_id = format!("{prefix}{}", self.created);
         let cwd = params
             .get("cwd")
             .and_then(Value::as_str)
             .filter(|c| c.starts_with('/'))
             .unwrap_or("/")
             .to_owned();
+        let defaults = crate::turn_context::SessionState::new();
         let mut result = json!({
             "sessionId": session_id,
-            "configOptions": scenarios::config_options(conn.version, "default"),
+            "configOptions": scenarios::config_options(conn.version, &|id| defaults.config_value(id)),
         });
         if conn.version == Version::V1 {
             result["modes"] = scenarios::modes_state("default");
         }
         self.send_response(id, result);
-        let mut session = Session {
-            id: session_id,
-            cwd,
-            state: SessionState::new(),
-            turn: None,
-            background: Runner::default(),
-            queued: VecDeque::new(),
-        };
+        let mut session = Session::new(session_id, cwd);
+        session.updated_at = self.now_iso();
+        let record =
+            history::session_record(&session.id, &session.cwd, session.updated_at.as_deref());
+        self.persist(&session.id, &record);
         let mut ctx = TurnCtx {
             conn,
             state: &mut session.state,
+            session_id: &session.id,
+            cwd: &session.cwd,
+            blocks: &[],
             delay_ms: self.config.delay_ms,
             context_size: self.config.context_size,
         };

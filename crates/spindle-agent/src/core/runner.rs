@@ -28,6 +28,7 @@ impl AgentCore {
     /// Runs every runnable step until output reaches the budget or all work
     /// is blocked; `now_ms` is the driver's clock.
     pub fn advance(&mut self, now_ms: u64) -> Next {
+        self.now_ms = now_ms;
         if let Some(code) = self.exit {
             return Next::Exit(code);
         }
@@ -121,8 +122,35 @@ impl AgentCore {
             Step::Update(update) => {
                 if which == Which::Turn {
                     self.track_tool(s, &update);
+                    self.track_reply(s, &update);
                 }
                 self.send_update(&sid, update);
+            }
+            Step::Flow(flow) => {
+                if which == Which::Turn {
+                    self.continue_flow(s, flow, None);
+                }
+            }
+            Step::Call(call) => {
+                if which != Which::Turn {
+                    return None;
+                }
+                let request_id = self.next_request_id;
+                self.next_request_id += 1;
+                let request = json!({
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": call.method,
+                    "params": call.params,
+                });
+                wire::push_line(&mut self.out, &request);
+                self.pending.insert(request_id, s);
+                if let Some(turn) = self.sessions[s].turn.as_mut() {
+                    turn.waiting = Waiting::Client {
+                        request_id,
+                        flow: call.flow,
+                    };
+                }
             }
             Step::Raw(message) => wire::push_line(&mut self.out, &message),
             Step::End(reason) => match which {

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use spindle_wire::tags::MessageKind;
 
 use super::{AgentCore, Runner, Turn, Waiting};
+use crate::program::{CallOutcome, ClientFlow};
 use crate::scenarios;
 use crate::turn_context::TurnCtx;
 use crate::updates;
@@ -21,6 +22,10 @@ impl AgentCore {
             return;
         };
         let blocks = blocks.clone();
+        if let Some(refused) = blocks.iter().find_map(unsupported_block) {
+            self.send_error(&id, codes::INVALID_PARAMS, &refused);
+            return;
+        }
         if self.sessions[s].turn.is_some() {
             // Policy: a prompt that arrives while a turn runs is queued and
             // runs after it. v2: it is not inserted (no response, no
@@ -34,6 +39,7 @@ impl AgentCore {
     pub(super) fn start_turn(&mut self, s: usize, id: Value, blocks: Vec<Value>) {
         let conn = self.conn();
         let text = scenarios::prompt_text(&blocks);
+        self.record_prompt(s, &blocks);
         let session = &mut self.sessions[s];
         let prompt_id = match conn.version {
             Version::V1 => Some(id),
@@ -58,6 +64,9 @@ impl AgentCore {
                 let mut ctx = TurnCtx {
                     conn,
                     state: &mut session.state,
+                    session_id: &session.id,
+                    cwd: &session.cwd,
+                    blocks: &blocks,
                     delay_ms: self.config.delay_ms,
                     context_size: self.config.context_size,
                 };
@@ -72,6 +81,7 @@ impl AgentCore {
             },
             waiting: Waiting::Nothing,
             open_tools: Vec::new(),
+            replies: Vec::new(),
         });
     }
 
@@ -82,7 +92,9 @@ impl AgentCore {
         let mut turn = self.sessions[s].turn.take()?;
         let session = &mut self.sessions[s];
         session.background.steps.extend(turn.runner.steps.drain(..));
-        Some((session.id.clone(), turn.prompt_id))
+        let sid = session.id.clone();
+        self.record_replies(s, std::mem::take(&mut turn.replies));
+        Some((sid, turn.prompt_id))
     }
 
     /// Ends the current turn, moving its remaining steps to background work.
@@ -122,14 +134,26 @@ impl AgentCore {
         let Some(turn) = self.sessions[s].turn.as_mut() else {
             return;
         };
-        if let Waiting::Permission { request_id, .. } = turn.waiting {
-            // A late answer to this request is ignored.
-            self.pending.remove(&request_id);
+        let mut cleanup = Vec::new();
+        match std::mem::replace(&mut turn.waiting, Waiting::Nothing) {
+            // A late answer to these requests is ignored.
+            Waiting::Permission { request_id, .. } => {
+                self.pending.remove(&request_id);
+            }
+            Waiting::Client { request_id, flow } => {
+                self.pending.remove(&request_id);
+                cleanup = flow.on_cancel();
+            }
+            Waiting::Nothing | Waiting::Stall => {}
         }
-        turn.waiting = Waiting::Nothing;
         turn.runner.steps.clear();
         turn.runner.wake_at = None;
         let open = std::mem::take(&mut turn.open_tools);
+        // Fire and forget (their answers are ignored), e.g. kill and release
+        // the terminal the turn was waiting for.
+        for (method, params) in cleanup {
+            self.send_request(method, params);
+        }
         let status = updates::cancelled_tool_status(conn.version);
         for tool in open {
             self.send_update(&sid, updates::tool_call_status(&tool, status, None));
@@ -171,6 +195,14 @@ impl AgentCore {
                 request_id: waited,
                 step,
             } if waited == request_id => step,
+            Waiting::Client {
+                request_id: waited,
+                flow,
+            } if waited == request_id => {
+                let outcome = CallOutcome::from_response(result, error);
+                self.continue_flow(s, flow, Some(outcome));
+                return;
+            }
             other => {
                 turn.waiting = other;
                 return;
@@ -205,5 +237,57 @@ impl AgentCore {
         if conn.version == Version::V2 {
             self.send_update(&sid, updates::state("running", None));
         }
+    }
+}
+
+/// Why the agent refuses a prompt block, if it does: it accepts text,
+/// resource links, embedded resources and images (as advertised), not audio.
+fn unsupported_block(block: &Value) -> Option<String> {
+    use spindle_wire::client_methods::blocks;
+    match block.get("type").and_then(Value::as_str) {
+        Some(blocks::AUDIO) => {
+            Some("audio content is not supported (promptCapabilities.audio is false)".to_owned())
+        }
+        _ => None,
+    }
+}
+
+impl AgentCore {
+    /// Runs `flow` one step on with `outcome` (its last call's answer, or
+    /// `None` to start it); its steps run next in session `s`'s turn.
+    pub(super) fn continue_flow(
+        &mut self,
+        s: usize,
+        flow: Box<dyn ClientFlow>,
+        outcome: Option<CallOutcome>,
+    ) {
+        let conn = self.conn();
+        let (delay_ms, context_size) = (self.config.delay_ms, self.config.context_size);
+        let session = &mut self.sessions[s];
+        let Some(turn) = session.turn.as_mut() else {
+            return;
+        };
+        let mut ctx = TurnCtx {
+            conn,
+            state: &mut session.state,
+            session_id: &session.id,
+            cwd: &session.cwd,
+            blocks: &[],
+            delay_ms,
+            context_size,
+        };
+        let steps = flow.advance(&mut ctx, outcome);
+        for step in steps.into_iter().rev() {
+            turn.runner.steps.push_front(step);
+        }
+    }
+
+    /// Sends a request to the client whose answer nobody waits for.
+    pub(super) fn send_request(&mut self, method: &str, params: Value) {
+        let request_id = self.next_request_id;
+        self.next_request_id += 1;
+        let request =
+            json!({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params});
+        crate::wire::push_line(&mut self.out, &request);
     }
 }

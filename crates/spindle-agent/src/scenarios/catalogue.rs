@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::turn_context::{DEFAULT_EFFORT, DEFAULT_MODEL};
 use crate::updates::CommandSpec;
 use crate::wire::Version;
 
@@ -15,9 +16,9 @@ pub const COMMANDS: [CommandSpec; 5] = [
     },
     CommandSpec {
         name: "scenario",
-        description: "Run a scripted behaviour (refine, thoughts, tools, ...)",
+        description: "Run a scripted behaviour (refine, thoughts, tools, client-fs, client-terminal, echo-content, ...)",
         hint: Some(
-            "plain | thoughts | refine [ext|plain] | denoise [ext|plain] | speculative [ext|plain] | snapshot | tools | terminal | background | slow | notice | error | hostile | crash | stall",
+            "plain | thoughts | refine [ext|plain] | denoise [ext|plain] | speculative [ext|plain] | snapshot | tools | terminal | background | slow | notice | error | hostile | crash | stall | client-fs [FILE] | client-terminal | client-terminal-forever | echo-content | client-all",
         ),
     },
     CommandSpec {
@@ -38,7 +39,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
 ];
 
 /// Scenario names understood by `/scenario`.
-pub const SCENARIOS: [&str; 15] = [
+pub const SCENARIOS: [&str; 20] = [
     "plain",
     "thoughts",
     "refine",
@@ -54,6 +55,11 @@ pub const SCENARIOS: [&str; 15] = [
     "hostile",
     "crash",
     "stall",
+    "client-fs",
+    "client-terminal",
+    "client-terminal-forever",
+    "echo-content",
+    "client-all",
 ];
 
 /// Session modes (v1 `session/set_mode`).
@@ -71,23 +77,84 @@ pub fn modes_state(current: &str) -> Value {
     json!({"currentModeId": current, "availableModes": modes})
 }
 
-/// The session's config options: one `mode` select. v1 names the key
-/// `id`, v2 `configId`.
-pub fn config_options(version: Version, current: &str) -> Value {
-    let options: Vec<Value> = MODES
-        .iter()
-        .map(|(value, name)| json!({"value": value, "name": name}))
-        .collect();
+/// Models offered by the `model` config option (id, name); the first is the default.
+pub const MODELS: [(&str, &str); 2] = [
+    ("spindle-fast", "Spindle Fast"),
+    ("spindle-deep", "Spindle Deep"),
+];
+
+/// Reasoning efforts offered by the `effort` config option (id, name); `medium` is the default.
+pub const EFFORTS: [(&str, &str); 3] = [("low", "Low"), ("medium", "Medium"), ("high", "High")];
+
+/// One select config option of the agent's sessions.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigSpec {
+    /// Its `configId` (v1 `id`).
+    pub id: &'static str,
+    /// Its name.
+    pub name: &'static str,
+    /// Its category (`mode`, `model`, `thought_level`).
+    pub category: &'static str,
+    /// Its values (id, name).
+    pub values: &'static [(&'static str, &'static str)],
+    /// The value a new session starts with.
+    pub default: &'static str,
+}
+
+/// The sessions' config options: mode, model, reasoning effort.
+pub const CONFIG: [ConfigSpec; 3] = [
+    ConfigSpec {
+        id: "mode",
+        name: "Mode",
+        category: "mode",
+        values: &MODES,
+        default: "default",
+    },
+    ConfigSpec {
+        id: "model",
+        name: "Model",
+        category: "model",
+        values: &MODELS,
+        default: DEFAULT_MODEL,
+    },
+    ConfigSpec {
+        id: "effort",
+        name: "Reasoning effort",
+        category: "thought_level",
+        values: &EFFORTS,
+        default: DEFAULT_EFFORT,
+    },
+];
+
+/// The config option with this id.
+pub fn config_spec(id: &str) -> Option<&'static ConfigSpec> {
+    CONFIG.iter().find(|c| c.id == id)
+}
+
+/// The session's config options with their current values (`current(id)`).
+/// v1 names the key `id`, v2 `configId`.
+pub fn config_options(version: Version, current: &dyn Fn(&str) -> String) -> Value {
     let key = match version {
         Version::V1 => "id",
         Version::V2 => "configId",
     };
-    json!([{
-        key: "mode",
-        "name": "Mode",
-        "category": "mode",
-        "type": "select",
-        "currentValue": current,
-        "options": options,
-    }])
+    let options: Vec<Value> = CONFIG
+        .iter()
+        .map(|spec| {
+            let values: Vec<Value> = spec
+                .values
+                .iter()
+                .map(|(value, name)| json!({"value": value, "name": name}))
+                .collect();
+            json!({
+                key: spec.id,
+                "name": spec.name,
+                "category": spec.category,
+                "type": "select",
+                "currentValue": current(spec.id),
+                "options": values,
+            })
+        })
+        .collect();
+    Value::Array(options)
 }

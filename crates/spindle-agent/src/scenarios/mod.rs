@@ -7,13 +7,28 @@
 //! modes) and the dispatch; the scenarios themselves live in the submodules.
 
 mod catalogue;
+mod client_fs;
+mod client_terminal;
 mod context;
+mod echo;
 mod failures;
 mod rewrite;
 mod tools;
 
-pub use catalogue::{COMMANDS, CRASH_EXIT_CODE, MODES, SCENARIOS, config_options, modes_state};
+pub use catalogue::{
+    COMMANDS, CONFIG, CRASH_EXIT_CODE, ConfigSpec, EFFORTS, MODELS, MODES, SCENARIOS,
+    config_options, config_spec, modes_state,
+};
+pub use client_fs::{
+    CLIENT_FS_APPENDED_LINE, CLIENT_FS_DEFAULT_FILE, CLIENT_FS_NEW_FILE_TEXT, CLIENT_FS_V2_REPLY,
+    client_fs_changed,
+};
+pub use client_terminal::{
+    CLIENT_TERMINAL_FOREVER_SCRIPT, CLIENT_TERMINAL_NONE_REPLY, CLIENT_TERMINAL_OUTPUT,
+    CLIENT_TERMINAL_OUTPUT_LIMIT, CLIENT_TERMINAL_SCRIPT, CLIENT_TERMINAL_V2_REPLY,
+};
 pub use context::{CLEAR_REPLY, COMPACT_REPLY};
+pub use echo::{describe_block, echo_content_reply};
 pub use failures::{ERROR_MESSAGE, ERROR_TEXT, STALL_TEXT};
 pub use rewrite::{
     DENOISE_REPLY, REFINE_REPLY, SNAPSHOT_REPLY, SPECULATIVE_REPLY, THOUGHTS_REPLY, denoise_step,
@@ -133,6 +148,31 @@ fn scenario(ctx: &mut TurnCtx<'_>, name: &str, variant: Option<&str>) -> Program
         "hostile" => crate::hostile::hostile(ctx),
         "crash" => crash(ctx),
         "stall" => stall(ctx),
+        "client-fs" => client_program(ctx, |ctx, p| {
+            p.steps
+                .push(Step::Flow(Box::new(client_fs::FsFlow::new(ctx, variant))));
+        }),
+        "client-terminal" | "client-terminal-forever" => {
+            let forever = name == "client-terminal-forever";
+            client_program(ctx, |ctx, p| {
+                let flow = client_terminal::TerminalFlow::new(ctx, forever);
+                p.steps.push(Step::Flow(Box::new(flow)));
+            })
+        }
+        "echo-content" => simple_reply(ctx, &echo_content_reply(ctx.blocks)),
+        "client-all" => client_program(ctx, |ctx, p| {
+            p.steps
+                .push(Step::Flow(Box::new(client_fs::FsFlow::new(ctx, None))));
+            let flow = client_terminal::TerminalFlow::new(ctx, false);
+            p.steps.push(Step::Flow(Box::new(flow)));
+            let id = ctx.state.next_id("msg_a");
+            p.say(
+                MessageKind::Agent,
+                &id,
+                &echo_content_reply(ctx.blocks),
+                None,
+            );
+        }),
         other => {
             let reply = format!(
                 "Unknown scenario \"{other}\". Scenarios: {}.",
@@ -141,6 +181,18 @@ fn scenario(ctx: &mut TurnCtx<'_>, name: &str, variant: Option<&str>) -> Program
             simple_reply(ctx, &reply)
         }
     }
+}
+
+/// A turn of client-method flows that `fill` adds, ended with `end_turn`.
+fn client_program(
+    ctx: &mut TurnCtx<'_>,
+    fill: impl FnOnce(&mut TurnCtx<'_>, &mut Program),
+) -> Program {
+    let mut p = ctx.program();
+    fill(ctx, &mut p);
+    ctx.usage(&mut p, 60);
+    p.end("end_turn");
+    p
 }
 
 pub(crate) fn simple_reply(ctx: &mut TurnCtx<'_>, reply: &str) -> Program {

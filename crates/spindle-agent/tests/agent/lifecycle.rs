@@ -250,17 +250,22 @@ async fn v2_list_and_resume() {
         .call("session/resume", json!({"sessionId": sid, "cwd": "/tmp"}))
         .await;
     assert!(resp.get("result").is_some());
-    // The state snapshot precedes the response.
-    assert_eq!(before.len(), 1);
-    assert_eq!(before[0]["params"]["update"]["state"], "idle");
-    assert!(before[0]["params"]["update"].get("stopReason").is_none());
+    // The commands and then the state snapshot precede the response.
+    assert_eq!(before.len(), 2);
+    assert_eq!(
+        before[0]["params"]["update"]["sessionUpdate"],
+        "available_commands_update"
+    );
+    assert_eq!(before[1]["params"]["update"]["state"], "idle");
+    assert!(before[1]["params"]["update"].get("stopReason").is_none());
     let (resp, _) = peer
         .call(
             "session/resume",
             json!({"sessionId": "sess_9", "cwd": "/tmp"}),
         )
         .await;
-    assert_eq!(resp["error"]["code"], -32602);
+    // Resource not found.
+    assert_eq!(resp["error"]["code"], -32002);
 }
 
 #[tokio::test]

@@ -9,8 +9,10 @@
 mod common;
 
 mod acp_client;
+mod client_methods;
 mod core_props;
 mod engine;
+mod history;
 mod lifecycle;
 mod recordings;
 mod robustness;
