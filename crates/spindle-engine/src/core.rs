@@ -6,6 +6,7 @@
 use crate::config::{EngineConfig, ProtocolHint};
 use crate::ids::{MsgKind, id_fingerprint};
 use crate::keys::EntryKeys;
+use crate::local_state::LocalState;
 use crate::model::{Diagnostic, Entry, EntryBody, EntryKind, SessionState, Transcript};
 use crate::ops::{Applied, RenderOp};
 use spindle_wire::hash::{FxHashMap, FxHashSet};
@@ -52,6 +53,8 @@ pub struct TranscriptEngine {
     pub(crate) ops_on: bool,
     /// One record per turn started, in order.
     pub(crate) turn_log: Vec<TurnRecord>,
+    /// Client terminals and file writes (see `local`).
+    pub(crate) local: LocalState,
 }
 
 /// What a request the client sent was, so its response can be recognised.
@@ -110,6 +113,7 @@ impl TranscriptEngine {
             out: Applied::default(),
             ops_on: true,
             turn_log: Vec::new(),
+            local: LocalState::default(),
         }
     }
 

@@ -10,6 +10,8 @@ use crate::model::{EntryBody, EntryKind};
 use crate::ops::Applied;
 use crate::requests::request_key;
 use crate::wire::{EnvelopeProbe, LineProbe, ParamsProbe, RawParamsProbe, looks_like_chunk};
+use spindle_wire::client_methods::{FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE};
+use spindle_wire::host::LOCAL_KEY;
 use spindle_wire::scan;
 use spindle_wire::tags::{MessageKind, UpdateTag};
 
@@ -64,10 +66,23 @@ impl TranscriptEngine {
 
     /// One line of a recording (the `spindle replay` input format): a bare
     /// JSON-RPC message is one the client received; `{"sent": <message>}` is one
-    /// the client sent.
+    /// the client sent; `{"local": ..}` is a local line (see
+    /// [`Self::apply_local_line`]).
     pub fn apply_recorded_line(&mut self, line: &str) -> Applied {
         self.begin_line();
         self.received_line(line, true);
+        self.finish()
+    }
+
+    /// One local line: what the client's own services did that the wire does
+    /// not show (`spindle_wire::host::LocalLine`): a client terminal's output
+    /// (appended to the display terminal of the tool call that embeds the
+    /// terminal, held until one does), its exit, and the text a file write
+    /// replaces (the old side of the write's diff). A malformed one is a
+    /// `malformed_local` diagnostic.
+    pub fn apply_local_line(&mut self, line: &str) -> Applied {
+        self.begin_line();
+        self.local_line(line);
         self.finish()
     }
 
@@ -205,6 +220,7 @@ impl TranscriptEngine {
                 let sent = map.remove("sent").unwrap_or(Value::Null);
                 self.client_value(sent);
             }
+            Ok(v) if recorded && v.get(LOCAL_KEY).is_some() => self.local_value(&v),
             Ok(v) => self.agent_value(v),
             Err(e) => self.diag("invalid_json", format!("line is not JSON: {e}")),
         }
@@ -224,6 +240,14 @@ impl TranscriptEngine {
             (Some("session/request_permission"), Some(id)) => {
                 let params = msg.remove("params").unwrap_or(Value::Null);
                 self.permission_request(id, params);
+            }
+            (Some(FS_WRITE_TEXT_FILE), Some(id)) => {
+                let params = msg.remove("params").unwrap_or(Value::Null);
+                self.fs_write_request(id, params);
+            }
+            (Some(FS_READ_TEXT_FILE), Some(_)) => {
+                let params = msg.remove("params").unwrap_or(Value::Null);
+                self.fs_read_request(params);
             }
             (Some(_), _) => {}
             (None, Some(id)) => self.agent_response(id, msg),

@@ -66,6 +66,14 @@
 //!   ([`ToolCall::tool_name`]). Every `diff` item (v1 `oldText`/`newText`, v2
 //!   `changes` + `git_patch`) is a [`FileDiff`] with hunks
 //!   ([`ToolCall::diffs`], computed on first read after `content` changed).
+//! - The client's own services: a client terminal's output and exit arrive
+//!   as local lines ([`TranscriptEngine::apply_local_line`], or `{"local":..}`
+//!   in a recording) and show in the display terminal of the tool call that
+//!   embeds the terminal (held until one does); an agent's
+//!   `fs/write_text_file` is a diff on the tool call in progress (or on a
+//!   `write:<n>` tool call of its own) with a [`WriteStatus`] taken from the
+//!   client's response, its old side from the local `fileBeforeWrite` line;
+//!   an `fs/read_text_file` notes its path on the tool call in progress.
 //!
 //! # Layers
 //! A module uses only modules listed before it (no module cycles; the
@@ -74,15 +82,16 @@
 //! 1. utilities: [`text`], `base64`, `compact` (compact JSON objects), `config`;
 //! 2. data: `model` (entries, messages, tool calls, session state,
 //!    diagnostics), `ops` (render ops), `ids` (id spaces), `keys` (wire id ->
-//!    entry);
+//!    entry), `local_state` (client terminals and writes between lines);
 //! 3. wire reading: `wire` (borrowed probes of one line), `classify`
 //!    (metadata routing, fields from `spindle_wire::routing`);
 //! 4. `core`: the [`TranscriptEngine`] struct and the bookkeeping every
 //!    handler shares (entries, ids, ops, diagnostics);
 //! 5. handlers, each by entry kind: `turns`, `content` (blocks into a
 //!    message or summary), `session_state`, `boundaries` (clear and
-//!    compaction), `messages`, `tools`, `plan`, `terminal`, `requests`
-//!    (prompts, responses, permissions);
+//!    compaction), `messages`, `local` (local lines, client file writes and
+//!    reads), `tools`, `plan`, `terminal`, `requests` (prompts, responses,
+//!    permissions);
 //! 6. `engine`: the `apply_*` entry points, line decoding and the dispatch by
 //!    `spindle_wire::tags::UpdateTag`;
 //! 7. `replay`: outputs (replies, replay JSON, text, snapshots) and
@@ -99,6 +108,8 @@ mod core;
 mod engine;
 mod ids;
 mod keys;
+mod local;
+mod local_state;
 mod messages;
 mod model;
 mod ops;
@@ -115,9 +126,9 @@ mod wire;
 pub use crate::core::TranscriptEngine;
 pub use config::{EngineConfig, ProtocolHint, StreamingPolicy};
 pub use model::{
-    Boundary, DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, Entry, EntryBody, EntryKind,
-    FileDiff, Message, SessionInfo, SessionState, Terminal, TerminalExit, ToolCall, ToolTerminal,
-    Transcript,
+    Boundary, ClientActivity, ClientWrite, DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, Entry,
+    EntryBody, EntryKind, FileDiff, Message, SessionInfo, SessionState, Terminal, TerminalExit,
+    ToolCall, ToolTerminal, Transcript, WriteStatus,
 };
 pub use model::{Diagnostic, EntryView};
 pub use ops::{Applied, RenderOp};

@@ -126,7 +126,9 @@ impl TranscriptEngine {
                 }
             }
             None => {
-                if let Some(id) = id {
+                if let Some(id) = id
+                    && !self.fs_write_response(&id, &msg)
+                {
                     self.permission_response(&id, msg);
                 }
             }

@@ -3,6 +3,7 @@
 //! tool call's `_meta` (tool name, display-only terminal) is read here.
 
 use serde_json::{Map, Value};
+use spindle_wire::host::TERMINAL_CONTENT_TYPE;
 use spindle_wire::meta::{
     CLAUDE_CODE_META_KEY, META_KEY, TERMINAL_EXIT_META_KEY, TERMINAL_INFO_META_KEY,
     TERMINAL_OUTPUT_META_KEY, TOOL_NAME_META_KEY,
@@ -153,6 +154,7 @@ impl TranscriptEngine {
             }
         }
         u.shift_remove("sessionUpdate");
+        let touches_content = u.contains_key("content");
         let extras = DisplayExtras::take(&mut u);
         for key in &extras.malformed {
             self.diag(
@@ -185,6 +187,9 @@ impl TranscriptEngine {
             let idx = self.new_tool_entry(&id, u);
             if let EntryBody::ToolCall(tc) = &mut self.t.entries[idx].body {
                 extras.apply(tc);
+            }
+            if touches_content {
+                self.link_client_terminals(idx);
             }
             self.emit_insert(idx);
             return Some(idx);
@@ -221,7 +226,8 @@ impl TranscriptEngine {
             tc.patch(&changes);
         }
         let (extras_changed, appended) = extras.apply(tc);
-        if !changes.is_empty() || extras_changed {
+        let linked = touches_content && self.link_client_terminals(idx);
+        if !changes.is_empty() || extras_changed || linked {
             // The whole view, the terminal output included.
             self.emit_update(idx);
         } else if let Some(text) = appended.filter(|t| !t.is_empty())
@@ -264,8 +270,13 @@ impl TranscriptEngine {
         };
         self.set_open(None);
         let (idx, is_new) = self.tool_entry(&id.clone());
+        let embeds_terminal =
+            item.get("type").and_then(Value::as_str) == Some(TERMINAL_CONTENT_TYPE);
         if let EntryBody::ToolCall(tc) = &mut self.t.entries[idx].body {
             tc.push_content(item);
+        }
+        if embeds_terminal {
+            self.link_client_terminals(idx);
         }
         if is_new {
             self.emit_insert(idx);

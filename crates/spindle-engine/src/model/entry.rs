@@ -219,8 +219,28 @@ impl Entry {
                 }
                 let diffs = tc.diffs();
                 if !diffs.is_empty() {
-                    let diffs = diffs.iter().map(super::diff::FileDiff::to_json).collect();
+                    // The client writes' diffs come last: each carries its `write`.
+                    let writes = tc.client_writes();
+                    let first_write = diffs.len().saturating_sub(writes.len());
+                    let diffs = diffs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, diff)| {
+                            let mut json = diff.to_json();
+                            if let (Some(write), Value::Object(map)) = (
+                                i.checked_sub(first_write).and_then(|w| writes.get(w)),
+                                &mut json,
+                            ) {
+                                map.insert("write".into(), write.view_json());
+                            }
+                            json
+                        })
+                        .collect();
                     fields.insert("diffs".into(), Value::Array(diffs));
+                }
+                let reads = tc.client_reads();
+                if !reads.is_empty() {
+                    fields.insert("reads".into(), Value::from(reads.to_vec()));
                 }
             }
             EntryBody::Plan { plan, removed } => {
@@ -344,7 +364,11 @@ pub struct EntryView {
     /// `terminalId`, `cwd`, `exitStatus`, ...) and `diffs` (one per file:
     /// `path`, `oldPath`, `change` `add`|`delete`|`modify`|`move`|`copy`,
     /// `binary`, `hunks` with `header` and `lines`, each line its ` `/`+`/`-`
-    /// marker then its text); plans `plan`, `removed`; boundaries `reason` (`clear` |
+    /// marker then its text; a diff of an `fs/write_text_file` the agent sent
+    /// the client also has `write`: `requestId`, `status`
+    /// `pending`|`written`|`rejected`|`failed`, `error`, and `oldTextKnown:
+    /// false` while the text before is unknown), `reads` (paths the agent
+    /// read through the client); plans `plan`, `removed`; boundaries `reason` (`clear` |
     /// `compaction`), `source`, `compactionId`, `status`, `error`; terminals
     /// `terminal`; unknown updates and non-tool permissions `raw`.
     #[serde(flatten)]

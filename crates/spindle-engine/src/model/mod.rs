@@ -6,12 +6,14 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod client_activity;
 mod diff;
 mod entry;
 mod git_patch;
 mod message;
 mod tool_call;
 
+pub use client_activity::{ClientActivity, ClientWrite, WriteStatus};
 pub use diff::{DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, FileDiff};
 pub use entry::{Boundary, Entry, EntryBody, EntryKind, EntryView, Terminal, TerminalExit};
 pub(crate) use message::Block;

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
+use super::client_activity::{ClientActivity, ClientWrite};
 use super::diff::{FileDiff, diffs_of_content};
 use super::entry::TerminalExit;
 use crate::compact::{CompactObject, MemberChange};
@@ -54,8 +55,11 @@ pub struct ToolCall {
     /// `_meta.claudeCode.toolName`, `_meta.toolName`); kept when a later
     /// `_meta` replacement leaves it out.
     pub(crate) tool_name: Option<Box<str>>,
-    /// The display-only terminal, when `_meta.terminal_*` came.
+    /// The display-only terminal, when `_meta.terminal_*` came (or the
+    /// client terminal the call embeds, fed by local lines).
     pub(crate) terminal: Option<Box<ToolTerminal>>,
+    /// Files the agent wrote and read through the client during this call.
+    pub(crate) client: Option<Box<ClientActivity>>,
     /// [`Self::diffs`], computed on first read after `content` changed.
     diffs: OnceLock<Vec<FileDiff>>,
 }
@@ -69,6 +73,7 @@ impl ToolCall {
             permission: None,
             tool_name: None,
             terminal: None,
+            client: None,
             diffs: OnceLock::new(),
         }
     }
@@ -97,22 +102,44 @@ impl ToolCall {
     }
 
     /// One [`FileDiff`] per file of every `diff` content item, in content
-    /// order. Computed on the first read after `content` changed, so streaming
-    /// updates cost nothing here.
+    /// order, then one per [`Self::client_writes`] item, in request order.
+    /// Computed on the first read after `content` or the writes changed, so
+    /// streaming updates cost nothing here.
     pub fn diffs(&self) -> &[FileDiff] {
         self.diffs.get_or_init(|| {
             // The stored JSON is compact, so a diff item spells its type exactly
             // so: no parse for the many tool calls without one.
             const DIFF_TYPE: &str = r#""type":"diff""#;
             let raw = self.fields.get_raw("content").unwrap_or("");
-            if !raw.contains(DIFF_TYPE) && !self.appended_content.contains(DIFF_TYPE) {
-                return Vec::new();
-            }
-            match self.field("content") {
-                Some(Value::Array(items)) => diffs_of_content(&items),
-                _ => Vec::new(),
-            }
+            let mut diffs =
+                if !raw.contains(DIFF_TYPE) && !self.appended_content.contains(DIFF_TYPE) {
+                    Vec::new()
+                } else {
+                    match self.field("content") {
+                        Some(Value::Array(items)) => diffs_of_content(&items),
+                        _ => Vec::new(),
+                    }
+                };
+            diffs.extend(self.client_writes().iter().map(ClientWrite::diff));
+            diffs
         })
+    }
+
+    /// The `fs/write_text_file` requests made during this call (their diffs
+    /// end [`Self::diffs`]).
+    pub fn client_writes(&self) -> &[ClientWrite] {
+        self.client.as_deref().map_or(&[], |c| c.writes.as_slice())
+    }
+
+    /// The paths the agent read through the client during this call.
+    pub fn client_reads(&self) -> &[String] {
+        self.client.as_deref().map_or(&[], |c| c.reads.as_slice())
+    }
+
+    /// The client activity, for changing it (the diffs are recomputed).
+    pub(crate) fn client_mut(&mut self) -> &mut ClientActivity {
+        self.forget_diffs();
+        self.client.get_or_insert_with(Box::default)
     }
 
     /// `diffs` is out of date (content changed).
@@ -211,12 +238,13 @@ impl ToolCall {
 }
 
 impl PartialEq for ToolCall {
-    /// Equal wire fields (as JSON objects), permission records, tool names
-    /// and terminals.
+    /// Equal wire fields (as JSON objects), permission records, tool names,
+    /// terminals and client activity.
     fn eq(&self, other: &Self) -> bool {
         self.permission == other.permission
             && self.tool_name == other.tool_name
             && self.terminal == other.terminal
+            && self.client == other.client
             && *self.folded() == *other.folded()
     }
 }

@@ -3,5 +3,6 @@
 
 mod api;
 mod fixtures;
+mod local;
 mod properties;
 mod reliability;
