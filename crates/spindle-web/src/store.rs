@@ -481,6 +481,7 @@ mod tests {
                     &[
                         (Direction::Agent, "{\"b\":2}"),
                         (Direction::AgentReplay, "{\"c\":3}"),
+                        (Direction::Local, "{\"local\":{}}"),
                     ],
                 )
                 .unwrap();
@@ -502,9 +503,10 @@ mod tests {
                 (1, Direction::Client, "{\"a\":1}"),
                 (2, Direction::Agent, "{\"b\":2}"),
                 (3, Direction::AgentReplay, "{\"c\":3}"),
+                (4, Direction::Local, "{\"local\":{}}"),
             ]
         );
-        assert_eq!(store.last_seq(sessions[0].id).unwrap(), 3);
+        assert_eq!(store.last_seq(sessions[0].id).unwrap(), 4);
     }
 
     #[test]

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 use crate::harness::{require_python, write_script};
 use crate::serve_support::{
-    entry_texts, reference_agent_v1_with, serve_in, temp_dir, transcript, wait_transcript,
+    entry_texts, reference_agent_v1_with, reference_agent_with, serve_in, serve_version, temp_dir,
+    transcript, wait_transcript,
 };
 
 const NEW_FILE_TEXT: &str =
@@ -154,16 +155,24 @@ fn serve_features_terminal_output_shows_in_the_tool_call_live_and_after_a_restar
 
 #[test]
 fn serve_features_auth_required_waits_for_authenticate_then_the_session_opens() {
-    let dir = temp_dir("auth");
-    let served = serve_in(
+    for protocol in [1, 2] {
+        auth_flow(protocol);
+    }
+}
+
+fn auth_flow(protocol: u8) {
+    let dir = temp_dir(&format!("auth-v{protocol}"));
+    let served = serve_version(
         &dir,
         &dir.path,
+        protocol,
         &[],
-        &reference_agent_v1_with(&["--require-auth"]),
+        &reference_agent_with(protocol, &["--require-auth"]),
     );
     let session = served.create_session();
     let info = served.wait_agent_info(session, "needs_auth", |i| i["needsAuth"] == true);
     assert_eq!(info["status"], "needs_auth");
+    assert_eq!(info["protocol"], protocol);
     let methods = info["authMethods"].as_array().unwrap().clone();
     assert!(!methods.is_empty(), "{info}");
     // A prompt now is refused with a clear message instead of waiting forever.
@@ -256,6 +265,39 @@ fn serve_features_modes_and_config_options_survive_a_restart() {
         snapshot.to_string().contains("\"currentModeId\":\"plan\""),
         "{snapshot}"
     );
+    served.stop();
+}
+
+#[test]
+fn serve_features_v2_config_options_survive_a_restart_and_set_mode_is_refused() {
+    let dir = temp_dir("config-v2");
+    let agent = reference_agent_with(2, &[]);
+    let served = serve_version(&dir, &dir.path, 2, &[], &agent);
+    let session = served.create_session();
+    let info = served.wait_agent_info(session, "config options", |i| {
+        i["configOptions"].is_array() && i["status"] == "ready"
+    });
+    assert_eq!(info["protocol"], 2);
+    let (status, body) = served.post_value(
+        &format!("/api/sessions/{session}/mode"),
+        &json!({"modeId": "plan"}),
+    );
+    assert_eq!(status, 400, "v2 has no session/set_mode: {body}");
+    let (status, body) = served.post_value(
+        &format!("/api/sessions/{session}/config"),
+        &json!({"configId": "mode", "value": "plan"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let current = |i: &Value| {
+        i["configOptions"]
+            .as_array()
+            .and_then(|o| o.iter().find(|o| o["configId"] == "mode"))
+            .map(|o| o["currentValue"].clone())
+    };
+    served.wait_agent_info(session, "plan", |i| current(i) == Some(json!("plan")));
+    served.stop();
+    let served = serve_version(&dir, &dir.path, 2, &[], &agent);
+    assert_eq!(current(&served.agent_info(session)), Some(json!("plan")));
     served.stop();
 }
 
@@ -362,11 +404,17 @@ fn serve_features_at_completion_lists_files_under_the_session_directory_only() {
 
 #[test]
 fn serve_features_agent_sessions_are_listed_and_loaded_into_a_new_web_session() {
-    let dir = temp_dir("history");
+    for protocol in [1, 2] {
+        history_flow(protocol);
+    }
+}
+
+fn history_flow(protocol: u8) {
+    let dir = temp_dir(&format!("history-v{protocol}"));
     let state = dir.join("agent-state");
     std::fs::create_dir_all(&state).unwrap();
-    let agent = reference_agent_v1_with(&["--state-dir", state.to_str().unwrap()]);
-    let served = serve_in(&dir, &dir.path, &[], &agent);
+    let agent = reference_agent_with(protocol, &["--state-dir", state.to_str().unwrap()]);
+    let served = serve_version(&dir, &dir.path, protocol, &[], &agent);
     let first = served.create_session();
     served.prompt(first, "remember the word marmalade");
     served.wait_finished_turns(first, 1);

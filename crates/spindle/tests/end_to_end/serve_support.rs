@@ -523,16 +523,33 @@ pub fn serve_from(mut command: Command) -> Served {
 /// The reference agent speaking ACP v1 (client files and terminals exist only in v1), no
 /// delay, with `extra` arguments (`--require-auth`, `--state-dir DIR`, ...).
 pub fn reference_agent_v1_with(extra: &[&str]) -> Vec<OsString> {
+    reference_agent_with(1, extra)
+}
+
+/// The reference agent speaking ACP `protocol` (1 or 2), no delay, with `extra` arguments.
+pub fn reference_agent_with(protocol: u8, extra: &[&str]) -> Vec<OsString> {
     let mut command = reference_agent(0);
-    command.extend(["--protocol".into(), "1".into()]);
+    command.extend(["--protocol".into(), protocol.to_string().into()]);
     command.extend(extra.iter().map(OsString::from));
     command
 }
 
 /// `spindle serve --protocol 1 --cwd CWD ARGS -- AGENT` with its database in `dir`.
 pub fn serve_in(dir: &TempDir, cwd: &Path, serve_args: &[&str], agent: &[OsString]) -> Served {
+    serve_version(dir, cwd, 1, serve_args, agent)
+}
+
+/// [`serve_in`] asking the agent for `protocol` (1 or 2).
+pub fn serve_version(
+    dir: &TempDir,
+    cwd: &Path,
+    protocol: u8,
+    serve_args: &[&str],
+    agent: &[OsString],
+) -> Served {
     let cwd = cwd.to_str().expect("UTF-8 path");
-    let mut args = vec!["--protocol", "1", "--cwd", cwd];
+    let protocol = protocol.to_string();
+    let mut args = vec!["--protocol", protocol.as_str(), "--cwd", cwd];
     args.extend_from_slice(serve_args);
     start_serve(&dir.join("db.sqlite"), &args, agent, None, &[])
 }
