@@ -362,7 +362,7 @@ fn mode_and_config_commands_list_and_switch() {
         let output = piped(
             &dir.path,
             &["--protocol", protocol],
-            "/mode\n/mode plan\n/mode\n/config\n/mode nope\n/model\n",
+            "/mode\n/mode plan\n/mode\n/config\n/mode nope\n/model\n/model spindle-deep\n/model\n/config effort high\n/config\n",
             &[],
         );
         let text = out(&output);
@@ -387,6 +387,18 @@ fn mode_and_config_commands_list_and_switch() {
             text.contains("no mode \"nope\"") || text.contains("\"nope\" is not a value"),
             "v{protocol}: {text}"
         );
+        // The model: the config option of category model.
+        let fast = text
+            .find("* spindle-fast")
+            .unwrap_or_else(|| panic!("v{protocol}: {text}"));
+        let picked = text
+            .find("done: model spindle-deep")
+            .unwrap_or_else(|| panic!("v{protocol}: {text}"));
+        let deep = text
+            .find("* spindle-deep")
+            .unwrap_or_else(|| panic!("v{protocol}: {text}"));
+        assert!(fast < picked && picked < deep, "v{protocol}: {text}");
+        assert!(text.contains("effort = high"), "v{protocol}: {text}");
     }
 }
 
@@ -506,12 +518,31 @@ fn sessions_are_listed_and_resumed_from_the_agent_history() {
     );
     let ids = listed_ids(&list);
     assert_eq!(ids.len(), 1, "{}", both(&list));
-    // Loaded interactively: the earlier turn is the transcript, shown first.
-    let loaded = piped(
+    // v1: the agent offers session/resume, which replays nothing.
+    let resumed = piped(
         &dir.path,
         &["--resume", &ids[0]],
         "/scenario plain\n",
         &agent,
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    let text = out(&resumed);
+    assert!(
+        text.contains(&format!(
+            "resumed session {} (the agent replays no history)",
+            ids[0]
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("remember the lighthouse"), "{text}");
+    // v2: session/resume from the start replays; the earlier turn is the
+    // transcript, shown first.
+    let v2_agent = ["--state-dir", state_flag.to_str().unwrap()];
+    let loaded = piped(
+        &dir.path,
+        &["--protocol", "2", "--resume", &ids[0]],
+        "/scenario plain\n",
+        &v2_agent,
     );
     assert_eq!(loaded.status.code(), Some(0), "{}", both(&loaded));
     let text = out(&loaded);
@@ -522,7 +553,7 @@ fn sessions_are_listed_and_resumed_from_the_agent_history() {
         .find(&format!("[session {} loaded]", ids[0]))
         .unwrap_or_else(|| panic!("{text}"));
     let new_turn = text
-        .find("/scenario plain")
+        .rfind("you> /scenario plain")
         .unwrap_or_else(|| panic!("{text}"));
     assert!(history < marker && marker < new_turn, "{text}");
     // And with --prompt.
@@ -566,4 +597,90 @@ fn history_flags_say_so_when_the_agent_offers_none() {
             both(&output)
         );
     }
+}
+
+#[test]
+fn auth_command_lists_and_signs_in_during_a_session() {
+    let dir = TempDir::new("chat-auth-command");
+    let output = piped(
+        &dir.path,
+        &["--auth", "spindle-token"],
+        "/auth\n/auth spindle-token\n/auth nope\n",
+        &["--require-auth"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let text = out(&output);
+    assert!(text.contains("1) spindle-token  Token"), "{text}");
+    assert!(text.contains("done: sign-in with spindle-token"), "{text}");
+    assert!(text.contains("failed: sign-in with nope"), "{text}");
+}
+
+#[test]
+fn piped_prompts_send_mentions_too() {
+    let dir = TempDir::new("chat-mentions-piped");
+    std::fs::write(dir.join("notes.txt"), "some notes\n").unwrap();
+    let output = piped(
+        &dir.path,
+        &[],
+        "/scenario echo-content @notes.txt\nsee @../escape.txt\n/scenario plain\n",
+        &["--protocol", "1"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let text = out(&output);
+    assert!(text.contains("I received 2 content blocks"), "{text}");
+    assert!(text.contains("not sent: @../escape.txt"), "{text}");
+    // The session went on after the refused prompt.
+    assert!(text.contains("Plain streaming demo"), "{text}");
+}
+
+/// A v1 agent that starts `sleep 1000` in a client terminal on the first
+/// prompt and then exits without ending the turn (if the client refuses the
+/// terminal, it ends the turn instead, and the test fails on the status).
+const TERMINAL_THEN_EXIT_PY: &str = r#"import json, sys
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, rid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "s1"}})
+    elif method == "session/prompt":
+        prompt_id = rid
+        send({"jsonrpc": "2.0", "id": 77, "method": "terminal/create", "params": {"sessionId": "s1", "command": "sleep", "args": ["1000"]}})
+    elif rid == 77 and "result" in msg:
+        sys.exit(3)
+    elif rid == 77:
+        send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "no terminal"}}}})
+        send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+"#;
+
+#[test]
+fn terminals_die_with_the_session_when_the_agent_exits() {
+    if !harness::require_python() {
+        return;
+    }
+    let dir = TempDir::new("chat-terminal-agent-exit");
+    let agent = harness::write_script(&dir, "agent.py", TERMINAL_THEN_EXIT_PY);
+    let mut chat = ChildGuard::new(
+        Command::new(SPINDLE)
+            .current_dir(&dir.path)
+            .args(["chat", "--prompt", "go", "--", "python3"])
+            .arg(&agent)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let exit = chat
+        .wait_timeout(Duration::from_secs(60))
+        .expect("chat exits when the agent does");
+    assert_eq!(exit.code(), Some(5));
+    harness::wait_for(
+        Duration::from_secs(30),
+        "the terminal's command to be gone",
+        || sleepers_in(&dir.path).is_empty().then_some(()),
+    );
 }
