@@ -181,6 +181,33 @@ fn read_existing_text(
     })
 }
 
+/// Performs an approved write, unless the file changed since the user saw
+/// it: the text now must still be `old_text` (or the file still absent),
+/// else nothing is written and the error says so.
+pub(crate) fn perform_reviewed_write(
+    scope: &Scope,
+    limits: &HostLimits,
+    write: &PendingWrite,
+) -> Result<(), FsError> {
+    let asked = write.path.to_string_lossy();
+    let resolved = scope.resolve_for_write(&asked)?;
+    let now = if resolved.exists {
+        read_existing_text(&write.display_path, &resolved, limits).ok()
+    } else {
+        None
+    };
+    if now != write.old_text {
+        return Err(FsError::new(
+            FsErrorKind::Io,
+            format!(
+                "{}: the file changed since the write was shown for review; not written",
+                write.display_path
+            ),
+        ));
+    }
+    perform_write(scope, write)
+}
+
 /// Performs a checked write: the path is checked again (the tree may have
 /// changed since), missing parent directories under the root are created,
 /// and the file is replaced atomically (a temporary file in the same
@@ -188,7 +215,7 @@ fn read_existing_text(
 pub(crate) fn perform_write(scope: &Scope, write: &PendingWrite) -> Result<(), FsError> {
     let asked = write.path.to_string_lossy();
     let resolved = scope.resolve_for_write(&asked)?;
-    let target = resolved.path;
+    let target = resolved.path.clone();
     let Some(dir) = target.parent() else {
         return Err(FsError::new(
             FsErrorKind::InvalidPath,

@@ -314,10 +314,13 @@ impl Host {
         }
     }
 
-    /// Performs an approved write (the path is checked again): the result
-    /// to answer the agent's `fs/write_text_file` with.
+    /// Performs an approved write: the result to answer the agent's
+    /// `fs/write_text_file` with. The path is checked again, and the file must
+    /// still hold the `old_text` the user reviewed (or still be absent):
+    /// otherwise nothing is written and the error says the file changed.
     pub fn approve(&self, write: PendingWrite) -> Result<Value, ResponseError> {
-        fs::perform_write(&self.inner.scope, &write)?;
+        let inner = &self.inner;
+        fs::perform_reviewed_write(&inner.scope, &inner.config.limits, &write)?;
         Ok(json!({}))
     }
 

@@ -336,3 +336,45 @@ async fn a_write_never_replaces_a_binary_file_or_a_directory() {
         .await;
     assert_error(&e, -32603, "is a directory");
 }
+
+#[tokio::test]
+async fn an_approval_of_a_file_changed_since_the_review_writes_nothing() {
+    let f = Fixture::new(FsPolicy::Ask);
+    f.outer.write("ws/a.txt", "v1\n");
+    let HostReply::NeedsApproval(write) = f
+        .call(
+            WRITE,
+            json!({"sessionId": "s", "path": "a.txt", "content": "agent\n"}),
+        )
+        .await
+    else {
+        panic!("no approval asked")
+    };
+    f.outer.write("ws/a.txt", "changed by the user\n");
+    let e = f.host.approve(write).unwrap_err();
+    assert_error(
+        &e,
+        -32603,
+        "a.txt: the file changed since the write was shown for review",
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.ws_path("a.txt")).unwrap(),
+        "changed by the user\n"
+    );
+    // A new file that appeared meanwhile is not overwritten either.
+    let HostReply::NeedsApproval(write) = f
+        .call(
+            WRITE,
+            json!({"sessionId": "s", "path": "b.txt", "content": "agent\n"}),
+        )
+        .await
+    else {
+        panic!("no approval asked")
+    };
+    f.outer.write("ws/b.txt", "mine\n");
+    assert!(f.host.approve(write).is_err());
+    assert_eq!(
+        std::fs::read_to_string(f.ws_path("b.txt")).unwrap(),
+        "mine\n"
+    );
+}
