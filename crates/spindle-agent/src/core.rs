@@ -118,6 +118,7 @@ enum Waiting {
     /// A client-method call (`fs/*`, `terminal/*`) of a flow.
     Client {
         request_id: u64,
+        method: &'static str,
         flow: Box<dyn ClientFlow>,
     },
 }
@@ -180,6 +181,9 @@ pub struct AgentCore {
     next_request_id: u64,
     /// Our outstanding requests to the client: request id -> session index.
     pending: HashMap<u64, usize>,
+    /// `terminal/create` requests of cancelled turns, by request id, with
+    /// their session id: the terminal they create is killed and released.
+    orphan_terminals: HashMap<u64, String>,
     exit: Option<i32>,
     eof: bool,
     /// While handling a JSON-RPC batch: the responses, sent as one array.
@@ -212,6 +216,7 @@ impl AgentCore {
             out: Vec::with_capacity(OUTPUT_BUDGET + 4096),
             next_request_id: 0,
             pending: HashMap::new(),
+            orphan_terminals: HashMap::new(),
             exit: None,
             eof: false,
             batch: None,

@@ -148,6 +148,7 @@ impl AgentCore {
                 if let Some(turn) = self.sessions[s].turn.as_mut() {
                     turn.waiting = Waiting::Client {
                         request_id,
+                        method: call.method,
                         flow: call.flow,
                     };
                 }

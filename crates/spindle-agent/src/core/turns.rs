@@ -11,6 +11,7 @@ use crate::scenarios;
 use crate::turn_context::TurnCtx;
 use crate::updates;
 use crate::wire::{Version, codes};
+use spindle_wire::client_methods::{TERMINAL_CREATE, TERMINAL_KILL, TERMINAL_RELEASE, fields};
 
 impl AgentCore {
     pub(super) fn prompt(&mut self, id: Value, params: &Value) {
@@ -140,8 +141,15 @@ impl AgentCore {
             Waiting::Permission { request_id, .. } => {
                 self.pending.remove(&request_id);
             }
-            Waiting::Client { request_id, flow } => {
+            Waiting::Client {
+                request_id,
+                method,
+                flow,
+            } => {
                 self.pending.remove(&request_id);
+                if method == TERMINAL_CREATE {
+                    self.orphan_terminals.insert(request_id, sid.clone());
+                }
                 cleanup = flow.on_cancel();
             }
             Waiting::Nothing | Waiting::Stall => {}
@@ -182,6 +190,16 @@ impl AgentCore {
         let Some(request_id) = id.as_u64() else {
             return;
         };
+        if let Some(sid) = self.orphan_terminals.remove(&request_id) {
+            // A terminal created for a turn that was cancelled meanwhile.
+            let created = result.and_then(|r| r.get(fields::TERMINAL_ID)).cloned();
+            if let Some(terminal_id) = created {
+                let params = json!({fields::SESSION_ID: sid, fields::TERMINAL_ID: terminal_id});
+                self.send_request(TERMINAL_KILL, params.clone());
+                self.send_request(TERMINAL_RELEASE, params);
+            }
+            return;
+        }
         let Some(s) = self.pending.remove(&request_id) else {
             return;
         };
@@ -198,6 +216,7 @@ impl AgentCore {
             Waiting::Client {
                 request_id: waited,
                 flow,
+                ..
             } if waited == request_id => {
                 let outcome = CallOutcome::from_response(result, error);
                 self.continue_flow(s, flow, Some(outcome));

@@ -491,3 +491,36 @@ async fn client_all_chains_fs_terminal_and_echo() {
     assert!(reply.contains("exited with code 0"), "{reply}");
     assert!(reply.contains("I received 1 content block:"), "{reply}");
 }
+
+#[tokio::test]
+async fn a_terminal_created_after_the_cancel_is_killed_and_released() {
+    let (mut peer, sid) = v1_session(false, false, true).await;
+    let id = peer
+        .request(
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": text_prompt("/scenario client-terminal-forever")}),
+        )
+        .await;
+    let create = loop {
+        let msg = peer.recv().await;
+        if msg["method"] == "terminal/create" {
+            break msg;
+        }
+    };
+    // Cancelled while the client is still creating the terminal.
+    peer.notify("session/cancel", json!({"sessionId": sid}))
+        .await;
+    let (response, _) = peer.response_to(id).await;
+    assert_eq!(response["result"]["stopReason"], "cancelled");
+    peer.send(&json!({"jsonrpc": "2.0", "id": create["id"], "result": {"terminalId": "late"}}))
+        .await;
+    let mut cleanup = Vec::new();
+    while cleanup.len() < 2 {
+        let msg = peer.recv().await;
+        if let Some(method) = msg["method"].as_str() {
+            assert_eq!(msg["params"]["terminalId"], "late");
+            cleanup.push(method.to_owned());
+        }
+    }
+    assert_eq!(cleanup, ["terminal/kill", "terminal/release"]);
+}

@@ -18,4 +18,5 @@ mod recordings;
 mod robustness;
 mod scenarios;
 mod script;
+mod typed_client;
 mod typed_decode;
