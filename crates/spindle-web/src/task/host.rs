@@ -163,10 +163,19 @@ impl SessionTask {
         }
     }
 
-    /// Terminal output or an exit: logged as a local line and shown through the engine.
+    /// Terminal output or an exit: logged as a local line and shown through the engine, with
+    /// the events already waiting (one transaction for a burst of output).
     pub(super) fn host_event(&mut self, event: HostEvent) {
-        let line = event.to_local_line();
-        lock(&self.core).record(vec![(Direction::Local, line)]);
+        let mut lines = vec![(Direction::Local, event.to_local_line())];
+        if let Some(agent) = self.agent.as_mut() {
+            while lines.len() < super::MAX_BATCH {
+                match agent.host_events.try_recv() {
+                    Ok(event) => lines.push((Direction::Local, event.to_local_line())),
+                    Err(_) => break,
+                }
+            }
+        }
+        lock(&self.core).record(lines);
     }
 
     /// The tool call in progress, for a review card to sit in.

@@ -206,6 +206,7 @@ impl SessionTask {
     }
 
     pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
+        self.status("no_agent", None);
         loop {
             let (backlog, paused) = {
                 let core = lock(&self.core);

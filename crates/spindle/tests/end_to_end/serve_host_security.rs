@@ -102,7 +102,7 @@ fn serve_host_security_a_huge_write_is_refused_with_a_clear_error() {
 }
 
 #[test]
-fn serve_host_security_a_terminal_that_never_exits_is_killed_on_cancel_and_at_shutdown() {
+fn serve_host_security_a_terminal_that_never_exits_is_killed_on_cancel_agent_exit_and_shutdown() {
     let dir = temp_dir("forever");
     let served = serve_in(&dir, &dir.path, &[], &reference_agent_v1_with(&[]));
     let serve_pid = served.child.id();
@@ -114,6 +114,18 @@ fn serve_host_security_a_terminal_that_never_exits_is_killed_on_cancel_and_at_sh
     wait_gone(pid, "the terminal after cancel");
     let replies = served.wait_finished_turns(session, 1);
     assert_eq!(replies[0]["stopReason"], "cancelled", "{replies:?}");
+
+    // The agent process ends (its session with it): its terminals go too.
+    served.prompt(session, "/scenario client-terminal-forever");
+    let pid = wait_descendant(serve_pid, "sleep 1000");
+    let agent = wait_descendant(serve_pid, " agent --delay-ms");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &agent.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    wait_gone(pid, "the terminal after the agent exited");
+    served.wait_finished_turns(session, 2);
 
     served.prompt(session, "/scenario client-terminal-forever");
     let pid = wait_descendant(serve_pid, "sleep 1000");
