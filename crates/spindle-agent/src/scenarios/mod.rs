@@ -204,8 +204,16 @@ pub(crate) fn simple_reply(ctx: &mut TurnCtx<'_>, reply: &str) -> Program {
     p
 }
 
+/// A plain reply; with a model or effort other than the defaults it ends
+/// with them (`[model spindle-deep, effort high]`), so a client can see its
+/// choice take effect.
 fn plain(ctx: &mut TurnCtx<'_>, prompt: &str) -> Program {
-    simple_reply(ctx, &plain_reply(prompt))
+    let mut reply = plain_reply(prompt);
+    let (model, effort) = (&ctx.state.model, &ctx.state.effort);
+    if model != CONFIG[1].default || effort != CONFIG[2].default {
+        reply.push_str(&format!(" [model {model}, effort {effort}]"));
+    }
+    simple_reply(ctx, &reply)
 }
 
 /// The text `/help` replies with.

@@ -90,6 +90,13 @@ async fn model_and_effort_are_config_options_in_both_versions() {
         assert_eq!(ids, ["mode", "model", "effort"]);
         assert_eq!(options[1]["currentValue"], "spindle-deep");
         assert_eq!(options[2]["category"], "thought_level");
+        let turn = peer.prompt(&sid, "which model?").await;
+        assert!(
+            turn.reply()
+                .ends_with(" [model spindle-deep, effort medium]"),
+            "{}",
+            turn.reply()
+        );
         params["value"] = json!("gpt-0");
         let (resp, _) = peer.call("session/set_config_option", params).await;
         assert!(
