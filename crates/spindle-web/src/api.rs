@@ -223,8 +223,22 @@ pub(crate) async fn files(
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ReviewBody {
-    request_id: String,
+    /// The `requestId` of the `web_review` op (the JSON text of the agent's request id), or
+    /// the id itself as the engine's write view gives it (a number or a string).
+    request_id: Value,
     decision: String,
+}
+
+/// The keys a review's `requestId` may name: the JSON text of a request id as given, or the
+/// request id itself (the JSON text of that value).
+fn review_keys(request_id: &Value) -> Result<Vec<String>, WebError> {
+    match request_id {
+        Value::String(text) => Ok(vec![text.clone(), Value::String(text.clone()).to_string()]),
+        Value::Number(number) => Ok(vec![number.to_string()]),
+        _ => Err(WebError::bad_request(
+            "\"requestId\" must be the id of a pending write (a string or a number)",
+        )),
+    }
 }
 
 pub(crate) async fn review(
@@ -244,8 +258,9 @@ pub(crate) async fn review(
             ));
         }
     };
+    let keys = review_keys(&body.request_id)?;
     let session = state.manager.get(id).await?;
-    session.review(body.request_id, accept).await?;
+    session.review(keys, accept).await?;
     Ok(axum::Json(json!({ "decided": body.decision })).into_response())
 }
 

@@ -329,10 +329,14 @@ impl LiveSession {
         .await
     }
 
-    /// Accepts or rejects a pending file write.
-    pub async fn review(&self, key: String, accept: bool) -> Result<(), WebError> {
-        self.call(|reply| Command::Review { key, accept, reply })
-            .await
+    /// Accepts or rejects a pending file write, named by any of `keys`.
+    pub async fn review(&self, keys: Vec<String>, accept: bool) -> Result<(), WebError> {
+        self.call(|reply| Command::Review {
+            keys,
+            accept,
+            reply,
+        })
+        .await
     }
 
     /// Forgets a standing permission rule.

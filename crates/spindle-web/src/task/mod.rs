@@ -57,9 +57,9 @@ pub(crate) enum Command {
         key: String,
         reply: Reply,
     },
-    /// Accept or reject a pending file write.
+    /// Accept or reject a pending file write (named by any of the keys).
     Review {
-        key: String,
+        keys: Vec<String>,
         accept: bool,
         reply: Reply,
     },
@@ -406,7 +406,13 @@ impl SessionTask {
             Command::ForgetPermission { key, reply } => {
                 let _ = reply.send(self.forget_permission(&key));
             }
-            Command::Review { key, accept, reply } => {
+            Command::Review {
+                keys,
+                accept,
+                reply,
+            } => {
+                let key = keys.iter().find(|k| self.reviews.contains_key(*k));
+                let key = key.or(keys.first()).cloned().unwrap_or_default();
                 let _ = reply.send(self.review(&key, accept));
             }
             Command::Authenticate { method_id, reply } => self.authenticate(&method_id, reply),

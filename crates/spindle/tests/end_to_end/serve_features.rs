@@ -68,9 +68,12 @@ fn serve_features_fs_ask_review_accept_writes_and_reject_leaves_the_file() {
     let review = sse.wait_op(|op| op["op"] == "web_review").unwrap();
     assert_eq!(review["oldText"], NEW_FILE_TEXT);
     assert!(review["newText"].as_str().unwrap().contains(APPENDED_LINE));
+    // Named by the agent's request id itself, as the engine's write view gives it.
     let key = review["requestId"].as_str().unwrap();
-    let (status, _) = served.post_value(&reviews, &json!({"requestId": key, "decision": "reject"}));
-    assert_eq!(status, 200);
+    let id: Value = serde_json::from_str(key).unwrap();
+    let (status, body) =
+        served.post_value(&reviews, &json!({"requestId": id, "decision": "reject"}));
+    assert_eq!(status, 200, "{body}");
     served.reply_with(session, "You rejected the change");
     assert_eq!(
         std::fs::read_to_string(work.join("spindle-demo.txt")).unwrap(),
