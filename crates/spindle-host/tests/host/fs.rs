@@ -378,3 +378,18 @@ async fn an_approval_of_a_file_changed_since_the_review_writes_nothing() {
         "mine\n"
     );
 }
+
+#[tokio::test]
+async fn a_missing_root_makes_every_request_say_so() {
+    let f = Fixture::with(|c| c.root = c.root.join("not-there"));
+    let e = f.read("a.txt").await.unwrap_err();
+    assert_error(&e, -32603, "cannot be used");
+    let e = f
+        .err(
+            "terminal/create",
+            json!({"sessionId": "s", "command": "true"}),
+        )
+        .await;
+    assert_error(&e, -32603, "the workspace root");
+    assert!(f.host.resolve_mention("a.txt").is_err());
+}

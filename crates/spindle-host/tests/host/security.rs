@@ -184,3 +184,28 @@ async fn terminal_cwds_and_mentions_are_scoped_too() {
         assert_eq!(e.kind(), kind, "{path}: {e}");
     }
 }
+
+#[tokio::test]
+async fn a_root_reached_through_a_link_accepts_both_spellings() {
+    let outer = crate::support::TempDir::new();
+    outer.write("real/a.txt", "a\n");
+    symlink(outer.join("real"), outer.join("alias")).unwrap();
+    let mut config = HostConfig::new(outer.join("alias"));
+    config.fs = FsPolicy::Allow;
+    let (host, _events) = spindle_host::Host::new(config);
+    for path in [
+        outer.abs("alias/a.txt"),
+        outer.abs("real/a.txt"),
+        "a.txt".to_owned(),
+    ] {
+        let raw =
+            serde_json::value::to_raw_value(&json!({"sessionId": "s", "path": path})).unwrap();
+        match host.handle("fs/read_text_file", Some(&raw)).await {
+            spindle_host::HostReply::Done(Ok(v)) => assert_eq!(v["content"], "a\n", "{path}"),
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+    let file = host.resolve_mention(&outer.abs("alias/a.txt")).unwrap();
+    assert_eq!(file.display_path, "a.txt");
+    assert_eq!(file.path, outer.join("real/a.txt"));
+}
