@@ -204,3 +204,61 @@ fn script_file_over_stdio() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+/// `--require-auth` and `--state-dir`: a session made by one agent process, after
+/// authenticating, is listed and loaded with its history by the next one.
+#[test]
+fn require_auth_and_state_dir_carry_sessions_across_processes() {
+    let dir = crate::harness::TempDir::new("agent-state");
+    let state = dir.join("state");
+    let state = state.to_str().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": 1}});
+    let mut agent = Agent::start(&["--require-auth", "--state-dir", state]);
+    agent.send(init.clone());
+    let methods = agent.until_response(0)[0]["result"]["authMethods"].clone();
+    assert_eq!(methods[0]["id"], "spindle-token");
+    let new = json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+        "params": {"cwd": "/w", "mcpServers": []}});
+    agent.send(new.clone());
+    assert_eq!(
+        agent.until_response(1).last().unwrap()["error"]["code"],
+        -32000
+    );
+    agent.send(json!({"jsonrpc": "2.0", "id": 2, "method": "authenticate",
+        "params": {"methodId": "spindle-token"}}));
+    assert!(
+        agent
+            .until_response(2)
+            .last()
+            .unwrap()
+            .get("result")
+            .is_some()
+    );
+    agent.send(new);
+    let sid = agent.until_response(1).last().unwrap()["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "note the green lamp"}]}}),
+    );
+    let reply = reply_text(&agent.until_response(3));
+    assert_eq!(agent.finish(), 0);
+
+    let mut agent = Agent::start(&["--state-dir", state]);
+    agent.send(init);
+    agent.until_response(0);
+    agent.send(json!({"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {}}));
+    let list = agent.until_response(1);
+    let sessions = list.last().unwrap()["result"]["sessions"].clone();
+    assert_eq!(sessions[0]["sessionId"], sid.as_str());
+    assert_eq!(sessions[0]["title"], "note the green lamp");
+    agent.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/load",
+        "params": {"sessionId": sid, "cwd": "/w", "mcpServers": []}}));
+    let loaded = agent.until_response(2);
+    assert!(loaded.last().unwrap().get("result").is_some());
+    assert_eq!(reply_text(&loaded), reply);
+    assert_eq!(agent.finish(), 0);
+}
