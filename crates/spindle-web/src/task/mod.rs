@@ -542,6 +542,8 @@ impl SessionTask {
                 self.titled = true;
                 let title: String = text.chars().take(60).collect();
                 let _ = lock(&self.store).set_title(self.id, title.trim());
+                // The page's session list shows the new title.
+                lock(&self.core).publish_note(json!({ "op": "web_session" }));
             }
             self.flush_client();
             if self.protocol() < 2 {

@@ -264,10 +264,21 @@ fn serve_features_modes_and_config_options_survive_a_restart() {
         2
     );
     let snapshot = transcript(&served, session);
-    assert!(
-        snapshot.to_string().contains("\"currentModeId\":\"plan\""),
+    assert_eq!(
+        snapshot["sessionInfo"]["currentModeId"], "plan",
         "{snapshot}"
     );
+    // The slash commands (with their input hints) are back as well, for the palette.
+    let commands = snapshot["commands"]
+        .as_array()
+        .expect("commands after a restart");
+    assert!(
+        commands
+            .iter()
+            .any(|c| c["name"] == "scenario" && c["input"].is_object()),
+        "{commands:?}"
+    );
+    assert!(ops.iter().any(|op| op["op"] == "set_commands"), "{ops:?}");
     served.stop();
 }
 
@@ -455,6 +466,17 @@ fn history_flow(protocol: u8) {
         .cloned()
         .unwrap();
     assert_eq!(summary["agentSessionId"], agent_session.as_str());
+
+    // Resumed instead: no replay, the same agent session, and it goes on.
+    let resumed = served.create_session_with(&json!({
+        "agentSessionId": agent_session, "open": "resume",
+    }));
+    served.wait_agent_info(resumed, "resumed", |i| {
+        i["status"] == "ready" && i["agentSessionId"] == agent_session.as_str()
+    });
+    assert!(entry_texts(&transcript(&served, resumed), "user_message").is_empty());
+    served.prompt(resumed, "and now?");
+    served.wait_finished_turns(resumed, 1);
     served.stop();
 }
 
