@@ -225,10 +225,11 @@ module.exports = function register(h) {
   scenario("a write under the ask policy is reviewed in a card with its diff", async ({ context, tmp }) => {
     const dir = workspace(tmp, "reviews");
     fs.writeFileSync(path.join(dir, "notes.txt"), "one\ntwo\n");
-    await withServer(context, tmp, "reviews", ["--cwd", dir, "--fs", "ask"], ["--delay-ms", "5"], async (page, server) => {
+    await withServer(context, tmp, "reviews", ["--cwd", dir, "--fs", "ask"], ["--delay-ms", "5", "--protocol", "1"], async (page, server) => {
       await page.goto(server.url + "/");
       const id = await newSession(page);
-      await greeted(page);
+      // A v1 agent does not greet: the session is ready once its pickers show.
+      await page.waitForSelector("#session-bar .picker");
       await send(page, "/scenario client-fs notes.txt");
       const card = "#transcript .entry.tool .review-card.open";
       await page.waitForSelector(card + " .choices button");
@@ -238,31 +239,38 @@ module.exports = function register(h) {
       await page.$eval(card, (n) => n.scrollIntoView());
       await shot(page, "17-write-review");
       await page.click(card + ' button[data-option="accept"]');
-      await waitTurns(page, server.url, id, 2);
+      await waitTurns(page, server.url, id, 1);
       await eventually("accepted shown", async () =>
         (await page.getAttribute("#transcript .review-card", "data-decision")) === "accept");
       assert(fs.readFileSync(path.join(dir, "notes.txt"), "utf8") === "one\ntwo\nEdited by the Spindle reference agent.\n", "written");
+      await eventually("the diff says written", async () =>
+        (await page.$$eval("#transcript .entry.tool .write-outcome", (ns) => ns.map((n) => n.textContent))).includes("written"));
+      const blocks = await page.$$eval("#transcript .review-card", (ns) => ns[0].closest(".entry").querySelectorAll(".details .file-diff").length);
+      assert(blocks === 1, "the agent's diff and the write are drawn once: " + blocks);
       // Rejected: the file stays as it was and the card says so.
       await send(page, "/scenario client-fs notes.txt");
       await page.waitForSelector(card + " .choices button");
       await page.click(card + ' button[data-option="reject"]');
-      await waitTurns(page, server.url, id, 3);
+      await waitTurns(page, server.url, id, 2);
       await eventually("rejected shown", async () =>
         (await page.$$eval("#transcript .review-card", (ns) => ns.map((n) => n.dataset.decision))).includes("reject"));
       assert(fs.readFileSync(path.join(dir, "notes.txt"), "utf8") === "one\ntwo\nEdited by the Spindle reference agent.\n", "not written");
       assert((await lastAgentText(page)).toLowerCase().includes("reject"), "the agent heard of the rejection");
+      assert((await page.$$eval("#transcript .entry.tool .write-outcome", (ns) => ns.map((n) => n.textContent))).includes("rejected"),
+        "the diff says rejected");
       await shot(page, "17b-write-rejected");
     });
   });
 
   scenario("a client terminal's output shows live in its tool call", async ({ context, tmp }) => {
     const dir = workspace(tmp, "terminals");
-    await withServer(context, tmp, "terminals", ["--cwd", dir], ["--delay-ms", "5"], async (page, server) => {
+    await withServer(context, tmp, "terminals", ["--cwd", dir], ["--delay-ms", "5", "--protocol", "1"], async (page, server) => {
       await page.goto(server.url + "/");
       const id = await newSession(page);
-      await greeted(page);
+      // A v1 agent does not greet: the session is ready once its pickers show.
+      await page.waitForSelector("#session-bar .picker");
       await send(page, "/scenario client-terminal");
-      await waitTurns(page, server.url, id, 2);
+      await waitTurns(page, server.url, id, 1);
       const tool = "#transcript .entry.tool:has(.tool-terminal:not([hidden]))";
       await page.waitForSelector(tool);
       await eventually("output shown", async () =>
@@ -279,8 +287,12 @@ module.exports = function register(h) {
       await send(page, "/scenario client-terminal-forever");
       await eventually("forever output", async () =>
         (await page.$$eval("#transcript .entry.tool .terminal-output", (ns) => ns.map((n) => n.textContent))).includes("waiting until cancelled\n"));
+      const running = '#transcript .entry.tool[data-status="in_progress"] .tool-terminal:not([hidden])';
+      await page.waitForSelector(running);
+      assert((await page.textContent(running + " .terminal-exit")) === "", "no exit while it runs");
+      await shot(page, "18b-client-terminal-live");
       await page.click("#cancel");
-      await waitTurns(page, server.url, id, 3);
+      await waitTurns(page, server.url, id, 2);
       await eventually("cancelled", async () => (await page.textContent("#stop-reason")).includes("cancelled"));
     });
   });

@@ -334,15 +334,21 @@
   function diffBlocks(rec, diffs) {
     rec.diffKeys = new Set();
     const blocks = [];
-    for (const diff of diffs) {
-      if (!diff || typeof diff !== "object") continue;
+    const list = diffs.filter((d) => d && typeof d === "object");
+    // A client write (`write`: its request and status) usually repeats the diff the agent showed
+    // on the same tool call: that one is then drawn once, as the write.
+    const hunksOf = (d) => JSON.stringify([d.path, d.hunks]);
+    const written = new Set(list.filter((d) => d.write).map(hunksOf));
+    for (const diff of list) {
+      if (!diff.write && written.has(hunksOf(diff))) continue;
       if (diff.path != null) rec.diffKeys.add("path:" + String(diff.path));
-      if (diff.requestId != null) rec.diffKeys.add("request:" + (typeof diff.requestId === "string" ? diff.requestId : JSON.stringify(diff.requestId)));
+      const write = diff.write && typeof diff.write === "object" ? diff.write : null;
+      if (write && write.requestId != null) rec.diffKeys.add("request:" + JSON.stringify(write.requestId));
       const block = fileDiff(diff);
-      const outcome = diff.outcome ?? diff.status ?? (diff.write && diff.write.outcome);
-      if (typeof outcome === "string" && outcome) {
-        const label = el("span", "write-outcome", outcome);
-        label.dataset.outcome = outcome;
+      const status = write ? write.status ?? write.outcome : null;
+      if (typeof status === "string" && status) {
+        const label = el("span", "write-outcome", status);
+        label.dataset.outcome = status;
         block.firstChild.appendChild(label);
       }
       blocks.push(block);

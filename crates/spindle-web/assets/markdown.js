@@ -55,10 +55,13 @@
     }
   }
 
+  const isWordChar = (ch) => ch !== undefined && /[\p{L}\p{N}]/u.test(ch);
+
   // Inline constructs, scanned left to right without regular expressions over the whole text, so
   // a huge hostile line costs linear time.
   function renderInline(parent, text) {
     let plain = "";
+    let noUnderscoreCloser = false;
     const flushPlain = () => { if (plain) { parent.appendChild(document.createTextNode(plain)); plain = ""; } };
     let i = 0;
     while (i < text.length) {
@@ -83,8 +86,13 @@
           i = end + 2;
           continue;
         }
-      } else if ((c === "*" || c === "_") && text[i + 1] !== c && text[i + 1] !== " ") {
-        const end = text.indexOf(c, i + 1);
+      } else if ((c === "*" || c === "_") && text[i + 1] !== c && text[i + 1] !== " " &&
+        !(c === "_" && (noUnderscoreCloser || isWordChar(text[i - 1])))) {
+        // `_` is emphasis only between words, never inside one (fs/read_text_file stays as is).
+        let end = text.indexOf(c, i + 1);
+        while (c === "_" && end > 0 && isWordChar(text[end + 1])) end = text.indexOf(c, end + 1);
+        // No closer after this point means none after any later opener either: looked for once.
+        if (c === "_" && end < 0) noUnderscoreCloser = true;
         if (end > i + 1) {
           flushPlain();
           const em = document.createElement("em");

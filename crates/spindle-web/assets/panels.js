@@ -18,6 +18,7 @@ window.SpindlePanels = Object.freeze({
     function clear() {
       agent = null;
       agentFor = null;
+      lastStatus = null;
       showAuth(false);
       $("agent-info").replaceChildren();
       $("standing-list").replaceChildren();
@@ -60,12 +61,15 @@ window.SpindlePanels = Object.freeze({
       const name = info.title || info.name || "agent";
       const rows = [el("div", "agent-name", name + (info.version ? " " + info.version : ""))];
       const facts = [];
+      if (agent.status && agent.status !== "ready") facts.push(String(agent.status).replace(/_/g, " "));
       if (agent.protocol != null) facts.push("protocol v" + agent.protocol);
       if (agent.fsPolicy) facts.push("files: " + agent.fsPolicy);
       if (agent.terminals != null) facts.push("terminals: " + (agent.terminals ? "on" : "off"));
-      const caps = agent.promptCapabilities || {};
-      facts.push("images: " + (caps.image ? "accepted" : "not accepted"));
-      if (caps.embeddedContext) facts.push("embeds @files");
+      const caps = agent.promptCapabilities;
+      if (caps && typeof caps === "object") {
+        facts.push("images: " + (caps.image ? "accepted" : "not accepted"));
+        if (caps.embeddedContext) facts.push("embeds @files");
+      }
       rows.push(el("div", "agent-facts", facts.join(" \u00b7 ")));
       box.replaceChildren(...rows);
     }
@@ -127,18 +131,21 @@ window.SpindlePanels = Object.freeze({
       }
     }
 
-    // A session status from the server (`web_status` op or SSE `status` event).
+    // A session status from the server (`web_status` op or SSE `status` event). The agent's
+    // facts are known once it is ready, so they are asked for again when the status changes.
+    let lastStatus = null;
+
     function onStatus(status) {
       if (!status || typeof status !== "object") return;
-      const waiting = status.status === "needs_auth";
-      if (waiting) {
+      const changed = status.status !== lastStatus;
+      lastStatus = status.status;
+      if (status.status === "needs_auth") {
         showAuth(true, status.authMethods);
         if (status.message) $("auth-error").textContent = String(status.message);
-        if (!Array.isArray(status.authMethods)) loadAgent().then(() => showAuth(true));
-      } else if (!$("auth").hidden) {
+      } else {
         showAuth(false);
-        loadAgent();
       }
+      if (changed) loadAgent();
     }
 
     // ---- standing permissions ------------------------------------------------------------------
@@ -360,7 +367,8 @@ window.SpindlePanels = Object.freeze({
       const where = [s.cwd, s.updatedAt ? formatTime(s.updatedAt) : ""].filter(Boolean).join(" \u00b7 ");
       if (where) li.appendChild(el("div", "history-where", where));
       const buttons = el("div", "history-actions");
-      const facts = currentAgent();
+      // Known only from a started agent: until then both ways are offered.
+      const facts = currentAgent() && currentAgent().protocol != null ? currentAgent() : null;
       for (const [how, label, can] of [["load", "Open", "canLoad"], ["resume", "Resume", "canResume"]]) {
         if (facts && facts[can] === false) continue;
         const b = el("button", null, label);
