@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
@@ -33,39 +33,50 @@ pub(crate) struct AppState {
     pub(crate) manager: Arc<SessionManager>,
 }
 
-pub(crate) fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/", get(index))
-        .route("/app.js", get(app_js))
-        .route("/markdown.js", get(markdown_js))
-        .route("/composer.js", get(composer_js))
-        .route("/panels.js", get(panels_js))
-        .route("/app.css", get(app_css))
-        .route(
+/// Every route of the server, in one table: what a browser can reach is exactly this. No route
+/// takes a command to run: terminals are created only by the agent's `terminal/create`.
+fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
+    vec![
+        ("/", get(index)),
+        ("/app.js", get(app_js)),
+        ("/markdown.js", get(markdown_js)),
+        ("/composer.js", get(composer_js)),
+        ("/panels.js", get(panels_js)),
+        ("/app.css", get(app_css)),
+        (
             "/api/sessions",
             get(list_sessions).post(api::create_session),
-        )
-        .route("/api/agent-sessions", get(api::agent_sessions))
-        .route("/api/sessions/{id}/events", get(events))
-        .route(
+        ),
+        ("/api/agent-sessions", get(api::agent_sessions)),
+        ("/api/sessions/{id}/events", get(events)),
+        (
             "/api/sessions/{id}/prompt",
             post(api::prompt).layer(DefaultBodyLimit::max(api::MAX_PROMPT_BODY)),
-        )
-        .route("/api/sessions/{id}/cancel", post(cancel))
-        .route("/api/sessions/{id}/permission", post(permission))
-        .route(
+        ),
+        ("/api/sessions/{id}/cancel", post(cancel)),
+        ("/api/sessions/{id}/permission", post(permission)),
+        (
             "/api/sessions/{id}/permission/forget",
             post(api::forget_permission),
-        )
-        .route("/api/sessions/{id}/agent", get(api::agent))
-        .route("/api/sessions/{id}/authenticate", post(api::authenticate))
-        .route("/api/sessions/{id}/mode", post(api::mode))
-        .route("/api/sessions/{id}/config", post(api::config))
-        .route("/api/sessions/{id}/files", get(api::files))
-        .route("/api/sessions/{id}/review", post(api::review))
-        .route("/api/sessions/{id}/replies", get(replies))
-        .route("/api/sessions/{id}/transcript", get(transcript))
-        .route("/api/sessions/{id}/stats", get(stats))
+        ),
+        ("/api/sessions/{id}/agent", get(api::agent)),
+        ("/api/sessions/{id}/authenticate", post(api::authenticate)),
+        ("/api/sessions/{id}/mode", post(api::mode)),
+        ("/api/sessions/{id}/config", post(api::config)),
+        ("/api/sessions/{id}/files", get(api::files)),
+        ("/api/sessions/{id}/review", post(api::review)),
+        ("/api/sessions/{id}/replies", get(replies)),
+        ("/api/sessions/{id}/transcript", get(transcript)),
+        ("/api/sessions/{id}/stats", get(stats)),
+    ]
+}
+
+pub(crate) fn router(state: AppState) -> Router {
+    let mut router = Router::new();
+    for (path, handler) in routes() {
+        router = router.route(path, handler);
+    }
+    router
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
@@ -296,4 +307,52 @@ async fn events(
         Sse::new(retry.chain(frames))
             .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_route_table_is_fixed_and_no_route_runs_a_command() {
+        let paths: Vec<&str> = routes().iter().map(|(path, _)| *path).collect();
+        // A new route is a conscious change of this list.
+        assert_eq!(
+            paths,
+            [
+                "/",
+                "/app.js",
+                "/markdown.js",
+                "/composer.js",
+                "/panels.js",
+                "/app.css",
+                "/api/sessions",
+                "/api/agent-sessions",
+                "/api/sessions/{id}/events",
+                "/api/sessions/{id}/prompt",
+                "/api/sessions/{id}/cancel",
+                "/api/sessions/{id}/permission",
+                "/api/sessions/{id}/permission/forget",
+                "/api/sessions/{id}/agent",
+                "/api/sessions/{id}/authenticate",
+                "/api/sessions/{id}/mode",
+                "/api/sessions/{id}/config",
+                "/api/sessions/{id}/files",
+                "/api/sessions/{id}/review",
+                "/api/sessions/{id}/replies",
+                "/api/sessions/{id}/transcript",
+                "/api/sessions/{id}/stats",
+            ]
+        );
+        for path in paths {
+            for word in [
+                "terminal", "exec", "run", "command", "shell", "spawn", "write", "fs",
+            ] {
+                assert!(
+                    !path.split('/').any(|segment| segment.contains(word)),
+                    "{path} looks like it runs or writes something"
+                );
+            }
+        }
+    }
 }
