@@ -184,6 +184,22 @@ module.exports = function register(h) {
     assert(await page.isHidden("#attachments"), "empty strip hidden");
     await pasteImage(page, "diagram.png");
     await page.waitForSelector("#attachments .thumb canvas");
+    // Dropped files: images are attached, anything else is refused with a hint.
+    await page.evaluate(async () => {
+      const canvas = document.createElement("canvas");
+      canvas.width = 30;
+      canvas.height = 30;
+      canvas.getContext("2d").fillRect(0, 0, 30, 30);
+      const blob = await new Promise((r) => canvas.toBlob(r, "image/png"));
+      const data = new DataTransfer();
+      data.items.add(new File([blob], "dropped.png", { type: "image/png" }));
+      data.items.add(new File(["text"], "notes.txt", { type: "text/plain" }));
+      document.getElementById("prompt-form").dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
+    });
+    await eventually("dropped image attached", async () => (await page.$$("#attachments .thumb canvas")).length === 2);
+    assert((await page.textContent("#prompt-error")).includes("notes.txt"), "the text file was refused by name");
+    await page.click('#attachments .thumb:has(figcaption:text-matches("dropped")) .thumb-remove');
+    assert((await page.$$("#attachments .thumb")).length === 1, "one image left");
     await page.fill("#prompt-input", "/scenario echo-content what is in this picture?");
     await shot(page, "16-image-prompt");
     await page.click("#send");
@@ -403,6 +419,16 @@ module.exports = function register(h) {
       await send(page, "and now?");
       await eventually("continues", async () => (await lastAgentText(page)).includes("and now?"));
       await shot(page, "21b-loaded-session");
+      // Resume: the same agent session continues without its history replayed.
+      const loaded = (await page.$$("#session-list button")).length;
+      await page.click("#history-refresh");
+      await page.waitForSelector('#history-list .history-item button[data-open="resume"]');
+      await page.click('#history-list .history-item button[data-open="resume"]');
+      await eventually("another web session", async () => (await page.$$("#session-list button")).length > loaded);
+      await eventually("resumed one selected", async () =>
+        new URLSearchParams(new URL(page.url()).hash.slice(1)).get("session") !== opened);
+      await send(page, "resumed here");
+      await eventually("resumed session answers", async () => (await lastAgentText(page)).includes("resumed here"));
     });
   });
 };

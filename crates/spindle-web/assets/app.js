@@ -340,7 +340,7 @@
     const hunksOf = (d) => JSON.stringify([d.path, d.hunks]);
     const written = new Set(list.filter((d) => d.write).map(hunksOf));
     for (const diff of list) {
-      if (!diff.write && written.has(hunksOf(diff))) continue;
+      if (written.size && !diff.write && written.has(hunksOf(diff))) continue;
       if (diff.path != null) rec.diffKeys.add("path:" + String(diff.path));
       const write = diff.write && typeof diff.write === "object" ? diff.write : null;
       if (write && write.requestId != null) rec.diffKeys.add("request:" + JSON.stringify(write.requestId));

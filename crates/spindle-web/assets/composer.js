@@ -309,8 +309,9 @@ window.SpindleComposer = Object.freeze({
       if (!files.length) return;
       event.preventDefault();
       const other = files.filter((f) => !f.type.startsWith("image/"));
-      if (other.length) showError("Only images can be attached; mention files with @path instead (" + other.map((f) => f.name).join(", ") + ").");
-      for (const file of files.filter((f) => f.type.startsWith("image/"))) addImage(file);
+      Promise.all(files.filter((f) => f.type.startsWith("image/")).map(addImage)).then(() => {
+        if (other.length) showError("Only images can be attached; mention files with @path instead (" + other.map((f) => f.name).join(", ") + ").");
+      });
     });
 
     // ---- sending --------------------------------------------------------------------------------
