@@ -453,58 +453,6 @@ impl SessionTask {
         self.fail_queued("cancelled before the agent was ready");
     }
 
-    fn answer_permission(&mut self, key: &str, option_id: Option<String>) -> Result<(), WebError> {
-        let (offered, rule) = {
-            let core = lock(&self.core);
-            let Some(op) = core.permission(key) else {
-                return Err(WebError::new(
-                    StatusCode::CONFLICT,
-                    "this permission question is no longer open",
-                ));
-            };
-            (
-                op.get("options")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-                features::PermissionRule::of_op(op),
-            )
-        };
-        let chosen = match &option_id {
-            Some(option) => {
-                let found = offered
-                    .iter()
-                    .find(|o| o.get("optionId").and_then(Value::as_str) == Some(option));
-                match found {
-                    Some(found) => Some(found.clone()),
-                    None => return Err(WebError::bad_request("that option was not offered")),
-                }
-            }
-            None => None,
-        };
-        self.answer_permission_raw(key, option_id);
-        if let (Some(option), Some(rule)) = (chosen, rule) {
-            self.remember_permission(&rule, &option);
-        }
-        Ok(())
-    }
-
-    fn answer_permission_raw(&mut self, key: &str, option_id: Option<String>) {
-        let (Some(id), Some(agent)) = (self.agent_requests.remove(key), self.agent.as_mut()) else {
-            lock(&self.core).close_permission(key, "closed");
-            return;
-        };
-        let outcome = match &option_id {
-            Some(option) => json!({ "outcome": "selected", "optionId": option }),
-            None => json!({ "outcome": "cancelled" }),
-        };
-        // Refused only when the agent withdrew the question meanwhile.
-        let _ = agent.client.respond_permission(&id, &outcome);
-        self.flush_client();
-        let label = option_id.unwrap_or_else(|| "cancelled".into());
-        lock(&self.core).close_permission(key, &label);
-    }
-
     fn flush_queued(&mut self) {
         while let Some(QueuedPrompt {
             text,
