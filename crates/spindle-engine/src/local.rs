@@ -309,6 +309,15 @@ impl TranscriptEngine {
         if let Some(write) = tc.client_mut().writes.get_mut(at.index) {
             write.status = status;
             write.error = error;
+            // A refused write gets no `fileBeforeWrite` line from now on (the
+            // client sends it before answering, or only after a successful
+            // write): it must not take the line of a later write of that path.
+            if status != WriteStatus::Written
+                && write.old_text.is_none()
+                && let Some(waiting) = self.local.awaiting_old_text.get_mut(&write.path)
+            {
+                waiting.retain(|w| (w.entry, w.index) != (at.entry, at.index));
+            }
         }
         if at.standalone {
             let done = if status == WriteStatus::Written {

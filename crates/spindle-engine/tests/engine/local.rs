@@ -204,3 +204,28 @@ fn reads_are_noted_once_per_path_on_the_tool_call_in_progress() {
     let view = e.transcript().entry("r").unwrap().view();
     assert_eq!(view.fields["reads"], json!(["/w/a", "/w/b"]));
 }
+
+#[test]
+fn a_refused_write_does_not_take_the_text_before_of_a_later_one() {
+    let mut e = started();
+    update(
+        &mut e,
+        json!({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit", "status": "in_progress"}),
+    );
+    write_request(&mut e, 1, "/w/a.txt", "first\n");
+    e.apply_client_line(
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"too large"}}"#,
+    );
+    write_request(&mut e, 2, "/w/a.txt", "second\n");
+    e.apply_local_line(
+        r#"{"local":{"fileBeforeWrite":{"sessionId":"s","path":"/w/a.txt","oldText":"before\n"}}}"#,
+    );
+    e.apply_client_line(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    let writes = tool(&e, "c").client_writes();
+    assert_eq!(writes[0].old_text, None);
+    assert_eq!(writes[1].old_text, Some(Some("before\n".to_owned())));
+    assert_eq!(
+        (writes[0].status, writes[1].status),
+        (WriteStatus::Failed, WriteStatus::Written)
+    );
+}
