@@ -21,8 +21,9 @@ use super::view::Footer;
 /// A question waiting for the user.
 #[derive(Debug)]
 pub(super) enum Ask {
-    /// `session/request_permission`.
-    Permission(RequestId, PermissionAsk),
+    /// `session/request_permission`; `true` once an answer was not a number
+    /// from the list.
+    Permission(RequestId, PermissionAsk, bool),
     /// `fs/write_text_file` under `--fs ask`.
     Write(RequestId, PendingWrite),
 }
@@ -31,9 +32,13 @@ impl Ask {
     /// The question and the prompt under it.
     pub(super) fn footer(&self) -> Footer {
         match self {
-            Ask::Permission(_, ask) => Footer::Input {
+            Ask::Permission(_, ask, retry) => Footer::Input {
                 question: ask.question(),
-                prompt: format!("choose 1-{}: ", ask.options.len()),
+                prompt: if *retry {
+                    format!("type a number from 1 to {}: ", ask.options.len())
+                } else {
+                    format!("choose 1-{}: ", ask.options.len())
+                },
             },
             Ask::Write(_, write) => Footer::Input {
                 question: services::review_lines(write)
@@ -56,7 +61,7 @@ impl Ask {
 
     fn request_id(&self) -> &RequestId {
         match self {
-            Ask::Permission(id, _) | Ask::Write(id, _) => id,
+            Ask::Permission(id, _, _) | Ask::Write(id, _) => id,
         }
     }
 }
@@ -128,7 +133,7 @@ impl Chat<'_> {
         };
         match answer {
             Some(outcome) => self.answer_permission(&request_id, &outcome).await,
-            None => self.push_ask(Ask::Permission(request_id, ask))?,
+            None => self.push_ask(Ask::Permission(request_id, ask, false))?,
         }
         Ok(())
     }
@@ -164,7 +169,7 @@ impl Chat<'_> {
             return;
         };
         match ask {
-            Ask::Permission(request_id, ask) => match ask.option_for_answer(line) {
+            Ask::Permission(request_id, ask, _) => match ask.option_for_answer(line) {
                 Some(option) => {
                     let outcome = permission::selected(option);
                     if let Some(standing) = self.standing.remember(&ask, &option.id.clone()) {
@@ -172,11 +177,7 @@ impl Chat<'_> {
                     }
                     self.answer_permission(&request_id, &outcome).await;
                 }
-                None => {
-                    self.view
-                        .note(&format!("type a number from 1 to {}", ask.options.len()));
-                    self.asks.push_front(Ask::Permission(request_id, ask));
-                }
+                None => self.asks.push_front(Ask::Permission(request_id, ask, true)),
             },
             Ask::Write(request_id, write) => {
                 let yes = matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes");
@@ -216,7 +217,7 @@ impl Chat<'_> {
     pub(super) async fn input_ended(&mut self) {
         while let Some(ask) = self.asks.pop_front() {
             match ask {
-                Ask::Permission(request_id, _) => {
+                Ask::Permission(request_id, _, _) => {
                     self.answer_permission(&request_id, &permission::cancelled())
                         .await;
                 }
