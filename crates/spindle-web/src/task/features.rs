@@ -410,7 +410,8 @@ impl SessionTask {
             "canList": init.is_some_and(InitializeOutcome::can_list_sessions),
             "canLoad": init.is_some_and(InitializeOutcome::can_load_session),
             "canResume": init.is_some_and(InitializeOutcome::can_resume_session),
-            "agentSessionId": self.startup.agent_session,
+            "agentSessionId": self.startup.agent_session.as_ref()
+                .or(self.startup.previous_agent_session.as_ref()),
             "cwd": self.root.display().to_string(),
             "modes": facts.modes,
             "currentModeId": info.current_mode_id,

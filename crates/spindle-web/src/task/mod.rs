@@ -631,6 +631,11 @@ impl SessionTask {
         let Some(agent) = self.agent.as_mut() else {
             return;
         };
+        if completion.data == Pending::Authenticate && self.startup.phase == Phase::NeedsAuth {
+            // Signed in: opening the session is bounded in time again.
+            self.startup_deadline =
+                Some(tokio::time::Instant::now() + self.settings.startup_timeout);
+        }
         let steps = self
             .startup
             .answered(&mut agent.client, completion.data, completion.result);
