@@ -5,6 +5,12 @@
 //! SQLite before the ops it causes are sent, and sessions are rebuilt after a restart by replaying
 //! that log.
 //!
+//! Each session's agent gets the client side of ACP from a [`spindle_host::Host`] rooted at the
+//! session's working directory, as far as the server's policy allows (`--fs`, `--terminals`):
+//! file reads and writes (a write under `ask` waits for the user's review), and terminals whose
+//! output is logged as `local` lines so that it is shown, and rebuilt, like the rest. Commands
+//! are only ever run at the agent's request; no route takes one from the browser.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use spindle_web::{AgentSettings, ServeConfig};
