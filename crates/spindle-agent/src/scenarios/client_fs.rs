@@ -74,7 +74,12 @@ pub(crate) struct FsFlow {
 
 impl FsFlow {
     pub(crate) fn new(ctx: &mut TurnCtx<'_>, file: Option<&str>) -> FsFlow {
-        let file = file.unwrap_or(CLIENT_FS_DEFAULT_FILE).to_owned();
+        // `@notes.txt` (a mention typed as the argument) names notes.txt.
+        let file = file
+            .map(|f| f.trim_start_matches('@').trim_matches('"'))
+            .filter(|f| !f.is_empty())
+            .unwrap_or(CLIENT_FS_DEFAULT_FILE)
+            .to_owned();
         FsFlow {
             path: path_in(ctx.cwd, &file),
             file,
