@@ -91,6 +91,26 @@ module.exports = function register(h) {
     }
   });
 
+  scenario("underscores inside words stay text, between words they are emphasis", async ({ context, base }) => {
+    const page = await context.newPage();
+    await page.goto(base + "/");
+    const html = await page.evaluate(() => {
+      const box = document.createElement("div");
+      const out = [];
+      for (const text of ["no fs/read_text_file or snake_case_name here", "an _emphasised_ word", "a_b _c d_e", "_".repeat(5000) + "x_y"]) {
+        window.SpindleMarkdown.render(box, text, []);
+        out.push(box.innerHTML);
+        box.replaceChildren();
+      }
+      return out;
+    });
+    assert(html[0] === "<p>no fs/read_text_file or snake_case_name here</p>", html[0]);
+    assert(html[1] === "<p>an <em>emphasised</em> word</p>", html[1]);
+    assert(!html[2].includes("<em>"), "no closer between words: " + html[2]);
+    assert(html[3].endsWith("x_y</p>"), "a run of underscores stays text");
+    await page.close();
+  });
+
   scenario("the slash palette completes commands with their hints", async ({ context, base }) => {
     const page = await context.newPage();
     await page.goto(base + "/");

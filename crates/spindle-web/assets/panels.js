@@ -54,18 +54,24 @@ window.SpindlePanels = Object.freeze({
 
     // The agent facts of the selected session, when loaded.
     const currentAgent = () => (agentFor === ctx.session() ? agent : null);
+    // The same, only when they come from a started agent's handshake.
+    const startedAgent = () => {
+      const facts = currentAgent();
+      return facts && (facts.status === "ready" || facts.status == null) && facts.protocol != null ? facts : null;
+    };
 
     function renderAgent() {
       const box = $("agent-info");
       const info = agent.agentInfo && typeof agent.agentInfo === "object" ? agent.agentInfo : {};
-      const name = info.title || info.name || "agent";
+      const name = info.title || info.name || "The agent has not started yet";
       const rows = [el("div", "agent-name", name + (info.version ? " " + info.version : ""))];
       const facts = [];
       if (agent.status && agent.status !== "ready") facts.push(String(agent.status).replace(/_/g, " "));
       if (agent.protocol != null) facts.push("protocol v" + agent.protocol);
       if (agent.fsPolicy) facts.push("files: " + agent.fsPolicy);
       if (agent.terminals != null) facts.push("terminals: " + (agent.terminals ? "on" : "off"));
-      const caps = agent.promptCapabilities;
+      // What the agent accepts is known from its handshake only.
+      const caps = agent.status === "ready" || agent.status == null ? agent.promptCapabilities : null;
       if (caps && typeof caps === "object") {
         facts.push("images: " + (caps.image ? "accepted" : "not accepted"));
         if (caps.embeddedContext) facts.push("embeds @files");
@@ -368,7 +374,7 @@ window.SpindlePanels = Object.freeze({
       if (where) li.appendChild(el("div", "history-where", where));
       const buttons = el("div", "history-actions");
       // Known only from a started agent: until then both ways are offered.
-      const facts = currentAgent() && currentAgent().protocol != null ? currentAgent() : null;
+      const facts = startedAgent();
       for (const [how, label, can] of [["load", "Open", "canLoad"], ["resume", "Resume", "canResume"]]) {
         if (facts && facts[can] === false) continue;
         const b = el("button", null, label);
@@ -400,7 +406,7 @@ window.SpindlePanels = Object.freeze({
     $("history-more").addEventListener("click", () => refreshHistory(true));
 
     return Object.freeze({
-      clear, loadAgent, agent: currentAgent, onStatus, onSessionInfo, onModes,
+      clear, loadAgent, agent: startedAgent, onStatus, onSessionInfo, onModes,
       onStanding: renderStanding, refreshHistory,
     });
   },
