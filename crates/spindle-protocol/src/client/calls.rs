@@ -10,12 +10,13 @@
 //! | [`ClientCore::set_config_option`] | `{configId, value}` (id) / `{type:"boolean", value}` | `{configId, type:"id", value}` / `{type:"boolean", value}` |
 //! | [`ClientCore::list_sessions`] | `session/list` behind `sessionCapabilities.list` | `session/list` (baseline with `capabilities.session`) |
 //! | [`ClientCore::load_session`] | `session/load` behind `loadSession` | `session/resume` with `replayFrom: {type: "start"}` |
+//! | [`ClientCore::close_session`] | `session/close` behind `sessionCapabilities.close` | `session/close` (baseline) |
 //! | [`ClientCore::resume_session`] | `session/resume` behind `sessionCapabilities.resume` (no replay) | `session/resume`, optional `replayFrom` |
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use spindle_wire::client_methods::{
-    AUTH_LOGIN, AUTHENTICATE, SESSION_LIST, SESSION_LOAD, SESSION_RESUME,
+    AUTH_LOGIN, AUTHENTICATE, SESSION_CLOSE, SESSION_LIST, SESSION_LOAD, SESSION_RESUME,
     SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE, fields,
 };
 
@@ -238,6 +239,19 @@ impl<T> ClientCore<T> {
             fields::MCP_SERVERS: mcp_servers,
         }))?;
         self.register(SESSION_LOAD, params, Purpose::Other, data)
+    }
+
+    /// `session/close` (v1 behind `sessionCapabilities.close`, v2 baseline):
+    /// the agent ends the session's work and frees it.
+    pub fn close_session(&mut self, session_id: &str, data: T) -> Result<RequestId, ClientError> {
+        if !self.require_init()?.can_close_session() {
+            return Err(ClientError::Unsupported(
+                "session/close (needs agentCapabilities.sessionCapabilities.close; v2: capabilities.session)"
+                    .into(),
+            ));
+        }
+        let params = raw(&json!({ fields::SESSION_ID: session_id }))?;
+        self.register(SESSION_CLOSE, params, Purpose::Other, data)
     }
 
     /// `session/resume` (see [`InitializeOutcome::can_resume_session`](super::InitializeOutcome::can_resume_session));

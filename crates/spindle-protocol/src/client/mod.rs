@@ -238,6 +238,12 @@ impl AcpClient {
         .await
     }
 
+    /// `session/close` (v1 needs `sessionCapabilities.close`; v2 baseline).
+    pub async fn close_session(&self, session_id: &str) -> Result<Box<RawValue>, ClientError> {
+        self.request_with(|core, waiter| core.close_session(session_id, waiter))
+            .await
+    }
+
     /// `session/list`, optionally filtered by `cwd` and from a page `cursor`.
     pub async fn list_sessions(
         &self,

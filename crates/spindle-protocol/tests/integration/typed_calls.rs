@@ -179,6 +179,20 @@ async fn session_list_needs_the_capability_and_reads_pages() {
         );
         assert_eq!(list.sessions[0].title.as_deref(), Some("Fix the build"));
         assert_eq!(list.sessions[1].updated_at, None);
+        // session/close follows the same capability rule (v1: not advertised here).
+        if v2 {
+            let c = client.clone();
+            let t = tokio::spawn(async move { c.close_session("a").await });
+            let (id, params) = agent.expect_request("session/close").await;
+            assert_eq!(params, json!({"sessionId": "a"}));
+            agent.reply(id, json!({})).await;
+            t.await.unwrap().unwrap();
+        } else {
+            assert!(matches!(
+                client.close_session("a").await,
+                Err(ClientError::Unsupported(_))
+            ));
+        }
         // No filter: empty params.
         let c = client.clone();
         let t = tokio::spawn(async move { c.list_sessions(None, None).await });
