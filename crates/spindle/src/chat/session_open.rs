@@ -150,10 +150,10 @@ async fn open_session(
     if args.list {
         return list_sessions(client, &init).await;
     }
-    if let Some(method) = &args.auth {
-        if let Err(code) = authenticate(client, &init, method).await? {
-            return Ok(Err(code));
-        }
+    if let Some(method) = &args.auth
+        && let Err(code) = authenticate(client, &init, method).await?
+    {
+        return Ok(Err(code));
     }
     if let Some(id) = &args.resume {
         return resume(client, &init, conn, id, &cwd).await;

@@ -201,6 +201,7 @@ fn client_fs_refuses_writes_outside_the_working_directory() {
         outside.to_str().unwrap().to_owned(),
         "../outside.txt".to_owned(),
         "up/outside.txt".to_owned(),
+        "/proc/self/environ".to_owned(),
     ] {
         let output = prompt(
             &work,

@@ -142,6 +142,7 @@ fn tab_completes_commands_and_shows_their_hint() {
         return;
     }
     let dir = TempDir::new("tmux-tab");
+    std::fs::write(dir.join("notes.txt"), "n\n").unwrap();
     let pane = Pane::reference("tab", &dir.path, &[]);
     pane.wait_until("the input prompt", |s| s.trim_end() == ">");
     pane.type_text("/scen");
@@ -161,11 +162,55 @@ fn tab_completes_commands_and_shows_their_hint() {
     pane.wait_until("the own command completed", |s| {
         s.lines().last().is_some_and(|l| l.trim_end() == "> /mode")
     });
+    // A mention: files under the working directory.
     pane.key("C-u");
-    pane.type_text("/scenario plain");
+    pane.type_text("/scenario echo-content @no");
+    pane.key("Tab");
+    pane.wait_until("the completed path", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.trim_end() == "> /scenario echo-content @notes.txt")
+    });
     pane.key("Enter");
     let screen = pane.wait_for_turns(1);
-    assert!(screen.contains("> /scenario plain"), "{screen}");
+    assert!(
+        screen.contains("> /scenario echo-content @notes.txt"),
+        "{screen}"
+    );
+    assert!(screen.contains("I received 2 content blocks"), "{screen}");
+}
+
+#[test]
+fn sign_in_is_asked_on_a_terminal_when_the_agent_requires_it() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("tmux-auth");
+    let pane = Pane::start(
+        "auth",
+        &dir.path,
+        &[],
+        &[
+            SPINDLE,
+            "agent",
+            "--protocol",
+            "1",
+            "--delay-ms",
+            "0",
+            "--require-auth",
+        ],
+    );
+    let screen = pane.wait_until("the sign-in question", |s| {
+        s.ends_with("sign in with (number or id, empty to give up):")
+    });
+    assert!(screen.contains("1) spindle-token  Token"), "{screen}");
+    pane.type_line("1");
+    pane.wait_until("the input prompt", |s| {
+        s.lines().last().is_some_and(|l| l.trim_end() == ">")
+    });
+    pane.type_line("/scenario plain");
+    let screen = pane.wait_for_turns(1);
+    assert!(screen.contains("signed in with spindle-token"), "{screen}");
 }
 
 #[test]
@@ -358,4 +403,34 @@ fn an_always_answer_stands_for_the_same_tool_and_is_shown() {
     assert!(screen.contains("turn 2 got always"), "{screen}");
     assert!(screen.contains("(answered without asking)"), "{screen}");
     assert_eq!(screen.matches("choose 1-3:").count(), 1, "{screen}");
+}
+
+#[test]
+fn prompt_mode_reviews_a_write_when_stdin_is_a_terminal() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("tmux-prompt-review");
+    std::fs::write(dir.join("notes.txt"), "alpha\n").unwrap();
+    let pane = Pane::reference(
+        "prompt-review",
+        &dir.path,
+        &["--prompt", "/scenario client-fs notes.txt"],
+    );
+    let screen = pane.wait_until("the review question", |s| s.ends_with("apply? [y/N]"));
+    assert!(
+        screen.contains("The agent wants to change notes.txt"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("-alpha") || screen.contains("+alpha"),
+        "{screen}"
+    );
+    pane.type_line("y");
+    let screen = pane.wait_until("the chat to exit", |s| s.contains("[chat exited"));
+    assert!(screen.contains("[chat exited 0]"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        scenarios::client_fs_changed("alpha\n")
+    );
 }
