@@ -441,18 +441,26 @@ fn spawn_reader(
         let mut buf = vec![0u8; READ_CHUNK];
         let mut stream = Utf8Stream::default();
         let mut shown = 0usize;
-        let show = |text: String, shown: &mut usize| {
+        // Bytes shown so far; past the limit, the text is cut at a character
+        // boundary and one notice ends the display.
+        let show = |mut text: String, shown: &mut usize| {
             if text.is_empty() || *shown > display_limit {
                 return;
             }
-            *shown += text.len();
-            let text = if *shown > display_limit {
-                format!(
-                    "{text}\n[spindle: more output than {display_limit} bytes; the rest is not shown]\n"
-                )
+            let room = display_limit - *shown;
+            if text.len() > room {
+                let mut cut = room;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.truncate(cut);
+                text.push_str(&format!(
+                    "\n[spindle: more output than {display_limit} bytes; the rest is not shown]\n"
+                ));
+                *shown = display_limit + 1;
             } else {
-                text
-            };
+                *shown += text.len();
+            }
             let _ = events.send(HostEvent::TerminalOutput {
                 session_id: session_id.clone(),
                 terminal_id: terminal_id.clone(),

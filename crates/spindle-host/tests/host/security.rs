@@ -209,3 +209,33 @@ async fn a_root_reached_through_a_link_accepts_both_spellings() {
     assert_eq!(file.display_path, "a.txt");
     assert_eq!(file.path, outer.join("real/a.txt"));
 }
+
+#[tokio::test]
+async fn special_files_are_refused_without_blocking() {
+    let f = Fixture::new(FsPolicy::Allow);
+    let status = std::process::Command::new("mkfifo")
+        .arg(f.ws_path("pipe"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success());
+    let e = f.read("pipe").await.unwrap_err();
+    assert_error(&e, -32603, "not a regular file");
+    let e = f
+        .err(
+            WRITE,
+            json!({"sessionId": "s", "path": "pipe", "content": "x"}),
+        )
+        .await;
+    assert_error(&e, -32603, "not a regular file");
+    let e = f.host.resolve_mention("pipe").unwrap_err();
+    assert!(e.message().contains("not a file"), "{e}");
+}
+
+#[test]
+fn completion_does_not_list_through_a_link_that_leads_out() {
+    let f = escapes();
+    let e = f.host.complete_path("link-dir/", 50).unwrap_err();
+    assert_eq!(e.kind(), FsErrorKind::OutsideRoot);
+    let e = f.host.complete_path("../", 50).unwrap_err();
+    assert_eq!(e.kind(), FsErrorKind::InvalidPath);
+}

@@ -445,3 +445,30 @@ async fn terminal_errors_are_clear() {
         .await;
     assert_error(&e, -32603, "1 terminals are open");
 }
+
+#[tokio::test]
+async fn live_output_past_the_display_limit_ends_with_one_notice() {
+    let mut f = Fixture::with(|c| c.limits.max_display_output_bytes = 1000);
+    let id = create(
+        &f,
+        json!({"command": "sh", "args": ["-c", "i=0; while [ $i -lt 500 ]; do echo \"line $i\"; i=$((i+1)); done"]}),
+    )
+    .await;
+    call(&f, "terminal/wait_for_exit", "s", &id).await;
+    let mut shown = String::new();
+    loop {
+        match f.events.recv().await.unwrap() {
+            HostEvent::TerminalOutput { text, .. } => shown.push_str(&text),
+            HostEvent::TerminalExited { .. } => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(shown.starts_with("line 0\nline 1\n"));
+    assert_eq!(shown.matches("the rest is not shown").count(), 1, "{shown}");
+    let (before, _) = shown.split_once("\n[spindle: more output").unwrap();
+    assert_eq!(before.len(), 1000);
+    assert!(!shown.contains("line 499"));
+    // The agent's output is not limited by the display.
+    let out = call(&f, "terminal/output", "s", &id).await;
+    assert!(out["output"].as_str().unwrap().ends_with("line 499\n"));
+}
