@@ -23,10 +23,10 @@ use crate::output::{OutputBuffer, Utf8Stream};
 
 /// How long an exit waits for the rest of the output (a background process
 /// of the command may hold the pipe open).
-const OUTPUT_DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+const OUTPUT_DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long `kill_session_terminals` and `shutdown` wait for a killed
 /// command to be reaped.
-const REAP_TIMEOUT: Duration = Duration::from_secs(5);
+const REAP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bytes read from the pipe at once.
 const READ_CHUNK: usize = 16 * 1024;
 
