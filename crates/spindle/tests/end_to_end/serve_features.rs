@@ -83,6 +83,30 @@ fn serve_features_fs_ask_review_accept_writes_and_reject_leaves_the_file() {
     let (status, _) = served.post_value(&reviews, &json!({"requestId": key, "decision": "accept"}));
     assert_eq!(status, 409);
     served.stop();
+
+    // After a restart the tool calls still show both writes as diffs with their outcomes
+    // (rebuilt from the log: the agent's requests, the text each replaced, the answers).
+    let served = serve_in(&dir, &work, &["--fs", "ask"], &reference_agent_v1_with(&[]));
+    let mut sse = served.sse(session, None);
+    let reset = sse.next_event().unwrap();
+    let writes: Vec<Value> = reset
+        .ops()
+        .iter()
+        .filter(|op| op["op"] == "insert_entry")
+        .filter_map(|op| op["entry"]["diffs"].as_array().cloned())
+        .flatten()
+        .filter(|diff| diff["write"].is_object())
+        .collect();
+    let statuses: Vec<&str> = writes
+        .iter()
+        .filter_map(|d| d["write"]["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["written", "rejected"], "{writes:#?}");
+    assert!(
+        writes.iter().all(|d| d["write"]["oldTextKnown"] != false),
+        "{writes:#?}"
+    );
+    served.stop();
 }
 
 #[test]
