@@ -9,7 +9,13 @@
 //!   `initialize` handshake with version negotiation, capability checks,
 //!   response dispatch, one [`ClientEvent`] stream), and [`AcpClient`], which
 //!   drives it with tokio over a [`Connection`]. `spindle serve` drives the same
-//!   core over its own line link.
+//!   core over its own line link. Typed calls spelled per negotiated version:
+//!   `authenticate` (v2 `auth/login`), `set_mode`, `set_config_option`,
+//!   `list_sessions`, `load_session` (v2: resume with replay), `resume_session`,
+//!   `close_session`; what the agent offers is read alike for v1 and v2 on
+//!   [`InitializeOutcome`] (`auth_methods`, `prompt_capabilities`, `can_*`).
+//! - [`prompt`]: prompt content without I/O: `@path` mentions and the content
+//!   blocks (text, resource links, embedded resources, images) the agent accepts.
 //! - [`extensions`]: the Spindle streaming extensions and their opt-in
 //!   (re-exported from `spindle_wire`).
 //! - `schema_check` (feature `schema-check`, for tests): validation of
