@@ -472,3 +472,24 @@ async fn live_output_past_the_display_limit_ends_with_one_notice() {
     let out = call(&f, "terminal/output", "s", &id).await;
     assert!(out["output"].as_str().unwrap().ends_with("line 499\n"));
 }
+
+#[tokio::test]
+async fn a_background_process_left_by_the_command_is_killed_on_release() {
+    let f = Fixture::new(FsPolicy::Ask);
+    // The shell exits at once; its background child keeps the output pipe open.
+    let id = create(
+        &f,
+        json!({"command": "sh", "args": ["-c", "sleep 1000 & echo $!"]}),
+    )
+    .await;
+    let exit = call(&f, "terminal/wait_for_exit", "s", &id).await;
+    assert_eq!(exit, json!({"exitCode": 0, "signal": null}));
+    let out = call(&f, "terminal/output", "s", &id).await;
+    let pid: u32 = out["output"].as_str().unwrap().trim().parse().unwrap();
+    assert!(
+        process_alive(pid),
+        "the background process runs on after the exit"
+    );
+    call(&f, "terminal/release", "s", &id).await;
+    assert_gone(pid).await;
+}
