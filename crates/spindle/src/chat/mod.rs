@@ -42,7 +42,9 @@ pub mod exit {
     /// stop reason, or the agent refused to initialize / open the session.
     pub const AGENT_ERROR: u8 = 1;
     /// Usage error: bad flags, the agent command could not be started, the
-    /// recording could not be written.
+    /// recording could not be written, a prompt refused before sending
+    /// (mention outside the directory, image not accepted), `--list` /
+    /// `--resume` / `--auth` asking for what the agent does not offer.
     pub const USAGE: u8 = 2;
     /// Stop reason `max_tokens` or `max_turn_requests`.
     pub const LIMIT: u8 = 3;
@@ -62,7 +64,10 @@ turn, Ctrl-C at the prompt with 130, an agent that exits with 5):
   0    the turn ended with end_turn
   1    the turn failed (stop reason error, error response, unknown stop reason,
        or the agent refused initialize / session/new)
-  2    usage error (bad flags, agent command not startable, --record not writable)
+  2    usage error (bad flags, agent command not startable, --record not writable,
+       a prompt refused before sending: @path outside the directory, an image the
+       agent does not take; --list/--resume the agent does not offer; an --auth
+       method the agent does not have)
   3    stop reason max_tokens or max_turn_requests
   4    stop reason refusal
   5    the agent exited or closed the connection before the turn ended
@@ -81,8 +86,9 @@ pub struct ChatArgs {
     /// status from the stop reason.
     #[arg(long, value_name = "TEXT")]
     pub prompt: Option<String>,
-    /// Approve permission requests (the first allow option); without it a
-    /// request is asked on the terminal, or rejected when nobody can answer.
+    /// Approve permission requests (the narrowest allow option) and, under
+    /// `--fs ask`, file writes; without it they are asked on the terminal, or
+    /// rejected when nobody can answer.
     #[arg(long, short = 'y')]
     pub yes: bool,
     /// Write every message exchanged with the agent to FILE in the
@@ -109,7 +115,7 @@ pub struct ChatArgs {
     /// (shown live in the tool call; killed on Ctrl-C and at exit).
     #[arg(long, value_enum, default_value = "on", value_name = "ON_OFF")]
     pub terminals: OnOff,
-    /// Attach an image (PNG, JPEG, GIF or WebP) to the prompt (repeatable;
+    /// Attach an image (PNG, JPEG, GIF, WebP or SVG) to the prompt (repeatable;
     /// interactively: to the first prompt). Refused when the agent does not
     /// accept images.
     #[arg(long, value_name = "FILE")]
