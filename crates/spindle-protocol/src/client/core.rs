@@ -26,7 +26,10 @@ use crate::jsonrpc::{
 };
 use crate::req_queue::{CANCEL_REQUEST_METHOD, ReqQueue};
 use crate::transport::{Incoming, decode_line_into};
-use spindle_wire::client_methods::{SESSION_NEW, fields};
+use spindle_wire::client_methods::{
+    FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE, INITIALIZE, SESSION_CANCEL, SESSION_NEW, SESSION_PROMPT,
+    SESSION_REQUEST_PERMISSION, SESSION_UPDATE, TERMINAL_PREFIX, fields,
+};
 
 /// Why the client sent a request; decides what its response does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -223,7 +226,7 @@ impl<T> ClientCore<T> {
     pub fn initialize(&mut self, data: T) -> Result<RequestId, ClientError> {
         let asked = first_version(&self.options);
         let params = initialize_params(&self.options, asked);
-        let id = self.register("initialize", params, Purpose::Initialize { asked }, data)?;
+        let id = self.register(INITIALIZE, params, Purpose::Initialize { asked }, data)?;
         self.phase = HandshakePhase::Initializing;
         Ok(id)
     }
@@ -268,7 +271,7 @@ impl<T> ClientCore<T> {
         let purpose = Purpose::Prompt {
             session_id: session_id.to_owned(),
         };
-        self.register("session/prompt", params, purpose, data)
+        self.register(SESSION_PROMPT, params, purpose, data)
     }
 
     /// Any other request (extension methods).
@@ -306,10 +309,10 @@ impl<T> ClientCore<T> {
     /// as ACP requires.
     pub fn cancel(&mut self, session_id: &str) -> Result<(), ClientError> {
         let pending = self.queue.incoming_matching(|d| {
-            d.method == "session/request_permission" && d.session_id.as_deref() == Some(session_id)
+            d.method == SESSION_REQUEST_PERMISSION && d.session_id.as_deref() == Some(session_id)
         });
         let notification =
-            Message::notification("session/cancel", &json!({ "sessionId": session_id }))
+            Message::notification(SESSION_CANCEL, &json!({ fields::SESSION_ID: session_id }))
                 .map_err(|e| ClientError::Protocol(e.to_string()))?;
         self.outgoing.push(notification);
         for id in pending {
@@ -464,7 +467,7 @@ impl<T> ClientCore<T> {
                 });
                 let params = initialize_params(&self.options, 1);
                 // Cannot fail: the core is not closed.
-                let _ = self.register("initialize", params, Purpose::Initialize { asked: 1 }, data);
+                let _ = self.register(INITIALIZE, params, Purpose::Initialize { asked: 1 }, data);
                 return None;
             }
             Err(e) => {
@@ -513,7 +516,7 @@ impl<T> ClientCore<T> {
 
     fn receive_notification(&mut self, method: String, params: Option<Box<RawValue>>) {
         match method.as_str() {
-            "session/update" => {
+            SESSION_UPDATE => {
                 let v2 = self.protocol_version() == Some(2);
                 self.sessions.update(params, v2, &mut self.events);
             }
@@ -554,10 +557,10 @@ impl<T> ClientCore<T> {
     fn receive_request(&mut self, id: RequestId, method: String, params: Option<Box<RawValue>>) {
         let o = &self.options;
         let enabled = match method.as_str() {
-            "session/request_permission" => true,
-            "fs/read_text_file" => o.fs_read_text_file,
-            "fs/write_text_file" => o.fs_write_text_file,
-            m if m.starts_with("terminal/") => o.terminal,
+            SESSION_REQUEST_PERMISSION => true,
+            FS_READ_TEXT_FILE => o.fs_read_text_file,
+            FS_WRITE_TEXT_FILE => o.fs_write_text_file,
+            m if m.starts_with(TERMINAL_PREFIX) => o.terminal,
             _ => false,
         };
         if !enabled {
@@ -577,7 +580,7 @@ impl<T> ClientCore<T> {
                 .ok()
                 .map(|s| s.session_id)
         });
-        if method == "session/request_permission" && (session_id.is_none() || params.is_none()) {
+        if method == SESSION_REQUEST_PERMISSION && (session_id.is_none() || params.is_none()) {
             self.outgoing.push(Message::response_err(
                 id,
                 ResponseError::new(INVALID_PARAMS, "session/request_permission needs sessionId"),
@@ -599,7 +602,7 @@ impl<T> ClientCore<T> {
         }
         self.events
             .push(match (method.as_str(), session_id, params) {
-                ("session/request_permission", Some(session_id), Some(params)) => {
+                (SESSION_REQUEST_PERMISSION, Some(session_id), Some(params)) => {
                     ClientEvent::PermissionRequest {
                         request_id: id,
                         session_id,
