@@ -587,5 +587,22 @@ fn serve_features_always_permissions_are_remembered_shown_answered_and_forgettab
     );
     assert_eq!(status, 200);
     served.reply_with(session, "picked once");
+
+    // This agent cannot load sessions: opening one says so and starts a new agent session.
+    let opened = served.create_session_with(&json!({"agentSessionId": "gone", "open": "load"}));
+    served.wait_agent_info(opened, "a new agent session", |i| {
+        i["status"] == "ready" && i["agentSessionId"] == "sess_always"
+    });
+    let mut sse = served.sse(opened, None);
+    let banner = sse
+        .wait_op(|op| op["op"] == "web_banner" && op["text"].is_string())
+        .unwrap();
+    assert!(
+        banner["text"]
+            .as_str()
+            .unwrap()
+            .contains("cannot load sessions"),
+        "{banner}"
+    );
     served.stop();
 }
