@@ -421,6 +421,12 @@ fn serve_features_at_completion_lists_files_under_the_session_directory_only() {
     let listed: Value = serde_json::from_str(&files("").body).unwrap();
     assert_eq!(listed["files"], json!(["src/"]));
     assert_eq!(files("..%2F").status, 400);
+    std::os::unix::fs::symlink(&dir.path, work.join("out")).unwrap();
+    assert_eq!(
+        files("out%2F").status,
+        400,
+        "a symlink out of the directory"
+    );
     assert_eq!(files("%2Fetc%2F").status, 400);
     // A session may have a directory of its own inside the server's, never outside it.
     let (status, _) = served.post_value("/api/sessions", &json!({"cwd": "../"}));
