@@ -198,11 +198,13 @@ async fn a_new_agent_process_lists_loads_and_resumes_earlier_sessions() {
             resp["result"]["configOptions"][0]["currentValue"], "plan",
             "{resp}"
         );
-        // The loaded session goes on.
+        // The loaded session goes on, and the transcript engine took the replay without complaint.
         assert_eq!(
             peer.prompt(&sid, "what did I say?").await.stop_reason,
             "end_turn"
         );
+        peer.assert_no_engine_diagnostics();
+        assert!(peer.engine.transcript().entries.len() >= 5);
         // Resume without replay: nothing but commands (and v2's state) before the answer.
         let (resp, before) = peer
             .call(
