@@ -423,7 +423,7 @@ fn prompt_mode_reviews_a_write_when_stdin_is_a_terminal() {
         "{screen}"
     );
     assert!(
-        screen.contains("-alpha") || screen.contains("+alpha"),
+        screen.contains(&format!("+{}", scenarios::CLIENT_FS_APPENDED_LINE)),
         "{screen}"
     );
     pane.type_line("y");
