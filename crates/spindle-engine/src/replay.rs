@@ -286,9 +286,26 @@ impl TranscriptEngine {
                         out.push_str(&format!(" [{name}]"));
                     }
                     out.push('\n');
-                    for diff in tc.diffs() {
+                    for path in tc.client_reads() {
+                        out.push_str(&format!("  (read {path})\n"));
+                    }
+                    let writes = tc.client_writes();
+                    let first_write = tc.diffs().len().saturating_sub(writes.len());
+                    for (i, diff) in tc.diffs().iter().enumerate() {
                         for line in diff.unified().lines() {
                             out.push_str(&format!("  {line}\n"));
+                        }
+                        if let Some(write) = i.checked_sub(first_write).and_then(|w| writes.get(w))
+                        {
+                            match &write.error {
+                                Some(error) => out.push_str(&format!(
+                                    "  (write {}: {error})\n",
+                                    write.status.as_str()
+                                )),
+                                None => {
+                                    out.push_str(&format!("  (write {})\n", write.status.as_str()))
+                                }
+                            }
                         }
                     }
                     if let Some(output) = tc.terminal_output() {

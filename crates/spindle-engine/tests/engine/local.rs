@@ -229,3 +229,35 @@ fn a_refused_write_does_not_take_the_text_before_of_a_later_one() {
         (WriteStatus::Failed, WriteStatus::Written)
     );
 }
+
+#[test]
+fn the_text_rendering_shows_reads_and_each_writes_outcome() {
+    let text = spindle_engine::replay_recording(
+        &fixture("24_client_fs_write_accepted_ops.jsonl"),
+        EngineConfig::default(),
+    )
+    .render_text();
+    assert!(text.contains("  (read /w/notes.txt)\n"), "{text}");
+    assert!(
+        text.contains("  -beta\n  +BETA\n   gamma\n  (write written)\n"),
+        "{text}"
+    );
+    let text = spindle_engine::replay_recording(
+        &fixture("24_client_fs_write_rejected_ops.jsonl"),
+        EngineConfig::default(),
+    )
+    .render_text();
+    assert!(
+        text.contains("(write rejected: the user rejected the write to config.toml)"),
+        "{text}"
+    );
+    let text = spindle_engine::replay_recording(
+        &fixture("24_client_terminal_output_ops.jsonl"),
+        EngineConfig::default(),
+    )
+    .render_text();
+    assert!(
+        text.contains("  | Compiling spindle v0.1.0\n  | € done\n  (killed by SIGKILL)\n"),
+        "{text}"
+    );
+}
