@@ -451,9 +451,11 @@ require("./daily.js")({
 const assetDir = process.env.SPINDLE_BROWSER_ASSETS || "";
 async function serveAssetsFromDisk(context, dir) {
   const types = { "index.html": "text/html; charset=utf-8", "app.css": "text/css; charset=utf-8" };
-  await context.route(/\/(app\.js|composer\.js|panels\.js|markdown\.js|app\.css)?$/, async (route) => {
-    const name = new URL(route.request().url()).pathname.slice(1) || "index.html";
-    if (!/^(index\.html|app\.js|composer\.js|panels\.js|markdown\.js|app\.css)$/.test(name)) {
+  await context.route(/\/(app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|app\.css)?$/, async (route) => {
+    const url = new URL(route.request().url());
+    const name = url.pathname.slice(1) || "index.html";
+    // The token URL answers with a redirect and a cookie: left to the server.
+    if (url.search || !/^(index\.html|app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|app\.css)$/.test(name)) {
       await route.continue();
       return;
     }
