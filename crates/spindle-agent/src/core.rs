@@ -23,8 +23,9 @@ use crate::script::Script;
 use crate::turn_context::{Connection, SessionState};
 use crate::wire::{self, ProtocolChoice, Version, codes};
 use spindle_wire::client_methods::{
-    AUTH_LOGIN, AUTH_LOGOUT, AUTHENTICATE, SESSION_CLOSE, SESSION_LIST, SESSION_LOAD, SESSION_NEW,
-    SESSION_PROMPT, SESSION_RESUME, SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE,
+    AUTH_LOGIN, AUTH_LOGOUT, AUTHENTICATE, INITIALIZE, SESSION_CANCEL, SESSION_CLOSE, SESSION_LIST,
+    SESSION_LOAD, SESSION_NEW, SESSION_PROMPT, SESSION_RESUME, SESSION_SET_CONFIG_OPTION,
+    SESSION_SET_MODE,
 };
 
 mod handshake;
@@ -334,7 +335,7 @@ impl AgentCore {
     }
 
     fn handle_request(&mut self, id: Value, method: &str, params: Value) {
-        if method == "initialize" {
+        if method == INITIALIZE {
             self.initialize(&id, &params);
             return;
         }
@@ -364,7 +365,7 @@ impl AgentCore {
     }
 
     fn handle_notification(&mut self, method: &str, params: &Value) {
-        if method == "session/cancel"
+        if method == SESSION_CANCEL
             && let Some(s) = self.session_index(params)
         {
             self.cancel_turn(s);

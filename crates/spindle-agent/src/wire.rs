@@ -109,7 +109,7 @@ pub fn error_response(id: &Value, code: i64, message: &str) -> Value {
 pub fn session_update(session_id: &str, update: Value) -> Value {
     json!({
         "jsonrpc": "2.0",
-        "method": "session/update",
+        "method": spindle_wire::client_methods::SESSION_UPDATE,
         "params": {"sessionId": session_id, "update": update},
     })
 }

@@ -203,7 +203,7 @@ impl AgentCore {
                 let request = json!({
                     "jsonrpc": "2.0",
                     "id": request_id,
-                    "method": "session/request_permission",
+                    "method": spindle_wire::client_methods::SESSION_REQUEST_PERMISSION,
                     "params": params,
                 });
                 wire::push_line(&mut self.out, &request);
