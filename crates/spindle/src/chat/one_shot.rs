@@ -123,6 +123,13 @@ pub async fn run(
         standing: Standing::default(),
         conn,
     };
+    // What arrived while the session opened (a loaded session's replay)
+    // precedes the turn.
+    while let Some(event) = turn.conn.events.try_recv() {
+        if turn.handle(event).await?.is_some() {
+            break;
+        }
+    }
     // v1: the turn starts with the prompt. v2: when the agent accepts it;
     // what arrives before (the session-start greeting) precedes the turn.
     if !v2 {
