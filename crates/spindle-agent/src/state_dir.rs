@@ -77,7 +77,7 @@ pub(crate) fn prepare(config: &mut AgentConfig) -> std::io::Result<()> {
     config.stored_sessions.extend(sessions);
     if config.session_id_prefix.is_none() {
         config.session_id_prefix = Some(format!(
-            "sess_{}{}_",
+            "sess_{}-{}_",
             base36(now),
             base36(u64::from(std::process::id()))
         ));
