@@ -447,7 +447,8 @@ require("./daily.js")({
 // ---- runner ---------------------------------------------------------------------------------
 
 // SPINDLE_BROWSER_ASSETS=DIR: the page's files come from DIR instead of the binary (to try page
-// edits without a rebuild); the server's own answer (status, CSP and other headers) is kept.
+// edits without a rebuild); the document keeps the server's own answer (status, CSP, headers).
+// A page reached through a redirect (the token URL) is not routed: that scenario needs the binary.
 const assetDir = process.env.SPINDLE_BROWSER_ASSETS || "";
 async function serveAssetsFromDisk(context, dir) {
   const types = { "index.html": "text/html; charset=utf-8", "app.css": "text/css; charset=utf-8" };
@@ -459,12 +460,13 @@ async function serveAssetsFromDisk(context, dir) {
       await route.continue();
       return;
     }
-    const response = await route.fetch();
     const body = fs.readFileSync(path.join(dir, name), "utf8");
-    if (response.status() === 404) {
-      await route.fulfill({ status: 200, contentType: types[name] || "text/javascript; charset=utf-8", body });
+    if (name === "index.html") {
+      // The document keeps the server's status and headers (token check, CSP).
+      const response = await route.fetch();
+      await route.fulfill({ response, body: response.ok() ? body : await response.text() });
     } else {
-      await route.fulfill({ response, body });
+      await route.fulfill({ status: 200, contentType: types[name] || "text/javascript; charset=utf-8", body });
     }
   });
 }
