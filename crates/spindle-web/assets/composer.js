@@ -182,6 +182,8 @@ window.SpindleComposer = Object.freeze({
 
     input.addEventListener("input", () => { update(); showError(null); });
     input.addEventListener("blur", () => closePalette());
+    // The caret moved by the mouse: what it stands in decides again.
+    input.addEventListener("click", () => { if (open) update(); });
     input.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
         closePalette();
