@@ -66,6 +66,13 @@ async fn sessions_need_authentication_when_required() {
         assert_eq!(resp["result"], json!({}));
         let (sid, _) = peer.new_session().await;
         assert_eq!(peer.prompt(&sid, "hi").await.stop_reason, "end_turn");
+        if version == 2 {
+            // v2 auth/logout: authentication is required again.
+            let (resp, _) = peer.call("auth/logout", json!({})).await;
+            assert_eq!(resp["result"], json!({}));
+            let (resp, _) = peer.call("session/new", peer.new_session_params()).await;
+            assert_eq!(resp["error"]["code"], -32000);
+        }
     }
 }
 
