@@ -139,7 +139,19 @@ fn diff_lines(diffs: &[Value], out: &mut Vec<Line>) {
             Some("modify") | None => format!("edit {path}"),
             Some(other) => format!("{other} {path}"),
         };
-        out.push(Line::new(&format!("    {header}"), Style::Bold));
+        // A write the agent asked this client for: where it stands.
+        let outcome = diff.get("write").map(|write| {
+            let status = str_field(Some(write), "status").unwrap_or("pending");
+            match (status, str_field(Some(write), "error")) {
+                ("pending", _) => " (write waiting for the answer)".to_owned(),
+                (status, Some(error)) => format!(" ({status}: {error})"),
+                (status, None) => format!(" ({status})"),
+            }
+        });
+        out.push(Line::new(
+            &format!("    {header}{}", outcome.unwrap_or_default()),
+            Style::Bold,
+        ));
         if diff.get("binary") == Some(&Value::Bool(true)) {
             out.push(Line::new("    (binary)", Style::Dim));
         }
@@ -478,7 +490,9 @@ mod tests {
                         {"header": "@@ -1,2 +1,2 @@", "lines": [" x", "-y", "+z"]}]},
                     {"path": "/w/new.rs", "change": "add", "hunks": []},
                     {"path": "/w/old.rs", "change": "delete", "hunks": []},
-                    {"path": "/w/b.rs", "oldPath": "/w/c.rs", "change": "move", "hunks": []}
+                    {"path": "/w/b.rs", "oldPath": "/w/c.rs", "change": "move", "hunks": []},
+                    {"path": "/w/d.rs", "change": "modify", "hunks": [],
+                     "write": {"requestId": 3, "status": "rejected", "error": "the user rejected the write"}}
                 ]
             }),
             "",
@@ -494,6 +508,10 @@ mod tests {
             ("    new file /w/new.rs", Style::Bold),
             ("    deleted /w/old.rs", Style::Bold),
             ("    moved /w/c.rs -> /w/b.rs", Style::Bold),
+            (
+                "    edit /w/d.rs (rejected: the user rejected the write)",
+                Style::Bold,
+            ),
         ];
         let expected: Vec<(String, Style)> =
             expected.iter().map(|(t, s)| (t.to_string(), *s)).collect();

@@ -265,7 +265,9 @@ fn a_write_is_reviewed_as_a_diff_before_it_is_applied() {
         "alpha\nbeta\n"
     );
     pane.type_line("y");
-    pane.wait_for_turns(1);
+    let screen = pane.wait_for_turns(1);
+    // The edit's tool call shows the diff with the write's outcome.
+    assert!(screen.contains("notes.txt (written)"), "{screen}");
     assert_eq!(
         std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
         scenarios::client_fs_changed("alpha\nbeta\n")
@@ -280,6 +282,7 @@ fn a_write_is_reviewed_as_a_diff_before_it_is_applied() {
     pane.type_line("n");
     let screen = pane.wait_for_turns(2);
     assert!(screen.contains("not written: notes.txt"), "{screen}");
+    assert!(screen.contains("notes.txt (rejected"), "{screen}");
     assert_eq!(
         std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
         scenarios::client_fs_changed("alpha\nbeta\n")
