@@ -21,7 +21,7 @@ pub struct CommandInfo {
 }
 
 /// Spindle's own commands: name, hint, description.
-pub const OWN_COMMANDS: [(&str, &str, &str); 4] = [
+pub const OWN_COMMANDS: [(&str, &str, &str); 5] = [
     (
         "mode",
         "[mode id]",
@@ -37,6 +37,11 @@ pub const OWN_COMMANDS: [(&str, &str, &str); 4] = [
         "auth",
         "[method id]",
         "list the agent's sign-in methods, or sign in with one",
+    ),
+    (
+        "permissions",
+        "[forget N]",
+        "list the standing \"always\" answers, or drop one",
     ),
 ];
 

@@ -312,6 +312,7 @@ impl Chat<'_> {
             "mode" => self.conn.controls.mode_command(rest),
             "model" => self.conn.controls.model_command(rest),
             "config" => self.conn.controls.config_command(rest),
+            "permissions" => ControlAction::Show(self.standing.command(rest)),
             _ => return self.auth_command(rest),
         };
         let client = self.conn.client.clone();

@@ -151,6 +151,45 @@ impl Standing {
         let option = ask.option_of_kind(kind)?;
         Some((option, standing_line(kind, &ask.tool)))
     }
+
+    /// `/permissions [forget N]`: the standing answers, numbered, or the
+    /// removal of one.
+    pub fn command(&mut self, arg: &str) -> Vec<String> {
+        if let Some(n) = arg.strip_prefix("forget") {
+            let index = n
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| n.checked_sub(1));
+            return match index.filter(|&i| i < self.answers.len()) {
+                Some(i) => {
+                    let (tool, kind) = self.answers.remove(i);
+                    vec![format!("forgot: {}", standing_line(&kind, &tool))]
+                }
+                None => vec![format!(
+                    "type /permissions forget N with N from 1 to {}",
+                    self.answers.len()
+                )],
+            };
+        }
+        if !arg.is_empty() {
+            return vec![
+                "/permissions lists the standing answers; /permissions forget N drops one"
+                    .to_owned(),
+            ];
+        }
+        if self.answers.is_empty() {
+            return vec![
+                "no standing answers (an \"always\" answer to a permission request makes one)"
+                    .to_owned(),
+            ];
+        }
+        let mut lines = vec!["standing answers (/permissions forget N drops one):".to_owned()];
+        for (i, (tool, kind)) in self.answers.iter().enumerate() {
+            lines.push(format!("  {}) {}", i + 1, standing_line(kind, tool)));
+        }
+        lines
+    }
 }
 
 fn standing_line(kind: &str, tool: &str) -> String {
@@ -238,6 +277,20 @@ mod tests {
                 .answer_for(&PermissionAsk::parse(&params("ls")))
                 .is_none()
         );
+        assert_eq!(
+            standing.command(""),
+            [
+                "standing answers (/permissions forget N drops one):",
+                "  1) standing: allow always execute: rm"
+            ]
+        );
+        assert!(standing.command("forget 2")[0].starts_with("type /permissions forget N"));
+        assert_eq!(
+            standing.command("forget 1"),
+            ["forgot: standing: allow always execute: rm"]
+        );
+        assert!(standing.answer_for(&again).is_none());
+        assert!(standing.command("")[0].starts_with("no standing answers"));
     }
 
     #[test]

@@ -406,6 +406,22 @@ fn an_always_answer_stands_for_the_same_tool_and_is_shown() {
     assert!(screen.contains("turn 2 got always"), "{screen}");
     assert!(screen.contains("(answered without asking)"), "{screen}");
     assert_eq!(screen.matches("choose 1-3:").count(), 1, "{screen}");
+    // Listed, then forgotten: the next request is asked again.
+    pane.type_line("/permissions");
+    pane.wait_until("the standing answers", |s| {
+        s.contains("1) standing: allow always execute: rm")
+    });
+    pane.type_line("/permissions forget 1");
+    pane.wait_until("the answer forgotten", |s| {
+        s.contains("forgot: standing: allow always execute: rm")
+    });
+    pane.type_line("third");
+    pane.wait_until("the question again", |s| {
+        s.matches("choose 1-3:").count() == 2
+    });
+    pane.type_line("1");
+    let screen = pane.wait_for_turns(3);
+    assert!(screen.contains("turn 3 got once"), "{screen}");
 }
 
 #[test]
