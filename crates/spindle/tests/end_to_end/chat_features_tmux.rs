@@ -178,6 +178,21 @@ fn tab_completes_commands_and_shows_their_hint() {
         "{screen}"
     );
     assert!(screen.contains("I received 2 content blocks"), "{screen}");
+    // Up brings the last line back; Ctrl-C on a typed line drops it and the
+    // chat goes on.
+    pane.key("Up");
+    pane.wait_until("the line from the history", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.trim_end() == "> /scenario echo-content @notes.txt")
+    });
+    pane.key("C-c");
+    pane.wait_until("the line dropped", |s| {
+        s.lines().last().is_some_and(|l| l.trim_end() == ">")
+    });
+    pane.type_line("/scenario plain");
+    let screen = pane.wait_for_turns(2);
+    assert!(!screen.contains("[chat exited"), "{screen}");
 }
 
 #[test]
