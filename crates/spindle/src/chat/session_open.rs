@@ -9,6 +9,7 @@ use std::io::{BufRead, IsTerminal};
 
 use anyhow::Context;
 use serde_json::json;
+use serde_json::value::RawValue;
 use spindle_protocol::transport::{ConnectionOptions, SpawnOptions, spawn_child};
 use spindle_protocol::{AcpClient, ClientError, ClientOptions, InitializeOutcome};
 use tokio::sync::mpsc;
@@ -155,14 +156,22 @@ async fn open_session(
     {
         return Ok(Err(code));
     }
-    if let Some(id) = &args.resume {
-        return resume(client, &init, conn, id, &cwd).await;
-    }
     let mut signed_in = args.auth.is_some();
     loop {
-        match client.new_session(&cwd, &json!([])).await {
-            Ok((session_id, raw)) => {
+        let attempt = match &args.resume {
+            Some(id) => match resume(client, &init, id, &cwd).await {
+                Some(attempt) => attempt,
+                None => return Ok(Err(exit::USAGE)),
+            },
+            None => client
+                .new_session(&cwd, &json!([]))
+                .await
+                .map(|(session_id, raw)| (session_id, raw, Opened::New)),
+        };
+        match attempt {
+            Ok((session_id, raw, opened)) => {
                 conn.session_id = session_id;
+                conn.opened = opened;
                 conn.controls = Controls::from_session_result(
                     &serde_json::from_str(raw.get()).unwrap_or_default(),
                 );
@@ -181,6 +190,11 @@ async fn open_session(
                 eprintln!(
                     "spindle chat: the agent still asks for authentication after signing in: {error}"
                 );
+                return Ok(Err(exit::AGENT_ERROR));
+            }
+            Err(ClientError::Rpc(error)) if args.resume.is_some() => {
+                let id = args.resume.as_deref().unwrap_or_default();
+                eprintln!("spindle chat: could not open session {id}: {error}");
                 return Ok(Err(exit::AGENT_ERROR));
             }
             Err(error) => return Err(error),
@@ -271,14 +285,18 @@ pub(crate) async fn authenticate(
     }
 }
 
-/// `--resume ID`.
+/// What opening a session answered: its id, the raw result, how it was opened.
+type Attempt = Result<(String, Box<RawValue>, Opened), ClientError>;
+
+/// `--resume ID`: `session/resume` (v1, when offered: no replay), else the
+/// history replayed (v1 `session/load`, v2 `session/resume` from the
+/// start). `None`: the agent offers neither (reported).
 async fn resume(
     client: &AcpClient,
     init: &InitializeOutcome,
-    conn: &mut Connected,
     id: &str,
     cwd: &str,
-) -> Result<Result<(), u8>, ClientError> {
+) -> Option<Attempt> {
     let v1 = init.protocol_version < 2;
     let (result, opened) = if v1 && init.can_resume_session() {
         (
@@ -294,22 +312,9 @@ async fn resume(
         eprintln!(
             "spindle chat: --resume: the agent offers neither session/resume nor session/load"
         );
-        return Ok(Err(exit::USAGE));
+        return None;
     };
-    match result {
-        Ok(raw) => {
-            conn.session_id = id.to_owned();
-            conn.opened = opened;
-            conn.controls =
-                Controls::from_session_result(&serde_json::from_str(raw.get()).unwrap_or_default());
-            Ok(Ok(()))
-        }
-        Err(ClientError::Rpc(error)) => {
-            eprintln!("spindle chat: could not open session {id}: {error}");
-            Ok(Err(exit::AGENT_ERROR))
-        }
-        Err(other) => Err(other),
-    }
+    Some(result.map(|raw| (id.to_owned(), raw, opened)))
 }
 
 /// `--list`: the agent's sessions, every page, as a table on stdout.

@@ -685,3 +685,43 @@ fn terminals_die_with_the_session_when_the_agent_exits() {
         || sleepers_in(&dir.path).is_empty().then_some(()),
     );
 }
+
+#[test]
+fn resuming_a_session_signs_in_first_when_the_agent_requires_it() {
+    let dir = TempDir::new("chat-history-auth");
+    let state = dir.join("state");
+    let agent = [
+        "--protocol",
+        "1",
+        "--require-auth",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ];
+    let first = prompt(
+        &dir.path,
+        &["--auth", "spindle-token"],
+        "a first turn",
+        &agent,
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", both(&first));
+    let list = chat_command(&dir.path, &["--list"], &agent)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let ids = listed_ids(&list);
+    assert_eq!(ids.len(), 1, "{}", both(&list));
+    let refused = prompt(&dir.path, &["--resume", &ids[0]], "again", &agent);
+    assert_eq!(refused.status.code(), Some(1), "{}", both(&refused));
+    assert!(
+        err(&refused).contains("--auth METHOD_ID"),
+        "{}",
+        both(&refused)
+    );
+    let resumed = prompt(
+        &dir.path,
+        &["--resume", &ids[0], "--auth", "spindle-token"],
+        "/scenario plain",
+        &agent,
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+}
