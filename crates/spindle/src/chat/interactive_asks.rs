@@ -307,7 +307,11 @@ impl Chat<'_> {
         if !OWN_COMMANDS.iter().any(|(own, _, _)| *own == name) {
             return false;
         }
-        self.view.note(&format!("> {}", line.trim()));
+        if !self.stdin_tty {
+            // Piped input is not on the screen: say what is being answered
+            // (a terminal shows the typed line already).
+            self.view.note(&format!("you> {}", line.trim()));
+        }
         let action = match name {
             "mode" => self.conn.controls.mode_command(rest),
             "model" => self.conn.controls.model_command(rest),
