@@ -101,10 +101,13 @@ impl Services {
     }
 
     /// The next thing the services report (pending forever when idle).
+    /// Host events first: what a request reported while it ran (the text a
+    /// write replaces, a terminal's output) is applied before its answer.
     pub async fn next(&mut self) -> ServiceEvent {
         tokio::select! {
-            Some(done) = self.done_rx.recv() => ServiceEvent::Done(done),
+            biased;
             Some(event) = self.events.recv() => ServiceEvent::Host(event),
+            Some(done) = self.done_rx.recv() => ServiceEvent::Done(done),
             else => std::future::pending().await,
         }
     }
