@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use spindle_engine::{RenderOp, TranscriptEngine};
 
+use crate::acp::{AcpFeed, HistoryPolicy};
 use crate::feed::EngineFeed;
 use crate::hub::{Hub, HubStats};
 use crate::store::{Direction, Store, StoredReply};
@@ -30,6 +31,8 @@ pub(crate) struct SessionCore {
     /// from the log reaches.
     feed: EngineFeed,
     pub(crate) hub: Hub,
+    /// What `/acp` clients attached to this session receive (a second hub, same lines).
+    pub(crate) acp: AcpFeed,
     store: Arc<Mutex<Store>>,
     next_seq: i64,
     /// Lines whose commit failed; retried, in order, before the next lines.
@@ -63,11 +66,13 @@ impl SessionCore {
         next_seq: i64,
     ) -> SessionCore {
         let saved_turns = engine.turn_progress();
+        let acp = AcpFeed::new(session, hub.last_id().generation, hub.limits(), 2);
         SessionCore {
             session,
             engine,
             feed,
             hub,
+            acp,
             store,
             next_seq,
             unsaved: Vec::new(),
@@ -92,6 +97,7 @@ impl SessionCore {
             return;
         }
         self.commit(&lines);
+        self.acp.on_lines(&lines);
         let mut ops = Vec::new();
         for (direction, line) in &lines {
             ops.extend(self.feed.apply(&mut self.engine, *direction, line));
@@ -233,11 +239,13 @@ impl SessionCore {
     }
 
     pub(crate) fn open_permission(&mut self, key: String, op: Value) {
+        self.acp.permission_opened(&key);
         self.permissions.insert(key, op.clone());
         self.publish_web_op(op);
     }
 
     pub(crate) fn close_permission(&mut self, key: &str, outcome: &str) {
+        self.acp.permission_closed(key, outcome);
         if self.permissions.remove(key).is_some() {
             self.publish_web_op(json!({
                 "op": "web_permission_resolved", "key": key, "outcome": outcome,
@@ -351,6 +359,63 @@ impl SessionCore {
             .subscribe(last_seen, || Self::snapshot_json(engine, &extra))
     }
 
+    /// Subscribes an `/acp` client stream (see [`AcpFeed::subscribe`]); a snapshot, when one is
+    /// needed, holds the history `policy` asks for, read from the wire log.
+    pub(crate) fn acp_subscribe(
+        &mut self,
+        last_seen: Option<crate::hub::EventId>,
+        policy: HistoryPolicy,
+    ) -> tokio::sync::mpsc::Receiver<crate::hub::Frame> {
+        let history = self.acp.history(policy);
+        let store = self.store.clone();
+        let session = self.session;
+        self.acp.subscribe(last_seen, move || {
+            let logged = if history.needs_log() {
+                match lock(&store).lines(session) {
+                    Ok((lines, _)) => lines.into_iter().map(|l| (l.direction, l.line)).collect(),
+                    Err(error) => {
+                        tracing::error!(session, "history for an /acp client: {error}");
+                        Vec::new()
+                    }
+                }
+            } else {
+                Vec::new()
+            };
+            history.lines(&logged)
+        })
+    }
+
+    /// Where an `/acp` client attaching now starts: the history `policy` asks for and the id
+    /// of the last message it covers, cut together.
+    pub(crate) fn acp_attach_point(
+        &mut self,
+        policy: HistoryPolicy,
+    ) -> (Option<String>, crate::hub::EventId) {
+        let history = self.acp.history(policy);
+        let text = (policy != HistoryPolicy::None).then(|| {
+            let logged = if history.needs_log() {
+                self.logged_lines()
+            } else {
+                Vec::new()
+            };
+            history.lines(&logged)
+        });
+        (text, self.acp.hub.last_id())
+    }
+
+    fn logged_lines(&self) -> Vec<(Direction, String)> {
+        match lock(&self.store).lines(self.session) {
+            Ok((lines, _)) => lines.into_iter().map(|l| (l.direction, l.line)).collect(),
+            Err(error) => {
+                tracing::error!(
+                    session = self.session,
+                    "history for an /acp client: {error}"
+                );
+                Vec::new()
+            }
+        }
+    }
+
     pub(crate) fn stats(&self) -> Value {
         let HubStats {
             observers,
@@ -358,7 +423,12 @@ impl SessionCore {
             resumed,
             resets,
         } = self.hub.stats();
+        let acp = self.acp.hub.stats();
         json!({
+            "acpObservers": acp.observers,
+            "acpDroppedSlow": acp.dropped_slow,
+            "acpResumed": acp.resumed,
+            "acpResets": acp.resets,
             "observers": observers,
             "droppedSlow": dropped_slow,
             "resumed": resumed,

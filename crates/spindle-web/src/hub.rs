@@ -158,6 +158,20 @@ impl Hub {
         }
     }
 
+    /// The hub's limits.
+    pub fn limits(&self) -> HubLimits {
+        self.limits
+    }
+
+    /// Counts a batch that nobody was sent (no observer was attached) without keeping it: the
+    /// ring is emptied, so that no later resume skips over the gap (it gets a reset instead).
+    pub fn skip(&mut self) -> EventId {
+        self.last_counter += 1;
+        self.ring.clear();
+        self.ring_bytes = 0;
+        self.last_id()
+    }
+
     /// Detaches every observer (their streams end). Used at shutdown.
     pub fn close_all(&mut self) {
         self.observers.clear();

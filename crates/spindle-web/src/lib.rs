@@ -36,6 +36,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod acp;
 mod agent_link;
 mod api;
 mod core;
@@ -57,6 +58,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use acp::AcpLimits;
 pub use agent_link::MAX_LINE_BYTES;
 pub use errors::WebError;
 pub use handshake::{AgentSettings, OpenMode};
@@ -111,12 +113,39 @@ pub struct Server {
     address: SocketAddr,
     token: Option<String>,
     manager: Arc<registry::SessionManager>,
+    acp: acp::AcpState,
     router: axum::Router,
+}
+
+/// How [`Server::start_with`] serves.
+#[derive(Debug, Clone, Copy)]
+pub struct ServeOptions {
+    /// Serve the page and its API (`false`: only `/acp`, a headless gateway).
+    pub page: bool,
+    /// Limits of the `/acp` endpoint.
+    pub acp: AcpLimits,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            page: true,
+            acp: AcpLimits::from_env(),
+        }
+    }
 }
 
 impl Server {
     /// Checks the configuration, opens the database, rebuilds every stored session and binds.
     pub async fn start(config: ServeConfig) -> Result<Server, ServeError> {
+        Server::start_with(config, ServeOptions::default()).await
+    }
+
+    /// [`Server::start`] with options (headless, `/acp` limits).
+    pub async fn start_with(
+        config: ServeConfig,
+        options: ServeOptions,
+    ) -> Result<Server, ServeError> {
         if config.agent.command.is_empty() {
             return Err(ServeError::Config("the agent command is empty".into()));
         }
@@ -135,15 +164,19 @@ impl Server {
             security::AccessPolicy::new(address, config.token.clone(), &config.allow_hosts)
                 .map_err(ServeError::Config)?;
         let manager = Arc::new(manager);
+        let acp = acp::AcpState::new(manager.clone(), options.acp);
         let router = routes::router(routes::AppState {
             policy: Arc::new(policy),
             manager: manager.clone(),
+            acp: acp.clone(),
+            page: options.page,
         });
         Ok(Server {
             listener,
             address,
             token: config.token,
             manager,
+            acp,
             router,
         })
     }
@@ -172,10 +205,12 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
         let manager = self.manager.clone();
+        let acp = self.acp.clone();
         // Agents stop and SSE streams end first; otherwise the graceful shutdown would wait
         // for event streams that never finish on their own.
         let signal = async move {
             shutdown.await;
+            acp.close_all();
             manager.shutdown().await;
         };
         axum::serve(self.listener, self.router)

@@ -11,13 +11,14 @@ use serde_json::{Value, json};
 use spindle_engine::{EngineConfig, TranscriptEngine};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::acp::HistoryPolicy;
 use crate::core::{Banner, SessionCore, lock};
 use crate::errors::WebError;
 use crate::feed::{EngineFeed, session_cwd_note};
 use crate::handshake::{AgentSettings, OpenMode};
 use crate::hub::{EventId, Frame, Hub, HubLimits};
 use crate::store::{Direction, Store, StoredReply};
-use crate::task::{Command, PromptImage, SessionTask, TaskStart, ValueReply};
+use crate::task::{Command, PromptImage, RemoteTarget, SessionTask, TaskStart, ValueReply};
 
 /// What `POST /api/sessions` may ask for.
 #[derive(Debug, Clone, Default)]
@@ -41,6 +42,23 @@ pub struct SessionSummary {
     cwd: Option<String>,
     created_at: i64,
     updated_at: i64,
+}
+
+impl SessionSummary {
+    /// The session's id.
+    pub fn id(&self) -> i64 {
+        self.id
+    }
+
+    /// Its title.
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// Its own working directory, if any.
+    pub fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref()
+    }
 }
 
 /// All sessions of the server.
@@ -137,6 +155,8 @@ impl SessionManager {
         let (commands, receiver) = mpsc::channel(64);
         {
             let mut core = lock(&core);
+            let protocol = u16::try_from(self.settings.protocol_version).unwrap_or(2);
+            core.acp.set_protocol(protocol);
             let rules = core.session_facts().standing_json();
             if rules.as_array().is_some_and(|r| !r.is_empty()) {
                 core.set_fact(json!({ "op": "web_standing_permissions", "permissions": rules }));
@@ -253,6 +273,26 @@ impl SessionManager {
             .ok_or_else(|| WebError::new(StatusCode::NOT_FOUND, format!("no session {id}")))
     }
 
+    /// A live session by id, if there is one.
+    pub(crate) fn get_now(&self, id: i64) -> Option<Arc<LiveSession>> {
+        lock(&self.sessions).get(&id).cloned()
+    }
+
+    /// Whether `cwd` names a directory a session may use (inside the server's).
+    pub(crate) fn is_usable_cwd(&self, cwd: &str) -> bool {
+        self.session_cwd(cwd).is_ok()
+    }
+
+    /// The server's working directory (sessions without their own).
+    pub(crate) fn default_cwd(&self) -> &Path {
+        &self.settings.cwd
+    }
+
+    /// The protocol version the agents are asked for.
+    pub(crate) fn protocol_version(&self) -> u16 {
+        u16::try_from(self.settings.protocol_version).unwrap_or(2)
+    }
+
     /// The persisted replies of a session (no thoughts).
     pub fn replies(&self, id: i64) -> Result<Vec<StoredReply>, WebError> {
         lock(&self.store).replies(id).map_err(WebError::storage)
@@ -262,7 +302,11 @@ impl SessionManager {
     pub async fn shutdown(&self) {
         let sessions: Vec<_> = lock(&self.sessions).values().cloned().collect();
         for session in sessions {
-            lock(&session.core).hub.close_all();
+            {
+                let mut core = lock(&session.core);
+                core.hub.close_all();
+                core.acp.hub.close_all();
+            }
             let (reply, done) = oneshot::channel();
             if session.commands.send(Command::Stop(reply)).await.is_ok() {
                 let _ = done.await;
@@ -324,9 +368,48 @@ impl LiveSession {
         self.call(|reply| Command::Prompt {
             text,
             images,
+            remote: None,
             reply,
         })
         .await
+    }
+
+    /// Sends an `/acp` client's prompt; the agent's answer goes to that client's stream.
+    pub(crate) async fn remote_prompt(
+        &self,
+        blocks: Value,
+        target: RemoteTarget,
+    ) -> Result<(), WebError> {
+        self.call(|reply| Command::RemotePrompt {
+            blocks,
+            target,
+            reply,
+        })
+        .await
+    }
+
+    /// Subscribes an `/acp` client stream to this session (see `SessionCore::acp_subscribe`).
+    pub(crate) fn acp_subscribe(
+        &self,
+        last_seen: Option<EventId>,
+        policy: HistoryPolicy,
+    ) -> mpsc::Receiver<Frame> {
+        lock(&self.core).acp_subscribe(last_seen, policy)
+    }
+
+    /// Where an `/acp` client attaching now starts (see `SessionCore::acp_attach_point`).
+    pub(crate) fn acp_attach_point(&self, policy: HistoryPolicy) -> (Option<String>, EventId) {
+        lock(&self.core).acp_attach_point(policy)
+    }
+
+    /// The id of the last message of this session's `/acp` fan-out.
+    pub(crate) fn acp_last_id(&self) -> EventId {
+        lock(&self.core).acp.hub.last_id()
+    }
+
+    /// Answers a session-scoped request of an `/acp` client on its session stream.
+    pub(crate) fn acp_respond(&self, connection: &str, id: &Value, result: Result<Value, Value>) {
+        lock(&self.core).acp.respond(connection, id, result);
     }
 
     /// Accepts or rejects a pending file write, named by any of `keys`.

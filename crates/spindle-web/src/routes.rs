@@ -31,6 +31,15 @@ const MAX_BODY: usize = 1 << 20;
 pub(crate) struct AppState {
     pub(crate) policy: Arc<AccessPolicy>,
     pub(crate) manager: Arc<SessionManager>,
+    pub(crate) acp: crate::acp::AcpState,
+    /// Whether the page and its API are served (`spindle bridge --listen` serves `/acp` only).
+    pub(crate) page: bool,
+}
+
+impl axum::extract::FromRef<AppState> for crate::acp::AcpState {
+    fn from_ref(state: &AppState) -> Self {
+        state.acp.clone()
+    }
 }
 
 /// Every route of the server, in one table: what a browser can reach is exactly this. No route
@@ -68,13 +77,22 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/api/sessions/{id}/replies", get(replies)),
         ("/api/sessions/{id}/transcript", get(transcript)),
         ("/api/sessions/{id}/stats", get(stats)),
+        (
+            spindle_wire::remote::ACP_PATH,
+            get(crate::acp::get)
+                .post(crate::acp::post)
+                .delete(crate::acp::delete)
+                .layer(DefaultBodyLimit::max(spindle_wire::remote::MAX_POST_BODY)),
+        ),
     ]
 }
 
 pub(crate) fn router(state: AppState) -> Router {
     let mut router = Router::new();
     for (path, handler) in routes() {
-        router = router.route(path, handler);
+        if state.page || path == spindle_wire::remote::ACP_PATH {
+            router = router.route(path, handler);
+        }
     }
     router
         .fallback(not_found)
@@ -342,6 +360,7 @@ mod tests {
                 "/api/sessions/{id}/replies",
                 "/api/sessions/{id}/transcript",
                 "/api/sessions/{id}/stats",
+                "/acp",
             ]
         );
         for path in paths {

@@ -159,7 +159,9 @@ impl AccessPolicy {
                 reason: "cross-site request refused",
             });
         }
-        if method != Method::GET && method != Method::HEAD {
+        // DELETE carries no body (`DELETE /acp` ends a connection); like any non-simple method
+        // a browser sends it cross-origin only after a preflight, which nothing here answers.
+        if method != Method::GET && method != Method::HEAD && method != Method::DELETE {
             let json = headers
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())

@@ -21,6 +21,7 @@ pub mod extensions;
 pub mod hash;
 pub mod host;
 pub mod meta;
+pub mod remote;
 pub mod routing;
 pub mod scan;
 pub mod tags;

@@ -44,6 +44,15 @@ pub(crate) enum Command {
     Prompt {
         text: String,
         images: Vec<PromptImage>,
+        /// An `/acp` client's prompt (see [`Command::RemotePrompt`]).
+        remote: Option<(Value, RemoteTarget)>,
+        reply: Reply,
+    },
+    /// A prompt from an `/acp` client: its blocks as sent; the agent's answer goes to the
+    /// client's stream (`SessionCore::acp`), in order with the updates.
+    RemotePrompt {
+        blocks: Value,
+        target: RemoteTarget,
         reply: Reply,
     },
     Cancel(Reply),
@@ -117,7 +126,16 @@ struct RunningAgent {
 struct QueuedPrompt {
     text: String,
     images: Vec<PromptImage>,
+    /// An `/acp` client's prompt: its blocks and where the answer goes.
+    remote: Option<(Value, RemoteTarget)>,
     reply: Reply,
+}
+
+/// Which `/acp` request a prompt answers: the connection and the client's request id.
+#[derive(Debug, Clone)]
+pub(crate) struct RemoteTarget {
+    pub(crate) connection: Arc<str>,
+    pub(crate) id: Value,
 }
 
 pub(crate) struct SessionTask {
@@ -139,6 +157,8 @@ pub(crate) struct SessionTask {
     reviews: HashMap<String, (RequestId, PendingWrite)>,
     /// Requests asked for from the page, answered when the agent answers.
     waiting: HashMap<RequestId, ValueReply>,
+    /// Prompts of `/acp` clients in flight, by the agent request's id.
+    remote_prompts: HashMap<RequestId, RemoteTarget>,
     /// The working directory of the agent session: the host's root.
     root: PathBuf,
     host_done: (
@@ -198,6 +218,7 @@ impl SessionTask {
             agent_requests: HashMap::new(),
             reviews: HashMap::new(),
             waiting: HashMap::new(),
+            remote_prompts: HashMap::new(),
             root: start.root,
             host_done: mpsc::unbounded_channel(),
             titled: false,
@@ -360,9 +381,20 @@ impl SessionTask {
     fn command(&mut self, command: Command) {
         match command {
             Command::StartAgent => self.start_agent(),
+            Command::RemotePrompt {
+                blocks,
+                target,
+                reply,
+            } => self.command(Command::Prompt {
+                text: String::new(),
+                images: Vec::new(),
+                remote: Some((blocks, target)),
+                reply,
+            }),
             Command::Prompt {
                 text,
                 images,
+                remote,
                 reply,
             } => {
                 if lock(&self.core).backlog_full() {
@@ -383,6 +415,7 @@ impl SessionTask {
                 self.queued.push_back(QueuedPrompt {
                     text,
                     images,
+                    remote,
                     reply,
                 });
                 match self.startup.phase {
@@ -457,6 +490,7 @@ impl SessionTask {
         while let Some(QueuedPrompt {
             text,
             images,
+            remote,
             reply,
         }) = self.queued.pop_front()
         {
@@ -474,18 +508,25 @@ impl SessionTask {
                 let _ = reply.send(Err(WebError::unavailable("no agent session")));
                 continue;
             };
-            let blocks = match features::prompt_blocks(agent, &text, &images) {
-                Ok(blocks) => blocks,
-                Err(error) => {
-                    let _ = reply.send(Err(error));
-                    continue;
-                }
+            let (blocks, target) = match remote {
+                Some((blocks, target)) => (blocks, Some(target)),
+                None => match features::prompt_blocks(agent, &text, &images) {
+                    Ok(blocks) => (blocks, None),
+                    Err(error) => {
+                        let _ = reply.send(Err(error));
+                        continue;
+                    }
+                },
             };
-            let sent = agent
-                .client
-                .prompt(&session, &blocks, Pending::Prompt)
-                .is_ok()
-                && !agent.link.is_closed();
+            let text = match &target {
+                Some(_) => first_text(&blocks),
+                None => text,
+            };
+            let request = agent.client.prompt(&session, &blocks, Pending::Prompt);
+            let sent = request.is_ok() && !agent.link.is_closed();
+            if let (Ok(request), Some(target)) = (request, target) {
+                self.remote_prompts.insert(request, target);
+            }
             if !self.titled {
                 self.titled = true;
                 let title: String = text.chars().take(60).collect();
@@ -606,6 +647,15 @@ impl SessionTask {
             };
             let _ = waiter.send(answer);
         }
+        if let Some(target) = self.remote_prompts.remove(&completion.id) {
+            let answer = match &completion.result {
+                Ok(raw) => Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null)),
+                Err(error) => Err(remote_error(error)),
+            };
+            lock(&self.core)
+                .acp
+                .respond(&target.connection, &target.id, answer);
+        }
         match completion.data {
             Pending::Prompt => {
                 if self.protocol() < 2 {
@@ -710,6 +760,10 @@ impl SessionTask {
         );
         self.fail_waiting("the agent exited");
         let mut core = lock(&self.core);
+        for (_, target) in self.remote_prompts.drain() {
+            let error = json!({ "code": -32603, "message": format!("the agent exited ({exit})") });
+            core.acp.respond(&target.connection, &target.id, Err(error));
+        }
         for key in keys {
             core.close_permission(&key, "agent exited");
         }
@@ -737,6 +791,26 @@ impl SessionTask {
             agent.link.kill().await;
         }
         lock(&self.core).save_now();
+    }
+}
+
+/// The text of a prompt's first text block (the session's title).
+fn first_text(blocks: &Value) -> String {
+    blocks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|b| b.get("text").and_then(Value::as_str))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The JSON-RPC error an `/acp` client gets for a failed agent request.
+fn remote_error(error: &spindle_protocol::ClientError) -> Value {
+    match error {
+        spindle_protocol::ClientError::Rpc(rpc) => serde_json::to_value(rpc)
+            .unwrap_or_else(|_| json!({ "code": -32603, "message": error.to_string() })),
+        other => json!({ "code": -32603, "message": other.to_string() }),
     }
 }
 

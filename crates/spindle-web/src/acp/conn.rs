@@ -1,0 +1,413 @@
+//! `/acp` connections: the registry (limits, unguessable ids, idle reaping), one connection's
+//! sessions (attachments with a role) and its connection-scoped outbox.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::acp::feed::HistoryPolicy;
+use crate::core::lock;
+use crate::hub::EventId;
+
+/// Limits of the `/acp` endpoint.
+#[derive(Debug, Clone, Copy)]
+pub struct AcpLimits {
+    /// Connections open at once; an `initialize` beyond gets 503.
+    pub max_connections: usize,
+    /// Sessions one connection may create or attach to.
+    pub max_sessions_per_connection: usize,
+    /// A connection with no open stream and no request for this long is closed.
+    pub idle_timeout: Duration,
+    /// Messages of the connection stream kept for a reconnect (`Last-Event-ID`).
+    pub connection_ring: usize,
+    /// Streams a connection may open for sessions it has not attached yet (the official client
+    /// opens the session stream before `session/load`).
+    pub max_pending_streams: usize,
+}
+
+impl Default for AcpLimits {
+    fn default() -> Self {
+        AcpLimits {
+            max_connections: 256,
+            max_sessions_per_connection: 64,
+            idle_timeout: Duration::from_secs(300),
+            connection_ring: 256,
+            max_pending_streams: 16,
+        }
+    }
+}
+
+impl AcpLimits {
+    /// The defaults, with overrides from the environment for small machines and tests:
+    /// `SPINDLE_ACP_MAX_CONNECTIONS`, `SPINDLE_ACP_MAX_SESSIONS`, `SPINDLE_ACP_IDLE_MS`.
+    pub fn from_env() -> AcpLimits {
+        let read = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|n| *n > 0)
+        };
+        let mut limits = AcpLimits::default();
+        if let Some(n) = read("SPINDLE_ACP_MAX_CONNECTIONS") {
+            limits.max_connections = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(n) = read("SPINDLE_ACP_MAX_SESSIONS") {
+            limits.max_sessions_per_connection = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(ms) = read("SPINDLE_ACP_IDLE_MS") {
+            limits.idle_timeout = Duration::from_millis(ms);
+        }
+        limits
+    }
+}
+
+/// What a client may do in a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Prompts, cancels, answers permission questions.
+    Controller,
+    /// Reads only.
+    Observer,
+}
+
+impl Role {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Role::Controller => spindle_wire::remote::ROLE_CONTROLLER,
+            Role::Observer => spindle_wire::remote::ROLE_OBSERVER,
+        }
+    }
+}
+
+/// One session a connection created or attached to.
+#[derive(Debug)]
+pub(crate) struct Attachment {
+    pub(crate) role: Role,
+    /// The history to send before the live messages (taken by the first stream).
+    pub(crate) history: Option<String>,
+    /// Where the session stream continues: the last event delivered (or the attach point).
+    pub(crate) resume: EventId,
+    /// Ends the current stream of this session when replaced or dropped.
+    pub(crate) stop: Option<oneshot::Sender<()>>,
+    /// The policy the client asked for (snapshots after a too-late resume are always full).
+    pub(crate) policy: HistoryPolicy,
+}
+
+/// The connection stream's messages: numbered, the recent ones kept for a reconnect.
+#[derive(Debug, Default)]
+struct Outbox {
+    counter: u64,
+    ring: VecDeque<(u64, Arc<str>)>,
+    sender: Option<mpsc::Sender<(u64, Arc<str>)>>,
+    /// The highest id handed to a stream.
+    handed: u64,
+}
+
+/// The queue of one connection stream.
+const OUTBOX_QUEUE: usize = 1024;
+
+/// One `/acp` connection.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    pub(crate) id: Arc<str>,
+    /// The protocol version agreed at `initialize` (0 until then, on WebSocket).
+    pub(crate) protocol: Mutex<u16>,
+    /// Opt-ins (`_meta.spindle.remote`): attach extension, event ids.
+    pub(crate) opt_in: Mutex<(bool, bool)>,
+    state: Mutex<ConnState>,
+    /// Bumped whenever a session is attached (pending streams wait on it).
+    pub(crate) attached: tokio::sync::watch::Sender<u64>,
+    /// Dropped when the connection ends: every stream of it ends.
+    pub(crate) closed: tokio::sync::watch::Sender<bool>,
+}
+
+#[derive(Debug)]
+struct ConnState {
+    attachments: HashMap<String, Attachment>,
+    outbox: Outbox,
+    last_active: Instant,
+    streams: usize,
+    pending_streams: usize,
+}
+
+impl Conn {
+    fn new(id: String) -> Conn {
+        Conn {
+            id: Arc::from(id),
+            protocol: Mutex::new(0),
+            opt_in: Mutex::new((false, false)),
+            state: Mutex::new(ConnState {
+                attachments: HashMap::new(),
+                outbox: Outbox::default(),
+                last_active: Instant::now(),
+                streams: 0,
+                pending_streams: 0,
+            }),
+            attached: tokio::sync::watch::channel(0).0,
+            closed: tokio::sync::watch::channel(false).0,
+        }
+    }
+
+    /// Notes activity (requests keep a connection from being reaped).
+    pub(crate) fn touch(&self) {
+        lock(&self.state).last_active = Instant::now();
+    }
+
+    /// Whether the attach extension was opted into.
+    pub(crate) fn opted_attach(&self) -> bool {
+        lock(&self.opt_in).0
+    }
+
+    /// Whether event ids were opted into.
+    pub(crate) fn opted_event_ids(&self) -> bool {
+        lock(&self.opt_in).1
+    }
+
+    /// Queues a message on the connection stream.
+    pub(crate) fn send(&self, message: String, ring_limit: usize) {
+        let mut state = lock(&self.state);
+        let outbox = &mut state.outbox;
+        outbox.counter += 1;
+        let entry: (u64, Arc<str>) = (outbox.counter, Arc::from(message));
+        outbox.ring.push_back(entry.clone());
+        while outbox.ring.len() > ring_limit.max(1) {
+            outbox.ring.pop_front();
+        }
+        if let Some(sender) = &outbox.sender {
+            match sender.try_send(entry) {
+                Ok(()) => outbox.handed = outbox.counter,
+                // A stalled stream is dropped; a reconnect catches up from the ring.
+                Err(_) => outbox.sender = None,
+            }
+        }
+    }
+
+    /// Opens the connection stream (replacing an earlier one): first the messages after
+    /// `last_seen` (or those never handed to a stream), then live ones. `None` when the ring
+    /// no longer holds what was missed.
+    pub(crate) fn subscribe_outbox(
+        &self,
+        last_seen: Option<u64>,
+    ) -> Option<mpsc::Receiver<(u64, Arc<str>)>> {
+        let mut state = lock(&self.state);
+        let outbox = &mut state.outbox;
+        let after = last_seen.unwrap_or(outbox.handed).min(outbox.counter);
+        let oldest = outbox.ring.front().map_or(outbox.counter + 1, |(n, _)| *n);
+        if after + 1 < oldest {
+            return None;
+        }
+        let backlog: Vec<_> = outbox
+            .ring
+            .iter()
+            .filter(|(n, _)| *n > after)
+            .cloned()
+            .collect();
+        let (sender, receiver) = mpsc::channel(backlog.len() + OUTBOX_QUEUE);
+        for entry in backlog {
+            let _ = sender.try_send(entry);
+        }
+        outbox.handed = outbox.counter;
+        outbox.sender = Some(sender);
+        Some(receiver)
+    }
+
+    /// Attaches a session (replacing an earlier attachment of the same session).
+    pub(crate) fn attach(&self, session_id: &str, attachment: Attachment) {
+        lock(&self.state)
+            .attachments
+            .insert(session_id.to_string(), attachment);
+        self.attached.send_modify(|n| *n += 1);
+    }
+
+    /// Detaches a session; its stream ends. False when it was not attached.
+    pub(crate) fn detach(&self, session_id: &str) -> bool {
+        lock(&self.state).attachments.remove(session_id).is_some()
+    }
+
+    /// The role of an attached session.
+    pub(crate) fn attachment(&self, session_id: &str) -> Option<Role> {
+        lock(&self.state)
+            .attachments
+            .get(session_id)
+            .map(|a| a.role)
+    }
+
+    /// How many sessions are attached.
+    pub(crate) fn session_count(&self) -> usize {
+        lock(&self.state).attachments.len()
+    }
+
+    /// Starts a stream of an attached session: its pending history, where to continue, and
+    /// the receiver that ends when a later stream replaces this one or the session is detached.
+    pub(crate) fn start_session_stream(
+        &self,
+        session_id: &str,
+    ) -> Option<(
+        Option<String>,
+        EventId,
+        HistoryPolicy,
+        oneshot::Receiver<()>,
+    )> {
+        let mut state = lock(&self.state);
+        let attachment = state.attachments.get_mut(session_id)?;
+        let (stop, stopped) = oneshot::channel();
+        attachment.stop = Some(stop);
+        Some((
+            attachment.history.take(),
+            attachment.resume,
+            attachment.policy,
+            stopped,
+        ))
+    }
+
+    /// Records the last event a session stream delivered (a reconnect without `Last-Event-ID`
+    /// continues there).
+    pub(crate) fn delivered(&self, session_id: &str, id: EventId) {
+        if let Some(a) = lock(&self.state).attachments.get_mut(session_id) {
+            a.resume = id;
+        }
+    }
+
+    /// Counts an open stream (streams keep the connection from being reaped).
+    pub(crate) fn stream_opened(self: &Arc<Self>) -> StreamGuard {
+        let mut state = lock(&self.state);
+        state.streams += 1;
+        state.last_active = Instant::now();
+        StreamGuard {
+            conn: self.clone(),
+            pending: false,
+        }
+    }
+
+    /// Counts a stream waiting for its session to be attached; `None` beyond the limit.
+    pub(crate) fn pending_stream(self: &Arc<Self>, limit: usize) -> Option<StreamGuard> {
+        let mut state = lock(&self.state);
+        if state.pending_streams >= limit {
+            return None;
+        }
+        state.pending_streams += 1;
+        state.streams += 1;
+        Some(StreamGuard {
+            conn: self.clone(),
+            pending: true,
+        })
+    }
+
+    fn idle_since(&self) -> Option<Instant> {
+        let state = lock(&self.state);
+        (state.streams == 0).then_some(state.last_active)
+    }
+
+    /// Ends the connection: every stream ends, attachments are dropped.
+    pub(crate) fn close(&self) {
+        let _ = self.closed.send(true);
+        let mut state = lock(&self.state);
+        state.attachments.clear();
+        state.outbox.sender = None;
+    }
+}
+
+/// Held by an open stream; counts it for the idle reaper.
+#[derive(Debug)]
+pub(crate) struct StreamGuard {
+    conn: Arc<Conn>,
+    pending: bool,
+}
+
+impl StreamGuard {
+    /// The pending stream's session was attached: it is an ordinary stream now.
+    pub(crate) fn confirm(&mut self) {
+        if self.pending {
+            self.pending = false;
+            lock(&self.conn.state).pending_streams -= 1;
+        }
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        let mut state = lock(&self.conn.state);
+        state.streams -= 1;
+        if self.pending {
+            state.pending_streams -= 1;
+        }
+        state.last_active = Instant::now();
+    }
+}
+
+/// Every open connection.
+#[derive(Debug)]
+pub(crate) struct Connections {
+    map: Mutex<HashMap<String, Arc<Conn>>>,
+    pub(crate) limits: AcpLimits,
+}
+
+impl Connections {
+    pub(crate) fn new(limits: AcpLimits) -> Connections {
+        Connections {
+            map: Mutex::new(HashMap::new()),
+            limits,
+        }
+    }
+
+    /// A new connection with an unguessable id; `None` at the connection limit or when the
+    /// system has no randomness to give.
+    pub(crate) fn create(&self) -> Option<Arc<Conn>> {
+        let id = random_id()?;
+        let mut map = lock(&self.map);
+        if map.len() >= self.limits.max_connections {
+            return None;
+        }
+        let conn = Arc::new(Conn::new(id.clone()));
+        map.insert(id, conn.clone());
+        Some(conn)
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Conn>> {
+        let conn = lock(&self.map).get(id).cloned()?;
+        conn.touch();
+        Some(conn)
+    }
+
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<Conn>> {
+        let conn = lock(&self.map).remove(id)?;
+        conn.close();
+        Some(conn)
+    }
+
+    /// Closes the connections idle (no stream, no request) for longer than the limit.
+    pub(crate) fn reap(&self, now: Instant) -> usize {
+        let idle: Vec<String> = lock(&self.map)
+            .iter()
+            .filter(|(_, c)| {
+                c.idle_since()
+                    .is_some_and(|since| now.duration_since(since) >= self.limits.idle_timeout)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &idle {
+            self.remove(id);
+        }
+        idle.len()
+    }
+
+    /// Closes every connection (server shutdown).
+    pub(crate) fn close_all(&self) {
+        let all: Vec<Arc<Conn>> = lock(&self.map).drain().map(|(_, c)| c).collect();
+        for conn in all {
+            conn.close();
+        }
+    }
+}
+
+/// 128 random bits from the operating system, as hex.
+fn random_id() -> Option<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}

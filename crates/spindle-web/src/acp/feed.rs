@@ -1,0 +1,305 @@
+//! The ACP side of one session's fan-out: what `/acp` clients attached to the session receive.
+//!
+//! It is a second [`Hub`] of the session, fed from the same logged lines as the render pipeline
+//! ([`crate::core::SessionCore::record`]): the agent's `session/update` notifications are passed
+//! on as they were logged, with only `sessionId` replaced by the id `/acp` clients know, and the
+//! prompts the agent receives (from the page or from any client) become `user_message_chunk`
+//! updates, so every client sees every prompt. Permission questions, their resolution and the
+//! answers to session-scoped requests travel as control envelopes (`{"spindle":{...}}`) that
+//! each client's stream turns into what that client may see (see `streams.rs`).
+//!
+//! Every message gets the hub's event id, so a client that reconnects within the ring resumes
+//! without loss or duplicate, and one that comes back too late gets a snapshot (the session's
+//! history from the wire log).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use spindle_wire::client_methods::{
+    SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE, fields,
+};
+
+use crate::hub::{EventId, Frame, Hub, HubLimits};
+use crate::store::Direction;
+
+/// The member of a control envelope.
+pub(crate) const ENVELOPE: &str = "spindle";
+
+/// What a newly attached client receives before the live messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HistoryPolicy {
+    /// The whole session (as `session/load` replays it), then the open permission questions.
+    Full,
+    /// Only the open permission questions.
+    PendingOnly,
+    /// Nothing.
+    None,
+}
+
+impl HistoryPolicy {
+    pub(crate) fn parse(text: &str) -> Option<HistoryPolicy> {
+        use spindle_wire::remote::{HISTORY_FULL, HISTORY_NONE, HISTORY_PENDING_ONLY};
+        match text {
+            HISTORY_FULL => Some(HistoryPolicy::Full),
+            HISTORY_PENDING_ONLY => Some(HistoryPolicy::PendingOnly),
+            HISTORY_NONE => Some(HistoryPolicy::None),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Probe<'a> {
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<Value>,
+}
+
+/// The ACP fan-out state of one session (kept under the session's lock, like the render hub).
+#[derive(Debug)]
+pub(crate) struct AcpFeed {
+    /// The session id `/acp` clients use.
+    session_id: Arc<str>,
+    pub(crate) hub: Hub,
+    /// The protocol version of the session's agent (as its `initialize` answer said).
+    protocol: u16,
+    /// The id of the `initialize` request in flight, to read the agent's version from its answer.
+    initialize_id: Option<Value>,
+    /// Params (with the client-facing session id) of the agent's permission requests not yet
+    /// answered, by key (the JSON text of the request id).
+    permission_params: BTreeMap<String, Value>,
+    /// The open permission questions shown to clients, by key, as their envelopes.
+    open_permissions: BTreeMap<String, Arc<str>>,
+    /// Prompts seen, for the `messageId` of their user chunks.
+    prompts: u64,
+}
+
+impl AcpFeed {
+    pub(crate) fn new(session: i64, generation: u64, limits: HubLimits, protocol: u16) -> AcpFeed {
+        AcpFeed {
+            session_id: Arc::from(session.to_string()),
+            hub: Hub::new(generation, limits),
+            protocol,
+            initialize_id: None,
+            permission_params: BTreeMap::new(),
+            open_permissions: BTreeMap::new(),
+            prompts: 0,
+        }
+    }
+
+    /// Sets the protocol version the session's agent speaks (until its `initialize` answer says).
+    pub(crate) fn set_protocol(&mut self, protocol: u16) {
+        self.protocol = protocol;
+    }
+
+    /// Takes a batch of logged lines (after they were committed).
+    pub(crate) fn on_lines(&mut self, lines: &[(Direction, String)]) {
+        for (direction, line) in lines {
+            let Ok(probe) = serde_json::from_str::<Probe<'_>>(line) else {
+                continue;
+            };
+            match (direction, probe.method.as_deref()) {
+                (Direction::Agent, Some(SESSION_UPDATE)) => {
+                    if self.hub.stats().observers == 0 {
+                        // Nobody listens: no rewrite, and no resume may skip over this gap.
+                        self.hub.skip();
+                    } else if let Some(line) = self.client_line(line) {
+                        self.hub.publish(Arc::from(line));
+                    }
+                }
+                (Direction::Agent, Some(SESSION_REQUEST_PERMISSION)) => {
+                    if let (Some(id), Some(params)) = (probe.id, self.client_params(line)) {
+                        self.permission_params.insert(id.to_string(), params);
+                    }
+                }
+                (Direction::Agent, None) => self.maybe_initialize_answer(probe.id.as_ref(), line),
+                (Direction::Client, Some("initialize")) => self.initialize_id = probe.id,
+                (Direction::Client, Some(SESSION_PROMPT)) => {
+                    for update in self.user_chunks(line) {
+                        self.hub.publish(Arc::from(update));
+                    }
+                }
+                (Direction::Client, None) => {
+                    // The client answered an agent request: no longer a question to forward.
+                    if let Some(id) = probe.id {
+                        self.permission_params.remove(&id.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn maybe_initialize_answer(&mut self, id: Option<&Value>, line: &str) {
+        if id.is_none() || id != self.initialize_id.as_ref() {
+            return;
+        }
+        self.initialize_id = None;
+        let version = serde_json::from_str::<Value>(line)
+            .ok()
+            .and_then(|v| v.pointer("/result/protocolVersion").and_then(Value::as_u64));
+        if let Some(version) = version.and_then(|v| u16::try_from(v).ok()) {
+            self.protocol = version;
+        }
+    }
+
+    fn client_line(&self, line: &str) -> Option<String> {
+        client_line(&self.session_id, line)
+    }
+
+    fn client_params(&self, line: &str) -> Option<Value> {
+        client_params(&self.session_id, line)
+    }
+
+    fn user_chunks(&mut self, line: &str) -> Vec<String> {
+        user_chunks(&self.session_id, self.protocol, &mut self.prompts, line)
+    }
+
+    /// What builds this session's history for a snapshot (see [`History::lines`]).
+    pub(crate) fn history(&self, policy: HistoryPolicy) -> History {
+        History {
+            session_id: self.session_id.clone(),
+            protocol: self.protocol,
+            policy,
+            open: self.open_permission_envelopes(),
+        }
+    }
+
+    /// A permission question is now open (shown in the page and to controllers).
+    pub(crate) fn permission_opened(&mut self, key: &str) {
+        let Some(params) = self.permission_params.get(key) else {
+            return;
+        };
+        let envelope: Arc<str> = Arc::from(
+            json!({ ENVELOPE: { "permission": { "key": key, "params": params } } }).to_string(),
+        );
+        self.open_permissions
+            .insert(key.to_string(), envelope.clone());
+        self.hub.publish(envelope);
+    }
+
+    /// A permission question was settled (by any controller, the page, a cancel or the agent).
+    pub(crate) fn permission_closed(&mut self, key: &str, outcome: &str) {
+        self.permission_params.remove(key);
+        if self.open_permissions.remove(key).is_some() {
+            let envelope = json!({ ENVELOPE: { "resolved": { "key": key, "outcome": outcome } } });
+            self.hub.publish(Arc::from(envelope.to_string()));
+        }
+    }
+
+    /// The answer to a session-scoped request of one connection, in order with the updates.
+    pub(crate) fn respond(&mut self, connection: &str, id: &Value, result: Result<Value, Value>) {
+        let answer = match result {
+            Ok(result) => json!({ "connection": connection, "id": id, "result": result }),
+            Err(error) => json!({ "connection": connection, "id": id, "error": error }),
+        };
+        let envelope = json!({ ENVELOPE: { "response": answer } });
+        self.hub.publish(Arc::from(envelope.to_string()));
+    }
+
+    /// The open permission envelopes (for `pending_only` and after the history).
+    pub(crate) fn open_permission_envelopes(&self) -> Vec<Arc<str>> {
+        self.open_permissions.values().cloned().collect()
+    }
+
+    /// Subscribes a client stream: after `last_seen` when the ring still has it, else a reset
+    /// whose payload is `snapshot` (newline-separated messages).
+    pub(crate) fn subscribe(
+        &mut self,
+        last_seen: Option<EventId>,
+        snapshot: impl FnOnce() -> String,
+    ) -> tokio::sync::mpsc::Receiver<Frame> {
+        self.hub.subscribe(last_seen, snapshot)
+    }
+}
+
+/// A session's history as a snapshot for one client: built only when a subscription needs it.
+#[derive(Debug)]
+pub(crate) struct History {
+    session_id: Arc<str>,
+    protocol: u16,
+    policy: HistoryPolicy,
+    open: Vec<Arc<str>>,
+}
+
+impl History {
+    /// The snapshot payload: the messages, newline-separated (none contains a raw newline).
+    pub(crate) fn lines(&self, logged: &[(Direction, String)]) -> String {
+        let mut out = Vec::new();
+        if self.policy == HistoryPolicy::Full {
+            let mut prompts = 0;
+            for (direction, line) in logged {
+                let Ok(probe) = serde_json::from_str::<Probe<'_>>(line) else {
+                    continue;
+                };
+                match (direction, probe.method.as_deref()) {
+                    (Direction::Agent, Some(SESSION_UPDATE)) => {
+                        out.extend(client_line(&self.session_id, line));
+                    }
+                    (Direction::Client, Some(SESSION_PROMPT)) => out.extend(user_chunks(
+                        &self.session_id,
+                        self.protocol,
+                        &mut prompts,
+                        line,
+                    )),
+                    _ => {}
+                }
+            }
+        }
+        if self.policy != HistoryPolicy::None {
+            out.extend(self.open.iter().map(|e| e.to_string()));
+        }
+        out.join("\n")
+    }
+
+    /// Whether the snapshot needs the wire log.
+    pub(crate) fn needs_log(&self) -> bool {
+        self.policy == HistoryPolicy::Full
+    }
+}
+
+/// The params of a logged line with the client-facing session id.
+fn client_params(session_id: &str, line: &str) -> Option<Value> {
+    let mut value: Value = serde_json::from_str(line).ok()?;
+    let params = value.get_mut("params")?.as_object_mut()?;
+    params.insert(
+        fields::SESSION_ID.into(),
+        Value::String(session_id.to_string()),
+    );
+    value.get_mut("params").map(Value::take)
+}
+
+/// An agent notification as clients receive it: the logged line, `sessionId` replaced.
+fn client_line(session_id: &str, line: &str) -> Option<String> {
+    let params = client_params(session_id, line)?;
+    Some(json!({ "jsonrpc": "2.0", "method": SESSION_UPDATE, "params": params }).to_string())
+}
+
+/// The prompt of a logged `session/prompt` request as `user_message_chunk` updates.
+fn user_chunks(session_id: &str, protocol: u16, prompts: &mut u64, line: &str) -> Vec<String> {
+    let Ok(value) = serde_json::from_str::<Value>(line) else {
+        return Vec::new();
+    };
+    let Some(blocks) = value.pointer("/params/prompt").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    *prompts += 1;
+    let message_id = format!("spindle-prompt-{prompts}");
+    blocks
+        .iter()
+        .map(|block| {
+            let mut update = json!({ "sessionUpdate": "user_message_chunk", "content": block });
+            if protocol >= 2 {
+                update["messageId"] = Value::String(message_id.clone());
+            }
+            json!({
+                "jsonrpc": "2.0", "method": SESSION_UPDATE,
+                "params": { "sessionId": session_id, "update": update },
+            })
+            .to_string()
+        })
+        .collect()
+}

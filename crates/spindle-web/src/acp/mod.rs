@@ -1,0 +1,388 @@
+//! `/acp`: the remote ACP endpoint (RFD "Streamable HTTP & WebSocket transport"), with Spindle
+//! as the agent toward remote clients and the sessions of `spindle serve` behind it.
+//!
+//! - `POST` carries client messages: `initialize` creates a connection and is answered `200`
+//!   with the result and `Acp-Connection-Id`; everything else is answered `202` and its
+//!   response comes on a stream.
+//! - `GET` with `Accept: text/event-stream` opens the connection stream, or with
+//!   `Acp-Session-Id` the session stream; every event has an `id:` and `Last-Event-ID` resumes.
+//! - `GET` with `Upgrade: websocket` carries both directions on one socket.
+//! - `DELETE` ends the connection.
+//!
+//! The page's access checks (`security.rs`: Host, Origin, token) run in front of every request
+//! (`routes.rs`); this module adds the RFD's header and content checks and the limits.
+
+mod conn;
+mod dispatch;
+mod feed;
+mod streams;
+mod ws;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream::{self, StreamExt};
+use serde_json::{Value, json};
+use spindle_wire::remote::{
+    EVENT_STREAM_MIME, HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME,
+    MAX_POST_BODY,
+};
+
+pub use conn::AcpLimits;
+pub(crate) use feed::{AcpFeed, HistoryPolicy};
+
+use crate::hub::EventId;
+use crate::registry::SessionManager;
+use conn::Connections;
+use streams::Out;
+
+/// How often an idle stream gets a keepalive comment.
+const KEEPALIVE: Duration = Duration::from_secs(15);
+
+/// The endpoint's shared state.
+#[derive(Debug, Clone)]
+pub(crate) struct AcpState {
+    pub(crate) manager: Arc<SessionManager>,
+    pub(crate) conns: Arc<Connections>,
+    /// The protocol version `/acp` speaks: the one the session agents are asked for.
+    pub(crate) protocol: u16,
+}
+
+impl AcpState {
+    pub(crate) fn new(manager: Arc<SessionManager>, limits: AcpLimits) -> AcpState {
+        let protocol = manager.protocol_version();
+        let conns = Arc::new(Connections::new(limits));
+        // The reaper holds the registry weakly: it ends with the server.
+        let weak = Arc::downgrade(&conns);
+        tokio::spawn(async move {
+            let period = (limits.idle_timeout / 4).clamp(Duration::from_millis(50), KEEPALIVE);
+            loop {
+                tokio::time::sleep(period).await;
+                let Some(conns) = weak.upgrade() else { break };
+                let reaped = conns.reap(std::time::Instant::now());
+                if reaped > 0 {
+                    tracing::info!(reaped, "idle /acp connections closed");
+                }
+            }
+        });
+        AcpState {
+            manager,
+            conns,
+            protocol,
+        }
+    }
+
+    /// Closes every connection (server shutdown).
+    pub(crate) fn close_all(&self) {
+        self.conns.close_all();
+    }
+}
+
+fn refuse(status: StatusCode, reason: &'static str) -> Response {
+    (status, reason).into_response()
+}
+
+fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn json_rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    let body =
+        json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+    (
+        status,
+        [(header::CONTENT_TYPE, JSON_MIME)],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// `POST /acp`.
+pub(crate) async fn post(State(state): State<AcpState>, request: Request) -> Response {
+    let headers = request.headers().clone();
+    let is_json = header_text(&headers, header::CONTENT_TYPE.as_str())
+        .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim() == JSON_MIME));
+    if !is_json {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        );
+    }
+    let declared = header_text(&headers, header::CONTENT_LENGTH.as_str())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_POST_BODY) {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the body is larger than 16 MiB",
+        );
+    }
+    let body = match axum::body::to_bytes(request.into_body(), MAX_POST_BODY).await {
+        Ok(body) => body,
+        Err(_) => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the body is larger than 16 MiB",
+            );
+        }
+    };
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        Err(_) => return json_rpc_error(StatusCode::BAD_REQUEST, -32700, "the body is not JSON"),
+    };
+    if message.is_array() {
+        return json_rpc_error(
+            StatusCode::NOT_IMPLEMENTED,
+            -32600,
+            "JSON-RPC batches are not supported",
+        );
+    }
+    if !message.is_object() {
+        return json_rpc_error(StatusCode::BAD_REQUEST, -32600, "not a JSON-RPC message");
+    }
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let method = method.as_deref();
+    let connection = header_text(&headers, HEADER_CONNECTION_ID);
+    if method == Some("initialize") && connection.is_none() {
+        return initialize(&state, &message);
+    }
+    let Some(connection) = connection else {
+        return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
+    };
+    let Some(conn) = state.conns.get(connection) else {
+        return refuse(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id");
+    };
+    let mut message = message;
+    if let Some(method) = method {
+        let header_session = header_text(&headers, HEADER_SESSION_ID);
+        let params = message.get("params").cloned().unwrap_or(json!({}));
+        let param_session = params.get("sessionId").and_then(Value::as_str);
+        match (header_session, param_session) {
+            (Some(h), Some(p)) if h != p => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    "Acp-Session-Id does not match params.sessionId",
+                );
+            }
+            (Some(h), None) if params.is_object() => {
+                message["params"] = params;
+                message["params"]["sessionId"] = Value::String(h.to_string());
+            }
+            (None, None) if dispatch::is_session_scoped(method) => {
+                return refuse(StatusCode::BAD_REQUEST, "Acp-Session-Id header required");
+            }
+            _ => {}
+        }
+        let session = message.pointer("/params/sessionId").and_then(Value::as_str);
+        if let Some(session) = session
+            && dispatch::is_session_scoped(method)
+        {
+            let known = conn.attachment(session).is_some();
+            let exists = session
+                .parse::<i64>()
+                .ok()
+                .and_then(|n| state.manager.get_now(n))
+                .is_some();
+            if !exists || (!known && !dispatch::joins_session(method)) {
+                return refuse(
+                    StatusCode::NOT_FOUND,
+                    "unknown Acp-Session-Id for this connection",
+                );
+            }
+        }
+    }
+    tokio::spawn(async move {
+        dispatch::dispatch(&state, &conn, message).await;
+    });
+    StatusCode::ACCEPTED.into_response()
+}
+
+fn initialize(state: &AcpState, message: &Value) -> Response {
+    let Some(id) = message.get("id") else {
+        return json_rpc_error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "initialize must be a request",
+        );
+    };
+    let Some(conn) = state.conns.create() else {
+        return refuse(StatusCode::SERVICE_UNAVAILABLE, "too many /acp connections");
+    };
+    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    let result = dispatch::initialize_result(state, &conn, &params);
+    let body = json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string();
+    let mut response = (StatusCode::OK, [(header::CONTENT_TYPE, JSON_MIME)], body).into_response();
+    if let Ok(value) = HeaderValue::from_str(&conn.id) {
+        response.headers_mut().insert(HEADER_CONNECTION_ID, value);
+    }
+    response
+}
+
+/// `GET /acp`: an SSE stream, or the WebSocket upgrade.
+pub(crate) async fn get(State(state): State<AcpState>, request: Request) -> Response {
+    let upgrade = request
+        .headers()
+        .get(header::UPGRADE)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"websocket"));
+    if upgrade {
+        let (mut parts, _) = request.into_parts();
+        return match axum::extract::ws::WebSocketUpgrade::from_request_parts(&mut parts, &state)
+            .await
+        {
+            Ok(upgrade) => ws::upgrade(state, upgrade),
+            Err(rejection) => rejection.into_response(),
+        };
+    }
+    let headers = request.headers();
+    let accepts = header_text(headers, header::ACCEPT.as_str())
+        .is_some_and(|v| v.contains(EVENT_STREAM_MIME));
+    if !accepts {
+        return refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            "GET must accept text/event-stream",
+        );
+    }
+    let Some(connection) = header_text(headers, HEADER_CONNECTION_ID) else {
+        return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
+    };
+    let Some(conn) = state.conns.get(connection) else {
+        return refuse(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id");
+    };
+    let last_event = header_text(headers, HEADER_LAST_EVENT_ID).map(str::to_string);
+    let session = header_text(headers, HEADER_SESSION_ID).map(str::to_string);
+    let mut response = match session {
+        None => connection_stream(&conn, last_event.as_deref()),
+        Some(session) => session_sse(&state, &conn, &session, last_event.as_deref()).await,
+    };
+    if let Ok(value) = HeaderValue::from_str(&conn.id) {
+        response.headers_mut().insert(HEADER_CONNECTION_ID, value);
+    }
+    response
+}
+
+fn sse_response(events: impl futures_util::Stream<Item = Event> + Send + 'static) -> Response {
+    Sse::new(events.map(Ok::<_, Infallible>))
+        .keep_alive(KeepAlive::new().interval(KEEPALIVE).text("keepalive"))
+        .into_response()
+}
+
+fn connection_stream(conn: &Arc<conn::Conn>, last_event: Option<&str>) -> Response {
+    let last_seen = match last_event {
+        None => None,
+        Some(text) => match text.trim().parse::<u64>() {
+            Ok(n) => Some(n),
+            Err(_) => return refuse(StatusCode::BAD_REQUEST, "malformed Last-Event-ID"),
+        },
+    };
+    let Some(receiver) = conn.subscribe_outbox(last_seen) else {
+        return refuse(
+            StatusCode::GONE,
+            "the connection stream no longer holds the events after Last-Event-ID",
+        );
+    };
+    let guard = conn.stream_opened();
+    let closed = conn.closed.subscribe();
+    let events = stream::unfold(
+        (receiver, closed, guard),
+        |(mut receiver, mut closed, guard)| async move {
+            tokio::select! {
+                entry = receiver.recv() => {
+                    let (n, text) = entry?;
+                    let event = Event::default().id(n.to_string()).data(&*text);
+                    Some((event, (receiver, closed, guard)))
+                }
+                _ = closed.changed() => None,
+            }
+        },
+    );
+    sse_response(events)
+}
+
+async fn session_sse(
+    state: &AcpState,
+    conn: &Arc<conn::Conn>,
+    session: &str,
+    last_event: Option<&str>,
+) -> Response {
+    let last_seen = match last_event {
+        None => None,
+        Some(text) => match EventId::parse(text) {
+            Some(id) => Some(id),
+            None => return refuse(StatusCode::BAD_REQUEST, "malformed Last-Event-ID"),
+        },
+    };
+    let Some(live) = session
+        .parse::<i64>()
+        .ok()
+        .and_then(|n| state.manager.get_now(n))
+    else {
+        return refuse(StatusCode::NOT_FOUND, "unknown Acp-Session-Id");
+    };
+    let mut guard = if conn.attachment(session).is_some() {
+        conn.stream_opened()
+    } else {
+        // Opened before the `session/load` (or attach) that joins it: wait for that.
+        let Some(guard) = conn.pending_stream(state.conns.limits.max_pending_streams) else {
+            return refuse(
+                StatusCode::NOT_FOUND,
+                "unknown Acp-Session-Id for this connection",
+            );
+        };
+        guard
+    };
+    let conn = conn.clone();
+    let session = session.to_string();
+    let waited = async move {
+        let mut attached = conn.attached.subscribe();
+        let mut closed = conn.closed.subscribe();
+        loop {
+            if conn.attachment(&session).is_some() {
+                guard.confirm();
+                break;
+            }
+            tokio::select! {
+                changed = attached.changed() => if changed.is_err() { return None },
+                _ = closed.changed() => return None,
+                () = tokio::time::sleep(Duration::from_secs(60)) => return None,
+            }
+        }
+        streams::session_stream(&conn, &session, &live, last_seen, guard)
+    };
+    let events = stream::once(waited)
+        .filter_map(|s| async move { s })
+        .flatten()
+        .filter_map(|out| async move { sse_event(out) });
+    sse_response(events)
+}
+
+fn sse_event(out: Out) -> Option<Event> {
+    match out {
+        Out::Message { id, text } => {
+            let event = Event::default().data(&*text);
+            Some(match id {
+                Some(id) => event.id(id.to_string()),
+                None => event,
+            })
+        }
+        Out::Mark(id) => Some(Event::default().id(id.to_string()).comment("snapshot")),
+        Out::Comment(text) => Some(Event::default().comment(text)),
+    }
+}
+
+/// `DELETE /acp`.
+pub(crate) async fn delete(State(state): State<AcpState>, headers: HeaderMap) -> Response {
+    let Some(connection) = header_text(&headers, HEADER_CONNECTION_ID) else {
+        return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
+    };
+    match state.conns.remove(connection) {
+        Some(_) => StatusCode::ACCEPTED.into_response(),
+        None => refuse(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id"),
+    }
+}

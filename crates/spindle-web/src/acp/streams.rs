@@ -1,0 +1,246 @@
+//! One client's view of a session's fan-out: the frames of the session's ACP hub turned into
+//! what this connection may see. Updates pass through as they are; a permission question
+//! becomes a `session/request_permission` request for controllers only (its id names the
+//! session and the agent's request, so a resumed stream repeats the same id); a resolution
+//! becomes `_spindle/permission_resolved` for peers that opted in; an answer reaches only the
+//! connection that asked. The same stream feeds an SSE response and a WebSocket.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use futures_util::stream::{self, Stream};
+use serde_json::{Value, json};
+use spindle_wire::client_methods::SESSION_REQUEST_PERMISSION;
+use spindle_wire::remote::{
+    EVENT_ID, EVENT_ID_NOTIFICATION, OUTCOME, PERMISSION_RESOLVED, REASON, REQUEST_ID,
+    SNAPSHOT_NOTIFICATION, STREAM_DROPPED,
+};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::acp::conn::{Conn, Role, StreamGuard};
+use crate::acp::feed::{ENVELOPE, HistoryPolicy};
+use crate::hub::{EventId, Frame};
+use crate::registry::LiveSession;
+
+/// The prefix of the ids of permission requests sent to clients.
+const PERMISSION_ID_PREFIX: &str = "spindle-permission-";
+
+/// One item of a client stream.
+#[derive(Debug, Clone)]
+pub(crate) enum Out {
+    /// A JSON-RPC message; `id` is its event id (absent for history sent before the live part).
+    Message { id: Option<EventId>, text: Arc<str> },
+    /// Only moves the client's event id on (a snapshot with nothing to show).
+    Mark(EventId),
+    /// An SSE comment (WebSocket: nothing).
+    Comment(&'static str),
+}
+
+/// The id of the permission request a client gets for the agent's request `key`.
+pub(crate) fn permission_request_id(session_id: &str, key: &str) -> String {
+    format!("{PERMISSION_ID_PREFIX}{session_id}-{key}")
+}
+
+/// The session id and key of a permission request id.
+pub(crate) fn parse_permission_request_id(id: &Value) -> Option<(String, String)> {
+    let rest = id.as_str()?.strip_prefix(PERMISSION_ID_PREFIX)?;
+    let (session, key) = rest.split_once('-')?;
+    Some((session.to_string(), key.to_string()))
+}
+
+struct StreamState {
+    conn: Arc<Conn>,
+    session_id: String,
+    receiver: mpsc::Receiver<Frame>,
+    stopped: oneshot::Receiver<()>,
+    closed: watch::Receiver<bool>,
+    buffer: VecDeque<Out>,
+    done: bool,
+    resumed: bool,
+    _guard: StreamGuard,
+}
+
+/// The stream of an attached session for `conn`, continuing after `last_seen` when given (a
+/// reconnect) or where the previous stream stopped. `None` when the session is not attached.
+pub(crate) fn session_stream(
+    conn: &Arc<Conn>,
+    session_id: &str,
+    live: &LiveSession,
+    last_seen: Option<EventId>,
+    guard: StreamGuard,
+) -> Option<impl Stream<Item = Out> + Send + use<>> {
+    let (history, resume, _policy, stopped) = conn.start_session_stream(session_id)?;
+    let mut buffer = VecDeque::new();
+    let resumed = history.is_none() && last_seen.is_some();
+    let from = match &history {
+        Some(_) => resume,
+        None => last_seen.unwrap_or(resume),
+    };
+    let mut state = StreamState {
+        conn: conn.clone(),
+        session_id: session_id.to_string(),
+        receiver: live.acp_subscribe(Some(from), HistoryPolicy::Full),
+        stopped,
+        closed: conn.closed.subscribe(),
+        buffer: VecDeque::new(),
+        done: false,
+        resumed,
+        _guard: guard,
+    };
+    if let Some(history) = history {
+        for line in history.split('\n').filter(|l| !l.is_empty()) {
+            if let Some(text) = state.render(line) {
+                buffer.push_back(Out::Message { id: None, text });
+            }
+        }
+    }
+    state.buffer = buffer;
+    Some(stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(out) = state.buffer.pop_front() {
+                return Some((out, state));
+            }
+            if state.done {
+                return None;
+            }
+            tokio::select! {
+                frame = state.receiver.recv() => match frame {
+                    Some(frame) => state.take(frame),
+                    None => {
+                        state.done = true;
+                        if !*state.closed.borrow() {
+                            state.dropped();
+                        }
+                    }
+                },
+                _ = &mut state.stopped => state.done = true,
+                _ = state.closed.changed() => state.done = true,
+            }
+        }
+    }))
+}
+
+impl StreamState {
+    fn role(&self) -> Option<Role> {
+        self.conn.attachment(&self.session_id)
+    }
+
+    fn take(&mut self, frame: Frame) {
+        match frame {
+            Frame::Ops { id, data } => {
+                match self.render(&data) {
+                    Some(text) => self.buffer.push_back(Out::Message { id: Some(id), text }),
+                    None => self.buffer.push_back(Out::Mark(id)),
+                }
+                self.conn.delivered(&self.session_id, id);
+            }
+            Frame::Reset { id, data } => {
+                // Only a resume the ring no longer covers ends here: say it is a snapshot.
+                if self.resumed && (self.conn.opted_event_ids() || self.conn.opted_attach()) {
+                    let notice = notification(
+                        SNAPSHOT_NOTIFICATION,
+                        json!({ "sessionId": self.session_id }),
+                    );
+                    self.buffer.push_back(Out::Message {
+                        id: None,
+                        text: notice,
+                    });
+                }
+                let rendered: Vec<Arc<str>> = data
+                    .split('\n')
+                    .filter(|l| !l.is_empty())
+                    .filter_map(|l| self.render(l))
+                    .collect();
+                let count = rendered.len();
+                for (n, text) in rendered.into_iter().enumerate() {
+                    let id = (n + 1 == count).then_some(id);
+                    self.buffer.push_back(Out::Message { id, text });
+                }
+                if count == 0 {
+                    self.buffer.push_back(Out::Mark(id));
+                }
+                self.conn.delivered(&self.session_id, id);
+            }
+        }
+    }
+
+    /// Tells the client it fell behind and was dropped (it may reconnect with its last id).
+    fn dropped(&mut self) {
+        self.buffer
+            .push_back(Out::Comment("dropped: this client fell behind"));
+        if self.conn.opted_event_ids() || self.conn.opted_attach() {
+            let notice = notification(
+                STREAM_DROPPED,
+                json!({
+                    "sessionId": self.session_id,
+                    REASON: "the client did not keep up; reconnect with the last event id",
+                }),
+            );
+            self.buffer.push_back(Out::Message {
+                id: None,
+                text: notice,
+            });
+        }
+    }
+
+    /// What this client sees of one hub message; `None` when nothing.
+    fn render(&self, data: &str) -> Option<Arc<str>> {
+        if !data.starts_with("{\"spindle\"") {
+            return Some(Arc::from(data));
+        }
+        let envelope: Value = serde_json::from_str(data).ok()?;
+        let inner = envelope.get(ENVELOPE)?;
+        if let Some(permission) = inner.get("permission") {
+            if self.role()? != Role::Controller {
+                return None;
+            }
+            let key = permission.get("key")?.as_str()?;
+            let request = json!({
+                "jsonrpc": "2.0",
+                "id": permission_request_id(&self.session_id, key),
+                "method": SESSION_REQUEST_PERMISSION,
+                "params": permission.get("params")?,
+            });
+            return Some(Arc::from(request.to_string()));
+        }
+        if let Some(resolved) = inner.get("resolved") {
+            if !self.conn.opted_attach() {
+                return None;
+            }
+            let key = resolved.get("key")?.as_str()?;
+            return Some(notification(
+                PERMISSION_RESOLVED,
+                json!({
+                    "sessionId": self.session_id,
+                    REQUEST_ID: permission_request_id(&self.session_id, key),
+                    OUTCOME: resolved.get("outcome")?,
+                }),
+            ));
+        }
+        if let Some(response) = inner.get("response") {
+            if response.get("connection")?.as_str()? != &*self.conn.id {
+                return None;
+            }
+            let mut message = json!({ "jsonrpc": "2.0", "id": response.get("id")? });
+            match response.get("error") {
+                Some(error) => message["error"] = error.clone(),
+                None => message["result"] = response.get("result")?.clone(),
+            }
+            return Some(Arc::from(message.to_string()));
+        }
+        None
+    }
+}
+
+/// A JSON-RPC notification's text.
+pub(crate) fn notification(method: &str, params: Value) -> Arc<str> {
+    Arc::from(json!({ "jsonrpc": "2.0", "method": method, "params": params }).to_string())
+}
+
+/// The WebSocket form of an event id (opt-in): a notification sent before the message.
+pub(crate) fn event_id_notice(session_id: &str, id: EventId) -> Arc<str> {
+    notification(
+        EVENT_ID_NOTIFICATION,
+        json!({ "sessionId": session_id, EVENT_ID: id.to_string() }),
+    )
+}

@@ -1,0 +1,159 @@
+//! The WebSocket profile: one socket per connection, JSON-RPC text frames both ways. The
+//! connection id is in the `101` answer; `initialize` must still be the first message. Every
+//! attached session's stream and the connection's own messages are merged onto the socket; a
+//! peer that opted into event ids gets `_spindle/event_id` before each session message and
+//! resumes with `resumeFrom` in `session/attach`.
+//!
+//! A socket that does not keep up stops being read from the session hubs; the hub drops it,
+//! the peer is told (`_spindle/stream_dropped`) and the socket is closed.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
+use futures_util::stream::{SelectAll, Stream, StreamExt};
+use serde_json::{Value, json};
+use spindle_wire::remote::{HEADER_CONNECTION_ID, MAX_POST_BODY};
+
+use crate::acp::conn::Conn;
+use crate::acp::streams::{self, Out};
+use crate::acp::{AcpState, dispatch};
+
+type SessionOut = Pin<Box<dyn Stream<Item = (String, Out)> + Send>>;
+
+pub(crate) fn upgrade(state: AcpState, upgrade: WebSocketUpgrade) -> Response {
+    let Some(conn) = state.conns.create() else {
+        return (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "too many /acp connections",
+        )
+            .into_response();
+    };
+    let id = conn.id.clone();
+    let mut response = upgrade
+        .max_message_size(MAX_POST_BODY)
+        .on_upgrade(move |socket| run(state, conn, socket))
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(HEADER_CONNECTION_ID, value);
+    }
+    response
+}
+
+async fn send(socket: &mut WebSocket, text: &str) -> bool {
+    socket
+        .send(Message::Text(text.to_string().into()))
+        .await
+        .is_ok()
+}
+
+async fn run(state: AcpState, conn: Arc<Conn>, mut socket: WebSocket) {
+    let guard = conn.stream_opened();
+    let Some(mut outbox) = conn.subscribe_outbox(None) else {
+        return;
+    };
+    let mut sessions: SelectAll<SessionOut> = SelectAll::new();
+    let mut closed = conn.closed.subscribe();
+    let mut initialized = false;
+    loop {
+        tokio::select! {
+            incoming = socket.recv() => {
+                let text = match incoming {
+                    Some(Ok(Message::Text(text))) => text,
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    // Binary frames are ignored (RFD); pings are answered by axum.
+                    Some(Ok(_)) => continue,
+                };
+                let message: Value = match serde_json::from_str::<Value>(text.as_str()) {
+                    Ok(value) if value.is_object() => value,
+                    Ok(_) => {
+                        let error = json!({"jsonrpc": "2.0", "id": null, "error": {
+                            "code": -32600, "message": "batches are not supported" }});
+                        if !send(&mut socket, &error.to_string()).await { break }
+                        continue;
+                    }
+                    Err(_) => {
+                        let error = json!({"jsonrpc": "2.0", "id": null, "error": {
+                            "code": -32700, "message": "the message is not JSON" }});
+                        if !send(&mut socket, &error.to_string()).await { break }
+                        continue;
+                    }
+                };
+                let method = message.get("method").and_then(Value::as_str);
+                if method == Some("initialize") {
+                    let params = message.get("params").cloned().unwrap_or(Value::Null);
+                    let result = dispatch::initialize_result(&state, &conn, &params);
+                    initialized = true;
+                    let answer = json!({"jsonrpc": "2.0", "id": message.get("id"), "result": result});
+                    if !send(&mut socket, &answer.to_string()).await { break }
+                    continue;
+                }
+                if !initialized {
+                    let answer = json!({"jsonrpc": "2.0", "id": message.get("id"), "error": {
+                        "code": -32600, "message": "initialize must come first" }});
+                    if !send(&mut socket, &answer.to_string()).await { break }
+                    continue;
+                }
+                for session in dispatch::dispatch(&state, &conn, message).await {
+                    open_session(&state, &conn, &session, &mut sessions);
+                }
+            }
+            entry = outbox.recv() => {
+                let Some((_, text)) = entry else { break };
+                if !send(&mut socket, &text).await { break }
+            }
+            Some((session, out)) = sessions.next(), if !sessions.is_empty() => {
+                let sent = match out {
+                    Out::Message { id, text } => {
+                        if let Some(id) = id.filter(|_| conn.opted_event_ids())
+                            && !send(&mut socket, &streams::event_id_notice(&session, id)).await
+                        {
+                            break;
+                        }
+                        send(&mut socket, &text).await
+                    }
+                    Out::Mark(id) => {
+                        !conn.opted_event_ids()
+                            || send(&mut socket, &streams::event_id_notice(&session, id)).await
+                    }
+                    Out::Comment(_) => {
+                        // Only "dropped" ends a live stream with a comment: the socket is
+                        // behind, so it is closed (the peer reconnects and resumes).
+                        let _ = socket.send(Message::Close(Some(CloseFrame {
+                            code: 1013,
+                            reason: "this client fell behind".into(),
+                        }))).await;
+                        false
+                    }
+                };
+                if !sent { break }
+            }
+            _ = closed.changed() => break,
+        }
+    }
+    drop(guard);
+    // The socket is the connection: it ends with it.
+    state.conns.remove(&conn.id);
+}
+
+fn open_session(
+    state: &AcpState,
+    conn: &Arc<Conn>,
+    session: &str,
+    sessions: &mut SelectAll<SessionOut>,
+) {
+    let Some(live) = session
+        .parse::<i64>()
+        .ok()
+        .and_then(|n| state.manager.get_now(n))
+    else {
+        return;
+    };
+    let guard = conn.stream_opened();
+    if let Some(stream) = streams::session_stream(conn, session, &live, None, guard) {
+        let name = session.to_string();
+        sessions.push(Box::pin(stream.map(move |out| (name.clone(), out))));
+    }
+}
