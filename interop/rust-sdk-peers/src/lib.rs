@@ -12,6 +12,8 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod test_agent;
+
 /// The chunks of the plain reply of `sdk-test-agent`, in order.
 pub const PLAIN_REPLY_CHUNKS: [&str; 4] = [
     "Hello from the ",

@@ -1,0 +1,782 @@
+//! The HTTP+SSE profile: one task owning the state (the [`Book`], the
+//! queues of POSTs, the streams), fed [`Event`]s by small tasks that each
+//! do one request.
+//!
+//! Order: the client's requests and notifications are POSTed one at a time,
+//! in order, and a message naming a session waits until that session's
+//! stream is open (so nothing the server sends for it can be missed); the
+//! client's answers to the server's requests go on a queue of their own, so
+//! an answer never waits behind the request that is waiting for it.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use spindle_wire::hash::{FxHashMap, FxHashSet};
+use spindle_wire::remote::{
+    EVENT_STREAM_MIME, HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME,
+    OPT_IN_EVENT_IDS, STREAM_DROPPED,
+};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use super::book::{Book, IncomingAction, Outgoing, error_response, one_line, with_remote_opt_in};
+use super::{Pipes, RemoteNotice, RemoteOptions, backoff};
+
+/// Which stream.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum StreamKey {
+    Connection,
+    Session(String),
+}
+
+impl std::fmt::Display for StreamKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StreamKey::Connection => f.write_str("the connection stream"),
+            StreamKey::Session(id) => write!(f, "the stream of session {id}"),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum StreamState {
+    Opening,
+    Open,
+    /// Waiting to open again (after a drop).
+    Retrying,
+    /// The server does not know it (a session that failed to open).
+    Refused,
+}
+
+#[derive(Debug)]
+struct Stream {
+    state: StreamState,
+    /// The last SSE `id:` (Spindle's event ids); sent back as
+    /// `Last-Event-ID` when the stream is opened again.
+    last_event_id: Option<String>,
+    dropped_at: Option<Instant>,
+    attempt: u32,
+}
+
+#[derive(Debug)]
+enum SseEnd {
+    NotFound,
+    Status(u16, String),
+    Failed(String),
+    Eof,
+}
+
+/// A queued POST: the client's message, or one of the transport's own.
+#[derive(Debug)]
+enum Item {
+    Client(Outgoing),
+    /// `initialize` sent again to a server that lost the connection.
+    Reinitialize(String),
+    /// `session/resume` or `session/load` of a session on a new connection.
+    Reopen {
+        session_id: String,
+        line: String,
+    },
+}
+
+impl Item {
+    fn session_id(&self) -> Option<&str> {
+        match self {
+            Item::Client(o) => o.session_id.as_deref(),
+            Item::Reinitialize(_) => None,
+            Item::Reopen { session_id, .. } => Some(session_id),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum PostOutcome {
+    /// 2xx, with the body and the connection id header (for `initialize`).
+    Ok {
+        body: String,
+        connection_id: Option<String>,
+    },
+    Status(u16, String),
+    Unreachable(String),
+}
+
+#[derive(Debug)]
+enum Event {
+    Out(Option<String>),
+    SseOpened(StreamKey, u64),
+    Sse {
+        key: StreamKey,
+        generation: u64,
+        id: String,
+        data: String,
+    },
+    SseEnded(StreamKey, u64, SseEnd),
+    RetryStream(StreamKey, u64),
+    Posted {
+        responses: bool,
+        item: Item,
+        outcome: PostOutcome,
+    },
+    RetryPosts,
+}
+
+struct Driver {
+    http: reqwest::Client,
+    url: reqwest::Url,
+    options: RemoteOptions,
+    to_client: tokio::io::DuplexStream,
+    notices: mpsc::UnboundedSender<RemoteNotice>,
+    events: mpsc::Sender<Event>,
+    book: Book,
+    connection_id: Option<String>,
+    /// Bumped with every new connection; events of older ones are ignored.
+    generation: u64,
+    streams: FxHashMap<StreamKey, Stream>,
+    ordered: VecDeque<Item>,
+    responses: VecDeque<Item>,
+    ordered_busy: bool,
+    responses_busy: bool,
+    /// POSTs wait for the server to come back (since when).
+    unreachable_since: Option<Instant>,
+    posts_retry_scheduled: bool,
+    client_done: bool,
+    /// Opening a new connection: the notice is sent once the sessions are
+    /// queued again.
+    failed_requests: usize,
+    out: Vec<u8>,
+}
+
+pub(crate) async fn run(
+    http: reqwest::Client,
+    url: reqwest::Url,
+    options: RemoteOptions,
+    pipes: Pipes,
+) {
+    let (tx, mut rx) = mpsc::channel(EVENT_QUEUE);
+    let Pipes {
+        to_client,
+        from_client,
+        notices,
+    } = pipes;
+    tokio::spawn(read_client_lines(from_client, tx.clone()));
+    let mut driver = Driver {
+        http,
+        url,
+        options,
+        to_client,
+        notices,
+        events: tx,
+        book: Book::default(),
+        connection_id: None,
+        generation: 0,
+        streams: FxHashMap::default(),
+        ordered: VecDeque::new(),
+        responses: VecDeque::new(),
+        ordered_busy: false,
+        responses_busy: false,
+        unreachable_since: None,
+        posts_retry_scheduled: false,
+        client_done: false,
+        failed_requests: 0,
+        out: Vec::new(),
+    };
+    while let Some(event) = rx.recv().await {
+        let mut keep_going = driver.handle(event).await;
+        // Deliver what else is ready in one write.
+        while keep_going && let Ok(event) = rx.try_recv() {
+            keep_going = driver.handle(event).await;
+        }
+        if keep_going {
+            keep_going = driver.flush().await;
+        }
+        if !keep_going {
+            break;
+        }
+        if driver.client_done
+            && driver.ordered.is_empty()
+            && driver.responses.is_empty()
+            && !driver.ordered_busy
+            && !driver.responses_busy
+        {
+            break;
+        }
+    }
+    driver.close().await;
+}
+
+/// Events waiting for the driver; a full queue holds the streams back (the
+/// server's TCP window then holds the agent's output back).
+const EVENT_QUEUE: usize = 1024;
+
+async fn read_client_lines<R>(from_client: R, events: mpsc::Sender<Event>)
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    let mut lines = BufReader::new(from_client).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if events.send(Event::Out(Some(line))).await.is_err() {
+            return;
+        }
+    }
+    let _ = events.send(Event::Out(None)).await;
+}
+
+impl Driver {
+    /// Handles one event; `false` ends the transport.
+    async fn handle(&mut self, event: Event) -> bool {
+        match event {
+            Event::Out(Some(line)) => {
+                let out = self.book.outgoing(line);
+                if out.is_response {
+                    self.responses.push_back(Item::Client(out));
+                } else {
+                    self.ordered.push_back(Item::Client(out));
+                }
+            }
+            Event::Out(None) => self.client_done = true,
+            Event::SseOpened(key, generation) if generation == self.generation => {
+                if let Some(stream) = self.streams.get_mut(&key) {
+                    if stream.dropped_at.take().is_some() {
+                        let notice = if stream.last_event_id.is_some() {
+                            RemoteNotice::Resumed
+                        } else {
+                            RemoteNotice::ReconnectedWithoutResume
+                        };
+                        let _ = self.notices.send(notice);
+                    }
+                    stream.state = StreamState::Open;
+                    stream.attempt = 0;
+                }
+            }
+            Event::Sse {
+                key,
+                generation,
+                id,
+                data,
+            } if generation == self.generation => {
+                if !id.is_empty()
+                    && let Some(stream) = self.streams.get_mut(&key)
+                {
+                    stream.last_event_id = Some(id);
+                }
+                if data.contains(STREAM_DROPPED) && is_notification(&data, STREAM_DROPPED) {
+                    // The server dropped this stream (we fell behind): it
+                    // ends, and is opened again from the last event id.
+                    return true;
+                }
+                if self.book.incoming(&data) == IncomingAction::Deliver {
+                    one_line(&data, &mut self.out);
+                }
+                for session_id in self.book.take_opened_sessions() {
+                    self.open_stream(StreamKey::Session(session_id));
+                }
+            }
+            Event::SseEnded(key, generation, end) if generation == self.generation => {
+                return self.stream_ended(key, end).await;
+            }
+            Event::RetryStream(key, generation) if generation == self.generation => {
+                if matches!(
+                    self.streams.get(&key).map(|s| &s.state),
+                    Some(StreamState::Retrying)
+                ) {
+                    self.start_stream(key);
+                }
+            }
+            Event::Posted {
+                responses,
+                item,
+                outcome,
+            } => {
+                if responses {
+                    self.responses_busy = false;
+                } else {
+                    self.ordered_busy = false;
+                }
+                if !self.posted(responses, item, outcome).await {
+                    return false;
+                }
+            }
+            Event::RetryPosts => self.posts_retry_scheduled = false,
+            // Events of an older connection.
+            Event::SseOpened(..)
+            | Event::Sse { .. }
+            | Event::SseEnded(..)
+            | Event::RetryStream(..) => {}
+        }
+        self.start_posts();
+        true
+    }
+
+    /// Writes what was collected for the client.
+    async fn flush(&mut self) -> bool {
+        if self.out.is_empty() {
+            return true;
+        }
+        let ok = self.to_client.write_all(&self.out).await.is_ok();
+        self.out.clear();
+        ok
+    }
+
+    fn notice(&self, notice: RemoteNotice) {
+        let _ = self.notices.send(notice);
+    }
+
+    fn open_stream(&mut self, key: StreamKey) {
+        if self.streams.contains_key(&key) {
+            return;
+        }
+        self.streams.insert(
+            key.clone(),
+            Stream {
+                state: StreamState::Opening,
+                last_event_id: None,
+                dropped_at: None,
+                attempt: 0,
+            },
+        );
+        self.start_stream(key);
+    }
+
+    fn start_stream(&mut self, key: StreamKey) {
+        let Some(connection_id) = self.connection_id.clone() else {
+            return;
+        };
+        let Some(stream) = self.streams.get_mut(&key) else {
+            return;
+        };
+        stream.state = StreamState::Opening;
+        let mut request = self
+            .http
+            .get(self.url.clone())
+            .header(reqwest::header::ACCEPT, EVENT_STREAM_MIME)
+            .header(HEADER_CONNECTION_ID, connection_id);
+        if let StreamKey::Session(id) = &key {
+            request = request.header(HEADER_SESSION_ID, id.as_str());
+        }
+        if let Some(last) = &stream.last_event_id {
+            request = request.header(HEADER_LAST_EVENT_ID, last.as_str());
+        }
+        tokio::spawn(read_stream(
+            request,
+            key,
+            self.generation,
+            self.events.clone(),
+        ));
+    }
+
+    async fn stream_ended(&mut self, key: StreamKey, end: SseEnd) -> bool {
+        if self.client_done {
+            return true;
+        }
+        let reason = match end {
+            SseEnd::NotFound if key == StreamKey::Connection => {
+                return self.new_connection().await;
+            }
+            SseEnd::NotFound => {
+                if let Some(stream) = self.streams.get_mut(&key) {
+                    stream.state = StreamState::Refused;
+                }
+                return true;
+            }
+            SseEnd::Status(status, body) if (400..500).contains(&status) => {
+                self.fatal(&format!("{key} was refused: HTTP {status} {body}"))
+                    .await;
+                return false;
+            }
+            SseEnd::Status(status, body) => format!("{key} failed: HTTP {status} {body}"),
+            SseEnd::Failed(error) => format!("{key} dropped: {error}"),
+            SseEnd::Eof => format!("{key} ended"),
+        };
+        let Some(stream) = self.streams.get_mut(&key) else {
+            return true;
+        };
+        let since = *stream.dropped_at.get_or_insert_with(Instant::now);
+        if since.elapsed() > self.options.reconnect_for {
+            self.fatal(&format!("{reason}; gave up reconnecting")).await;
+            return false;
+        }
+        let first = stream.attempt == 0;
+        stream.state = StreamState::Retrying;
+        let wait = backoff(stream.attempt);
+        stream.attempt += 1;
+        if first {
+            self.notice(RemoteNotice::Reconnecting { reason });
+        }
+        let events = self.events.clone();
+        let generation = self.generation;
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            let _ = events.send(Event::RetryStream(key, generation)).await;
+        });
+        true
+    }
+
+    /// Starts the next POST of each queue when it may go.
+    fn start_posts(&mut self) {
+        if self.posts_retry_scheduled {
+            return;
+        }
+        if !self.responses_busy
+            && self.connection_id.is_some()
+            && let Some(item) = self.responses.pop_front()
+        {
+            self.responses_busy = true;
+            self.spawn_post(true, item);
+        }
+        if self.ordered_busy {
+            return;
+        }
+        let Some(front) = self.ordered.front() else {
+            return;
+        };
+        let initializing = matches!(front, Item::Reinitialize(_))
+            || matches!(front, Item::Client(o) if o.is_initialize());
+        if !initializing {
+            if self.connection_id.is_none() {
+                return;
+            }
+            // Answers to requests come on the connection stream, a
+            // session's on its own: open before asking.
+            if !self.stream_ready(&StreamKey::Connection) {
+                return;
+            }
+            if let Some(session_id) = front.session_id().map(str::to_owned) {
+                let key = StreamKey::Session(session_id);
+                if !self.streams.contains_key(&key) {
+                    self.open_stream(key.clone());
+                }
+                if !self.stream_ready(&key) {
+                    return;
+                }
+            }
+        }
+        let item = self.ordered.pop_front().expect("front exists");
+        self.ordered_busy = true;
+        self.spawn_post(false, item);
+    }
+
+    fn stream_ready(&self, key: &StreamKey) -> bool {
+        matches!(
+            self.streams.get(key).map(|s| &s.state),
+            Some(StreamState::Open | StreamState::Refused)
+        )
+    }
+
+    fn spawn_post(&mut self, responses: bool, item: Item) {
+        let (line, session_id) = match &item {
+            Item::Client(o) if o.is_initialize() => {
+                (with_remote_opt_in(&o.line, &self.opt_ins()), None)
+            }
+            Item::Client(o) => (o.line.clone(), o.session_id.clone()),
+            Item::Reinitialize(line) => (with_remote_opt_in(line, &self.opt_ins()), None),
+            Item::Reopen { session_id, line } => (line.clone(), Some(session_id.clone())),
+        };
+        let mut request = self
+            .http
+            .post(self.url.clone())
+            .header(reqwest::header::CONTENT_TYPE, JSON_MIME)
+            .header(
+                reqwest::header::ACCEPT,
+                format!("{JSON_MIME}, {EVENT_STREAM_MIME}"),
+            )
+            .body(line);
+        if let Some(id) = &self.connection_id {
+            request = request.header(HEADER_CONNECTION_ID, id.as_str());
+        }
+        if let Some(session_id) = session_id {
+            request = request.header(HEADER_SESSION_ID, session_id);
+        }
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let outcome = post(request).await;
+            let _ = events
+                .send(Event::Posted {
+                    responses,
+                    item,
+                    outcome,
+                })
+                .await;
+        });
+    }
+
+    fn opt_ins(&self) -> Vec<&'static str> {
+        let mut names = vec![OPT_IN_EVENT_IDS];
+        if self.options.attach {
+            names.push(spindle_wire::remote::OPT_IN_ATTACH);
+        }
+        names
+    }
+
+    async fn posted(&mut self, responses: bool, item: Item, outcome: PostOutcome) -> bool {
+        let queue = if responses {
+            &mut self.responses
+        } else {
+            &mut self.ordered
+        };
+        match outcome {
+            PostOutcome::Ok {
+                body,
+                connection_id,
+            } => {
+                self.unreachable_since = None;
+                match item {
+                    Item::Client(o) if o.is_initialize() => {
+                        return self.initialized(body, connection_id, true).await;
+                    }
+                    Item::Reinitialize(_) => {
+                        return self.initialized(body, connection_id, false).await;
+                    }
+                    _ => {}
+                }
+            }
+            PostOutcome::Status(404, _) if self.connection_id.is_some() => {
+                queue.push_front(item);
+                return self.new_connection().await;
+            }
+            PostOutcome::Status(status, body) => {
+                let message = format!("the server answered HTTP {status} {body}");
+                match item {
+                    Item::Client(o) if o.is_initialize() => {
+                        self.fatal(&format!("initialize failed: {message}")).await;
+                        return false;
+                    }
+                    Item::Client(o) => {
+                        if let Some(id) = &o.id {
+                            // The request will not be answered: say why.
+                            let line = error_response(id, &message);
+                            self.book.incoming(&line);
+                            one_line(&line, &mut self.out);
+                        }
+                    }
+                    Item::Reinitialize(_) => {
+                        self.fatal(&format!("reconnecting failed: {message}")).await;
+                        return false;
+                    }
+                    Item::Reopen { session_id, .. } => {
+                        self.notice(RemoteNotice::Closed {
+                            reason: format!(
+                                "session {session_id} could not be opened again: {message}"
+                            ),
+                        });
+                    }
+                }
+            }
+            PostOutcome::Unreachable(error) => {
+                let since = *self.unreachable_since.get_or_insert_with(Instant::now);
+                if since.elapsed() > self.options.reconnect_for {
+                    self.fatal(&format!("the server is unreachable: {error}"))
+                        .await;
+                    return false;
+                }
+                queue.push_front(item);
+                self.posts_retry_scheduled = true;
+                let events = self.events.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(backoff(3)).await;
+                    let _ = events.send(Event::RetryPosts).await;
+                });
+            }
+        }
+        true
+    }
+
+    /// The answer to `initialize` (the client's, delivered; or the
+    /// transport's own after a restart, kept).
+    async fn initialized(
+        &mut self,
+        body: String,
+        connection_id: Option<String>,
+        deliver: bool,
+    ) -> bool {
+        if deliver {
+            self.book.incoming(&body);
+            one_line(&body, &mut self.out);
+        }
+        let Some(connection_id) = connection_id else {
+            if deliver && body.contains("\"error\"") {
+                // Refused: the client reads why; nothing more to do.
+                return true;
+            }
+            self.fatal(&format!("the server did not return {HEADER_CONNECTION_ID}"))
+                .await;
+            return false;
+        };
+        self.connection_id = Some(connection_id);
+        self.open_stream(StreamKey::Connection);
+        if !deliver {
+            let (reopen, lost) = self.book.reopen_sessions();
+            let reopened: Vec<String> = reopen.iter().map(|r| r.session_id.clone()).collect();
+            for r in reopen.into_iter().rev() {
+                self.ordered.push_front(Item::Reopen {
+                    session_id: r.session_id,
+                    line: r.line,
+                });
+            }
+            let failed_requests = std::mem::take(&mut self.failed_requests);
+            self.notice(RemoteNotice::NewConnection {
+                reopened,
+                lost,
+                failed_requests,
+            });
+        }
+        true
+    }
+
+    /// The server no longer knows the connection: requests in flight fail,
+    /// `initialize` goes again, then the sessions are opened again.
+    async fn new_connection(&mut self) -> bool {
+        if self.book.initialize_line().is_none() {
+            self.fatal("the server does not know the connection").await;
+            return false;
+        }
+        self.generation += 1;
+        self.connection_id = None;
+        self.streams.clear();
+        let queued: FxHashSet<String> = self
+            .ordered
+            .iter()
+            .chain(self.responses.iter())
+            .filter_map(|item| match item {
+                Item::Client(o) => o.id.clone(),
+                _ => None,
+            })
+            .collect();
+        self.ordered
+            .retain(|item| !matches!(item, Item::Reinitialize(_) | Item::Reopen { .. }));
+        let failed = self.book.fail_pending(
+            "the remote server lost the connection (did it restart?): the request was not answered",
+            &queued,
+        );
+        self.failed_requests += failed.len();
+        for line in failed {
+            one_line(&line, &mut self.out);
+        }
+        let line = self.book.initialize_line().unwrap_or_default().to_owned();
+        self.ordered.push_front(Item::Reinitialize(line));
+        true
+    }
+
+    async fn fatal(&mut self, reason: &str) {
+        let failed = self.book.fail_pending(reason, &FxHashSet::default());
+        for line in failed {
+            one_line(&line, &mut self.out);
+        }
+        let _ = self.flush().await;
+        self.notice(RemoteNotice::Closed {
+            reason: reason.to_owned(),
+        });
+    }
+
+    /// Ends the connection (`DELETE`); the client's reader then sees the end.
+    async fn close(mut self) {
+        let _ = self.flush().await;
+        if let Some(id) = self.connection_id.take() {
+            let request = self
+                .http
+                .delete(self.url.clone())
+                .header(HEADER_CONNECTION_ID, id);
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), request.send()).await;
+        }
+        let _ = self.to_client.shutdown().await;
+    }
+}
+
+fn is_notification(data: &str, method: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+    }
+    serde_json::from_str::<Probe<'_>>(data).is_ok_and(|p| p.method == Some(method))
+}
+
+async fn post(request: reqwest::RequestBuilder) -> PostOutcome {
+    let response = match request.send().await {
+        Ok(r) => r,
+        Err(e) => return PostOutcome::Unreachable(error_chain(&e)),
+    };
+    let status = response.status();
+    let connection_id = response
+        .headers()
+        .get(HEADER_CONNECTION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = response.text().await.unwrap_or_default();
+    if status.is_success() {
+        PostOutcome::Ok {
+            body,
+            connection_id,
+        }
+    } else {
+        PostOutcome::Status(status.as_u16(), short(&body))
+    }
+}
+
+/// Reads one event stream until it ends, reporting each event.
+async fn read_stream(
+    request: reqwest::RequestBuilder,
+    key: StreamKey,
+    generation: u64,
+    events: mpsc::Sender<Event>,
+) {
+    let end = match request.send().await {
+        Err(e) => SseEnd::Failed(error_chain(&e)),
+        Ok(response) if response.status() == reqwest::StatusCode::NOT_FOUND => SseEnd::NotFound,
+        Ok(response) if !response.status().is_success() => {
+            let status = response.status().as_u16();
+            SseEnd::Status(status, short(&response.text().await.unwrap_or_default()))
+        }
+        Ok(response) => {
+            let _ = events.send(Event::SseOpened(key.clone(), generation)).await;
+            let mut stream = eventsource_stream::EventStream::new(response.bytes_stream());
+            loop {
+                match stream.next().await {
+                    None => break SseEnd::Eof,
+                    Some(Err(e)) => break SseEnd::Failed(e.to_string()),
+                    Some(Ok(event)) => {
+                        if event.data.is_empty() {
+                            continue;
+                        }
+                        let sent = events
+                            .send(Event::Sse {
+                                key: key.clone(),
+                                generation,
+                                id: event.id,
+                                data: event.data,
+                            })
+                            .await;
+                        if sent.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let _ = events.send(Event::SseEnded(key, generation, end)).await;
+}
+
+/// An error with its causes (reqwest's own message says little).
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        source = e.source();
+    }
+    text
+}
+
+/// At most 200 characters of a body, for a message.
+pub(crate) fn short(body: &str) -> String {
+    let body = body.trim();
+    match body.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &body[..i]),
+        None => body.to_owned(),
+    }
+}

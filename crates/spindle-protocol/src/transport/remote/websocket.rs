@@ -1,0 +1,372 @@
+//! The WebSocket profile: `GET` with `Upgrade: websocket` through the same
+//! reqwest client as HTTP (cookies, proxies, TLS roots shared), framing by
+//! tungstenite, one text frame per message both ways.
+//!
+//! When the socket drops, a new one is opened and the client's
+//! `initialize` is sent again (its answer kept from the client). Each open
+//! session is then attached again from its last event id when the server
+//! sent event ids (`_spindle/event_id`, Spindle's extension: nothing lost or
+//! doubled), else resumed or loaded like after a server restart.
+
+use futures_util::{SinkExt, StreamExt};
+use spindle_wire::hash::{FxHashMap, FxHashSet};
+use spindle_wire::remote::{
+    EVENT_ID, EVENT_ID_NOTIFICATION, HEADER_CONNECTION_ID, OPT_IN_ATTACH, OPT_IN_EVENT_IDS,
+    STREAM_DROPPED,
+};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::time::Instant;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message as WsMessage;
+use tokio_tungstenite::tungstenite::protocol::Role;
+
+use super::book::{Book, IncomingAction, one_line, with_remote_opt_in};
+use super::sse::{error_chain, short};
+use super::{Pipes, RemoteError, RemoteNotice, RemoteOptions, backoff};
+
+/// An open WebSocket to the endpoint.
+pub(crate) type Socket = WebSocketStream<reqwest::Upgraded>;
+
+/// Opens the WebSocket (the HTTP/1.1 upgrade, checked as RFC 6455 says).
+pub(crate) async fn open(
+    http: &reqwest::Client,
+    url: &reqwest::Url,
+    _resume: Option<()>,
+) -> Result<Socket, RemoteError> {
+    use tokio_tungstenite::tungstenite::handshake::client::generate_key;
+    use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+    let key = generate_key();
+    let response = http
+        .get(url.clone())
+        .version(reqwest::Version::HTTP_11)
+        .header(reqwest::header::CONNECTION, "Upgrade")
+        .header(reqwest::header::UPGRADE, "websocket")
+        .header(reqwest::header::SEC_WEBSOCKET_VERSION, "13")
+        .header(reqwest::header::SEC_WEBSOCKET_KEY, &key)
+        .send()
+        .await
+        .map_err(|e| RemoteError::Connect(error_chain(&e)))?;
+    let status = response.status();
+    if status != reqwest::StatusCode::SWITCHING_PROTOCOLS {
+        let body = response.text().await.unwrap_or_default();
+        return Err(RemoteError::Connect(format!(
+            "the WebSocket upgrade was answered HTTP {status} {}",
+            short(&body)
+        )));
+    }
+    let expected = derive_accept_key(key.as_bytes());
+    let accept = response
+        .headers()
+        .get(reqwest::header::SEC_WEBSOCKET_ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    if accept != Some(expected.as_str()) {
+        return Err(RemoteError::Connect(
+            "the WebSocket upgrade answer has a wrong Sec-WebSocket-Accept".to_owned(),
+        ));
+    }
+    if response.headers().get(HEADER_CONNECTION_ID).is_none() {
+        tracing::debug!("the WebSocket upgrade carried no {HEADER_CONNECTION_ID}");
+    }
+    let upgraded = response
+        .upgrade()
+        .await
+        .map_err(|e| RemoteError::Connect(error_chain(&e)))?;
+    Ok(WebSocketStream::from_raw_socket(upgraded, Role::Client, None).await)
+}
+
+/// What the socket loop ended with.
+enum Ended {
+    /// The client closed its side: the socket was closed.
+    ClientDone,
+    /// The client is gone (its reader closed).
+    ClientGone,
+    /// The socket dropped.
+    Dropped(String),
+}
+
+struct Driver {
+    book: Book,
+    options: RemoteOptions,
+    to_client: tokio::io::DuplexStream,
+    notices: tokio::sync::mpsc::UnboundedSender<RemoteNotice>,
+    /// The last event id per session (Spindle's event ids).
+    last_event_ids: FxHashMap<String, String>,
+    /// After a reconnection: the id of the transport's own `initialize`,
+    /// whose answer is kept from the client.
+    own_initialize_id: Option<String>,
+    out: Vec<u8>,
+}
+
+pub(crate) async fn run(
+    http: reqwest::Client,
+    url: reqwest::Url,
+    options: RemoteOptions,
+    socket: Socket,
+    pipes: Pipes,
+) {
+    let Pipes {
+        to_client,
+        from_client,
+        notices,
+    } = pipes;
+    let mut lines = BufReader::new(from_client).lines();
+    let mut driver = Driver {
+        book: Book::default(),
+        options,
+        to_client,
+        notices,
+        last_event_ids: FxHashMap::default(),
+        own_initialize_id: None,
+        out: Vec::new(),
+    };
+    let mut socket = socket;
+    loop {
+        match driver.pump(&mut socket, &mut lines).await {
+            Ended::ClientDone => {
+                let _ = socket.close(None).await;
+                break;
+            }
+            Ended::ClientGone => break,
+            Ended::Dropped(reason) => {
+                driver.notice(RemoteNotice::Reconnecting {
+                    reason: format!("the WebSocket dropped: {reason}"),
+                });
+                match driver.reconnect(&http, &url).await {
+                    Some(s) => socket = s,
+                    None => break,
+                }
+            }
+        }
+    }
+    let _ = driver.flush().await;
+    let _ = driver.to_client.shutdown().await;
+}
+
+impl Driver {
+    fn notice(&self, notice: RemoteNotice) {
+        let _ = self.notices.send(notice);
+    }
+
+    fn opt_ins(&self) -> Vec<&'static str> {
+        let mut names = vec![OPT_IN_EVENT_IDS];
+        if self.options.attach {
+            names.push(OPT_IN_ATTACH);
+        }
+        names
+    }
+
+    async fn flush(&mut self) -> bool {
+        if self.out.is_empty() {
+            return true;
+        }
+        let ok = self.to_client.write_all(&self.out).await.is_ok();
+        self.out.clear();
+        ok
+    }
+
+    /// Carries messages both ways until one side ends.
+    async fn pump<R>(
+        &mut self,
+        socket: &mut Socket,
+        lines: &mut tokio::io::Lines<BufReader<R>>,
+    ) -> Ended
+    where
+        R: tokio::io::AsyncRead + Unpin,
+    {
+        loop {
+            tokio::select! {
+                line = lines.next_line() => {
+                    let Ok(Some(line)) = line else { return Ended::ClientDone };
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    let out = self.book.outgoing(line);
+                    let text = if out.is_initialize() {
+                        with_remote_opt_in(&out.line, &self.opt_ins())
+                    } else {
+                        out.line
+                    };
+                    if let Err(e) = socket.send(WsMessage::text(text)).await {
+                        return Ended::Dropped(error_chain(&e));
+                    }
+                }
+                frame = socket.next() => {
+                    match frame {
+                        None => return Ended::Dropped("closed by the server".to_owned()),
+                        Some(Err(e)) => return Ended::Dropped(error_chain(&e)),
+                        Some(Ok(WsMessage::Text(text))) => {
+                            if self.incoming(text.as_str()) {
+                                return Ended::Dropped("the server dropped this client (it fell behind)".to_owned());
+                            }
+                            // Deliver what else is ready in one write.
+                            while let Some(Some(Ok(WsMessage::Text(text)))) =
+                                futures_util::FutureExt::now_or_never(socket.next())
+                            {
+                                if self.incoming(text.as_str()) {
+                                    return Ended::Dropped("the server dropped this client (it fell behind)".to_owned());
+                                }
+                            }
+                            if !self.flush().await {
+                                return Ended::ClientGone;
+                            }
+                        }
+                        Some(Ok(WsMessage::Close(frame))) => {
+                            let why = frame.map(|f| f.reason.to_string()).unwrap_or_default();
+                            return Ended::Dropped(format!("closed by the server {why}").trim().to_owned());
+                        }
+                        // Binary frames are ignored (the RFD); pings are
+                        // answered by tungstenite.
+                        Some(Ok(_)) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// One text frame from the server; `true` when the server says it
+    /// dropped this client.
+    fn incoming(&mut self, text: &str) -> bool {
+        if text.contains("_spindle/") {
+            #[derive(serde::Deserialize)]
+            struct Probe {
+                method: Option<String>,
+                params: Option<serde_json::Value>,
+            }
+            if let Ok(Probe {
+                method: Some(method),
+                params,
+            }) = serde_json::from_str::<Probe>(text)
+            {
+                if method == EVENT_ID_NOTIFICATION {
+                    let params = params.unwrap_or_default();
+                    let session = params
+                        .get(spindle_wire::client_methods::fields::SESSION_ID)
+                        .and_then(|v| v.as_str());
+                    let id = params.get(EVENT_ID).map(|v| match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    });
+                    if let (Some(session), Some(id)) = (session, id) {
+                        self.last_event_ids.insert(session.to_owned(), id);
+                    }
+                    return false;
+                }
+                if method == STREAM_DROPPED {
+                    return true;
+                }
+            }
+        }
+        if let Some(own) = &self.own_initialize_id
+            && is_response_to(text, own)
+        {
+            self.book.initialize_answered(text);
+            self.own_initialize_id = None;
+            return false;
+        }
+        if self.book.incoming(text) == IncomingAction::Deliver {
+            one_line(text, &mut self.out);
+        }
+        false
+    }
+
+    /// Opens a new socket (retrying for `reconnect_for`), sends
+    /// `initialize` again and opens the sessions again.
+    async fn reconnect(&mut self, http: &reqwest::Client, url: &reqwest::Url) -> Option<Socket> {
+        let started = Instant::now();
+        let mut attempt = 0;
+        let mut socket = loop {
+            match open(http, url, None).await {
+                Ok(socket) => break socket,
+                Err(e) if started.elapsed() < self.options.reconnect_for => {
+                    tracing::debug!("WebSocket reconnect failed: {e}");
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(e) => {
+                    self.fatal(&format!("could not reconnect: {e}")).await;
+                    return None;
+                }
+            }
+        };
+        let Some(init) = self.book.initialize_line().map(str::to_owned) else {
+            // Nothing was said yet: a fresh socket is all it takes.
+            return Some(socket);
+        };
+        // Requests in flight went to the old socket; only an attach from an
+        // event id brings their answers back.
+        let resumable = !self.last_event_ids.is_empty();
+        let mut failed_requests = 0;
+        if !resumable {
+            let failed = self.book.fail_pending(
+                "the WebSocket dropped and the server cannot resume (no event ids): the request was not answered",
+                &FxHashSet::default(),
+            );
+            failed_requests = failed.len();
+            for line in failed {
+                one_line(&line, &mut self.out);
+            }
+        }
+        self.own_initialize_id = json_id(&init);
+        let init = with_remote_opt_in(&init, &self.opt_ins());
+        if socket.send(WsMessage::text(init)).await.is_err() {
+            self.fatal("the new WebSocket dropped at once").await;
+            return None;
+        }
+        let (reopen, lost) = if resumable {
+            self.book.reattach_sessions(&self.last_event_ids)
+        } else {
+            self.book.reopen_sessions()
+        };
+        let reopened: Vec<String> = reopen.iter().map(|r| r.session_id.clone()).collect();
+        for r in reopen {
+            if socket.send(WsMessage::text(r.line)).await.is_err() {
+                self.fatal("the new WebSocket dropped at once").await;
+                return None;
+            }
+        }
+        if resumable {
+            self.notice(RemoteNotice::Resumed);
+        } else {
+            self.notice(RemoteNotice::NewConnection {
+                reopened,
+                lost,
+                failed_requests,
+            });
+        }
+        Some(socket)
+    }
+
+    async fn fatal(&mut self, reason: &str) {
+        for line in self.book.fail_pending(reason, &FxHashSet::default()) {
+            one_line(&line, &mut self.out);
+        }
+        let _ = self.flush().await;
+        self.notice(RemoteNotice::Closed {
+            reason: reason.to_owned(),
+        });
+    }
+}
+
+fn json_id(line: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    serde_json::from_str::<Probe<'_>>(line)
+        .ok()?
+        .id
+        .map(|id| id.get().to_owned())
+}
+
+fn is_response_to(text: &str, id: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    serde_json::from_str::<Probe<'_>>(text)
+        .is_ok_and(|p| p.method.is_none() && p.id.is_some_and(|i| i.get() == id))
+}
