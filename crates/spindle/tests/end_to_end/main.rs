@@ -10,6 +10,7 @@
 
 // Shared support.
 mod harness;
+mod remote_support;
 mod serve_support;
 
 // `spindle agent`, `spindle replay`, `spindle bridge`.
@@ -32,6 +33,9 @@ mod serve_faults;
 mod serve_features;
 mod serve_host_security;
 mod serve_http;
+
+// `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
+mod remote_http;
 
 // Faults and load (RELIABILITY.md).
 mod fault_agent;
