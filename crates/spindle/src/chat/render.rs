@@ -122,7 +122,17 @@ pub fn entry_lines(entry: &EntryView, options: RenderOptions, out: &mut Vec<Line
 fn diff_lines(diffs: &[Value], out: &mut Vec<Line>) {
     let mut budget = DIFF_LINES;
     let mut elided = 0usize;
-    for diff in diffs {
+    // The agent often shows the change it then asks this client to write:
+    // that diff is drawn once, with the write's outcome.
+    let same_change =
+        |a: &Value, b: &Value| a.get("path") == b.get("path") && a.get("hunks") == b.get("hunks");
+    let shown_by_a_write = |diff: &Value| {
+        diff.get("write").is_none()
+            && diffs
+                .iter()
+                .any(|other| other.get("write").is_some() && same_change(diff, other))
+    };
+    for diff in diffs.iter().filter(|d| !shown_by_a_write(d)) {
         let path = str_field(Some(diff), "path").unwrap_or("?");
         let header = match str_field(Some(diff), "change") {
             Some("add") => format!("new file {path}"),
@@ -491,6 +501,7 @@ mod tests {
                     {"path": "/w/new.rs", "change": "add", "hunks": []},
                     {"path": "/w/old.rs", "change": "delete", "hunks": []},
                     {"path": "/w/b.rs", "oldPath": "/w/c.rs", "change": "move", "hunks": []},
+                    {"path": "/w/d.rs", "change": "modify", "hunks": []},
                     {"path": "/w/d.rs", "change": "modify", "hunks": [],
                      "write": {"requestId": 3, "status": "rejected", "error": "the user rejected the write"}}
                 ]
