@@ -188,6 +188,40 @@ fn client_fs_read_only_reads_and_off_offers_nothing() {
         std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
         "a\nb\n"
     );
+    // What each setting advertises in `initialize`.
+    for (flags, read, write, terminal) in [
+        (
+            &["--fs", "off", "--terminals", "off"][..],
+            false,
+            false,
+            false,
+        ),
+        (&["--fs", "read-only"][..], true, false, true),
+        (&["--fs", "ask"][..], true, true, true),
+        (
+            &["--fs", "allow", "--terminals", "off"][..],
+            true,
+            true,
+            false,
+        ),
+    ] {
+        let record = dir.join("caps.jsonl");
+        let mut all = flags.to_vec();
+        all.extend(["--record", record.to_str().unwrap()]);
+        let output = prompt(&dir.path, &all, "/scenario plain", &["--protocol", "1"]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{flags:?}: {}",
+            both(&output)
+        );
+        let first = std::fs::read_to_string(&record).unwrap();
+        let sent: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+        let caps = &sent["sent"]["params"]["clientCapabilities"];
+        assert_eq!(caps["fs"]["readTextFile"], read, "{flags:?}: {caps}");
+        assert_eq!(caps["fs"]["writeTextFile"], write, "{flags:?}: {caps}");
+        assert_eq!(caps["terminal"], terminal, "{flags:?}: {caps}");
+    }
 }
 
 #[test]
