@@ -56,6 +56,23 @@
     sent: () => refreshSessions(),
   });
 
+  const cards = window.SpindleCards.create({
+    $, api, banner,
+    session: () => current,
+    // The latest entry `matches` accepts.
+    latest: (matches) => {
+      for (let i = order.length - 1; i >= 0; i--) {
+        const rec = entries.get(order[i]);
+        if (rec && matches(rec)) return rec;
+      }
+      return null;
+    },
+    scrollToEnd: () => scrollToEnd(),
+    // An "always" answer becomes a standing permission.
+    answered: () => panels.loadAgent(),
+  });
+  const fileDiff = window.SpindleCards.fileDiff;
+
   // ---- sessions ----------------------------------------------------------------------------
 
   async function refreshSessions() {
@@ -141,7 +158,6 @@
     $("commands").replaceChildren();
     commands = [];
     cards.clear();
-    floating = 0;
     setState({ state: "idle" });
     setUsage({});
     banner(null);
@@ -301,33 +317,6 @@
     return exit.exitCode != null ? "exited with " + String(exit.exitCode) : "exited";
   }
 
-  const CHANGE_LABELS = { add: "new file", delete: "deleted", modify: "modified", move: "moved", copy: "copied" };
-
-  // One file of the engine's `diffs`: a header naming the change and the path, then the hunks
-  // as a unified diff, one element per line (its class says added, removed, context or header).
-  function fileDiff(diff) {
-    const change = String(diff.change || "modify");
-    const box = el("div", "file-diff");
-    box.dataset.change = change;
-    const head = el("div", "file-diff-head");
-    head.append(el("span", "change-label", CHANGE_LABELS[change] || change));
-    const path = String(diff.path ?? "");
-    head.append(el("span", "path", diff.oldPath ? String(diff.oldPath) + " \u2192 " + path : path));
-    box.append(head);
-    const body = el("pre", "diff-body");
-    for (const hunk of Array.isArray(diff.hunks) ? diff.hunks : []) {
-      body.append(el("span", "hunk", String(hunk.header ?? "@@") + "\n"));
-      for (const line of Array.isArray(hunk.lines) ? hunk.lines : []) {
-        const text = String(line);
-        const cls = text[0] === "+" ? "add" : text[0] === "-" ? "del" : "ctx";
-        body.append(el("span", cls, text + "\n"));
-      }
-    }
-    if (diff.binary) body.append(el("span", "ctx", "(binary file)\n"));
-    if (body.childNodes.length) box.append(body);
-    return box;
-  }
-
   // Every diff of an entry, one block per file; the paths and request ids are kept so that a
   // write review card finds the entry that shows its diff. A diff of a client write carries its
   // outcome (written, rejected, ...) once the client answered.
@@ -469,14 +458,14 @@
       if (next && next.node.parentNode === container) { before = next.node; break; }
     }
     container.insertBefore(rec.node, before);
-    adoptCards(rec);
+    cards.adopt(rec);
     scrollToEnd();
   }
 
   function removeEntry(id) {
     const rec = entries.get(String(id));
     if (!rec) return;
-    releaseCards(rec);
+    cards.release(rec);
     rec.node.remove();
     entries.delete(rec.id);
     order = order.filter((x) => x !== rec.id);
@@ -536,206 +525,6 @@
     setTimeout(() => n.remove(), 8000);
   }
 
-  // ---- cards: permission questions and write reviews ---------------------------------------
-  // A card sits inside the entry it is about (the tool call, or the engine's own entry for the
-  // request), so it stays with that entry whatever comes later. A card whose entry is not known
-  // yet waits at the end of the transcript and moves in when the entry appears.
-
-  const cards = new Map(); // "permission:KEY" | "review:ID" -> { node, matches(rec), rec }
-  let floating = 0; // cards not inside an entry
-
-  function cardSlot(rec) {
-    if (!rec.cards) {
-      rec.cards = el("div", "cards");
-      rec.node.appendChild(rec.cards);
-    }
-    return rec.cards;
-  }
-
-  function attachCard(card, rec) {
-    cardSlot(rec).appendChild(card.node);
-    card.rec = rec;
-    card.node.classList.add("anchored");
-  }
-
-  function placeCard(id, node, matches) {
-    dropCard(id);
-    const card = { node, matches, rec: null };
-    cards.set(id, card);
-    for (let i = order.length - 1; i >= 0; i--) {
-      const rec = entries.get(order[i]);
-      if (rec && matches(rec)) { attachCard(card, rec); break; }
-    }
-    if (!card.rec) {
-      floating += 1;
-      $("transcript").appendChild(node);
-    }
-    scrollToEnd();
-    return card;
-  }
-
-  function dropCard(id) {
-    const card = cards.get(id);
-    if (!card) return;
-    if (!card.rec) floating -= 1;
-    card.node.remove();
-    cards.delete(id);
-  }
-
-  // A new or changed entry takes in the waiting cards that are about it (only while any wait).
-  function adoptCards(rec) {
-    if (floating === 0) return;
-    for (const card of cards.values()) {
-      if (!card.rec && card.matches(rec)) {
-        attachCard(card, rec);
-        floating -= 1;
-      }
-    }
-  }
-
-  // An entry that goes away lets its cards wait again at the end.
-  function releaseCards(rec) {
-    if (!rec.cards) return;
-    for (const card of cards.values()) {
-      if (card.rec === rec) {
-        card.rec = null;
-        card.node.classList.remove("anchored");
-        floating += 1;
-        $("transcript").appendChild(card.node);
-      }
-    }
-  }
-
-  const toolMatch = (toolCallId) => (rec) =>
-    toolCallId != null && rec.kind === "tool_call" && (rec.id === String(toolCallId) || rec.toolCallId === String(toolCallId));
-
-  function choiceButtons(choices, onChoose) {
-    const box = el("div", "choices");
-    for (const [value, label, kind] of choices) {
-      const b = el("button", null, label);
-      b.type = "button";
-      b.dataset.option = value;
-      if (kind) b.dataset.kind = kind;
-      b.addEventListener("click", () => {
-        for (const other of box.querySelectorAll("button")) other.disabled = true;
-        onChoose(value).catch((e) => {
-          for (const other of box.querySelectorAll("button")) other.disabled = false;
-          banner(e.message, "error");
-        });
-      });
-      box.appendChild(b);
-    }
-    return box;
-  }
-
-  function showPermission(op) {
-    const key = String(op.key);
-    const node = el("div", "card permission-card open");
-    node.dataset.permission = key;
-    node.appendChild(el("div", "who", "Permission requested"));
-    node.appendChild(el("div", "card-title", op.title || "The agent asks for permission"));
-    const options = (Array.isArray(op.options) ? op.options : []).filter((o) => o && o.optionId != null);
-    node.appendChild(choiceButtons(options.map((o) => [String(o.optionId), o.name || o.optionId, o.kind]),
-      (optionId) => answerPermission(key, optionId)));
-    const matches = op.toolCallId != null ? toolMatch(op.toolCallId)
-      : (rec) => rec.kind === "permission" && rec.requestKey === key && rec.open;
-    placeCard("permission:" + key, node, matches);
-  }
-
-  function resolvePermission(op) {
-    const id = "permission:" + String(op.key);
-    const card = cards.get(id);
-    if (!card) return;
-    if (card.rec) {
-      // Inside its entry the engine's own record shows the answer from now on.
-      dropCard(id);
-      return;
-    }
-    card.node.classList.remove("open");
-    card.node.querySelector(".choices")?.remove();
-    card.node.appendChild(el("div", "outcome", "answered: " + (op.outcome || "done")));
-  }
-
-  async function answerPermission(key, optionId) {
-    try {
-      await api("/api/sessions/" + encodeURIComponent(current) + "/permission", { key, optionId });
-    } catch (e) {
-      throw new Error("Permission answer failed: " + e.message);
-    }
-    // An "always" answer becomes a standing permission.
-    panels.loadAgent();
-  }
-
-  // A question the server answered from a standing permission: noted in its tool call.
-  function showAutoAnswer(op) {
-    const node = el("div", "card auto-answer", "answered by a standing permission: " + String(op.optionId || "") + (op.title ? " (" + op.title + ")" : ""));
-    placeCard("auto:" + String(op.ruleKey) + ":" + String(op.toolCallId), node, toolMatch(op.toolCallId));
-  }
-
-  const REVIEW_OUTCOMES = { accept: "accepted: written", reject: "rejected", cancelled: "cancelled by the agent", error: "failed" };
-
-  function showReview(op) {
-    const requestId = String(op.requestId);
-    const path = String(op.path ?? "");
-    const node = el("div", "card review-card open");
-    node.dataset.review = requestId;
-    node.appendChild(el("div", "who", "Write review"));
-    node.appendChild(el("div", "card-title", "The agent wants to write " + path));
-    // Drawn here only while the card waits outside an entry; inside one the engine's diff shows.
-    const own = el("div", "own-diff");
-    own.appendChild(textDiff(path, typeof op.oldText === "string" ? op.oldText : null, String(op.newText ?? "")));
-    node.appendChild(own);
-    node.appendChild(choiceButtons([["accept", "Accept"], ["reject", "Reject"]], async (decision) => {
-      try {
-        await api("/api/sessions/" + encodeURIComponent(current) + "/review", { requestId, decision });
-      } catch (e) {
-        throw new Error("Review answer failed: " + e.message);
-      }
-    }));
-    const byTool = toolMatch(op.toolCallId);
-    const matches = (rec) => byTool(rec) || (!!rec.diffKeys && (rec.diffKeys.has("request:" + requestId) ||
-      [...rec.diffKeys].some((k) => k === "path:" + path || k.endsWith("/" + path))));
-    placeCard("review:" + requestId, node, matches);
-  }
-
-  function resolveReview(op) {
-    const card = cards.get("review:" + String(op.requestId));
-    if (!card) return;
-    const decision = String(op.decision || "done");
-    card.node.classList.remove("open");
-    card.node.dataset.decision = decision;
-    card.node.querySelector(".choices")?.remove();
-    card.node.appendChild(el("div", "outcome", (REVIEW_OUTCOMES[decision] || decision) + (op.message ? ": " + op.message : "")));
-  }
-
-  // A unified view of old -> new drawn in the page, for a review card outside any entry: a
-  // line diff (longest common subsequence, or everything replaced when the files are large).
-  function textDiff(path, oldText, newText) {
-    const a = oldText === null ? [] : oldText.split("\n");
-    const b = newText.split("\n");
-    const lines = [];
-    if (a.length * b.length > 250000) {
-      for (const l of a) lines.push("-" + l);
-      for (const l of b) lines.push("+" + l);
-    } else {
-      const n = a.length, m = b.length;
-      const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-      for (let i = n - 1; i >= 0; i--) {
-        for (let j = m - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-      }
-      let i = 0, j = 0;
-      while (i < n || j < m) {
-        if (i < n && j < m && a[i] === b[j]) { lines.push(" " + a[i]); i++; j++; }
-        else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { lines.push("+" + b[j]); j++; }
-        else { lines.push("-" + a[i]); i++; }
-      }
-    }
-    const shown = lines.slice(0, 400);
-    const hunk = { header: "@@ " + (oldText === null ? "new file" : "-" + a.length + " +" + b.length) + " @@", lines: shown };
-    if (lines.length > shown.length) shown.push(" \u2026 " + (lines.length - shown.length) + " more lines");
-    return fileDiff({ path, change: oldText === null ? "add" : "modify", hunks: [hunk] });
-  }
-
   const handlers = {
     insert_entry: (op) => insertEntry(op.index, op.entry),
     update_entry: (op) => {
@@ -750,7 +539,7 @@
       }
       setText(rec, typeof op.entry.text === "string" ? op.entry.text : "");
       fillEntry(rec, op.entry);
-      adoptCards(rec);
+      cards.adopt(rec);
     },
     remove_entry: (op) => removeEntry(op.id),
     append_text: (op) => {
@@ -788,14 +577,14 @@
     set_session_info: (op) => panels.onSessionInfo(op.info),
     notice: (op) => showNotice(op),
     web_banner: (op) => banner(op.text, op.level),
-    web_permission: showPermission,
-    web_permission_resolved: resolvePermission,
-    web_review: showReview,
-    web_review_resolved: resolveReview,
+    web_permission: cards.showPermission,
+    web_permission_resolved: cards.resolvePermission,
+    web_review: cards.showReview,
+    web_review_resolved: cards.resolveReview,
     web_status: (op) => panels.onStatus(op),
     web_modes: (op) => panels.onModes(op.modes),
     web_standing_permissions: (op) => panels.onStanding(op.permissions),
-    web_permission_auto: showAutoAnswer,
+    web_permission_auto: cards.showAutoAnswer,
     web_session: () => refreshSessions(),
   };
 

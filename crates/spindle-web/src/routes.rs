@@ -51,6 +51,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/markdown.js", get(markdown_js)),
         ("/composer.js", get(composer_js)),
         ("/panels.js", get(panels_js)),
+        ("/cards.js", get(cards_js)),
         ("/app.css", get(app_css)),
         (
             "/api/sessions",
@@ -191,6 +192,13 @@ async fn panels_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/panels.js"),
+    )
+}
+
+async fn cards_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/cards.js"),
     )
 }
 
