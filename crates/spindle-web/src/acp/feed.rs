@@ -185,6 +185,11 @@ impl AcpFeed {
     pub(crate) fn permission_closed(&mut self, key: &str, outcome: &str) {
         self.permission_params.remove(key);
         if self.open_permissions.remove(key).is_some() {
+            // The page's labels ("cancelled", "closed", "agent exited") or the chosen option.
+            let outcome = match outcome {
+                "cancelled" | "closed" | "agent exited" => json!({ "outcome": "cancelled" }),
+                option => json!({ "outcome": "selected", "optionId": option }),
+            };
             let envelope = json!({ ENVELOPE: { "resolved": { "key": key, "outcome": outcome } } });
             self.hub.publish(Arc::from(envelope.to_string()));
         }

@@ -35,6 +35,7 @@ mod serve_host_security;
 mod serve_http;
 
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
+mod remote_attach;
 mod remote_http;
 
 // Faults and load (RELIABILITY.md).
