@@ -298,6 +298,39 @@ module.exports = function register(h) {
     });
   });
 
+  scenario("a write outside any tool call is reviewed in a card of its own", async ({ context, tmp }) => {
+    const dir = workspace(tmp, "loose-write");
+    const target = path.join(dir, "plan.md");
+    fs.writeFileSync(target, "# plan\n- one\n");
+    // An agent that writes without announcing a tool call (the script knows the path only now).
+    const script = path.join(tmp, "loose-write.script.jsonl");
+    fs.writeFileSync(script, [
+      JSON.stringify({ wait_for_prompt: true }),
+      JSON.stringify({ raw: { jsonrpc: "2.0", id: "w-1", method: "fs/write_text_file",
+        params: { sessionId: "sess_1", path: target, content: "# plan\n- one\n- two\n" } } }),
+      JSON.stringify({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Asked to write the plan." } }),
+    ].join("\n") + "\n");
+    await withServer(context, tmp, "loose-write", ["--cwd", dir, "--fs", "ask"], ["--protocol", "1", "--script", script], async (page, server) => {
+      await page.goto(server.url + "/");
+      await newSession(page);
+      await page.waitForSelector("#session-bar .picker");
+      await send(page, "write the plan");
+      const card = "#transcript .review-card.open";
+      await page.waitForSelector(card + " .choices button");
+      // The card sits in the entry the engine made for the write, with its diff.
+      const diff = await page.$eval(card, (n) => {
+        const entry = n.closest(".entry");
+        const shown = entry && entry.querySelector(".details .file-diff .diff-body");
+        return shown ? shown.textContent : "";
+      });
+      assert(diff.includes("+- two") && diff.includes(" - one"), "diff of the write: " + JSON.stringify(diff));
+      await shot(page, "17c-write-review-own-card");
+      await page.click(card + ' button[data-option="accept"]');
+      await eventually("written", async () => fs.readFileSync(target, "utf8") === "# plan\n- one\n- two\n");
+      await eventually("accepted shown", async () => (await page.getAttribute("#transcript .review-card", "data-decision")) === "accept");
+    });
+  });
+
   scenario("a client terminal's output shows live in its tool call", async ({ context, tmp }) => {
     const dir = workspace(tmp, "terminals");
     await withServer(context, tmp, "terminals", ["--cwd", dir], ["--delay-ms", "5", "--protocol", "1"], async (page, server) => {

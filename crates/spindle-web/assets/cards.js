@@ -182,10 +182,8 @@
       node.dataset.review = requestId;
       node.appendChild(el("div", "who", "Write review"));
       node.appendChild(el("div", "card-title", "The agent wants to write " + path));
-      // Drawn here only while the card waits outside an entry; inside one the engine's diff shows.
-      const own = el("div", "own-diff");
-      own.appendChild(textDiff(path, typeof op.oldText === "string" ? op.oldText : null, String(op.newText ?? "")));
-      node.appendChild(own);
+      // The diff is the engine's, in the entry it shows the write in (made from the same logged
+      // request, so it is there before this card); the card only asks.
       node.appendChild(choiceButtons([["accept", "Accept"], ["reject", "Reject"]], async (decision) => {
         try {
           await api("/api/sessions/" + encodeURIComponent(ctx.session()) + "/review", { requestId, decision });
@@ -207,34 +205,6 @@
       card.node.dataset.decision = decision;
       card.node.querySelector(".choices")?.remove();
       card.node.appendChild(el("div", "outcome", (REVIEW_OUTCOMES[decision] || decision) + (op.message ? ": " + op.message : "")));
-    }
-
-    // A unified view of old -> new drawn in the page, for a review card outside any entry: a
-    // line diff (longest common subsequence, or everything replaced when the files are large).
-    function textDiff(path, oldText, newText) {
-      const a = oldText === null ? [] : oldText.split("\n");
-      const b = newText.split("\n");
-      const lines = [];
-      if (a.length * b.length > 250000) {
-        for (const l of a) lines.push("-" + l);
-        for (const l of b) lines.push("+" + l);
-      } else {
-        const n = a.length, m = b.length;
-        const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-        for (let i = n - 1; i >= 0; i--) {
-          for (let j = m - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-        }
-        let i = 0, j = 0;
-        while (i < n || j < m) {
-          if (i < n && j < m && a[i] === b[j]) { lines.push(" " + a[i]); i++; j++; }
-          else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { lines.push("+" + b[j]); j++; }
-          else { lines.push("-" + a[i]); i++; }
-        }
-      }
-      const shown = lines.slice(0, 400);
-      const hunk = { header: "@@ " + (oldText === null ? "new file" : "-" + a.length + " +" + b.length) + " @@", lines: shown };
-      if (lines.length > shown.length) shown.push(" \u2026 " + (lines.length - shown.length) + " more lines");
-      return fileDiff({ path, change: oldText === null ? "add" : "modify", hunks: [hunk] });
     }
 
     function clear() {
