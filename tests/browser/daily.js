@@ -171,6 +171,20 @@ module.exports = function register(h) {
       await waitTurns(page, server.url, id, 2);
       const reply = await lastAgentText(page);
       assert(/resource(_link)?: uri=file:\/\/\S*src\/main\.rs/.test(reply), "the agent got the file: " + reply);
+      // A mention outside the workspace is refused by the server: said inline, the text kept.
+      const users = (await userTexts(page)).length;
+      await page.fill("#prompt-input", "/scenario echo-content @/etc/passwd");
+      await page.click("#send");
+      await page.waitForSelector("#prompt-error:not([hidden])");
+      const refusal = await page.textContent("#prompt-error");
+      assert(refusal.startsWith("Prompt not sent: ") && refusal.length > "Prompt not sent: ".length + 10, "clear message: " + refusal);
+      assert((await page.inputValue("#prompt-input")) === "/scenario echo-content @/etc/passwd", "text kept for fixing");
+      assert((await userTexts(page)).length === users, "nothing sent");
+      await shot(page, "15b-mention-refused");
+      await page.fill("#prompt-input", "still here?");
+      await page.click("#send");
+      await waitTurns(page, server.url, id, 3);
+      assert(await page.isHidden("#prompt-error"), "the message goes with the next prompt");
     });
   });
 

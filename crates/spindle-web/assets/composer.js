@@ -47,6 +47,7 @@ window.SpindleComposer = Object.freeze({
       palette.hidden = true;
       palette.replaceChildren();
       input.setAttribute("aria-expanded", "false");
+      input.removeAttribute("aria-activedescendant");
       if (fileTimer) { clearTimeout(fileTimer); fileTimer = null; }
     }
 
@@ -60,6 +61,7 @@ window.SpindleComposer = Object.freeze({
       items.forEach((item, i) => {
         const li = el("li", "palette-item");
         li.setAttribute("role", "option");
+        li.id = "palette-option-" + i;
         li.dataset.index = String(i);
         if (kind === "command") {
           const head = el("div", "palette-head");
@@ -87,7 +89,10 @@ window.SpindleComposer = Object.freeze({
       for (const li of palette.children) {
         const on = li.dataset.index === String(open.index);
         li.setAttribute("aria-selected", on ? "true" : "false");
-        if (on) li.scrollIntoView({ block: "nearest" });
+        if (on) {
+          input.setAttribute("aria-activedescendant", li.id);
+          li.scrollIntoView({ block: "nearest" });
+        }
       }
     }
 
