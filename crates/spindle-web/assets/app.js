@@ -128,10 +128,6 @@
       if (source !== es) return;
       applyBatch(event.data, event.lastEventId);
     });
-    es.addEventListener("status", (event) => {
-      if (source !== es) return;
-      try { panels.onStatus(JSON.parse(event.data)); } catch (_) { /* not JSON: ignored */ }
-    });
   }
 
   function applyBatch(data, id) {

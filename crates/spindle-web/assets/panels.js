@@ -137,7 +137,7 @@ window.SpindlePanels = Object.freeze({
       }
     }
 
-    // A session status from the server (`web_status` op or SSE `status` event). The agent's
+    // A session status from the server (`web_status` op). The agent's
     // facts are known once it is ready, so they are asked for again when the status changes.
     let lastStatus = null;
 
