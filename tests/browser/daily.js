@@ -91,6 +91,57 @@ module.exports = function register(h) {
     }
   });
 
+  scenario("a modes-only agent, grouped models and an on/off option get pickers that post the choice", async ({ context, base }) => {
+    // Shapes the reference agent does not send (v1 `modes` without config options, grouped
+    // select options, a boolean option), played to the page as the server's snapshot.
+    const page = await context.newPage();
+    const created = await (await page.request.post(base + "/api/sessions", { data: {}, headers: { Origin: base } })).json();
+    const snapshot = { ops: [
+      { op: "set_session_info", info: { currentModeId: "ask", configOptions: [
+        { id: "model", name: "Model", category: "model", type: "select", currentValue: "deep-2", options: [
+          { group: "fast", name: "Fast", options: [{ value: "fast-1", name: "Fast 1" }] },
+          { group: "deep", name: "Deep", options: [{ value: "deep-2", name: "Deep 2", description: "slow and careful" }] }] },
+        { id: "web", name: "Web search", type: "boolean", currentValue: false }] } },
+      { op: "web_modes", modes: { currentModeId: "ask", availableModes: [
+        { id: "ask", name: "Ask" }, { id: "code", name: "Code", description: "edits files" }] } },
+    ] };
+    await page.route("**/api/sessions/" + created.id + "/events", (route) => route.fulfill({
+      status: 200, contentType: "text/event-stream",
+      body: "retry: 600000\nevent: reset\nid: 1\ndata: " + JSON.stringify(snapshot) + "\n\n",
+    }));
+    const posted = [];
+    let refuse = false;
+    for (const tail of ["mode", "config"]) {
+      await page.route("**/api/sessions/" + created.id + "/" + tail, (route) => {
+        posted.push([tail, route.request().postDataJSON()]);
+        return refuse
+          ? route.fulfill({ status: 400, contentType: "application/json", body: JSON.stringify({ error: "the agent has no such mode" }) })
+          : route.fulfill({ status: 200, contentType: "application/json", body: "{}" });
+      });
+    }
+    await page.goto(base + "/#session=" + created.id);
+    await page.waitForSelector("#mode-select");
+    assert(JSON.stringify(await page.$$eval("#mode-select option", (os) => os.map((o) => o.value))) === '["ask","code"]', "modes listed");
+    assert((await page.inputValue("#mode-select")) === "ask", "current mode");
+    const groups = await page.$$eval('select[data-config-id="model"] optgroup', (gs) => gs.map((g) => g.label + ":" + g.children.length));
+    assert(JSON.stringify(groups) === '["Fast:1","Deep:1"]', "grouped options: " + JSON.stringify(groups));
+    assert((await page.inputValue('select[data-config-id="model"]')) === "deep-2", "current model");
+    assert(!(await page.isChecked('input[data-config-id="web"]')), "option off");
+    await shot(page, "13c-modes-and-options");
+    await page.selectOption("#mode-select", "code");
+    await page.selectOption('select[data-config-id="model"]', "fast-1");
+    await page.check('input[data-config-id="web"]');
+    await eventually("three choices posted", async () => posted.length === 3);
+    assert(JSON.stringify(posted) === JSON.stringify([["mode", { modeId: "code" }], ["config", { configId: "model", value: "fast-1" }],
+      ["config", { configId: "web", value: true }]]), JSON.stringify(posted));
+    // A refused choice goes back to what the agent has, with the reason.
+    refuse = true;
+    await page.selectOption("#mode-select", "ask");
+    await eventually("refusal shown", async () => ((await page.textContent("#banner")) || "").includes("no such mode"));
+    assert((await page.inputValue("#mode-select")) === "code", "picker back on the agent's mode");
+    await page.close();
+  });
+
   scenario("underscores inside words stay text, between words they are emphasis", async ({ context, base }) => {
     const page = await context.newPage();
     await page.goto(base + "/");
