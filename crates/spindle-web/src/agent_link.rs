@@ -1,5 +1,8 @@
-//! The byte pipe to one agent child process: newline-delimited lines in both directions, nothing
-//! more. ACP meaning is given to the lines by the session task and the engine.
+//! The byte pipe to one agent: newline-delimited lines in both directions, nothing more. ACP
+//! meaning is given to the lines by the session task and the engine. The agent is a child
+//! process ([`AgentLink::spawn`]) or a remote agent behind the RFD's `/acp` endpoint
+//! ([`AgentLink::connect`], `spindle serve --agent-url`): both give the same events, so the
+//! wire log, the engine and the page cannot tell them apart.
 //!
 //! Why not `spindle_protocol::spawn_child`: the wire log must hold what the agent wrote, byte
 //! for byte and in the order the session task processed it, including lines that are not
@@ -11,9 +14,12 @@
 use std::ffi::OsString;
 use std::process::Stdio;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use spindle_protocol::transport::remote::{
+    RemoteLink, RemoteOptions, RemoteProfile, connect_remote,
+};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 /// A line longer than this is dropped (and reported) instead of buffered without bound: the
 /// limit every Spindle transport shares.
@@ -42,13 +48,44 @@ pub enum LinkEvent {
 #[derive(Debug)]
 pub struct QueueShare(#[allow(dead_code)] Option<tokio::sync::OwnedSemaphorePermit>);
 
-/// A running agent child process.
+/// A remote agent (`spindle serve --agent-url`): the endpoint and how to reach it.
+#[derive(Debug, Clone)]
+pub struct RemoteAgent {
+    /// The `/acp` endpoint (`http(s)://` or `ws(s)://`).
+    pub url: String,
+    /// WebSocket or HTTP+SSE.
+    pub profile: RemoteProfile,
+    /// Extra headers on every request (e.g. `Authorization: Bearer ...`).
+    pub headers: Vec<(String, String)>,
+}
+
+impl RemoteAgent {
+    pub(crate) fn options(&self) -> RemoteOptions {
+        let mut options = RemoteOptions::new(self.url.clone(), self.profile);
+        options.headers = self.headers.clone();
+        options
+    }
+}
+
+/// A running agent: a child process or a remote connection.
 #[derive(Debug)]
 pub struct AgentLink {
     writer: mpsc::UnboundedSender<String>,
     /// Lines and lifecycle events from the agent.
     pub events: mpsc::Receiver<LinkEvent>,
-    child: Child,
+    end: AgentEnd,
+}
+
+#[derive(Debug)]
+enum AgentEnd {
+    Child(Child),
+    Remote {
+        url: String,
+        /// Ends the connection (`DELETE` / WebSocket close) when sent or dropped.
+        close: Option<oneshot::Sender<()>>,
+        /// Why the connection ended, once it did.
+        closed: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+    },
 }
 
 impl AgentLink {
@@ -73,22 +110,63 @@ impl AgentLink {
             .take()
             .ok_or_else(|| std::io::Error::other("no stdout"))?;
         let (event_tx, events) = mpsc::channel(queue.max(1));
-        let (writer, mut write_rx) = mpsc::unbounded_channel::<String>();
-        tokio::spawn(async move {
-            let mut stdin = stdin;
-            while let Some(mut line) = write_rx.recv().await {
-                line.push('\n');
-                if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
-                    break;
-                }
-            }
-        });
+        let (writer, write_rx) = mpsc::unbounded_channel::<String>();
+        tokio::spawn(write_lines(stdin, write_rx, None));
         tokio::spawn(read_lines(stdout, event_tx));
         Ok(AgentLink {
             writer,
             events,
-            child,
+            end: AgentEnd::Child(child),
         })
+    }
+
+    /// Connects to a remote agent (in the background: a server that cannot be reached is a
+    /// [`LinkEvent::Closed`] saying why). The transport's notices (reconnections, a new
+    /// connection after the server restarted) are logged; the lines are what the agent sent.
+    pub fn connect(remote: &RemoteAgent, queue: usize) -> AgentLink {
+        let (event_tx, events) = mpsc::channel(queue.max(1));
+        let (writer, write_rx) = mpsc::unbounded_channel::<String>();
+        let (close, close_rx) = oneshot::channel();
+        let closed = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let options = remote.options();
+        let url = remote.url.clone();
+        let closed_reason = closed.clone();
+        tokio::spawn(async move {
+            let RemoteLink {
+                reader,
+                writer,
+                mut notices,
+            } = match connect_remote(options).await {
+                Ok(link) => link,
+                Err(error) => {
+                    let reason = format!("cannot reach the agent at {url}: {error}");
+                    *lock(&closed_reason) = Some(reason.clone());
+                    let _ = event_tx.send(LinkEvent::Closed(reason)).await;
+                    return;
+                }
+            };
+            tokio::spawn(write_lines(writer, write_rx, Some(close_rx)));
+            tokio::spawn(async move {
+                while let Some(notice) = notices.recv().await {
+                    tracing::warn!(agent = %url, "{notice}");
+                    if let spindle_protocol::transport::remote::RemoteNotice::Closed { reason } =
+                        notice
+                    {
+                        *lock(&closed_reason) = Some(reason);
+                    }
+                }
+            });
+            read_lines(reader, event_tx).await;
+        });
+        AgentLink {
+            writer,
+            events,
+            end: AgentEnd::Remote {
+                url: remote.url.clone(),
+                close: Some(close),
+                closed,
+            },
+        }
     }
 
     /// Queues one line for the agent's stdin. Returns false when the agent is gone.
@@ -101,22 +179,84 @@ impl AgentLink {
         self.writer.is_closed()
     }
 
-    /// Kills the child (also done on drop).
+    /// Kills the child, or ends the remote connection (also done on drop).
     pub async fn kill(&mut self) {
-        let _ = self.child.kill().await;
+        match &mut self.end {
+            AgentEnd::Child(child) => {
+                let _ = child.kill().await;
+            }
+            AgentEnd::Remote { close, .. } => {
+                if let Some(close) = close.take() {
+                    let _ = close.send(());
+                }
+            }
+        }
     }
 
-    /// How the child ended (waiting up to two seconds for it to be reaped).
+    /// How the child ended (waiting up to two seconds for it to be reaped), or why the
+    /// remote connection closed.
     pub async fn exit_report(&mut self) -> String {
-        match tokio::time::timeout(std::time::Duration::from_secs(2), self.child.wait()).await {
-            Ok(Ok(status)) => status.to_string(),
-            Ok(Err(error)) => format!("wait failed: {error}"),
-            Err(_) => "still running".to_string(),
+        match &mut self.end {
+            AgentEnd::Child(child) => {
+                match tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await {
+                    Ok(Ok(status)) => status.to_string(),
+                    Ok(Err(error)) => format!("wait failed: {error}"),
+                    Err(_) => "still running".to_string(),
+                }
+            }
+            AgentEnd::Remote { url, closed, .. } => match lock(closed).clone() {
+                Some(reason) => reason,
+                None => format!("the remote agent at {url} closed the connection"),
+            },
         }
     }
 }
 
-async fn read_lines(stdout: tokio::process::ChildStdout, events: mpsc::Sender<LinkEvent>) {
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Writes queued lines to the agent until the queue closes (or `close` fires); then the
+/// writer is dropped, which closes the child's stdin or the remote connection.
+async fn write_lines<W>(
+    mut writer: W,
+    mut lines: mpsc::UnboundedReceiver<String>,
+    close: Option<oneshot::Receiver<()>>,
+) where
+    W: AsyncWrite + Unpin,
+{
+    let closed = async move {
+        match close {
+            // A dropped sender (the link was dropped) also closes.
+            Some(close) => {
+                let _ = close.await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(closed);
+    loop {
+        let mut line = tokio::select! {
+            line = lines.recv() => match line {
+                Some(line) => line,
+                None => break,
+            },
+            () = &mut closed => break,
+        };
+        line.push('\n');
+        if writer.write_all(line.as_bytes()).await.is_err() || writer.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = writer.shutdown().await;
+}
+
+async fn read_lines<R>(stdout: R, events: mpsc::Sender<LinkEvent>)
+where
+    R: AsyncRead + Unpin,
+{
     let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(QUEUED_BYTES));
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line: Vec<u8> = Vec::new();

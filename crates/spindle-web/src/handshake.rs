@@ -30,6 +30,9 @@ pub struct AgentSettings {
     pub fs: spindle_host::FsPolicy,
     /// Whether the agent may run commands in terminals (`--terminals`).
     pub terminals: bool,
+    /// A remote agent to use instead of `command` (`--agent-url`): each session opens its own
+    /// connection to it.
+    pub remote: Option<crate::agent_link::RemoteAgent>,
 }
 
 impl AgentSettings {
@@ -297,6 +300,7 @@ mod tests {
             startup_timeout: std::time::Duration::from_secs(1),
             fs: spindle_host::FsPolicy::Off,
             terminals: false,
+            remote: None,
         }
     }
 

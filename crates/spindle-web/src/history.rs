@@ -18,13 +18,31 @@ pub(crate) async fn list_agent_sessions(
     settings: &AgentSettings,
     cursor: Option<&str>,
 ) -> Result<Value, WebError> {
-    let spawn = SpawnOptions {
-        cwd: Some(settings.cwd.clone()),
-        ..SpawnOptions::default()
+    let (client, child) = match &settings.remote {
+        Some(remote) => {
+            let link = spindle_protocol::transport::remote::connect_remote(remote.options())
+                .await
+                .map_err(|e| WebError::unavailable(format!("cannot reach the agent: {e}")))?;
+            let options = spindle_protocol::ConnectionOptions {
+                scan_chunk_updates: true,
+                ..Default::default()
+            };
+            let (connection, _notices) = link.into_connection(options);
+            // Dropping the client at the end closes the connection.
+            let (client, _events) = AcpClient::start(connection, settings.client_options(), None);
+            (client, None)
+        }
+        None => {
+            let spawn = SpawnOptions {
+                cwd: Some(settings.cwd.clone()),
+                ..SpawnOptions::default()
+            };
+            let (client, _events, child) =
+                AcpClient::spawn(&settings.command, spawn, settings.client_options())
+                    .map_err(|e| WebError::unavailable(format!("cannot start the agent: {e}")))?;
+            (client, Some(child))
+        }
     };
-    let (client, _events, child) =
-        AcpClient::spawn(&settings.command, spawn, settings.client_options())
-            .map_err(|e| WebError::unavailable(format!("cannot start the agent: {e}")))?;
     let asked = tokio::time::timeout(settings.startup_timeout, async {
         let init = client.initialize().await?;
         if !init.can_list_sessions() {
@@ -33,7 +51,9 @@ pub(crate) async fn list_agent_sessions(
         client.list_sessions(None, cursor).await.map(Some)
     })
     .await;
-    child.kill();
+    if let Some(child) = child {
+        child.kill();
+    }
     let list = match asked {
         Err(_) => {
             return Err(WebError::new(

@@ -26,6 +26,7 @@
 //!         startup_timeout: std::time::Duration::from_secs(30),
 //!         fs: spindle_web::FsPolicy::Ask,
 //!         terminals: true,
+//!         remote: None,
 //!     },
 //!     limits: Default::default(),
 //! };
@@ -59,11 +60,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use acp::AcpLimits;
-pub use agent_link::MAX_LINE_BYTES;
+pub use agent_link::{MAX_LINE_BYTES, RemoteAgent};
 pub use errors::WebError;
 pub use handshake::{AgentSettings, OpenMode};
 pub use hub::HubLimits;
 pub use spindle_host::FsPolicy;
+pub use spindle_protocol::transport::remote::RemoteProfile;
 
 /// Everything `spindle serve` is configured with.
 #[derive(Debug, Clone)]

@@ -41,6 +41,20 @@ pub struct ServeArgs {
     /// Seconds the agent may take to answer initialize and open a session.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     agent_startup_timeout: u64,
+    /// Use the remote agent behind this ACP endpoint (`/acp` of the RFD "Streamable HTTP &
+    /// WebSocket transport": `http(s)://HOST:PORT/acp` or `ws(s)://...`) instead of an agent
+    /// command; every session opens its own connection. Its token, if it needs one, is read
+    /// from SPINDLE_AGENT_TOKEN (sent as `Authorization: Bearer`).
+    #[arg(long, value_name = "URL", conflicts_with = "agent")]
+    agent_url: Option<String>,
+    /// With --agent-url: the transport profile, ws (WebSocket) or http (HTTP+SSE).
+    #[arg(
+        long,
+        default_value = "ws",
+        value_name = "ws|http",
+        requires = "agent_url"
+    )]
+    agent_transport: spindle_web::RemoteProfile,
     /// The agent command (default: the built-in reference agent). Fixed for the server's lifetime.
     #[arg(last = true)]
     agent: Vec<OsString>,
@@ -100,6 +114,15 @@ pub fn run(args: ServeArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> 
             startup_timeout: std::time::Duration::from_secs(args.agent_startup_timeout.max(1)),
             fs: args.fs,
             terminals: args.terminals,
+            remote: args.agent_url.map(|url| spindle_web::RemoteAgent {
+                url,
+                profile: args.agent_transport,
+                headers: std::env::var("SPINDLE_AGENT_TOKEN")
+                    .ok()
+                    .filter(|t| !t.is_empty())
+                    .map(|t| vec![("Authorization".to_owned(), format!("Bearer {t}"))])
+                    .unwrap_or_default(),
+            }),
         },
         limits: HubLimits::default(),
     };

@@ -349,7 +349,11 @@ impl SessionTask {
         if self.agent.is_some() {
             return;
         }
-        let link = match AgentLink::spawn(&self.settings.command, 1024) {
+        let link = match &self.settings.remote {
+            Some(remote) => Ok(AgentLink::connect(remote, 1024)),
+            None => AgentLink::spawn(&self.settings.command, 1024),
+        };
+        let link = match link {
             Ok(link) => link,
             Err(error) => {
                 let text = format!("Cannot start the agent: {error}");

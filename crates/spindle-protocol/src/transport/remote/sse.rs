@@ -382,6 +382,13 @@ impl Driver {
                 }
                 return true;
             }
+            SseEnd::Status(410, _) => {
+                // Past the server's buffer: open it again from now.
+                if let Some(stream) = self.streams.get_mut(&key) {
+                    stream.last_event_id = None;
+                }
+                format!("{key} could not be resumed (past the server's buffer)")
+            }
             SseEnd::Status(status, body) if (400..500).contains(&status) => {
                 self.fatal(&format!("{key} was refused: HTTP {status} {body}"))
                     .await;

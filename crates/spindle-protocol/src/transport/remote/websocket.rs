@@ -89,8 +89,13 @@ struct Driver {
     options: RemoteOptions,
     to_client: tokio::io::DuplexStream,
     notices: tokio::sync::mpsc::UnboundedSender<RemoteNotice>,
-    /// The last event id per session (Spindle's event ids).
+    /// The last event id per session (Spindle's event ids) of a message
+    /// that arrived.
     last_event_ids: FxHashMap<String, String>,
+    /// The id announced for the next session message (`_spindle/event_id`
+    /// comes before it): it counts once that message arrived, or once the
+    /// next announcement shows it stood alone (a position mark).
+    announced: Option<(String, String)>,
     /// After a reconnection: the id of the transport's own `initialize`,
     /// whose answer is kept from the client.
     own_initialize_id: Option<String>,
@@ -116,6 +121,7 @@ pub(crate) async fn run(
         to_client,
         notices,
         last_event_ids: FxHashMap::default(),
+        announced: None,
         own_initialize_id: None,
         out: Vec::new(),
     };
@@ -246,8 +252,9 @@ impl Driver {
                         serde_json::Value::String(s) => s.clone(),
                         other => other.to_string(),
                     });
+                    self.commit_announced();
                     if let (Some(session), Some(id)) = (session, id) {
-                        self.last_event_ids.insert(session.to_owned(), id);
+                        self.announced = Some((session.to_owned(), id));
                     }
                     return false;
                 }
@@ -256,6 +263,7 @@ impl Driver {
                 }
             }
         }
+        self.commit_announced();
         if let Some(own) = &self.own_initialize_id
             && is_response_to(text, own)
         {
@@ -267,6 +275,12 @@ impl Driver {
             one_line(text, &mut self.out);
         }
         false
+    }
+
+    fn commit_announced(&mut self) {
+        if let Some((session, id)) = self.announced.take() {
+            self.last_event_ids.insert(session, id);
+        }
     }
 
     /// Opens a new socket (retrying for `reconnect_for`), sends
@@ -292,19 +306,24 @@ impl Driver {
             // Nothing was said yet: a fresh socket is all it takes.
             return Some(socket);
         };
-        // Requests in flight went to the old socket; only an attach from an
-        // event id brings their answers back.
+        // Requests in flight were asked on the old socket, which was the
+        // connection: their answers are gone with it (an attach from an
+        // event id brings back the session's messages, not the answers).
+        self.announced = None;
         let resumable = !self.last_event_ids.is_empty();
-        let mut failed_requests = 0;
-        if !resumable {
-            let failed = self.book.fail_pending(
-                "the WebSocket dropped and the server cannot resume (no event ids): the request was not answered",
-                &FxHashSet::default(),
-            );
-            failed_requests = failed.len();
-            for line in failed {
-                one_line(&line, &mut self.out);
-            }
+        let failed = self.book.fail_pending(
+            if resumable {
+                "the WebSocket dropped while this request was waiting: the session was attached \
+                 again from its last event id, but the answer was meant for the old socket"
+            } else {
+                "the WebSocket dropped and the server cannot resume (no event ids): the request \
+                 was not answered"
+            },
+            &FxHashSet::default(),
+        );
+        let failed_requests = failed.len();
+        for line in failed {
+            one_line(&line, &mut self.out);
         }
         self.own_initialize_id = json_id(&init);
         let init = with_remote_opt_in(&init, &self.opt_ins());
@@ -326,6 +345,13 @@ impl Driver {
         }
         if resumable {
             self.notice(RemoteNotice::Resumed);
+            if failed_requests > 0 {
+                self.notice(RemoteNotice::NewConnection {
+                    reopened,
+                    lost,
+                    failed_requests,
+                });
+            }
         } else {
             self.notice(RemoteNotice::NewConnection {
                 reopened,
