@@ -514,6 +514,36 @@ module.exports = function register(h) {
     });
   });
 
+  scenario("the history pages through the agent's list and says when the agent keeps none", async ({ context, base }) => {
+    const page = await context.newPage();
+    const asked = [];
+    let supported = true;
+    await page.route("**/api/agent-sessions*", (route) => {
+      const cursor = new URL(route.request().url()).searchParams.get("cursor");
+      asked.push(cursor);
+      const body = !supported ? { supported: false, sessions: [], nextCursor: null }
+        : cursor === "page-2" ? { supported: true, sessions: [{ sessionId: "s-old", cwd: "/w", title: "older work", updatedAt: "2026-11-20T10:00:00Z" }], nextCursor: null }
+          : { supported: true, sessions: [{ sessionId: "s-new", cwd: "/w", title: "<b>newer</b> work", updatedAt: null }], nextCursor: "page-2" };
+      return route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(body) });
+    });
+    await page.goto(base + "/");
+    await page.click("#history-pane > summary");
+    await page.waitForSelector("#history-list .history-item");
+    assert(await page.isVisible("#history-more"), "more offered");
+    await page.click("#history-more");
+    await eventually("second page appended", async () => (await page.$$("#history-list .history-item")).length === 2);
+    const titles = await page.$$eval("#history-list .history-title", (ns) => ns.map((n) => n.textContent));
+    assert(JSON.stringify(titles) === '["<b>newer</b> work","older work"]', "titles as text, in order: " + JSON.stringify(titles));
+    assert((await page.$$("#history-list b")).length === 0, "a title never becomes HTML");
+    assert(await page.isHidden("#history-more"), "no more pages");
+    assert(JSON.stringify(asked) === '[null,"page-2"]', "cursor passed: " + JSON.stringify(asked));
+    supported = false;
+    await page.click("#history-refresh");
+    await eventually("unsupported said", async () => (await page.textContent("#history-status")).includes("does not list its sessions"));
+    assert((await page.$$("#history-list .history-item")).length === 0, "list emptied");
+    await page.close();
+  });
+
   scenario("the agent's earlier sessions are listed and open with their history", async ({ context, tmp }) => {
     const state = path.join(tmp, "agent-state");
     fs.mkdirSync(state, { recursive: true });
