@@ -82,6 +82,10 @@ window.SpindlePanels = Object.freeze({
 
     // ---- authentication ----------------------------------------------------------------------
 
+    // A method the client would have to run the agent's program for, interactively (`type` on
+    // the wire, `kind` in Spindle's description of it).
+    const runsInTerminal = (m) => m.type === "terminal" || m.kind === "terminal";
+
     function showAuth(needed, methods) {
       const card = $("auth");
       card.hidden = !needed;
@@ -99,7 +103,7 @@ window.SpindlePanels = Object.freeze({
         const b = el("button", null, m.name || m.id);
         b.type = "button";
         b.dataset.method = String(m.id);
-        if (m.type === "terminal") {
+        if (runsInTerminal(m)) {
           // The agent wants its own program run interactively: a browser cannot do that.
           b.disabled = true;
           item.append(b, el("span", "muted", " run the agent in a terminal to sign in this way"));
@@ -133,7 +137,7 @@ window.SpindlePanels = Object.freeze({
       const methods = agent && Array.isArray(agent.authMethods) ? agent.authMethods : [];
       for (const b of $("auth-methods").querySelectorAll("button")) {
         const m = methods.find((x) => x && String(x.id) === b.dataset.method);
-        b.disabled = !!(m && m.type === "terminal");
+        b.disabled = !!(m && runsInTerminal(m));
       }
     }
 
