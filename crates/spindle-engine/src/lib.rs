@@ -73,7 +73,11 @@
 //!   `fs/write_text_file` is a diff on the tool call in progress (or on a
 //!   `write:<n>` tool call of its own) with a [`WriteStatus`] taken from the
 //!   client's response, its old side from the local `fileBeforeWrite` line;
-//!   an `fs/read_text_file` notes its path on the tool call in progress.
+//!   a write that repeats a `diff` item the call already shows (same path and
+//!   new text, the text before as shown) is that item's diff, not a second
+//!   one ([`ToolCall::diff_write`]); a write of a file the call shows a
+//!   different change for keeps its own diff, marked `differs_from_shown`.
+//!   An `fs/read_text_file` notes its path on the tool call in progress.
 //!
 //! # Layers
 //! A module uses only modules listed before it (no module cycles; the
@@ -126,9 +130,9 @@ mod wire;
 pub use crate::core::TranscriptEngine;
 pub use config::{EngineConfig, ProtocolHint, StreamingPolicy};
 pub use model::{
-    Boundary, ClientActivity, ClientWrite, DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, Entry,
-    EntryBody, EntryKind, FileDiff, Message, SessionInfo, SessionState, Terminal, TerminalExit,
-    ToolCall, ToolTerminal, Transcript, WriteStatus,
+    Boundary, ClientActivity, ClientWrite, DiffChangeKind, DiffHunk, DiffLine, DiffLineKind,
+    DiffWrite, Entry, EntryBody, EntryKind, FileDiff, Message, SessionInfo, SessionState, Terminal,
+    TerminalExit, ToolCall, ToolTerminal, Transcript, WriteStatus,
 };
 pub use model::{Diagnostic, EntryView};
 pub use ops::{Applied, RenderOp};

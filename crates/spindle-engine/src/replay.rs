@@ -289,23 +289,20 @@ impl TranscriptEngine {
                     for path in tc.client_reads() {
                         out.push_str(&format!("  (read {path})\n"));
                     }
-                    let writes = tc.client_writes();
-                    let first_write = tc.diffs().len().saturating_sub(writes.len());
                     for (i, diff) in tc.diffs().iter().enumerate() {
                         for line in diff.unified().lines() {
                             out.push_str(&format!("  {line}\n"));
                         }
-                        if let Some(write) = i.checked_sub(first_write).and_then(|w| writes.get(w))
-                        {
-                            match &write.error {
-                                Some(error) => out.push_str(&format!(
-                                    "  (write {}: {error})\n",
-                                    write.status.as_str()
-                                )),
-                                None => {
-                                    out.push_str(&format!("  (write {})\n", write.status.as_str()))
-                                }
+                        if let Some(shown) = tc.diff_write(i) {
+                            let write = shown.write;
+                            let mut note = format!("write {}", write.status.as_str());
+                            if let Some(error) = &write.error {
+                                note.push_str(&format!(": {error}"));
                             }
+                            if shown.differs_from_shown {
+                                note.push_str("; not the change the agent showed");
+                            }
+                            out.push_str(&format!("  ({note})\n"));
                         }
                     }
                     if let Some(output) = tc.terminal_output() {

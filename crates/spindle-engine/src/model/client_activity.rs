@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::diff::{FileDiff, diffs_of_content};
+use super::diff::{FileDiff, ShownChange, diffs_of_content};
 
 /// Where an `fs/write_text_file` request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,10 +64,45 @@ impl ClientWrite {
             .expect("a diff item gives one diff")
     }
 
+    /// The write makes exactly the change the agent showed: the same path
+    /// and new text, and (once known) the text before is the one shown (no
+    /// text and an empty text both mean no file).
+    pub(crate) fn repeats(&self, shown: &ShownChange<'_>) -> bool {
+        shown.path == self.path
+            && shown.new == self.new_text
+            && self
+                .old_text
+                .as_ref()
+                .is_none_or(|before| before.as_deref().unwrap_or("") == shown.old.unwrap_or(""))
+    }
+
+    /// The write carries out the shown change: it repeats it, or it writes
+    /// the whole file with the shown part replaced (agents that show the
+    /// edited snippet alone write the file whole). While the text before is
+    /// unknown, a write whose text holds the shown new text is given the
+    /// benefit of the doubt.
+    pub(crate) fn carries_out(&self, shown: &ShownChange<'_>) -> bool {
+        if shown.path != self.path {
+            return false;
+        }
+        if self.repeats(shown) {
+            return true;
+        }
+        match (&self.old_text, shown.old) {
+            (None, _) => self.new_text.contains(shown.new),
+            (Some(Some(before)), Some(old)) if !old.is_empty() => {
+                replaces_once(before, old, shown.new, &self.new_text)
+            }
+            _ => false,
+        }
+    }
+
     /// The `write` member of the write's diff in the entry view:
-    /// `requestId` (the JSON-RPC id, parsed), `status`, `error`, and
-    /// `oldTextKnown: false` while the text before is unknown.
-    pub(crate) fn view_json(&self) -> Value {
+    /// `requestId` (the JSON-RPC id, parsed), `status`, `error`,
+    /// `oldTextKnown: false` while the text before is unknown, and
+    /// `differsFromShown: true` when the agent showed a different change to
+    /// the same file (`differs_from_shown`).
+    pub(crate) fn view_json(&self, differs_from_shown: bool) -> Value {
         let mut map = Map::new();
         map.insert(
             "requestId".into(),
@@ -80,8 +115,34 @@ impl ClientWrite {
         if self.old_text.is_none() {
             map.insert("oldTextKnown".into(), Value::Bool(false));
         }
+        if differs_from_shown {
+            map.insert("differsFromShown".into(), Value::Bool(true));
+        }
         Value::Object(map)
     }
+}
+
+/// `after` is `before` with one occurrence of `old` replaced by `new`.
+/// Linear: the occurrence must lie within the common prefix and suffix of
+/// `before` and `after`, which are measured once.
+fn replaces_once(before: &str, old: &str, new: &str, after: &str) -> bool {
+    if before.len() + new.len() != after.len() + old.len() {
+        return false;
+    }
+    let (b, a) = (before.as_bytes(), after.as_bytes());
+    let prefix = b.iter().zip(a).take_while(|(x, y)| x == y).count();
+    let suffix = b
+        .iter()
+        .rev()
+        .zip(a.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    before
+        .match_indices(old)
+        .take_while(|(at, _)| *at <= prefix)
+        .any(|(at, _)| {
+            before.len() - (at + old.len()) <= suffix && after.get(at..at + new.len()) == Some(new)
+        })
 }
 
 /// The client-side activity of one tool call (boxed in [`super::ToolCall`]:

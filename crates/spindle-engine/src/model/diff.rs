@@ -213,6 +213,34 @@ pub(crate) fn diffs_of_content(content: &[Value]) -> Vec<FileDiff> {
     out
 }
 
+/// The change a v1 `diff` item shows, as the agent spelled it: what a client
+/// write is compared with.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ShownChange<'a> {
+    /// `path`.
+    pub(crate) path: &'a str,
+    /// `oldText` (`None` when null or absent).
+    pub(crate) old: Option<&'a str>,
+    /// `newText`.
+    pub(crate) new: &'a str,
+}
+
+/// The change of a v1 `diff` item (`path` and `newText` strings); `None` for
+/// other items, v2 diffs included.
+pub(crate) fn shown_change(item: &Value) -> Option<ShownChange<'_>> {
+    if item.get("type").and_then(Value::as_str) != Some("diff")
+        || item.get("changes").is_some()
+        || item.get("patch").is_some()
+    {
+        return None;
+    }
+    Some(ShownChange {
+        path: item.get("path")?.as_str()?,
+        old: item.get("oldText").and_then(Value::as_str),
+        new: item.get("newText")?.as_str()?,
+    })
+}
+
 /// `{path, oldText?, newText}`: the hunks computed line by line.
 fn v1_diff(item: &Value) -> FileDiff {
     let path = item.get("path").and_then(Value::as_str).unwrap_or("");

@@ -219,19 +219,18 @@ impl Entry {
                 }
                 let diffs = tc.diffs();
                 if !diffs.is_empty() {
-                    // The client writes' diffs come last: each carries its `write`.
-                    let writes = tc.client_writes();
-                    let first_write = diffs.len().saturating_sub(writes.len());
+                    // A diff that stands for a client write carries it as `write`.
                     let diffs = diffs
                         .iter()
                         .enumerate()
                         .map(|(i, diff)| {
                             let mut json = diff.to_json();
-                            if let (Some(write), Value::Object(map)) = (
-                                i.checked_sub(first_write).and_then(|w| writes.get(w)),
-                                &mut json,
-                            ) {
-                                map.insert("write".into(), write.view_json());
+                            if let (Some(shown), Value::Object(map)) = (tc.diff_write(i), &mut json)
+                            {
+                                map.insert(
+                                    "write".into(),
+                                    shown.write.view_json(shown.differs_from_shown),
+                                );
                             }
                             json
                         })

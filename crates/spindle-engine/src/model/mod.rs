@@ -18,7 +18,7 @@ pub use diff::{DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, FileDiff};
 pub use entry::{Boundary, Entry, EntryBody, EntryKind, EntryView, Terminal, TerminalExit};
 pub(crate) use message::Block;
 pub use message::Message;
-pub use tool_call::{ToolCall, ToolTerminal};
+pub use tool_call::{DiffWrite, ToolCall, ToolTerminal};
 
 /// The session's foreground state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

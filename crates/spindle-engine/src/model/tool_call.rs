@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use super::client_activity::{ClientActivity, ClientWrite};
-use super::diff::{FileDiff, diffs_of_content};
+use super::diff::{FileDiff, ShownChange, diffs_of_content, shown_change};
 use super::entry::TerminalExit;
 use crate::compact::{CompactObject, MemberChange};
 
@@ -36,6 +36,30 @@ impl ToolTerminal {
     }
 }
 
+/// The client write a diff of [`ToolCall::diffs`] stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiffWrite<'a> {
+    /// The write.
+    pub write: &'a ClientWrite,
+    /// The write's own diff, of a file the agent showed a different change
+    /// for in the call's content: it wrote something other than it showed.
+    pub differs_from_shown: bool,
+}
+
+/// Which write a diff stands for: an index into the writes, and the mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct WriteLink {
+    write: usize,
+    differs_from_shown: bool,
+}
+
+/// [`ToolCall::diffs`] and, beside each, the write it stands for.
+#[derive(Debug, Clone, Default)]
+struct ShownDiffs {
+    files: Vec<FileDiff>,
+    writes: Vec<Option<WriteLink>>,
+}
+
 /// A tool call: its wire fields, patched three-state, plus local state.
 ///
 /// The wire fields are kept as compact JSON text (a long session holds tens of
@@ -60,8 +84,9 @@ pub struct ToolCall {
     pub(crate) terminal: Option<Box<ToolTerminal>>,
     /// Files the agent wrote and read through the client during this call.
     pub(crate) client: Option<Box<ClientActivity>>,
-    /// [`Self::diffs`], computed on first read after `content` changed.
-    diffs: OnceLock<Vec<FileDiff>>,
+    /// [`Self::diffs`], computed on first read after `content` or the
+    /// writes changed.
+    diffs: OnceLock<ShownDiffs>,
 }
 
 impl ToolCall {
@@ -102,31 +127,80 @@ impl ToolCall {
     }
 
     /// One [`FileDiff`] per file of every `diff` content item, in content
-    /// order, then one per [`Self::client_writes`] item, in request order.
-    /// Computed on the first read after `content` or the writes changed, so
-    /// streaming updates cost nothing here.
+    /// order, then one per [`Self::client_writes`] item that does not repeat
+    /// one of those, in request order. A write that makes exactly the change
+    /// a content item shows (same path and new text, and the text before as
+    /// shown once the client said what it was) is not drawn twice: that
+    /// item's diff stands for it ([`Self::diff_write`]). Computed on the
+    /// first read after `content` or the writes changed, so streaming updates
+    /// cost nothing here.
     pub fn diffs(&self) -> &[FileDiff] {
+        &self.shown_diffs().files
+    }
+
+    /// The client write that diff `index` of [`Self::diffs`] stands for, if
+    /// any: the write's own diff, or the content diff it repeats.
+    pub fn diff_write(&self, index: usize) -> Option<DiffWrite<'_>> {
+        let link = (*self.shown_diffs().writes.get(index)?)?;
+        Some(DiffWrite {
+            write: self.client_writes().get(link.write)?,
+            differs_from_shown: link.differs_from_shown,
+        })
+    }
+
+    fn shown_diffs(&self) -> &ShownDiffs {
         self.diffs.get_or_init(|| {
             // The stored JSON is compact, so a diff item spells its type exactly
             // so: no parse for the many tool calls without one.
             const DIFF_TYPE: &str = r#""type":"diff""#;
             let raw = self.fields.get_raw("content").unwrap_or("");
-            let mut diffs =
-                if !raw.contains(DIFF_TYPE) && !self.appended_content.contains(DIFF_TYPE) {
-                    Vec::new()
-                } else {
-                    match self.field("content") {
-                        Some(Value::Array(items)) => diffs_of_content(&items),
-                        _ => Vec::new(),
-                    }
-                };
-            diffs.extend(self.client_writes().iter().map(ClientWrite::diff));
-            diffs
+            let items = if !raw.contains(DIFF_TYPE) && !self.appended_content.contains(DIFF_TYPE) {
+                Vec::new()
+            } else {
+                match self.field("content") {
+                    Some(Value::Array(items)) => items,
+                    _ => Vec::new(),
+                }
+            };
+            let mut files = Vec::new();
+            // The v1 items' changes, with the index of the diff each gave.
+            let mut shown: Vec<(usize, ShownChange<'_>)> = Vec::new();
+            for item in &items {
+                if let Some(change) = shown_change(item) {
+                    shown.push((files.len(), change));
+                }
+                files.extend(diffs_of_content(std::slice::from_ref(item)));
+            }
+            let mut writes: Vec<Option<WriteLink>> = vec![None; files.len()];
+            for (index, write) in self.client_writes().iter().enumerate() {
+                let repeated = shown
+                    .iter()
+                    .find(|(at, change)| writes[*at].is_none() && write.repeats(change));
+                if let Some((at, _)) = repeated {
+                    writes[*at] = Some(WriteLink {
+                        write: index,
+                        differs_from_shown: false,
+                    });
+                    continue;
+                }
+                let mut same_file = shown
+                    .iter()
+                    .filter(|(_, change)| change.path == write.path)
+                    .peekable();
+                let differs_from_shown = same_file.peek().is_some()
+                    && !same_file.any(|(_, change)| write.carries_out(change));
+                files.push(write.diff());
+                writes.push(Some(WriteLink {
+                    write: index,
+                    differs_from_shown,
+                }));
+            }
+            ShownDiffs { files, writes }
         })
     }
 
-    /// The `fs/write_text_file` requests made during this call (their diffs
-    /// end [`Self::diffs`]).
+    /// The `fs/write_text_file` requests made during this call (each shown
+    /// by a diff of [`Self::diffs`]: see [`Self::diff_write`]).
     pub fn client_writes(&self) -> &[ClientWrite] {
         self.client.as_deref().map_or(&[], |c| c.writes.as_slice())
     }

@@ -25,6 +25,8 @@ fn live_feeding_and_replay_build_the_same_transcript() {
         "24_client_terminal_output_ops.jsonl",
         "24_client_fs_write_accepted_ops.jsonl",
         "24_client_fs_write_rejected_ops.jsonl",
+        "25_client_write_repeats_shown_diff_ops.jsonl",
+        "25_client_write_differs_from_shown_diff_ops.jsonl",
     ] {
         let input = fixture(name);
         let mut replayed = TranscriptEngine::new(EngineConfig::default());
@@ -260,4 +262,67 @@ fn the_text_rendering_shows_reads_and_each_writes_outcome() {
         text.contains("  | Compiling spindle v0.1.0\n  | € done\n  (killed by SIGKILL)\n"),
         "{text}"
     );
+}
+
+#[test]
+fn a_write_repeating_the_shown_diff_is_one_diff_until_the_text_before_says_otherwise() {
+    let mut e = started();
+    update(
+        &mut e,
+        json!({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit", "status": "in_progress",
+            "content": [{"type": "diff", "path": "/w/a.txt", "oldText": "one\n", "newText": "two\n"}]}),
+    );
+    write_request(&mut e, 4, "/w/a.txt", "two\n");
+    let tc = tool(&e, "c");
+    assert_eq!(tc.diffs().len(), 1, "the write repeats the shown diff");
+    let shown = tc
+        .diff_write(0)
+        .expect("the content diff stands for the write");
+    assert_eq!(shown.write.status, WriteStatus::Pending);
+    assert!(!shown.differs_from_shown);
+    // The file held something else than the agent showed: the real change is worth seeing.
+    e.apply_local_line(
+        r#"{"local":{"fileBeforeWrite":{"sessionId":"s","path":"/w/a.txt","oldText":"zero\n"}}}"#,
+    );
+    let tc = tool(&e, "c");
+    assert_eq!(tc.diffs().len(), 2);
+    assert!(tc.diff_write(0).is_none());
+    let shown = tc.diff_write(1).unwrap();
+    assert!(shown.differs_from_shown);
+    assert_eq!(
+        tc.diffs()[1].unified(),
+        "--- /w/a.txt\n+++ /w/a.txt\n@@ -1,1 +1,1 @@\n-zero\n+two\n"
+    );
+    let view = e.transcript().entry("c").unwrap().view();
+    assert_eq!(view.fields["diffs"][0].get("write"), None);
+    assert_eq!(
+        view.fields["diffs"][1]["write"],
+        json!({"requestId": 4, "status": "pending", "differsFromShown": true})
+    );
+}
+
+#[test]
+fn a_write_of_the_whole_file_around_a_shown_snippet_is_not_marked() {
+    let mut e = started();
+    update(
+        &mut e,
+        json!({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit", "status": "in_progress",
+            "content": [{"type": "diff", "path": "/w/a.txt", "oldText": "x = 1", "newText": "x = 2"}]}),
+    );
+    // The second `x = 1` is the one edited.
+    write_request(&mut e, 6, "/w/a.txt", "é x = 1\ny\nx = 2\n");
+    e.apply_local_line(
+        r#"{"local":{"fileBeforeWrite":{"sessionId":"s","path":"/w/a.txt","oldText":"é x = 1\ny\nx = 1\n"}}}"#,
+    );
+    let tc = tool(&e, "c");
+    assert_eq!(tc.diffs().len(), 2);
+    assert!(!tc.diff_write(1).unwrap().differs_from_shown);
+    // A second write of the same file that does something else is marked.
+    write_request(&mut e, 7, "/w/a.txt", "nothing alike\n");
+    e.apply_local_line(
+        r#"{"local":{"fileBeforeWrite":{"sessionId":"s","path":"/w/a.txt","oldText":"é x = 1\ny\nx = 2\n"}}}"#,
+    );
+    let tc = tool(&e, "c");
+    assert_eq!(tc.diffs().len(), 3);
+    assert!(tc.diff_write(2).unwrap().differs_from_shown);
 }

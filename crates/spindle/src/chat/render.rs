@@ -122,17 +122,7 @@ pub fn entry_lines(entry: &EntryView, options: RenderOptions, out: &mut Vec<Line
 fn diff_lines(diffs: &[Value], out: &mut Vec<Line>) {
     let mut budget = DIFF_LINES;
     let mut elided = 0usize;
-    // The agent often shows the change it then asks this client to write:
-    // that diff is drawn once, with the write's outcome.
-    let same_change =
-        |a: &Value, b: &Value| a.get("path") == b.get("path") && a.get("hunks") == b.get("hunks");
-    let shown_by_a_write = |diff: &Value| {
-        diff.get("write").is_none()
-            && diffs
-                .iter()
-                .any(|other| other.get("write").is_some() && same_change(diff, other))
-    };
-    for diff in diffs.iter().filter(|d| !shown_by_a_write(d)) {
+    for diff in diffs {
         let path = str_field(Some(diff), "path").unwrap_or("?");
         let header = match str_field(Some(diff), "change") {
             Some("add") => format!("new file {path}"),
@@ -149,14 +139,20 @@ fn diff_lines(diffs: &[Value], out: &mut Vec<Line>) {
             Some("modify") | None => format!("edit {path}"),
             Some(other) => format!("{other} {path}"),
         };
-        // A write the agent asked this client for: where it stands.
+        // A write the agent asked this client for: where it stands (the
+        // engine puts a write that repeats a shown diff on that diff, and
+        // marks one that differs from what the agent showed for the file).
         let outcome = diff.get("write").map(|write| {
             let status = str_field(Some(write), "status").unwrap_or("pending");
-            match (status, str_field(Some(write), "error")) {
-                ("pending", _) => " (write waiting for the answer)".to_owned(),
-                (status, Some(error)) => format!(" ({status}: {error})"),
-                (status, None) => format!(" ({status})"),
+            let mut outcome = match (status, str_field(Some(write), "error")) {
+                ("pending", _) => "write waiting for the answer".to_owned(),
+                (status, Some(error)) => format!("{status}: {error}"),
+                (status, None) => status.to_owned(),
+            };
+            if write.get("differsFromShown") == Some(&Value::Bool(true)) {
+                outcome.push_str("; not the change the agent showed");
             }
+            format!(" ({outcome})")
         });
         out.push(Line::new(
             &format!("    {header}{}", outcome.unwrap_or_default()),
@@ -501,9 +497,11 @@ mod tests {
                     {"path": "/w/new.rs", "change": "add", "hunks": []},
                     {"path": "/w/old.rs", "change": "delete", "hunks": []},
                     {"path": "/w/b.rs", "oldPath": "/w/c.rs", "change": "move", "hunks": []},
-                    {"path": "/w/d.rs", "change": "modify", "hunks": []},
                     {"path": "/w/d.rs", "change": "modify", "hunks": [],
-                     "write": {"requestId": 3, "status": "rejected", "error": "the user rejected the write"}}
+                     "write": {"requestId": 3, "status": "rejected", "error": "the user rejected the write"}},
+                    {"path": "/w/e.rs", "change": "modify", "hunks": []},
+                    {"path": "/w/e.rs", "change": "modify", "hunks": [],
+                     "write": {"requestId": 4, "status": "written", "differsFromShown": true}}
                 ]
             }),
             "",
@@ -521,6 +519,11 @@ mod tests {
             ("    moved /w/c.rs -> /w/b.rs", Style::Bold),
             (
                 "    edit /w/d.rs (rejected: the user rejected the write)",
+                Style::Bold,
+            ),
+            ("    edit /w/e.rs", Style::Bold),
+            (
+                "    edit /w/e.rs (written; not the change the agent showed)",
                 Style::Bold,
             ),
         ];
