@@ -6,6 +6,7 @@
 //! nowhere else.
 
 use serde_json::{Map, Value, json};
+use spindle_wire::client_methods::permission_kinds as kinds;
 use spindle_wire::meta::{
     CLAUDE_CODE_META_KEY, CLEAR_BOUNDARY_FLAG, META_KEY, SNAPSHOT_FLAG, SPINDLE_META_KEY,
 };
@@ -218,7 +219,22 @@ pub fn cancelled_tool_status(version: Version) -> &'static str {
     }
 }
 
-/// `session/request_permission` params for a tool call.
+/// The option id of "Allow" (`allow_once`).
+pub const PERMISSION_ALLOW: &str = "allow";
+/// The option id of "Reject" (`reject_once`).
+pub const PERMISSION_REJECT: &str = "reject";
+/// The option id of "Always allow" (`allow_always`).
+pub const PERMISSION_ALLOW_ALWAYS: &str = "allow_always";
+/// The option id of "Always reject" (`reject_always`).
+pub const PERMISSION_REJECT_ALWAYS: &str = "reject_always";
+
+/// The options an answer allows by.
+pub const PERMISSION_ALLOWING: [&str; 2] = [PERMISSION_ALLOW, PERMISSION_ALLOW_ALWAYS];
+
+/// `session/request_permission` params for a tool call. The options are
+/// Allow, Reject, Always allow, Always reject, in that order. The agent
+/// itself remembers no "always" answer: it asks again each time, so a
+/// client that remembers one is what answers without the user.
 pub fn permission_params(
     version: Version,
     session_id: &str,
@@ -227,8 +243,10 @@ pub fn permission_params(
     kind: &str,
 ) -> Value {
     let options = json!([
-        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+        {"optionId": PERMISSION_ALLOW, "name": "Allow", "kind": kinds::ALLOW_ONCE},
+        {"optionId": PERMISSION_REJECT, "name": "Reject", "kind": kinds::REJECT_ONCE},
+        {"optionId": PERMISSION_ALLOW_ALWAYS, "name": "Always allow", "kind": kinds::ALLOW_ALWAYS},
+        {"optionId": PERMISSION_REJECT_ALWAYS, "name": "Always reject", "kind": kinds::REJECT_ALWAYS},
     ]);
     let tool_call =
         json!({"toolCallId": tool_call_id, "title": title, "kind": kind, "status": "pending"});

@@ -196,3 +196,15 @@ pub mod blocks {
     /// `size`.
     pub const SIZE: &str = "size";
 }
+
+/// `session/request_permission` option kinds (`PermissionOption.kind`).
+pub mod permission_kinds {
+    /// `allow_once`: allow this time.
+    pub const ALLOW_ONCE: &str = "allow_once";
+    /// `allow_always`: allow, and remember the choice.
+    pub const ALLOW_ALWAYS: &str = "allow_always";
+    /// `reject_once`: reject this time.
+    pub const REJECT_ONCE: &str = "reject_once";
+    /// `reject_always`: reject, and remember the choice.
+    pub const REJECT_ALWAYS: &str = "reject_always";
+}

@@ -244,7 +244,9 @@ impl AgentCore {
             self.cancel_turn(s);
             return;
         }
-        let allowed = error.is_none() && outcome == Some("selected") && option == Some("allow");
+        let allowed = error.is_none()
+            && outcome == Some("selected")
+            && option.is_some_and(|o| updates::PERMISSION_ALLOWING.contains(&o));
         let branch = if allowed {
             step.on_allow
         } else {
