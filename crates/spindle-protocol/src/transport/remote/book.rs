@@ -39,6 +39,8 @@ struct ProbeParams<'a> {
     session_id: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     cwd: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "requestId", borrow, default)]
+    request_id: Option<&'a RawValue>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -77,6 +79,11 @@ pub(crate) enum IncomingAction {
     /// Keep it from the client: the answer to a request of the transport, or
     /// the replay of a session the transport loaded again.
     Swallow,
+    /// Hand the client this line instead: `_spindle/permission_resolved`
+    /// (another client answered a permission question first) becomes the
+    /// `$/cancel_request` of that question, which every ACP client already
+    /// takes as "drop the question".
+    Replace(String),
 }
 
 /// A session whose streams and state the transport keeps.
@@ -108,6 +115,11 @@ pub(crate) struct Book {
     /// transport's own `session/load` is answered (the replay duplicates
     /// what the client already has).
     muted: FxHashSet<String>,
+    /// Sessions whose history the server is sending again as a snapshot
+    /// (`_spindle/snapshot`: a resume past its buffer): kept from the
+    /// client, which shows that history already, until the message with
+    /// the snapshot's event id.
+    in_snapshot: FxHashSet<String>,
     next_own_id: u64,
     /// Sessions opened by responses since the last call of
     /// [`Book::take_opened_sessions`].
@@ -167,11 +179,25 @@ impl Book {
             return IncomingAction::Deliver;
         };
         if let Some(method) = probe.method {
+            if method == spindle_wire::remote::PERMISSION_RESOLVED
+                && let Some(request_id) = probe.params.as_ref().and_then(|p| p.request_id)
+            {
+                return IncomingAction::Replace(format!(
+                    r#"{{"jsonrpc":"2.0","method":"{}","params":{{"requestId":{}}}}}"#,
+                    crate::req_queue::CANCEL_REQUEST_METHOD,
+                    request_id.get()
+                ));
+            }
+            if method == spindle_wire::remote::SNAPSHOT_NOTIFICATION {
+                if let Some(session) = probe.params.and_then(|p| p.session_id) {
+                    self.in_snapshot.insert(session.into_owned());
+                }
+                return IncomingAction::Swallow;
+            }
             let muted = method == methods::SESSION_UPDATE
-                && probe
-                    .params
-                    .and_then(|p| p.session_id)
-                    .is_some_and(|s| self.muted.contains(s.as_ref()));
+                && probe.params.and_then(|p| p.session_id).is_some_and(|s| {
+                    self.muted.contains(s.as_ref()) || self.in_snapshot.contains(s.as_ref())
+                });
             return if muted {
                 IncomingAction::Swallow
             } else {
@@ -290,10 +316,17 @@ impl Book {
         let bytes = line.as_bytes();
         if memchr::memmem::find(bytes, b"\"result\"").is_some()
             || memchr::memmem::find(bytes, b"\"error\"").is_some()
+            || memchr::memmem::find(bytes, b"\"_spindle/").is_some()
         {
             return true;
         }
-        !self.muted.is_empty()
+        !self.muted.is_empty() || !self.in_snapshot.is_empty()
+    }
+
+    /// A message of `session_id` carrying a new event id arrived: a
+    /// snapshot of that session ends with it. Returns whether one did.
+    pub fn event_id_seen(&mut self, session_id: &str) -> bool {
+        self.in_snapshot.remove(session_id)
     }
 
     /// The server lost the connection (it restarted, or reaped it): the
@@ -546,6 +579,36 @@ mod tests {
         );
         plain.incoming(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
         assert_eq!(plain.reopen_sessions(), (vec![], vec!["s1".to_owned()]));
+    }
+
+    #[test]
+    fn a_permission_settled_elsewhere_is_withdrawn_from_this_client() {
+        let mut book = Book::default();
+        let resolved = r#"{"jsonrpc":"2.0","method":"_spindle/permission_resolved","params":{"sessionId":"1","requestId":"spindle-permission-1-3","outcome":{"outcome":"cancelled"}}}"#;
+        assert_eq!(
+            book.incoming(resolved),
+            IncomingAction::Replace(
+                r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"spindle-permission-1-3"}}"#
+                    .to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn a_snapshot_is_kept_from_the_client_up_to_its_event_id() {
+        let mut book = Book::default();
+        let update =
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"7","update":{}}}"#;
+        assert_eq!(
+            book.incoming(
+                r#"{"jsonrpc":"2.0","method":"_spindle/snapshot","params":{"sessionId":"7"}}"#
+            ),
+            IncomingAction::Swallow
+        );
+        assert_eq!(book.incoming(update), IncomingAction::Swallow);
+        assert!(book.event_id_seen("7"));
+        assert_eq!(book.incoming(update), IncomingAction::Deliver);
+        assert!(!book.event_id_seen("7"));
     }
 
     #[test]

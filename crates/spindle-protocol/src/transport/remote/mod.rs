@@ -121,6 +121,12 @@ pub enum RemoteNotice {
     },
     /// Reconnected and resumed where the stream left off (event ids).
     Resumed,
+    /// Resumed past the server's buffer: it sent the session's history
+    /// again (a snapshot), which was kept from the client.
+    ResumedFromSnapshot {
+        /// The session.
+        session_id: String,
+    },
     /// Reconnected without resumption: the server has no event ids, so
     /// messages sent meanwhile may be missing.
     ReconnectedWithoutResume,
@@ -146,6 +152,11 @@ impl std::fmt::Display for RemoteNotice {
         match self {
             RemoteNotice::Reconnecting { reason } => write!(f, "{reason}; reconnecting"),
             RemoteNotice::Resumed => f.write_str("reconnected; resumed where the stream left off"),
+            RemoteNotice::ResumedFromSnapshot { session_id } => write!(
+                f,
+                "session {session_id}: the server no longer held what was missed and sent the \
+                 session's history again (not shown twice); updates of the gap may be missing"
+            ),
             RemoteNotice::ReconnectedWithoutResume => f.write_str(
                 "reconnected, but the server cannot resume streams (no event ids): \
                  messages sent while disconnected may be missing",

@@ -258,18 +258,33 @@ impl Driver {
                 id,
                 data,
             } if generation == self.generation => {
+                // eventsource keeps the last id on events without one: an
+                // id-carrying event is one whose id changed.
+                let mut new_id = false;
                 if !id.is_empty()
                     && let Some(stream) = self.streams.get_mut(&key)
+                    && stream.last_event_id.as_deref() != Some(id.as_str())
                 {
                     stream.last_event_id = Some(id);
+                    new_id = true;
                 }
                 if data.contains(STREAM_DROPPED) && is_notification(&data, STREAM_DROPPED) {
                     // The server dropped this stream (we fell behind): it
                     // ends, and is opened again from the last event id.
                     return true;
                 }
-                if self.book.incoming(&data) == IncomingAction::Deliver {
-                    one_line(&data, &mut self.out);
+                match self.book.incoming(&data) {
+                    IncomingAction::Deliver => one_line(&data, &mut self.out),
+                    IncomingAction::Replace(line) => one_line(&line, &mut self.out),
+                    IncomingAction::Swallow => {}
+                }
+                if new_id
+                    && let StreamKey::Session(session_id) = &key
+                    && self.book.event_id_seen(session_id)
+                {
+                    self.notice(RemoteNotice::ResumedFromSnapshot {
+                        session_id: session_id.clone(),
+                    });
                 }
                 for session_id in self.book.take_opened_sessions() {
                     self.open_stream(StreamKey::Session(session_id));

@@ -263,7 +263,6 @@ impl Driver {
                 }
             }
         }
-        self.commit_announced();
         if let Some(own) = &self.own_initialize_id
             && is_response_to(text, own)
         {
@@ -271,14 +270,24 @@ impl Driver {
             self.own_initialize_id = None;
             return false;
         }
-        if self.book.incoming(text) == IncomingAction::Deliver {
-            one_line(text, &mut self.out);
+        match self.book.incoming(text) {
+            IncomingAction::Deliver => one_line(text, &mut self.out),
+            IncomingAction::Replace(line) => one_line(&line, &mut self.out),
+            IncomingAction::Swallow => {}
         }
+        // The announced id was this message's (the last of a snapshot, if
+        // one is being sent, is still kept from the client above).
+        self.commit_announced();
         false
     }
 
     fn commit_announced(&mut self) {
         if let Some((session, id)) = self.announced.take() {
+            if self.book.event_id_seen(&session) {
+                self.notice(RemoteNotice::ResumedFromSnapshot {
+                    session_id: session.clone(),
+                });
+            }
             self.last_event_ids.insert(session, id);
         }
     }
