@@ -4,7 +4,8 @@
 #   bench/run.sh            # N = 10^4, 10^5, 10^6 + mixes + message-length sweep; writes
 #                           # its section of BENCHMARKS.md and bench/plots/*.svg (about 10 min on 2 cores)
 #   bench/run.sh --quick    # N = 10^3, debug build: every consumer must rebuild the same reply (CI); writes
-#                           # to $TMPDIR unless --out is given; exits 1 on any wrong reply
+#                           # to $TMPDIR unless --out is given; exits 1 on any wrong reply; then the page
+#                           # bench --quick (bench/browser/run.sh: headless Chromium, 2,000 updates, 2 tabs)
 # Extra options go to bench/bench.py (--reps K, --sizes 10000,100000, --out FILE).
 # Env: PYTHON (default python3), INTEROP_VENV (default interop/python/.venv).
 set -euo pipefail
@@ -46,6 +47,9 @@ if [[ $QUICK -eq 1 ]]; then OUT=$TMP/BENCHMARKS-quick.md; SVG=$TMP/plots; else O
   --out "$OUT" --svg-dir "$SVG" --tmp "$TMP" "$@" || status=$?
 if [[ $QUICK -eq 1 ]]; then
   cat "$OUT"
+  # The page in headless Chromium, reduced size (bench/browser/README.md): every tab must end with
+  # the server's transcript, live and after a reload. The full page bench is bench/browser/run.sh.
+  bench/browser/run.sh --quick "$BIN/spindle" || status=$?
 elif [[ -s "$OUT" ]]; then
   # The generated report replaces the part of BENCHMARKS.md between the bench/run.sh markers.
   "${PYTHON:-python3}" - "$OUT" "$ROOT/BENCHMARKS.md" <<'PY'
