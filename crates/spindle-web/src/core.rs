@@ -313,30 +313,17 @@ impl SessionCore {
         self.permissions.keys().cloned().collect()
     }
 
-    /// The `reset` payload: the engine's snapshot, then the server's own view facts.
-    /// Written op by op: the snapshot of a long session is never held as values.
+    /// The `reset` payload: the engine's snapshot (its last [`crate::snapshot::TAIL_ENTRIES`]
+    /// entries, see [`crate::snapshot::tail_json`]), then the server's own view facts. Written op
+    /// by op: the snapshot of a long session is never held as values.
     pub(crate) fn snapshot_json(engine: &TranscriptEngine, extra: &[Value]) -> String {
-        let mut out = b"{\"ops\":[".to_vec();
-        let mut first = true;
-        for op in engine.render_snapshot_ops() {
-            let at = out.len();
-            if !first {
-                out.push(b',');
-            }
-            match serde_json::to_writer(&mut out, &op) {
-                Ok(()) => first = false,
-                Err(_) => out.truncate(at),
-            }
-        }
-        for op in extra {
-            if !first {
-                out.push(b',');
-            }
-            serde_json::to_writer(&mut out, op).expect("a Value serializes");
-            first = false;
-        }
-        out.extend_from_slice(b"]}");
-        String::from_utf8(out).expect("serde_json writes UTF-8")
+        crate::snapshot::tail_json(engine, extra, crate::snapshot::TAIL_ENTRIES)
+    }
+
+    /// A page of older entries (see [`crate::snapshot::entries_page_json`]), cut at the last
+    /// published batch.
+    pub(crate) fn entries_page(&self, before: Option<usize>, limit: usize) -> String {
+        crate::snapshot::entries_page_json(&self.engine, self.hub.last_id(), before, limit)
     }
 
     /// Attaches an observer (see [`Hub::subscribe`]).

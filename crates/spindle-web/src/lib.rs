@@ -50,6 +50,7 @@ mod history;
 pub mod hub;
 mod registry;
 mod routes;
+mod snapshot;
 pub mod security;
 pub mod store;
 mod task;

@@ -486,6 +486,12 @@ impl LiveSession {
         lock(&self.core).engine.replay_json_text()
     }
 
+    /// Up to `limit` entries before the index `before` (default: the end), as the JSON of
+    /// `GET /api/sessions/{id}/entries`.
+    pub fn entries_page(&self, before: Option<usize>, limit: usize) -> String {
+        lock(&self.core).entries_page(before, limit)
+    }
+
     /// Counters for tests and the benchmark.
     pub fn stats(&self) -> Value {
         lock(&self.core).stats()

@@ -1,13 +1,14 @@
 //! The HTTP surface: a fixed route table (no file-system paths, so no traversal), the access
 //! checks of [`crate::security`] in front of every route, and the security headers on every answer.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::rejection::{JsonRejection, PathRejection};
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -77,6 +78,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/api/sessions/{id}/review", post(api::review)),
         ("/api/sessions/{id}/replies", get(replies)),
         ("/api/sessions/{id}/transcript", get(transcript)),
+        ("/api/sessions/{id}/entries", get(entries)),
         ("/api/sessions/{id}/stats", get(stats)),
         (
             spindle_wire::remote::ACP_PATH,
@@ -293,6 +295,32 @@ async fn transcript(
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
+/// `GET /api/sessions/{id}/entries?before=INDEX&limit=N`: older entries for a page that got the
+/// tail first (see [`crate::snapshot::entries_page_json`]).
+async fn entries(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
+    let Ok(Query(query)) = query else {
+        return Err(WebError::bad_request("the query string could not be read"));
+    };
+    let number = |name: &str| -> Result<Option<usize>, WebError> {
+        match query.get(name) {
+            None => Ok(None),
+            Some(text) => text.parse().map(Some).map_err(|_| {
+                WebError::bad_request(format!("{name} must be a non-negative integer"))
+            }),
+        }
+    };
+    let before = number("before")?;
+    let limit = number("limit")?.unwrap_or(100);
+    let session = state.manager.get(id).await?;
+    let body = session.entries_page(before, limit);
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
 async fn stats(
     State(state): State<AppState>,
     id: Result<Path<i64>, PathRejection>,
@@ -316,23 +344,90 @@ async fn events(
     let receiver = session.subscribe(last_seen);
     // The first frame only sets the reconnect delay: a dropped slow observer comes back quickly.
     let retry = stream::once(async { Ok(Event::default().retry(Duration::from_millis(500))) });
-    let frames = stream::unfold(receiver, |mut receiver| async move {
-        let event = match receiver.recv().await? {
-            Frame::Ops { id, data } => Event::default()
-                .event("ops")
-                .id(id.to_string())
-                .data(&*data),
-            Frame::Reset { id, data } => Event::default()
-                .event("reset")
-                .id(id.to_string())
-                .data(&*data),
-        };
-        Some((Ok(event), receiver))
-    });
+    let frames = stream::unfold((receiver, None), |(mut receiver, held)| async move {
+        let (events, held) = next_events(&mut receiver, held).await?;
+        Some((stream::iter(events.into_iter().map(Ok)), (receiver, held)))
+    })
+    .flatten();
     Ok(
         Sse::new(retry.chain(frames))
             .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))),
     )
+}
+
+/// How long a fast stream's batches are collected into one SSE frame at most.
+const COALESCE_WINDOW: Duration = Duration::from_millis(4);
+/// How many batches one SSE frame holds at most.
+const COALESCE_BATCHES: usize = 512;
+/// How many payload bytes one SSE frame holds at most (a frame is parsed in one go by the page).
+const COALESCE_BYTES: usize = 256 << 10;
+
+/// The next SSE events of an observer, and a frame received but not sent yet. A batch that
+/// arrives alone goes out at once; when more are already queued (the stream is fast), they are
+/// collected for up to [`COALESCE_WINDOW`] into one `ops` frame (see
+/// [`crate::snapshot::merge_batches`]), whose id is its last batch's, so that `Last-Event-ID`
+/// resumes exactly after it. `None` once the observer's stream ended.
+async fn next_events(
+    receiver: &mut tokio::sync::mpsc::Receiver<Frame>,
+    held: Option<Frame>,
+) -> Option<(Vec<Event>, Option<Frame>)> {
+    let first = match held {
+        Some(frame) => frame,
+        None => receiver.recv().await?,
+    };
+    let (first_id, first_data) = match first {
+        Frame::Reset { id, data } => {
+            let event = Event::default()
+                .event("reset")
+                .id(id.to_string())
+                .data(&*data);
+            return Some((vec![event], None));
+        }
+        Frame::Ops { id, data } => (id, data),
+    };
+    let mut batches = vec![(first_id, first_data)];
+    let mut bytes = batches[0].1.len();
+    let deadline = tokio::time::Instant::now() + COALESCE_WINDOW;
+    let mut held = None;
+    while batches.len() < COALESCE_BATCHES && bytes < COALESCE_BYTES {
+        let next = match receiver.try_recv() {
+            Ok(frame) => frame,
+            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => break,
+            // A quiet stream: what came alone goes at once.
+            Err(tokio::sync::mpsc::error::TryRecvError::Empty) if batches.len() == 1 => break,
+            Err(tokio::sync::mpsc::error::TryRecvError::Empty) => {
+                match tokio::time::timeout_at(deadline, receiver.recv()).await {
+                    Ok(Some(frame)) => frame,
+                    Ok(None) | Err(_) => break,
+                }
+            }
+        };
+        match next {
+            Frame::Ops { id, data } => {
+                bytes += data.len();
+                batches.push((id, data));
+            }
+            reset @ Frame::Reset { .. } => {
+                held = Some(reset);
+                break;
+            }
+        }
+    }
+    let ops = |id: EventId, data: &str| Event::default().event("ops").id(id.to_string()).data(data);
+    let last = batches[batches.len() - 1].0;
+    let events = if batches.len() == 1 {
+        vec![ops(last, &batches[0].1)]
+    } else {
+        let parts: Vec<(u64, &str)> = batches
+            .iter()
+            .map(|(id, data)| (id.counter, &**data))
+            .collect();
+        match crate::snapshot::merge_batches(&parts) {
+            Some(merged) => vec![ops(last, &merged)],
+            None => batches.iter().map(|(id, data)| ops(*id, data)).collect(),
+        }
+    };
+    Some((events, held))
 }
 
 #[cfg(test)]
@@ -351,6 +446,7 @@ mod tests {
                 "/markdown.js",
                 "/composer.js",
                 "/panels.js",
+                "/cards.js",
                 "/app.css",
                 "/api/sessions",
                 "/api/agent-sessions",
@@ -367,7 +463,10 @@ mod tests {
                 "/api/sessions/{id}/review",
                 "/api/sessions/{id}/replies",
                 "/api/sessions/{id}/transcript",
+                "/api/sessions/{id}/entries",
                 "/api/sessions/{id}/stats",
+                "/api/sessions/{id}/rendered",
+                "/api/sessions/{id}/entries/{entry}/rendered",
                 "/acp",
             ]
         );
