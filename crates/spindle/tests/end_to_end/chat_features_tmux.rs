@@ -363,80 +363,75 @@ fn ctrl_c_kills_a_terminal_command_that_never_exits() {
     assert!(sleepers_in(&dir.path).is_empty());
 }
 
-/// A v1 agent whose every prompt asks permission for `rm -rf build` with
-/// allow-once, allow-always and reject options, and replies with the outcome.
-const ALWAYS_AGENT_PY: &str = r#"import json, sys
-out = sys.stdout
-def send(o):
-    out.write(json.dumps(o) + "\n"); out.flush()
-SID = "sess_always"
-turn = 0
-lines = iter(sys.stdin)
-for line in lines:
-    msg = json.loads(line)
-    method, rid = msg.get("method"), msg.get("id")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
-    elif method == "session/new":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": SID}})
-    elif method == "session/prompt":
-        turn += 1
-        call = "call_%d" % turn
-        send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": {"sessionUpdate": "tool_call", "toolCallId": call, "title": "rm -rf build", "kind": "execute", "status": "pending"}}})
-        send({"jsonrpc": "2.0", "id": 900 + turn, "method": "session/request_permission", "params": {"sessionId": SID, "toolCall": {"toolCallId": call, "title": "rm -rf build", "kind": "execute"}, "options": [{"optionId": "once", "name": "Allow once", "kind": "allow_once"}, {"optionId": "always", "name": "Always allow", "kind": "allow_always"}, {"optionId": "no", "name": "Reject", "kind": "reject_once"}]}})
-        for answer in lines:
-            a = json.loads(answer)
-            if a.get("id") == 900 + turn and "method" not in a:
-                got = a.get("result", {}).get("outcome", {}).get("optionId", "cancelled")
-                send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m%d" % turn, "content": {"type": "text", "text": "turn %d got %s" % (turn, got)}}}})
-                break
-        send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
-"#;
-
 #[test]
 fn an_always_answer_stands_for_the_same_tool_and_is_shown() {
-    if !harness::require_tool("tmux", &["-V"]) || !harness::require_python() {
+    if !harness::require_tool("tmux", &["-V"]) {
         return;
     }
     let dir = TempDir::new("tmux-always");
-    let agent = harness::write_script(&dir, "always_agent.py", ALWAYS_AGENT_PY);
-    let pane = Pane::start(
-        "always",
-        &dir.path,
-        &[],
-        &["python3", agent.to_str().unwrap()],
-    );
+    // The reference agent offers Allow, Reject, Always allow, Always reject, and asks again
+    // every time: only the chat's remembered answer keeps the question away.
+    let pane = Pane::reference("always", &dir.path, &[]);
     pane.wait_until("the input prompt", |s| s.trim_end() == ">");
-    pane.type_line("first");
-    pane.wait_until("the permission question", |s| s.contains("choose 1-3:"));
-    pane.type_line("2");
-    let screen = pane.wait_for_turns(1);
-    assert!(screen.contains("turn 1 got always"), "{screen}");
+    pane.type_line("/scenario tools");
+    let screen = pane.wait_until("the permission question", |s| s.contains("choose 1-4:"));
     assert!(
-        screen.contains("standing: allow always execute: rm"),
+        screen.contains("3) Always allow [allow_always]"),
         "{screen}"
     );
-    pane.type_line("second");
+    pane.type_line("3");
+    let screen = pane.wait_for_turns(1);
+    assert_eq!(
+        screen.matches(scenarios::TOOLS_REPLY_ALLOWED).count(),
+        1,
+        "{screen}"
+    );
+    assert!(
+        screen.contains("standing: allow always edit: Edit"),
+        "{screen}"
+    );
+    pane.type_line("/scenario tools");
     let screen = pane.wait_for_turns(2);
-    assert!(screen.contains("turn 2 got always"), "{screen}");
+    assert_eq!(
+        screen.matches(scenarios::TOOLS_REPLY_ALLOWED).count(),
+        2,
+        "{screen}"
+    );
     assert!(screen.contains("(answered without asking)"), "{screen}");
-    assert_eq!(screen.matches("choose 1-3:").count(), 1, "{screen}");
+    assert_eq!(screen.matches("choose 1-4:").count(), 1, "{screen}");
     // Listed, then forgotten: the next request is asked again.
     pane.type_line("/permissions");
     pane.wait_until("the standing answers", |s| {
-        s.contains("1) standing: allow always execute: rm")
+        s.contains("1) standing: allow always edit: Edit")
     });
     pane.type_line("/permissions forget 1");
     pane.wait_until("the answer forgotten", |s| {
-        s.contains("forgot: standing: allow always execute: rm")
+        s.contains("forgot: standing: allow always edit: Edit")
     });
-    pane.type_line("third");
+    pane.type_line("/scenario tools");
     pane.wait_until("the question again", |s| {
-        s.matches("choose 1-3:").count() == 2
+        s.matches("choose 1-4:").count() == 2
     });
-    pane.type_line("1");
+    // "Always reject" stands too.
+    pane.type_line("4");
     let screen = pane.wait_for_turns(3);
-    assert!(screen.contains("turn 3 got once"), "{screen}");
+    assert_eq!(
+        screen.matches(scenarios::TOOLS_REPLY_REJECTED).count(),
+        1,
+        "{screen}"
+    );
+    assert!(
+        screen.contains("standing: reject always edit: Edit"),
+        "{screen}"
+    );
+    pane.type_line("/scenario tools");
+    let screen = pane.wait_for_turns(4);
+    assert_eq!(
+        screen.matches(scenarios::TOOLS_REPLY_REJECTED).count(),
+        2,
+        "{screen}"
+    );
+    assert_eq!(screen.matches("choose 1-4:").count(), 2, "{screen}");
 }
 
 #[test]

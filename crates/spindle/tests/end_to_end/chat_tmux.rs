@@ -314,11 +314,11 @@ fn permission_is_asked_on_the_terminal_and_the_typed_choice_is_sent() {
     }
     let pane = ChatPane::start("permission", &[]);
     pane.type_line("/scenario tools");
-    pane.wait_until("the permission question", |s| s.ends_with("choose 1-2:"));
+    pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
     // Not a number from the list: asked again, nothing sent.
     pane.type_line("yes");
     pane.wait_until("the question again", |s| {
-        s.ends_with("type a number from 1 to 2:")
+        s.ends_with("type a number from 1 to 4:")
     });
     pane.type_line("2");
     let screen = pane.wait_for_turns(1);
@@ -341,10 +341,10 @@ fn prompt_mode_asks_permission_when_stdin_is_a_terminal() {
         return;
     }
     let pane = ChatPane::start("prompt-permission", &["--prompt", "/scenario tools"]);
-    pane.wait_until("the permission question", |s| s.ends_with("choose 1-2:"));
-    pane.type_line("3");
+    pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
+    pane.type_line("5");
     pane.wait_until("the question again", |s| {
-        s.ends_with("type a number from 1 to 2:")
+        s.ends_with("type a number from 1 to 4:")
     });
     pane.type_line("1");
     let screen = pane.wait_until("the chat to exit", |s| s.contains("[chat exited"));
@@ -363,7 +363,7 @@ fn ctrl_c_while_asked_for_permission_cancels_the_request_and_the_turn() {
     }
     let pane = ChatPane::start("permission-cancel", &["--protocol", "2"]);
     pane.type_line("/scenario tools");
-    pane.wait_until("the permission question", |s| s.ends_with("choose 1-2:"));
+    pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
     pane.send_key("C-c");
     let screen = pane.wait_for_turns(1);
     assert!(screen.contains("[cancelled"), "{screen}");

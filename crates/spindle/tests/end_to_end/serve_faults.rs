@@ -80,7 +80,10 @@ fn a_permission_is_answered_only_with_an_offered_option_and_only_once() {
         .iter()
         .filter_map(|o| o["optionId"].as_str())
         .collect();
-    assert_eq!(options, vec!["allow", "reject"]);
+    assert_eq!(
+        options,
+        vec!["allow", "reject", "allow_always", "reject_always"]
+    );
     let path = format!("/api/sessions/{session}/permission");
     let invented = serde_json::json!({ "key": key, "optionId": "allow_always_everything" });
     assert_eq!(served.post_json(&path, &invented.to_string()).status, 400);

@@ -510,68 +510,50 @@ fn history_flow(protocol: u8) {
     served.stop();
 }
 
-/// A v1 agent whose tool calls ask permission with "always" options, reporting each outcome.
-const ALWAYS_AGENT_PY: &str = r##"import json, sys
-out = sys.stdout
-def send(o):
-    out.write(json.dumps(o) + "\n"); out.flush()
-SID = "sess_always"
-turn = 0
-lines = iter(sys.stdin)
-for line in lines:
-    msg = json.loads(line)
-    method, rid = msg.get("method"), msg.get("id")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
-    elif method == "session/new":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": SID}})
-    elif method == "session/prompt":
-        turn += 1
-        call = {"toolCallId": "call_%d" % turn, "title": "git push origin", "kind": "execute"}
-        send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": dict(call, sessionUpdate="tool_call", status="pending")}})
-        send({"jsonrpc": "2.0", "id": 900 + turn, "method": "session/request_permission", "params": {"sessionId": SID, "toolCall": call, "options": [
-            {"optionId": "once", "name": "Allow once", "kind": "allow_once"},
-            {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
-            {"optionId": "no", "name": "Reject", "kind": "reject_once"}]}})
-        for answer in lines:
-            a = json.loads(answer)
-            if a.get("id") == 900 + turn and "method" not in a:
-                picked = a.get("result", {}).get("outcome", {}).get("optionId", "cancelled")
-                break
-        send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m%d" % turn, "content": {"type": "text", "text": "turn %d picked %s" % (turn, picked)}}}})
-        send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
-"##;
+/// The reference agent's `/scenario tools` edit, allowed or rejected: its reply says which.
+const TOOLS_ALLOWED: &str = "I changed the greeting in src/main.rs.";
+const TOOLS_REJECTED: &str = "I left src/main.rs unchanged.";
+
+/// The text of the session's `n`th finished reply (1-based), once it finished.
+fn nth_reply(served: &crate::serve_support::Served, session: i64, n: usize) -> String {
+    let replies = served.wait_finished_turns(session, n);
+    replies
+        .iter()
+        .filter(|r| r["finished"] == true)
+        .nth(n - 1)
+        .and_then(|r| r["text"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
 
 #[test]
 fn serve_features_always_permissions_are_remembered_shown_answered_and_forgettable() {
-    if !require_python() {
-        return;
-    }
     let dir = temp_dir("always");
-    let script = write_script(&dir, "always_agent.py", ALWAYS_AGENT_PY);
-    let agent = vec!["python3".into(), script.into_os_string()];
+    let agent = reference_agent_v1_with(&[]);
     let served = serve_in(&dir, &dir.path, &[], &agent);
     let session = served.create_session();
     let mut sse = served.sse(session, None);
-    served.prompt(session, "push it");
+    served.prompt(session, "/scenario tools");
     let question = sse.wait_op(|op| op["op"] == "web_permission").unwrap();
-    assert_eq!(question["ruleKey"], "execute:git", "{question}");
+    assert_eq!(question["ruleKey"], "edit:Edit", "{question}");
     let permission = format!("/api/sessions/{session}/permission");
     let (status, body) = served.post_value(
         &permission,
-        &json!({"key": question["key"], "optionId": "always"}),
+        &json!({"key": question["key"], "optionId": "allow_always"}),
     );
     assert_eq!(status, 200, "{body}");
-    served.reply_with(session, "turn 1 picked always");
+    assert!(nth_reply(&served, session, 1).contains(TOOLS_ALLOWED));
     let rules = served.agent_info(session)["standingPermissions"].clone();
     assert_eq!(rules.as_array().unwrap().len(), 1, "{rules}");
-    assert_eq!(rules[0]["key"], "execute:git");
+    assert_eq!(rules[0]["key"], "edit:Edit");
+    assert_eq!(rules[0]["kind"], "allow_always");
 
-    // The next request of the same tool is answered by the server, and the page is told.
-    served.prompt(session, "push again");
+    // The agent asks again (it remembers nothing); the server answers, and the page is told.
+    served.prompt(session, "/scenario tools");
     let auto = sse.wait_op(|op| op["op"] == "web_permission_auto").unwrap();
-    assert_eq!(auto["optionId"], "always");
-    served.reply_with(session, "turn 2 picked always");
+    assert_eq!(auto["optionId"], "allow_always", "{auto}");
+    assert_eq!(auto["ruleKey"], "edit:Edit", "{auto}");
+    assert!(nth_reply(&served, session, 2).contains(TOOLS_ALLOWED));
     served.stop();
 
     // Remembered across a restart (the rule is in the log); forgetting it asks again.
@@ -581,23 +563,55 @@ fn serve_features_always_permissions_are_remembered_shown_answered_and_forgettab
     let forget = format!("/api/sessions/{session}/permission/forget");
     let (status, _) = served.post_value(&forget, &json!({"key": "nope"}));
     assert_eq!(status, 404);
-    let (status, _) = served.post_value(&forget, &json!({"key": "execute:git"}));
+    let (status, _) = served.post_value(&forget, &json!({"key": "edit:Edit"}));
     assert_eq!(status, 200);
     assert_eq!(served.agent_info(session)["standingPermissions"], json!([]));
     let mut sse = served.sse(session, None);
-    served.prompt(session, "push a third time");
+    served.prompt(session, "/scenario tools");
     let question = sse.wait_op(|op| op["op"] == "web_permission").unwrap();
+    // "Always reject" replaces the forgotten rule, and from then on rejects unasked.
     let (status, _) = served.post_value(
         &format!("/api/sessions/{session}/permission"),
-        &json!({"key": question["key"], "optionId": "once"}),
+        &json!({"key": question["key"], "optionId": "reject_always"}),
     );
     assert_eq!(status, 200);
-    served.reply_with(session, "picked once");
+    assert!(nth_reply(&served, session, 3).contains(TOOLS_REJECTED));
+    let rules = served.agent_info(session)["standingPermissions"].clone();
+    assert_eq!(rules[0]["kind"], "reject_always", "{rules}");
+    served.prompt(session, "/scenario tools");
+    let auto = sse.wait_op(|op| op["op"] == "web_permission_auto").unwrap();
+    assert_eq!(auto["optionId"], "reject_always", "{auto}");
+    assert!(nth_reply(&served, session, 4).contains(TOOLS_REJECTED));
+    served.stop();
+}
 
-    // This agent cannot load sessions: opening one says so and starts a new agent session.
+/// A v1 agent that offers no `session/load` (the reference agent always does).
+const NO_LOAD_AGENT_PY: &str = r##"import json, sys
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, rid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_no_load"}})
+    elif rid is not None:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "method not found"}})
+"##;
+
+#[test]
+fn serve_features_opening_a_session_of_an_agent_without_load_starts_a_new_one_and_says_so() {
+    if !require_python() {
+        return;
+    }
+    let dir = temp_dir("no-load");
+    let script = write_script(&dir, "no_load_agent.py", NO_LOAD_AGENT_PY);
+    let agent = vec!["python3".into(), script.into_os_string()];
+    let served = serve_in(&dir, &dir.path, &[], &agent);
     let opened = served.create_session_with(&json!({"agentSessionId": "gone", "open": "load"}));
     served.wait_agent_info(opened, "a new agent session", |i| {
-        i["status"] == "ready" && i["agentSessionId"] == "sess_always"
+        i["status"] == "ready" && i["agentSessionId"] == "sess_no_load"
     });
     let mut sse = served.sse(opened, None);
     let banner = sse
