@@ -1,0 +1,117 @@
+//! Persistence of `spindle serve`: the only crate that knows SQL.
+//!
+//! One interface, [`Store`], with two implementations:
+//! - [`SqliteStore`]: an embedded SQLite file (the default), WAL mode;
+//! - [`PostgresStore`]: a PostgreSQL database (`--db postgres://...`) through `tokio-postgres` and a
+//!   `deadpool-postgres` connection pool.
+//!
+//! Both keep the same data with the same meaning:
+//! - the **wire log**: every JSON-RPC line exchanged with an agent, both directions, in order, per
+//!   web session. It is the source of truth: a session is rebuilt after a restart by replaying it.
+//!   [`Store::append_lines`] returns only once its lines are committed, so a caller that shows
+//!   anything derived from them after that call never shows what a crash could lose;
+//! - the **materialized transcript** (the engine's replay JSON, refreshed at turn end), for readers
+//!   of the database; never read back to rebuild state;
+//! - the **replies**: the final reply of every finished turn, without thoughts.
+//!
+//! Both apply versioned, forward-only migrations ([`migrations`]) when opened; a database written
+//! by a newer build (a higher schema version) is refused rather than misread.
+//!
+//! The interface is synchronous on purpose: the web server commits a batch of lines while it holds
+//! the session's lock, so that a snapshot and the batches after it are cut at the same point. The
+//! PostgreSQL store runs its async driver on a small runtime of its own and waits for the answer,
+//! so it can be called from any thread, inside or outside a tokio runtime.
+#![deny(missing_docs)]
+
+mod location;
+pub mod migrations;
+mod postgres;
+mod sqlite;
+mod types;
+
+use std::sync::Arc;
+
+pub use location::Location;
+pub use postgres::PostgresStore;
+pub use sqlite::SqliteStore;
+pub use types::{Direction, LoggedLine, StoreError, StoredReply, StoredSession};
+
+/// The storage of `spindle serve`. Every method is one transaction: it commits whole or not at
+/// all. Implementations are shared between threads (`&self` methods); writes to one session come
+/// from one writer at a time (its session task).
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// What the store is, for messages: `SQLite file PATH` or `PostgreSQL at HOST:PORT/DB`
+    /// (never a password).
+    fn describe(&self) -> String;
+
+    /// The schema version the database is at (the highest applied migration).
+    fn schema_version(&self) -> Result<i64, StoreError>;
+
+    /// Increments and returns the server generation: a number that changes at every start, so
+    /// that event ids from a previous run are recognised as stale.
+    fn next_generation(&self) -> Result<u64, StoreError>;
+
+    /// Creates a web session and returns its id (ids only grow).
+    fn create_session(&self, title: &str) -> Result<i64, StoreError>;
+
+    /// Records the ACP session id the agent gave the web session.
+    fn set_agent_session_id(&self, session: i64, agent_session_id: &str) -> Result<(), StoreError>;
+
+    /// Sets the display title.
+    fn set_title(&self, session: i64, title: &str) -> Result<(), StoreError>;
+
+    /// All sessions, oldest first.
+    fn sessions(&self) -> Result<Vec<StoredSession>, StoreError>;
+
+    /// The highest `seq` logged for a session (0 when none).
+    fn last_seq(&self, session: i64) -> Result<i64, StoreError>;
+
+    /// Appends lines to a session's log in one transaction, numbering them from `first_seq`, and
+    /// returns once they are committed. Either all of them are committed or none.
+    ///
+    /// Retrying a batch is safe: a line whose `seq` already holds the same direction and text
+    /// counts as committed (a commit whose answer was lost, e.g. a dropped connection, is
+    /// retried without doubling anything); a `seq` that holds a different line fails the whole
+    /// batch with [`StoreError::Write`].
+    fn append_lines(
+        &self,
+        session: i64,
+        first_seq: i64,
+        lines: &[(Direction, &str)],
+    ) -> Result<(), StoreError>;
+
+    /// A session's log in order, from `seq` 1. Rows with an unknown direction (written by a
+    /// newer version) are skipped and counted in the second value.
+    fn lines(&self, session: i64) -> Result<(Vec<LoggedLine>, usize), StoreError> {
+        self.lines_after(session, 0)
+    }
+
+    /// The lines of a session's log with `seq > after`, in order (as [`Store::lines`]).
+    fn lines_after(&self, session: i64, after: i64)
+    -> Result<(Vec<LoggedLine>, usize), StoreError>;
+
+    /// Stores the materialized transcript (the log read up to `upto_seq`) and the replies of the
+    /// turns so far in one transaction, replacing the previous ones whole.
+    fn save_materialized(
+        &self,
+        session: i64,
+        upto_seq: i64,
+        replay_json: &str,
+        replies: &[StoredReply],
+    ) -> Result<(), StoreError>;
+
+    /// The persisted replies of a session, by turn.
+    fn replies(&self, session: i64) -> Result<Vec<StoredReply>, StoreError>;
+
+    /// The materialized transcript of a session, if one was saved.
+    fn transcript(&self, session: i64) -> Result<Option<String>, StoreError>;
+}
+
+/// Opens the store `location` names, applying the migrations it lacks: a SQLite file (created
+/// when missing) or a PostgreSQL database (which must exist).
+pub fn open(location: &Location) -> Result<Arc<dyn Store>, StoreError> {
+    Ok(match location {
+        Location::Sqlite(path) => Arc::new(SqliteStore::open(path)?),
+        Location::Postgres(url) => Arc::new(PostgresStore::open(url)?),
+    })
+}

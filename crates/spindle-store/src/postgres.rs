@@ -1,0 +1,556 @@
+//! The PostgreSQL store: `tokio-postgres` behind a `deadpool-postgres` pool.
+//!
+//! The driver is async; this store runs it on a small tokio runtime of its own (two threads) and
+//! each call waits for its answer, so the store is called like the SQLite one, from any thread,
+//! inside a tokio runtime or not, and never ties up the caller's runtime with the driver's tasks.
+//!
+//! Durability: a call returns once PostgreSQL answered the `COMMIT` (with the server's default
+//! `synchronous_commit=on`, once the commit is flushed to the server's WAL). Every call is bounded
+//! ([`CALL_TIMEOUT`]); a batch of lines whose commit answer was lost may be sent again safely (see
+//! [`Store::append_lines`]). Lines are `bytea`, so every line is kept byte for byte. TLS is not
+//! offered: reach the server over loopback, a Unix socket (`?host=/run/postgresql`) or a tunnel.
+
+use std::future::Future;
+use std::str::FromStr;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+use tokio_postgres::config::Host;
+
+use crate::migrations;
+use crate::types::{display_text, now_ms, seq_at};
+use crate::{Direction, LoggedLine, Store, StoreError, StoredReply, StoredSession};
+
+/// How long one call may take, pool wait included, before it fails (the database is then treated
+/// as failing: the web server keeps the lines in memory and retries).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long opening a connection may take when the URL does not say (`connect_timeout`).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The connections the pool keeps at most.
+const POOL_SIZE: usize = 8;
+
+/// Serializes migrations of servers starting together (`pg_advisory_xact_lock` key).
+const MIGRATION_LOCK: i64 = 0x5350_494e_444c_4501;
+
+/// A PostgreSQL database.
+#[derive(Debug)]
+pub struct PostgresStore {
+    described: String,
+    pool: Pool,
+    runtime: Option<tokio::runtime::Runtime>,
+    handle: tokio::runtime::Handle,
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks, which tokio refuses inside an async context (the store may
+        // be dropped on a session task): let its threads end on their own.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// `postgres://user@host:port/database` without the password (for messages), or a note that
+/// the URL cannot be read.
+pub(crate) fn describe_url(url: &str) -> String {
+    match tokio_postgres::Config::from_str(url) {
+        Ok(config) => describe_config(&config),
+        Err(_) => "an unreadable PostgreSQL URL".into(),
+    }
+}
+
+fn describe_config(config: &tokio_postgres::Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(host)) => host.clone(),
+        Some(Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config
+        .get_user()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
+    let database = config.get_dbname().unwrap_or("");
+    format!("postgres://{user}{host}:{port}/{database}")
+}
+
+/// The driver's message: the server's own (with its SQLSTATE) when it sent one, else the
+/// client-side cause chain (connection refused, timed out, ...).
+fn describe_pg(error: &tokio_postgres::Error) -> String {
+    if let Some(db) = error.as_db_error() {
+        let mut text = format!("{} (SQLSTATE {})", db.message(), db.code().code());
+        if let Some(detail) = db.detail() {
+            text.push_str(": ");
+            text.push_str(detail);
+        }
+        return text;
+    }
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn describe_pool(error: &PoolError) -> String {
+    match error {
+        PoolError::Backend(error) => describe_pg(error),
+        other => other.to_string(),
+    }
+}
+
+/// Builds the error of one kind from a message.
+type ErrorKind = fn(String) -> StoreError;
+
+fn pg(kind: ErrorKind) -> impl Fn(tokio_postgres::Error) -> StoreError {
+    move |e| kind(describe_pg(&e))
+}
+
+fn pool(kind: ErrorKind) -> impl Fn(PoolError) -> StoreError {
+    move |e| kind(describe_pool(&e))
+}
+
+impl PostgresStore {
+    /// Connects to the database `url` names (it must exist), applies the migrations it lacks
+    /// and checks that it is writable.
+    pub fn open(url: &str) -> Result<PostgresStore, StoreError> {
+        let mut config = tokio_postgres::Config::from_str(url)
+            .map_err(|e| StoreError::Open(format!("not a usable PostgreSQL URL: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("spindle");
+        }
+        let described = describe_config(&config);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("spindle-store-pg")
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::Open(format!("{described}: no driver runtime: {e}")))?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(CALL_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT + Duration::from_secs(1)))
+            .build()
+            .map_err(|e| StoreError::Open(format!("{described}: {e}")))?;
+        let store = PostgresStore {
+            handle: runtime.handle().clone(),
+            runtime: Some(runtime),
+            pool,
+            described,
+        };
+        store
+            .run(StoreError::Open, |pool| async move {
+                let mut client = pool.get().await.map_err(self::pool(StoreError::Open))?;
+                migrate(&mut client).await?;
+                // A write probe: a read-only database or role fails here, at start.
+                client
+                    .execute(
+                        "INSERT INTO meta(key, value) VALUES('opened_at', $1)
+                         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                        &[&now_ms().to_string()],
+                    )
+                    .await
+                    .map_err(pg(StoreError::Open))?;
+                Ok(())
+            })
+            .map_err(|e| match e {
+                StoreError::Open(message) => {
+                    StoreError::Open(format!("{}: {message}", store.described))
+                }
+                other => other,
+            })?;
+        Ok(store)
+    }
+
+    /// Runs `work` on the driver's runtime with a connection pool and waits for its result,
+    /// bounded by [`CALL_TIMEOUT`]; `kind` makes the error of a timeout or a lost task.
+    fn run<T, F, Fut>(&self, kind: ErrorKind, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Pool) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, StoreError>> + Send + 'static,
+    {
+        let (send, receive) = std::sync::mpsc::sync_channel(1);
+        let pool = self.pool.clone();
+        self.handle.spawn(async move {
+            let result = match tokio::time::timeout(CALL_TIMEOUT, work(pool)).await {
+                Ok(result) => result,
+                Err(_) => Err(kind(format!(
+                    "no answer from PostgreSQL within {} s",
+                    CALL_TIMEOUT.as_secs()
+                ))),
+            };
+            let _ = send.send(result);
+        });
+        receive
+            .recv()
+            .unwrap_or_else(|_| Err(kind("the database driver stopped".into())))
+    }
+}
+
+async fn migrate(client: &mut deadpool_postgres::Client) -> Result<(), StoreError> {
+    let open = pg(StoreError::Open);
+    let tx = client.transaction().await.map_err(&open)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(&open)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_version(
+             version BIGINT PRIMARY KEY,
+             applied_at BIGINT NOT NULL
+         )",
+    )
+    .await
+    .map_err(&open)?;
+    let current: i64 = tx
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_version",
+            &[],
+        )
+        .await
+        .map_err(&open)?
+        .get(0);
+    for migration in migrations::pending(migrations::POSTGRES, current)? {
+        tx.batch_execute(migration.sql).await.map_err(|e| {
+            StoreError::Open(format!(
+                "migration {} ({}): {}",
+                migration.version,
+                migration.summary,
+                describe_pg(&e)
+            ))
+        })?;
+        tx.execute(
+            "INSERT INTO schema_version(version, applied_at) VALUES($1, $2)",
+            &[&migration.version, &now_ms()],
+        )
+        .await
+        .map_err(&open)?;
+    }
+    tx.commit().await.map_err(&open)
+}
+
+/// One statement: inserts the batch (a `seq` already taken is left alone), touches the session,
+/// and counts the rows inserted and the rows already there with the same content. When the two
+/// do not add up to the batch, some `seq` holds a different line and the caller rolls back.
+const APPEND: &str = "
+WITH input AS (
+    SELECT * FROM UNNEST($2::BIGINT[], $3::TEXT[], $4::BYTEA[]) AS t(seq, direction, line)
+), inserted AS (
+    INSERT INTO wire_log(session_id, seq, direction, line, at)
+    SELECT $1, seq, direction, line, $5 FROM input
+    ON CONFLICT (session_id, seq) DO NOTHING
+    RETURNING seq
+), touched AS (
+    UPDATE sessions SET updated_at = $5 WHERE id = $1 RETURNING id
+)
+SELECT (SELECT COUNT(*) FROM inserted),
+       (SELECT COUNT(*) FROM input i JOIN wire_log w
+            ON w.session_id = $1 AND w.seq = i.seq
+           AND w.direction = i.direction AND w.line = i.line),
+       (SELECT COUNT(*) FROM touched)";
+
+fn text_of(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+impl Store for PostgresStore {
+    fn describe(&self) -> String {
+        format!("PostgreSQL at {}", self.described)
+    }
+
+    fn schema_version(&self) -> Result<i64, StoreError> {
+        self.run(StoreError::Read, |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
+            let row = client
+                .query_one(
+                    "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_version",
+                    &[],
+                )
+                .await
+                .map_err(pg(StoreError::Read))?;
+            Ok(row.get(0))
+        })
+    }
+
+    fn next_generation(&self) -> Result<u64, StoreError> {
+        self.run(StoreError::Write, |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            let row = client
+                .query_one(
+                    "INSERT INTO meta(key, value) VALUES('generation', '1')
+                     ON CONFLICT(key) DO UPDATE SET value = (CASE
+                         WHEN meta.value ~ '^[0-9]{1,18}$' THEN meta.value::BIGINT + 1
+                         ELSE 1 END)::TEXT
+                     RETURNING value",
+                    &[],
+                )
+                .await
+                .map_err(pg(StoreError::Write))?;
+            let value: String = row.get(0);
+            value
+                .parse()
+                .map_err(|_| StoreError::Write(format!("generation {value:?} is not a number")))
+        })
+    }
+
+    fn create_session(&self, title: &str) -> Result<i64, StoreError> {
+        let title = display_text(title).into_owned();
+        self.run(StoreError::Write, |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            let now = now_ms();
+            let row = client
+                .query_one(
+                    "INSERT INTO sessions(title, created_at, updated_at) VALUES($1, $2, $2)
+                     RETURNING id",
+                    &[&title, &now],
+                )
+                .await
+                .map_err(pg(StoreError::Write))?;
+            Ok(row.get(0))
+        })
+    }
+
+    fn set_agent_session_id(&self, session: i64, agent_session_id: &str) -> Result<(), StoreError> {
+        let id = display_text(agent_session_id).into_owned();
+        self.run(StoreError::Write, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            client
+                .execute(
+                    "UPDATE sessions SET agent_session_id = $2 WHERE id = $1",
+                    &[&session, &id],
+                )
+                .await
+                .map_err(pg(StoreError::Write))?;
+            Ok(())
+        })
+    }
+
+    fn set_title(&self, session: i64, title: &str) -> Result<(), StoreError> {
+        let title = display_text(title).into_owned();
+        self.run(StoreError::Write, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            client
+                .execute(
+                    "UPDATE sessions SET title = $2 WHERE id = $1",
+                    &[&session, &title],
+                )
+                .await
+                .map_err(pg(StoreError::Write))?;
+            Ok(())
+        })
+    }
+
+    fn sessions(&self) -> Result<Vec<StoredSession>, StoreError> {
+        self.run(StoreError::Read, |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
+            let rows = client
+                .query(
+                    "SELECT id, title, agent_session_id, created_at, updated_at
+                     FROM sessions ORDER BY id",
+                    &[],
+                )
+                .await
+                .map_err(pg(StoreError::Read))?;
+            Ok(rows
+                .iter()
+                .map(|row| StoredSession {
+                    id: row.get(0),
+                    title: row.get(1),
+                    agent_session_id: row.get(2),
+                    created_at: row.get(3),
+                    updated_at: row.get(4),
+                })
+                .collect())
+        })
+    }
+
+    fn last_seq(&self, session: i64) -> Result<i64, StoreError> {
+        self.run(StoreError::Read, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
+            let row = client
+                .query_one(
+                    "SELECT COALESCE(MAX(seq), 0)::BIGINT FROM wire_log WHERE session_id = $1",
+                    &[&session],
+                )
+                .await
+                .map_err(pg(StoreError::Read))?;
+            Ok(row.get(0))
+        })
+    }
+
+    fn append_lines(
+        &self,
+        session: i64,
+        first_seq: i64,
+        lines: &[(Direction, &str)],
+    ) -> Result<(), StoreError> {
+        let count = i64::try_from(lines.len()).unwrap_or(i64::MAX);
+        let seqs: Vec<i64> = (0..lines.len()).map(|i| seq_at(first_seq, i)).collect();
+        let directions: Vec<&'static str> = lines.iter().map(|(d, _)| d.as_str()).collect();
+        let texts: Vec<Vec<u8>> = lines.iter().map(|(_, l)| l.as_bytes().to_vec()).collect();
+        self.run(StoreError::Write, move |pool| async move {
+            let write = pg(StoreError::Write);
+            let mut client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            let tx = client.transaction().await.map_err(&write)?;
+            let statement = tx.prepare_cached(APPEND).await.map_err(&write)?;
+            let bytes: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
+            let row = tx
+                .query_one(
+                    &statement,
+                    &[&session, &seqs, &directions, &bytes, &now_ms()],
+                )
+                .await
+                .map_err(&write)?;
+            let (inserted, same, touched): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+            if touched == 0 {
+                return Err(StoreError::Write(format!("no session {session}")));
+            }
+            if inserted + same != count {
+                // Dropping `tx` rolls the whole batch back.
+                return Err(StoreError::Write(format!(
+                    "session {session} already holds a different line at a seq in {first_seq}..{}",
+                    first_seq.saturating_add(count)
+                )));
+            }
+            tx.commit().await.map_err(&write)
+        })
+    }
+
+    fn lines_after(
+        &self,
+        session: i64,
+        after: i64,
+    ) -> Result<(Vec<LoggedLine>, usize), StoreError> {
+        self.run(StoreError::Read, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
+            let rows = client
+                .query(
+                    "SELECT seq, direction, line FROM wire_log
+                     WHERE session_id = $1 AND seq > $2 ORDER BY seq",
+                    &[&session, &after],
+                )
+                .await
+                .map_err(pg(StoreError::Read))?;
+            let mut lines = Vec::with_capacity(rows.len());
+            let mut skipped = 0;
+            for row in rows {
+                let direction: &str = row.get(1);
+                match Direction::parse(direction) {
+                    Some(direction) => lines.push(LoggedLine {
+                        seq: row.get(0),
+                        direction,
+                        line: text_of(row.get(2)),
+                    }),
+                    None => skipped += 1,
+                }
+            }
+            Ok((lines, skipped))
+        })
+    }
+
+    fn save_materialized(
+        &self,
+        session: i64,
+        upto_seq: i64,
+        replay_json: &str,
+        replies: &[StoredReply],
+    ) -> Result<(), StoreError> {
+        let replay = display_text(replay_json).into_owned();
+        let turns: Vec<i64> = replies.iter().map(|r| r.turn).collect();
+        let texts: Vec<String> = replies
+            .iter()
+            .map(|r| display_text(&r.text).into_owned())
+            .collect();
+        let finished: Vec<bool> = replies.iter().map(|r| r.finished).collect();
+        let reasons: Vec<Option<String>> = replies
+            .iter()
+            .map(|r| {
+                r.stop_reason
+                    .as_deref()
+                    .map(|s| display_text(s).into_owned())
+            })
+            .collect();
+        self.run(StoreError::Write, move |pool| async move {
+            let write = pg(StoreError::Write);
+            let mut client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            let tx = client.transaction().await.map_err(&write)?;
+            tx.execute(
+                "INSERT INTO transcripts(session_id, upto_seq, replay_json, updated_at)
+                 VALUES($1, $2, $3, $4)
+                 ON CONFLICT(session_id) DO UPDATE SET upto_seq = excluded.upto_seq,
+                     replay_json = excluded.replay_json, updated_at = excluded.updated_at",
+                &[&session, &upto_seq, &replay, &now_ms()],
+            )
+            .await
+            .map_err(&write)?;
+            tx.execute("DELETE FROM replies WHERE session_id = $1", &[&session])
+                .await
+                .map_err(&write)?;
+            tx.execute(
+                "INSERT INTO replies(session_id, turn, text, finished, stop_reason)
+                 SELECT $1, turn, text, finished, stop_reason
+                 FROM UNNEST($2::BIGINT[], $3::TEXT[], $4::BOOLEAN[], $5::TEXT[])
+                     AS t(turn, text, finished, stop_reason)",
+                &[&session, &turns, &texts, &finished, &reasons],
+            )
+            .await
+            .map_err(&write)?;
+            tx.commit().await.map_err(&write)
+        })
+    }
+
+    fn replies(&self, session: i64) -> Result<Vec<StoredReply>, StoreError> {
+        self.run(StoreError::Read, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
+            let rows = client
+                .query(
+                    "SELECT turn, text, finished, stop_reason FROM replies
+                     WHERE session_id = $1 ORDER BY turn",
+                    &[&session],
+                )
+                .await
+                .map_err(pg(StoreError::Read))?;
+            Ok(rows
+                .iter()
+                .map(|row| StoredReply {
+                    turn: row.get(0),
+                    text: row.get(1),
+                    finished: row.get(2),
+                    stop_reason: row.get(3),
+                })
+                .collect())
+        })
+    }
+
+    fn transcript(&self, session: i64) -> Result<Option<String>, StoreError> {
+        self.run(StoreError::Read, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
+            let row = client
+                .query_opt(
+                    "SELECT replay_json FROM transcripts WHERE session_id = $1",
+                    &[&session],
+                )
+                .await
+                .map_err(pg(StoreError::Read))?;
+            Ok(row.map(|row| row.get(0)))
+        })
+    }
+}

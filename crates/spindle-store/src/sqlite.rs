@@ -1,0 +1,515 @@
+//! The embedded store: one SQLite file.
+//!
+//! Durability: the database runs in WAL mode with `synchronous=NORMAL`. Every committed
+//! transaction reaches the operating system before the call returns, so it survives the server
+//! being killed (kill -9); the last transactions since the previous WAL checkpoint may be lost on
+//! power failure. Two connections: one writes, one reads (WAL lets reads run beside a write).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+
+use crate::migrations::{self, Migration};
+use crate::types::{display_text, now_ms, seq_at};
+use crate::{Direction, LoggedLine, Store, StoreError, StoredReply, StoredSession};
+
+/// A SQLite database file.
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    reader: Mutex<Connection>,
+}
+
+fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    // A panic between statements leaves no transaction open (a dropped one rolls back).
+    connection.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn write_error(e: rusqlite::Error) -> StoreError {
+    StoreError::Write(e.to_string())
+}
+
+fn read_error(e: rusqlite::Error) -> StoreError {
+    StoreError::Read(e.to_string())
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` in WAL mode, applies the migrations it
+    /// lacks, and checks that it is writable, so that a read-only file fails at start rather than
+    /// at the first prompt.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let open_error = |e: rusqlite::Error| StoreError::Open(format!("{}: {e}", path.display()));
+        let mut writer = Connection::open(path).map_err(open_error)?;
+        configure(&writer).map_err(open_error)?;
+        let mode: String = writer
+            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
+            .map_err(open_error)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Open(format!(
+                "{}: WAL journal mode unavailable (got {mode})",
+                path.display()
+            )));
+        }
+        writer
+            .execute_batch("PRAGMA synchronous=NORMAL;")
+            .map_err(open_error)?;
+        migrate(&mut writer, migrations::SQLITE).map_err(|e| match e {
+            StoreError::Open(message) => StoreError::Open(format!("{}: {message}", path.display())),
+            other => other,
+        })?;
+        // A write probe: opening a read-only database succeeds, writing to it does not.
+        writer
+            .execute(
+                "INSERT INTO meta(key, value) VALUES('opened_at', ?1)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![now_ms().to_string()],
+            )
+            .map_err(open_error)?;
+        let reader = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(open_error)?;
+        configure(&reader).map_err(open_error)?;
+        Ok(SqliteStore {
+            path: path.to_path_buf(),
+            writer: Mutex::new(writer),
+            reader: Mutex::new(reader),
+        })
+    }
+
+    /// Opens an existing database for reading only: every write fails with
+    /// [`StoreError::Write`]. For tools that only read, and to test write failures without
+    /// relying on file permissions (tests may run as root). No migration runs.
+    pub fn open_read_only(path: &Path) -> Result<SqliteStore, StoreError> {
+        let open = || {
+            let connection = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(|e| StoreError::Open(format!("{}: {e}", path.display())))?;
+            configure(&connection)
+                .map_err(|e| StoreError::Open(format!("{}: {e}", path.display())))?;
+            Ok::<_, StoreError>(connection)
+        };
+        let store = SqliteStore {
+            path: path.to_path_buf(),
+            writer: Mutex::new(open()?),
+            reader: Mutex::new(open()?),
+        };
+        migrations::check(store.schema_version()?)?;
+        Ok(store)
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` on the writing connection (tests of this crate: SQLite's own failure modes).
+    #[cfg(test)]
+    pub(crate) fn with_writer<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
+        f(&lock(&self.writer))
+    }
+}
+
+fn configure(connection: &Connection) -> rusqlite::Result<()> {
+    connection.busy_timeout(std::time::Duration::from_secs(5))?;
+    connection.execute_batch("PRAGMA foreign_keys=ON;")
+}
+
+/// Applies the pending migrations in one immediate transaction (a second server opening the
+/// same file waits for it).
+fn migrate(connection: &mut Connection, all: &'static [Migration]) -> Result<(), StoreError> {
+    let open = |e: rusqlite::Error| StoreError::Open(format!("migration: {e}"));
+    let tx = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(open)?;
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_version(
+             version INTEGER PRIMARY KEY,
+             applied_at INTEGER NOT NULL
+         );",
+    )
+    .map_err(open)?;
+    let current: i64 = tx
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(open)?;
+    for migration in migrations::pending(all, current)? {
+        tx.execute_batch(migration.sql).map_err(|e| {
+            StoreError::Open(format!(
+                "migration {} ({}): {e}",
+                migration.version, migration.summary
+            ))
+        })?;
+        tx.execute(
+            "INSERT INTO schema_version(version, applied_at) VALUES(?1, ?2)",
+            params![migration.version, now_ms()],
+        )
+        .map_err(open)?;
+    }
+    tx.commit().map_err(open)
+}
+
+fn read_lines(rows: &mut rusqlite::Rows<'_>) -> Result<(Vec<LoggedLine>, usize), rusqlite::Error> {
+    let mut lines = Vec::new();
+    let mut skipped = 0;
+    while let Some(row) = rows.next()? {
+        let seq: i64 = row.get(0)?;
+        let direction: String = row.get(1)?;
+        let line: String = row.get(2)?;
+        match Direction::parse(&direction) {
+            Some(direction) => lines.push(LoggedLine {
+                seq,
+                direction,
+                line,
+            }),
+            None => skipped += 1,
+        }
+    }
+    Ok((lines, skipped))
+}
+
+impl Store for SqliteStore {
+    fn describe(&self) -> String {
+        format!("SQLite file {}", self.path.display())
+    }
+
+    fn schema_version(&self) -> Result<i64, StoreError> {
+        let reader = lock(&self.reader);
+        let exists: Option<i64> = reader
+            .query_row(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
+                [],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(read_error)?;
+        if exists.is_none() {
+            return Ok(0);
+        }
+        reader
+            .query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(read_error)
+    }
+
+    fn next_generation(&self) -> Result<u64, StoreError> {
+        let mut writer = lock(&self.writer);
+        let tx = writer.transaction().map_err(write_error)?;
+        let current: Option<String> = tx
+            .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(write_error)?;
+        let next = current.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + 1;
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES('generation', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![next.to_string()],
+        )
+        .map_err(write_error)?;
+        tx.commit().map_err(write_error)?;
+        Ok(next)
+    }
+
+    fn create_session(&self, title: &str) -> Result<i64, StoreError> {
+        let now = now_ms();
+        let writer = lock(&self.writer);
+        writer
+            .execute(
+                "INSERT INTO sessions(title, created_at, updated_at) VALUES(?1, ?2, ?2)",
+                params![display_text(title), now],
+            )
+            .map_err(write_error)?;
+        Ok(writer.last_insert_rowid())
+    }
+
+    fn set_agent_session_id(&self, session: i64, agent_session_id: &str) -> Result<(), StoreError> {
+        lock(&self.writer)
+            .execute(
+                "UPDATE sessions SET agent_session_id = ?2 WHERE id = ?1",
+                params![session, display_text(agent_session_id)],
+            )
+            .map_err(write_error)?;
+        Ok(())
+    }
+
+    fn set_title(&self, session: i64, title: &str) -> Result<(), StoreError> {
+        lock(&self.writer)
+            .execute(
+                "UPDATE sessions SET title = ?2 WHERE id = ?1",
+                params![session, display_text(title)],
+            )
+            .map_err(write_error)?;
+        Ok(())
+    }
+
+    fn sessions(&self) -> Result<Vec<StoredSession>, StoreError> {
+        let reader = lock(&self.reader);
+        let mut statement = reader
+            .prepare_cached(
+                "SELECT id, title, agent_session_id, created_at, updated_at
+                 FROM sessions ORDER BY id",
+            )
+            .map_err(read_error)?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok(StoredSession {
+                    id: row.get(0)?,
+                    title: row.get(1)?,
+                    agent_session_id: row.get(2)?,
+                    created_at: row.get(3)?,
+                    updated_at: row.get(4)?,
+                })
+            })
+            .map_err(read_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(read_error)
+    }
+
+    fn last_seq(&self, session: i64) -> Result<i64, StoreError> {
+        lock(&self.reader)
+            .query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM wire_log WHERE session_id = ?1",
+                params![session],
+                |row| row.get(0),
+            )
+            .map_err(read_error)
+    }
+
+    fn append_lines(
+        &self,
+        session: i64,
+        first_seq: i64,
+        lines: &[(Direction, &str)],
+    ) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut writer = lock(&self.writer);
+        let tx = writer.transaction().map_err(write_error)?;
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO wire_log(session_id, seq, direction, line, at)
+                     VALUES(?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT(session_id, seq) DO NOTHING",
+                )
+                .map_err(write_error)?;
+            let mut existing = tx
+                .prepare_cached(
+                    "SELECT direction, line FROM wire_log WHERE session_id = ?1 AND seq = ?2",
+                )
+                .map_err(write_error)?;
+            for (offset, (direction, line)) in lines.iter().enumerate() {
+                let seq = seq_at(first_seq, offset);
+                let inserted = insert
+                    .execute(params![session, seq, direction.as_str(), line, now])
+                    .map_err(write_error)?;
+                if inserted == 0 {
+                    let (kept_direction, kept_line): (String, String) = existing
+                        .query_row(params![session, seq], |row| Ok((row.get(0)?, row.get(1)?)))
+                        .map_err(write_error)?;
+                    if kept_direction != direction.as_str() || kept_line != *line {
+                        // Dropping `tx` rolls the whole batch back.
+                        return Err(StoreError::Write(format!(
+                            "session {session} already holds a different line at seq {seq}"
+                        )));
+                    }
+                }
+            }
+            tx.execute(
+                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+                params![session, now],
+            )
+            .map_err(write_error)?;
+        }
+        tx.commit().map_err(write_error)
+    }
+
+    fn lines_after(
+        &self,
+        session: i64,
+        after: i64,
+    ) -> Result<(Vec<LoggedLine>, usize), StoreError> {
+        let reader = lock(&self.reader);
+        let mut statement = reader
+            .prepare_cached(
+                "SELECT seq, direction, line FROM wire_log
+                 WHERE session_id = ?1 AND seq > ?2 ORDER BY seq",
+            )
+            .map_err(read_error)?;
+        let mut rows = statement
+            .query(params![session, after])
+            .map_err(read_error)?;
+        read_lines(&mut rows).map_err(read_error)
+    }
+
+    fn save_materialized(
+        &self,
+        session: i64,
+        upto_seq: i64,
+        replay_json: &str,
+        replies: &[StoredReply],
+    ) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut writer = lock(&self.writer);
+        let tx = writer.transaction().map_err(write_error)?;
+        tx.execute(
+            "INSERT INTO transcripts(session_id, upto_seq, replay_json, updated_at)
+             VALUES(?1, ?2, ?3, ?4)
+             ON CONFLICT(session_id) DO UPDATE SET upto_seq = excluded.upto_seq,
+                 replay_json = excluded.replay_json, updated_at = excluded.updated_at",
+            params![session, upto_seq, replay_json, now],
+        )
+        .map_err(write_error)?;
+        tx.execute(
+            "DELETE FROM replies WHERE session_id = ?1",
+            params![session],
+        )
+        .map_err(write_error)?;
+        for reply in replies {
+            tx.execute(
+                "INSERT INTO replies(session_id, turn, text, finished, stop_reason)
+                 VALUES(?1, ?2, ?3, ?4, ?5)",
+                params![
+                    session,
+                    reply.turn,
+                    display_text(&reply.text),
+                    reply.finished,
+                    reply.stop_reason.as_deref().map(display_text)
+                ],
+            )
+            .map_err(write_error)?;
+        }
+        tx.commit().map_err(write_error)
+    }
+
+    fn replies(&self, session: i64) -> Result<Vec<StoredReply>, StoreError> {
+        let reader = lock(&self.reader);
+        let mut statement = reader
+            .prepare_cached(
+                "SELECT turn, text, finished, stop_reason FROM replies
+                 WHERE session_id = ?1 ORDER BY turn",
+            )
+            .map_err(read_error)?;
+        let rows = statement
+            .query_map(params![session], |row| {
+                Ok(StoredReply {
+                    turn: row.get(0)?,
+                    text: row.get(1)?,
+                    finished: row.get(2)?,
+                    stop_reason: row.get(3)?,
+                })
+            })
+            .map_err(read_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(read_error)
+    }
+
+    fn transcript(&self, session: i64) -> Result<Option<String>, StoreError> {
+        lock(&self.reader)
+            .query_row(
+                "SELECT replay_json FROM transcripts WHERE session_id = ?1",
+                params![session],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(read_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_db(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "spindle-store-sqlite-{}-{name}-{}",
+            std::process::id(),
+            now_ms()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("test.db")
+    }
+
+    #[test]
+    fn a_full_disk_fails_the_batch_and_leaves_the_database_intact() {
+        let path = temp_db("full");
+        let store = SqliteStore::open(&path).unwrap();
+        let id = store.create_session("s").unwrap();
+        store
+            .append_lines(id, 1, &[(Direction::Agent, "kept")])
+            .unwrap();
+        // SQLite's own "disk full": the file may not grow past its current size.
+        store.with_writer(|c| {
+            let pages: i64 = c.query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
+            c.execute_batch(&format!("PRAGMA max_page_count = {pages}"))
+                .unwrap();
+        });
+        let big = "x".repeat(1 << 20);
+        let error = store
+            .append_lines(id, 2, &[(Direction::Agent, &big), (Direction::Agent, &big)])
+            .unwrap_err();
+        assert!(matches!(error, StoreError::Write(_)));
+        assert!(error.to_string().contains("full"), "{error}");
+        drop(store);
+        let store = SqliteStore::open(&path).unwrap();
+        let ok: String = store.with_writer(|c| {
+            c.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+                .unwrap()
+        });
+        assert_eq!(ok, "ok");
+        let (lines, _) = store.lines(id).unwrap();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].line, "kept");
+    }
+
+    #[test]
+    fn writes_to_a_read_only_database_fail_cleanly_and_reads_still_work() {
+        let path = temp_db("readonly");
+        let writable = SqliteStore::open(&path).unwrap();
+        let id = writable.create_session("x").unwrap();
+        drop(writable);
+        let store = SqliteStore::open_read_only(&path).unwrap();
+        let error = store.create_session("x").unwrap_err();
+        assert!(matches!(error, StoreError::Write(_)), "{error:?}");
+        let error = store
+            .append_lines(id, 1, &[(Direction::Agent, "x")])
+            .unwrap_err();
+        assert!(matches!(error, StoreError::Write(_)), "{error:?}");
+        assert_eq!(store.sessions().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_database_from_before_versioning_is_adopted_with_its_rows() {
+        let path = temp_db("legacy");
+        {
+            // The schema as the server wrote it before migrations existed.
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(migrations::SQLITE[0].sql).unwrap();
+            c.execute(
+                "INSERT INTO sessions(title, created_at, updated_at) VALUES('old', 1, 1)",
+                [],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO wire_log(session_id, seq, direction, line, at)
+                 VALUES(1, 1, 'agent', '{}', 1)",
+                [],
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), migrations::LATEST);
+        assert_eq!(store.sessions().unwrap()[0].title, "old");
+        assert_eq!(store.lines(1).unwrap().0.len(), 1);
+    }
+}

@@ -1,0 +1,148 @@
+//! What only one of the stores can show.
+
+use std::sync::Arc;
+
+use spindle_store::migrations::LATEST;
+use spindle_store::{Direction, Location, StoreError};
+
+use crate::{Backend, pg_server};
+
+#[test]
+fn sqlite_a_directory_that_does_not_exist_is_a_clear_open_error() {
+    let location = Location::parse("/nonexistent-spindle-dir/x/y.db");
+    let error = spindle_store::open(&location).unwrap_err();
+    assert!(matches!(error, StoreError::Open(_)), "{error:?}");
+    assert!(
+        error.to_string().contains("/nonexistent-spindle-dir"),
+        "{error}"
+    );
+}
+
+#[test]
+fn sqlite_describes_itself_by_its_path() {
+    let backend = Backend::sqlite("describe");
+    let text = backend.open().describe();
+    assert!(text.starts_with("SQLite file /"), "{text}");
+}
+
+fn postgres(label: &str) -> Option<Backend> {
+    Backend::postgres(label)
+}
+
+#[test]
+fn postgres_a_lost_connection_fails_at_most_one_call_and_nothing_is_doubled() {
+    let Some(backend) = postgres("lost") else {
+        return;
+    };
+    let (server, database) = backend.postgres_target().unwrap();
+    let store = backend.open();
+    let id = store.create_session("s").unwrap();
+    store
+        .append_lines(id, 1, &[(Direction::Agent, "before")])
+        .unwrap();
+    // Every connection of the pool dies (a database restart, a network cut).
+    let killed = server
+        .psql(
+            "postgres",
+            &format!(
+                "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE datname = '{database}' AND pid <> pg_backend_pid()"
+            ),
+        )
+        .unwrap();
+    assert_ne!(killed, "0", "the store keeps a pooled connection");
+    let batch = [(Direction::Agent, "during"), (Direction::Agent, "after")];
+    let mut failures = 0;
+    while store.append_lines(id, 2, &batch).is_err() {
+        failures += 1;
+        assert!(failures < 3, "the pool does not reconnect");
+    }
+    // Retrying the same batch (as the web server's backlog does) never doubles it.
+    store.append_lines(id, 2, &batch).unwrap();
+    let (lines, _) = store.lines(id).unwrap();
+    let got: Vec<&str> = lines.iter().map(|l| l.line.as_str()).collect();
+    assert_eq!(got, vec!["before", "during", "after"]);
+}
+
+#[test]
+fn postgres_an_unreachable_server_is_a_clear_open_error_without_the_password() {
+    if pg_server::server().is_none() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://alice:s3cret@127.0.0.1:{port}/spindle?connect_timeout=2");
+    let error = spindle_store::open(&Location::parse(&url)).unwrap_err();
+    assert!(matches!(error, StoreError::Open(_)), "{error:?}");
+    let text = error.to_string();
+    assert!(
+        text.contains(&format!("127.0.0.1:{port}/spindle")),
+        "{text}"
+    );
+    assert!(!text.contains("s3cret"), "{text}");
+    let text = spindle_store::open(&Location::parse("postgres://h:notaport/db"))
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("not a usable PostgreSQL URL"), "{text}");
+}
+
+#[test]
+fn postgres_a_missing_database_is_a_clear_open_error() {
+    let Some(server) = pg_server::server() else {
+        return;
+    };
+    let error =
+        spindle_store::open(&Location::Postgres(server.url("no_such_database"))).unwrap_err();
+    assert!(matches!(error, StoreError::Open(_)), "{error:?}");
+    assert!(error.to_string().contains("no_such_database"), "{error}");
+    assert!(error.to_string().contains("does not exist"), "{error}");
+}
+
+#[test]
+fn postgres_a_unix_socket_url_works_and_describe_names_the_socket() {
+    let Some(server) = pg_server::server() else {
+        return;
+    };
+    let database = server.create_database("socket");
+    let url = format!(
+        "postgresql:///{database}?host={}&port={}&user=postgres",
+        server.socket_dir().display(),
+        server.port()
+    );
+    let store = spindle_store::open(&Location::parse(&url)).unwrap();
+    let id = store.create_session("over a socket").unwrap();
+    store
+        .append_lines(id, 1, &[(Direction::Agent, "x")])
+        .unwrap();
+    assert_eq!(store.last_seq(id).unwrap(), 1);
+    let text = store.describe();
+    assert!(
+        text.starts_with("PostgreSQL at postgres://postgres@/"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("/{database}")), "{text}");
+}
+
+#[test]
+fn postgres_servers_starting_together_migrate_once() {
+    let Some(backend) = postgres("together") else {
+        return;
+    };
+    let backend = Arc::new(backend);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let backend = Arc::clone(&backend);
+            std::thread::spawn(move || backend.open().schema_version().unwrap())
+        })
+        .collect();
+    for thread in threads {
+        assert_eq!(thread.join().unwrap(), LATEST);
+    }
+    assert_eq!(
+        backend.number("SELECT COUNT(*) FROM schema_version"),
+        LATEST
+    );
+}

@@ -1,0 +1,147 @@
+//! The conformance suite: every case in `cases.rs` runs against both stores, SQLite in a fresh
+//! temporary file and PostgreSQL in a fresh database of the server `pg_server.rs` starts for this
+//! test binary. `backend_specific.rs` holds what only one store can show (a lost connection, a
+//! missing directory).
+
+mod backend_specific;
+mod cases;
+mod pg_server;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use spindle_store::{Location, Store};
+
+/// One store under test: where it lives and how to reach it beside the store (raw SQL).
+#[derive(Debug)]
+pub struct Backend {
+    location: Location,
+    target: Target,
+}
+
+#[derive(Debug)]
+enum Target {
+    Sqlite(PathBuf),
+    Postgres {
+        server: &'static pg_server::PgServer,
+        database: String,
+    },
+}
+
+impl Backend {
+    /// A fresh SQLite file.
+    pub fn sqlite(label: &str) -> Backend {
+        let dir = std::env::temp_dir().join(format!(
+            "spindle-store-conformance-{}-{label}-{:?}",
+            std::process::id(),
+            std::time::SystemTime::now()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("store.db");
+        Backend {
+            location: Location::Sqlite(path.clone()),
+            target: Target::Sqlite(path),
+        }
+    }
+
+    /// A fresh PostgreSQL database (`None`: PostgreSQL is missing and this is not CI).
+    pub fn postgres(label: &str) -> Option<Backend> {
+        let server = pg_server::server()?;
+        let database = server.create_database(label);
+        Some(Backend {
+            location: Location::Postgres(server.url(&database)),
+            target: Target::Postgres { server, database },
+        })
+    }
+
+    /// Opens the store (again: a reopen is a restart of the server).
+    pub fn open(&self) -> Arc<dyn Store> {
+        spindle_store::open(&self.location).unwrap_or_else(|e| panic!("open: {e}"))
+    }
+
+    /// The location.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// Whether this is the PostgreSQL store.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.target, Target::Postgres { .. })
+    }
+
+    /// Runs statements beside the store (both dialects accept what the cases send).
+    pub fn sql(&self, sql: &str) {
+        match &self.target {
+            Target::Sqlite(path) => rusqlite::Connection::open(path)
+                .and_then(|c| c.execute_batch(sql))
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+            Target::Postgres { server, database } => {
+                server
+                    .psql(database, sql)
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
+        }
+    }
+
+    /// One number a query returns.
+    pub fn number(&self, sql: &str) -> i64 {
+        match &self.target {
+            Target::Sqlite(path) => rusqlite::Connection::open(path)
+                .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+            Target::Postgres { server, database } => server
+                .psql(database, sql)
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+                .parse()
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+        }
+    }
+
+    /// The PostgreSQL server and database, for the PostgreSQL-only cases.
+    pub fn postgres_target(&self) -> Option<(&'static pg_server::PgServer, &str)> {
+        match &self.target {
+            Target::Postgres { server, database } => Some((server, database)),
+            Target::Sqlite(_) => None,
+        }
+    }
+}
+
+/// Each case, once per store.
+macro_rules! conformance {
+    ($($case:ident),* $(,)?) => {
+        $(
+            mod $case {
+                #[test]
+                fn sqlite() {
+                    crate::cases::$case(&crate::Backend::sqlite(stringify!($case)));
+                }
+
+                #[test]
+                fn postgres() {
+                    if let Some(backend) = crate::Backend::postgres(stringify!($case)) {
+                        crate::cases::$case(&backend);
+                    }
+                }
+            }
+        )*
+    };
+}
+
+conformance!(
+    log_round_trips_in_order_across_reopen,
+    a_conflicting_batch_commits_nothing,
+    a_retried_batch_is_committed_once,
+    a_batch_for_a_missing_session_fails,
+    every_byte_of_a_line_is_kept,
+    lines_after_reads_only_the_tail,
+    unknown_directions_are_skipped_and_counted,
+    replies_and_transcript_are_replaced_whole,
+    display_texts_hold_no_nul,
+    sessions_are_listed_oldest_first_with_their_fields,
+    generation_increases_at_every_start,
+    a_fresh_database_is_at_the_latest_version_and_reopening_applies_nothing,
+    a_version_1_database_is_migrated_forward_with_its_rows,
+    a_database_newer_than_this_build_is_refused,
+    many_sessions_written_from_many_threads_at_once,
+    the_store_is_usable_and_droppable_inside_a_tokio_runtime,
+);
