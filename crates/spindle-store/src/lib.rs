@@ -27,6 +27,8 @@ mod location;
 pub mod migrations;
 mod postgres;
 mod sqlite;
+#[cfg(feature = "test-server")]
+pub mod test_server;
 mod types;
 
 use std::sync::Arc;

@@ -5,6 +5,10 @@
 
 mod backend_specific;
 mod cases;
+// The crate's `test-server` module, compiled in here (a package cannot turn on its own feature
+// for its tests).
+#[allow(dead_code)]
+#[path = "../../src/test_server.rs"]
 mod pg_server;
 
 use std::path::PathBuf;

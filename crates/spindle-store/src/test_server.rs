@@ -1,10 +1,10 @@
-//! A throwaway PostgreSQL server for this test binary: `initdb` in a temporary directory, a free
+//! (feature `test-server`) A throwaway PostgreSQL server for a test binary: `initdb` in a temporary directory, a free
 //! loopback port, the Unix socket in the same directory; started once per test binary run (as the
 //! `postgres` user when the tests run as root, since PostgreSQL refuses root) and stopped by a
 //! watchdog shell when this process ends, which then removes the directory.
 //!
-//! Without PostgreSQL the tests that need it fail under `CI=true` and are skipped (with a note on
-//! stderr) otherwise. `SPINDLE_PG_BIN` names the directory of `initdb`/`postgres`/`psql` when it
+//! Without PostgreSQL, [`server`] fails under `CI=true` and returns `None` (with a note on stderr)
+//! otherwise; [`required_server`] always fails. `SPINDLE_PG_BIN` names the directory of `initdb`/`postgres`/`psql` when it
 //! is not `/usr/lib/postgresql/*/bin`.
 
 use std::path::{Path, PathBuf};
@@ -27,11 +27,21 @@ static DATABASES: AtomicUsize = AtomicUsize::new(0);
 /// The server, started on first use; `None` (after a note) when PostgreSQL is not installed and
 /// this is not CI. Panics when it is missing under `CI=true` or fails to start.
 pub fn server() -> Option<&'static PgServer> {
+    started(std::env::var("CI").is_ok_and(|v| v == "true"))
+}
+
+/// The server, started on first use; panics when PostgreSQL is missing or fails to start (for
+/// runs that asked for PostgreSQL explicitly).
+pub fn required_server() -> &'static PgServer {
+    started(true).expect("a required server is started or panics")
+}
+
+fn started(required: bool) -> Option<&'static PgServer> {
     match SERVER.get_or_init(start) {
         Ok(server) => Some(server),
         Err(missing) if missing.starts_with("missing:") => {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("PostgreSQL is required under CI=true: {missing}");
+            if required {
+                panic!("PostgreSQL is required (CI=true or asked for): {missing}");
             }
             eprintln!("skipping a PostgreSQL test: {missing}");
             None
@@ -195,6 +205,22 @@ impl PgServer {
         } else {
             Err(String::from_utf8_lossy(&output.stderr).into_owned())
         }
+    }
+
+    /// The database `name`, created empty when it does not exist yet; its name. For tests that
+    /// restart a server on the same database.
+    pub fn ensure_database(&self, name: &str) -> String {
+        let exists = self
+            .psql(
+                "postgres",
+                &format!("SELECT COUNT(*) FROM pg_database WHERE datname = '{name}'"),
+            )
+            .unwrap_or_else(|e| panic!("looking up database {name}: {e}"));
+        if exists == "0" {
+            self.psql("postgres", &format!("CREATE DATABASE {name}"))
+                .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {e}"));
+        }
+        name.to_string()
     }
 
     /// A new, empty database named after `label`; its name.
