@@ -47,6 +47,7 @@ mod feed;
 mod files;
 mod handshake;
 mod history;
+mod markdown;
 pub mod hub;
 mod registry;
 mod routes;
@@ -173,6 +174,7 @@ impl Server {
             manager: manager.clone(),
             acp: acp.clone(),
             page: options.page,
+            markdown: Arc::new(markdown::RenderCache::default()),
         });
         Ok(Server {
             listener,

@@ -492,6 +492,11 @@ impl LiveSession {
         lock(&self.core).entries_page(before, limit)
     }
 
+    /// What the entries `ids` hold, for their markdown (see [`crate::markdown::http`]).
+    pub(crate) fn message_sources(&self, ids: &[String]) -> Vec<crate::markdown::http::Source> {
+        crate::markdown::http::message_sources(&lock(&self.core).engine, ids)
+    }
+
     /// Counters for tests and the benchmark.
     pub fn stats(&self) -> Value {
         lock(&self.core).stats()

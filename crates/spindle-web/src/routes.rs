@@ -35,6 +35,8 @@ pub(crate) struct AppState {
     pub(crate) acp: crate::acp::AcpState,
     /// Whether the page and its API are served (`spindle bridge --listen` serves `/acp` only).
     pub(crate) page: bool,
+    /// Rendered markdown trees, shared by every session (see [`crate::markdown`]).
+    pub(crate) markdown: Arc<crate::markdown::RenderCache>,
 }
 
 impl axum::extract::FromRef<AppState> for crate::acp::AcpState {
@@ -80,6 +82,14 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/api/sessions/{id}/transcript", get(transcript)),
         ("/api/sessions/{id}/entries", get(entries)),
         ("/api/sessions/{id}/stats", get(stats)),
+        (
+            "/api/sessions/{id}/rendered",
+            post(crate::markdown::http::rendered_batch),
+        ),
+        (
+            "/api/sessions/{id}/entries/{entry}/rendered",
+            get(crate::markdown::http::rendered_entry),
+        ),
         (
             spindle_wire::remote::ACP_PATH,
             get(crate::acp::get)

@@ -1,0 +1,30 @@
+//! Markdown of finished messages, rendered on the server into a safe element tree.
+//!
+//! `pulldown-cmark` parses (CommonMark with GFM tables, strikethrough and task lists), `syntect`
+//! highlights fenced code ([`highlight`]), and [`convert`] folds both into the tree of [`tree`]:
+//! an allow-list of tags and attributes, as JSON the page turns into DOM nodes with
+//! `createElement`/`textContent` (`assets/markdown.js`). Agent text never becomes HTML.
+//!
+//! The page asks for the trees of the message entries it shows (`POST
+//! /api/sessions/{id}/rendered`, see [`http`]); nothing is added to the event stream. Trees are
+//! kept by text in a bounded [`cache::RenderCache`].
+//!
+//! Invariant (bounded work): rendering is linear in the text; highlighting stops at the limits of
+//! [`highlight`]; elements nest at most [`convert::MAX_DEPTH`] deep.
+
+pub(crate) mod cache;
+mod convert;
+mod highlight;
+pub(crate) mod http;
+mod tree;
+
+#[cfg(test)]
+mod tests;
+
+pub(crate) use cache::RenderCache;
+
+/// The tree of `text` as JSON (an array of nodes; see [`tree`]).
+pub(crate) fn render_json(text: &str) -> String {
+    let (nodes, _) = convert::markdown_to_tree(text);
+    tree::to_json(&nodes)
+}
