@@ -33,6 +33,17 @@ class AgentSpec:
     package: str  # where the pinned version is read from (npm package or PyPI distribution)
     api: str  # which model API the agent calls (anthropic, openai, responses, gemini, none)
     unsupported: dict = field(default_factory=dict)  # script -> why the agent cannot express it (chat and serve)
+    # What modes-history asks for (from the agent's own session/new answer, see probe.py):
+    # mode (a modeId, or with mode_via "config" a value of the `mode` config option), model (a
+    # value of the `model` config option), model_api (what the model API request then names).
+    controls: dict = field(default_factory=dict)
+    history: str = "list"  # "list": session/list + resume; "load": session/load only (no list)
+    # The auth probe: drop_env / drop_settings (credentials left out), methods (ids the report
+    # must name), sign_in (a method id for --auth), sign_in_env (restored for the sign-in).
+    auth: dict = field(default_factory=dict)
+    # What the adapter routes through the client's fs when offered (probe.py): client-edit checks
+    # the read only where the agent reads through the client.
+    client_fs: tuple = ("read", "write")
 
     def version(self):
         if self.package.startswith("pypi:"):
@@ -133,7 +144,11 @@ class OpenCode(AgentSpec):
                     "npm": "@ai-sdk/openai-compatible",
                     "name": "Scripted model emulator",
                     "options": {"baseURL": base_url + "/v1", "apiKey": DUMMY_KEY},
-                    "models": {"emulated-model": {"name": "emulated-model", "tool_call": True, "reasoning": True}},
+                    "models": {
+                        "emulated-model": {"name": "emulated-model", "tool_call": True, "reasoning": True},
+                        # A second model on the same emulator, for /model.
+                        "emulated-model-2": {"name": "emulated-model-2", "tool_call": True, "reasoning": True},
+                    },
                 }
             },
             "permission": {"edit": "ask", "bash": "ask"},
@@ -201,27 +216,85 @@ class FastAgentAnthropic(AgentSpec):
         return command, {"ANTHROPIC_API_KEY": DUMMY_KEY}
 
 
-PASSTHROUGH = "fast-agent's passthrough model echoes the prompt; it calls no model API and no tools"
+PASSTHROUGH = "not offered: fast-agent's passthrough model echoes the prompt; it calls no model API and no tools"
+
+# Why a client-services script does not run for an agent (facts from probe.py, which advertises
+# fs and terminals and serves them itself).
+OWN_TOOLS = "not used: the adapter sends no fs/* nor terminal/* request with both advertised (probe.py read, write, edit, shell: its own tools)"
+NO_TERMINAL = "not used: the adapter runs commands itself, no terminal/create with terminals advertised (probe.py shell)"
+READ_IN_EDIT = "covered by client-edit, which reads the file through the client first"
+NO_CLIENT = {s: OWN_TOOLS for s in ["client-read", "client-write", "client-edit", "client-shell", "client-outside"]}
 
 AGENTS = [
-    Claude("claude", "@zed-industries/claude-agent-acp", "anthropic"),
-    Qwen("qwen", "@qwen-code/qwen-code", "openai"),
-    Gemini("gemini", "@google/gemini-cli", "gemini"),
-    OpenCode("opencode", "opencode-ai", "openai"),
-    Codex("codex", "@zed-industries/codex-acp", "responses"),
+    Claude(
+        "claude", "@zed-industries/claude-agent-acp", "anthropic",
+        unsupported=NO_CLIENT,
+        controls={"mode": "acceptEdits", "model": "haiku", "model_api": "haiku"},
+        auth={"drop_env": ["ANTHROPIC_API_KEY"], "methods": []},
+    ),
+    Qwen(
+        "qwen", "@qwen-code/qwen-code", "openai",
+        unsupported={"client-read": READ_IN_EDIT, "client-shell": NO_TERMINAL},
+        # One model only (the configured one): nothing to switch to.
+        controls={"mode": "auto-edit"},
+        auth={
+            "drop_env": ["OPENAI_API_KEY"], "drop_settings": [".qwen/settings.json"], "methods": ["openai"],
+            "sign_in": "openai", "sign_in_env": {"OPENAI_API_KEY": DUMMY_KEY},
+        },
+    ),
+    Gemini(
+        "gemini", "@google/gemini-cli", "gemini",
+        unsupported={
+            "client-read": "not used: its read_file tool reads the file itself (probe.py read); its edit reads through the client (client-edit)",
+            "client-shell": NO_TERMINAL,
+            "client-outside": "not used: Gemini CLI refuses a path outside its workspace itself, no request reaches the client (probe.py write-outside)",
+            "auth": "not probed: with GOOGLE_GEMINI_BASE_URL and no key it still calls that endpoint, no auth_required (probe.py --no-creds)",
+        },
+        # Its models are the unstable `models` field (session/set_model), no `model` config option.
+        controls={"mode": "autoEdit"},
+        history="load",
+    ),
+    OpenCode(
+        "opencode", "opencode-ai", "openai",
+        unsupported={
+            "client-read": "not used: opencode reads files itself; only writes go through the client (probe.py read, edit)",
+            "client-shell": NO_TERMINAL,
+            "auth": "not probed: a custom provider needs no sign-in (its one method runs `opencode auth login` in a terminal)",
+        },
+        client_fs=("write",),
+        controls={"mode": "plan", "mode_via": "config", "model": "emulator/emulated-model-2", "model_api": "emulated-model-2"},
+    ),
+    Codex(
+        "codex", "@zed-industries/codex-acp", "responses",
+        unsupported={
+            **NO_CLIENT,
+            "auth": "not probed: without its key the prompt fails with -32603 \"Missing environment variable\", not auth_required (probe.py --no-creds)",
+        },
+        controls={"mode": "auto", "model": "gpt-5.5", "model_api": "gpt-5.5"},
+    ),
     FastAgent(
         "fast-agent",
         "pypi:fast-agent-mcp",
         "none",
         unsupported={
-            s: PASSTHROUGH
-            for s in ["usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
+            **{
+                s: PASSTHROUGH
+                for s in ["usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
+            },
+            **{s: PASSTHROUGH for s in NO_CLIENT},
+            "modes-history": "checked with fast-agent-anthropic (the same adapter)",
+            "auth": "not probed: its one method (fast-agent-ai-secrets) only points at the config file",
         },
     ),
     FastAgentAnthropic(
         "fast-agent-anthropic",
         "pypi:fast-agent-mcp",
         "anthropic",
-        unsupported={"reject": "fast-agent runs its tools without session/request_permission"},
+        unsupported={
+            "reject": "not offered: fast-agent runs its tools without session/request_permission",
+            "client-read": READ_IN_EDIT,
+            "auth": "not probed: the key is read from its config file; its one method (fast-agent-ai-secrets) only points there",
+        },
+        # One mode (agent), no config options: the history part only.
     ),
 ]

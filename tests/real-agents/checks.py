@@ -10,6 +10,7 @@ import json
 import os
 
 import model_scripts as ms
+from client_checks import client_checks
 
 # (agent, script, check) -> (who, why it fails today). who is "spindle" (a Spindle quirk waiting
 # for a fix) or "agent" (the agent's own bug: Spindle shows faithfully what the agent sent).
@@ -50,6 +51,71 @@ XFAIL = {
         "(it continues the streaming message) with a missing_message_id diagnostic",
     ),
     ("fast-agent-anthropic", "serve-*", "replay-clean"): ("agent", "same as fast-agent/serve-*/replay-clean: v2 agreed, chunks without messageId"),
+    ("*", "serve-*", "replay-has-session-controls"): (
+        "spindle",
+        "the server's transcript shows the mode and config options of the session/new result "
+        "(sessionInfo.currentModeId / configOptions); `spindle replay` of the same wire log does "
+        "not: the engine takes them from current_mode_update / config_option_update only",
+    ),
+    # modes-history (feature_runs.py): what the transcript shows.
+    **{
+        ("*", "modes-history", check): (
+            "spindle",
+            "`spindle replay` of a chat recording shows a mode or model only from the agent's "
+            "current_mode_update / config_option_update: the session/new, session/resume|load, "
+            "session/set_mode and session/set_config_option answers (the chat's own pickers use them; "
+            "so does the server, which feeds them to its engine) are not applied by the engine",
+        )
+        for check in ("mode-shown", "model-shown", "resumed-mode-shown", "resumed-model-shown")
+    },
+    # modes-history: what the agents keep when a session is opened again.
+    **{
+        (agent, "modes-history", f"resumed-keeps-{kind}"): (
+            "agent",
+            f"{name} answers session/resume with its default {kind}, not the one set before (the "
+            "session's stored history is kept, its mode and model are not)",
+        )
+        for agent, name, kinds in (("claude", "claude-agent-acp", ("mode", "model")), ("qwen", "Qwen Code", ("mode",)), ("codex", "codex-acp", ("mode", "model")))
+        for kind in kinds
+    },
+    **{
+        ("gemini", "modes-history", check): (
+            "agent",
+            "Gemini CLI answers session/load of the session just run (same HOME and cwd; its "
+            "~/.gemini/tmp/work/chats/session-*.jsonl holds the exchange) with -32603 \"No previous "
+            "sessions found for this project.\"",
+        )
+        for check in ("resumed", "load-replayed", "resumed-keeps-mode", "resumed-mode-shown")
+    },
+    ("fast-agent-anthropic", "serve-modes-history", "listed"): (
+        "agent",
+        "fast-agent agrees to protocol 2 (spindle serve asks for 2) but advertises session/list in v1's "
+        "shape (agentCapabilities.sessionCapabilities.list), so the server's v2 client finds no "
+        "session/list: GET /api/agent-sessions answers supported: false (through chat, v1, it is listed)",
+    ),
+    # The client-services variant (client_checks.py).
+    **{
+        ("gemini", "client-write", check): (
+            "agent",
+            "Gemini CLI reads a new file's path through fs/read_text_file first; the client's error for "
+            "the missing file reaches its write tool as a plain JSON-RPC error object, which its "
+            "not-found test (on an Error's message) never matches, so the write fails with "
+            "\"Error checking existing file\" and no fs/write_text_file is sent (with any client)",
+        )
+        for check in ("file", "diff", "tool-completed", "fs-write-request", "fs-write-done")
+    },
+    ("opencode", "client-outside", "outside-untouched"): (
+        "agent",
+        "opencode sends fs/write_text_file for ../outside.txt, Spindle refuses it (-32602, `..` not "
+        "accepted), and opencode then writes the file itself and reports \"Wrote file "
+        "successfully.\": a client cannot keep it inside the workspace",
+    ),
+    ("fast-agent-anthropic", "client-shell", "terminal-in-tool-call"): (
+        "agent",
+        "fast-agent runs the command in a client terminal (terminal/create, wait_for_exit, output, "
+        "release) but its tool call never embeds {\"type\":\"terminal\",\"terminalId\":...}: the output "
+        "reaches the tool call only as text once the command ended",
+    ),
     ("claude", "serve-cancel", "next-prompt-taken"): (
         "agent",
         "after session/cancel (answered {\"stopReason\":\"cancelled\"}) the next session/prompt is answered "
@@ -60,16 +126,22 @@ XFAIL = {
 
 
 def xfail_reason(agent, script, check):
-    """The known failure of a check; a `serve-X` run (X through `spindle serve`) falls back to X's
-    entries, since what an agent sends does not depend on the front end."""
-    base = script[len("serve-"):] if script.startswith("serve-") else script
-    return (
-        XFAIL.get((agent, script, check))
-        or (script != base and XFAIL.get((agent, "serve-*", check)))
-        or XFAIL.get((agent, base, check))
-        or XFAIL.get((agent, "*", check))
-        or XFAIL.get(("*", "*", check))
-    )
+    """The known failure of a check; a `serve-X` run (X through `spindle serve`) falls back to
+    `serve-*` and X's entries, a `client-X` run (the client's fs and terminals advertised) to
+    `client-*` and X's, since what an agent sends does not depend on the front end."""
+    names = [script]
+    base = script
+    if base.startswith("serve-"):
+        base = base[len("serve-"):]
+        names += ["serve-*", base]
+    if base.startswith("client-"):
+        names += ["client-*", base[len("client-"):]]
+    names.append("*")
+    for who in (agent, "*"):
+        for name in names:
+            if XFAIL.get((who, name, check)):
+                return XFAIL[(who, name, check)]
+    return None
 
 
 def entries(transcript, kind=None):
@@ -204,7 +276,7 @@ def check_run(run):
         if ok:
             results.append((name, "pass", ""))
             return
-        known = xfail_reason(agent, ("serve-" + script) if serve else script, name)
+        known = xfail_reason(agent, run.get("label") or (("serve-" + script) if serve else script), name)
         results.append((name, "xfail", f"[{known[0]}] {known[1]}") if known else (name, "fail", detail))
 
     if t is None:
@@ -350,4 +422,9 @@ def check_run(run):
             exits = [((c.get("terminal") or {}).get("exitStatus") or {}).get("exitCode") for c in calls]
             add("terminal-exit-shown", 0 in exits, f"terminal exit codes on the tool calls: {exits}")
         add("reply", reply == ms.SHELL_REPLY, f"reply {reply[:120]!r}")
+    elif script == "write-outside":
+        add("reply", reply == ms.OUTSIDE_REPLY, f"reply {reply[:120]!r}")
+    if run.get("variant") == "client":
+        for name, passed, detail in client_checks(run, script):
+            add(name, passed, detail)
     return results

@@ -136,6 +136,11 @@ def plan_reply(state, step, tools, api):
         names = [n for n, _ in tools]
         if name is None and op["op"] in ("edit", "write") and "apply_patch" in names:
             name, args = "apply_patch", {"input": codex_patch(op, state.workdir)}
+        if name is None and op["op"] == "edit":
+            # Only a whole-file write tool (fast-agent with the client's fs): write the edited text.
+            edited = edited_text(op, state.workdir)
+            if edited is not None:
+                name, args = ms.resolve_tool({"op": "write", "path": op["path"], "content": edited}, tools, state.workdir)
         if name is None and op["op"] == "read":
             name, args = ms.resolve_tool({"op": "shell", "command": f"cat {op['path']}"}, tools, state.workdir)
         if name is None:
@@ -145,6 +150,15 @@ def plan_reply(state, step, tools, api):
     if step.get("text"):
         parts.append(("text", step["text"]))
     return parts
+
+
+def edited_text(op, workdir):
+    """The file's text after the edit (None when the file cannot be read)."""
+    try:
+        with open(f"{workdir}/{op['path']}", encoding="utf-8") as f:
+            return f.read().replace(op["old"], op["new"], 1)
+    except OSError:
+        return None
 
 
 def codex_patch(op, workdir):

@@ -38,6 +38,9 @@ LONG_DELTAS = 10000
 LONG_TEXT = "".join(f"w{i} " for i in range(LONG_DELTAS)).rstrip()
 SLOW_TEXT = "".join(f"slow{i} " for i in range(6000))
 RECOVERED_REPLY = "Recovered after the API failure."
+# A write outside the session's working directory (the client must refuse it).
+OUTSIDE_PATH = "../outside.txt"
+OUTSIDE_REPLY = "I tried to write outside the workspace."
 PARTIAL_TEXT = "This answer is cut by the API failure"
 
 SCRIPTS = {
@@ -68,6 +71,10 @@ SCRIPTS = {
     "reject": [
         {"tool": {"op": "write", "path": "new.txt", "content": WRITE_CONTENT}},
         {"text": REJECT_REPLY, "deltas": 2},
+    ],
+    "write-outside": [
+        {"tool": {"op": "write", "path": OUTSIDE_PATH, "content": WRITE_CONTENT}},
+        {"text": OUTSIDE_REPLY, "deltas": 2},
     ],
     "cancel": [{"text": SLOW_TEXT, "deltas": 6000, "delay": 0.005}],
     "long": [{"text": LONG_TEXT, "deltas": LONG_DELTAS, "exact_pieces": True}],
@@ -105,9 +112,10 @@ def split_text(text, pieces, exact=False):
 TOOL_NAMES = {
     "read": ["Read", "read_file", "read", "view", "ReadFile", "read_text_file"],
     # fast-agent has no write tool: its edit_file creates a file when old_string is empty.
-    "write": ["Write", "write_file", "write", "WriteFile", "create_file", "edit_file"],
+    # write_text_file and execute: fast-agent's tools when the client offers fs and terminals.
+    "write": ["Write", "write_file", "write", "WriteFile", "create_file", "edit_file", "write_text_file"],
     "edit": ["Edit", "replace", "edit", "edit_file", "str_replace"],
-    "shell": ["Bash", "run_shell_command", "bash", "shell", "shell_command", "exec_command"],
+    "shell": ["Bash", "run_shell_command", "bash", "shell", "shell_command", "exec_command", "execute"],
 }
 PATH_KEYS = ["file_path", "absolute_path", "filePath", "path", "filename"]
 OLD_KEYS = ["old_string", "oldString", "old_str"]

@@ -26,13 +26,26 @@ import model_scripts as ms
 from agents import AGENTS, QUIET_ENV
 from checks import check_run, xfail_reason
 from goldens import golden_results
+from feature_runs import FEATURES, SERVE_FEATURES, feature_run
 from serve_runner import serve_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = ["plain", "usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
 SERVE_PREFIX = "serve-"
-SERVE_SCRIPTS = [SERVE_PREFIX + s for s in SCRIPTS]  # the same scripts through `spindle serve`
+# The client-services variant: these scripts again with Spindle's fs and terminals advertised
+# (`--fs allow --terminals on`); the plain runs pin `--fs off --terminals off` (the agent's own
+# tools). `client-outside` writes next to the work directory (refused). Each agent runs only the
+# ones its adapter routes through the client (agents.py).
+CLIENT_PREFIX = "client-"
+CLIENT_SCRIPTS = ["client-read", "client-write", "client-edit", "client-shell", "client-outside"]
+CLIENT_BASE = {"client-outside": "write-outside"}
+# The same scripts through `spindle serve` (and the client variant's edit and shell).
+SERVE_SCRIPTS = [SERVE_PREFIX + s for s in SCRIPTS] + ["serve-client-edit", "serve-client-shell"]
+# Modes and models (/mode, /model, POST .../mode|config), auth, history (--list, --resume;
+# GET /api/agent-sessions): feature_runs.py.
+FEATURE_SCRIPTS = FEATURES + [SERVE_PREFIX + f for f in SERVE_FEATURES]
+ALL_SCRIPTS = SCRIPTS + CLIENT_SCRIPTS + SERVE_SCRIPTS + FEATURE_SCRIPTS
 RUN_TIMEOUT = 120  # seconds for `spindle chat --timeout` (a run that hangs fails with 124)
 # --timeout for the cancel script: startup (slower with two agents at a time) + part of the slow
 # answer, which streams for at least 30 s.
@@ -68,6 +81,7 @@ def prompt_for(script):
         "thinking": "Think, then answer.",
         "read": "Read notes.txt and tell me the secret word.",
         "write": "Create new.txt.",
+        "write-outside": "Create outside.txt next to the workspace.",
         "reject": "Create new.txt.",
         "edit": "In edit.txt replace beta.",
         "shell": "Run the shell command.",
@@ -98,8 +112,37 @@ def agent_env(agent, home, work, run_dir, base_url):
     return command, env
 
 
-def run_one(spindle, agent, script, root):
-    run_dir = os.path.join(root, agent.name, script)
+_HELP = {}
+
+
+def has_flag(spindle, command, flag):
+    """Whether `spindle COMMAND --help` lists FLAG (the client services came later)."""
+    if command not in _HELP:
+        _HELP[command] = subprocess.run([spindle, command, "--help"], capture_output=True, text=True).stdout
+    return flag in _HELP[command]
+
+
+def host_flags(spindle, command, client):
+    """`--fs allow --terminals on` for the client variant; `--fs off --terminals off` otherwise
+    (when this spindle has the flags: the agent's own tools, as before they existed)."""
+    if client:
+        if not has_flag(spindle, command, "--terminals"):
+            raise RuntimeError(f"spindle {command} has no --fs/--terminals flags (the client services are not built)")
+        return ["--fs", "allow", "--terminals", "on"]
+    return ["--fs", "off", "--terminals", "off"] if has_flag(spindle, command, "--terminals") else []
+
+
+def base_script(label):
+    """The model script and the variant of a run label: client-edit -> (edit, client)."""
+    name = label[len(SERVE_PREFIX):] if label.startswith(SERVE_PREFIX) else label
+    if name.startswith(CLIENT_PREFIX):
+        return CLIENT_BASE.get(name, name[len(CLIENT_PREFIX):]), "client"
+    return name, None
+
+
+def run_one(spindle, agent, label, root):
+    script, variant = base_script(label)
+    run_dir = os.path.join(root, agent.name, label)
     home, work = os.path.join(run_dir, "home"), os.path.join(run_dir, "work")
     os.makedirs(home, exist_ok=True)
     seed_work(work)
@@ -109,7 +152,7 @@ def run_one(spindle, agent, script, root):
         command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}")
         record = os.path.join(run_dir, "record.jsonl")
         timeout = CANCEL_AFTER.get(agent.name, CANCEL_AFTER["default"]) if script == "cancel" else RUN_TIMEOUT
-        args = [spindle, "chat"]
+        args = [spindle, "chat"] + host_flags(spindle, "chat", variant == "client")
         if script != "reject":
             args.append("--yes")
         args += ["--prompt", prompt_for(script), "--record", record, "--timeout", str(timeout), "--"]
@@ -130,6 +173,8 @@ def run_one(spindle, agent, script, root):
     return {
         "agent": agent,
         "script": script,
+        "label": label,
+        "variant": variant,
         "dir": run_dir,
         "work": work,
         "exit": proc.returncode,
@@ -165,29 +210,36 @@ def run_agent(spindle, agent, wanted_scripts, root, save_recordings):
     for script in wanted_scripts:
         base = script[len(SERVE_PREFIX):] if script.startswith(SERVE_PREFIX) else script
         if script in agent.unsupported or base in agent.unsupported:
-            lines.append(("info", f"   n/a  {agent.name}/{script}: not offered: {agent.unsupported.get(script) or agent.unsupported[base]}"))
+            lines.append(("info", f"   n/a  {agent.name}/{script}: {agent.unsupported.get(script) or agent.unsupported[base]}"))
             continue
         if not agent.installed():
             lines.append(("fail", f"FAIL {agent.name}/{script}/run: agent not installed (run tests/real-agents/install.sh)"))
             continue
         try:
-            if script.startswith(SERVE_PREFIX):
-                run = serve_run(spindle, agent, base, os.path.join(root, "serve"), prompt_for(base))
+            if base in FEATURES or base in SERVE_FEATURES:
+                run = feature_run(spindle, agent, script, root)
+            elif script.startswith(SERVE_PREFIX):
+                model, variant = base_script(script)
+                flags = host_flags(spindle, "serve", variant == "client")
+                run = serve_run(spindle, agent, model, os.path.join(root, "serve"), prompt_for(model), label=script, flags=flags)
             else:
                 run = run_one(spindle, agent, script, root)
         except Exception as err:  # a harness-level failure is a failed check, never a skip
             lines.append(("fail", f"FAIL {agent.name}/{script}/run: {type(err).__name__}: {err}"))
             continue
         # long and cancel recordings are large and timing-dependent: not kept as goldens.
-        if save_recordings and run.get("mode") != "serve" and run["transcript"] is not None and script not in ("long", "cancel"):
+        if save_recordings and run.get("mode") is None and run.get("variant") is None and run["transcript"] is not None and script not in ("long", "cancel"):
             dest = os.path.join(HERE, "recordings", agent.name)
             os.makedirs(dest, exist_ok=True)
             with open(run["record"]) as src, open(os.path.join(dest, f"{script}.jsonl"), "w") as out:
                 # The run's temporary paths become <run> so recordings compare across runs.
                 out.write(src.read().replace(run["dir"], "<run>"))
-        results = [(name, "pass" if ok else "fail", detail) for name, ok, detail in run.get("api", [])]
-        results = [(n, o, d) if o == "pass" else xfail_or_fail(agent.name, script, n, d) for n, o, d in results]
-        results += check_run(run)
+        if run.get("mode") == "feature":
+            results = run["results"]
+        else:
+            results = [(name, "pass" if ok else "fail", detail) for name, ok, detail in run.get("api", [])]
+            results = [(n, o, d) if o == "pass" else xfail_or_fail(agent.name, script, n, d) for n, o, d in results]
+            results += check_run(run)
         lines += label_results(agent, script, results, run["dir"])
         lines.append(("info", f"     ({agent.name}/{script}: {run['elapsed']:.1f}s, exit {run['exit']})"))
     lines.append(("info", f"   ({agent.name}: {time.monotonic() - agent_started:.0f}s)"))
@@ -203,7 +255,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spindle", default=os.path.join(REPO, "target", "debug", "spindle"))
     parser.add_argument("--agents", default=",".join(a.name for a in AGENTS))
-    parser.add_argument("--scripts", default=",".join(SCRIPTS + SERVE_SCRIPTS))
+    parser.add_argument("--scripts", default=",".join(ALL_SCRIPTS))
     parser.add_argument("--jobs", type=int, default=2, help="agents run at the same time (default 2)")
     parser.add_argument("--keep", help="keep the run directories here (default: a temp dir, removed)")
     parser.add_argument("--save-recordings", action="store_true", help="copy each recording to recordings/")

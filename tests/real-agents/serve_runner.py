@@ -7,7 +7,8 @@ answer with `POST /cancel` and prompt again (the `cancel` script), and read the 
 `checks.check_run` reads it unchanged: the transcript is the API's, the recording is the server's
 wire log (SQLite `wire_log`) written out as a `--record` file, and `exit` is the code `spindle chat`
 gives for the same turn. `run["api"]` holds the checks of the API calls themselves, among them
-`transcript-is-replay`: `spindle replay` of the exported wire log builds the API's transcript.
+`transcript-is-replay`: `spindle replay` of the exported wire log builds the API's transcript
+(`replay-has-session-controls`: the session's mode and config options included).
 """
 
 import json
@@ -136,6 +137,9 @@ def export_recording(db, sid, path):
                 out.write(line + "\n")
             elif direction == "client":
                 out.write(json.dumps({"sent": json.loads(line)}, separators=(",", ":")) + "\n")
+            elif direction == "local":
+                # The client's own terminals and file writes: already a `{"local": ...}` line.
+                out.write(line + "\n")
 
 
 def cancel_steps(api, sid, prompt, checks):
@@ -158,11 +162,14 @@ def cancel_steps(api, sid, prompt, checks):
     return t
 
 
-def serve_run(spindle, agent, script, root, prompt):
-    """Runs `script` through `spindle serve`; returns the run record (see the module doc)."""
+def serve_run(spindle, agent, script, root, prompt, label=None, flags=()):
+    """Runs `script` through `spindle serve` (with the extra serve `flags`, e.g. `--fs allow
+    --terminals on` for the client variant `label` serve-client-X); returns the run record (see
+    the module doc)."""
     from runner import agent_env, seed_work, start_emulator
 
-    run_dir = os.path.join(root, agent.name, "serve-" + script)
+    label = label or "serve-" + script
+    run_dir = os.path.join(root, agent.name, label)
     home, work = os.path.join(run_dir, "home"), os.path.join(run_dir, "work")
     os.makedirs(home, exist_ok=True)
     seed_work(work)
@@ -177,14 +184,14 @@ def serve_run(spindle, agent, script, root, prompt):
         command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}")
         bind = f"127.0.0.1:{free_port()}"
         server = subprocess.Popen(
-            [spindle, "serve", "--bind", bind, "--db", db, "--agent-startup-timeout", "90", "--"] + command,
+            [spindle, "serve", "--bind", bind, "--db", db, "--agent-startup-timeout", "90", *flags, "--"] + command,
             cwd=work, env=env, stdin=subprocess.DEVNULL,
             stdout=open(os.path.join(run_dir, "stdout"), "w"), stderr=open(os.path.join(run_dir, "stderr"), "w"),
         )
         api = Api(f"http://{bind}")
         deadline = time.monotonic() + 100
         status, created = None, None
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and server.poll() is None:
             try:
                 status, created = api.call("POST", "/api/sessions", {})
                 break
@@ -218,7 +225,7 @@ def serve_run(spindle, agent, script, root, prompt):
         out = subprocess.run([spindle, "replay", "--format", "json", record], capture_output=True, text=True)
         replay_exit = out.returncode
         replayed = json.loads(out.stdout) if out.stdout.strip() else None
-        checks.append(("transcript-is-replay", isinstance(t, dict) and replayed == t, transcript_difference(t, replayed)))
+        checks += replay_checks(t, replayed, label)
     requests = []
     if os.path.exists(log):
         with open(log) as f:
@@ -227,6 +234,8 @@ def serve_run(spindle, agent, script, root, prompt):
     return {
         "agent": agent,
         "script": script,
+        "label": label,
+        "variant": "client" if label.startswith("serve-client-") else None,
         "mode": "serve",
         "dir": run_dir,
         "work": work,
@@ -241,6 +250,33 @@ def serve_run(spindle, agent, script, root, prompt):
         "prompt": prompt,
         "api": checks,
     }
+
+
+# The session's pickers in `sessionInfo`: the server takes them from the session/new (load,
+# resume) result; `spindle replay` from updates only (checked apart: replay-has-session-controls).
+CONTROL_KEYS = ("currentModeId", "configOptions", "modes")
+
+
+def without_controls(t):
+    if not isinstance(t, dict):
+        return t
+    info = {k: v for k, v in (t.get("sessionInfo") or {}).items() if k not in CONTROL_KEYS}
+    return {**t, "sessionInfo": info}
+
+
+# Where replay-has-session-controls is checked: the same gap in every run otherwise.
+CONTROLS_CHECKED = ("serve-plain", "serve-modes-history")
+
+
+def replay_checks(api, replayed, label):
+    """`transcript-is-replay`: the replay of the wire log is the API's transcript, the session's
+    mode and config options apart; `replay-has-session-controls` (in CONTROLS_CHECKED): those too."""
+    same = isinstance(api, dict) and without_controls(replayed) == without_controls(api)
+    out = [("transcript-is-replay", same, transcript_difference(without_controls(api), without_controls(replayed)))]
+    if same and label in CONTROLS_CHECKED:
+        pick = lambda t: {k: (t.get("sessionInfo") or {}).get(k) for k in CONTROL_KEYS}
+        out.append(("replay-has-session-controls", pick(api) == pick(replayed), f"API {json.dumps(pick(api))[:200]} / replay {json.dumps(pick(replayed))[:200]}"))
+    return out
 
 
 def transcript_difference(api, replayed):
