@@ -5,7 +5,10 @@
 //! Bounded work: a block is highlighted only when it is at most [`BLOCK_LIMIT`] bytes and the
 //! message still has budget ([`MESSAGE_LIMIT`] in all); a line longer than [`LINE_LIMIT`] ends
 //! the highlighting of its block (the rest is plain text). Regex searches that backtrack too far
-//! count as no match in syntect's fancy-regex backend, so one search is bounded too.
+//! count as no match in syntect's fancy-regex backend, so one search is bounded too. The limits
+//! are small because the grammars are slow: about 0.2-0.3 MB/s for Rust, Python or JavaScript in
+//! a release build on the 2-core test machine, so a message costs at most a few hundred
+//! milliseconds of one blocking worker, once (trees are cached).
 
 use std::sync::OnceLock;
 
@@ -15,9 +18,9 @@ use syntect::util::LinesWithEndings;
 use super::tree::{Attr, Element, HighlightClass, Node, Tag, push_str};
 
 /// Largest code block that is highlighted (bytes); larger blocks are plain text.
-pub(crate) const BLOCK_LIMIT: usize = 64 * 1024;
+pub(crate) const BLOCK_LIMIT: usize = 32 * 1024;
 /// Bytes of code highlighted per message; blocks past it are plain text.
-pub(crate) const MESSAGE_LIMIT: usize = 256 * 1024;
+pub(crate) const MESSAGE_LIMIT: usize = 64 * 1024;
 /// Longest line the grammar runs over (bytes); a longer line and the rest of its block are plain.
 pub(crate) const LINE_LIMIT: usize = 2_000;
 
