@@ -33,7 +33,7 @@ pub(crate) struct SessionCore {
     pub(crate) hub: Hub,
     /// What `/acp` clients attached to this session receive (a second hub, same lines).
     pub(crate) acp: AcpFeed,
-    store: Arc<Mutex<Store>>,
+    store: Store,
     next_seq: i64,
     /// Lines whose commit failed; retried, in order, before the next lines.
     unsaved: Vec<(Direction, String)>,
@@ -62,7 +62,7 @@ impl SessionCore {
         session: i64,
         (engine, feed): (TranscriptEngine, EngineFeed),
         hub: Hub,
-        store: Arc<Mutex<Store>>,
+        store: Store,
         next_seq: i64,
     ) -> SessionCore {
         let saved_turns = engine.turn_progress();
@@ -144,8 +144,7 @@ impl SessionCore {
                 .chain(lines.iter())
                 .map(|(d, l)| (*d, l.as_str()))
                 .collect();
-            let mut store = lock(&self.store);
-            store
+            self.store
                 .append_lines(self.session, self.next_seq, &pending)
                 .map(|()| pending.len())
         };
@@ -222,7 +221,9 @@ impl SessionCore {
         // Streamed entry by entry: the whole session's JSON value is never built.
         let replay = self.engine.replay_json_text();
         let upto = self.next_seq - 1;
-        let result = lock(&self.store).save_materialized(self.session, upto, &replay, &replies);
+        let result = self
+            .store
+            .save_materialized(self.session, upto, &replay, &replies);
         match result {
             Ok(()) => self.saved_turns = self.engine.turn_progress(),
             Err(error) => tracing::error!(session = self.session, "{error}"),
@@ -358,7 +359,7 @@ impl SessionCore {
         let session = self.session;
         self.acp.subscribe(last_seen, move || {
             let logged = if history.needs_log() {
-                match lock(&store).lines(session) {
+                match store.lines(session) {
                     Ok((lines, _)) => lines.into_iter().map(|l| (l.direction, l.line)).collect(),
                     Err(error) => {
                         tracing::error!(session, "history for an /acp client: {error}");
@@ -391,7 +392,7 @@ impl SessionCore {
     }
 
     fn logged_lines(&self) -> Vec<(Direction, String)> {
-        match lock(&self.store).lines(self.session) {
+        match self.store.lines(self.session) {
             Ok((lines, _)) => lines.into_iter().map(|l| (l.direction, l.line)).collect(),
             Err(error) => {
                 tracing::error!(
@@ -539,10 +540,10 @@ mod tests {
     #[test]
     fn a_failing_disk_keeps_the_session_live_and_the_log_complete_once_it_recovers() {
         let path = temp_db();
-        let mut writable = Store::open(&path).unwrap();
+        let writable = Store::open(&path).unwrap();
         let session = writable.create_session("s").unwrap();
         drop(writable);
-        let read_only = Arc::new(Mutex::new(Store::open_read_only(&path)));
+        let read_only = Store::open_read_only(&path);
         let engine = TranscriptEngine::new(EngineConfig::default());
         let hub = Hub::new(1, HubLimits::default());
         let mut core =
@@ -558,7 +559,7 @@ mod tests {
         assert_eq!(core.stats()["unsavedLines"], 2);
 
         // The database accepts writes again: the backlog goes first, in order.
-        core.store = Arc::new(Mutex::new(Store::open(&path).unwrap()));
+        core.store = Store::open(&path).unwrap();
         core.record(vec![(Direction::Agent, chunk("lo"))]);
         assert_eq!(core.stats()["unsavedLines"], 0);
         let text = serde_json::to_string(&frames(&mut rx)).unwrap();
@@ -581,10 +582,10 @@ mod tests {
     #[test]
     fn the_unsaved_backlog_is_bounded_and_a_retry_writes_it_without_new_lines() {
         let path = temp_db();
-        let mut writable = Store::open(&path).unwrap();
+        let writable = Store::open(&path).unwrap();
         let session = writable.create_session("s").unwrap();
         drop(writable);
-        let read_only = Arc::new(Mutex::new(Store::open_read_only(&path)));
+        let read_only = Store::open_read_only(&path);
         let engine = (
             TranscriptEngine::new(EngineConfig::default()),
             EngineFeed::default(),
@@ -616,7 +617,7 @@ mod tests {
         core.retry_unsaved();
         assert!(core.backlog_full());
         // The database accepts writes again: a retry alone writes the backlog, in order.
-        core.store = Arc::new(Mutex::new(Store::open(&path).unwrap()));
+        core.store = Store::open(&path).unwrap();
         core.retry_unsaved();
         assert!(!core.has_backlog() && !core.backlog_full());
         assert_eq!(core.stats()["unsavedBytes"], 0);
@@ -630,14 +631,14 @@ mod tests {
     #[test]
     fn garbage_from_the_agent_is_logged_and_diagnosed_never_fatal() {
         let path = temp_db();
-        let mut store = Store::open(&path).unwrap();
+        let store = Store::open(&path).unwrap();
         let session = store.create_session("s").unwrap();
         let engine = TranscriptEngine::new(EngineConfig::default());
         let mut core = SessionCore::new(
             session,
             (engine, EngineFeed::default()),
             Hub::new(1, HubLimits::default()),
-            Arc::new(Mutex::new(store)),
+            store,
             1,
         );
         core.record(vec![

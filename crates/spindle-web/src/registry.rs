@@ -64,7 +64,7 @@ impl SessionSummary {
 /// All sessions of the server.
 #[derive(Debug)]
 pub struct SessionManager {
-    store: Arc<Mutex<Store>>,
+    store: Store,
     settings: Arc<AgentSettings>,
     generation: u64,
     limits: HubLimits,
@@ -75,7 +75,7 @@ impl SessionManager {
     /// Opens the manager and rebuilds every stored session by replaying its wire log. Agents are
     /// not started until a session is used.
     pub fn restore(
-        mut store: Store,
+        store: Store,
         settings: AgentSettings,
         limits: HubLimits,
     ) -> Result<SessionManager, crate::store::StoreError> {
@@ -100,7 +100,7 @@ impl SessionManager {
             rebuilt.push((session.clone(), (engine, feed), next_seq));
         }
         let manager = SessionManager {
-            store: Arc::new(Mutex::new(store)),
+            store,
             settings: Arc::new(settings),
             generation,
             limits,
@@ -175,7 +175,7 @@ impl SessionManager {
 
     /// Every session, oldest first.
     pub fn list(&self) -> Result<Vec<SessionSummary>, WebError> {
-        let stored = lock(&self.store).sessions().map_err(WebError::storage)?;
+        let stored = self.store.sessions().map_err(WebError::storage)?;
         let live = lock(&self.sessions).clone();
         Ok(stored
             .into_iter()
@@ -234,7 +234,8 @@ impl SessionManager {
             Some(agent_session) => format!("Agent session {agent_session}"),
             None => String::new(),
         };
-        let id = lock(&self.store)
+        let id = self
+            .store
             .create_session(&title)
             .map_err(WebError::storage)?;
         let engine = TranscriptEngine::new(EngineConfig::default());
@@ -295,7 +296,7 @@ impl SessionManager {
 
     /// The persisted replies of a session (no thoughts).
     pub fn replies(&self, id: i64) -> Result<Vec<StoredReply>, WebError> {
-        lock(&self.store).replies(id).map_err(WebError::storage)
+        self.store.replies(id).map_err(WebError::storage)
     }
 
     /// Stops every agent (used at shutdown so that children do not outlive the server).

@@ -141,7 +141,7 @@ pub(crate) struct RemoteTarget {
 pub(crate) struct SessionTask {
     id: i64,
     core: Arc<Mutex<SessionCore>>,
-    store: Arc<Mutex<Store>>,
+    store: Store,
     settings: Arc<AgentSettings>,
     generation: u64,
     agent: Option<RunningAgent>,
@@ -200,7 +200,7 @@ impl SessionTask {
     pub(crate) fn new(
         start: TaskStart,
         core: Arc<Mutex<SessionCore>>,
-        store: Arc<Mutex<Store>>,
+        store: Store,
         settings: Arc<AgentSettings>,
     ) -> SessionTask {
         let startup = Startup::new(start.agent_session_id, &start.root, start.open);
@@ -534,7 +534,7 @@ impl SessionTask {
             if !self.titled {
                 self.titled = true;
                 let title: String = text.chars().take(60).collect();
-                let _ = lock(&self.store).set_title(self.id, title.trim());
+                let _ = self.store.set_title(self.id, title.trim());
                 // The page's session list shows the new title.
                 lock(&self.core).publish_note(json!({ "op": "web_session" }));
             }
@@ -717,7 +717,7 @@ impl SessionTask {
     }
 
     fn session_opened(&mut self, session: &str) {
-        if let Err(error) = lock(&self.store).set_agent_session_id(self.id, session) {
+        if let Err(error) = self.store.set_agent_session_id(self.id, session) {
             self.banner("error", error.to_string());
         }
         self.startup_deadline = None;

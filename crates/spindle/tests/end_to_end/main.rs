@@ -22,6 +22,7 @@ mod replay_cli;
 mod chat_faults;
 mod chat_features;
 mod chat_features_tmux;
+mod chat_history;
 mod chat_piped;
 mod chat_prompt;
 mod chat_tmux;

@@ -2,6 +2,10 @@
 //! `load_web*`): start the real binary (via CARGO_BIN_EXE_spindle) on a free loopback port with
 //! any agent command, talk HTTP/1.0 and SSE to it over plain TCP (HTTP/1.0 keeps bodies unchunked
 //! and close-delimited), fetch transcripts and replies, read `/proc` memory figures.
+//!
+//! `SPINDLE_TEST_DB=postgres` runs every server these helpers start on PostgreSQL instead of
+//! SQLite: a throwaway server (`spindle_store::test_server`, started once per test binary) with
+//! one database per database path a test names, so a restart on the same path finds its data.
 #![allow(dead_code)]
 
 use std::ffi::OsString;
@@ -370,8 +374,27 @@ impl TextView {
     }
 }
 
-/// `spindle serve --bind 127.0.0.1:0 --db DB ARGS -- AGENT...`, with the
-/// server's stderr written to `stderr` (when given) and `env` added.
+/// The `--db` value for a test's database `path`: the path, or under `SPINDLE_TEST_DB=postgres`
+/// the URL of a PostgreSQL database named after the path (created on first use). Any other value
+/// of `SPINDLE_TEST_DB` than `sqlite` or `postgres` fails the test.
+pub fn db_arg(path: &Path) -> OsString {
+    match std::env::var("SPINDLE_TEST_DB").as_deref() {
+        Err(_) | Ok("") | Ok("sqlite") => path.as_os_str().to_owned(),
+        Ok("postgres") => {
+            use std::hash::{Hash, Hasher};
+            let server = spindle_store::test_server::required_server();
+            // `DefaultHasher::new()` has fixed keys: the same path, the same database.
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            path.hash(&mut hasher);
+            let database = server.ensure_database(&format!("e2e_{:016x}", hasher.finish()));
+            server.url(&database).into()
+        }
+        Ok(other) => panic!("SPINDLE_TEST_DB={other}: expected sqlite or postgres"),
+    }
+}
+
+/// `spindle serve --bind 127.0.0.1:0 --db DB ARGS -- AGENT...` (`DB` as [`db_arg`] maps it),
+/// with the server's stderr written to `stderr` (when given) and `env` added.
 pub fn start_serve(
     db: &Path,
     serve_args: &[&str],
@@ -383,7 +406,7 @@ pub fn start_serve(
     command
         .arg("serve")
         .args(["--bind", "127.0.0.1:0", "--db"])
-        .arg(db)
+        .arg(db_arg(db))
         .args(serve_args)
         .arg("--")
         .args(agent)
