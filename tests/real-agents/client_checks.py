@@ -55,6 +55,20 @@ def exchanges(lines, method):
     return [tuple(x) for x in out]
 
 
+def exchanges_sent(lines, method):
+    """The client's requests of `method` with the agent's answers: [(params, answer)]."""
+    pending, out = {}, []
+    for kind, msg in lines:
+        if kind == "sent" and msg.get("method") == method and "id" in msg:
+            pending[json.dumps(msg["id"])] = len(out)
+            out.append([msg.get("params") or {}, None])
+        elif kind == "agent" and "method" not in msg and "id" in msg:
+            index = pending.pop(json.dumps(msg["id"]), None)
+            if index is not None:
+                out[index][1] = {k: msg[k] for k in ("result", "error") if k in msg}
+    return [tuple(x) for x in out]
+
+
 def client_methods_used(lines):
     """The fs/* and terminal/* methods the agent called, in first-use order."""
     seen = []

@@ -22,7 +22,7 @@ import time
 
 import model_scripts as ms
 from checks import xfail_reason
-from client_checks import exchanges, wire_lines
+from client_checks import exchanges_sent, wire_lines
 
 FEATURES = ["modes-history", "auth"]
 SERVE_FEATURES = ["modes-history"]
@@ -56,20 +56,6 @@ def session_id_of(lines):
         if result.get("sessionId"):
             return result["sessionId"]
     return None
-
-
-def exchanges_sent(lines, method):
-    """The client's requests of `method` with the agent's answers: [(params, answer)]."""
-    pending, out = {}, []
-    for kind, msg in lines:
-        if kind == "sent" and msg.get("method") == method and "id" in msg:
-            pending[json.dumps(msg["id"])] = len(out)
-            out.append([msg.get("params") or {}, None])
-        elif kind == "agent" and "method" not in msg and "id" in msg:
-            index = pending.pop(json.dumps(msg["id"]), None)
-            if index is not None:
-                out[index][1] = {k: msg[k] for k in ("result", "error") if k in msg}
-    return [tuple(x) for x in out]
 
 
 def control_requests(lines, target, kind):

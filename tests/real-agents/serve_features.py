@@ -16,6 +16,7 @@ import time
 import urllib.error
 
 import model_scripts as ms
+from client_checks import exchanges_sent, wire_lines
 from serve_runner import SETTLE, Api, drive_turn, export_recording, free_port, replay_checks, turn_of
 
 STARTUP = 100  # seconds for the server to answer (the agent starts with the first session)
@@ -121,6 +122,7 @@ def serve_modes_history(spindle, agent, run_dir, work, env, command, flags, chec
     checks += replay_checks(t, json.loads(replayed.stdout) if replayed.stdout.strip() else None, "serve-modes-history")
     # The same database, a new server: the session's pickers come back from the wire log.
     server, api = start_server(spindle, run_dir, work, env, command, flags, db, "restarted")
+    reopened, how = None, None
     try:
         status, again = call_when_up(server, api, "GET", f"/api/sessions/{sid}/transcript")
         for kind in ("mode", "model"):
@@ -134,7 +136,16 @@ def serve_modes_history(spindle, agent, run_dir, work, env, command, flags, chec
                 # A load's replayed prompts are not `prompt:` messages: the new prompt is the first.
                 wait_for(api, opened["id"], lambda t: bool(t.get("sessionId")), STARTUP)
                 prompt_and_wait(api, opened["id"], 1, checks, "reopened-reply")
+                reopened = opened["id"]
     finally:
         stop_server(server)
+    if reopened is not None:
+        # The agent's own session, not a new one the server opened instead: its wire log.
+        path = os.path.join(run_dir, "reopened.jsonl")
+        export_recording(db, reopened, path)
+        lines = wire_lines(path)
+        answers = [a for m in ("session/resume", "session/load") for p, a in exchanges_sent(lines, m) if p.get("sessionId") == agent_sid]
+        fresh = exchanges_sent(lines, "session/new")
+        checks.append(("reopened-same-session", any(a and "result" in a for a in answers) and not fresh, f"{how} of {agent_sid!r} answered {json.dumps(answers)[:200]}; session/new sent {len(fresh)} times"))
     return t, record
 
