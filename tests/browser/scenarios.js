@@ -452,11 +452,11 @@ require("./daily.js")({
 const assetDir = process.env.SPINDLE_BROWSER_ASSETS || "";
 async function serveAssetsFromDisk(context, dir) {
   const types = { "index.html": "text/html; charset=utf-8", "app.css": "text/css; charset=utf-8" };
-  await context.route(/\/(app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|app\.css)?$/, async (route) => {
+  await context.route(/\/(app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|entries\.js|window\.js|search\.js|app\.css)?$/, async (route) => {
     const url = new URL(route.request().url());
     const name = url.pathname.slice(1) || "index.html";
     // The token URL answers with a redirect and a cookie: left to the server.
-    if (url.search || !/^(index\.html|app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|app\.css)$/.test(name)) {
+    if (url.search || !/^(index\.html|app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|entries\.js|window\.js|search\.js|app\.css)$/.test(name)) {
       await route.continue();
       return;
     }

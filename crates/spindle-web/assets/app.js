@@ -1,6 +1,9 @@
 // The page is a view: it applies the render ops the server's engine sends and holds no protocol
-// logic. Every op touches only what it names: append_text/truncate_text edit one text buffer, and
-// markdown is re-rendered at most once per animation frame, block by block (see markdown.js).
+// logic. Ops are queued as they arrive and applied once per animation frame: text ops only edit
+// the page's model of an entry (its text), so many appends to one entry cost one DOM update; the
+// transcript and the thoughts are windowed (window.js): only entries near the viewport have DOM.
+// A reopened session comes with its tail; older entries are fetched as the reader scrolls up or
+// the search needs them.
 "use strict";
 
 (function () {
@@ -21,10 +24,17 @@
 
   let current = null; // selected session id
   let source = null; // EventSource of the selected session
-  const entries = new Map(); // entry id -> view record
-  let order = []; // entry ids in transcript order
-  const dirty = new Set(); // entry ids whose markdown needs a re-render
-  let frameRequested = false;
+  let epoch = 0; // changes whenever the view is cleared (answers for an older view are dropped)
+  const recs = new Map(); // entry id -> record { id, kind, index, view, text, node?, height? }
+  let timeline = []; // every record the page holds, by timeline index
+  let loadedFrom = 0; // timeline index of the first entry of the loaded tail (older ones not here)
+  let generation = null; // the server generation of the stream's event ids
+  let applied = 0; // counter of the last batch applied
+  // Ops about entries not loaded yet (older than the tail), kept with their batch counter until
+  // the page of entries they belong to arrives (bounded; past the bound the view starts over).
+  const pendingOld = new Map();
+  let pendingCount = 0;
+  const PENDING_LIMIT = 20000;
   let commands = []; // the agent's available commands (SetCommands)
 
   function el(tag, cls, text) {
@@ -53,25 +63,52 @@
     session: () => current,
     agent: () => panels.agent(),
     commands: () => commands,
-    sent: () => refreshSessions(),
+    sent: () => { refreshSessions(); transcript.followEnd(); schedule(); },
   });
+  const entries = window.SpindleEntries.create({ el, fileDiff: window.SpindleCards.fileDiff, markdown: window.SpindleMarkdown });
 
   const cards = window.SpindleCards.create({
     $, api, banner,
     session: () => current,
     // The latest entry `matches` accepts.
     latest: (matches) => {
-      for (let i = order.length - 1; i >= 0; i--) {
-        const rec = entries.get(order[i]);
-        if (rec && matches(rec)) return rec;
-      }
+      for (let i = timeline.length - 1; i >= 0; i--) if (matches(timeline[i])) return timeline[i];
       return null;
     },
-    scrollToEnd: () => scrollToEnd(),
+    // A card goes into its entry's DOM, built now if the entry is not drawn (kept while it has cards).
+    nodeOf: (rec) => { if (!rec.node) entries.build(rec); return rec.node; },
+    scrollToEnd: () => { for (const list of lists) list.invalidate(); schedule(); },
     // An "always" answer becomes a standing permission.
     answered: () => panels.loadAgent(),
   });
-  const fileDiff = window.SpindleCards.fileDiff;
+
+  // ---- the windowed lists ------------------------------------------------------------------
+
+  const hasCards = (rec) => !!(rec.cards && rec.cards.childNodes.length);
+  const drawnHooks = { wanted: () => schedule(), done: () => {} };
+  const transcript = window.SpindleWindow.create({
+    container: $("transcript"), entries, keep: hasCards, needOlder: () => loadOlder(), onDrawn: drawnHooks,
+  });
+  const thoughts = window.SpindleWindow.create({
+    container: $("thoughts"), entries, keep: hasCards, needOlder: () => loadOlder(), onDrawn: drawnHooks,
+  });
+  const lists = [transcript, thoughts];
+  $("thoughts-pane").addEventListener("toggle", () => { thoughts.invalidate(); schedule(); });
+  window.addEventListener("resize", () => { for (const list of lists) list.invalidate(); schedule(); });
+
+  // Which pane an entry lives in (the kinds are the engine's EntryKind names): thoughts and
+  // plans have their own panes, the rest is the transcript. The plan pane is short and drawn whole.
+  const listFor = (kind) => kind === "agent_thought" ? thoughts : (kind === "plan" || kind === "plan_text") ? null : transcript;
+
+  function placeInPlan(rec) {
+    entries.build(rec);
+    const plan = $("plan");
+    let before = null;
+    for (const node of plan.children) {
+      if (Number(node.dataset.index) > rec.index) { before = node; break; }
+    }
+    plan.insertBefore(rec.node, before);
+  }
 
   // ---- sessions ----------------------------------------------------------------------------
 
@@ -88,7 +125,7 @@
       const where = [s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
       if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
       if (String(s.id) === String(current)) b.setAttribute("aria-current", "true");
-      b.addEventListener("click", () => select(s.id));
+      b.addEventListener("click", () => { select(s.id); document.body.dataset.tab = "chat"; });
       li.appendChild(b);
       ul.appendChild(li);
     }
@@ -97,7 +134,6 @@
 
   function select(id) {
     if (source) { source.close(); source = null; }
-    followStream = true;
     current = String(id);
     history.replaceState(null, "", "#session=" + encodeURIComponent(current));
     clearView();
@@ -121,35 +157,119 @@
     es.addEventListener("error", () => setConn(es.readyState === EventSource.CLOSED ? "offline" : "reconnecting"));
     es.addEventListener("reset", (event) => {
       if (source !== es) return;
+      queue.length = 0;
       clearView();
-      applyBatch(event.data, event.lastEventId);
+      receive(event.data, event.lastEventId);
     });
     es.addEventListener("ops", (event) => {
       if (source !== es) return;
-      applyBatch(event.data, event.lastEventId);
+      receive(event.data, event.lastEventId);
     });
   }
 
-  function applyBatch(data, id) {
-    let batch;
-    try { batch = JSON.parse(data); } catch (_) { return; }
-    for (const op of batch.ops || []) {
-      const handler = handlers[op.op];
-      if (handler) {
-        try { handler(op); } catch (e) { console.warn("op failed", op.op, e); }
-      }
-    }
-    document.body.dataset.lastEvent = id || "";
+  // Starts the view over from a fresh snapshot (the page could not keep up with old entries).
+  function reconnect() {
+    if (source) source.close();
+    source = null;
+    clearView();
+    connect();
   }
 
-  // ---- the view ----------------------------------------------------------------------------
+  // ---- the op queue: applied once per frame --------------------------------------------------
+
+  const queue = []; // { ops, marks: [[counter, count]...], id }
+  let queued = 0; // ops waiting
+  let frameRequested = false;
+  let fallbackTimer = 0;
+  const FRAME_BUDGET_MS = 10;
+
+  function parseId(id) {
+    const m = /^(\d+)-(\d+)$/.exec(String(id || ""));
+    return m ? { generation: m[1], counter: Number(m[2]) } : null;
+  }
+
+  function receive(data, id) {
+    let batch;
+    try { batch = JSON.parse(data); } catch (_) { return; }
+    const ops = Array.isArray(batch.ops) ? batch.ops : [];
+    const parsed = parseId(id);
+    if (parsed) generation = parsed.generation;
+    const counter = parsed ? parsed.counter : applied;
+    const marks = Array.isArray(batch.batches) ? batch.batches : [[counter, ops.length]];
+    queue.push({ ops, marks, id, at: 0, mark: 0, left: marks.length ? Number(marks[0][1]) : ops.length });
+    queued += ops.length;
+    schedule();
+  }
+
+  function schedule() {
+    if (frameRequested) return;
+    frameRequested = true;
+    requestAnimationFrame(frame);
+    // A tab in the background gets no frames: its ops are still applied, a little later.
+    fallbackTimer = setTimeout(frame, 200);
+  }
+
+  function frame() {
+    if (!frameRequested) return;
+    frameRequested = false;
+    clearTimeout(fallbackTimer);
+    const started = performance.now();
+    let n = 0;
+    while (queue.length) {
+      const item = queue[0];
+      while (item.at < item.ops.length) {
+        while (item.left === 0 && item.mark + 1 < item.marks.length) item.left = Number(item.marks[++item.mark][1]);
+        const counter = item.marks.length ? Number(item.marks[item.mark][0]) : applied;
+        const op = item.ops[item.at++];
+        item.left -= 1;
+        queued -= 1;
+        apply(op, counter);
+        if ((++n & 63) === 0 && performance.now() - started > FRAME_BUDGET_MS) break;
+      }
+      if (item.at < item.ops.length) break;
+      queue.shift();
+      const last = item.marks.length ? Number(item.marks[item.marks.length - 1][0]) : applied;
+      if (Number.isFinite(last)) applied = Math.max(applied, last);
+      document.body.dataset.lastEvent = item.id || "";
+    }
+    flush();
+    for (const list of lists) list.render();
+    if (queue.length) schedule();
+  }
+
+  function apply(op, counter) {
+    const handler = handlers[op && op.op];
+    if (!handler) return;
+    try { handler(op, counter); } catch (e) { console.warn("op failed", op.op, e); }
+  }
+
+  // Records whose DOM needs its non-text parts (fill) or its text (showText) redone this frame.
+  const dirtyFill = new Set();
+  const dirtyText = new Set();
+
+  function flush() {
+    for (const rec of dirtyFill) if (rec.node) entries.fill(rec);
+    for (const rec of dirtyText) if (rec.node) entries.showText(rec);
+    dirtyFill.clear();
+    dirtyText.clear();
+  }
+
+  // ---- the model -----------------------------------------------------------------------------
 
   function clearView() {
-    entries.clear();
-    order = [];
-    dirty.clear();
-    $("transcript").replaceChildren();
-    $("thoughts").replaceChildren();
+    epoch += 1;
+    for (const rec of timeline) if (rec.node) entries.unbuild(rec);
+    recs.clear();
+    timeline = [];
+    loadedFrom = 0;
+    pendingOld.clear();
+    pendingCount = 0;
+    dirtyFill.clear();
+    dirtyText.clear();
+    loading = null;
+    for (const list of lists) list.clear();
+    // Cards waiting outside any entry go too (the spacers stay).
+    for (const node of [...$("transcript").children]) if (!node.classList.contains("spacer")) node.remove();
     $("plan").replaceChildren();
     $("commands").replaceChildren();
     commands = [];
@@ -157,329 +277,209 @@
     setState({ state: "idle" });
     setUsage({});
     banner(null);
+    search.reset();
   }
 
-  // Which pane an entry lives in: thoughts and plans have their own panes, the rest is the
-  // transcript. The kinds are the engine's EntryKind names.
-  function containerFor(kind) {
-    if (kind === "agent_thought") return $("thoughts");
-    if (kind === "plan" || kind === "plan_text") return $("plan");
-    return $("transcript");
-  }
-
-  // Entries whose text streams: markdown for messages, plain text for the rest.
-  const MARKDOWN_KINDS = new Set(["user_message", "agent_message"]);
-  const PLAIN_TEXT_KINDS = new Set(["agent_thought", "plan_text", "terminal"]);
-
-  function buildEntry(entry) {
+  // `skipUpTo`: the batch counter the entry's content already reflects (a page of older entries
+  // cut at that batch); ops of batches up to it are not applied again. -1 for the stream's own.
+  function newRecord(entry, index, skipUpTo) {
     const kind = String(entry.kind || "unknown");
-    const rec = { id: String(entry.id), kind, text: "", node: null, body: null, head: null, cache: [] };
-    if (kind === "agent_thought" || kind === "plan_text") {
-      rec.node = el("div", kind === "agent_thought" ? "thought" : "plan-text");
-      rec.body = document.createTextNode("");
-      rec.node.appendChild(rec.body);
-    } else if (kind === "boundary") {
-      rec.node = el("div", "divider");
-      rec.head = el("span", "label");
-      rec.node.appendChild(rec.head);
-      rec.body = document.createTextNode("");
-    } else if (kind === "plan") {
-      rec.node = el("div", "plan-entry");
-      rec.head = el("ol");
-      rec.node.appendChild(rec.head);
-    } else {
-      const cls = kind === "user_message" ? "user" : kind === "agent_message" ? "agent" : kind === "tool_call" ? "tool" : kind;
-      rec.node = el("article", "entry " + cls);
-      rec.head = el("div", "who");
-      rec.node.appendChild(rec.head);
-      if (MARKDOWN_KINDS.has(kind)) {
-        rec.body = el("div", "md");
-        rec.node.appendChild(rec.body);
-      } else if (kind === "terminal") {
-        const pre = el("pre", "terminal-output");
-        rec.body = document.createTextNode("");
-        pre.appendChild(rec.body);
-        rec.node.appendChild(pre);
-      }
-      rec.extra = el("div", "details");
-      rec.node.appendChild(rec.extra);
-      if (kind === "tool_call") {
-        // A tool call's text is the output of its display-only terminal (`_meta.terminal_*`):
-        // append_text streams into this text node; the box shows once the entry has a terminal.
-        rec.term = el("div", "tool-terminal");
-        const pre = el("pre", "terminal-output");
-        rec.body = document.createTextNode("");
-        pre.appendChild(rec.body);
-        rec.termExit = el("div", "terminal-exit");
-        rec.term.append(pre, rec.termExit);
-        rec.term.hidden = true;
-        rec.node.appendChild(rec.term);
-      }
-    }
-    rec.node.dataset.entryId = rec.id;
-    rec.node.dataset.kind = kind;
-    setText(rec, typeof entry.text === "string" ? entry.text : "");
-    fillEntry(rec, entry);
+    const rec = {
+      id: String(entry.id), kind, index: Number.isInteger(index) ? index : timeline.length ? timeline[timeline.length - 1].index + 1 : 0,
+      view: entry, text: typeof entry.text === "string" ? entry.text : "", node: null, height: null,
+      skipUpTo, cache: [],
+    };
+    entries.facts(rec);
     return rec;
   }
 
-  // Terminal output is shown with its control characters made visible (ESC as U+241B, ...),
-  // one character for one, so UTF-16 offsets of truncate_text still hold.
-  const TERMINAL_KINDS = new Set(["terminal", "tool_call"]);
-  function shown(rec, text) {
-    if (!TERMINAL_KINDS.has(rec.kind)) return text;
-    return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) =>
-      c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0)));
+  function place(rec) {
+    recs.set(rec.id, rec);
+    if (!timeline.length || timeline[timeline.length - 1].index < rec.index) timeline.push(rec);
+    else {
+      let lo = 0, hi = timeline.length;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (timeline[mid].index < rec.index) lo = mid + 1; else hi = mid; }
+      timeline.splice(lo, 0, rec);
+    }
+    const list = listFor(rec.kind);
+    if (list) list.insert(rec);
+    else placeInPlan(rec);
+    cards.adopt(rec);
   }
 
-  // Replaces the entry's whole text (insert/update ops carry it whole).
-  function setText(rec, text) {
-    if (rec.text === text) return;
-    rec.text = text;
-    if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.data = shown(rec, text);
-    else markDirty(rec);
+  function removeRecord(rec) {
+    cards.release(rec);
+    if (rec.list) rec.list.remove(rec);
+    if (rec.node) entries.unbuild(rec);
+    recs.delete(rec.id);
+    const at = timeline.indexOf(rec);
+    if (at >= 0) timeline.splice(at, 1);
+    dirtyFill.delete(rec);
+    dirtyText.delete(rec);
   }
 
-  // Non-text parts of an entry; the text itself is kept by setText and the text ops.
-  function fillEntry(rec, entry) {
-    const kind = rec.kind;
-    if (kind === "user_message") {
-      rec.head.textContent = "You";
-      rec.node.classList.toggle("pending", !!entry.pending);
-      rec.node.classList.toggle("rejected", !!entry.rejected);
-      showAttachments(rec, entry.attachments);
-    } else if (kind === "agent_message") {
-      rec.head.textContent = "Agent";
-      showAttachments(rec, entry.attachments);
-    } else if (kind === "boundary") {
-      const reason = entry.reason === "compaction" ? "context compacted" : "context cleared";
-      const status = entry.reason === "compaction" && entry.status ? " (" + entry.status + ")" : "";
-      rec.head.textContent = reason + status + (rec.text ? ": " + rec.text : "");
-      rec.node.dataset.reason = entry.reason || "clear";
-    } else if (kind === "plan") {
-      const items = (entry.plan && Array.isArray(entry.plan.entries)) ? entry.plan.entries : [];
-      rec.head.replaceChildren(...items.map((item) => {
-        const li = el("li", null, item && item.content != null ? item.content : "");
-        li.dataset.status = (item && item.status) || "pending";
-        return li;
-      }));
-      rec.node.hidden = !!entry.removed;
-    } else if (kind === "tool_call") {
-      fillTool(rec, entry);
-    } else if (kind === "terminal") {
-      const term = entry.terminal && typeof entry.terminal === "object" ? entry.terminal : {};
-      rec.head.textContent = "Terminal " + (term.command ? "$ " + term.command : "");
-      rec.extra.textContent = exitText(term.exitStatus);
-    } else if (kind === "permission") {
-      rec.head.textContent = "Permission request";
-      const raw = entry.raw && typeof entry.raw === "object" ? entry.raw : {};
-      const o = raw.permission ? raw.permission.outcome : null;
-      rec.extra.textContent = String(raw.title || "") + (o ? " - answered: " + String(o.optionId || o.outcome) : "");
-      // The web's question card about this request finds its entry by the request id.
-      rec.requestKey = raw.permission ? JSON.stringify(raw.permission.requestId) : null;
-      rec.open = !o;
-    } else if (kind !== "agent_thought" && kind !== "plan_text") {
-      rec.head.textContent = kind === "unknown" ? "Unrecognised update" : kind;
-      if (Array.isArray(entry.diffs)) {
-        // An entry of its own that shows file changes (a write outside any tool call).
-        rec.extra.replaceChildren(...diffBlocks(rec, entry.diffs));
+  // An op about an entry the page does not hold: kept when it may be about an older entry that
+  // is not loaded yet; `false` when the entry is simply unknown.
+  function holdForOlder(id, op, counter) {
+    if (loadedFrom === 0) return false;
+    if (!pendingOld.has(id)) pendingOld.set(id, []);
+    pendingOld.get(id).push({ op, counter });
+    if (++pendingCount > PENDING_LIMIT) reconnect();
+    return true;
+  }
+
+  // Whole-entry changes (insert of a known id, update): the view and the text are replaced.
+  function updateRecord(rec, entry, counter) {
+    const kind = String(entry.kind || "unknown");
+    if (kind !== rec.kind) {
+      const index = rec.index;
+      const skip = rec.skipUpTo;
+      removeRecord(rec);
+      place(newRecord(entry, index, skip));
+      return;
+    }
+    rec.view = entry;
+    const text = typeof entry.text === "string" ? entry.text : "";
+    if (text !== rec.text) { rec.text = text; dirtyText.add(rec); }
+    entries.facts(rec);
+    dirtyFill.add(rec);
+    if (rec.list) rec.list.changed(rec);
+    cards.adopt(rec);
+  }
+
+  const handlers = {
+    insert_entry: (op, counter) => {
+      const entry = op.entry || {};
+      const known = recs.get(String(entry.id));
+      if (known) { if (counter > known.skipUpTo) updateRecord(known, entry, counter); }
+      else place(newRecord(entry, op.index, -1));
+    },
+    update_entry: (op, counter) => {
+      const rec = recs.get(String(op.id));
+      if (!rec) {
+        if (!holdForOlder(String(op.id), op, counter)) place(newRecord(op.entry || {}, undefined, -1));
         return;
       }
-      const raw = entry.raw !== undefined ? entry.raw : entry;
-      let shown = "";
-      try { shown = JSON.stringify(raw).slice(0, 2000); } catch (_) { shown = ""; }
-      rec.extra.replaceChildren(el("pre", null, shown));
-    }
-  }
-
-  function contentText(item) {
-    if (!item || typeof item !== "object") return "";
-    if (item.type === "content") return contentText(item.content);
-    if (item.type === "text") return String(item.text ?? "");
-    if (item.type === "diff") {
-      if (item.patch && typeof item.patch.text === "string") return item.patch.text;
-      return (item.path ? "--- " + item.path + "\n" : "") + String(item.newText ?? "");
-    }
-    if (item.type === "terminal") return "[terminal " + String(item.terminalId ?? "") + "]";
-    if (item.type === "resource_link") return "[" + String(item.name || item.uri || "resource") + "]";
-    return "[" + String(item.type || "content") + "]";
-  }
-
-  // How a terminal ended (v2 `exitStatus`, or a tool call's `_meta.terminal_exit`, which the
-  // engine spells the same way); empty while it runs.
-  function exitText(exit) {
-    if (!exit || typeof exit !== "object") return "";
-    if (exit.signal) return "killed by " + String(exit.signal);
-    return exit.exitCode != null ? "exited with " + String(exit.exitCode) : "exited";
-  }
-
-  // Every diff of an entry, one block per file; the paths and request ids are kept so that a
-  // write review card finds the entry that shows its diff. A diff of a client write carries its
-  // outcome (written, rejected, ...) once the client answered.
-  function diffBlocks(rec, diffs) {
-    rec.diffKeys = new Set();
-    const blocks = [];
-    const list = diffs.filter((d) => d && typeof d === "object");
-    // A client write (`write`: its request and status) usually repeats the diff the agent showed
-    // on the same tool call: that one is then drawn once, as the write.
-    const hunksOf = (d) => JSON.stringify([d.path, d.hunks]);
-    const written = new Set(list.filter((d) => d.write).map(hunksOf));
-    for (const diff of list) {
-      if (written.size && !diff.write && written.has(hunksOf(diff))) continue;
-      if (diff.path != null) rec.diffKeys.add("path:" + String(diff.path));
-      const write = diff.write && typeof diff.write === "object" ? diff.write : null;
-      if (write && write.requestId != null) rec.diffKeys.add("request:" + JSON.stringify(write.requestId));
-      const block = fileDiff(diff);
-      const status = write ? write.status ?? write.outcome : null;
-      if (typeof status === "string" && status) {
-        const label = el("span", "write-outcome", status);
-        label.dataset.outcome = status;
-        block.firstChild.appendChild(label);
+      if (counter <= rec.skipUpTo) return;
+      updateRecord(rec, op.entry || {}, counter);
+    },
+    remove_entry: (op) => { const rec = recs.get(String(op.id)); if (rec) removeRecord(rec); },
+    append_text: (op, counter) => {
+      const rec = recs.get(String(op.id));
+      if (!rec) { holdForOlder(String(op.id), op, counter); return; }
+      if (counter <= rec.skipUpTo) return;
+      rec.text += String(op.text ?? "");
+      dirtyText.add(rec);
+      if (rec.list) rec.list.changed(rec);
+    },
+    truncate_text: (op, counter) => {
+      const rec = recs.get(String(op.id));
+      if (!rec) { holdForOlder(String(op.id), op, counter); return; }
+      if (counter <= rec.skipUpTo) return;
+      // `len` counts UTF-16 code units, the unit of JavaScript strings.
+      const len = Math.max(0, Math.min(rec.text.length, Number(op.len) || 0));
+      if (len === rec.text.length) return;
+      rec.text = rec.text.slice(0, len);
+      dirtyText.add(rec);
+      if (rec.list) rec.list.changed(rec);
+    },
+    web_window: (op) => {
+      loadedFrom = Math.max(0, Number(op.first) || 0);
+      transcript.setUnloaded(loadedFrom);
+    },
+    set_state: setState,
+    set_usage: setUsage,
+    set_commands: (op) => {
+      commands = Array.isArray(op.commands) ? op.commands.filter((c) => c && typeof c === "object") : [];
+      const ul = $("commands");
+      ul.replaceChildren();
+      for (const c of commands) {
+        const li = el("li", null, "/" + String(c.name || ""));
+        const hint = c.input && typeof c.input.hint === "string" ? c.input.hint : "";
+        if (hint) li.appendChild(el("span", "palette-hint", " " + hint));
+        if (c.description) li.appendChild(el("div", "palette-description", c.description));
+        ul.appendChild(li);
       }
-      blocks.push(block);
-    }
-    return blocks;
-  }
+    },
+    set_session_info: (op) => panels.onSessionInfo(op.info),
+    notice: (op) => showNotice(op),
+    web_banner: (op) => banner(op.text, op.level),
+    web_permission: cards.showPermission,
+    web_permission_resolved: cards.resolvePermission,
+    web_review: cards.showReview,
+    web_review_resolved: cards.resolveReview,
+    web_status: (op) => panels.onStatus(op),
+    web_modes: (op) => panels.onModes(op.modes),
+    web_standing_permissions: (op) => panels.onStanding(op.permissions),
+    web_permission_auto: cards.showAutoAnswer,
+    web_session: () => refreshSessions(),
+  };
 
-  // Non-text blocks of a message: images drawn as thumbnails (decoded from their data, never
-  // loaded from a URL), files as chips. Redrawn only when they change.
-  function showAttachments(rec, attachments) {
-    const list = Array.isArray(attachments) ? attachments : [];
-    const signature = list.length + ":" + list.map((a) => (a && a.type) + (a && (a.uri || a.mimeType)) + (a && a.data ? a.data.length : "")).join("|");
-    if (rec.attachmentSignature === signature) return;
-    rec.attachmentSignature = signature;
-    if (!rec.attachments) {
-      rec.attachments = el("div", "message-attachments");
-      rec.node.insertBefore(rec.attachments, rec.extra);
-    }
-    rec.attachments.replaceChildren();
-    for (const a of list) {
-      if (!a || typeof a !== "object") continue;
-      if (a.type === "image" && typeof a.data === "string") {
-        const figure = el("figure", "thumb");
-        figure.dataset.mime = String(a.mimeType || "");
-        rec.attachments.appendChild(figure);
-        let bytes;
-        try { bytes = Uint8Array.from(atob(a.data), (c) => c.charCodeAt(0)); } catch (_) { bytes = null; }
-        const fail = () => figure.appendChild(el("span", "chip", "image (" + String(a.mimeType || "unknown type") + ")"));
-        if (!bytes) { fail(); continue; }
-        createImageBitmap(new Blob([bytes], { type: String(a.mimeType || "") }))
-          .then((bitmap) => figure.prepend(window.SpindleComposer.drawThumbnail(bitmap, 96)))
-          .catch(fail);
-      } else {
-        const resource = a.type === "resource" && a.resource && typeof a.resource === "object" ? a.resource : a;
-        const name = a.name || resource.uri || a.uri || a.type || "attachment";
-        const chip = el("span", "chip", (a.type === "resource" ? "embedded " : "") + "@" + String(name).replace(/^file:\/\//, ""));
-        chip.dataset.type = String(a.type || "");
-        if (resource.uri) chip.title = String(resource.uri);
-        rec.attachments.appendChild(chip);
+  // ---- older entries, on demand -------------------------------------------------------------
+
+  let loading = null; // the page of older entries being fetched (a Promise)
+
+  function loadOlder(limit = 200) {
+    if (loading) return loading;
+    if (loadedFrom === 0 || current === null) return Promise.resolve(false);
+    const asked = epoch;
+    const session = current;
+    const url = "/api/sessions/" + encodeURIComponent(session) + "/entries?before=" + loadedFrom + "&limit=" + limit;
+    const done = api(url).then((page) => {
+      if (asked !== epoch || session !== current) return false;
+      const cut = parseId(page.event);
+      if (!cut || (generation !== null && cut.generation !== generation)) { reconnect(); return false; }
+      const fresh = [];
+      for (const item of Array.isArray(page.entries) ? page.entries : []) {
+        const entry = item && item.entry;
+        if (!entry || recs.has(String(entry.id))) continue;
+        fresh.push(newRecord(entry, Number(item.index), cut.counter));
       }
-    }
-    rec.attachments.hidden = rec.attachments.children.length === 0;
-  }
-
-  // The tool call's wire fields are nested under `toolCall` (its `kind` is the tool kind);
-  // `toolName`, `terminal` and `diffs` are what the engine read out of them for display.
-  function fillTool(rec, entry) {
-    const tc = entry.toolCall && typeof entry.toolCall === "object" ? entry.toolCall : {};
-    rec.toolCallId = tc.toolCallId != null ? String(tc.toolCallId) : rec.id;
-    const status = String(tc.status || "pending");
-    rec.node.dataset.status = status;
-    const toolName = typeof entry.toolName === "string" ? entry.toolName : "";
-    rec.head.replaceChildren(
-      el("span", "title", tc.title || toolName || "Tool call"),
-      el("span", "status", status),
-      el("span", "tool-kind", tc.kind && tc.kind !== "other" ? " " + tc.kind : ""),
-      el("span", "tool-name", toolName && toolName !== tc.title ? toolName : ""),
-    );
-    const terminal = entry.terminal && typeof entry.terminal === "object" ? entry.terminal : null;
-    const diffs = Array.isArray(entry.diffs) ? entry.diffs : null;
-    const parts = [];
-    // Streamed output arrives as many small content items: consecutive text joins one block.
-    let text = null;
-    for (const item of Array.isArray(tc.content) ? tc.content : []) {
-      if (item && item.type === "diff" && diffs) continue;
-      if (item && item.type === "terminal" && terminal && item.terminalId === terminal.terminalId) continue;
-      const isText = item && item.type === "content" && item.content && item.content.type === "text";
-      if (isText && text) {
-        text.textContent += contentText(item);
-        continue;
+      for (const rec of fresh) place(rec);
+      loadedFrom = Math.min(loadedFrom, Math.max(0, Number(page.first) || 0));
+      transcript.setUnloaded(loadedFrom);
+      // Ops that came for these entries after the page was cut are applied now, in order.
+      for (const rec of fresh) {
+        const held = pendingOld.get(rec.id);
+        if (!held) continue;
+        pendingOld.delete(rec.id);
+        pendingCount -= held.length;
+        for (const { op, counter } of held) if (counter > cut.counter) apply(op, counter);
       }
-      const block = el("pre", item && item.type === "diff" ? "diff" : "tool-output", contentText(item));
-      text = isText ? block : null;
-      parts.push(block);
-    }
-    parts.push(...diffBlocks(rec, diffs || []));
-    const permission = entry.permission;
-    if (permission && typeof permission === "object") {
-      const o = permission.outcome;
-      const answer = o === null || o === undefined ? "waiting for an answer" : String(o.optionId || o.outcome || "answered");
-      parts.push(el("div", "outcome permission-record", "permission: " + answer));
-    }
-    rec.extra.replaceChildren(...parts);
-    rec.term.hidden = !terminal;
-    rec.termExit.textContent = terminal ? exitText(terminal.exitStatus) : "";
-    if (terminal && terminal.cwd) rec.term.title = "cwd: " + String(terminal.cwd);
+      if (loadedFrom === 0) { pendingOld.clear(); pendingCount = 0; }
+      schedule();
+      return true;
+    }).catch((e) => {
+      if (asked === epoch) banner("Cannot load older entries: " + e.message, "error");
+      return false;
+    }).finally(() => { if (loading === done) loading = null; });
+    loading = done;
+    return done;
   }
 
-  function markDirty(rec) {
-    if (!MARKDOWN_KINDS.has(rec.kind)) return;
-    dirty.add(rec.id);
-    if (!frameRequested) {
-      frameRequested = true;
-      requestAnimationFrame(flushMarkdown);
+  // Every older entry (the search needs them all).
+  async function loadAll(progress) {
+    const asked = epoch;
+    while (loadedFrom > 0 && asked === epoch) {
+      if (progress) progress(loadedFrom);
+      const ok = await loadOlder(500);
+      if (!ok && loadedFrom > 0) return false;
     }
+    return asked === epoch;
   }
 
-  function flushMarkdown() {
-    frameRequested = false;
-    for (const id of dirty) {
-      const rec = entries.get(id);
-      if (rec) window.SpindleMarkdown.render(rec.body, rec.text, rec.cache);
-    }
-    dirty.clear();
-    scrollToEnd();
-  }
-
-  function insertEntry(index, entry) {
-    const rec = buildEntry(entry);
-    if (entries.has(rec.id)) removeEntry(rec.id);
-    entries.set(rec.id, rec);
-    const at = Math.max(0, Math.min(order.length, Number.isInteger(index) ? index : order.length));
-    order.splice(at, 0, rec.id);
-    const container = containerFor(rec.kind);
-    let before = null;
-    for (let n = at + 1; n < order.length; n++) {
-      const next = entries.get(order[n]);
-      if (next && next.node.parentNode === container) { before = next.node; break; }
-    }
-    container.insertBefore(rec.node, before);
-    cards.adopt(rec);
-    scrollToEnd();
-  }
-
-  function removeEntry(id) {
-    const rec = entries.get(String(id));
-    if (!rec) return;
-    cards.release(rec);
-    rec.node.remove();
-    entries.delete(rec.id);
-    order = order.filter((x) => x !== rec.id);
-    dirty.delete(rec.id);
-  }
-
-  // Follow the stream while the reader is at the bottom; leave them alone when they scrolled up.
-  let followStream = true;
-  $("transcript").addEventListener("scroll", () => {
-    const t = $("transcript");
-    followStream = t.scrollHeight - t.scrollTop - t.clientHeight < 80;
+  const search = window.SpindleSearch.create({
+    $, el,
+    records: () => timeline,
+    loadAll,
+    reveal: (rec, done) => {
+      const list = rec.list;
+      if (list) { list.reveal(rec, "center", done); schedule(); return; }
+      if (rec.node) { rec.node.scrollIntoView({ block: "center" }); done(rec.node); }
+    },
   });
 
-  function scrollToEnd() {
-    if (!followStream) return;
-    const t = $("transcript");
-    t.scrollTop = t.scrollHeight;
-  }
+  // ---- status ----------------------------------------------------------------------------
 
   function setState(op) {
     const st = op.state || {};
@@ -521,69 +521,6 @@
     setTimeout(() => n.remove(), 8000);
   }
 
-  const handlers = {
-    insert_entry: (op) => insertEntry(op.index, op.entry),
-    update_entry: (op) => {
-      const rec = entries.get(String(op.id));
-      if (!rec) { insertEntry(order.length, op.entry); return; }
-      const kind = String(op.entry.kind || "unknown");
-      if (kind !== rec.kind) {
-        const at = order.indexOf(rec.id);
-        removeEntry(rec.id);
-        insertEntry(at, op.entry);
-        return;
-      }
-      setText(rec, typeof op.entry.text === "string" ? op.entry.text : "");
-      fillEntry(rec, op.entry);
-      cards.adopt(rec);
-    },
-    remove_entry: (op) => removeEntry(op.id),
-    append_text: (op) => {
-      const rec = entries.get(String(op.id));
-      if (!rec) return;
-      rec.text += op.text;
-      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.appendData(shown(rec, op.text));
-      else markDirty(rec);
-      if (rec.kind === "boundary") fillEntry(rec, { reason: rec.node.dataset.reason });
-    },
-    truncate_text: (op) => {
-      const rec = entries.get(String(op.id));
-      if (!rec) return;
-      // `len` counts UTF-16 code units, the unit of JavaScript strings.
-      const len = Math.max(0, Math.min(rec.text.length, Number(op.len) || 0));
-      if (len === rec.text.length) return;
-      rec.text = rec.text.slice(0, len);
-      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) rec.body.deleteData(len, rec.body.length - len);
-      else markDirty(rec);
-    },
-    set_state: setState,
-    set_usage: setUsage,
-    set_commands: (op) => {
-      commands = Array.isArray(op.commands) ? op.commands.filter((c) => c && typeof c === "object") : [];
-      const ul = $("commands");
-      ul.replaceChildren();
-      for (const c of commands) {
-        const li = el("li", null, "/" + String(c.name || ""));
-        const hint = c.input && typeof c.input.hint === "string" ? c.input.hint : "";
-        if (hint) li.appendChild(el("span", "palette-hint", " " + hint));
-        if (c.description) li.appendChild(el("div", "palette-description", c.description));
-        ul.appendChild(li);
-      }
-    },
-    set_session_info: (op) => panels.onSessionInfo(op.info),
-    notice: (op) => showNotice(op),
-    web_banner: (op) => banner(op.text, op.level),
-    web_permission: cards.showPermission,
-    web_permission_resolved: cards.resolvePermission,
-    web_review: cards.showReview,
-    web_review_resolved: cards.resolveReview,
-    web_status: (op) => panels.onStatus(op),
-    web_modes: (op) => panels.onModes(op.modes),
-    web_standing_permissions: (op) => panels.onStanding(op.permissions),
-    web_permission_auto: cards.showAutoAnswer,
-    web_session: () => refreshSessions(),
-  };
-
   // ---- controls ----------------------------------------------------------------------------
 
   $("cancel").addEventListener("click", async () => {
@@ -592,12 +529,40 @@
     catch (e) { banner("Cancel failed: " + e.message, "error"); }
   });
 
+  // Phone width: the sessions, the chat and the panes are tabs (see app.css); arrows move along.
+  const tabs = [...document.querySelectorAll("#tabs [role=tab]")];
+  function showTab(name, focus) {
+    document.body.dataset.tab = name;
+    for (const tab of tabs) {
+      const on = tab.dataset.tab === name;
+      tab.setAttribute("aria-selected", on ? "true" : "false");
+      tab.tabIndex = on ? 0 : -1;
+      if (on && focus) tab.focus();
+    }
+    for (const list of lists) list.invalidate();
+    schedule();
+  }
+  for (const tab of tabs) {
+    tab.addEventListener("click", () => showTab(tab.dataset.tab));
+    tab.addEventListener("keydown", (event) => {
+      const at = tabs.indexOf(tab);
+      const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+      if (!step) return;
+      event.preventDefault();
+      showTab(tabs[(at + step + tabs.length) % tabs.length].dataset.tab, true);
+    });
+  }
+  showTab(document.body.dataset.tab || "chat");
+
   // Read-only view of the applied state, for tests and debugging: what each entry's text
-  // buffer holds, in timeline order.
+  // buffer holds, in timeline order (every entry the page holds: after a reopen, the tail and
+  // what was loaded since); `loadAll()` loads the older ones; `stats()` counts what is drawn.
   window.SpindleView = Object.freeze({
-    entries: () => order.map((id) => {
-      const rec = entries.get(id);
-      return { id, kind: rec ? rec.kind : "", text: rec ? rec.text : "" };
+    entries: () => timeline.map((rec) => ({ id: rec.id, kind: rec.kind, text: rec.text })),
+    loadAll: () => loadAll(),
+    stats: () => ({
+      held: timeline.length, loadedFrom, queued, pendingOld: pendingCount,
+      drawn: transcript.drawnCount() + thoughts.drawnCount(),
     }),
   });
 

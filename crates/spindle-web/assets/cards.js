@@ -2,7 +2,8 @@
 // standing permission gave) sits inside the entry it is about: the tool call, or the engine's
 // own entry for the request, so it stays with that entry whatever comes later (a reset snapshot
 // included). A card whose entry is not known yet waits at the end of the transcript and moves in
-// when the entry appears. app.js creates the cards (SpindleCards.create) and draws every diff
+// when the entry appears. Entries are windowed (only those near the viewport are drawn): an entry
+// holding a card keeps its DOM while scrolled away. app.js creates the cards (SpindleCards.create) and draws every diff
 // with SpindleCards.fileDiff.
 "use strict";
 
@@ -47,10 +48,13 @@
     const cards = new Map(); // "permission:KEY" | "review:ID" -> { node, matches(rec), rec }
     let floating = 0; // cards not inside an entry
 
+    // The entry's card box. An entry not drawn gets its DOM built for the card (app.js keeps the
+    // DOM of an entry with cards while it is scrolled away, so a card keeps its state).
     function cardSlot(rec) {
-      if (!rec.cards) {
+      const node = ctx.nodeOf(rec);
+      if (!rec.cards || rec.cards.parentNode !== node) {
         rec.cards = el("div", "cards");
-        rec.node.appendChild(rec.cards);
+        node.appendChild(rec.cards);
       }
       return rec.cards;
     }

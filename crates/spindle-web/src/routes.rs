@@ -55,6 +55,9 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/composer.js", get(composer_js)),
         ("/panels.js", get(panels_js)),
         ("/cards.js", get(cards_js)),
+        ("/entries.js", get(entries_js)),
+        ("/window.js", get(window_js)),
+        ("/search.js", get(search_js)),
         ("/app.css", get(app_css)),
         (
             "/api/sessions",
@@ -211,6 +214,27 @@ async fn cards_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/cards.js"),
+    )
+}
+
+async fn entries_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/entries.js"),
+    )
+}
+
+async fn window_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/window.js"),
+    )
+}
+
+async fn search_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/search.js"),
     )
 }
 
@@ -457,6 +481,9 @@ mod tests {
                 "/composer.js",
                 "/panels.js",
                 "/cards.js",
+                "/entries.js",
+                "/window.js",
+                "/search.js",
                 "/app.css",
                 "/api/sessions",
                 "/api/agent-sessions",

@@ -1,0 +1,345 @@
+// How one timeline entry looks: its DOM is built from the page's record of it (the entry view
+// the server sent last, and its text), only while the entry is near the viewport (see
+// window.js); what the cards need to find an entry (tool call id, request key, diff keys) is
+// kept on the record itself, so that an entry without DOM can still be found.
+"use strict";
+
+(function () {
+  function create({ el, fileDiff, markdown }) {
+    // Entries whose text streams: markdown for messages, plain text for the rest.
+    const MARKDOWN_KINDS = new Set(["user_message", "agent_message"]);
+    // Terminal output is shown with its control characters made visible (ESC as U+241B, ...),
+    // one character for one, so UTF-16 offsets of truncate_text still hold.
+    const TERMINAL_KINDS = new Set(["terminal", "tool_call"]);
+
+    function shown(rec, text) {
+      if (!TERMINAL_KINDS.has(rec.kind)) return text;
+      return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) =>
+        c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0)));
+    }
+
+    // What the cards match an entry by, from its view alone (no DOM needed).
+    function facts(rec) {
+      const view = rec.view || {};
+      if (rec.kind === "tool_call") {
+        const tc = view.toolCall && typeof view.toolCall === "object" ? view.toolCall : {};
+        rec.toolCallId = tc.toolCallId != null ? String(tc.toolCallId) : rec.id;
+      }
+      if (rec.kind === "permission") {
+        const raw = view.raw && typeof view.raw === "object" ? view.raw : {};
+        const o = raw.permission ? raw.permission.outcome : null;
+        rec.requestKey = raw.permission ? JSON.stringify(raw.permission.requestId) : null;
+        rec.open = !o;
+      }
+      rec.diffKeys = null;
+      if (Array.isArray(view.diffs)) {
+        rec.diffKeys = new Set();
+        for (const diff of shownDiffs(view.diffs)) {
+          if (diff.path != null) rec.diffKeys.add("path:" + String(diff.path));
+          const write = diff.write && typeof diff.write === "object" ? diff.write : null;
+          if (write && write.requestId != null) rec.diffKeys.add("request:" + JSON.stringify(write.requestId));
+        }
+      }
+    }
+
+    // Builds the entry's DOM (record fields node, head, body, extra, ...). Called when the entry
+    // comes near the viewport; dropped again by `unbuild` when it leaves.
+    function build(rec) {
+      const kind = rec.kind;
+      if (kind === "agent_thought" || kind === "plan_text") {
+        rec.node = el("div", kind === "agent_thought" ? "thought" : "plan-text");
+        rec.body = document.createTextNode("");
+        rec.node.appendChild(rec.body);
+      } else if (kind === "boundary") {
+        rec.node = el("div", "divider");
+        rec.head = el("span", "label");
+        rec.node.appendChild(rec.head);
+        rec.body = null;
+      } else if (kind === "plan") {
+        rec.node = el("div", "plan-entry");
+        rec.head = el("ol");
+        rec.node.appendChild(rec.head);
+      } else {
+        const cls = kind === "user_message" ? "user" : kind === "agent_message" ? "agent" : kind === "tool_call" ? "tool" : kind;
+        rec.node = el("article", "entry " + cls);
+        rec.head = el("div", "who");
+        rec.node.appendChild(rec.head);
+        if (MARKDOWN_KINDS.has(kind)) {
+          rec.body = el("div", "md");
+          rec.node.appendChild(rec.body);
+        } else if (kind === "terminal") {
+          const pre = el("pre", "terminal-output");
+          rec.body = document.createTextNode("");
+          pre.appendChild(rec.body);
+          rec.node.appendChild(pre);
+        }
+        rec.extra = el("div", "details");
+        rec.node.appendChild(rec.extra);
+        if (kind === "tool_call") {
+          // A tool call's text is the output of its display-only terminal (`_meta.terminal_*`);
+          // the box shows once the entry has a terminal.
+          rec.term = el("div", "tool-terminal");
+          const pre = el("pre", "terminal-output");
+          rec.body = document.createTextNode("");
+          pre.appendChild(rec.body);
+          rec.termExit = el("div", "terminal-exit");
+          rec.term.append(pre, rec.termExit);
+          rec.term.hidden = true;
+          rec.node.appendChild(rec.term);
+        }
+      }
+      rec.node.dataset.entryId = rec.id;
+      rec.node.dataset.kind = kind;
+      rec.node.dataset.index = String(rec.index);
+      rec.shownText = null;
+      rec.renderer = null;
+      rec.cache = [];
+      rec.attachmentSignature = null;
+      fill(rec);
+      showText(rec);
+    }
+
+    // Drops the entry's DOM (it left the viewport). Its record keeps everything else.
+    function unbuild(rec) {
+      if (rec.node) rec.node.remove();
+      for (const key of ["node", "head", "body", "extra", "term", "termExit", "attachments", "renderer", "shownText", "cards"]) rec[key] = null;
+      rec.cache = [];
+      rec.attachmentSignature = null;
+    }
+
+    // Brings the entry's text on screen: plain text appended (or replaced after a cut), markdown
+    // re-rendered incrementally. Once per frame at most (the caller coalesces the text ops).
+    function showText(rec) {
+      if (!rec.node) return;
+      const text = rec.text;
+      if (rec.kind === "boundary") { fillBoundary(rec); return; }
+      if (!rec.body) return;
+      if (rec.body.nodeType === Node.TEXT_NODE) {
+        const before = rec.shownText;
+        if (before === text) return;
+        if (before !== null && text.startsWith(before)) rec.body.appendData(shown(rec, text.slice(before.length)));
+        else rec.body.data = shown(rec, text);
+        rec.shownText = text;
+        return;
+      }
+      if (rec.shownText === text) return;
+      if (markdown.streaming && markdown.build) {
+        if (!rec.renderer) rec.renderer = markdown.streaming(rec.body);
+        if (rec.shownText !== null && !text.startsWith(rec.shownText)) {
+          let same = 0;
+          const old = rec.shownText;
+          while (same < old.length && same < text.length && old.charCodeAt(same) === text.charCodeAt(same)) same++;
+          rec.renderer.truncated(same);
+        }
+        rec.renderer.update(text);
+      } else {
+        markdown.render(rec.body, text, rec.cache);
+      }
+      rec.shownText = text;
+    }
+
+    function fillBoundary(rec) {
+      const view = rec.view || {};
+      const reason = view.reason === "compaction" ? "context compacted" : "context cleared";
+      const status = view.reason === "compaction" && view.status ? " (" + view.status + ")" : "";
+      rec.head.textContent = reason + status + (rec.text ? ": " + rec.text : "");
+      rec.node.dataset.reason = view.reason || "clear";
+    }
+
+    // Non-text parts of an entry, from its view.
+    function fill(rec) {
+      if (!rec.node) return;
+      const kind = rec.kind;
+      const entry = rec.view || {};
+      if (kind === "user_message") {
+        rec.head.textContent = "You";
+        rec.node.classList.toggle("pending", !!entry.pending);
+        rec.node.classList.toggle("rejected", !!entry.rejected);
+        showAttachments(rec, entry.attachments);
+      } else if (kind === "agent_message") {
+        rec.head.textContent = "Agent";
+        showAttachments(rec, entry.attachments);
+      } else if (kind === "boundary") {
+        fillBoundary(rec);
+      } else if (kind === "plan") {
+        const items = (entry.plan && Array.isArray(entry.plan.entries)) ? entry.plan.entries : [];
+        rec.head.replaceChildren(...items.map((item) => {
+          const li = el("li", null, item && item.content != null ? item.content : "");
+          li.dataset.status = (item && item.status) || "pending";
+          return li;
+        }));
+        rec.node.hidden = !!entry.removed;
+      } else if (kind === "tool_call") {
+        fillTool(rec, entry);
+      } else if (kind === "terminal") {
+        const term = entry.terminal && typeof entry.terminal === "object" ? entry.terminal : {};
+        rec.head.textContent = "Terminal " + (term.command ? "$ " + term.command : "");
+        rec.extra.textContent = exitText(term.exitStatus);
+      } else if (kind === "permission") {
+        rec.head.textContent = "Permission request";
+        const raw = entry.raw && typeof entry.raw === "object" ? entry.raw : {};
+        const o = raw.permission ? raw.permission.outcome : null;
+        rec.extra.textContent = String(raw.title || "") + (o ? " - answered: " + String(o.optionId || o.outcome) : "");
+      } else if (kind !== "agent_thought" && kind !== "plan_text") {
+        rec.head.textContent = kind === "unknown" ? "Unrecognised update" : kind;
+        if (Array.isArray(entry.diffs)) {
+          // An entry of its own that shows file changes (a write outside any tool call).
+          rec.extra.replaceChildren(...diffBlocks(entry.diffs));
+          return;
+        }
+        const raw = entry.raw !== undefined ? entry.raw : entry;
+        let text = "";
+        try { text = JSON.stringify(raw).slice(0, 2000); } catch (_) { text = ""; }
+        rec.extra.replaceChildren(el("pre", null, text));
+      }
+    }
+
+    function contentText(item) {
+      if (!item || typeof item !== "object") return "";
+      if (item.type === "content") return contentText(item.content);
+      if (item.type === "text") return String(item.text ?? "");
+      if (item.type === "diff") {
+        if (item.patch && typeof item.patch.text === "string") return item.patch.text;
+        return (item.path ? "--- " + item.path + "\n" : "") + String(item.newText ?? "");
+      }
+      if (item.type === "terminal") return "[terminal " + String(item.terminalId ?? "") + "]";
+      if (item.type === "resource_link") return "[" + String(item.name || item.uri || "resource") + "]";
+      return "[" + String(item.type || "content") + "]";
+    }
+
+    // How a terminal ended (v2 `exitStatus`, or a tool call's `_meta.terminal_exit`, which the
+    // engine spells the same way); empty while it runs.
+    function exitText(exit) {
+      if (!exit || typeof exit !== "object") return "";
+      if (exit.signal) return "killed by " + String(exit.signal);
+      return exit.exitCode != null ? "exited with " + String(exit.exitCode) : "exited";
+    }
+
+    // The diffs an entry draws: a client write (`write`: its request and status) usually repeats
+    // the diff the agent showed on the same tool call: that one is then drawn once, as the write.
+    function shownDiffs(diffs) {
+      const list = diffs.filter((d) => d && typeof d === "object");
+      const hunksOf = (d) => JSON.stringify([d.path, d.hunks]);
+      const written = new Set(list.filter((d) => d.write).map(hunksOf));
+      return list.filter((d) => !(written.size && !d.write && written.has(hunksOf(d))));
+    }
+
+    // Every diff of an entry, one block per file; a diff of a client write carries its outcome
+    // (written, rejected, ...) once the client answered.
+    function diffBlocks(diffs) {
+      return shownDiffs(diffs).map((diff) => {
+        const write = diff.write && typeof diff.write === "object" ? diff.write : null;
+        const block = fileDiff(diff);
+        const status = write ? write.status ?? write.outcome : null;
+        if (typeof status === "string" && status) {
+          const label = el("span", "write-outcome", status);
+          label.dataset.outcome = status;
+          block.firstChild.appendChild(label);
+        }
+        return block;
+      });
+    }
+
+    // Non-text blocks of a message: images drawn as thumbnails (decoded from their data, never
+    // loaded from a URL), files as chips. Redrawn only when they change.
+    function showAttachments(rec, attachments) {
+      const list = Array.isArray(attachments) ? attachments : [];
+      const signature = list.length + ":" + list.map((a) => (a && a.type) + (a && (a.uri || a.mimeType)) + (a && a.data ? a.data.length : "")).join("|");
+      if (rec.attachmentSignature === signature) return;
+      rec.attachmentSignature = signature;
+      if (!rec.attachments) {
+        rec.attachments = el("div", "message-attachments");
+        rec.node.insertBefore(rec.attachments, rec.extra);
+      }
+      rec.attachments.replaceChildren();
+      for (const a of list) {
+        if (!a || typeof a !== "object") continue;
+        if (a.type === "image" && typeof a.data === "string") {
+          const figure = el("figure", "thumb");
+          figure.dataset.mime = String(a.mimeType || "");
+          // Room for the thumbnail before it is decoded, so the entry's measured height holds.
+          figure.style.minHeight = "104px";
+          rec.attachments.appendChild(figure);
+          let bytes;
+          try { bytes = Uint8Array.from(atob(a.data), (c) => c.charCodeAt(0)); } catch (_) { bytes = null; }
+          const fail = () => figure.appendChild(el("span", "chip", "image (" + String(a.mimeType || "unknown type") + ")"));
+          if (!bytes) { fail(); continue; }
+          createImageBitmap(new Blob([bytes], { type: String(a.mimeType || "") }))
+            .then((bitmap) => figure.prepend(window.SpindleComposer.drawThumbnail(bitmap, 96)))
+            .catch(fail);
+        } else {
+          const resource = a.type === "resource" && a.resource && typeof a.resource === "object" ? a.resource : a;
+          const name = a.name || resource.uri || a.uri || a.type || "attachment";
+          const chip = el("span", "chip", (a.type === "resource" ? "embedded " : "") + "@" + String(name).replace(/^file:\/\//, ""));
+          chip.dataset.type = String(a.type || "");
+          if (resource.uri) chip.title = String(resource.uri);
+          rec.attachments.appendChild(chip);
+        }
+      }
+      rec.attachments.hidden = rec.attachments.children.length === 0;
+    }
+
+    // The tool call's wire fields are nested under `toolCall` (its `kind` is the tool kind);
+    // `toolName`, `terminal` and `diffs` are what the engine read out of them for display.
+    function fillTool(rec, entry) {
+      const tc = entry.toolCall && typeof entry.toolCall === "object" ? entry.toolCall : {};
+      const status = String(tc.status || "pending");
+      rec.node.dataset.status = status;
+      const toolName = typeof entry.toolName === "string" ? entry.toolName : "";
+      rec.head.replaceChildren(
+        el("span", "title", tc.title || toolName || "Tool call"),
+        el("span", "status", status),
+        el("span", "tool-kind", tc.kind && tc.kind !== "other" ? " " + tc.kind : ""),
+        el("span", "tool-name", toolName && toolName !== tc.title ? toolName : ""),
+      );
+      const terminal = entry.terminal && typeof entry.terminal === "object" ? entry.terminal : null;
+      const diffs = Array.isArray(entry.diffs) ? entry.diffs : null;
+      const parts = [];
+      // Streamed output arrives as many small content items: consecutive text joins one block.
+      let text = null;
+      for (const item of Array.isArray(tc.content) ? tc.content : []) {
+        if (item && item.type === "diff" && diffs) continue;
+        if (item && item.type === "terminal" && terminal && item.terminalId === terminal.terminalId) continue;
+        const isText = item && item.type === "content" && item.content && item.content.type === "text";
+        if (isText && text) {
+          text.textContent += contentText(item);
+          continue;
+        }
+        const block = el("pre", item && item.type === "diff" ? "diff" : "tool-output", contentText(item));
+        text = isText ? block : null;
+        parts.push(block);
+      }
+      parts.push(...diffBlocks(diffs || []));
+      const permission = entry.permission;
+      if (permission && typeof permission === "object") {
+        const o = permission.outcome;
+        const answer = o === null || o === undefined ? "waiting for an answer" : String(o.optionId || o.outcome || "answered");
+        parts.push(el("div", "outcome permission-record", "permission: " + answer));
+      }
+      rec.extra.replaceChildren(...parts);
+      rec.term.hidden = !terminal;
+      rec.termExit.textContent = terminal ? exitText(terminal.exitStatus) : "";
+      if (terminal && terminal.cwd) rec.term.title = "cwd: " + String(terminal.cwd);
+    }
+
+    // A height guess for an entry never drawn at this width: a header, then its text's lines.
+    function estimate(rec, width) {
+      if (rec.kind === "boundary") return 48;
+      if (rec.kind === "plan") return 30 + 24 * ((rec.view && rec.view.plan && rec.view.plan.entries) || []).length;
+      const perLine = Math.max(20, Math.floor((width || 700) / 8));
+      const text = rec.text;
+      let lines = 0;
+      if (text.length < 20000) {
+        for (const line of text.split("\n")) lines += 1 + Math.floor(line.length / perLine);
+      } else {
+        lines = Math.ceil(text.length / perLine);
+      }
+      const chrome = rec.kind === "agent_thought" || rec.kind === "plan_text" ? 10 : rec.kind === "tool_call" ? 52 : 46;
+      return chrome + 21 * Math.min(lines, 2000);
+    }
+
+    return Object.freeze({ build, unbuild, fill, facts, showText, estimate, MARKDOWN_KINDS });
+  }
+
+  window.SpindleEntries = Object.freeze({ create });
+})();

@@ -1,0 +1,230 @@
+// A windowed list: of its records (timeline entries, in timeline order) only those near the
+// scroll container's viewport have DOM nodes; a spacer above and one below stand for the rest,
+// with their heights measured once drawn (cached per record) or guessed until then. Entries the
+// page has not loaded yet (older than its first record) are a number, guessed at the average
+// height, in the upper spacer.
+//
+// Layout is read once per frame, in `render()`, never per op. The list follows the end (stays
+// scrolled to the bottom) while the reader is there; otherwise the first visible record keeps
+// its place on screen whatever changes above it (own scroll anchoring: the browser's is off).
+"use strict";
+
+(function () {
+  // How far beyond the viewport records are kept drawn, in pixels, above and below.
+  const OVERSCAN = 1200;
+  // Whatever the heights, at most this many records are drawn at once.
+  const MAX_DRAWN = 160;
+  // "At the end" for following: within this many pixels of the bottom.
+  const FOLLOW_SLACK = 80;
+
+  function create({ container, entries, keep, needOlder, onDrawn }) {
+    const top = document.createElement("div");
+    const bottom = document.createElement("div");
+    top.className = bottom.className = "spacer";
+    top.setAttribute("aria-hidden", "true");
+    bottom.setAttribute("aria-hidden", "true");
+    container.prepend(top);
+    top.after(bottom);
+
+    let items = []; // records in timeline order (by rec.index)
+    let drawn = []; // the records drawn now, in order
+    let unloaded = 0; // entries above items[0] the page has not loaded
+    let follow = true;
+    let width = 0;
+    let pending = false; // a render is wanted
+    let programmatic = false; // the last scroll event is our own
+    let target = null; // a record to bring into view { rec, block }
+    let anchorRec = null; // the record the reader looks at, while not following
+    let anchorDelta = 0; // how far below that record's top the viewport starts
+
+    container.addEventListener("scroll", () => {
+      if (programmatic) { programmatic = false; return; }
+      anchorRec = null;
+      follow = container.scrollHeight - container.scrollTop - container.clientHeight < FOLLOW_SLACK;
+      pending = true;
+      onDrawn.wanted();
+    });
+
+    const heightOf = (rec) => rec.height ?? entries.estimate(rec, width);
+
+    function averageHeight() {
+      let sum = 0, n = 0;
+      for (let i = items.length - 1; i >= 0 && n < 200; i--) if (items[i].height != null) { sum += items[i].height; n++; }
+      return n ? sum / n : 80;
+    }
+
+    // Position of a record in `items` (binary search by timeline index).
+    function positionOf(index) {
+      let lo = 0, hi = items.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (items[mid].index < index) lo = mid + 1; else hi = mid;
+      }
+      return lo;
+    }
+
+    function insert(rec) {
+      const at = items.length && items[items.length - 1].index < rec.index ? items.length : positionOf(rec.index);
+      items.splice(at, 0, rec);
+      rec.list = api;
+      pending = true;
+    }
+
+    function remove(rec) {
+      const at = items.indexOf(rec);
+      if (at >= 0) items.splice(at, 1);
+      release(rec);
+      rec.list = null;
+      drawn = drawn.filter((r) => r !== rec);
+      pending = true;
+    }
+
+    // A record leaves the DOM: its node goes unless something in it must live on (a card).
+    function release(rec) {
+      if (!rec.node) return;
+      if (keep(rec)) rec.node.remove();
+      else entries.unbuild(rec);
+    }
+
+    function clear() {
+      for (const rec of drawn) release(rec);
+      items = [];
+      drawn = [];
+      unloaded = 0;
+      follow = true;
+      target = null;
+      anchorRec = null;
+      top.style.height = bottom.style.height = "0px";
+      pending = true;
+    }
+
+    // The records drawn now and the viewport, read from layout (once per frame, after the
+    // frame's writes).
+    function render() {
+      if (!pending) return;
+      const viewHeight = container.clientHeight;
+      if (viewHeight === 0 && !container.getClientRects().length) return; // a hidden pane: on show
+      pending = false;
+      const viewTop = container.scrollTop;
+      width = container.clientWidth;
+      const average = averageHeight();
+      const above = unloaded * average;
+      // Offsets of every record (O(n) additions; no layout).
+      const offsets = new Float64Array(items.length + 1);
+      offsets[0] = above;
+      for (let i = 0; i < items.length; i++) offsets[i + 1] = offsets[i] + heightOf(items[i]);
+      const total = offsets[items.length];
+      // The anchor: the record the reader looks at (kept from the last frame unless they
+      // scrolled), and how far below its top the viewport starts.
+      let anchor = -1;
+      if (!follow && !target && items.length) {
+        if (anchorRec) {
+          const at = positionOf(anchorRec.index);
+          anchor = items[at] === anchorRec ? at : items.indexOf(anchorRec);
+        }
+        if (anchor < 0) {
+          anchor = Math.min(firstBelow(offsets, viewTop), items.length - 1);
+          anchorDelta = viewTop - offsets[anchor];
+        }
+        anchorRec = items[anchor];
+      }
+      let wantTop = follow ? Math.max(0, total - viewHeight) : anchor >= 0 ? offsets[anchor] + anchorDelta : viewTop;
+      let targetAt = -1;
+      if (target) {
+        targetAt = items.indexOf(target.rec);
+        if (targetAt >= 0) wantTop = Math.max(0, offsets[targetAt] - (target.block === "center" ? viewHeight / 3 : 0));
+      }
+      // Which records are drawn.
+      let first = firstBelow(offsets, wantTop - OVERSCAN);
+      let last = first;
+      while (last < items.length && offsets[last] < wantTop + viewHeight + OVERSCAN && last - first < MAX_DRAWN) last++;
+      if (targetAt >= 0 && (targetAt < first || targetAt >= last)) { first = targetAt; last = Math.min(items.length, targetAt + 20); }
+      const next = items.slice(first, last);
+      const keepSet = new Set(next);
+      for (const rec of drawn) if (!keepSet.has(rec)) release(rec);
+      let previous = top;
+      for (const rec of next) {
+        if (!rec.node) entries.build(rec);
+        if (rec.node.previousSibling !== previous || rec.node.parentNode !== container) previous.after(rec.node);
+        previous = rec.node;
+      }
+      drawn = next;
+      // Measure what is drawn (the layout read of this frame).
+      top.style.height = offsets[first] + "px";
+      bottom.style.height = Math.max(0, total - offsets[last]) + "px";
+      let changed = false;
+      if (next.length) {
+        const tops = next.map((rec) => rec.node.getBoundingClientRect().top);
+        const end = bottom.getBoundingClientRect().top;
+        for (let i = 0; i < next.length; i++) {
+          const h = (i + 1 < next.length ? tops[i + 1] : end) - tops[i];
+          if (h >= 0 && Math.abs((next[i].height ?? -1) - h) > 0.5) { next[i].height = h; changed = true; }
+        }
+      }
+      const offsetOf = (n) => { let sum = above; for (let i = 0; i < n; i++) sum += heightOf(items[i]); return sum; };
+      if (changed) {
+        const upper = offsetOf(first);
+        top.style.height = upper + "px";
+        let rest = 0;
+        for (let i = last; i < items.length; i++) rest += heightOf(items[i]);
+        bottom.style.height = rest + "px";
+      }
+      // Scroll: to the end, to the target, or keeping the anchor where it was on screen.
+      if (follow) {
+        setScroll(container.scrollHeight - viewHeight);
+      } else if (target) {
+        const { rec, block, done } = target;
+        const node = rec.node;
+        target = null;
+        if (node) {
+          const delta = node.getBoundingClientRect().top - container.getBoundingClientRect().top;
+          setScroll(container.scrollTop + delta - (block === "center" ? viewHeight / 3 : 0));
+          anchorRec = null;
+          if (done) done(node);
+        }
+        pending = true;
+      } else if (anchor >= 0) {
+        setScroll(offsetOf(anchor) + anchorDelta);
+      }
+      if (changed) pending = true;
+      // Near the top of what is loaded: ask for older entries.
+      if (!follow && unloaded > 0 && container.scrollTop < above + 2 * viewHeight) needOlder();
+      onDrawn.done(api);
+    }
+
+    function firstBelow(offsets, y) {
+      let lo = 0, hi = items.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (offsets[mid + 1] <= y) lo = mid + 1; else hi = mid;
+      }
+      return lo;
+    }
+
+    function setScroll(value) {
+      const v = Math.max(0, Math.round(value));
+      if (Math.abs(container.scrollTop - v) >= 1) {
+        programmatic = true;
+        container.scrollTop = v;
+      }
+    }
+
+    const api = Object.freeze({
+      insert, remove, clear, render,
+      // Content of a record changed (its height may have).
+      changed: () => { pending = true; },
+      invalidate: () => { pending = true; },
+      setUnloaded: (n) => { unloaded = Math.max(0, n); pending = true; },
+      unloaded: () => unloaded,
+      followEnd: () => { follow = true; pending = true; },
+      following: () => follow,
+      // Scrolls `rec` into view (top, or a third down with "center"); `done(node)` once drawn.
+      reveal: (rec, block, done) => { follow = false; target = { rec, block, done }; pending = true; },
+      drawnCount: () => drawn.length,
+      items: () => items,
+    });
+    return api;
+  }
+
+  window.SpindleWindow = Object.freeze({ create });
+})();
