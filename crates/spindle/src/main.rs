@@ -8,8 +8,10 @@ mod replay_command;
 mod serve_command;
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 /// Spindle: ACP streaming done right.
@@ -34,13 +36,48 @@ enum Command {
     Serve(serve_command::ServeArgs),
 }
 
+/// The directory under the data directory where the default agent keeps its
+/// sessions (`--state-dir`).
+const AGENT_SESSIONS_DIR: &str = "agent-sessions";
+
+/// Spindle's data directory, created when missing: `$XDG_DATA_HOME/spindle`,
+/// else `$HOME/.local/share/spindle`. `spindle serve` keeps its database
+/// there, the default agent its sessions.
+fn data_dir() -> anyhow::Result<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .context("no data directory: XDG_DATA_HOME and HOME are unset")?;
+    let dir = base.join("spindle");
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+    Ok(dir)
+}
+
 /// The command line that starts the built-in reference agent: this same binary
 /// with the `agent` subcommand. Clients use it when no agent command is given.
+/// It keeps its sessions in `<data dir>/agent-sessions`, so `spindle chat
+/// --list` / `--resume` and the page's history reach the sessions of earlier
+/// processes; without a usable data directory they live as long as the agent.
 fn default_agent_command() -> Vec<OsString> {
     let exe = std::env::current_exe()
         .map(OsString::from)
         .unwrap_or_else(|_| OsString::from("spindle"));
-    vec![exe, OsString::from("agent")]
+    let mut command = vec![exe, OsString::from("agent")];
+    let sessions = data_dir().and_then(|dir| {
+        let sessions = dir.join(AGENT_SESSIONS_DIR);
+        std::fs::create_dir_all(&sessions)
+            .with_context(|| format!("cannot create {}", sessions.display()))?;
+        Ok(sessions)
+    });
+    match sessions {
+        Ok(sessions) => command.extend([OsString::from("--state-dir"), sessions.into()]),
+        Err(error) => {
+            tracing::warn!("the reference agent keeps its sessions in memory only: {error:#}")
+        }
+    }
+    command
 }
 
 fn init_tracing() {
@@ -59,9 +96,17 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Replay(args) => replay_command::run(args),
         Command::Agent(args) => agent_command::run(args),
-        Command::Chat(args) => chat::run(args, default_agent_command()),
+        Command::Chat(args) => {
+            // Only the default agent needs the data directory made.
+            let default_agent = if args.agent.is_empty() {
+                default_agent_command()
+            } else {
+                Vec::new()
+            };
+            chat::run(args, default_agent)
+        }
         Command::Bridge(args) => bridge_command::run(args),
-        Command::Serve(args) => serve_command::run(args, default_agent_command()),
+        Command::Serve(args) => serve_command::run(args, default_agent_command),
     };
     match result {
         Ok(code) => ExitCode::from(code),

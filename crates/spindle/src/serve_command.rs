@@ -69,25 +69,18 @@ fn on_off(value: &str) -> Result<bool, String> {
 }
 
 fn default_db() -> anyhow::Result<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .context("no data directory: set --db, XDG_DATA_HOME or HOME")?;
-    let dir = base.join("spindle");
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+    let dir = crate::data_dir().context("no place for the database (pass --db)")?;
     Ok(dir.join("spindle.db"))
 }
 
 /// Runs `spindle serve`; returns the process exit code.
-pub fn run(args: ServeArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> {
+pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> anyhow::Result<u8> {
     let db = match args.db {
         Some(db) => db,
         None => default_db()?,
     };
     let command = if args.agent.is_empty() {
-        default_agent
+        default_agent()
     } else {
         args.agent
     };

@@ -1,8 +1,8 @@
 //! Starting the agent and opening the session: `initialize`, sign-in when
 //! `session/new` answers `auth_required` (`--auth`, or a question on the
-//! terminal), a new session or an earlier one (`--resume`: `session/resume`
-//! when offered, else `session/load`, whose replay becomes the transcript),
-//! and `--list`.
+//! terminal), a new session or an earlier one (`--resume`: `session/load`
+//! when offered, whose replay becomes the transcript, else v1
+//! `session/resume`), and `--list`.
 
 use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal};
@@ -288,9 +288,11 @@ pub(crate) async fn authenticate(
 /// What opening a session answered: its id, the raw result, how it was opened.
 type Attempt = Result<(String, Box<RawValue>, Opened), ClientError>;
 
-/// `--resume ID`: `session/resume` (v1, when offered: no replay), else the
-/// history replayed (v1 `session/load`, v2 `session/resume` from the
-/// start). `None`: the agent offers neither (reported).
+/// `--resume ID`: the history replayed when the agent can (v1
+/// `session/load`, v2 `session/resume` from the start), else v1
+/// `session/resume` (no replay). A new chat process holds no transcript of
+/// its own, so the replay is the only way to show what was said.
+/// `None`: the agent offers neither (reported).
 async fn resume(
     client: &AcpClient,
     init: &InitializeOutcome,
@@ -298,15 +300,15 @@ async fn resume(
     cwd: &str,
 ) -> Option<Attempt> {
     let v1 = init.protocol_version < 2;
-    let (result, opened) = if v1 && init.can_resume_session() {
-        (
-            client.resume_session(id, cwd, &json!([]), None).await,
-            Opened::Resumed,
-        )
-    } else if init.can_load_session() {
+    let (result, opened) = if init.can_load_session() {
         (
             client.load_session(id, cwd, &json!([])).await,
             Opened::Loaded,
+        )
+    } else if v1 && init.can_resume_session() {
+        (
+            client.resume_session(id, cwd, &json!([]), None).await,
+            Opened::Resumed,
         )
     } else {
         eprintln!(

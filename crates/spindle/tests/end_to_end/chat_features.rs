@@ -553,44 +553,27 @@ fn sessions_are_listed_and_resumed_from_the_agent_history() {
     );
     let ids = listed_ids(&list);
     assert_eq!(ids.len(), 1, "{}", both(&list));
-    // v1: the agent offers session/resume, which replays nothing.
-    let resumed = piped(
-        &dir.path,
-        &["--resume", &ids[0]],
-        "/scenario plain\n",
-        &agent,
-    );
-    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
-    let text = out(&resumed);
-    assert!(
-        text.contains(&format!(
-            "resumed session {} (the agent replays no history)",
-            ids[0]
-        )),
-        "{text}"
-    );
-    assert!(!text.contains("remember the lighthouse"), "{text}");
-    // v2: session/resume from the start replays; the earlier turn is the
-    // transcript, shown first.
+    // v1 session/load and v2 session/resume from the start replay: the
+    // earlier turn is the transcript, shown first.
     let v2_agent = ["--state-dir", state_flag.to_str().unwrap()];
-    let loaded = piped(
-        &dir.path,
-        &["--protocol", "2", "--resume", &ids[0]],
-        "/scenario plain\n",
-        &v2_agent,
-    );
-    assert_eq!(loaded.status.code(), Some(0), "{}", both(&loaded));
-    let text = out(&loaded);
-    let history = text
-        .find("remember the lighthouse")
-        .unwrap_or_else(|| panic!("{text}"));
-    let marker = text
-        .find(&format!("[session {} loaded]", ids[0]))
-        .unwrap_or_else(|| panic!("{text}"));
-    let new_turn = text
-        .rfind("you> /scenario plain")
-        .unwrap_or_else(|| panic!("{text}"));
-    assert!(history < marker && marker < new_turn, "{text}");
+    for (flags, agent) in [
+        (&["--resume", &ids[0]][..], &agent[..]),
+        (&["--protocol", "2", "--resume", &ids[0]][..], &v2_agent[..]),
+    ] {
+        let loaded = piped(&dir.path, flags, "/scenario plain\n", agent);
+        assert_eq!(loaded.status.code(), Some(0), "{}", both(&loaded));
+        let text = out(&loaded);
+        let history = text
+            .find("remember the lighthouse")
+            .unwrap_or_else(|| panic!("{flags:?}: {text}"));
+        let marker = text
+            .find(&format!("[session {} loaded]", ids[0]))
+            .unwrap_or_else(|| panic!("{flags:?}: {text}"));
+        let new_turn = text
+            .rfind("you> /scenario plain")
+            .unwrap_or_else(|| panic!("{flags:?}: {text}"));
+        assert!(history < marker && marker < new_turn, "{flags:?}: {text}");
+    }
     // And with --prompt.
     let again = prompt(&dir.path, &["--resume", &ids[0]], "/scenario plain", &agent);
     assert_eq!(again.status.code(), Some(0), "{}", both(&again));
