@@ -354,7 +354,7 @@ impl SessionCore {
         last_seen: Option<crate::hub::EventId>,
         policy: HistoryPolicy,
     ) -> tokio::sync::mpsc::Receiver<crate::hub::Frame> {
-        let history = self.acp.history(policy);
+        let history = self.acp.history(policy, last_seen);
         let store = self.store.clone();
         let session = self.session;
         self.acp.subscribe(last_seen, move || {
@@ -379,7 +379,7 @@ impl SessionCore {
         &mut self,
         policy: HistoryPolicy,
     ) -> (Option<String>, crate::hub::EventId) {
-        let history = self.acp.history(policy);
+        let history = self.acp.history(policy, None);
         let text = (policy != HistoryPolicy::None).then(|| {
             let logged = if history.needs_log() {
                 self.logged_lines()

@@ -75,7 +75,15 @@ pub(crate) struct AcpFeed {
     open_permissions: BTreeMap<String, Arc<str>>,
     /// Prompts seen, for the `messageId` of their user chunks.
     prompts: u64,
+    /// Whether an `/acp` client ever attached: until then updates are counted, not rewritten.
+    used: bool,
+    /// The recent answers to clients' requests with their ids: a resume that gets a snapshot
+    /// still gets the answers it missed (a snapshot holds the session, not the answers).
+    recent_answers: std::collections::VecDeque<(EventId, Arc<str>)>,
 }
+
+/// How many recent answers are kept for snapshots.
+const RECENT_ANSWERS: usize = 1024;
 
 impl AcpFeed {
     pub(crate) fn new(session: i64, generation: u64, limits: HubLimits, protocol: u16) -> AcpFeed {
@@ -87,6 +95,8 @@ impl AcpFeed {
             permission_params: BTreeMap::new(),
             open_permissions: BTreeMap::new(),
             prompts: 0,
+            used: false,
+            recent_answers: std::collections::VecDeque::new(),
         }
     }
 
@@ -103,8 +113,8 @@ impl AcpFeed {
             };
             match (direction, probe.method.as_deref()) {
                 (Direction::Agent, Some(SESSION_UPDATE)) => {
-                    if self.hub.stats().observers == 0 {
-                        // Nobody listens: no rewrite, and no resume may skip over this gap.
+                    if !self.used {
+                        // No client ever attached: no rewrite, and no resume may skip this gap.
                         self.hub.skip();
                     } else if let Some(line) = self.client_line(line) {
                         self.hub.publish(Arc::from(line));
@@ -158,13 +168,25 @@ impl AcpFeed {
         user_chunks(&self.session_id, self.protocol, &mut self.prompts, line)
     }
 
-    /// What builds this session's history for a snapshot (see [`History::lines`]).
-    pub(crate) fn history(&self, policy: HistoryPolicy) -> History {
+    /// What builds this session's history for a snapshot (see [`History::lines`]); with
+    /// `after`, the answers published after it follow the history.
+    pub(crate) fn history(&mut self, policy: HistoryPolicy, after: Option<EventId>) -> History {
+        self.used = true;
+        let answers = match after {
+            Some(after) => self
+                .recent_answers
+                .iter()
+                .filter(|(id, _)| id.generation == after.generation && id.counter > after.counter)
+                .map(|(_, envelope)| envelope.clone())
+                .collect(),
+            None => Vec::new(),
+        };
         History {
             session_id: self.session_id.clone(),
             protocol: self.protocol,
             policy,
             open: self.open_permission_envelopes(),
+            answers,
         }
     }
 
@@ -201,8 +223,12 @@ impl AcpFeed {
             Ok(result) => json!({ "connection": connection, "id": id, "result": result }),
             Err(error) => json!({ "connection": connection, "id": id, "error": error }),
         };
-        let envelope = json!({ ENVELOPE: { "response": answer } });
-        self.hub.publish(Arc::from(envelope.to_string()));
+        let envelope: Arc<str> = Arc::from(json!({ ENVELOPE: { "response": answer } }).to_string());
+        let id = self.hub.publish(envelope.clone());
+        self.recent_answers.push_back((id, envelope));
+        while self.recent_answers.len() > RECENT_ANSWERS {
+            self.recent_answers.pop_front();
+        }
     }
 
     /// The open permission envelopes (for `pending_only` and after the history).
@@ -228,6 +254,7 @@ pub(crate) struct History {
     protocol: u16,
     policy: HistoryPolicy,
     open: Vec<Arc<str>>,
+    answers: Vec<Arc<str>>,
 }
 
 impl History {
@@ -257,6 +284,7 @@ impl History {
         if self.policy != HistoryPolicy::None {
             out.extend(self.open.iter().map(|e| e.to_string()));
         }
+        out.extend(self.answers.iter().map(|e| e.to_string()));
         out.join("\n")
     }
 

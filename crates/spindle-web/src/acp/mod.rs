@@ -371,7 +371,7 @@ fn sse_event(out: Out) -> Option<Event> {
                 None => event,
             })
         }
-        Out::Mark(id) => Some(Event::default().id(id.to_string()).comment("snapshot")),
+        Out::Mark(id) => Some(Event::default().id(id.to_string()).comment("id")),
         Out::Comment(text) => Some(Event::default().comment(text)),
     }
 }

@@ -38,6 +38,7 @@ mod serve_http;
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
 mod remote_attach;
 mod remote_http;
+mod remote_resume;
 
 // Faults and load (RELIABILITY.md).
 mod fault_agent;

@@ -157,6 +157,8 @@ pub struct AcpSse {
     pub last_id: String,
     /// Comments seen (`: dropped ...`, keepalives).
     pub comments: Vec<String>,
+    /// Every `id:` seen, including those of events without data, in order.
+    pub ids: Vec<String>,
     deadline: Instant,
 }
 
@@ -201,6 +203,7 @@ impl AcpSse {
             status,
             last_id: last_event_id.unwrap_or_default().to_string(),
             comments: Vec::new(),
+            ids: Vec::new(),
             deadline: Instant::now() + Duration::from_secs(120),
         }
     }
@@ -220,6 +223,7 @@ impl AcpSse {
             let line = line.trim_end_matches(['\r', '\n']);
             if line.is_empty() {
                 if !id.is_empty() {
+                    self.ids.push(id.clone());
                     self.last_id = std::mem::take(&mut id);
                 }
                 if !data.is_empty() {

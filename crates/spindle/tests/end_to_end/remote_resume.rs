@@ -1,0 +1,246 @@
+//! Resumption and slow clients on `/acp`: a session stream cut mid-turn and reopened with
+//! `Last-Event-ID` loses and doubles nothing; an id the buffer no longer covers gets a
+//! snapshot; a stalled subscriber is dropped and told while another keeps up; a WebSocket peer
+//! resumes with `resumeFrom`.
+
+use serde_json::{Value, json};
+
+use crate::remote_support::{AcpEvent, AcpHttp, AcpWs, agent_text};
+use crate::serve_support::{Served, temp_dir};
+
+fn counter(id: &str) -> u64 {
+    id.split_once('-')
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or_else(|| panic!("not a G-N id: {id:?}"))
+}
+
+fn is_answer(id: u64) -> impl Fn(&Value) -> bool {
+    move |m: &Value| m["id"] == json!(id) && m.get("method").is_none()
+}
+
+#[test]
+fn remote_resume_a_stream_cut_mid_turn_resumes_with_nothing_lost_or_doubled() {
+    let dir = temp_dir("remote-resume");
+    let served = Served::start(&dir.join("db.sqlite"), &["--protocol", "1"], 2);
+    let mut a = AcpHttp::connect(&served, &["event_ids"]);
+    let mut connection = a.connection_stream(None);
+    let session = a.new_session(&mut connection);
+    // An observer that reads the same turn without interruption: the reference.
+    let mut b = AcpHttp::connect(&served, &[]);
+    let attach = json!({ "sessionId": session, "role": "observer", "historyPolicy": "none" });
+    let (b_attach, _) = b.request("session/attach", attach, Some(&session));
+    let mut b_stream = b.session_stream(&session, None);
+    b_stream.response(b_attach);
+
+    let mut first = a.session_stream(&session, None);
+    let prompt = json!({ "sessionId": session,
+                         "prompt": [{ "type": "text", "text": "/scenario refine" }] });
+    let (turn, _) = a.request("session/prompt", prompt, Some(&session));
+    let mut seen: Vec<AcpEvent> = Vec::new();
+    while seen.len() < 6 {
+        seen.push(first.next().expect("the turn streams"));
+    }
+    let last = first.last_id.clone();
+    drop(first); // the TCP connection is cut mid-turn
+    let mut second = a.session_stream(&session, Some(&last));
+    assert_eq!(second.status, 200);
+    let rest = second.collect_until(is_answer(turn));
+    assert!(!rest.is_empty());
+    seen.extend(rest);
+
+    let ids: Vec<u64> = seen
+        .iter()
+        .filter(|e| !e.id.is_empty())
+        .map(|e| counter(&e.id))
+        .collect();
+    assert!(
+        ids.windows(2).all(|w| w[1] == w[0] + 1),
+        "one id each, none missing: {ids:?}"
+    );
+    let messages: Vec<Value> = seen.iter().map(|e| e.message.clone()).collect();
+    assert_eq!(messages.last().unwrap()["result"]["stopReason"], "end_turn");
+    let updates = |all: &[Value]| -> Vec<Value> {
+        all.iter()
+            .filter(|m| m["method"] == "session/update")
+            .cloned()
+            .collect()
+    };
+    // B read the same turn without interruption (it never gets A's answer: count updates).
+    let wanted = updates(&messages).len();
+    let mut reference = Vec::new();
+    while reference.len() < wanted {
+        let event = b_stream.next().expect("B streams the turn");
+        if event.message["method"] == "session/update" {
+            reference.push(event.message);
+        }
+    }
+    assert_eq!(
+        updates(&messages),
+        reference,
+        "the resumed stream has exactly the turn's updates"
+    );
+}
+
+#[test]
+fn remote_resume_an_id_the_buffer_no_longer_holds_gets_a_snapshot_notice() {
+    let dir = temp_dir("remote-snapshot");
+    let served = Served::start(&dir.join("db.sqlite"), &["--protocol", "1"], 0);
+    let mut a = AcpHttp::connect(&served, &["event_ids"]);
+    let mut connection = a.connection_stream(None);
+    let session = a.new_session(&mut connection);
+    let mut stream = a.session_stream(&session, None);
+    let prompt =
+        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "remember me" }] });
+    let (turn, _) = a.request("session/prompt", prompt, Some(&session));
+    stream.response(turn);
+    drop(stream);
+    // An id of another server run: not in the buffer.
+    let mut resumed = a.session_stream(&session, Some("0-3"));
+    let first = resumed.next().expect("a snapshot");
+    assert_eq!(
+        first.message["method"], "_spindle/snapshot",
+        "{}",
+        first.message
+    );
+    let history = resumed.collect_until(|m| {
+        m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+            && agent_text([m]).ends_with('.')
+    });
+    let messages: Vec<Value> = history.iter().map(|e| e.message.clone()).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["params"]["update"]["content"]["text"] == "remember me")
+    );
+    assert!(agent_text(&messages).starts_with("You said: \"remember me\""));
+    // A malformed id is refused, not guessed at.
+    assert_eq!(a.session_stream(&session, Some("yesterday")).status, 400);
+}
+
+#[test]
+fn remote_resume_a_stalled_subscriber_is_dropped_and_told_while_another_keeps_up() {
+    let dir = temp_dir("remote-stall");
+    let served = Served::start(&dir.join("db.sqlite"), &["--protocol", "1"], 0);
+    let mut a = AcpHttp::connect(&served, &["event_ids"]);
+    let mut connection = a.connection_stream(None);
+    let session = a.new_session(&mut connection);
+    let mut live = a.session_stream(&session, None);
+    // A second connection attaches and opens its stream, then never reads it.
+    let mut stalled = AcpHttp::connect(&served, &["event_ids"]);
+    let attach = json!({ "sessionId": session, "role": "observer", "historyPolicy": "none" });
+    stalled.request("session/attach", attach, Some(&session));
+    let mut stalled_stream = stalled.session_stream(&session, None);
+
+    let prompt = json!({ "sessionId": session,
+                         "prompt": [{ "type": "text", "text": "/stream 40000 mixed" }] });
+    let (turn, _) = a.request("session/prompt", prompt, Some(&session));
+    // The reader keeps up; should the flood still outrun it, it reconnects with its last id
+    // as an EventSource would: within the buffer it misses nothing and gets nothing twice;
+    // beyond it, it is told that a snapshot follows.
+    let mut chunks = 0usize;
+    let mut segments: Vec<Vec<u64>> = Vec::new();
+    let answer = loop {
+        let Some(event) = live.next() else {
+            segments.push(live.ids.iter().map(|id| counter(id)).collect());
+            let last = live.last_id.clone();
+            live = a.session_stream(&session, Some(&last));
+            continue;
+        };
+        if event.message["method"] == "_spindle/snapshot" {
+            segments.push(live.ids.drain(..).map(|id| counter(&id)).collect());
+            segments.push(Vec::new());
+        }
+        if event.message["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            chunks += 1;
+        }
+        if is_answer(turn)(&event.message) {
+            segments.push(live.ids.iter().map(|id| counter(id)).collect());
+            break event.message;
+        }
+    };
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(chunks > 0);
+    // Consecutive ids across reconnects, except where a snapshot started over.
+    let mut run: Vec<u64> = Vec::new();
+    for segment in segments {
+        if segment.is_empty() {
+            run.clear();
+            continue;
+        }
+        run.extend(segment);
+        assert!(
+            run.windows(2).all(|w| w[1] == w[0] + 1),
+            "nothing lost or doubled"
+        );
+    }
+    let stats = served.get_json(&format!("/api/sessions/{session}/stats"));
+    assert!(stats["acpDroppedSlow"].as_u64().unwrap() >= 1, "{stats}");
+    // The stalled client, reading at last, finds the end of its stream and why.
+    let told = stalled_stream.until(|m| m["method"] == "_spindle/stream_dropped");
+    assert!(told.is_some(), "the dropped client is told");
+    assert!(
+        stalled_stream
+            .comments
+            .iter()
+            .any(|c| c.starts_with("dropped"))
+    );
+    assert!(stalled_stream.next().is_none(), "its stream ended");
+}
+
+#[test]
+fn remote_resume_a_websocket_peer_resumes_with_resume_from() {
+    let dir = temp_dir("remote-ws-resume");
+    let served = Served::start(&dir.join("db.sqlite"), &["--protocol", "1"], 2);
+    let (mut ws, init) = AcpWs::connect(&served, &["event_ids", "attach"]);
+    assert_eq!(init["result"]["protocolVersion"], 1);
+    let new = ws.send_request("session/new", json!({ "cwd": "/", "mcpServers": [] }));
+    let session = ws.response(new)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let prompt = json!({ "sessionId": session,
+                         "prompt": [{ "type": "text", "text": "/scenario refine" }] });
+    ws.send_request("session/prompt", prompt);
+    // Read a few updates, noting the event id announced before each.
+    let mut last_id = String::new();
+    let mut before = Vec::new();
+    while before.len() < 5 {
+        let message = ws.next().expect("the turn streams");
+        if message["method"] == "_spindle/event_id" {
+            last_id = message["params"]["eventId"].as_str().unwrap().to_string();
+        } else if message["method"] == "session/update" {
+            assert!(
+                !last_id.is_empty(),
+                "an event id precedes each session message"
+            );
+            before.push(message);
+        }
+    }
+    drop(ws); // the socket is cut mid-turn
+    let (mut again, _) = AcpWs::connect(&served, &["event_ids", "attach"]);
+    let attach = json!({ "sessionId": session, "role": "controller",
+                         "historyPolicy": "none", "resumeFrom": last_id });
+    again.send_request("session/attach", attach);
+    let after: Vec<Value> = again
+        .collect_until(|m| {
+            m["method"] == "session/update"
+                && m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+                && agent_text([m]).ends_with('.')
+        })
+        .into_iter()
+        .filter(|m| m["method"] == "session/update")
+        .collect();
+    // Compared with the page's transcript: the same reply, nothing doubled.
+    let all: Vec<Value> = before.into_iter().chain(after).collect();
+    let replies = crate::serve_support::replies(&served, session.parse().unwrap());
+    let reply = replies.last().unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let streamed = agent_text(&all);
+    assert!(!streamed.is_empty());
+    assert!(
+        reply.ends_with(&streamed) || streamed.ends_with(&reply) || reply == streamed,
+        "streamed {streamed:?} vs transcript {reply:?}"
+    );
+}
