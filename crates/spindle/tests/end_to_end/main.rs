@@ -34,6 +34,7 @@ mod serve_faults;
 mod serve_features;
 mod serve_host_security;
 mod serve_http;
+mod serve_markdown;
 
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
 mod remote_attach;
