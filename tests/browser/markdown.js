@@ -135,7 +135,23 @@ module.exports = function register(h) {
       const backToStream = !renderer.hasTree && box.textContent.indexOf("Title") >= 0;
       renderer.truncated();
       renderer.update(text);
+      // An open block past 32 KiB is plain text that grows in place, then a block once it closes.
+      const long = document.createElement("div");
+      const longRenderer = window.SpindleMarkdown.streaming(long);
+      let paragraph = "";
+      for (let n = 0; n < 10; n++) {
+        paragraph += ("word **b** ").repeat(400);
+        longRenderer.update("intro\n\n" + paragraph);
+      }
+      const rawNode = long.lastChild;
+      const raw = rawNode.dataset.raw === "1" && rawNode.textContent === paragraph;
+      longRenderer.update("intro\n\n" + paragraph + "more");
+      const grewInPlace = long.lastChild === rawNode && rawNode.textContent === paragraph + "more";
+      longRenderer.update("intro\n\n" + paragraph + "more\n\nend");
+      const closed = [...long.children].map((n) => n.tagName.toLowerCase()).join(",") === "p,p,p" &&
+        long.children[1].querySelectorAll("strong").length === 4000;
       return {
+        raw, grewInPlace, closed,
         mostRemoved,
         lostFinal,
         same: box.innerHTML === fresh.innerHTML,
@@ -153,6 +169,7 @@ module.exports = function register(h) {
     assert(result.same, "streamed rendering equals a rendering of the whole text");
     assert(result.cutSame, "a cut renders the shorter text");
     assert(result.keptTree && result.backToStream, "show() keeps a tree for its length only");
+    assert(result.raw && result.grewInPlace && result.closed, "a long open block: plain, grown in place, rendered once closed");
     assert(JSON.stringify(result.blocks) === JSON.stringify(["h3", "p", "ul", "pre", "blockquote", "ol", "p"]), "blocks: " + JSON.stringify(result.blocks));
     assert(result.scripts === 0 && result.xss === undefined && result.text.includes("<script>window.__xss = 5</script>"), "HTML stays text");
     await page.close();

@@ -327,12 +327,20 @@
       }
       const open = text.slice(stable);
       if (open === openText) return;
+      const grown = openText !== null && open.length > openText.length && open.length > OPEN_LIMIT;
+      if (grown && openNodes.length === 1 && openNodes[0].dataset.raw === "1") {
+        // Plain text that only grew (cuts go through truncated()): append the new part.
+        openNodes[0].firstChild.appendData(open.slice(openText.length));
+        openText = open;
+        return;
+      }
       openText = open;
       for (const node of openNodes) node.remove();
       if (open.length > OPEN_LIMIT) {
         const raw = document.createElement("div");
         raw.style.whiteSpace = "pre-wrap";
-        raw.textContent = open;
+        raw.dataset.raw = "1";
+        raw.appendChild(document.createTextNode(open));
         openNodes = [raw];
       } else {
         openNodes = scanBlocks(open, 0, open.length).blocks.map(renderBlock);
