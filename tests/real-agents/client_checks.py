@@ -135,10 +135,19 @@ def client_checks(run, base):
     def about(pairs, name):
         return [(p, a) for p, a in pairs if os.path.basename(str(p.get("path", ""))) == name]
 
+    entries = (run["transcript"] or {}).get("entries") or []
+    # How the transcript shows the client's file service (the engine's view of the requests).
+    shown_writes = [d for e in entries for d in e.get("diffs") or [] if d.get("write")]
+    shown_reads = [path for e in entries for path in e.get("reads") or []]
+
+    def write_shown(name, statuses):
+        return [d for d in shown_writes if os.path.basename(str(d.get("path"))) == name and d["write"].get("status") in statuses]
+
     if base == "read":
         hits = about(reads, "notes.txt")
         yield "fs-read-request", bool(hits), f"client methods used: {used}"
         yield "fs-read-answered", any(ok(a) and ms.NOTES_CONTENT.strip() in str((a["result"] or {}).get("content")) for _, a in hits), f"answers {short([a for _, a in hits])}"
+        yield "read-shown", any(os.path.basename(p) == "notes.txt" for p in shown_reads), f"reads on the transcript's tool calls: {shown_reads}"
     elif base == "edit":
         hits_read, hits_write = about(reads, "edit.txt"), about(writes, "edit.txt")
         want = ms.EDIT_BEFORE.replace(ms.EDIT_OLD, ms.EDIT_NEW)
@@ -146,15 +155,20 @@ def client_checks(run, base):
             yield "fs-read-request", any(ok(a) and ms.EDIT_OLD in str((a["result"] or {}).get("content")) for _, a in hits_read), f"client methods used: {used}; read answers {short([a for _, a in hits_read])}"
         yield "fs-write-request", any(p.get("content") == want for p, _ in hits_write), f"writes of edit.txt: {short([p.get('content') for p, _ in hits_write])}"
         yield "fs-write-done", any(ok(a) for p, a in hits_write if p.get("content") == want), f"answers {short([a for _, a in hits_write])}"
+        yield "write-shown", bool(write_shown("edit.txt", ("written",))), f"client writes on the transcript's tool calls: {short(shown_writes, 400)}"
     elif base == "write":
         hits = about(writes, "new.txt")
         yield "fs-write-request", any(p.get("content") == ms.WRITE_CONTENT for p, _ in hits), f"client methods used: {used}; writes of new.txt: {short([p.get('content') for p, _ in hits])}"
         yield "fs-write-done", any(ok(a) for p, a in hits if p.get("content") == ms.WRITE_CONTENT), f"answers {short([a for _, a in hits])}"
+        yield "write-shown", bool(write_shown("new.txt", ("written",))), f"client writes on the transcript's tool calls: {short(shown_writes, 400)}"
     elif base == "write-outside":
         outside = [(p, a) for p, a in writes if not inside(work, str(p.get("path", "")))]
         target = os.path.join(os.path.dirname(work), "outside.txt")
         yield "outside-request", bool(outside), f"client methods used: {used}; no fs/write_text_file outside {work}"
         yield "outside-refused", bool(outside) and all(a is not None and "error" in a for _, a in outside), f"answers {short([a for _, a in outside])}"
+        if outside:
+            refused = write_shown("outside.txt", ("failed", "rejected"))
+            yield "refusal-shown", bool(refused) and all(d["write"].get("error") for d in refused), f"client writes on the transcript's tool calls: {short(shown_writes, 400)}"
         exists = os.path.exists(target)
         yield "outside-untouched", not exists, f"{target} was written" + (" by the agent itself (no request reached the client)" if not outside else "")
     elif base == "shell":

@@ -123,12 +123,14 @@ def has_flag(spindle, command, flag):
 
 
 def host_flags(spindle, command, client):
-    """`--fs allow --terminals on` for the client variant; `--fs off --terminals off` otherwise
-    (when this spindle has the flags: the agent's own tools, as before they existed)."""
+    """The client variant: `--fs allow --terminals on` through chat; through serve `--fs ask`
+    (its default: each write waits for a review, which serve_runner accepts with POST .../review).
+    Otherwise `--fs off --terminals off` (when this spindle has the flags: the agent's own tools,
+    as before they existed)."""
     if client:
         if not has_flag(spindle, command, "--terminals"):
             raise RuntimeError(f"spindle {command} has no --fs/--terminals flags (the client services are not built)")
-        return ["--fs", "allow", "--terminals", "on"]
+        return ["--fs", "allow" if command == "chat" else "ask", "--terminals", "on"]
     return ["--fs", "off", "--terminals", "off"] if has_flag(spindle, command, "--terminals") else []
 
 

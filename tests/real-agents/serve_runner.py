@@ -93,8 +93,15 @@ def choose(permission, approve):
     return None
 
 
+def pending_writes(t):
+    """The client file writes waiting for a review (`--fs ask`): the engine's diffs with
+    `write.status` "pending"."""
+    return [d["write"] for e in (t or {}).get("entries") or [] for d in e.get("diffs") or [] if (d.get("write") or {}).get("status") == "pending"]
+
+
 def drive_turn(api, sid, k, approve, checks, until=None):
-    """Waits for the turn of the k-th prompt to end, answering every permission asked meanwhile;
+    """Waits for the turn of the k-th prompt to end, answering every permission asked meanwhile
+    (and accepting, or with approve False rejecting, every file write waiting for review);
     with `until`, returns as soon as `until(transcript)` holds (used to cancel mid-answer).
     Returns (transcript, ended)."""
     deadline = time.monotonic() + TURN_TIMEOUT
@@ -110,6 +117,13 @@ def drive_turn(api, sid, k, approve, checks, until=None):
         turn = turn_of(t, k)
         if turn and turn.get("finished"):
             return t, True
+        for write in pending_writes(t):
+            key = "review:" + json.dumps(write.get("requestId"))
+            if key not in answered:
+                answered.add(key)
+                decision = "accept" if approve else "reject"
+                status, body = api.call("POST", f"/api/sessions/{sid}/review", {"requestId": write.get("requestId"), "decision": decision})
+                checks.append(("review-answered", status == 200, f"POST review {write.get('requestId')!r} {decision}: {status} {body}"))
         entry = pending_permission(t)
         if entry is not None:
             permission = entry["permission"]
