@@ -312,6 +312,9 @@ fn giant_inputs_give_output_linear_in_their_size() {
         ),
         ("html", "<div>".repeat(mb / 5)),
         ("entities", "&amp;&#123;&nope;".repeat(mb / 17)),
+        ("nested quotes", ">".repeat(mb / 2) + " deep"),
+        ("nested list markers", "- ".repeat(mb / 4) + "x"),
+        ("nested ordered markers", "1. ".repeat(mb / 6) + "x"),
     ];
     for (name, input) in cases {
         let json = render_json(&input);
