@@ -29,7 +29,7 @@ XFAIL = {
     ("gemini", "shell", "terminal-output"): (
         "agent",
         "Gemini CLI ends a shell tool call with {\"status\":\"completed\",\"content\":[]}: the command's "
-        "output is sent to the model only, never to the client (Spindle offers no terminal capability)",
+        "output is sent to the model only, never to the client (with terminals advertised it runs the command itself all the same: probe.py)",
     ),
     ("fast-agent-anthropic", "write", "diff"): ("agent", "fast-agent's edit_file tool call carries no diff block"),
     ("fast-agent-anthropic", "edit", "diff"): ("agent", "fast-agent's edit_file tool call carries no diff block"),
