@@ -120,6 +120,10 @@ pub(crate) struct Book {
     /// client, which shows that history already, until the message with
     /// the snapshot's event id.
     in_snapshot: FxHashSet<String>,
+    /// Sessions attached again from an event id over WebSocket: kept from
+    /// the client until the server announces the first event id, which
+    /// says whether it resumed (same generation) or sends a snapshot.
+    awaiting_event_id: FxHashSet<String>,
     next_own_id: u64,
     /// Sessions opened by responses since the last call of
     /// [`Book::take_opened_sessions`].
@@ -196,7 +200,9 @@ impl Book {
             }
             let muted = method == methods::SESSION_UPDATE
                 && probe.params.and_then(|p| p.session_id).is_some_and(|s| {
-                    self.muted.contains(s.as_ref()) || self.in_snapshot.contains(s.as_ref())
+                    self.muted.contains(s.as_ref())
+                        || self.in_snapshot.contains(s.as_ref())
+                        || self.awaiting_event_id.contains(s.as_ref())
                 });
             return if muted {
                 IncomingAction::Swallow
@@ -320,7 +326,24 @@ impl Book {
         {
             return true;
         }
-        !self.muted.is_empty() || !self.in_snapshot.is_empty()
+        !self.muted.is_empty() || !self.in_snapshot.is_empty() || !self.awaiting_event_id.is_empty()
+    }
+
+    /// Keeps `session_id`'s updates from the client until
+    /// [`Book::event_id_announced`].
+    pub fn await_event_id(&mut self, session_id: &str) {
+        self.awaiting_event_id.insert(session_id.to_owned());
+    }
+
+    /// The server announced an event id of `session_id`. After a
+    /// reattachment, an id of another generation than the last one seen
+    /// means the server restarted: what it sent before was the session's
+    /// history (kept from the client) and the message this id belongs to is
+    /// its last piece.
+    pub fn event_id_announced(&mut self, session_id: &str, other_generation: bool) {
+        if self.awaiting_event_id.remove(session_id) && other_generation {
+            self.in_snapshot.insert(session_id.to_owned());
+        }
     }
 
     /// A message of `session_id` carrying a new event id arrived: a

@@ -232,6 +232,7 @@ impl Driver {
     /// One text frame from the server; `true` when the server says it
     /// dropped this client.
     fn incoming(&mut self, text: &str) -> bool {
+        tracing::trace!(target: "spindle_protocol::remote", "ws <- {text}");
         if text.contains("_spindle/") {
             #[derive(serde::Deserialize)]
             struct Probe {
@@ -254,6 +255,11 @@ impl Driver {
                     });
                     self.commit_announced();
                     if let (Some(session), Some(id)) = (session, id) {
+                        let other_generation = self
+                            .last_event_ids
+                            .get(session)
+                            .is_some_and(|last| generation(last) != generation(&id));
+                        self.book.event_id_announced(session, other_generation);
                         self.announced = Some((session.to_owned(), id));
                     }
                     return false;
@@ -346,6 +352,11 @@ impl Driver {
             self.book.reopen_sessions()
         };
         let reopened: Vec<String> = reopen.iter().map(|r| r.session_id.clone()).collect();
+        for session in &reopened {
+            if self.last_event_ids.contains_key(session) {
+                self.book.await_event_id(session);
+            }
+        }
         for r in reopen {
             if socket.send(WsMessage::text(r.line)).await.is_err() {
                 self.fatal("the new WebSocket dropped at once").await;
@@ -380,6 +391,12 @@ impl Driver {
             reason: reason.to_owned(),
         });
     }
+}
+
+/// The generation part of a Spindle event id (`GENERATION-N`; a plain
+/// number is its own generation).
+fn generation(event_id: &str) -> &str {
+    event_id.split_once('-').map_or(event_id, |(g, _)| g)
 }
 
 fn json_id(line: &str) -> Option<String> {
