@@ -228,7 +228,10 @@ NO_CLIENT = {s: OWN_TOOLS for s in ["client-read", "client-write", "client-edit"
 AGENTS = [
     Claude(
         "claude", "@zed-industries/claude-agent-acp", "anthropic",
-        unsupported=NO_CLIENT,
+        unsupported={
+            **NO_CLIENT,
+            "serve-auth": "not probed: its auth_required comes from session/prompt, with no method to sign in with (see claude/auth)",
+        },
         controls={"mode": "acceptEdits", "model": "haiku", "model_api": "haiku"},
         auth={"drop_env": ["ANTHROPIC_API_KEY"], "methods": []},
     ),

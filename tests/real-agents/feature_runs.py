@@ -9,6 +9,8 @@
   log), then `POST /api/sessions` with `agentSessionId` to open the agent's session again.
 - `auth`: the agent started without credentials (what `spindle chat` reports), then, where the
   agent has a method that signs in from the environment, `--auth METHOD` with the key restored.
+  `serve-auth`: the same without credentials through the server (`needsAuth` and the methods in
+  `GET .../agent`, then `POST .../authenticate`).
 
 What each agent is asked (mode, model, auth method) is in `agents.py` (`controls`, `auth`), taken
 from the agents' own `session/new` answers (see probe.py). `feature_run` returns a run record whose
@@ -25,7 +27,7 @@ from checks import xfail_reason
 from client_checks import exchanges_sent, wire_lines
 
 FEATURES = ["modes-history", "auth"]
-SERVE_FEATURES = ["modes-history"]
+SERVE_FEATURES = ["modes-history", "auth"]
 CHAT_TIMEOUT = 120
 
 
@@ -167,12 +169,9 @@ def said_after_open(lines, kind):
     return value
 
 
-def auth_chat(spindle, agent, run_dir, work, env, command, checks):
-    """Without credentials, then (where the agent signs in from the environment) with --auth."""
-    plan = agent.auth
-    bare = dict(env)
-    for key in plan.get("drop_env", []):
-        bare.pop(key, None)
+def strip_credentials(env, plan):
+    """The environment without the plan's keys; the auth settings files lose their `security`."""
+    bare = {k: v for k, v in env.items() if k not in plan.get("drop_env", [])}
     for path in plan.get("drop_settings", []):
         full = os.path.join(env["HOME"], path)
         with open(full) as f:
@@ -180,6 +179,13 @@ def auth_chat(spindle, agent, run_dir, work, env, command, checks):
         settings.pop("security", None)
         with open(full, "w") as f:
             json.dump(settings, f)
+    return bare
+
+
+def auth_chat(spindle, agent, run_dir, work, env, command, checks):
+    """Without credentials, then (where the agent signs in from the environment) with --auth."""
+    plan = agent.auth
+    bare = strip_credentials(env, plan)
     record = os.path.join(run_dir, "record.jsonl")
     code, _, err = run_chat(spindle, ["--yes", "--prompt", "Say hello.", "--record", record, "--timeout", str(CHAT_TIMEOUT)], run_dir, "no-credentials", bare, work, command)
     wire = wire_lines(record)
@@ -206,7 +212,7 @@ def auth_chat(spindle, agent, run_dir, work, env, command, checks):
 def feature_run(spindle, agent, label, root):
     """Runs one feature script (`modes-history`, `auth`, `serve-modes-history`) for an agent."""
     from runner import agent_env, host_flags, seed_work, start_emulator
-    from serve_features import serve_modes_history
+    from serve_features import serve_auth, serve_modes_history
 
     run_dir = os.path.join(root, agent.name, label)
     home, work = os.path.join(run_dir, "home"), os.path.join(run_dir, "work")
@@ -225,6 +231,8 @@ def feature_run(spindle, agent, label, root):
         command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}")
         if label == "serve-modes-history":
             t, record = serve_modes_history(spindle, agent, run_dir, work, env, command, host_flags(spindle, "serve", False), checks)
+        elif label == "serve-auth":
+            t, record = serve_auth(spindle, agent, run_dir, work, env, command, host_flags(spindle, "serve", False), checks)
         elif label == "modes-history":
             t, record = modes_history_chat(spindle, agent, run_dir, work, env, command, requests_of, checks)
         elif label == "auth":

@@ -149,3 +149,43 @@ def serve_modes_history(spindle, agent, run_dir, work, env, command, flags, chec
         checks.append(("reopened-same-session", any(a and "result" in a for a in answers) and not fresh, f"{how} of {agent_sid!r} answered {json.dumps(answers)[:200]}; session/new sent {len(fresh)} times"))
     return t, record
 
+
+def serve_auth(spindle, agent, run_dir, work, env, command, flags, checks):
+    """Without credentials through the server: the session waits in needs_auth with the agent's
+    methods (GET .../agent); POST .../authenticate either signs in (the session then answers a
+    prompt) or is refused with a message while the session keeps waiting."""
+    from feature_runs import strip_credentials
+
+    plan = agent.auth
+    bare = strip_credentials(env, plan)
+    db = os.path.join(run_dir, "serve.db")
+    record = os.path.join(run_dir, "record.jsonl")
+    server, api = start_server(spindle, run_dir, work, bare, command, flags, db, "serve")
+    sid, t = None, None
+    try:
+        status, created = call_when_up(server, api, "POST", "/api/sessions", {})
+        checks.append(("session-created", status == 201, f"POST /api/sessions: {status} {created}"))
+        if status != 201:
+            return None, None
+        sid = created["id"]
+        deadline, info = time.monotonic() + STARTUP, {}
+        while time.monotonic() < deadline:
+            status, info = api.call("GET", f"/api/sessions/{sid}/agent")
+            if isinstance(info, dict) and (info.get("needsAuth") or info.get("status") == "ready"):
+                break
+            time.sleep(0.3)
+        ids = [m.get("id") for m in (info or {}).get("authMethods") or []] if isinstance(info, dict) else []
+        checks.append(("needs-auth-shown", isinstance(info, dict) and info.get("needsAuth") is True and all(m in ids for m in plan.get("methods", [])), f"GET .../agent: {json.dumps(info)[:300]}"))
+        status, body = api.call("POST", f"/api/sessions/{sid}/authenticate", {"methodId": plan["sign_in"]})
+        if status == 200:
+            # Signed in: the session must go on and answer.
+            prompt_and_wait(api, sid, 1, checks, "reply-after-auth")
+        else:
+            _, after = api.call("GET", f"/api/sessions/{sid}/agent")
+            checks.append(("auth-refusal-clear", "error" in str(body) and isinstance(after, dict) and after.get("needsAuth") is True, f"POST authenticate: {status} {body}; then needsAuth {(after or {}).get('needsAuth') if isinstance(after, dict) else after}"))
+        t = api.transcript(sid)
+    finally:
+        stop_server(server)
+    export_recording(db, sid, record)
+    return (t if isinstance(t, dict) else None), record
+
