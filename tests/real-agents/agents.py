@@ -145,7 +145,8 @@ class OpenCode(AgentSpec):
                     "name": "Scripted model emulator",
                     "options": {"baseURL": base_url + "/v1", "apiKey": DUMMY_KEY},
                     "models": {
-                        "emulated-model": {"name": "emulated-model", "tool_call": True, "reasoning": True},
+                        # Images accepted (prompt-content), else opencode replaces an image by an error text.
+                        "emulated-model": {"name": "emulated-model", "tool_call": True, "reasoning": True, "attachment": True, "modalities": {"input": ["text", "image"], "output": ["text"]}},
                         # A second model on the same emulator, for /model.
                         "emulated-model-2": {"name": "emulated-model-2", "tool_call": True, "reasoning": True},
                     },
@@ -286,6 +287,7 @@ AGENTS = [
             },
             **{s: PASSTHROUGH for s in NO_CLIENT},
             "modes-history": "checked with fast-agent-anthropic (the same adapter)",
+            "prompt-content": "checked with fast-agent-anthropic (the passthrough model calls no model API)",
             "auth": "not probed: its one method (fast-agent-ai-secrets) only points at the config file",
         },
     ),

@@ -98,6 +98,16 @@ XFAIL = {
         "shape (agentCapabilities.sessionCapabilities.list), so the server's v2 client finds no "
         "session/list: GET /api/agent-sessions answers supported: false (through chat, v1, it is listed)",
     ),
+    ("qwen", "prompt-content", "image-reached-model"): (
+        "agent",
+        "Qwen Code advertises image and receives the image block, but sends its configured model "
+        "(qwen3-coder-plus, text-only in its own model table) the text \"[image: image/png]\" instead",
+    ),
+    ("gemini", "prompt-content", "image-reached-model"): (
+        "agent",
+        "Gemini CLI advertises image and receives the image block, but its model request carries no "
+        "inlineData for it: only the text and the mentioned file's text reach the model",
+    ),
     # The client-services variant (client_checks.py).
     **{
         ("gemini", "client-write", check): (

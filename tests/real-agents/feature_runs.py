@@ -7,6 +7,9 @@
 - `serve-modes-history` (through `spindle serve`): `POST /api/sessions/{id}/mode` and `.../config`,
   a prompt, `GET /api/agent-sessions`, a server restart (the pickers are rebuilt from the wire
   log), then `POST /api/sessions` with `agentSessionId` to open the agent's session again.
+- `prompt-content`: a prompt mentioning `@notes.txt` with `--attach pixel.png`: the blocks sent
+  (an embedded `resource` or a `resource_link`, an `image`) and whether the agent passed the
+  file's text and the image on to the model API.
 - `auth`: the agent started without credentials (what `spindle chat` reports), then, where the
   agent has a method that signs in from the environment, `--auth METHOD` with the key restored.
   `serve-auth`: the same without credentials through the server (`needsAuth` and the methods in
@@ -26,8 +29,8 @@ import model_scripts as ms
 from checks import xfail_reason
 from client_checks import exchanges_sent, wire_lines
 
-FEATURES = ["modes-history", "auth"]
-SERVE_FEATURES = ["modes-history", "auth"]
+FEATURES = ["modes-history", "auth", "prompt-content"]
+SERVE_FEATURES = ["modes-history", "auth", "prompt-content"]
 CHAT_TIMEOUT = 120
 
 
@@ -209,6 +212,44 @@ def auth_chat(spindle, agent, run_dir, work, env, command, checks):
     return replay(spindle, record), record
 
 
+def png_pixel():
+    """A valid 1x1 PNG (red), built here: no binary file in the repository."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b"")
+
+
+def prompt_content_chat(spindle, agent, run_dir, work, env, command, requests_of, checks):
+    """`@notes.txt` and `--attach pixel.png` in one prompt: what was sent, what reached the model."""
+    import base64
+
+    png = png_pixel()
+    with open(os.path.join(work, "pixel.png"), "wb") as f:
+        f.write(png)
+    data = base64.b64encode(png).decode()
+    record = os.path.join(run_dir, "record.jsonl")
+    code, _, err = run_chat(spindle, ["--yes", "--attach", "pixel.png", "--prompt", "Say hello about @notes.txt and the picture.", "--record", record, "--timeout", str(CHAT_TIMEOUT)], run_dir, "chat", env, work, command)
+    wire = wire_lines(record)
+    blocks = [b for p, _ in exchanges_sent(wire, "session/prompt") for b in p.get("prompt") or []]
+    kinds = [b.get("type") for b in blocks]
+    mentioned = [b for b in blocks if b.get("type") in ("resource", "resource_link")]
+    resource_text = [((b.get("resource") or {}).get("text")) for b in mentioned if b.get("type") == "resource"]
+    checks.append(("mention-sent", any(str((b.get("resource") or b).get("uri", "")).endswith("/notes.txt") for b in mentioned) and (not resource_text or resource_text[0] == ms.NOTES_CONTENT), f"blocks sent: {kinds}; {json.dumps(mentioned)[:300]}; stderr {err.strip()[-200:]!r}"))
+    checks.append(("image-sent", any(b.get("type") == "image" and b.get("mimeType") == "image/png" and b.get("data") == data for b in blocks), f"blocks sent: {kinds}"))
+    bodies = [json.dumps(r.get("body")) for r in requests_of() if r.get("role") == "main" and r.get("body")]
+    checks.append(("mention-reached-model", any("periwinkle" in b for b in bodies), f"the file's text is in none of the {len(bodies)} model requests"))
+    checks.append(("image-reached-model", any(data in b for b in bodies), f"the image's base64 is in none of the {len(bodies)} model requests"))
+    t = replay(spindle, record)
+    reply = ((t or {}).get("finalReply") or "").strip()
+    checks.append(("reply", code == 0 and reply == ms.PLAIN_TEXT, f"exit {code}; reply {reply[:120]!r}"))
+    return t, record
+
+
 def feature_run(spindle, agent, label, root):
     """Runs one feature script (`modes-history`, `auth`, `serve-modes-history`) for an agent."""
     from runner import agent_env, host_flags, seed_work, start_emulator
@@ -235,6 +276,8 @@ def feature_run(spindle, agent, label, root):
             t, record = serve_auth(spindle, agent, run_dir, work, env, command, host_flags(spindle, "serve", False), checks)
         elif label == "modes-history":
             t, record = modes_history_chat(spindle, agent, run_dir, work, env, command, requests_of, checks)
+        elif label == "prompt-content":
+            t, record = prompt_content_chat(spindle, agent, run_dir, work, env, command, requests_of, checks)
         elif label == "auth":
             t, record = auth_chat(spindle, agent, run_dir, work, env, command, checks)
         else:
