@@ -444,6 +444,10 @@ require("./daily.js")({
   agentTexts, userTexts, shot,
 });
 
+require("./perf.js")({
+  scenario, eventually, assert, newSession, send, waitTurns, greeted, shot,
+});
+
 // ---- runner ---------------------------------------------------------------------------------
 
 // SPINDLE_BROWSER_ASSETS=DIR: the page's files come from DIR instead of the binary (to try page

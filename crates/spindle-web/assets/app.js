@@ -125,7 +125,7 @@
       const where = [s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
       if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
       if (String(s.id) === String(current)) b.setAttribute("aria-current", "true");
-      b.addEventListener("click", () => { select(s.id); document.body.dataset.tab = "chat"; });
+      b.addEventListener("click", () => select(s.id));
       li.appendChild(b);
       ul.appendChild(li);
     }
@@ -142,6 +142,8 @@
     panels.loadAgent();
     $("empty").hidden = true;
     $("prompt-form").hidden = false;
+    // At phone width a chosen session is shown at once.
+    if (document.body.dataset.tab !== "chat") showTab("chat");
     for (const b of document.querySelectorAll("#session-list button")) {
       if (b.dataset.session === current) b.setAttribute("aria-current", "true");
       else b.removeAttribute("aria-current");
@@ -196,6 +198,8 @@
     if (parsed) generation = parsed.generation;
     const counter = parsed ? parsed.counter : applied;
     const marks = Array.isArray(batch.batches) ? batch.batches : [[counter, ops.length]];
+    events += 1;
+    batches += marks.length;
     queue.push({ ops, marks, id, at: 0, mark: 0, left: marks.length ? Number(marks[0][1]) : ops.length });
     queued += ops.length;
     schedule();
@@ -209,9 +213,12 @@
     fallbackTimer = setTimeout(frame, 200);
   }
 
+  let frames = 0, events = 0, batches = 0; // counted for tests and the benchmark
+
   function frame() {
     if (!frameRequested) return;
     frameRequested = false;
+    frames += 1;
     clearTimeout(fallbackTimer);
     const started = performance.now();
     let n = 0;
@@ -561,7 +568,7 @@
     entries: () => timeline.map((rec) => ({ id: rec.id, kind: rec.kind, text: rec.text })),
     loadAll: () => loadAll(),
     stats: () => ({
-      held: timeline.length, loadedFrom, queued, pendingOld: pendingCount,
+      held: timeline.length, loadedFrom, queued, pendingOld: pendingCount, frames, events, batches,
       drawn: transcript.drawnCount() + thoughts.drawnCount(),
     }),
   });

@@ -126,14 +126,18 @@
           anchor = Math.min(firstBelow(offsets, viewTop), items.length - 1);
           anchorDelta = viewTop - offsets[anchor];
         }
-        anchorRec = items[anchor];
+        // Looking at entries not loaded yet (above the first record): no record to hold on to.
+        if (anchorDelta < 0) anchor = -1;
+        anchorRec = anchor >= 0 ? items[anchor] : null;
       }
-      let wantTop = follow ? Math.max(0, total - viewHeight) : anchor >= 0 ? offsets[anchor] + anchorDelta : viewTop;
+      const bottomMost = Math.max(0, total - viewHeight);
+      let wantTop = follow ? bottomMost : anchor >= 0 ? offsets[anchor] + anchorDelta : viewTop;
       let targetAt = -1;
       if (target) {
         targetAt = items.indexOf(target.rec);
         if (targetAt >= 0) wantTop = Math.max(0, offsets[targetAt] - (target.block === "center" ? viewHeight / 3 : 0));
       }
+      wantTop = Math.min(Math.max(0, wantTop), bottomMost);
       // Which records are drawn.
       let first = firstBelow(offsets, wantTop - OVERSCAN);
       let last = first;
@@ -187,6 +191,8 @@
         setScroll(offsetOf(anchor) + anchorDelta);
       }
       if (changed) pending = true;
+      // The browser may have clamped the scroll: draw again around where it really is.
+      if (Math.abs(container.scrollTop - wantTop) > viewHeight / 2 && !target) pending = true;
       // Near the top of what is loaded: ask for older entries.
       if (!follow && unloaded > 0 && container.scrollTop < above + 2 * viewHeight) needOlder();
       onDrawn.done(api);

@@ -1,0 +1,243 @@
+// Browser scenarios of the page keeping up (issue #15): windowing, frame batching, tail-first
+// reopen, the in-page search and phone width. Registered by scenarios.js.
+"use strict";
+
+module.exports = function register(h) {
+  const { scenario, eventually, assert, newSession, send, waitTurns, greeted, shot } = h;
+
+  // What the windowed list may draw at once (window.js MAX_DRAWN), per list.
+  const MAX_DRAWN = 160;
+
+  const transcriptOf = async (page, base, id) =>
+    (await (await page.request.get(base + "/api/sessions/" + id + "/transcript")).json()).entries
+      .map((e) => ({ id: e.id, kind: e.kind, text: e.text || "" }));
+
+  const viewOf = (page) => page.evaluate(() => window.SpindleView.entries());
+
+  // Entries drawn in the transcript now, and every element under it.
+  const drawn = (page) => page.evaluate(() => ({
+    entries: document.querySelectorAll("#transcript > [data-entry-id]").length,
+    elements: document.querySelectorAll("#transcript *").length,
+  }));
+
+  // The drawn transcript entries that intersect the scroll container's box.
+  const inView = (page) => page.evaluate(() => {
+    const box = document.getElementById("transcript").getBoundingClientRect();
+    return [...document.querySelectorAll("#transcript > [data-entry-id]")]
+      .filter((n) => { const r = n.getBoundingClientRect(); return r.bottom > box.top && r.top < box.bottom; })
+      .map((n) => ({ id: n.dataset.entryId, index: Number(n.dataset.index) }));
+  });
+
+  // A session with a long turn: a marker prompt first (far above later), then `updates` mixed updates.
+  async function longSession(page, base, updates, marker) {
+    await page.goto(base + "/");
+    const id = await newSession(page);
+    await greeted(page);
+    await send(page, marker);
+    await waitTurns(page, base, id, 2);
+    await send(page, "/stream " + updates + " mixed");
+    await waitTurns(page, base, id, 3);
+    return id;
+  }
+
+  // Scrolls the transcript to its top, step by step as older entries load, until the first
+  // transcript entry of the session is drawn; checks the DOM stays bounded on the way.
+  async function scrollToTop(page, firstId) {
+    let most = 0;
+    await eventually("the first entry drawn at the top", async () => {
+      await page.evaluate(() => { document.getElementById("transcript").scrollTop = 0; });
+      await page.waitForTimeout(60);
+      const now = await drawn(page);
+      most = Math.max(most, now.entries);
+      assert(now.entries <= MAX_DRAWN, "drawn entries bounded while scrolling up: " + now.entries);
+      return (await inView(page)).some((e) => e.id === firstId);
+    }, 60000);
+    return most;
+  }
+
+  async function scrollToBottom(page, lastId) {
+    await eventually("the last entry drawn at the bottom", async () => {
+      await page.evaluate(() => { const t = document.getElementById("transcript"); t.scrollTop = t.scrollHeight; });
+      await page.waitForTimeout(60);
+      const now = await drawn(page);
+      assert(now.entries <= MAX_DRAWN, "drawn entries bounded while scrolling down: " + now.entries);
+      return (await inView(page)).some((e) => e.id === lastId);
+    }, 60000);
+  }
+
+  const transcriptKinds = (e) => e.kind !== "agent_thought" && e.kind !== "plan" && e.kind !== "plan_text";
+
+  scenario("a fast stream is applied once per frame and ends exactly as the transcript API", async ({ context, base }) => {
+    const page = await context.newPage();
+    await page.goto(base + "/");
+    const id = await newSession(page);
+    await greeted(page);
+    // Count how often the transcript's DOM changed (one observer callback per task that
+    // changed it) and the largest DOM while streaming.
+    await page.evaluate(() => {
+      window.__mutationCallbacks = 0;
+      window.__mostEntries = 0;
+      new MutationObserver(() => {
+        window.__mutationCallbacks += 1;
+        window.__mostEntries = Math.max(window.__mostEntries, document.querySelectorAll("#transcript > [data-entry-id]").length);
+      }).observe(document.getElementById("transcript"), { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    const framesBefore = await page.evaluate(() => window.SpindleView.stats().frames);
+    await send(page, "/stream 20000 mixed");
+    await waitTurns(page, base, id, 2);
+    const expected = await transcriptOf(page, base, id);
+    await eventually("page view equals the server transcript", async () =>
+      JSON.stringify(await viewOf(page)) === JSON.stringify(expected));
+    const stats = await page.evaluate(() => window.SpindleView.stats());
+    const callbacks = await page.evaluate(() => window.__mutationCallbacks);
+    // Every DOM change of the transcript happens in the page's frame: at most one observer
+    // callback per frame (plus the few the prompt box causes), however many ops arrived.
+    assert(callbacks <= stats.frames - framesBefore + 5,
+      "DOM changed once per frame at most: " + callbacks + " callbacks, " + (stats.frames - framesBefore) + " frames");
+    const most = await page.evaluate(() => window.__mostEntries);
+    assert(most <= MAX_DRAWN, "drawn entries bounded while streaming: " + most);
+    assert(expected.length > 1000, "a long transcript: " + expected.length);
+    await shot(page, "30-fast-stream");
+    await page.close();
+  });
+
+  scenario("a windowed transcript scrolls to the top of a long session and back, and search finds an entry far above", async ({ context, base }) => {
+    const page = await context.newPage();
+    const marker = "needle-far-above-" + Date.now();
+    const id = await longSession(page, base, 20000, marker);
+    const expected = await transcriptOf(page, base, id);
+    const shownKinds = expected.filter(transcriptKinds);
+    // Reopened: the tail comes first, the rest on demand.
+    await page.reload();
+    await page.waitForSelector("#prompt-form:not([hidden])");
+    const last = shownKinds[shownKinds.length - 1].id;
+    await eventually("the last entry in view after the reopen", async () => (await inView(page)).some((e) => e.id === last));
+    const held = (await page.evaluate(() => window.SpindleView.stats())).held;
+    assert(held < expected.length / 4, "only the tail was sent: " + held + " of " + expected.length);
+    await shot(page, "31-reopened-tail");
+    // Up to the very first entry and back down, the DOM bounded all along.
+    await scrollToTop(page, shownKinds[0].id);
+    await shot(page, "31b-scrolled-to-top");
+    const view = await viewOf(page);
+    assert(JSON.stringify(view) === JSON.stringify(expected), "every entry loaded once, in order (" + view.length + " of " + expected.length + ")");
+    await scrollToBottom(page, last);
+    // Search: opens with Ctrl+F, finds the marker prompt near the top and draws it, highlighted.
+    await page.reload();
+    await page.waitForSelector("#prompt-form:not([hidden])");
+    await eventually("reopened", async () => (await inView(page)).some((e) => e.id === last));
+    await page.click("#transcript");
+    await page.keyboard.press("Control+f");
+    await page.waitForSelector("#search:not([hidden])");
+    assert(await page.evaluate(() => document.activeElement && document.activeElement.id === "search-input"), "the search box has the focus");
+    await page.keyboard.type(marker);
+    await page.keyboard.press("Enter");
+    const markerEntry = expected.find((e) => e.kind === "user_message" && e.text === marker);
+    // The newest match first (the agent's echo of the prompt), then back to the prompt itself.
+    await eventually("a match drawn and marked", async () => (await page.$$("#transcript > .search-current")).length === 1);
+    await page.keyboard.press("Shift+Enter");
+    await eventually("the prompt drawn and marked", async () =>
+      (await page.$$('#transcript > .search-current[data-entry-id="' + markerEntry.id + '"]')).length === 1);
+    assert((await inView(page)).some((e) => e.id === markerEntry.id), "the match is in view");
+    assert((await page.textContent("#search-count")).startsWith("1 / "), "the count: " + (await page.textContent("#search-count")));
+    const highlighted = await page.evaluate(() => {
+      const h = window.CSS && CSS.highlights && CSS.highlights.get("spindle-search");
+      return h ? [...h].map((r) => r.toString()).join("|") : null;
+    });
+    assert(highlighted === null || highlighted === marker, "the highlight covers the match: " + highlighted);
+    assert((await drawn(page)).entries <= MAX_DRAWN, "DOM bounded after the jump");
+    await shot(page, "31c-search-far-above");
+    await page.keyboard.press("Escape");
+    assert(await page.isHidden("#search"), "Escape closes the search");
+    await page.close();
+  });
+
+  scenario("a reload in the middle of a long stream of a long session loses nothing and doubles nothing", async ({ context, base }) => {
+    const page = await context.newPage();
+    const id = await longSession(page, base, 20000, "before the reload");
+    await send(page, "/stream 60000 mixed");
+    // Mid-stream: the turn runs and part of it is on the page.
+    await eventually("the stream under way", async () =>
+      (await page.getAttribute("#state", "data-state")) === "running" && (await page.evaluate(() => window.SpindleView.stats().held)) > 100);
+    await page.reload();
+    await page.waitForSelector("#prompt-form:not([hidden])");
+    // While it streams, scroll up so that older pages load concurrently with live ops.
+    await page.evaluate(() => { document.getElementById("transcript").scrollTop = 0; });
+    await waitTurns(page, base, id, 4);
+    const expected = await transcriptOf(page, base, id);
+    await page.evaluate(() => window.SpindleView.loadAll());
+    await eventually("page view equals the server transcript", async () =>
+      JSON.stringify(await viewOf(page)) === JSON.stringify(expected), 30000);
+    const ids = (await viewOf(page)).map((e) => e.id);
+    assert(new Set(ids).size === ids.length, "no entry twice");
+    await page.close();
+  });
+
+  scenario("a permission card in an entry scrolled far away keeps its state", async ({ context, base }) => {
+    const page = await context.newPage();
+    const id = await longSession(page, base, 20000, "a long session first");
+    await send(page, "/scenario tools");
+    const card = "#transcript .entry.tool .permission-card.open .choices button";
+    await page.waitForSelector(card);
+    const entryId = await page.$eval(card, (b) => b.closest(".entry").dataset.entryId);
+    // Mark the card's DOM: the same node must come back, not a new one.
+    await page.$eval(card, (b) => { b.closest(".permission-card").dataset.probe = "kept"; });
+    const expected = await transcriptOf(page, base, id);
+    await scrollToTop(page, expected.filter(transcriptKinds)[0].id);
+    assert((await page.$$('#transcript > [data-entry-id="' + entryId + '"]')).length === 0, "the tool call left the DOM");
+    await scrollToBottom(page, entryId);
+    assert((await page.$$('#transcript .permission-card[data-probe="kept"].open')).length === 1, "the same open card is back");
+    const allow = await page.$$eval(card, (bs) => bs.map((b) => b.dataset.option).find((o) => /allow/i.test(o)));
+    await page.click(card + '[data-option="' + allow + '"]');
+    await waitTurns(page, base, id, 4);
+    await eventually("the answer in the tool call", async () =>
+      (await page.textContent('#transcript [data-entry-id="' + entryId + '"]')).includes("permission: " + allow));
+    await page.close();
+  });
+
+  scenario("at phone width the panes are tabs, the prompt stays reachable and cards take a finger", async ({ context, base }) => {
+    const page = await context.newPage();
+    await page.setViewportSize({ width: 390, height: 780 });
+    await page.goto(base + "/");
+    assert(await page.isVisible("#tabs"), "tabs shown at phone width");
+    // New sessions are made in the sessions tab.
+    await page.click('#tabs [data-tab="sessions"]');
+    assert(await page.isVisible("#new-session"), "the sessions tab shows the session list");
+    assert(await page.isHidden("#transcript"), "the chat is hidden in the sessions tab");
+    await shot(page, "32-phone-sessions");
+    const id = await newSession(page);
+    await page.click('#tabs [data-tab="chat"]');
+    await greeted(page);
+    await send(page, "/stream 3000 mixed");
+    await waitTurns(page, base, id, 2);
+    await send(page, "/scenario tools");
+    const card = "#transcript .entry.tool .permission-card.open .choices button";
+    await page.waitForSelector(card);
+    // The prompt box is on screen (sticky at the bottom) with the transcript above it.
+    const viewport = page.viewportSize();
+    const prompt = await page.locator("#prompt-input").boundingBox();
+    assert(prompt && prompt.y >= 0 && prompt.y + prompt.height <= viewport.height, "prompt on screen: " + JSON.stringify(prompt));
+    const send_ = await page.locator("#send").boundingBox();
+    assert(send_.y + send_.height <= viewport.height && send_.height >= 44, "send button on screen and big enough: " + JSON.stringify(send_));
+    // Card buttons big enough for a finger, within the screen's width.
+    const sizes = await page.$$eval(card, (bs) => bs.map((b) => { const r = b.getBoundingClientRect(); return [r.width, r.height, r.right]; }));
+    assert(sizes.every(([w, hh, right]) => hh >= 44 && w >= 44 && right <= 390), "card buttons: " + JSON.stringify(sizes));
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert(wide <= 390, "nothing wider than the screen: " + wide);
+    await shot(page, "32b-phone-chat-permission");
+    // Keyboard: the tabs move with the arrows and the focus is visible.
+    await page.focus('#tabs [data-tab="chat"]');
+    await page.keyboard.press("ArrowRight");
+    assert(await page.evaluate(() => document.activeElement.dataset.tab === "panes" && document.body.dataset.tab === "panes"), "arrow moves to the next tab");
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+    assert(outline !== "none", "focus visible: " + outline);
+    assert(await page.isVisible("#status-pane"), "the panes tab shows the status");
+    await shot(page, "32c-phone-panes");
+    await page.keyboard.press("ArrowLeft");
+    // Answered by touch-sized button, from the chat tab.
+    const allow = await page.$$eval(card, (bs) => bs.map((b) => b.dataset.option).find((o) => /allow/i.test(o)));
+    await page.tap(card + '[data-option="' + allow + '"]').catch(() => page.click(card + '[data-option="' + allow + '"]'));
+    await waitTurns(page, base, id, 3);
+    await shot(page, "32d-phone-answered");
+    await page.close();
+  });
+};
