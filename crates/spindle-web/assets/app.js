@@ -241,7 +241,52 @@
     }
     flush();
     for (const list of lists) list.render();
+    askTrees();
     if (queue.length) schedule();
+  }
+
+  // ---- finished messages: the server's rendering --------------------------------------------
+
+  // A drawn message that no longer streams gets the server's rendering of its markdown (with
+  // highlighted code; see markdown.js `show`), asked for in one batch per frame. Kept only while
+  // drawn: the server caches it, so asking again after a scroll is cheap.
+  let running = false; // the session's turn is open (its last message may still stream)
+  let treesAsked = 0;
+  const TREE_BATCH = 200;
+
+  function streamingNow(rec) {
+    return running && rec === timeline[timeline.length - 1];
+  }
+
+  function askTrees() {
+    if (treesAsked > 0 || current === null || !window.SpindleMarkdown.streaming) return;
+    const wanted = [];
+    for (const list of [transcript]) {
+      for (const rec of list.drawn()) {
+        if (wanted.length >= TREE_BATCH) break;
+        if (!rec.renderer || rec.treeAsked === rec.text.length || !rec.text || streamingNow(rec)) continue;
+        if (!entries.MARKDOWN_KINDS.has(rec.kind) || rec.renderer.hasTree) continue;
+        rec.treeAsked = rec.text.length;
+        wanted.push(rec);
+      }
+    }
+    if (!wanted.length) return;
+    const asked = epoch;
+    treesAsked += 1;
+    api("/api/sessions/" + encodeURIComponent(current) + "/rendered", { entries: wanted.map((rec) => rec.id) })
+      .then((answer) => {
+        if (asked !== epoch) return;
+        for (const item of Array.isArray(answer && answer.rendered) ? answer.rendered : []) {
+          const rec = recs.get(String(item.id));
+          // Only for the text the page shows now, and only while the entry is drawn.
+          if (!rec || !rec.renderer || rec.text.length !== item.length || rec.shownText !== rec.text) continue;
+          rec.renderer.show(item.tree, item.length);
+          if (rec.list) rec.list.changed(rec);
+          search.redrawn(rec);
+        }
+      })
+      .catch(() => { /* the page's own rendering stays */ })
+      .finally(() => { treesAsked -= 1; schedule(); });
   }
 
   function apply(op, counter) {
@@ -498,7 +543,8 @@
     const reason = st.stopReason;
     const error = st.error && st.error.message ? " (" + st.error.message + ")" : "";
     $("stop-reason").textContent = reason ? "stop reason: " + reason + error : "";
-    $("cancel").disabled = !(st.turnOpen || state === "running" || state === "requires_action");
+    running = !!(st.turnOpen || state === "running" || state === "requires_action");
+    $("cancel").disabled = !running;
   }
 
   function setUsage(op) {

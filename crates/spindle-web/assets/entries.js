@@ -102,7 +102,7 @@
     // Drops the entry's DOM (it left the viewport). Its record keeps everything else.
     function unbuild(rec) {
       if (rec.node) rec.node.remove();
-      for (const key of ["node", "head", "body", "extra", "term", "termExit", "attachments", "renderer", "shownText", "cards"]) rec[key] = null;
+      for (const key of ["node", "head", "body", "extra", "term", "termExit", "attachments", "renderer", "shownText", "cards", "treeAsked"]) rec[key] = null;
       rec.cache = [];
       rec.attachmentSignature = null;
     }
@@ -324,6 +324,14 @@
 
     // A height guess for an entry never drawn at this width: a header, then its text's lines.
     function estimate(rec, width) {
+      const key = rec.text.length + ":" + width;
+      if (rec.estimateKey === key) return rec.estimated;
+      rec.estimateKey = key;
+      rec.estimated = guess(rec, width);
+      return rec.estimated;
+    }
+
+    function guess(rec, width) {
       if (rec.kind === "boundary") return 48;
       if (rec.kind === "plan") return 30 + 24 * ((rec.view && rec.view.plan && rec.view.plan.entries) || []).length;
       const perLine = Math.max(20, Math.floor((width || 700) / 8));

@@ -16,6 +16,7 @@
     let query = "";
     let timer = 0;
     let marked = null;
+    let markedAt = null; // { rec, nth } of the marked match
     let run = 0;
 
     // What an entry is searched by: its text, and the titles it shows.
@@ -52,6 +53,7 @@
     function unmark() {
       if (marked) marked.classList.remove("search-current");
       marked = null;
+      markedAt = null;
       if (window.CSS && CSS.highlights) CSS.highlights.delete("spindle-search");
     }
 
@@ -92,6 +94,7 @@
         if (wanted !== at) return;
         unmark();
         marked = node;
+        markedAt = { rec, nth };
         node.classList.add("search-current");
         node.dataset.searchNth = String(nth);
         highlight(node, nth);
@@ -149,7 +152,15 @@
     });
     $("search-open").addEventListener("click", open);
 
-    return Object.freeze({ open, close, reset, find, matches: () => matches.length, current: () => at });
+    // The entry's DOM was redrawn (the server's rendering came): its highlight is drawn again.
+    function redrawn(rec) {
+      if (!markedAt || markedAt.rec !== rec || !rec.node) return;
+      marked = rec.node;
+      marked.classList.add("search-current");
+      highlight(rec.node, markedAt.nth);
+    }
+
+    return Object.freeze({ open, close, reset, find, redrawn, matches: () => matches.length, current: () => at });
   }
 
   window.SpindleSearch = Object.freeze({ create });

@@ -227,6 +227,7 @@
       // Scrolls `rec` into view (top, or a third down with "center"); `done(node)` once drawn.
       reveal: (rec, block, done) => { follow = false; target = { rec, block, done }; pending = true; },
       drawnCount: () => drawn.length,
+      drawn: () => drawn,
       items: () => items,
     });
     return api;
