@@ -13,8 +13,11 @@ pub struct ServeArgs {
     /// Address to listen on. Anything but loopback requires --token.
     #[arg(long, default_value = "127.0.0.1:8337")]
     bind: SocketAddr,
-    /// SQLite database (default: spindle/spindle.db in the user's data directory).
-    #[arg(long)]
+    /// Database: a SQLite file (default: spindle/spindle.db in the user's data directory) or a
+    /// PostgreSQL URL, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (the database must exist;
+    /// the tables are created and migrated at start). Also read from the SPINDLE_DB environment
+    /// variable, which keeps a password out of the process list.
+    #[arg(long, value_name = "FILE|URL")]
     db: Option<PathBuf>,
     /// Access token required on every request (required for a non-loopback --bind). Also read
     /// from the SPINDLE_TOKEN environment variable, which keeps it out of the process list.
@@ -75,7 +78,11 @@ fn default_db() -> anyhow::Result<PathBuf> {
 
 /// Runs `spindle serve`; returns the process exit code.
 pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> anyhow::Result<u8> {
-    let db = match args.db {
+    let db = match args.db.or_else(|| {
+        std::env::var_os("SPINDLE_DB")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    }) {
         Some(db) => db,
         None => default_db()?,
     };
