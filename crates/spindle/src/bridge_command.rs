@@ -30,6 +30,20 @@ pub struct BridgeArgs {
     /// dropped (in pieces, never held whole) with a warning on stderr.
     #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES, value_name = "BYTES")]
     pub max_line_bytes: usize,
+    /// Serve the agent over ACP's remote transport at `http://ADDR/acp` (RFD "Streamable HTTP
+    /// & WebSocket") instead of stdio: a headless gateway, no web page. Each remote
+    /// `session/new` starts its own agent process; the agent speaks `--agent-protocol` (default
+    /// 2), and so does the endpoint.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// With --listen: the database of sessions (default: a fresh file in the temporary
+    /// directory, removed at exit). Keep one to load sessions after a restart.
+    #[arg(long, value_name = "PATH", requires = "listen")]
+    pub db: Option<std::path::PathBuf>,
+    /// With --listen: the access token clients send as `Authorization: Bearer` (required for a
+    /// non-loopback address; also read from SPINDLE_TOKEN).
+    #[arg(long, requires = "listen")]
+    pub token: Option<String>,
     /// The agent command line.
     #[arg(last = true, required = true, value_name = "AGENT_CMD")]
     pub agent: Vec<String>,
@@ -64,6 +78,9 @@ enum Event {
 
 /// Runs `spindle bridge`; returns the process exit code.
 pub fn run(args: BridgeArgs) -> anyhow::Result<u8> {
+    if let Some(address) = args.listen {
+        return listen(address, args);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -375,4 +392,89 @@ async fn write_out(
         }
     }
     true
+}
+
+/// `spindle bridge --listen ADDR -- AGENT_CMD`: `spindle serve`'s `/acp` without the page, the
+/// agent's files and terminals off (no page to review a write or show a terminal; the remote
+/// client is the user).
+fn listen(address: std::net::SocketAddr, args: BridgeArgs) -> anyhow::Result<u8> {
+    let (db, temporary) = match args.db {
+        Some(db) => (db, false),
+        None => {
+            let name = format!("spindle-bridge-{}.db", std::process::id());
+            (std::env::temp_dir().join(name), true)
+        }
+    };
+    let config = spindle_web::ServeConfig {
+        bind: address,
+        db: db.clone(),
+        token: args
+            .token
+            .or_else(|| std::env::var("SPINDLE_TOKEN").ok())
+            .filter(|t| !t.is_empty()),
+        allow_hosts: Vec::new(),
+        agent: spindle_web::AgentSettings {
+            command: args.agent.iter().map(std::ffi::OsString::from).collect(),
+            protocol_version: u64::from(args.agent_protocol.unwrap_or(2)),
+            cwd: std::env::current_dir().context("no current directory")?,
+            startup_timeout: std::time::Duration::from_secs(30),
+            fs: spindle_web::FsPolicy::Off,
+            terminals: false,
+            remote: None,
+        },
+        limits: spindle_web::HubLimits::default(),
+    };
+    let options = spindle_web::ServeOptions {
+        page: false,
+        ..spindle_web::ServeOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let served = runtime.block_on(async move {
+        let server = spindle_web::Server::start_with(config, options).await?;
+        let url = server.url();
+        let (base, query) = url.split_once('?').unwrap_or((&url, ""));
+        let acp = format!("{}acp", base);
+        match query {
+            "" => println!("spindle bridge: listening on {acp}"),
+            _ => println!(
+                "spindle bridge: listening on {acp} (send the token as Authorization: Bearer)"
+            ),
+        }
+        server.run_until(shutdown_signal()).await?;
+        anyhow::Ok(())
+    });
+    if temporary {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut path = db.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    served.map(|()| 0)
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+        match terminate {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
 }

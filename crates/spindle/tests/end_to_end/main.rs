@@ -38,6 +38,7 @@ mod serve_markdown;
 
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
 mod remote_attach;
+mod remote_bridge;
 mod remote_http;
 mod remote_resume;
 
