@@ -107,6 +107,13 @@ module.exports = function register(h) {
     const id = await longSession(page, base, 20000, marker);
     const expected = await transcriptOf(page, base, id);
     const shownKinds = expected.filter(transcriptKinds);
+    // The route of older entries: a page ends before the index asked; bad input is refused clearly.
+    const entriesUrl = base + "/api/sessions/" + id + "/entries";
+    const pageOf = await (await page.request.get(entriesUrl + "?before=10&limit=4")).json();
+    assert(pageOf.total === expected.length && pageOf.first === 6 && /^\d+-\d+$/.test(pageOf.event), "page head: " + JSON.stringify({ ...pageOf, entries: undefined }));
+    assert(JSON.stringify(pageOf.entries.map((e) => [e.index, e.entry.id])) === JSON.stringify(expected.slice(6, 10).map((e, n) => [6 + n, e.id])), "entries 6..9");
+    const refused = await page.request.get(entriesUrl + "?before=ten");
+    assert(refused.status() === 400 && (await refused.json()).error.includes("before"), "bad before refused: " + refused.status());
     // Reopened: the tail comes first, the rest on demand.
     await page.reload();
     await page.waitForSelector("#prompt-form:not([hidden])");

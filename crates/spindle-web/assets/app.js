@@ -253,6 +253,9 @@
   let running = false; // the session's turn is open (its last message may still stream)
   let treesAsked = 0;
   const TREE_BATCH = 200;
+  // A longer message keeps the page's own rendering: its tree would be one long task to parse and
+  // draw, and the server highlights no more than 64 KiB of a message anyway.
+  const TREE_MAX_TEXT = 64 * 1024;
 
   function streamingNow(rec) {
     return running && rec === timeline[timeline.length - 1];
@@ -265,6 +268,7 @@
       for (const rec of list.drawn()) {
         if (wanted.length >= TREE_BATCH) break;
         if (!rec.renderer || rec.treeAsked === rec.text.length || !rec.text || streamingNow(rec)) continue;
+        if (rec.text.length > TREE_MAX_TEXT) continue;
         if (!entries.MARKDOWN_KINDS.has(rec.kind) || rec.renderer.hasTree) continue;
         rec.treeAsked = rec.text.length;
         wanted.push(rec);
