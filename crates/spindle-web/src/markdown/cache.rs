@@ -4,11 +4,12 @@
 //!
 //! The key is the text's length and a hash keyed randomly per process, so an agent cannot craft
 //! a text whose key collides with another message's. The cache is bounded in bytes; the entries
-//! used longest ago go first.
+//! used longest ago go first. A text asked for by several requests at once is rendered once.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::render_json;
 
@@ -21,18 +22,21 @@ struct Key {
     hash: u64,
 }
 
+/// One text's tree: rendered once by whichever request comes first; requests for the same text
+/// meanwhile wait for it instead of rendering it again (ten tabs reopening one session).
 #[derive(Debug)]
-struct Cached {
-    json: Arc<str>,
+struct Slot {
+    tree: Arc<OnceLock<Arc<str>>>,
     used: u64,
+    /// The JSON's length once counted in [`Inner::bytes`] (0 until then).
+    bytes: usize,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    trees: HashMap<Key, Cached>,
+    trees: HashMap<Key, Slot>,
     bytes: usize,
     clock: u64,
-    renders: u64,
 }
 
 /// Rendered markdown trees by text (see the module doc).
@@ -41,6 +45,7 @@ pub(crate) struct RenderCache {
     hasher: RandomState,
     limit: usize,
     inner: Mutex<Inner>,
+    renders: AtomicU64,
 }
 
 impl Default for RenderCache {
@@ -56,6 +61,7 @@ impl RenderCache {
             hasher: RandomState::new(),
             limit,
             inner: Mutex::new(Inner::default()),
+            renders: AtomicU64::new(0),
         }
     }
 
@@ -65,36 +71,40 @@ impl RenderCache {
             len: text.len(),
             hash: self.hasher.hash_one(text),
         };
-        {
+        let tree = {
             let mut inner = crate::core::lock(&self.inner);
             inner.clock += 1;
-            let now = inner.clock;
-            if let Some(cached) = inner.trees.get_mut(&key) {
-                cached.used = now;
-                return cached.json.clone();
-            }
-        }
-        // Rendered without the lock: other texts are served meanwhile.
-        let json: Arc<str> = render_json(text).into();
-        let mut inner = crate::core::lock(&self.inner);
-        inner.renders += 1;
-        if json.len() > self.limit {
-            return json;
-        }
-        inner.clock += 1;
-        let used = inner.clock;
-        if let Some(old) = inner.trees.insert(
-            key,
-            Cached {
-                json: json.clone(),
+            let used = inner.clock;
+            let slot = inner.trees.entry(key).or_insert_with(|| Slot {
+                tree: Arc::new(OnceLock::new()),
                 used,
-            },
-        ) {
-            inner.bytes -= old.json.len();
-        }
-        inner.bytes += json.len();
-        if inner.bytes > self.limit {
-            evict(&mut inner, self.limit - self.limit / 4);
+                bytes: 0,
+            });
+            slot.used = used;
+            slot.tree.clone()
+        };
+        // Rendered without the cache's lock: other texts are served meanwhile.
+        let json = tree
+            .get_or_init(|| {
+                self.renders.fetch_add(1, Ordering::Relaxed);
+                render_json(text).into()
+            })
+            .clone();
+        let mut inner = crate::core::lock(&self.inner);
+        let inner = &mut *inner;
+        if let Some(slot) = inner.trees.get_mut(&key)
+            && Arc::ptr_eq(&slot.tree, &tree)
+            && slot.bytes == 0
+        {
+            if json.len() > self.limit {
+                inner.trees.remove(&key);
+            } else {
+                slot.bytes = json.len();
+                inner.bytes += json.len();
+                if inner.bytes > self.limit {
+                    evict(inner, self.limit - self.limit / 4);
+                }
+            }
         }
         json
     }
@@ -102,7 +112,7 @@ impl RenderCache {
     /// How many texts were rendered (not served from the cache) so far.
     #[cfg(test)]
     pub(crate) fn renders(&self) -> u64 {
-        crate::core::lock(&self.inner).renders
+        self.renders.load(Ordering::Relaxed)
     }
 
     /// Bytes of JSON held.
@@ -114,10 +124,12 @@ impl RenderCache {
 
 /// Drops the trees used longest ago until at most `target` bytes are left.
 fn evict(inner: &mut Inner, target: usize) {
+    // Trees still being rendered (bytes 0) are not counted yet and stay.
     let mut by_age: Vec<(u64, Key)> = inner
         .trees
         .iter()
-        .map(|(key, cached)| (cached.used, *key))
+        .filter(|(_, slot)| slot.bytes > 0)
+        .map(|(key, slot)| (slot.used, *key))
         .collect();
     by_age.sort_unstable_by_key(|(used, _)| *used);
     for (_, key) in by_age {
@@ -125,7 +137,7 @@ fn evict(inner: &mut Inner, target: usize) {
             break;
         }
         if let Some(gone) = inner.trees.remove(&key) {
-            inner.bytes -= gone.json.len();
+            inner.bytes -= gone.bytes;
         }
     }
 }

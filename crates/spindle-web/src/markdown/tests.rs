@@ -391,6 +391,21 @@ fn the_cache_renders_a_text_once_and_a_changed_text_again() {
 }
 
 #[test]
+fn requests_for_one_text_at_the_same_time_render_it_once() {
+    let cache = RenderCache::default();
+    let text = "# many tabs\n\n".to_string() + &"a *line* of `text`\n\n".repeat(20_000);
+    let trees: Vec<_> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..8)
+            .map(|_| scope.spawn(|| cache.tree_json(&text)))
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    assert_eq!(cache.renders(), 1);
+    assert!(trees.iter().all(|tree| *tree == trees[0]));
+    assert_eq!(cache.bytes(), trees[0].len());
+}
+
+#[test]
 fn the_cache_stays_within_its_byte_limit() {
     let cache = RenderCache::new(10_000);
     for n in 0..1_000 {
