@@ -9,6 +9,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use spindle_protocol::prompt::{PromptBuilder, parse_mentions};
 use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
+use spindle_wire::client_methods::permission_kinds as kinds;
 
 use super::{RunningAgent, SessionTask, ValueReply, request_key};
 use crate::core::lock;
@@ -29,8 +30,8 @@ pub(crate) struct PromptImage {
 
 /// The option kinds that ask to remember a decision.
 const ALWAYS_KINDS: [(&str, &str); 2] = [
-    ("allow_always", "allow_once"),
-    ("reject_always", "reject_once"),
+    (kinds::ALLOW_ALWAYS, kinds::ALLOW_ONCE),
+    (kinds::REJECT_ALWAYS, kinds::REJECT_ONCE),
 ];
 
 /// What a permission request is about, for remembering "always" answers: the agent's tool name

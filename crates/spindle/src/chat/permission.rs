@@ -2,6 +2,9 @@
 //! non-interactive run gives. Never approves unless told to.
 
 use serde_json::{Value, json};
+use spindle_wire::client_methods::permission_kinds::{
+    ALLOW_ALWAYS, ALLOW_ONCE, REJECT_ALWAYS, REJECT_ONCE,
+};
 
 use super::render::{Line, Style};
 
@@ -84,13 +87,13 @@ impl PermissionAsk {
     /// CLI, Qwen Code), and taking it would widen the agent's standing
     /// permissions beyond the one run the user approved.
     pub fn allow_for_yes(&self) -> Option<&PermissionOption> {
-        self.first_of_kind(&["allow_once", "allow_always"])
+        self.first_of_kind(&[ALLOW_ONCE, ALLOW_ALWAYS])
     }
 
     /// Nobody can be asked: the narrowest rejecting option (`reject_once`,
     /// else `reject_always`), else `None` (answer `cancelled`).
     pub fn reject_unasked(&self) -> Option<&PermissionOption> {
-        self.first_of_kind(&["reject_once", "reject_always"])
+        self.first_of_kind(&[REJECT_ONCE, REJECT_ALWAYS])
     }
 
     /// The first option of the first kind in `kinds` that is offered.
@@ -136,7 +139,7 @@ impl Standing {
     /// returns the line to show ("standing: allow always execute: rm").
     pub fn remember(&mut self, ask: &PermissionAsk, option_id: &str) -> Option<String> {
         let option = ask.options.iter().find(|o| o.id == option_id)?;
-        if option.kind != "allow_always" && option.kind != "reject_always" {
+        if option.kind != ALLOW_ALWAYS && option.kind != REJECT_ALWAYS {
             return None;
         }
         self.answers.retain(|(tool, _)| *tool != ask.tool);
@@ -193,7 +196,7 @@ impl Standing {
 }
 
 fn standing_line(kind: &str, tool: &str) -> String {
-    let verb = if kind == "allow_always" {
+    let verb = if kind == ALLOW_ALWAYS {
         "allow"
     } else {
         "reject"
