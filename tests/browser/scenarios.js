@@ -263,6 +263,13 @@ scenario("a hostile message stays inert", async ({ context, base }) => {
   await waitTurns(page, base, id, 2);
   await eventually("hostile reply complete", async () =>
     ((await agentTexts(page)).slice(-1)[0] || "").endsWith("End of hostile input."));
+  // Over 64 KiB a message is drawn clipped (its start and its end) until asked for whole.
+  const views = await page.evaluate(() => window.SpindleView.entries());
+  assert(views.filter((e) => e.kind === "agent_message").slice(-1)[0].text.length > 1000000, "the 1 MiB line is kept");
+  const clipped = await page.$$("#transcript .entry.agent .clip-all");
+  assert(clipped.length === 1, "the long reply is drawn clipped");
+  await clipped[0].click();
+  await eventually("drawn whole", async () => (await page.$$("#transcript .entry.agent .clip-all")).length === 0);
   const transcript = await page.$("#transcript");
   assert((await transcript.$$("script")).length === 0, "no script element");
   assert((await transcript.$$("img")).length === 0, "no img element");

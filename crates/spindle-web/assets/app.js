@@ -65,7 +65,10 @@
     commands: () => commands,
     sent: () => { refreshSessions(); transcript.followEnd(); schedule(); },
   });
-  const entries = window.SpindleEntries.create({ el, fileDiff: window.SpindleCards.fileDiff, markdown: window.SpindleMarkdown });
+  const entries = window.SpindleEntries.create({
+    el, fileDiff: window.SpindleCards.fileDiff, markdown: window.SpindleMarkdown,
+    changed: (rec) => { if (rec.list) rec.list.changed(rec); schedule(); },
+  });
 
   const cards = window.SpindleCards.create({
     $, api, banner,
@@ -255,7 +258,7 @@
   const TREE_BATCH = 200;
   // A longer message keeps the page's own rendering: its tree would be one long task to parse and
   // draw, and the server highlights no more than 64 KiB of a message anyway.
-  const TREE_MAX_TEXT = 64 * 1024;
+  const TREE_MAX_TEXT = entries.DRAWN_LIMIT;
 
   function streamingNow(rec) {
     return running && rec === timeline[timeline.length - 1];
@@ -528,7 +531,8 @@
     $, el,
     records: () => timeline,
     loadAll,
-    reveal: (rec, done) => {
+    reveal: (rec, offset, done) => {
+      if (!entries.drawnAt(rec, offset)) entries.expand(rec);
       const list = rec.list;
       if (list) { list.reveal(rec, "center", done); schedule(); return; }
       if (rec.node) { rec.node.scrollIntoView({ block: "center" }); done(rec.node); }

@@ -5,7 +5,12 @@
 "use strict";
 
 (function () {
-  function create({ el, fileDiff, markdown }) {
+  function create({ el, fileDiff, markdown, changed }) {
+    // How much of one entry's text is drawn at most (the rest on request: "Show all"), so that
+    // one drawn entry costs a bounded DOM and layout whatever its length.
+    const DRAWN_LIMIT = 64 * 1024;
+    // The last part of a clipped message drawn below the note (it grows while the message streams).
+    const TAIL_SHOWN = 4 * 1024;
     // Entries whose text streams: markdown for messages, plain text for the rest.
     const MARKDOWN_KINDS = new Set(["user_message", "agent_message"]);
     // Terminal output is shown with its control characters made visible (ESC as U+241B, ...),
@@ -102,7 +107,7 @@
     // Drops the entry's DOM (it left the viewport). Its record keeps everything else.
     function unbuild(rec) {
       if (rec.node) rec.node.remove();
-      for (const key of ["node", "head", "body", "extra", "term", "termExit", "attachments", "renderer", "shownText", "cards", "treeAsked"]) rec[key] = null;
+      for (const key of ["node", "head", "body", "extra", "term", "termExit", "attachments", "renderer", "shownText", "cards", "treeAsked", "clip", "clipped"]) rec[key] = null;
       rec.cache = [];
       rec.attachmentSignature = null;
     }
@@ -114,28 +119,96 @@
       const text = rec.text;
       if (rec.kind === "boundary") { fillBoundary(rec); return; }
       if (!rec.body) return;
+      const long = text.length > DRAWN_LIMIT && !rec.expanded;
       if (rec.body.nodeType === Node.TEXT_NODE) {
         const before = rec.shownText;
         if (before === text) return;
-        if (before !== null && text.startsWith(before)) rec.body.appendData(shown(rec, text.slice(before.length)));
+        if (long) {
+          // Output: its last part is what matters.
+          rec.body.data = shown(rec, text.slice(text.length - DRAWN_LIMIT));
+          clipNote(rec, rec.body.parentNode, text.length - DRAWN_LIMIT, "beforebegin");
+        } else if (rec.clip) {
+          rec.clip.remove();
+          rec.clip = null;
+          rec.body.data = shown(rec, text);
+        } else if (before !== null && text.startsWith(before)) rec.body.appendData(shown(rec, text.slice(before.length)));
         else rec.body.data = shown(rec, text);
         rec.shownText = text;
         return;
       }
       if (rec.shownText === text) return;
+      if (long) {
+        showClipped(rec, text);
+      } else {
+        if (rec.clipped) { rec.body.replaceChildren(); rec.clipped = null; rec.renderer = null; rec.shownText = null; rec.cache = []; }
+        showMarkdown(rec, text);
+      }
+      rec.shownText = text;
+    }
+
+    function showMarkdown(rec, text) {
       if (markdown.streaming && markdown.build) {
         if (!rec.renderer) rec.renderer = markdown.streaming(rec.body);
-        if (rec.shownText !== null && !text.startsWith(rec.shownText)) {
-          let same = 0;
-          const old = rec.shownText;
-          while (same < old.length && same < text.length && old.charCodeAt(same) === text.charCodeAt(same)) same++;
-          rec.renderer.truncated(same);
-        }
+        if (rec.shownText !== null && !text.startsWith(rec.shownText)) rec.renderer.truncated();
         rec.renderer.update(text);
       } else {
         markdown.render(rec.body, text, rec.cache);
       }
-      rec.shownText = text;
+    }
+
+    // A message longer than DRAWN_LIMIT: its first part as markdown (up to a line end), a note
+    // saying how much is not drawn, and its last part as plain text (it grows while it streams).
+    function showClipped(rec, text) {
+      if (!rec.clipped) {
+        rec.body.replaceChildren();
+        rec.renderer = null;
+        const newline = text.lastIndexOf("\n", DRAWN_LIMIT);
+        const headCut = newline > DRAWN_LIMIT / 2 ? newline + 1 : DRAWN_LIMIT;
+        const head = el("div", "md-head");
+        const tail = el("div", "md-tail");
+        rec.body.append(head, tail);
+        const renderer = markdown.streaming ? markdown.streaming(head) : null;
+        if (renderer) renderer.update(text.slice(0, headCut));
+        else markdown.render(head, text.slice(0, headCut), []);
+        rec.clipped = { headCut, tail };
+      }
+      const { headCut, tail } = rec.clipped;
+      const tailFrom = Math.max(headCut, text.length - TAIL_SHOWN);
+      tail.textContent = text.slice(tailFrom);
+      clipNote(rec, tail, tailFrom - headCut, "beforebegin");
+    }
+
+    // The note over a clipped text: how many characters are not drawn, and a button to draw all.
+    function clipNote(rec, anchor, hidden, where) {
+      if (!rec.clip) {
+        rec.clip = el("div", "clip-note");
+        rec.clip.append(el("span", "clip-count"));
+        const all = el("button", "clip-all", "Show all");
+        all.type = "button";
+        all.addEventListener("click", () => expand(rec));
+        rec.clip.append(all);
+        anchor.insertAdjacentElement(where, rec.clip);
+      }
+      rec.clip.firstChild.textContent = hidden.toLocaleString() + " characters not drawn";
+    }
+
+    // Draws the whole text of a clipped entry (the reader asked, or the search needs it).
+    function expand(rec) {
+      if (rec.expanded) return;
+      rec.expanded = true;
+      if (!rec.node) return;
+      if (rec.clip) { rec.clip.remove(); rec.clip = null; }
+      rec.shownText = null;
+      showText(rec);
+      changed(rec);
+    }
+
+    // Whether `offset` of the entry's text is drawn now.
+    function drawnAt(rec, offset) {
+      if (rec.expanded || rec.text.length <= DRAWN_LIMIT) return true;
+      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) return offset >= rec.text.length - DRAWN_LIMIT;
+      const headCut = rec.clipped ? rec.clipped.headCut : DRAWN_LIMIT / 2;
+      return offset < headCut || offset >= Math.max(headCut, rec.text.length - TAIL_SHOWN);
     }
 
     function fillBoundary(rec) {
@@ -335,7 +408,7 @@
       if (rec.kind === "boundary") return 48;
       if (rec.kind === "plan") return 30 + 24 * ((rec.view && rec.view.plan && rec.view.plan.entries) || []).length;
       const perLine = Math.max(20, Math.floor((width || 700) / 8));
-      const text = rec.text;
+      const text = rec.expanded ? rec.text : rec.text.slice(0, DRAWN_LIMIT + TAIL_SHOWN);
       let lines = 0;
       if (text.length < 20000) {
         for (const line of text.split("\n")) lines += 1 + Math.floor(line.length / perLine);
@@ -346,7 +419,7 @@
       return chrome + 21 * Math.min(lines, 2000);
     }
 
-    return Object.freeze({ build, unbuild, fill, facts, showText, estimate, MARKDOWN_KINDS });
+    return Object.freeze({ build, unbuild, fill, facts, showText, estimate, expand, drawnAt, DRAWN_LIMIT, MARKDOWN_KINDS });
   }
 
   window.SpindleEntries = Object.freeze({ create });

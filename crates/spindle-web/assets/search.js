@@ -72,7 +72,7 @@
         const hay = searchable(rec).toLowerCase();
         let nth = 0;
         for (let i = hay.indexOf(needle); i >= 0 && matches.length < MAX_MATCHES; i = hay.indexOf(needle, i + needle.length)) {
-          matches.push({ rec, nth: nth++ });
+          matches.push({ rec, nth: nth++, offset: i - (hay.length - rec.text.length) });
         }
         if (matches.length >= MAX_MATCHES) break;
       }
@@ -88,9 +88,9 @@
       if (!matches.length) return;
       at = (index + matches.length) % matches.length;
       count.textContent = (at + 1) + " / " + matches.length + (matches.length >= MAX_MATCHES ? "+" : "");
-      const { rec, nth } = matches[at];
+      const { rec, nth, offset } = matches[at];
       const wanted = at;
-      reveal(rec, (node) => {
+      reveal(rec, offset, (node) => {
         if (wanted !== at) return;
         unmark();
         marked = node;
