@@ -109,7 +109,8 @@ def serve_modes_history(spindle, agent, run_dir, work, env, command, flags, chec
         t = prompt_and_wait(api, sid, 1, checks, "reply")
         agent_sid = (t or {}).get("sessionId")
         if agent.history == "list":
-            status, listed = api.call("GET", "/api/agent-sessions")
+            # The server starts a short-lived agent process for the list (up to its startup timeout).
+            status, listed = api.call("GET", "/api/agent-sessions", timeout=STARTUP)
             ids = [s.get("sessionId") for s in (listed or {}).get("sessions") or []] if isinstance(listed, dict) else []
             checks.append(("listed", status == 200 and agent_sid in ids, f"GET /api/agent-sessions: {status}; {agent_sid!r} among {ids[:5]}"))
     finally:

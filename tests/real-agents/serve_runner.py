@@ -40,13 +40,13 @@ class Api:
     def __init__(self, base):
         self.base = base
 
-    def call(self, method, path, body=None):
+    def call(self, method, path, body=None, timeout=30):
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.base + path, data=data, method=method)
         if data is not None:
             request.add_header("content-type", "application/json")
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 return response.status, json.loads(response.read() or b"null")
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode("utf-8", "replace")
