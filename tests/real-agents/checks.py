@@ -72,8 +72,8 @@ XFAIL = {
     **{
         (agent, "modes-history", f"resumed-keeps-{kind}"): (
             "agent",
-            f"{name} answers session/resume with its default {kind}, not the one set before (the "
-            "session's stored history is kept, its mode and model are not)",
+            f"{name} answers session/load (and session/resume) with its default {kind}, not the one set "
+            "before (the session's history is kept, its mode and model are not)",
         )
         for agent, name, kinds in (("claude", "claude-agent-acp", ("mode", "model")), ("qwen", "Qwen Code", ("mode",)), ("codex", "codex-acp", ("mode", "model")))
         for kind in kinds
