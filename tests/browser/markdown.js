@@ -64,7 +64,7 @@ module.exports = function register(h) {
           comment: [...box.querySelectorAll("pre code span.hl-comment")].map((s) => s.textContent).join(""),
           code: code ? code.textContent : null,
           cells: [...box.querySelectorAll("table td")].map((td) => td.textContent + ":" + td.style.textAlign),
-          heading: (box.querySelector("h1") || {}).textContent,
+          heading: (box.querySelector("h3") || {}).textContent,
         };
       }, { session: id, entry: reply.id });
       built.problems = await page.$eval("#md-check", hostileChecks);

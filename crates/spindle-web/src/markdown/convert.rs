@@ -3,7 +3,8 @@
 //!
 //! Raw HTML (blocks and inline) is shown as its text. Links keep an `href` only for `http:`,
 //! `https:` and `mailto:` targets; any other link shows its label and target as text. Images are
-//! never loaded: a safe image becomes a link to it, labelled with its alt text. Elements nest at
+//! never loaded: a safe image becomes a link to it, labelled with its alt text. Headings are shown
+//! two levels down (`#` is `h3`, `####` and deeper `h6`). Elements nest at
 //! most [`MAX_DEPTH`] deep; deeper constructs keep their text, without their element.
 
 use pulldown_cmark::{
@@ -223,7 +224,11 @@ impl Builder {
     fn start(&mut self, tag: MdTag<'_>) {
         match tag {
             MdTag::Paragraph => self.open(Element::new(Tag::P)),
-            MdTag::Heading { level, .. } => self.open(Element::new(Tag::heading(level as usize))),
+            // Two levels down: a message is a part of the page, its `#` is not the page's title
+            // (the page's streaming renderer shows headings the same way).
+            MdTag::Heading { level, .. } => {
+                self.open(Element::new(Tag::heading(level as usize + 2)))
+            }
             MdTag::BlockQuote(_) => self.open(Element::new(Tag::Blockquote)),
             MdTag::CodeBlock(kind) => {
                 let language = match kind {
