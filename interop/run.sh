@@ -8,6 +8,9 @@
 # (b) Spindle's reference agent (`spindle agent`) driven by clients on the official
 #     TypeScript SDK (v1 and experimental v2) and Python SDK (v1), and by the Rust SDK client.
 # (c) The same peers through `spindle bridge`, each side speaking the other version.
+# (e) The official SDK clients (the Rust `agent-client-protocol-http` client, the npm SDK's
+#     experimental http-client and ws-client) drive the reference agent through Spindle's `/acp`
+#     (`spindle serve` and `spindle bridge --listen`).
 # Prints one line per check and "N passed, M failed"; exits 1 if any check failed.
 # Env: SPINDLE_BIN / SDK_TEST_AGENT / SDK_BENCH_CLIENT / SCHEMA_CHECK to use prebuilt binaries,
 #      INTEROP_VENV (default interop/python/.venv), PYTHON (default python3).
@@ -166,6 +169,46 @@ for pair in "2 1" "1 2"; do
       || fail "spindle chat v$1 -> bridge -> sdk-test-agent v$2: tool (exit $rc): ${out:0:200}"
   fi
 done
+
+# --- (e) the official SDK clients drive agents through Spindle's /acp -------------------
+# `spindle serve --protocol 1` and `spindle bridge --listen` serve the reference agent over the
+# RFD transport; the official Rust client (`sdk-http-client`, agent-client-protocol-http) and
+# the npm SDK's experimental http-client and ws-client drive it over HTTP+SSE and WebSocket.
+# Every message Spindle's /acp sends is recorded (SPINDLE_ACP_RECORD_DIR) for the schema check.
+echo "# official SDK clients -> spindle serve /acp and spindle bridge --listen"
+SDK_HTTP_CLIENT=${SDK_HTTP_CLIENT:-$(dirname "$SDK_TEST_AGENT")/sdk-http-client}
+# Starts a server command printing its URL on stdout; sets ACP_BASE (http://HOST:PORT/acp).
+start_acp() {
+  local out=$1; shift
+  SPINDLE_ACP_RECORD_DIR="$REC" "$@" >"$out" 2>/dev/null &
+  ACP_PID=$!
+  ACP_BASE=""
+  for _ in $(seq 1 100); do
+    ACP_BASE=$(grep -o 'http://[0-9.:]*/' "$out" | head -1)
+    [[ -n "$ACP_BASE" ]] && ACP_BASE="${ACP_BASE}acp" && break
+    sleep 0.1
+  done
+}
+ACP_OUT=$(mktemp)
+ACP_DB=$(mktemp -d)
+start_acp "$ACP_OUT" "$SPINDLE_BIN" serve --bind 127.0.0.1:0 --db "$ACP_DB/serve.db" --protocol 1 -- "${AGENT[@]}"
+if [[ -z "$ACP_BASE" ]]; then
+  fail "spindle serve did not start"
+else
+  conversation "rust-sdk http -> spindle serve /acp" "$SDK_HTTP_CLIENT" "$ACP_BASE"
+  conversation "rust-sdk ws -> spindle serve /acp" "$SDK_HTTP_CLIENT" "ws://${ACP_BASE#http://}"
+  conversation "ts http -> spindle serve /acp" node --experimental-websocket interop/ts/remote.mjs http "$ACP_BASE"
+  conversation "ts ws -> spindle serve /acp" node --experimental-websocket interop/ts/remote.mjs ws "ws://${ACP_BASE#http://}"
+fi
+kill "$ACP_PID" 2>/dev/null; wait "$ACP_PID" 2>/dev/null
+start_acp "$ACP_OUT" "$SPINDLE_BIN" bridge --listen 127.0.0.1:0 --agent-protocol 1 --db "$ACP_DB/bridge.db" -- "${AGENT[@]}"
+if [[ -z "$ACP_BASE" ]]; then
+  fail "spindle bridge --listen did not start"
+else
+  conversation "rust-sdk ws -> spindle bridge --listen" "$SDK_HTTP_CLIENT" "ws://${ACP_BASE#http://}"
+  conversation "ts http -> spindle bridge --listen" node --experimental-websocket interop/ts/remote.mjs http "$ACP_BASE"
+fi
+kill "$ACP_PID" 2>/dev/null; wait "$ACP_PID" 2>/dev/null; rm -rf "$ACP_OUT" "$ACP_DB"
 
 # --- every message Spindle sent above, against the official schemas ------------
 echo "# schema: what spindle agent and spindle chat sent (v1/v2 schema.unstable.json; extensions: envelope only)"

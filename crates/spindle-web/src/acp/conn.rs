@@ -121,6 +121,8 @@ pub(crate) struct Conn {
     pub(crate) attached: tokio::sync::watch::Sender<u64>,
     /// Dropped when the connection ends: every stream of it ends.
     pub(crate) closed: tokio::sync::watch::Sender<bool>,
+    /// The conversation's recording (`SPINDLE_ACP_RECORD_DIR`), if asked for.
+    recording: Option<Mutex<std::fs::File>>,
 }
 
 #[derive(Debug)]
@@ -147,6 +149,28 @@ impl Conn {
             }),
             attached: tokio::sync::watch::channel(0).0,
             closed: tokio::sync::watch::channel(false).0,
+            recording: None,
+        }
+    }
+
+    /// Records what the client sent (`{"sent": ...}`) when recording.
+    pub(crate) fn record_sent(&self, message: &serde_json::Value) {
+        if self.recording.is_some() {
+            self.record_line(&serde_json::json!({ "sent": message }).to_string());
+        }
+    }
+
+    /// Records a message Spindle sent when recording.
+    pub(crate) fn record_received(&self, text: &str) {
+        if self.recording.is_some() {
+            self.record_line(text);
+        }
+    }
+
+    fn record_line(&self, line: &str) {
+        use std::io::Write;
+        if let Some(file) = &self.recording {
+            let _ = writeln!(lock(file), "{line}");
         }
     }
 
@@ -167,6 +191,7 @@ impl Conn {
 
     /// Queues a message on the connection stream.
     pub(crate) fn send(&self, message: String, ring_limit: usize) {
+        self.record_received(&message);
         let mut state = lock(&self.state);
         let outbox = &mut state.outbox;
         outbox.counter += 1;
@@ -360,7 +385,9 @@ impl Connections {
         if map.len() >= self.limits.max_connections {
             return None;
         }
-        let conn = Arc::new(Conn::new(id.clone()));
+        let mut conn = Conn::new(id.clone());
+        conn.recording = recording(&id).map(Mutex::new);
+        let conn = Arc::new(conn);
         map.insert(id, conn.clone());
         Some(conn)
     }
@@ -398,6 +425,21 @@ impl Connections {
         let all: Vec<Arc<Conn>> = lock(&self.map).drain().map(|(_, c)| c).collect();
         for conn in all {
             conn.close();
+        }
+    }
+}
+
+/// The recording file of a connection: `SPINDLE_ACP_RECORD_DIR/agent-acp-ID.jsonl` in the
+/// `spindle replay` format (what the client sent as `{"sent": ...}`, what Spindle sent bare),
+/// for checking every message Spindle sends against the official schemas (`interop/run.sh`).
+fn recording(id: &str) -> Option<std::fs::File> {
+    let dir = std::env::var_os("SPINDLE_ACP_RECORD_DIR")?;
+    let path = std::path::Path::new(&dir).join(format!("agent-acp-{id}.jsonl"));
+    match std::fs::File::create(&path) {
+        Ok(file) => Some(file),
+        Err(error) => {
+            tracing::warn!("cannot record {}: {error}", path.display());
+            None
         }
     }
 }

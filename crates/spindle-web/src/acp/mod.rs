@@ -198,6 +198,7 @@ pub(crate) async fn post(State(state): State<AcpState>, request: Request) -> Res
             }
         }
     }
+    conn.record_sent(&message);
     tokio::spawn(async move {
         dispatch::dispatch(&state, &conn, message).await;
     });
@@ -218,6 +219,8 @@ fn initialize(state: &AcpState, message: &Value) -> Response {
     let params = message.get("params").cloned().unwrap_or(Value::Null);
     let result = dispatch::initialize_result(state, &conn, &params);
     let body = json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string();
+    conn.record_sent(message);
+    conn.record_received(&body);
     let mut response = (StatusCode::OK, [(header::CONTENT_TYPE, JSON_MIME)], body).into_response();
     if let Ok(value) = HeaderValue::from_str(&conn.id) {
         response.headers_mut().insert(HEADER_CONNECTION_ID, value);
@@ -338,6 +341,7 @@ async fn session_sse(
         guard
     };
     let conn = conn.clone();
+    let recorder = conn.clone();
     let session = session.to_string();
     let waited = async move {
         let mut attached = conn.attached.subscribe();
@@ -358,7 +362,12 @@ async fn session_sse(
     let events = stream::once(waited)
         .filter_map(|s| async move { s })
         .flatten()
-        .filter_map(|out| async move { sse_event(out) });
+        .filter_map(move |out| {
+            if let Out::Message { text, .. } = &out {
+                recorder.record_received(text);
+            }
+            async move { sse_event(out) }
+        });
     sse_response(events)
 }
 

@@ -81,12 +81,14 @@ async fn run(state: AcpState, conn: Arc<Conn>, mut socket: WebSocket) {
                         continue;
                     }
                 };
+                conn.record_sent(&message);
                 let method = message.get("method").and_then(Value::as_str);
                 if method == Some("initialize") {
                     let params = message.get("params").cloned().unwrap_or(Value::Null);
                     let result = dispatch::initialize_result(&state, &conn, &params);
                     initialized = true;
                     let answer = json!({"jsonrpc": "2.0", "id": message.get("id"), "result": result});
+                    conn.record_received(&answer.to_string());
                     if !send(&mut socket, &answer.to_string()).await { break }
                     continue;
                 }
@@ -107,6 +109,7 @@ async fn run(state: AcpState, conn: Arc<Conn>, mut socket: WebSocket) {
             Some((session, out)) = sessions.next(), if !sessions.is_empty() => {
                 let sent = match out {
                     Out::Message { id, text } => {
+                        conn.record_received(&text);
                         if let Some(id) = id.filter(|_| conn.opted_event_ids())
                             && !send(&mut socket, &streams::event_id_notice(&session, id)).await
                         {
