@@ -30,7 +30,7 @@ from checks import xfail_reason
 from client_checks import exchanges_sent, wire_lines
 
 FEATURES = ["modes-history", "auth", "prompt-content"]
-SERVE_FEATURES = ["modes-history", "auth", "prompt-content"]
+SERVE_FEATURES = ["modes-history", "auth"]
 CHAT_TIMEOUT = 120
 
 
