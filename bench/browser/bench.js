@@ -6,9 +6,12 @@
 //   --sizes A,B        turn sizes (default 20000,100000)
 //   --tabs K           tabs of the many-tabs run (default 10; 0 skips it)
 //   --label NAME       the run's name in the report (default "current")
-//   --json FILE        where the JSON results go (default: stdout only gets the table)
+//   --json FILE        where the JSON results go (default: stdout only gets the table); with --only,
+//                      the runs of the other kinds already in FILE are kept
 //   --assets DIR       serve the page's files (/, *.js, *.css) from DIR instead of the binary
 //   --timeout SECS     longest wait for one turn or reopen (default 600; --quick 60)
+//   --only KINDS       run only some of: single (1 tab + reopen), shared (K tabs in one browser
+//                      context), separate (K tabs, a context each; not in --quick)
 "use strict";
 
 const { chromium } = require("playwright-core");
@@ -27,7 +30,7 @@ const LAUNCH_ARGS = [
 const VIEWPORT = { width: 1280, height: 860 };
 
 function parseArgs(argv) {
-  const o = { quick: false, sizes: null, tabs: null, label: "current", json: null, assets: null, timeout: null, spindle: null };
+  const o = { quick: false, sizes: null, tabs: null, label: "current", json: null, assets: null, timeout: null, only: null, spindle: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -41,6 +44,7 @@ function parseArgs(argv) {
     else if (a === "--json") o.json = value();
     else if (a === "--assets") o.assets = value();
     else if (a === "--timeout") o.timeout = Number(value());
+    else if (a === "--only") o.only = value().split(",");
     else if (a.startsWith("--")) throw new Error("unknown option " + a);
     else if (o.spindle === null) o.spindle = a;
     else throw new Error("unexpected argument " + a);
@@ -83,7 +87,8 @@ async function serveAssets(context, dir) {
 async function openTab(context, base, id, timeoutMs) {
   const page = await context.newPage();
   const cdp = await probe.instrument(context, page);
-  await page.goto(base + "/#session=" + id);
+  page.setDefaultTimeout(timeoutMs);
+  await page.goto(base + "/#session=" + id, { waitUntil: "domcontentloaded", timeout: timeoutMs });
   await page.waitForSelector("#prompt-form:not([hidden])", { timeout: timeoutMs });
   await probe.waitFor("a live connection", async () =>
     ((await page.getAttribute("#connection", "data-state")) === "live" ? true : null), timeoutMs);
@@ -91,22 +96,25 @@ async function openTab(context, base, id, timeoutMs) {
   return { page, cdp };
 }
 
-// Compares the page's entries with the server's: "equal", "suffix k/n" (the page holds the
-// last k entries exactly), or "MISMATCH ..." (retried for up to 10 s while the page settles).
-async function checkEntries(page, expected, allowSuffix) {
-  let verdict = "";
+// Compares the page's entries with the server's (retried for up to 10 s while the page settles):
+// "equal" or "MISMATCH ...". With `loadAll`, a page that loads older entries on demand is first
+// asked to load them all (`SpindleView.loadAll()`, when the page has it).
+async function checkEntries(page, expected, loadAll) {
+  if (loadAll) {
+    await page.evaluate(() => (window.SpindleView && typeof window.SpindleView.loadAll === "function"
+      ? window.SpindleView.loadAll() : null));
+  }
+  const want = JSON.stringify(expected);
   const deadline = Date.now() + 10000;
   for (;;) {
     const shown = await probe.viewEntries(page);
-    const tail = expected.slice(expected.length - shown.length);
-    if (JSON.stringify(shown) === JSON.stringify(expected)) return { ok: true, verdict: "equal", shown: shown.length, expected: expected.length };
-    if (allowSuffix && shown.length > 0 && shown.length < expected.length && JSON.stringify(shown) === JSON.stringify(tail)) {
-      return { ok: true, verdict: "suffix " + shown.length + "/" + expected.length, shown: shown.length, expected: expected.length };
+    if (JSON.stringify(shown) === want) return { ok: true, verdict: "equal", shown: shown.length, expected: expected.length };
+    if (Date.now() > deadline) {
+      const at = shown.findIndex((e, i) => JSON.stringify(e) !== JSON.stringify(expected[i]));
+      const verdict = "MISMATCH: page has " + shown.length + " entries, server " + expected.length
+        + (at >= 0 ? "; first difference at " + at + " (" + JSON.stringify(shown[at]).slice(0, 160) + ")" : "");
+      return { ok: false, verdict, shown: shown.length, expected: expected.length };
     }
-    const at = shown.findIndex((e, i) => JSON.stringify(e) !== JSON.stringify(expected[i]));
-    verdict = "MISMATCH: page has " + shown.length + " entries, server " + expected.length
-      + (at >= 0 ? "; first difference at " + at + " (" + JSON.stringify(shown[at]).slice(0, 160) + ")" : "");
-    if (Date.now() > deadline) return { ok: false, verdict, shown: shown.length, expected: expected.length };
     await sleep(250);
   }
 }
@@ -126,14 +134,24 @@ async function measureTurn(base, id, tabs, n, timeoutMs) {
   events.close();
   const serverMs = serverEnd.at - t0;
   log("  server: turn ended after " + (serverMs / 1000).toFixed(2) + " s");
+  // A tab still busy when the wait ends is reported as not done (it is not read again: a
+  // page.evaluate would wait for its task); with one tab that is a failure.
+  const waitedMs = Math.max(1000, timeoutMs - (srv.epochNow() - t0));
   const pages = await Promise.all(tabs.map(async (tab) => {
-    const done = await probe.waitFor("the page to show the turn done", () => probe.doneAt(tab.page), timeoutMs);
+    let done = null;
+    try {
+      done = await probe.waitFor("the page to show the turn done", () => probe.doneAt(tab.page), waitedMs);
+    } catch (error) {
+      if (tabs.length === 1) throw error;
+      return { tab, done: null };
+    }
     const m1 = await probe.metrics(tab.cdp);
     return { tab, done, m1 };
   }));
   await sleep(500); // long-task entries arrive after their task
   const results = [];
   for (const { tab, done, m1 } of pages) {
+    if (done === null) { results.push({ pageMs: null, notDoneAfterMs: srv.epochNow() - t0 }); continue; }
     const w = await probe.window_(tab.page, t0 - tab.origin, done);
     const d = (k) => 1000 * ((m1[k] || 0) - (tab.m0[k] || 0));
     results.push({
@@ -185,8 +203,9 @@ async function singleTab(browser, opts, n) {
       ...(await probe.window_(tab.page, 0, shownAt)),
     };
     await sleep(1500);
-    reopen.entries = await checkEntries(tab.page, expected, true);
+    // DOM and heap as the reopened page stands (a page that loads on demand holds only the tail).
     Object.assign(reopen, await probe.memory(tab.cdp, tab.page));
+    reopen.entries = await checkEntries(tab.page, expected, true);
     log("  reopen: last entry rendered after " + (reopen.renderedMs / 1000).toFixed(2) + " s, "
       + (reopen.ms === null ? "NOT in view (top at " + Math.round(st.where.top) + " px, window " + st.where.windowHeight + " px)" : "in view after " + (reopen.ms / 1000).toFixed(2) + " s")
       + "; entries " + reopen.entries.verdict);
@@ -201,27 +220,56 @@ async function singleTab(browser, opts, n) {
   }
 }
 
-async function manyTabs(browser, opts, n) {
+// K tabs on one session, opened before the prompt. `separate`: each tab in a browser context of
+// its own (like K devices); otherwise all in one context (one browser profile, as a user opens
+// tabs), where a tab that cannot connect within CONNECT_MS is counted as stuck and left out.
+const CONNECT_MS = 20000;
+async function manyTabs(browser, opts, n, separate) {
   const server = await srv.startServer(opts.spindle);
-  const context = await browser.newContext({ viewport: VIEWPORT });
-  try {
+  const contexts = [];
+  const newContext = async () => {
+    const context = await browser.newContext({ viewport: VIEWPORT });
     if (opts.assets) await serveAssets(context, opts.assets);
+    contexts.push(context);
+    return context;
+  };
+  try {
     const id = await srv.createSession(server.url);
+    const shared = separate ? null : await newContext();
     const tabs = [];
-    for (let i = 0; i < opts.tabs; i++) tabs.push(await openTab(context, server.url, id, opts.timeoutMs));
-    log(n + " updates, " + opts.tabs + " tabs: streaming");
+    const stuck = [];
+    for (let i = 0; i < opts.tabs; i++) {
+      const context = shared || (await newContext());
+      try {
+        tabs.push(await openTab(context, server.url, id, separate ? opts.timeoutMs : CONNECT_MS));
+      } catch (error) {
+        if (separate) throw error;
+        stuck.push({ tab: i + 1, error: error.message.split("\n")[0] });
+        log("  tab " + (i + 1) + " did not connect: " + error.message.split("\n")[0]);
+      }
+    }
+    if (!tabs.length) throw new Error("no tab connected");
+    log(n + " updates, " + opts.tabs + " tabs (" + (separate ? "a browser context each" : "one browser context") + ", "
+      + tabs.length + " connected): streaming");
     const turn = await measureTurn(server.url, id, tabs, n, opts.timeoutMs);
     await sleep(1000);
     const expected = srv.expectedEntries(await srv.transcript(server.url, id));
     for (let i = 0; i < tabs.length; i++) {
+      if (turn.pages[i].pageMs === null) {
+        turn.pages[i].entries = { ok: !opts.quick, verdict: "not done after " + Math.round(turn.pages[i].notDoneAfterMs / 1000) + " s" };
+        continue;
+      }
       Object.assign(turn.pages[i], await probe.memory(tabs[i].cdp, tabs[i].page));
       turn.pages[i].entries = await checkEntries(tabs[i].page, expected, false);
     }
-    const times = turn.pages.map((p) => (p.pageMs / 1000).toFixed(2)).join(", ");
+    const times = turn.pages.map((p) => (p.pageMs === null ? "-" : (p.pageMs / 1000).toFixed(2))).join(", ");
     log("  pages done after " + times + " s; entries " + turn.pages.map((p) => p.entries.verdict).join(", "));
-    return { size: n, tabs: opts.tabs, serverMs: turn.serverMs, sse: turn.sse, pages: turn.pages, server: srv.serverMemory(server.child) };
+    return {
+      size: n, tabs: opts.tabs, separateContexts: separate, connected: tabs.length, stuck,
+      serverMs: turn.serverMs, sse: turn.sse, pages: turn.pages, server: srv.serverMemory(server.child),
+    };
   } finally {
-    await context.close().catch(() => {});
+    for (const context of contexts) await context.close().catch(() => {});
     await server.stop();
   }
 }
@@ -251,16 +299,22 @@ async function main() {
     const checks = [...run.pages.map((p) => p.entries), ...(run.reopen ? [run.reopen.entries] : [])];
     for (const c of checks) if (!c.ok) failures.push(run.size + " updates, " + run.tabs + " tab(s): " + c.verdict);
   };
+  const kinds = [{ tabs: 1 }];
+  if (opts.tabs > 1) {
+    kinds.push({ tabs: opts.tabs, separate: false });
+    if (!opts.quick) kinds.push({ tabs: opts.tabs, separate: true });
+  }
   for (const n of opts.sizes) {
-    for (const tabs of opts.tabs > 0 ? [1, opts.tabs] : [1]) {
+    for (const { tabs, separate } of kinds) {
+      if (opts.only && !opts.only.includes(tabs === 1 ? "single" : separate ? "separate" : "shared")) continue;
       // A browser of its own per run: nothing left over from the previous one.
       const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
       result.chromium = browser.version();
       try {
-        record(tabs === 1 ? await singleTab(browser, opts, n) : await manyTabs(browser, opts, n));
+        record(tabs === 1 ? await singleTab(browser, opts, n) : await manyTabs(browser, opts, n, separate));
       } catch (error) {
         failures.push(n + " updates, " + tabs + " tab(s): " + error.message);
-        result.runs.push({ size: n, tabs, error: error.message });
+        result.runs.push({ size: n, tabs, separateContexts: separate, error: error.message });
         log("  FAILED: " + error.message);
       } finally {
         await browser.close().catch(() => {});
@@ -269,6 +323,17 @@ async function main() {
   }
   result.machine.loadavgAfter = os.loadavg().map((x) => Number(x.toFixed(2)));
   result.failures = failures;
+  if (opts.json && opts.only && fs.existsSync(opts.json)) {
+    // A partial run (--only) replaces its kinds of runs in the saved results and keeps the others.
+    const key = (r) => r.size + ":" + r.tabs + ":" + (r.separateContexts ? 1 : 0);
+    const saved = JSON.parse(fs.readFileSync(opts.json, "utf8"));
+    const fresh = new Set(result.runs.map(key));
+    result.runs = [...saved.runs.filter((r) => !fresh.has(key(r))), ...result.runs]
+      .sort((a, b) => a.size - b.size || a.tabs - b.tabs || (a.separateContexts ? 1 : 0) - (b.separateContexts ? 1 : 0));
+    result.partialRuns = [...(saved.partialRuns || []), { date: result.date, only: opts.only, loadavg: result.machine.loadavg }];
+    result.date = saved.date;
+    result.machine = saved.machine;
+  }
   if (opts.json) {
     fs.mkdirSync(path.dirname(path.resolve(opts.json)), { recursive: true });
     fs.writeFileSync(opts.json, JSON.stringify(result, null, 2) + "\n");

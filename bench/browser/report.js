@@ -11,6 +11,7 @@ const END = "<!-- bench/browser:end -->";
 const int = (x) => Math.round(x).toLocaleString("en-US");
 const secs = (ms) => (ms == null ? "?" : ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s");
 const mib = (bytes) => (bytes == null ? "?" : (bytes / 2 ** 20).toFixed(1) + " MiB");
+const fps = (x) => x.toFixed(x < 10 ? 1 : 0);
 const ok = (good) => (good ? "ok" : "**over**");
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)] : null; };
 const max = (xs) => xs.reduce((m, x) => Math.max(m, x), -Infinity);
@@ -46,7 +47,7 @@ function singleRows(results) {
         secs(p.pageMs) + " (limit " + secs(limit) + ": " + ok(p.pageMs <= limit) + ")",
         (p.pageMs / run.serverMs).toFixed(1) + "x",
         secs(p.taskMs), longest(p),
-        p.fps.toFixed(0) + " (" + ok(p.fps >= 50) + "; longest frame gap " + secs(p.longestFrameGapMs) + ")",
+        fps(p.fps) + " (" + ok(p.fps >= 50) + "; longest frame gap " + secs(p.longestFrameGapMs) + ")",
         int(p.nodes) + " / " + int(p.elements), mib(p.heapUsed),
         !o ? "?" : o.ms !== null ? secs(o.ms) + " (" + ok(o.ms < 500) + ")"
           : "**never in view**: rendered after " + secs(o.renderedMs) + ", " + int(o.where.top - o.where.windowHeight) + " px below the window",
@@ -59,24 +60,36 @@ function singleRows(results) {
 
 function tabRows(results) {
   const rows = [];
-  const keys = [...new Set(results.flatMap((r) => r.runs.filter((x) => x.tabs > 1).map((x) => x.size + ":" + x.tabs)))];
+  const keys = [...new Set(results.flatMap((r) => r.runs.filter((x) => x.tabs > 1).map((x) => x.size + ":" + x.tabs + ":" + (x.separateContexts ? 1 : 0))))];
   for (const key of keys) {
-    const [size, tabs] = key.split(":").map(Number);
+    const [size, tabs, separate] = key.split(":").map(Number);
     for (const r of results) {
-      const run = r.runs.find((x) => x.size === size && x.tabs === tabs);
+      const run = r.runs.find((x) => x.size === size && x.tabs === tabs && !!x.separateContexts === !!separate);
       if (!run) continue;
-      if (run.error) { rows.push("| " + int(size) + " updates, " + tabs + " tabs | " + r.label + " | failed: " + run.error.replace(/\|/g, "/") + " ||||||"); continue; }
-      const times = run.pages.map((p) => p.pageMs);
+      const name = int(size) + " updates, " + tabs + " tabs, " + (separate ? "a browser context each"
+        : "one browser" + (run.connected != null && run.connected < tabs ? " (**" + run.connected + " of " + tabs + " connected**)" : ""));
+      if (run.error) { rows.push("| " + name + " | " + r.label + " | failed: " + run.error.replace(/\|/g, "/") + " ||||||"); continue; }
+      const finished = run.pages.filter((p) => p.pageMs !== null);
+      const late = run.pages.filter((p) => p.pageMs === null);
+      const times = finished.map((p) => p.pageMs);
       const limit = pageLimitMs(run.serverMs);
-      const heaps = run.pages.map((p) => p.heapUsed);
-      const withTasks = run.pages.filter((p) => p.longestTaskMs != null);
+      const heaps = finished.map((p) => p.heapUsed);
+      const withTasks = finished.filter((p) => p.longestTaskMs != null);
+      const doneText = !finished.length
+        ? "**none done after " + secs(min(late.map((p) => p.notDoneAfterMs))) + "**"
+        : secs(median(times)) + " / " + secs(max(times)) + (late.length ? "; **" + late.length + " not done after " + secs(min(late.map((p) => p.notDoneAfterMs))) + "**" : "")
+          + " (limit " + secs(limit) + ": " + ok(!late.length && max(times) <= limit) + ")";
+      if (!finished.length) {
+        rows.push("| " + [name, r.label, secs(run.serverMs), doneText, "?", "?", "?", "?",
+          run.server && run.server.rssKb ? mib(run.server.rssKb * 1024) + " (peak " + mib(run.server.peakKb * 1024) + ")" : "?"].join(" | ") + " |");
+        continue;
+      }
       rows.push("| " + [
-        int(size) + " updates, " + tabs + " tabs", r.label, secs(run.serverMs),
-        secs(median(times)) + " / " + secs(max(times)) + " (limit " + secs(limit) + ": " + ok(max(times) <= limit) + ")",
+        name, r.label, secs(run.serverMs), doneText,
         withTasks.length ? secs(max(withTasks.map((p) => p.longestTaskMs))) : "?",
-        min(run.pages.map((p) => p.fps)).toFixed(0),
+        fps(min(finished.map((p) => p.fps))),
         mib(max(heaps)) + " / " + mib(heaps.reduce((s, x) => s + x, 0)),
-        int(max(run.pages.map((p) => p.nodes))),
+        int(max(finished.map((p) => p.nodes))),
         run.server && run.server.rssKb ? mib(run.server.rssKb * 1024) + " (peak " + mib(run.server.peakKb * 1024) + ")" : "?",
       ].join(" | ") + " |");
     }
@@ -115,7 +128,9 @@ function provenance(results) {
     const assets = r.binary.assets ? ", page files from " + r.binary.assets : "";
     return "- **" + r.label + "**: " + r.date.replace("T", " ").slice(0, 16) + " UTC, " + what + assets + "; " + m.cores + " cores ("
       + m.cpu + "), " + m.memGiB + " GiB; load average " + m.loadavg[0] + " before, " + (m.loadavgAfter || ["?"])[0]
-      + " after; Chromium " + (r.chromium || "?") + ", Node " + r.node + ".";
+      + " after; Chromium " + (r.chromium || "?") + ", Node " + r.node + "."
+      + (r.partialRuns || []).map((p) => " Re-run at " + p.date.slice(11, 16) + " UTC (load " + p.loadavg[0] + "): " + p.only.join(", ") + ".").join("")
+      + (r.notes || []).map((n) => " " + n).join("");
   }).join("\n");
 }
 

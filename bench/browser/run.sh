@@ -44,12 +44,14 @@ if [ -z "${SPINDLE_COMMIT:-}" ] && git -C "$root" rev-parse HEAD >/dev/null 2>&1
 fi
 if [ -n "$save" ]; then
   mkdir -p "$here/results"
-  node "$here/bench.js" --label "$save" --json "$here/results/$save.json" "${args[@]}"
+  status=0
+  node "$here/bench.js" --label "$save" --json "$here/results/$save.json" "${args[@]}" || status=$?
   results=()
   for name in before after; do
     [ -f "$here/results/$name.json" ] && results+=("$here/results/$name.json")
   done
   node "$here/report.js" --write "$root/BENCHMARKS.md" "${results[@]}"
+  exit $status
 else
   exec node "$here/bench.js" "${args[@]}"
 fi
