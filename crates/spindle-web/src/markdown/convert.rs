@@ -212,7 +212,9 @@ impl Builder {
                 self.leaf(Element::new(Tag::Code).with_text(math.as_ref()))
             }
             Event::FootnoteReference(name) => self.text(&format!("[^{name}]")),
-            Event::SoftBreak => self.text("\n"),
+            // A line break in a message is kept, as the streaming renderer keeps it (chat
+            // messages are written line by line, not reflowed like documents).
+            Event::SoftBreak => self.leaf(Element::new(Tag::Br)),
             Event::HardBreak => self.leaf(Element::new(Tag::Br)),
             Event::Rule => self.leaf(Element::new(Tag::Hr)),
             Event::TaskListMarker(checked) => {
