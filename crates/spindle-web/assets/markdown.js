@@ -266,7 +266,12 @@
       }
       case "quote": {
         const q = document.createElement("blockquote");
-        renderInline(q, block.lines.map((l) => l.trimStart().replace(/^> ?/, "")).join("\n"));
+        const p = document.createElement("p");
+        block.lines.forEach((line, n) => {
+          if (n > 0) p.appendChild(document.createElement("br"));
+          renderInline(p, line.trimStart().replace(/^> ?/, ""));
+        });
+        q.appendChild(p);
         return q;
       }
       default: {
