@@ -125,6 +125,7 @@ fn server() {
                 startup_timeout: Duration::from_secs(30),
                 fs: spindle_web::FsPolicy::Off,
                 terminals: false,
+                remote: None,
             },
             limits: spindle_web::HubLimits::default(),
         };
