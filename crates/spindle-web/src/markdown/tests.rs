@@ -293,8 +293,18 @@ fn deep_nesting_is_cut_at_the_depth_limit_and_keeps_the_text() {
     }
 }
 
+/// Table cells in a tree's JSON (a text node cannot contain this: its quotes are escaped).
+fn cells(json: &str) -> usize {
+    json.matches(r#"["td","#).count() + json.matches(r#"["th","#).count()
+}
+
+/// Empty cells GFM adds to short table rows are capped by pulldown-cmark at 2^18 per document
+/// (its guard against quadratic growth): a constant, counted apart from the linear part.
+const MAX_FILLED_CELLS: usize = 1 << 18;
+
 /// Output size is linear in the input: for inputs that are known worst cases for markdown
-/// parsers, the JSON stays within a small multiple of the input.
+/// parsers, the JSON stays within a small multiple of the input (plus 16 bytes per table cell,
+/// whose number is itself linear plus pulldown-cmark's constant).
 #[test]
 fn giant_inputs_give_output_linear_in_their_size() {
     let mb = 1 << 20;
@@ -315,11 +325,20 @@ fn giant_inputs_give_output_linear_in_their_size() {
         ("nested quotes", ">".repeat(mb / 2) + " deep"),
         ("nested list markers", "- ".repeat(mb / 4) + "x"),
         ("nested ordered markers", "1. ".repeat(mb / 6) + "x"),
+        (
+            "short rows under a wide head",
+            "|a".repeat(1_000) + "|\n" + &"|-".repeat(1_000) + "|\n" + &"x\n".repeat(mb / 2),
+        ),
     ];
     for (name, input) in cases {
         let json = render_json(&input);
+        let cells = cells(&json);
         assert!(
-            json.len() <= 8 * input.len() + 64,
+            cells <= input.len() + MAX_FILLED_CELLS,
+            "{name}: {cells} cells"
+        );
+        assert!(
+            json.len() <= 8 * input.len() + 16 * cells + 64,
             "{name}: {} bytes of JSON for {} bytes of markdown",
             json.len(),
             input.len()
@@ -466,4 +485,78 @@ fn sources_name_messages_and_refuse_other_entries() {
             ],
         })
     );
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::{MAX_DEPTH, MAX_FILLED_CELLS, cells, check_allowed, depth, markdown_to_tree};
+
+    /// Pieces that mean something to a markdown parser, mixed with words and raw HTML.
+    fn piece() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "*",
+            "**",
+            "_",
+            "`",
+            "```",
+            "```rust\n",
+            "~~",
+            "[",
+            "]",
+            "(",
+            ")",
+            "](",
+            "<",
+            ">",
+            "> ",
+            "- ",
+            "1. ",
+            "#",
+            "# ",
+            "|",
+            "|-|",
+            "\n",
+            "\n\n",
+            "    ",
+            "\t",
+            "\\",
+            "&amp;",
+            "&#x3c;",
+            "word",
+            " ",
+            "https://a.b",
+            "javascript:x",
+            "<script>",
+            "</script>",
+            "<img src=x onerror=y>",
+            "![",
+            "[x]: ",
+            "---",
+            "- [ ] ",
+            "é",
+            "\u{1f600}",
+            "\r\n",
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Whatever the input: JSON of allowed tags and attributes only, bounded depth and size
+        /// (per input byte at most one element opens, about 30 bytes of JSON; a highlighted
+        /// token costs about 40; table cells are counted apart).
+        #[test]
+        fn any_input_gives_a_safe_bounded_tree(pieces in prop::collection::vec(piece(), 0..300)) {
+            let input: String = pieces.concat();
+            let (nodes, budget) = markdown_to_tree(&input);
+            prop_assert!(depth(&nodes) <= MAX_DEPTH + 1);
+            let json = super::super::tree::to_json(&nodes);
+            let cells = cells(&json);
+            prop_assert!(cells <= input.len() + MAX_FILLED_CELLS);
+            let bound = 40 * input.len() + 40 * budget.highlighted + 16 * cells + 64;
+            prop_assert!(json.len() <= bound, "{} bytes -> {} of JSON", input.len(), json.len());
+            check_allowed(&json);
+        }
+    }
 }
