@@ -7,7 +7,9 @@
 //! Durability: a call returns once PostgreSQL answered the `COMMIT` (with the server's default
 //! `synchronous_commit=on`, once the commit is flushed to the server's WAL). Every call is bounded
 //! ([`CALL_TIMEOUT`]); a batch of lines whose commit answer was lost may be sent again safely (see
-//! [`Store::append_lines`]). Lines are `bytea`, so every line is kept byte for byte. TLS is not
+//! [`Store::append_lines`]). After a call failed for want of a connection, calls fail at once for
+//! [`UNREACHABLE_PERIOD`], so an unreachable server never stalls a session for long: it falls back
+//! to its in-memory backlog. Lines are `bytea`, so every line is kept byte for byte. TLS is not
 //! offered: reach the server over loopback, a Unix socket (`?host=/run/postgresql`) or a tunnel.
 
 use std::future::Future;
@@ -24,10 +26,25 @@ use crate::{Direction, LoggedLine, Store, StoreError, StoredReply, StoredSession
 
 /// How long one call may take, pool wait included, before it fails (the database is then treated
 /// as failing: the web server keeps the lines in memory and retries).
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long opening a connection may take when the URL does not say (`connect_timeout`).
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// After a call failed for want of a connection (refused, cut, timed out), the calls of this
+/// long fail at once with the same message instead of waiting for the network again: a session
+/// then falls back to its in-memory backlog without stalling its observers, and its retries (twice
+/// a second) reach the server about once per period.
+pub const UNREACHABLE_PERIOD: Duration = Duration::from_secs(1);
+
+tokio::task_local! {
+    /// Set by the error mappers of a call when it failed for want of a connection.
+    static CONNECTION_LOST: std::cell::Cell<bool>;
+}
+
+fn note_connection_lost() {
+    let _ = CONNECTION_LOST.try_with(|lost| lost.set(true));
+}
 
 /// The connections the pool keeps at most.
 const POOL_SIZE: usize = 8;
@@ -40,6 +57,8 @@ const MIGRATION_LOCK: i64 = 0x5350_494e_444c_4501;
 pub struct PostgresStore {
     described: String,
     pool: Pool,
+    /// Until when calls fail at once, and with what message (see [`UNREACHABLE_PERIOD`]).
+    unreachable: std::sync::Mutex<Option<(std::time::Instant, String)>>,
     runtime: Option<tokio::runtime::Runtime>,
     handle: tokio::runtime::Handle,
 }
@@ -81,6 +100,9 @@ fn describe_config(config: &tokio_postgres::Config) -> String {
 /// The driver's message: the server's own (with its SQLSTATE) when it sent one, else the
 /// client-side cause chain (connection refused, timed out, ...).
 fn describe_pg(error: &tokio_postgres::Error) -> String {
+    if error.as_db_error().is_none() {
+        note_connection_lost();
+    }
     if let Some(db) = error.as_db_error() {
         let mut text = format!("{} (SQLSTATE {})", db.message(), db.code().code());
         if let Some(detail) = db.detail() {
@@ -102,7 +124,10 @@ fn describe_pg(error: &tokio_postgres::Error) -> String {
 fn describe_pool(error: &PoolError) -> String {
     match error {
         PoolError::Backend(error) => describe_pg(error),
-        other => other.to_string(),
+        other => {
+            note_connection_lost();
+            other.to_string()
+        }
     }
 }
 
@@ -154,6 +179,7 @@ impl PostgresStore {
             handle: runtime.handle().clone(),
             runtime: Some(runtime),
             pool,
+            unreachable: std::sync::Mutex::new(None),
             described,
         };
         store
@@ -188,21 +214,53 @@ impl PostgresStore {
         F: FnOnce(Pool) -> Fut + Send + 'static,
         Fut: Future<Output = Result<T, StoreError>> + Send + 'static,
     {
+        let now = std::time::Instant::now();
+        if let Some((until, message)) = self.unreachable_guard().as_ref()
+            && now < *until
+        {
+            return Err(kind(format!(
+                "{message} (PostgreSQL unreachable: tried again at most once every {} ms)",
+                UNREACHABLE_PERIOD.as_millis()
+            )));
+        }
         let (send, receive) = std::sync::mpsc::sync_channel(1);
         let pool = self.pool.clone();
-        self.handle.spawn(async move {
-            let result = match tokio::time::timeout(CALL_TIMEOUT, work(pool)).await {
-                Ok(result) => result,
-                Err(_) => Err(kind(format!(
-                    "no answer from PostgreSQL within {} s",
-                    CALL_TIMEOUT.as_secs()
-                ))),
-            };
-            let _ = send.send(result);
-        });
-        receive
+        self.handle.spawn(
+            CONNECTION_LOST.scope(std::cell::Cell::new(false), async move {
+                let result = match tokio::time::timeout(CALL_TIMEOUT, work(pool)).await {
+                    Ok(result) => result,
+                    Err(_) => {
+                        note_connection_lost();
+                        Err(kind(format!(
+                            "no answer from PostgreSQL within {} s",
+                            CALL_TIMEOUT.as_secs()
+                        )))
+                    }
+                };
+                let lost = CONNECTION_LOST.with(std::cell::Cell::get);
+                let _ = send.send((result, lost));
+            }),
+        );
+        let (result, lost) = receive
             .recv()
-            .unwrap_or_else(|_| Err(kind("the database driver stopped".into())))
+            .unwrap_or_else(|_| (Err(kind("the database driver stopped".into())), true));
+        let mut unreachable = self.unreachable_guard();
+        match &result {
+            Err(error) if lost => {
+                let message = match error {
+                    StoreError::Open(m) | StoreError::Write(m) | StoreError::Read(m) => m.clone(),
+                };
+                *unreachable = Some((std::time::Instant::now() + UNREACHABLE_PERIOD, message));
+            }
+            _ => *unreachable = None,
+        }
+        result
+    }
+
+    fn unreachable_guard(&self) -> std::sync::MutexGuard<'_, Option<(std::time::Instant, String)>> {
+        self.unreachable
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

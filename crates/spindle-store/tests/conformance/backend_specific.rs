@@ -1,9 +1,12 @@
 //! What only one of the stores can show.
 
-use std::sync::Arc;
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use spindle_store::migrations::LATEST;
-use spindle_store::{Direction, Location, StoreError};
+use spindle_store::{Direction, Location, Store, StoreError};
 
 use crate::{Backend, pg_server};
 
@@ -52,13 +55,107 @@ fn postgres_a_lost_connection_fails_at_most_one_call_and_nothing_is_doubled() {
         .unwrap();
     assert_ne!(killed, "0", "the store keeps a pooled connection");
     let batch = [(Direction::Agent, "during"), (Direction::Agent, "after")];
-    let mut failures = 0;
-    while store.append_lines(id, 2, &batch).is_err() {
-        failures += 1;
-        assert!(failures < 3, "the pool does not reconnect");
-    }
+    retry_until_committed(store.as_ref(), id, 2, &batch);
     // Retrying the same batch (as the web server's backlog does) never doubles it.
     store.append_lines(id, 2, &batch).unwrap();
+    let (lines, _) = store.lines(id).unwrap();
+    let got: Vec<&str> = lines.iter().map(|l| l.line.as_str()).collect();
+    assert_eq!(got, vec!["before", "during", "after"]);
+}
+
+/// Sends `batch` until it is committed, as the web server's backlog does (bounded).
+fn retry_until_committed(store: &dyn Store, id: i64, first: i64, batch: &[(Direction, &str)]) {
+    for _ in 0..100 {
+        match store.append_lines(id, first, batch) {
+            Ok(()) => return,
+            Err(error) => assert!(matches!(error, StoreError::Write(_)), "{error:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the store never reconnected");
+}
+
+/// A TCP relay to the test server that can cut every connection and refuse new ones (a network
+/// partition), and heal.
+struct Relay {
+    port: u16,
+    cut: Arc<AtomicBool>,
+    open: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Relay {
+    fn start(upstream: u16) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let open = Arc::new(Mutex::new(Vec::<TcpStream>::new()));
+        let (cut_flag, streams) = (Arc::clone(&cut), Arc::clone(&open));
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if cut_flag.load(Ordering::SeqCst) {
+                    continue; // dropped: the connection is closed at once
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let mut list = streams.lock().unwrap();
+                list.push(client.try_clone().unwrap());
+                list.push(server.try_clone().unwrap());
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Relay { port, cut, open }
+    }
+
+    fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn heal(&self) {
+        self.cut.store(false, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn postgres_a_partition_fails_calls_at_once_and_the_batch_lands_once_when_it_heals() {
+    let Some(server) = pg_server::server() else {
+        return;
+    };
+    let database = server.create_database("partition");
+    let relay = Relay::start(server.port());
+    let url = format!("postgres://postgres@127.0.0.1:{}/{database}", relay.port);
+    let store = spindle_store::open(&Location::parse(&url)).unwrap();
+    let id = store.create_session("s").unwrap();
+    store
+        .append_lines(id, 1, &[(Direction::Agent, "before")])
+        .unwrap();
+    relay.cut();
+    let batch = [(Direction::Agent, "during")];
+    let first = store.append_lines(id, 2, &batch).unwrap_err();
+    assert!(matches!(first, StoreError::Write(_)), "{first:?}");
+    // The next calls do not wait for the network again: they say it is unreachable.
+    let second = store.append_lines(id, 2, &batch).unwrap_err();
+    assert!(
+        second.to_string().contains("PostgreSQL unreachable"),
+        "{second}"
+    );
+    assert!(matches!(store.last_seq(id), Err(StoreError::Read(_))));
+    relay.heal();
+    retry_until_committed(store.as_ref(), id, 2, &batch);
+    store
+        .append_lines(id, 3, &[(Direction::Agent, "after")])
+        .unwrap();
     let (lines, _) = store.lines(id).unwrap();
     let got: Vec<&str> = lines.iter().map(|l| l.line.as_str()).collect();
     assert_eq!(got, vec!["before", "during", "after"]);
