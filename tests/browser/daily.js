@@ -119,6 +119,8 @@ module.exports = function register(h) {
           : route.fulfill({ status: 200, contentType: "application/json", body: "{}" });
       });
     }
+    // The events route is played by this page itself: no shared worker (its requests are not the page's).
+    await page.addInitScript(() => { window.SharedWorker = undefined; });
     await page.goto(base + "/#session=" + created.id);
     await page.waitForSelector("#mode-select");
     assert(JSON.stringify(await page.$$eval("#mode-select option", (os) => os.map((o) => o.value))) === '["ask","code"]', "modes listed");

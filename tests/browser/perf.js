@@ -201,6 +201,37 @@ module.exports = function register(h) {
     await page.close();
   });
 
+  scenario("ten tabs of one browser on one session all load and stay live (one shared event stream)", async ({ context, base }) => {
+    const first = await context.newPage();
+    await first.goto(base + "/");
+    const id = await newSession(first);
+    await greeted(first);
+    await send(first, "/stream 2000 mixed");
+    await waitTurns(first, base, id, 2);
+    // A browser opens about six connections per server: ten tabs each holding an event stream
+    // of its own would leave the last ones unable to load at all.
+    const tabs = [first];
+    for (let n = 1; n < 10; n++) {
+      const tab = await context.newPage();
+      await tab.goto(base + "/#session=" + id, { timeout: 20000 });
+      await tab.waitForSelector("#prompt-form:not([hidden])");
+      tabs.push(tab);
+    }
+    for (const tab of tabs) {
+      await eventually("every tab live", async () => (await tab.getAttribute("#connection", "data-state")) === "live");
+    }
+    await send(tabs[9], "from the tenth tab");
+    await waitTurns(tabs[9], base, id, 3);
+    const expected = await transcriptOf(first, base, id);
+    for (const tab of tabs) {
+      await tab.evaluate(() => window.SpindleView.loadAll());
+      await eventually("every tab equals the server transcript", async () =>
+        JSON.stringify(await viewOf(tab)) === JSON.stringify(expected));
+    }
+    await shot(tabs[9], "33-tenth-tab");
+    for (const tab of tabs) await tab.close();
+  });
+
   scenario("at phone width the panes are tabs, the prompt stays reachable and cards take a finger", async ({ context, base }) => {
     const page = await context.newPage();
     await page.setViewportSize({ width: 390, height: 780 });

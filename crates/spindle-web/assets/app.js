@@ -154,21 +154,84 @@
     connect();
   }
 
+  // The session's events: through the shared worker (feed.js: one stream per session for all the
+  // tabs of this origin) where there is one, else an EventSource of this tab's own.
+  const setConn = (state) => { const c = $("connection"); c.dataset.state = state; c.textContent = state; };
+  let feed = null; // the shared worker's port
+  let base = null; // batch counter of the snapshot the view is built on (shared feed), null before
+  let early = []; // frames that came before that snapshot: [data, id]
+  try {
+    if (window.SharedWorker) {
+      const worker = new SharedWorker("/feed.js");
+      feed = worker.port;
+      feed.addEventListener("message", (event) => fromFeed(event.data || {}));
+      worker.addEventListener("error", () => { feed = null; if (current !== null) reconnect(); });
+      feed.start();
+      window.addEventListener("pagehide", () => { if (feed) feed.postMessage({ type: "unwatch" }); });
+    }
+  } catch (_) {
+    feed = null;
+  }
+
   function connect() {
+    if (feed) {
+      base = null;
+      early = [];
+      feed.postMessage({ type: "watch", session: current });
+      return;
+    }
     const es = new EventSource("/api/sessions/" + encodeURIComponent(current) + "/events");
     source = es;
-    const setConn = (state) => { const c = $("connection"); c.dataset.state = state; c.textContent = state; };
     es.addEventListener("open", () => setConn("live"));
     es.addEventListener("error", () => setConn(es.readyState === EventSource.CLOSED ? "offline" : "reconnecting"));
     es.addEventListener("reset", (event) => {
       if (source !== es) return;
-      queue.length = 0;
-      clearView();
-      receive(event.data, event.lastEventId);
+      reset(event.data, event.lastEventId);
     });
     es.addEventListener("ops", (event) => {
       if (source !== es) return;
       receive(event.data, event.lastEventId);
+    });
+  }
+
+  function reset(data, id) {
+    queue.length = 0;
+    queued = 0;
+    clearView();
+    receive(data, id);
+  }
+
+  function fromFeed(message) {
+    if (String(message.session) !== String(current)) return;
+    if (message.type === "state") setConn(message.state);
+    else if (message.type === "joined") {
+      setConn(message.state === "connecting" ? "reconnecting" : message.state);
+      // A stream other tabs opened already: this tab starts from a snapshot of its own.
+      if (!message.fresh) fetchSnapshot();
+    } else if (message.type === "reset") {
+      const cut = parseId(message.id);
+      base = cut ? cut.counter : 0;
+      early = [];
+      reset(message.data, message.id);
+    } else if (message.type === "ops") {
+      if (base === null) early.push([message.data, message.id]);
+      else receive(message.data, message.id, base);
+    }
+  }
+
+  function fetchSnapshot() {
+    const session = current;
+    api("/api/sessions/" + encodeURIComponent(session) + "/snapshot").then((snapshot) => {
+      // A reset that came meanwhile is as good.
+      if (session !== current || base !== null) return;
+      const cut = parseId(snapshot.event);
+      base = cut ? cut.counter : 0;
+      reset(JSON.stringify({ ops: snapshot.ops || [] }), snapshot.event);
+      const waiting = early;
+      early = [];
+      for (const [data, id] of waiting) receive(data, id, base);
+    }).catch((e) => {
+      if (session === current) { banner("Cannot load the session: " + e.message, "error"); setTimeout(() => { if (session === current && base === null) fetchSnapshot(); }, 1000); }
     });
   }
 
@@ -193,14 +256,28 @@
     return m ? { generation: m[1], counter: Number(m[2]) } : null;
   }
 
-  function receive(data, id) {
+  // Queues a frame's ops with their batch counters; with `after`, only those of later batches
+  // (a frame the view's snapshot already includes, in part or whole, is cut down to the rest).
+  function receive(data, id, after) {
     let batch;
     try { batch = JSON.parse(data); } catch (_) { return; }
-    const ops = Array.isArray(batch.ops) ? batch.ops : [];
+    let ops = Array.isArray(batch.ops) ? batch.ops : [];
     const parsed = parseId(id);
     if (parsed) generation = parsed.generation;
     const counter = parsed ? parsed.counter : applied;
-    const marks = Array.isArray(batch.batches) ? batch.batches : [[counter, ops.length]];
+    let marks = Array.isArray(batch.batches) ? batch.batches : [[counter, ops.length]];
+    if (after !== undefined) {
+      const keptOps = [];
+      const keptMarks = [];
+      let at = 0;
+      for (const [n, count] of marks) {
+        if (Number(n) > after) { keptOps.push(...ops.slice(at, at + Number(count))); keptMarks.push([n, count]); }
+        at += Number(count);
+      }
+      if (!keptMarks.length) return;
+      ops = keptOps;
+      marks = keptMarks;
+    }
     events += 1;
     batches += marks.length;
     queue.push({ ops, marks, id, at: 0, mark: 0, left: marks.length ? Number(marks[0][1]) : ops.length });

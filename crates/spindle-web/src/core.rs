@@ -332,6 +332,14 @@ impl SessionCore {
         &mut self,
         last_seen: Option<crate::hub::EventId>,
     ) -> tokio::sync::mpsc::Receiver<crate::hub::Frame> {
+        let extra = self.view_facts();
+        let engine = &self.engine;
+        self.hub
+            .subscribe(last_seen, || Self::snapshot_json(engine, &extra))
+    }
+
+    /// The server's view facts a snapshot ends with (banner, open questions, status, modes).
+    fn view_facts(&self) -> Vec<Value> {
         let mut extra = Vec::new();
         if self.banner.is_some() {
             extra.push(banner_op(self.banner.as_ref()));
@@ -342,9 +350,14 @@ impl SessionCore {
         if self.feed.facts.modes.is_some() {
             extra.push(self.feed.facts.modes_op());
         }
-        let engine = &self.engine;
-        self.hub
-            .subscribe(last_seen, || Self::snapshot_json(engine, &extra))
+        extra
+    }
+
+    /// The `reset` payload as of now and the id of the last batch it includes: for a page whose
+    /// live batches come through a stream another tab opened (see `assets/feed.js`).
+    pub(crate) fn snapshot_now(&self) -> (crate::hub::EventId, String) {
+        let extra = self.view_facts();
+        (self.hub.last_id(), Self::snapshot_json(&self.engine, &extra))
     }
 
     /// Subscribes an `/acp` client stream (see [`AcpFeed::subscribe`]); a snapshot, when one is

@@ -487,6 +487,14 @@ impl LiveSession {
         lock(&self.core).engine.replay_json_text()
     }
 
+    /// The page's reset snapshot as of now, with the id of the last batch it includes, as the JSON
+    /// of `GET /api/sessions/{id}/snapshot`: `{"event": "G-N", "ops": [...]}`.
+    pub fn snapshot(&self) -> String {
+        let (id, ops) = lock(&self.core).snapshot_now();
+        // `ops` is `{"ops":[...]}`: the event id goes in front of its fields.
+        format!("{{\"event\":\"{id}\",{}", &ops[1..])
+    }
+
     /// Up to `limit` entries before the index `before` (default: the end), as the JSON of
     /// `GET /api/sessions/{id}/entries`.
     pub fn entries_page(&self, before: Option<usize>, limit: usize) -> String {

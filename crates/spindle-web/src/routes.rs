@@ -58,6 +58,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/entries.js", get(entries_js)),
         ("/window.js", get(window_js)),
         ("/search.js", get(search_js)),
+        ("/feed.js", get(feed_js)),
         ("/app.css", get(app_css)),
         (
             "/api/sessions",
@@ -84,6 +85,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/api/sessions/{id}/replies", get(replies)),
         ("/api/sessions/{id}/transcript", get(transcript)),
         ("/api/sessions/{id}/entries", get(entries)),
+        ("/api/sessions/{id}/snapshot", get(snapshot)),
         ("/api/sessions/{id}/stats", get(stats)),
         (
             "/api/sessions/{id}/rendered",
@@ -238,6 +240,13 @@ async fn search_js() -> Response {
     )
 }
 
+async fn feed_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/feed.js"),
+    )
+}
+
 async fn app_css() -> Response {
     asset("text/css; charset=utf-8", include_str!("../assets/app.css"))
 }
@@ -352,6 +361,18 @@ async fn entries(
     let limit = number("limit")?.unwrap_or(100);
     let session = state.manager.get(id).await?;
     let body = session.entries_page(before, limit);
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// `GET /api/sessions/{id}/snapshot`: what a `reset` frame would carry now, with the id of the
+/// last batch it includes (a tab that shares another tab's event stream starts from it).
+async fn snapshot(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Response, WebError> {
+    let id = session_id(id)?;
+    let session = state.manager.get(id).await?;
+    let body = session.snapshot();
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
@@ -484,6 +505,7 @@ mod tests {
                 "/entries.js",
                 "/window.js",
                 "/search.js",
+                "/feed.js",
                 "/app.css",
                 "/api/sessions",
                 "/api/agent-sessions",
@@ -501,6 +523,7 @@ mod tests {
                 "/api/sessions/{id}/replies",
                 "/api/sessions/{id}/transcript",
                 "/api/sessions/{id}/entries",
+                "/api/sessions/{id}/snapshot",
                 "/api/sessions/{id}/stats",
                 "/api/sessions/{id}/rendered",
                 "/api/sessions/{id}/entries/{entry}/rendered",
