@@ -40,6 +40,7 @@ mod serve_markdown;
 mod remote_attach;
 mod remote_bridge;
 mod remote_http;
+mod remote_limits;
 mod remote_resume;
 
 // Faults and load (RELIABILITY.md).
