@@ -453,3 +453,72 @@ fn random_id() -> Option<String> {
         .ok()?;
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(rx: &mut mpsc::Receiver<(u64, Arc<str>)>) -> Vec<u64> {
+        let mut out = Vec::new();
+        while let Ok((n, _)) = rx.try_recv() {
+            out.push(n);
+        }
+        out
+    }
+
+    #[test]
+    fn the_connection_stream_delivers_what_came_before_it_and_resumes_from_an_id() {
+        let conn = Conn::new("c".into());
+        conn.send("a".into(), 4);
+        conn.send("b".into(), 4);
+        let mut rx = conn.subscribe_outbox(None).unwrap();
+        assert_eq!(drain(&mut rx), [1, 2]);
+        conn.send("c".into(), 4);
+        assert_eq!(drain(&mut rx), [3]);
+        // A reconnect with its last id gets exactly what followed it.
+        let mut again = conn.subscribe_outbox(Some(1)).unwrap();
+        assert_eq!(drain(&mut again), [2, 3]);
+        for n in 0..6 {
+            conn.send(format!("{n}"), 4);
+        }
+        // Older than the ring: refused (the client learns it missed messages).
+        assert!(conn.subscribe_outbox(Some(2)).is_none());
+        let mut latest = conn.subscribe_outbox(Some(6)).unwrap();
+        assert_eq!(drain(&mut latest), [7, 8, 9]);
+    }
+
+    #[test]
+    fn idle_connections_are_reaped_but_not_those_with_a_stream() {
+        let limits = AcpLimits {
+            idle_timeout: Duration::from_millis(10),
+            ..AcpLimits::default()
+        };
+        let conns = Connections::new(limits);
+        let idle = conns.create().unwrap();
+        let busy = conns.create().unwrap();
+        assert_ne!(idle.id, busy.id);
+        assert_eq!(idle.id.len(), 32);
+        let guard = busy.stream_opened();
+        let later = Instant::now() + Duration::from_secs(1);
+        assert_eq!(conns.reap(later), 1);
+        assert!(conns.get(&idle.id).is_none());
+        assert!(conns.get(&busy.id).is_some());
+        drop(guard);
+        assert_eq!(conns.reap(Instant::now() + Duration::from_secs(2)), 1);
+    }
+
+    #[test]
+    fn the_connection_limit_holds_and_closing_frees_a_place() {
+        let limits = AcpLimits {
+            max_connections: 1,
+            ..AcpLimits::default()
+        };
+        let conns = Connections::new(limits);
+        let first = conns.create().unwrap();
+        assert!(conns.create().is_none());
+        let mut closed = first.closed.subscribe();
+        conns.remove(&first.id);
+        assert!(*closed.borrow_and_update());
+        assert!(conns.create().is_some());
+    }
+}

@@ -336,3 +336,129 @@ fn user_chunks(session_id: &str, protocol: u16, prompts: &mut u64, line: &str) -
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::Frame;
+
+    const UPDATE: &str = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"agent-7","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}"#;
+    const PROMPT: &str = r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"agent-7","prompt":[{"type":"text","text":"go"}]}}"#;
+    const ASK: &str = r#"{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"agent-7","toolCall":{"toolCallId":"t"},"options":[]}}"#;
+
+    fn feed() -> AcpFeed {
+        AcpFeed::new(12, 1, HubLimits::default(), 1)
+    }
+
+    fn ops(rx: &mut tokio::sync::mpsc::Receiver<Frame>) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Ok(frame) = rx.try_recv() {
+            if let Frame::Ops { data, .. } = frame {
+                out.push(serde_json::from_str(&data).unwrap());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn updates_pass_with_the_client_session_id_once_a_client_attached() {
+        let mut feed = feed();
+        feed.on_lines(&[(Direction::Agent, UPDATE.into())]);
+        assert_eq!(feed.hub.last_id().counter, 1, "counted");
+        let (_, start) = (feed.history(HistoryPolicy::None, None), feed.hub.last_id());
+        let mut rx = feed.subscribe(Some(start), String::new);
+        feed.on_lines(&[
+            (Direction::Agent, UPDATE.into()),
+            (Direction::Client, PROMPT.into()),
+        ]);
+        let got = ops(&mut rx);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0]["params"]["sessionId"], "12");
+        assert_eq!(got[0]["params"]["update"]["content"]["text"], "hi");
+        assert_eq!(
+            got[1]["params"]["update"]["sessionUpdate"],
+            "user_message_chunk"
+        );
+        assert_eq!(got[1]["params"]["update"]["content"]["text"], "go");
+        assert!(
+            got[1]["params"]["update"].get("messageId").is_none(),
+            "v1 has none"
+        );
+        // The gap before the first attach cannot be resumed over: a reset.
+        let mut old = feed.subscribe(
+            Some(EventId {
+                generation: 1,
+                counter: 0,
+            }),
+            || "snap".into(),
+        );
+        assert!(matches!(old.try_recv(), Ok(Frame::Reset { .. })));
+    }
+
+    #[test]
+    fn permission_questions_travel_as_envelopes_and_resolutions_say_the_outcome() {
+        let mut feed = feed();
+        let _ = feed.history(HistoryPolicy::None, None);
+        let mut rx = feed.subscribe(Some(feed.hub.last_id()), String::new);
+        feed.on_lines(&[(Direction::Agent, ASK.into())]);
+        feed.permission_opened("\"p1\"");
+        feed.permission_closed("\"p1\"", "allow");
+        feed.permission_closed("\"p1\"", "allow");
+        let got = ops(&mut rx);
+        assert_eq!(got.len(), 2, "closed once: {got:?}");
+        assert_eq!(got[0]["spindle"]["permission"]["params"]["sessionId"], "12");
+        assert_eq!(
+            got[1]["spindle"]["resolved"]["outcome"],
+            json!({ "outcome": "selected", "optionId": "allow" })
+        );
+        feed.on_lines(&[(Direction::Agent, ASK.into())]);
+        feed.permission_opened("\"p1\"");
+        feed.permission_closed("\"p1\"", "cancelled");
+        let got = ops(&mut rx);
+        assert_eq!(
+            got[1]["spindle"]["resolved"]["outcome"]["outcome"],
+            "cancelled"
+        );
+    }
+
+    #[test]
+    fn history_follows_the_policy_and_a_late_resume_keeps_the_answers() {
+        let mut feed = feed();
+        let logged = vec![
+            (Direction::Client, PROMPT.to_string()),
+            (Direction::Agent, UPDATE.to_string()),
+            (Direction::AgentReplay, UPDATE.to_string()),
+        ];
+        feed.on_lines(&[(Direction::Agent, ASK.into())]);
+        feed.permission_opened("\"p1\"");
+        let full = feed.history(HistoryPolicy::Full, None).lines(&logged);
+        let full: Vec<Value> = full
+            .split('\n')
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(
+            full.len(),
+            3,
+            "prompt, update (not the replay copy), open question"
+        );
+        assert_eq!(full[0]["params"]["update"]["content"]["text"], "go");
+        assert!(full[2]["spindle"]["permission"].is_object());
+        let pending = feed
+            .history(HistoryPolicy::PendingOnly, None)
+            .lines(&logged);
+        assert_eq!(pending.split('\n').count(), 1);
+        assert!(
+            feed.history(HistoryPolicy::None, None)
+                .lines(&logged)
+                .is_empty()
+        );
+        let before = feed.hub.last_id();
+        feed.respond("conn", &json!(5), Ok(json!({ "stopReason": "end_turn" })));
+        let after = feed.history(HistoryPolicy::None, Some(before)).lines(&[]);
+        assert!(after.contains("\"stopReason\":\"end_turn\""), "{after}");
+        let later = feed
+            .history(HistoryPolicy::None, Some(feed.hub.last_id()))
+            .lines(&[]);
+        assert!(later.is_empty());
+    }
+}
