@@ -17,6 +17,11 @@ use super::tree::{Align, Attr, Element, Node, Tag, push_str, push_text};
 /// Deepest element nesting kept (the page's DOM and the JSON stay shallow whatever the input).
 pub(crate) const MAX_DEPTH: usize = 32;
 
+/// Table cells kept per message; later cells keep their text without their element. GFM pads
+/// short rows with empty cells, so a wide head over many short rows would otherwise make a tree
+/// far larger than its text.
+pub(crate) const MAX_CELLS: usize = 20_000;
+
 /// Longest language name kept on a code block's class.
 const MAX_LANGUAGE: usize = 32;
 
@@ -40,9 +45,14 @@ pub(crate) fn safe_href(href: &str) -> Option<&str> {
 enum Frame {
     /// An element (children collected in it).
     Element(Element),
-    /// A construct whose element is dropped (too deep, or an unsafe link): its children go to
-    /// the parent, then `suffix` as text.
-    Transparent { children: Vec<Node>, suffix: String },
+    /// A construct whose element is dropped (too deep, past the cell limit, an unsafe link): its
+    /// children go to the parent, then `suffix` as text (a separator is dropped when there were
+    /// no children: GFM's padded empty cells add nothing).
+    Transparent {
+        children: Vec<Node>,
+        suffix: String,
+        separator: bool,
+    },
     /// A fenced or indented code block: its text, highlighted when it closes.
     Code {
         language: Option<String>,
@@ -64,6 +74,8 @@ struct Builder {
     in_head: bool,
     /// Whether the open table's `tbody` is open (GFM tables do not nest).
     in_body: bool,
+    /// Table cells made so far (see [`MAX_CELLS`]).
+    cells: usize,
     budget: Budget,
 }
 
@@ -78,6 +90,7 @@ pub(crate) fn markdown_to_tree(text: &str) -> (Vec<Node>, Budget) {
         column: 0,
         in_head: false,
         in_body: false,
+        cells: 0,
         budget: Budget::default(),
     };
     for event in Parser::new_ext(text, options()) {
@@ -132,15 +145,29 @@ impl Builder {
             self.stack.push(Frame::Element(element));
         } else {
             // Block constructs past the depth keep a space between their texts.
-            let suffix = if is_block(element.tag) { " " } else { "" };
-            self.transparent(suffix.to_string());
+            if is_block(element.tag) {
+                self.separated();
+            } else {
+                self.transparent(String::new());
+            }
         }
     }
 
+    /// A construct shown as its children, then `suffix`.
     fn transparent(&mut self, suffix: String) {
         self.stack.push(Frame::Transparent {
             children: Vec::new(),
             suffix,
+            separator: false,
+        });
+    }
+
+    /// A construct shown as its children, then a space when it had any.
+    fn separated(&mut self) {
+        self.stack.push(Frame::Transparent {
+            children: Vec::new(),
+            suffix: " ".to_string(),
+            separator: true,
         });
     }
 
@@ -153,7 +180,14 @@ impl Builder {
                 self.depth -= 1;
                 self.children().push(Node::Element(element));
             }
-            Frame::Transparent { children, suffix } => {
+            Frame::Transparent {
+                children,
+                suffix,
+                separator,
+            } => {
+                if separator && children.is_empty() {
+                    return;
+                }
                 let parent = self.children();
                 for child in children {
                     match child {
@@ -274,7 +308,12 @@ impl Builder {
                 self.column = 0;
                 self.open(Element::new(Tag::Tr));
             }
+            MdTag::TableCell if self.cells >= MAX_CELLS => {
+                self.column += 1;
+                self.separated();
+            }
             MdTag::TableCell => {
+                self.cells += 1;
                 let mut cell = Element::new(if self.in_head { Tag::Th } else { Tag::Td });
                 let align = match self.alignments.get(self.column) {
                     Some(Alignment::Left) => Some(Align::Left),
@@ -320,7 +359,7 @@ impl Builder {
             | MdTag::DefinitionListDefinition
             | MdTag::Superscript
             | MdTag::Subscript
-            | MdTag::MetadataBlock(_) => self.transparent(" ".to_string()),
+            | MdTag::MetadataBlock(_) => self.separated(),
         }
     }
 }
