@@ -357,7 +357,10 @@ impl SessionCore {
     /// live batches come through a stream another tab opened (see `assets/feed.js`).
     pub(crate) fn snapshot_now(&self) -> (crate::hub::EventId, String) {
         let extra = self.view_facts();
-        (self.hub.last_id(), Self::snapshot_json(&self.engine, &extra))
+        (
+            self.hub.last_id(),
+            Self::snapshot_json(&self.engine, &extra),
+        )
     }
 
     /// Subscribes an `/acp` client stream (see [`AcpFeed::subscribe`]); a snapshot, when one is
