@@ -86,12 +86,12 @@ fn main() {
     let scale = if quick { 10 } else { 1 };
     let server = test_server::required_server();
     // As a production server runs: every commit flushed to the server's WAL.
-    server
-        .psql(
-            "postgres",
-            "ALTER SYSTEM SET fsync = on; ALTER SYSTEM SET synchronous_commit = on",
-        )
-        .unwrap();
+    // (ALTER SYSTEM refuses a transaction block: one statement per call.)
+    for setting in ["fsync = on", "synchronous_commit = on"] {
+        server
+            .psql("postgres", &format!("ALTER SYSTEM SET {setting}"))
+            .unwrap();
+    }
     server.psql("postgres", "SELECT pg_reload_conf()").unwrap();
     let dir = std::env::temp_dir().join(format!("spindle-store-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -7,10 +7,11 @@
 //! otherwise; [`required_server`] always fails. `SPINDLE_PG_BIN` names the directory of `initdb`/`postgres`/`psql` when it
 //! is not `/usr/lib/postgresql/*/bin`.
 
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The running server.
@@ -245,5 +246,62 @@ impl PgServer {
     /// The TCP URL of `database`.
     pub fn url(&self, database: &str) -> String {
         format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+}
+
+/// A TCP relay to the test server that can cut every connection and refuse new ones (a network
+/// partition), and heal.
+#[derive(Debug)]
+pub struct Relay {
+    /// The port to connect to.
+    pub port: u16,
+    cut: Arc<AtomicBool>,
+    open: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Relay {
+    /// Relays a new loopback port to `upstream` (the server's [`PgServer::port`]).
+    pub fn start(upstream: u16) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let open = Arc::new(Mutex::new(Vec::<TcpStream>::new()));
+        let (cut_flag, streams) = (Arc::clone(&cut), Arc::clone(&open));
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if cut_flag.load(Ordering::SeqCst) {
+                    continue; // dropped: the connection is closed at once
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let mut list = streams.lock().unwrap();
+                list.push(client.try_clone().unwrap());
+                list.push(server.try_clone().unwrap());
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Relay { port, cut, open }
+    }
+
+    /// Closes every relayed connection and refuses new ones.
+    pub fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Relays new connections again.
+    pub fn heal(&self) {
+        self.cut.store(false, Ordering::SeqCst);
     }
 }

@@ -1,8 +1,6 @@
 //! What only one of the stores can show.
 
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use spindle_store::migrations::LATEST;
@@ -75,65 +73,13 @@ fn retry_until_committed(store: &dyn Store, id: i64, first: i64, batch: &[(Direc
     panic!("the store never reconnected");
 }
 
-/// A TCP relay to the test server that can cut every connection and refuse new ones (a network
-/// partition), and heal.
-struct Relay {
-    port: u16,
-    cut: Arc<AtomicBool>,
-    open: Arc<Mutex<Vec<TcpStream>>>,
-}
-
-impl Relay {
-    fn start(upstream: u16) -> Relay {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let cut = Arc::new(AtomicBool::new(false));
-        let open = Arc::new(Mutex::new(Vec::<TcpStream>::new()));
-        let (cut_flag, streams) = (Arc::clone(&cut), Arc::clone(&open));
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                if cut_flag.load(Ordering::SeqCst) {
-                    continue; // dropped: the connection is closed at once
-                }
-                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
-                    continue;
-                };
-                let mut list = streams.lock().unwrap();
-                list.push(client.try_clone().unwrap());
-                list.push(server.try_clone().unwrap());
-                for (mut from, mut to) in [
-                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
-                    (server, client),
-                ] {
-                    std::thread::spawn(move || {
-                        let _ = std::io::copy(&mut from, &mut to);
-                        let _ = to.shutdown(Shutdown::Both);
-                    });
-                }
-            }
-        });
-        Relay { port, cut, open }
-    }
-
-    fn cut(&self) {
-        self.cut.store(true, Ordering::SeqCst);
-        for stream in self.open.lock().unwrap().drain(..) {
-            let _ = stream.shutdown(Shutdown::Both);
-        }
-    }
-
-    fn heal(&self) {
-        self.cut.store(false, Ordering::SeqCst);
-    }
-}
-
 #[test]
 fn postgres_a_partition_fails_calls_at_once_and_the_batch_lands_once_when_it_heals() {
     let Some(server) = pg_server::server() else {
         return;
     };
     let database = server.create_database("partition");
-    let relay = Relay::start(server.port());
+    let relay = pg_server::Relay::start(server.port());
     let url = format!("postgres://postgres@127.0.0.1:{}/{database}", relay.port);
     let store = spindle_store::open(&Location::parse(&url)).unwrap();
     let id = store.create_session("s").unwrap();
