@@ -47,7 +47,7 @@ struct Highlighter {
     rules: Vec<(Scope, HighlightClass)>,
 }
 
-const RULES: [(&str, HighlightClass); 24] = [
+const RULES: [(&str, HighlightClass); 25] = [
     ("comment", HighlightClass::Comment),
     ("string", HighlightClass::String),
     ("constant.numeric", HighlightClass::Number),
@@ -61,6 +61,7 @@ const RULES: [(&str, HighlightClass); 24] = [
     ("entity.name.function", HighlightClass::Function),
     ("support.function", HighlightClass::Function),
     ("variable.function", HighlightClass::Function),
+    ("support.macro", HighlightClass::Function),
     ("entity.name.tag", HighlightClass::Tag),
     ("entity.other.attribute-name", HighlightClass::Attribute),
     ("entity.name", HighlightClass::Type),
