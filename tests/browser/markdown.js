@@ -135,6 +135,22 @@ module.exports = function register(h) {
       const backToStream = !renderer.hasTree && box.textContent.indexOf("Title") >= 0;
       renderer.truncated();
       renderer.update(text);
+      // Inline markers without their closers in a long closed paragraph: each looked for once
+      // (counted as the characters indexOf is asked to pass over, not by the clock).
+      const hostile = document.createElement("div");
+      const scanned = { chars: 0 };
+      const indexOf = String.prototype.indexOf;
+      String.prototype.indexOf = function (needle, from) {
+        const found = indexOf.call(this, needle, from);
+        scanned.chars += (found < 0 ? this.length : found) - (from || 0);
+        return found;
+      };
+      const brackets = "[a ".repeat(10000) + "_b ".repeat(10000) + "*c ".repeat(10000) + "`d ".repeat(10000);
+      try {
+        window.SpindleMarkdown.streaming(hostile).update(brackets + "\n\nend");
+      } finally {
+        String.prototype.indexOf = indexOf;
+      }
       // An open block past 32 KiB is plain text that grows in place, then a block once it closes.
       const long = document.createElement("div");
       const longRenderer = window.SpindleMarkdown.streaming(long);
@@ -152,6 +168,8 @@ module.exports = function register(h) {
         long.children[1].querySelectorAll("strong").length === 4000;
       return {
         raw, grewInPlace, closed,
+        hostileScan: scanned.chars,
+        hostileLength: brackets.length + 3,
         mostRemoved,
         lostFinal,
         same: box.innerHTML === fresh.innerHTML,
@@ -170,6 +188,7 @@ module.exports = function register(h) {
     assert(result.cutSame, "a cut renders the shorter text");
     assert(result.keptTree && result.backToStream, "show() keeps a tree for its length only");
     assert(result.raw && result.grewInPlace && result.closed, "a long open block: plain, grown in place, rendered once closed");
+    assert(result.hostileScan < 20 * result.hostileLength, "unclosed markers are looked for once (" + result.hostileScan + " characters scanned for " + result.hostileLength + ")");
     assert(JSON.stringify(result.blocks) === JSON.stringify(["h3", "p", "ul", "pre", "blockquote", "ol", "p"]), "blocks: " + JSON.stringify(result.blocks));
     assert(result.scripts === 0 && result.xss === undefined && result.text.includes("<script>window.__xss = 5</script>"), "HTML stays text");
     await page.close();

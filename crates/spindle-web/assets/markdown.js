@@ -160,6 +160,7 @@
   function renderInline(parent, text) {
     let plain = "";
     let noUnderscoreCloser = false;
+    let noLinkEnd = false;
     const flushPlain = () => { if (plain) { parent.appendChild(document.createTextNode(plain)); plain = ""; } };
     let i = 0;
     while (i < text.length) {
@@ -199,9 +200,11 @@
           i = end + 1;
           continue;
         }
-      } else if (c === "[") {
+      } else if (c === "[" && !noLinkEnd) {
         const close = text.indexOf("](", i + 1);
         const end = close > 0 ? text.indexOf(")", close + 2) : -1;
+        // No `](...)` after this point means none after any later `[` either: looked for once.
+        if (end < 0) noLinkEnd = true;
         if (close > i && end > close) {
           const label = text.slice(i + 1, close);
           const href = safeHref(text.slice(close + 2, end).trim());
