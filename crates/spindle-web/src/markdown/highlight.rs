@@ -86,8 +86,28 @@ fn highlighter() -> &'static Highlighter {
     })
 }
 
+/// Fence names agents use that the default grammars do not know, and the grammar that fits
+/// best: TypeScript and JSX read well enough with JavaScript's, a shell session with bash's.
+const ALIASES: [(&str, &str); 11] = [
+    ("ts", "js"),
+    ("typescript", "js"),
+    ("tsx", "js"),
+    ("jsx", "js"),
+    ("mjs", "js"),
+    ("cjs", "js"),
+    ("shell", "sh"),
+    ("console", "sh"),
+    ("shell-session", "sh"),
+    ("golang", "go"),
+    ("csharp", "cs"),
+];
+
 impl Highlighter {
     fn syntax(&self, language: &str) -> Option<&SyntaxReference> {
+        let language = ALIASES
+            .iter()
+            .find(|(alias, _)| alias.eq_ignore_ascii_case(language))
+            .map_or(language, |(_, name)| name);
         let syntax = self.syntaxes.find_syntax_by_token(language)?;
         // Plain Text has no scopes worth a span.
         (syntax.name != "Plain Text").then_some(syntax)
