@@ -382,7 +382,10 @@ fn highlighted_code_keeps_the_text_exactly() {
     for class in ["hl-keyword", "hl-comment", "hl-string", "hl-number"] {
         assert!(json.contains(class), "{class} in {json}");
     }
-    assert!(json.contains(r#"["span",{"class":"hl-function"},"println!"]"#), "{json}");
+    assert!(
+        json.contains(r#"["span",{"class":"hl-function"},"println!"]"#),
+        "{json}"
+    );
     // An unknown language: its class is kept, the code is plain.
     let json = render_json("```no-such-language\nx = 1\n```");
     assert_eq!(
