@@ -2,7 +2,8 @@
 //! script of `entries` entries in one turn (agent messages and tool calls alternating, each
 //! with its own id); an SSE observer must see every entry with its exact text; the transcript
 //! endpoint must list them all; after a restart the server must rebuild the same transcript
-//! from its wire log, and a new observer must get all of it again. Figures (time, server peak
+//! from its wire log, and a new observer must get all of it again (its tail in the reset
+//! snapshot, the older entries page by page from `GET /api/sessions/{id}/entries`). Figures (time, server peak
 //! RSS) are printed, never asserted.
 //!
 //! The small size runs in every `cargo test`; the full size is `#[ignore]`d:
@@ -80,6 +81,45 @@ fn observe_all(reader: &mut SseReader, entries: usize) -> TextView {
     }
 }
 
+/// The agent messages a new observer gets: the reset snapshot's tail (with `web_window` saying
+/// how many entries come before it), then `GET /entries` pages back to the first entry.
+fn observe_tail_then_pages(
+    served: &serve_support::Served,
+    session: i64,
+    reader: &mut SseReader,
+    entries: usize,
+) -> Vec<String> {
+    let reset = reader.next_event().expect("a reset snapshot");
+    assert_eq!(reset.event, "reset");
+    let window = reset
+        .ops()
+        .into_iter()
+        .find(|op| op["op"] == "web_window")
+        .expect("a long session's snapshot says how many entries come before its tail");
+    // The entries of the script and the prompt that started it.
+    assert_eq!(window["total"], entries + 1);
+    let mut tail = TextView::default();
+    tail.apply_event(&reset);
+    let mut messages = tail.texts_of("agent_message");
+    let mut first = window["first"].as_u64().expect("first") as usize;
+    assert!(first > 0 && first < entries, "{window}");
+    while first > 0 {
+        let page = served.get_json(&format!(
+            "/api/sessions/{session}/entries?before={first}&limit=500"
+        ));
+        let older: Vec<String> = page["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .filter(|item| item["entry"]["kind"] == "agent_message")
+            .map(|item| item["entry"]["text"].as_str().unwrap_or("").to_string())
+            .collect();
+        messages.splice(0..0, older);
+        first = page["first"].as_u64().expect("first") as usize;
+    }
+    messages
+}
+
 fn check_transcript(value: &serde_json::Value, entries: usize) {
     let list = value["entries"].as_array().expect("entries");
     let messages: Vec<&str> = list
@@ -134,12 +174,10 @@ fn session_of(entries: usize) {
         after["entries"], before["entries"],
         "the restart changed the transcript"
     );
+    // A new observer gets the tail first and pages back through the older entries.
     let mut reader = served.sse(session, None);
-    let again = observe_all(&mut reader, entries);
-    assert_eq!(
-        again.texts_of("agent_message"),
-        view.texts_of("agent_message")
-    );
+    let again = observe_tail_then_pages(&served, session, &mut reader, entries);
+    assert_eq!(again, view.texts_of("agent_message"));
     let restart_peak_kib = proc_status_kib(served.child.id(), "VmHWM").unwrap_or(0);
     served.stop();
     eprintln!(
