@@ -193,6 +193,34 @@ fn an_unusable_database_is_a_clear_error_at_start() {
     );
 }
 
+#[test]
+fn an_unreachable_postgres_is_a_clear_error_at_start_without_the_password() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let url = format!("postgres://alice:s3cret@127.0.0.1:{port}/spindle?connect_timeout=2");
+    // From --db, and from SPINDLE_DB (which keeps the password out of the process list).
+    for from_env in [false, true] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"));
+        command.args(["serve", "--bind", "127.0.0.1:0"]);
+        if from_env {
+            command.env("SPINDLE_DB", &url);
+        } else {
+            command.args(["--db", &url]);
+        }
+        let output = command.args(["--", "true"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("cannot open the database")
+                && stderr.contains(&format!("postgres://alice@127.0.0.1:{port}/spindle")),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("s3cret"), "{stderr}");
+    }
+}
+
 /// Reads events until the view shows the slow reply complete and the turn idle.
 fn read_until_reply_complete(reader: &mut serve_support::SseReader, view: &mut TextView) -> String {
     loop {
