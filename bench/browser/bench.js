@@ -179,7 +179,9 @@ async function singleTab(browser, opts, n) {
     const doc = await srv.transcript(server.url, id);
     const expected = srv.expectedEntries(doc);
     page.entries = await checkEntries(tab.page, expected, false);
-    log("  page: done after " + (page.pageMs / 1000).toFixed(2) + " s; entries " + page.entries.verdict);
+    const textLength = expected.reduce((n, e) => n + e.text.length, 0);
+    page.completeAtDone = !!page.heldAtDone && page.heldAtDone.entries === expected.length && page.heldAtDone.textLength === textLength;
+    log("  page: done after " + (page.pageMs / 1000).toFixed(2) + " s (" + (page.completeAtDone ? "every entry and all the text held then" : "NOT all text held then: " + JSON.stringify(page.heldAtDone)) + "); entries " + page.entries.verdict);
 
     // Reopen: reload the finished session; time from navigation start until its last screen shows.
     const last = [...doc.entries].reverse().find((e) => !srv.SIDE_PANE_KINDS.has(e.kind));
@@ -261,6 +263,9 @@ async function manyTabs(browser, opts, n, separate) {
       }
       Object.assign(turn.pages[i], await probe.memory(tabs[i].cdp, tabs[i].page));
       turn.pages[i].entries = await checkEntries(tabs[i].page, expected, false);
+      const held = turn.pages[i].heldAtDone;
+      turn.pages[i].completeAtDone = !!held && held.entries === expected.length
+        && held.textLength === expected.reduce((n, e) => n + e.text.length, 0);
     }
     const times = turn.pages.map((p) => (p.pageMs === null ? "-" : (p.pageMs / 1000).toFixed(2))).join(", ");
     log("  pages done after " + times + " s; entries " + turn.pages.map((p) => p.entries.verdict).join(", "));

@@ -87,6 +87,13 @@ function initScript(reopenKey) {
       if (bench.doneDom !== null || !isDone()) return;
       bench.doneDom = performance.now();
       observer.disconnect();
+      // What the page held when it said done (checked against the server's transcript later).
+      try {
+        const held = window.SpindleView.entries();
+        bench.heldAtDone = { entries: held.length, textLength: held.reduce((n, e) => n + e.text.length, 0) };
+      } catch (_) {
+        bench.heldAtDone = null;
+      }
       requestAnimationFrame(() => { bench.done = performance.now(); });
     });
     const watch = { attributes: true, childList: true, characterData: true, subtree: true };
@@ -148,6 +155,7 @@ async function window_(page, from, to) {
       longTaskTotalMs: tasks === null ? null : tasks.reduce((s, [, d]) => s + d, 0),
       longestTaskMs: tasks === null ? null : tasks.reduce((m, [, d]) => Math.max(m, d), 0),
       visibility: document.visibilityState,
+      heldAtDone: bench.heldAtDone || null,
     };
   }, [from, to]);
 }

@@ -120,6 +120,13 @@ function markdown(results) {
   return out.join("\n");
 }
 
+// Pages that said "done" before holding every entry and all the text (their time would flatter them).
+function incomplete(r) {
+  const pages = r.runs.flatMap((run) => (run.pages || []).filter((p) => p.pageMs !== null && p.completeAtDone === false)
+    .map(() => int(run.size) + "/" + run.tabs));
+  return pages.length ? " **Pages that showed done before holding the whole transcript: " + pages.join(", ") + ".**" : "";
+}
+
 /** Where and what each result measured, one line each. */
 function provenance(results) {
   return results.map((r) => {
@@ -130,7 +137,8 @@ function provenance(results) {
       + m.cpu + "), " + m.memGiB + " GiB; load average " + m.loadavg[0] + " before, " + (m.loadavgAfter || ["?"])[0]
       + " after; Chromium " + (r.chromium || "?") + ", Node " + r.node + "."
       + (r.partialRuns || []).map((p) => " Re-run at " + p.date.slice(11, 16) + " UTC (load " + p.loadavg[0] + "): " + p.only.join(", ") + ".").join("")
-      + (r.notes || []).map((n) => " " + n).join("");
+      + (r.notes || []).map((n) => " " + n).join("")
+      + incomplete(r);
   }).join("\n");
 }
 

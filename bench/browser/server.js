@@ -4,6 +4,7 @@
 "use strict";
 
 const { spawn } = require("node:child_process");
+const http = require("node:http");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
@@ -83,12 +84,11 @@ const expectedEntries = (doc) => doc.entries.map((e) => ({ id: e.id, kind: e.kin
 /** Kinds the page shows outside the transcript pane (thoughts and plan panes). */
 const SIDE_PANE_KINDS = new Set(["agent_thought", "plan", "plan_text"]);
 
-/** A plain SSE reader of /api/sessions/{id}/events: parses every frame's JSON and watches the
+/** A plain SSE reader of /api/sessions/{id}/events (node:http): parses every frame's JSON and watches the
  *  set_state ops. `turnEnd(afterEpoch)` resolves with { at, stats }: the epoch ms at which the
  *  first set_state op saying idle with a stop reason arrived after `afterEpoch`, and the frame,
  *  byte and op counts read so far. */
 function openEvents(base, id) {
-  const controller = new AbortController();
   const stats = { frames: 0, bytes: 0, ops: 0 };
   const states = []; // [epochMs, state]
   const waiters = [];
@@ -116,22 +116,27 @@ function openEvents(base, id) {
     settle();
   };
 
-  (async () => {
-    const response = await fetch(base + "/api/sessions/" + id + "/events", {
-      headers: { Accept: "text/event-stream" },
-      signal: controller.signal,
-    });
-    if (!response.ok) throw new Error("events: HTTP " + response.status);
+  // node:http, not fetch: the reader should cost as little as a plain client can.
+  const request = http.get(base + "/api/sessions/" + id + "/events", { headers: { Accept: "text/event-stream" } }, (response) => {
+    if (response.statusCode !== 200) {
+      failure = new Error("events: HTTP " + response.statusCode);
+      response.resume();
+      connectedResolve();
+      settle();
+      return;
+    }
     connectedResolve();
-    const decoder = new TextDecoder();
+    response.setEncoding("utf8");
     let buffer = "";
-    for await (const chunk of response.body) {
-      stats.bytes += chunk.length;
-      buffer += decoder.decode(chunk, { stream: true });
+    let scanned = 0; // where to look for the next blank line (big frames come in many chunks)
+    response.on("data", (text) => {
+      stats.bytes += Buffer.byteLength(text);
+      buffer += text;
       let end;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
+      while ((end = buffer.indexOf("\n\n", scanned)) >= 0) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
+        scanned = 0;
         let event = "message";
         const data = [];
         for (const line of block.split("\n")) {
@@ -140,9 +145,13 @@ function openEvents(base, id) {
         }
         if (data.length) onFrame(event, data.join("\n"));
       }
-    }
-  })().catch((e) => {
-    if (e.name !== "AbortError") { failure = e; settle(); }
+      scanned = Math.max(0, buffer.length - 1);
+    });
+    response.on("error", (e) => { if (!closed) { failure = e; settle(); } });
+  });
+  let closed = false;
+  request.on("error", (e) => {
+    if (!closed) { failure = e; settle(); }
     connectedResolve();
   });
 
@@ -150,7 +159,7 @@ function openEvents(base, id) {
     connected,
     stats,
     turnEnd: (after) => new Promise((resolve, reject) => { waiters.push({ after, resolve, reject }); settle(); }),
-    close: () => controller.abort(),
+    close: () => { closed = true; request.destroy(); },
   };
 }
 
