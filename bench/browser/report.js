@@ -142,8 +142,8 @@ function provenance(results) {
   }).join("\n");
 }
 
-function section(results, intro) {
-  return [BEGIN, intro.trim(), "", provenance(results), "", markdown(results), END].join("\n");
+function section(results, intro, reading) {
+  return [BEGIN, intro.trim(), "", provenance(results), "", markdown(results), ...(reading ? ["", reading.trim()] : []), END].join("\n");
 }
 
 if (require.main === module) {
@@ -156,7 +156,10 @@ if (require.main === module) {
   const pattern = new RegExp(BEGIN.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "[\\s\\S]*?" + END);
   if (!pattern.test(text)) { console.error(write + " has no bench/browser markers"); process.exit(1); }
   const intro = fs.readFileSync(__dirname + "/section-intro.md", "utf8");
-  fs.writeFileSync(write, text.replace(pattern, () => section(results, intro)));
+  // What the numbers say, written by hand after a run (results/reading.md), kept under the tables.
+  const readingFile = __dirname + "/results/reading.md";
+  const reading = fs.existsSync(readingFile) ? fs.readFileSync(readingFile, "utf8") : null;
+  fs.writeFileSync(write, text.replace(pattern, () => section(results, intro, reading)));
   console.log("wrote the Page section of " + write);
 }
 
