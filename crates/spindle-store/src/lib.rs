@@ -36,7 +36,7 @@ use std::sync::Arc;
 pub use location::Location;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
-pub use types::{Direction, LoggedLine, StoreError, StoredReply, StoredSession};
+pub use types::{Direction, Lease, LoggedLine, StoreError, StoredReply, StoredSession};
 
 /// The storage of `spindle serve`. Every method is one transaction: it commits whole or not at
 /// all. Implementations are shared between threads (`&self` methods); writes to one session come
@@ -107,6 +107,25 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// The materialized transcript of a session, if one was saved.
     fn transcript(&self, session: i64) -> Result<Option<String>, StoreError>;
+
+    /// Claims or renews the lease of `session` for `owner` for `ttl`, in one conditional write:
+    /// it succeeds when nobody holds the lease, when it has expired, or when `owner` already holds
+    /// it; otherwise nothing changes. Returns the lease as it stands afterwards, so the caller
+    /// holds the session exactly when the returned `owner` is its own id. Two replicas claiming
+    /// at once never both get it.
+    fn claim_lease(
+        &self,
+        session: i64,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> Result<Lease, StoreError>;
+
+    /// Gives the lease of `session` up if `owner` holds it (a graceful hand-over: another
+    /// replica may claim it at once). Returns whether it was held.
+    fn release_lease(&self, session: i64, owner: &str) -> Result<bool, StoreError>;
+
+    /// Every lease row, expired ones included, by session.
+    fn leases(&self) -> Result<Vec<Lease>, StoreError>;
 }
 
 /// Opens the store `location` names, applying the migrations it lacks: a SQLite file (created

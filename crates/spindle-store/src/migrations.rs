@@ -8,7 +8,7 @@
 //!
 //! Version 1 is the schema the SQLite store had before versioning (its statements are
 //! `IF NOT EXISTS`, so such a database is adopted as it is). Version 2 adds `session_leases`, the
-//! table through which replicas will own sessions (issue #17); nothing reads it yet.
+//! table through which replicas own sessions (issue #17, `Store::claim_lease`).
 
 use crate::StoreError;
 

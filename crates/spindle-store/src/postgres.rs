@@ -22,7 +22,7 @@ use tokio_postgres::config::Host;
 
 use crate::migrations;
 use crate::types::{display_text, now_ms, seq_at};
-use crate::{Direction, LoggedLine, Store, StoreError, StoredReply, StoredSession};
+use crate::{Direction, Lease, LoggedLine, Store, StoreError, StoredReply, StoredSession};
 
 /// How long one call may take, pool wait included, before it fails (the database is then treated
 /// as failing: the web server keeps the lines in memory and retries).
@@ -626,6 +626,86 @@ impl Store for PostgresStore {
                 .await
                 .map_err(pg(StoreError::Read))?;
             Ok(row.map(|row| row.get(0)))
+        })
+    }
+
+    fn claim_lease(
+        &self,
+        session: i64,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> Result<Lease, StoreError> {
+        let owner = display_text(owner).into_owned();
+        let ttl = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
+        self.run(StoreError::Write, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            // One statement on the database's clock: the row lock of `ON CONFLICT DO UPDATE`
+            // makes two concurrent claims of an expired lease succeed at most once.
+            let claimed = client
+                .query_opt(
+                    "WITH now AS (SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT AS ms)
+                     INSERT INTO session_leases(session_id, owner, expires_at)
+                     SELECT $1, $2, ms + $3 FROM now
+                     ON CONFLICT(session_id) DO UPDATE
+                     SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+                     WHERE session_leases.owner = EXCLUDED.owner
+                        OR session_leases.expires_at <= (SELECT ms FROM now)
+                     RETURNING owner, expires_at",
+                    &[&session, &owner, &ttl],
+                )
+                .await
+                .map_err(pg(StoreError::Write))?;
+            let row = match claimed {
+                Some(row) => row,
+                None => client
+                    .query_one(
+                        "SELECT owner, expires_at FROM session_leases WHERE session_id = $1",
+                        &[&session],
+                    )
+                    .await
+                    .map_err(pg(StoreError::Write))?,
+            };
+            Ok(Lease {
+                session,
+                owner: row.get(0),
+                expires_at: row.get(1),
+            })
+        })
+    }
+
+    fn release_lease(&self, session: i64, owner: &str) -> Result<bool, StoreError> {
+        let owner = display_text(owner).into_owned();
+        self.run(StoreError::Write, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            let deleted = client
+                .execute(
+                    "DELETE FROM session_leases WHERE session_id = $1 AND owner = $2",
+                    &[&session, &owner],
+                )
+                .await
+                .map_err(pg(StoreError::Write))?;
+            Ok(deleted > 0)
+        })
+    }
+
+    fn leases(&self) -> Result<Vec<Lease>, StoreError> {
+        self.run(StoreError::Read, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
+            let rows = client
+                .query(
+                    "SELECT session_id, owner, expires_at FROM session_leases ORDER BY session_id",
+                    &[],
+                )
+                .await
+                .map_err(pg(StoreError::Read))?;
+            Ok(rows
+                .iter()
+                .map(|row| Lease {
+                    session: row.get(0),
+                    owner: row.get(1),
+                    expires_at: row.get(2),
+                })
+                .collect())
         })
     }
 }

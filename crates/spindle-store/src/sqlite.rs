@@ -12,7 +12,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use crate::migrations::{self, Migration};
 use crate::types::{display_text, now_ms, seq_at};
-use crate::{Direction, LoggedLine, Store, StoreError, StoredReply, StoredSession};
+use crate::{Direction, Lease, LoggedLine, Store, StoreError, StoredReply, StoredSession};
 
 /// A SQLite database file.
 #[derive(Debug)]
@@ -423,6 +423,73 @@ impl Store for SqliteStore {
             )
             .optional()
             .map_err(read_error)
+    }
+
+    fn claim_lease(
+        &self,
+        session: i64,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> Result<Lease, StoreError> {
+        let now = now_ms();
+        let ttl = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
+        let mut writer = lock(&self.writer);
+        // Immediate: another process on the same file waits rather than racing the claim.
+        let tx = writer
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(write_error)?;
+        tx.execute(
+            "INSERT INTO session_leases(session_id, owner, expires_at) VALUES(?1, ?2, ?3)
+             ON CONFLICT(session_id) DO UPDATE
+             SET owner = excluded.owner, expires_at = excluded.expires_at
+             WHERE session_leases.owner = excluded.owner OR session_leases.expires_at <= ?4",
+            params![session, display_text(owner), now.saturating_add(ttl), now],
+        )
+        .map_err(write_error)?;
+        let lease = tx
+            .query_row(
+                "SELECT owner, expires_at FROM session_leases WHERE session_id = ?1",
+                params![session],
+                |row| {
+                    Ok(Lease {
+                        session,
+                        owner: row.get(0)?,
+                        expires_at: row.get(1)?,
+                    })
+                },
+            )
+            .map_err(write_error)?;
+        tx.commit().map_err(write_error)?;
+        Ok(lease)
+    }
+
+    fn release_lease(&self, session: i64, owner: &str) -> Result<bool, StoreError> {
+        let deleted = lock(&self.writer)
+            .execute(
+                "DELETE FROM session_leases WHERE session_id = ?1 AND owner = ?2",
+                params![session, display_text(owner)],
+            )
+            .map_err(write_error)?;
+        Ok(deleted > 0)
+    }
+
+    fn leases(&self) -> Result<Vec<Lease>, StoreError> {
+        let reader = lock(&self.reader);
+        let mut statement = reader
+            .prepare_cached(
+                "SELECT session_id, owner, expires_at FROM session_leases ORDER BY session_id",
+            )
+            .map_err(read_error)?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok(Lease {
+                    session: row.get(0)?,
+                    owner: row.get(1)?,
+                    expires_at: row.get(2)?,
+                })
+            })
+            .map_err(read_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(read_error)
     }
 }
 

@@ -71,6 +71,20 @@ pub struct StoredSession {
     pub updated_at: i64,
 }
 
+/// Who runs a session and until when: a row of `session_leases`. A replica runs a session only
+/// while it holds its lease; it renews it well before `expires_at`, and once the lease has
+/// expired any replica may take it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Lease {
+    /// The web session.
+    pub session: i64,
+    /// The replica id of the holder (`spindle serve --replica-id`).
+    pub owner: String,
+    /// Milliseconds since the Unix epoch, on the database's clock (PostgreSQL's for that store,
+    /// so replicas with skewed clocks agree), after which the lease may be taken.
+    pub expires_at: i64,
+}
+
 /// A persisted final reply of one turn.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -5,6 +5,7 @@
 
 mod backend_specific;
 mod cases;
+mod leases;
 // The crate's `test-server` module, compiled in here (a package cannot turn on its own feature
 // for its tests).
 #[allow(dead_code)]
@@ -148,4 +149,7 @@ conformance!(
     a_database_newer_than_this_build_is_refused,
     many_sessions_written_from_many_threads_at_once,
     the_store_is_usable_and_droppable_inside_a_tokio_runtime,
+    a_lease_is_held_by_one_owner_until_released,
+    an_expired_lease_is_taken_and_its_old_owner_cannot_renew_it,
+    concurrent_claims_of_an_expired_lease_have_one_winner,
 );

@@ -1,0 +1,86 @@
+//! The lease cases (issue #17): who runs a session, claimed with one conditional write.
+
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use crate::Backend;
+
+const LONG: Duration = Duration::from_secs(600);
+
+pub fn a_lease_is_held_by_one_owner_until_released(backend: &Backend) {
+    let store = backend.open();
+    let session = store.create_session("leased").unwrap();
+    assert!(store.leases().unwrap().is_empty());
+
+    let a = store.claim_lease(session, "replica-a", LONG).unwrap();
+    assert_eq!((a.session, a.owner.as_str()), (session, "replica-a"));
+
+    // Another replica is told who holds it and changes nothing.
+    let b = store.claim_lease(session, "replica-b", LONG).unwrap();
+    assert_eq!(b, a);
+
+    // The holder renews it.
+    let renewed = store.claim_lease(session, "replica-a", LONG).unwrap();
+    assert_eq!(renewed.owner, "replica-a");
+    assert!(renewed.expires_at >= a.expires_at);
+
+    // Only the holder can give it up; then another replica takes it at once.
+    assert!(!store.release_lease(session, "replica-b").unwrap());
+    assert!(store.release_lease(session, "replica-a").unwrap());
+    assert!(store.leases().unwrap().is_empty());
+    let b = store.claim_lease(session, "replica-b", LONG).unwrap();
+    assert_eq!(b.owner, "replica-b");
+    assert_eq!(store.leases().unwrap(), vec![b]);
+}
+
+pub fn an_expired_lease_is_taken_and_its_old_owner_cannot_renew_it(backend: &Backend) {
+    let store = backend.open();
+    let session = store.create_session("expired").unwrap();
+    // A lease of no time has expired as soon as it is written.
+    let a = store
+        .claim_lease(session, "replica-a", Duration::ZERO)
+        .unwrap();
+    assert_eq!(a.owner, "replica-a");
+    let b = store.claim_lease(session, "replica-b", LONG).unwrap();
+    assert_eq!(b.owner, "replica-b");
+    // The old owner's renewal now fails: it learns that it lost the session.
+    let again = store.claim_lease(session, "replica-a", LONG).unwrap();
+    assert_eq!(again.owner, "replica-b");
+    // Leases survive a restart (a reopen).
+    drop(store);
+    let store = backend.open();
+    assert_eq!(store.leases().unwrap()[0].owner, "replica-b");
+}
+
+pub fn concurrent_claims_of_an_expired_lease_have_one_winner(backend: &Backend) {
+    let store = backend.open();
+    let sessions: Vec<i64> = (0..8)
+        .map(|i| store.create_session(&format!("s{i}")).unwrap())
+        .collect();
+    for session in &sessions {
+        store.claim_lease(*session, "dead", Duration::ZERO).unwrap();
+    }
+    let replicas = 4;
+    let barrier = Arc::new(Barrier::new(replicas));
+    let threads: Vec<_> = (0..replicas)
+        .map(|r| {
+            let store = backend.open();
+            let barrier = barrier.clone();
+            let sessions = sessions.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                let me = format!("replica-{r}");
+                sessions
+                    .iter()
+                    .filter(|s| store.claim_lease(**s, &me, LONG).unwrap().owner == me)
+                    .count()
+            })
+        })
+        .collect();
+    let won: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    // Every session has exactly one new owner, which every replica sees.
+    assert_eq!(won, sessions.len());
+    let leases = store.leases().unwrap();
+    assert_eq!(leases.len(), sessions.len());
+    assert!(leases.iter().all(|l| l.owner.starts_with("replica-")));
+}
