@@ -11,6 +11,8 @@
 # (e) The official SDK clients (the Rust `agent-client-protocol-http` client, the npm SDK's
 #     experimental http-client and ws-client) drive the reference agent through Spindle's `/acp`
 #     (`spindle serve` and `spindle bridge --listen`).
+# (d) Spindle's remote client (`spindle chat --connect`, WebSocket and HTTP+SSE) against
+#     `sdk-http-agent`, the SDK test agent behind the official `agent-client-protocol-http` server.
 # Prints one line per check and "N passed, M failed"; exits 1 if any check failed.
 # Env: SPINDLE_BIN / SDK_TEST_AGENT / SDK_BENCH_CLIENT / SCHEMA_CHECK to use prebuilt binaries,
 #      INTEROP_VENV (default interop/python/.venv), PYTHON (default python3).
@@ -169,6 +171,33 @@ for pair in "2 1" "1 2"; do
       || fail "spindle chat v$1 -> bridge -> sdk-test-agent v$2: tool (exit $rc): ${out:0:200}"
   fi
 done
+
+# --- (d) Spindle's remote client against the official HTTP/WebSocket server ------------
+# `sdk-http-agent`: the SDK test agent behind `agent-client-protocol-http`'s server (/acp).
+echo "# spindle chat --connect -> sdk-http-agent (agent-client-protocol-http server)"
+SDK_HTTP_AGENT=${SDK_HTTP_AGENT:-$(dirname "$SDK_TEST_AGENT")/sdk-http-agent}
+HTTP_AGENT_OUT=$(mktemp)
+"$SDK_HTTP_AGENT" --listen 127.0.0.1:0 >"$HTTP_AGENT_OUT" 2>/dev/null &
+HTTP_AGENT_PID=$!
+ACP_URL=""
+for _ in $(seq 1 100); do
+  ACP_URL=$(grep -o 'http://[0-9.:]*/acp' "$HTTP_AGENT_OUT" | head -1)
+  [[ -n "$ACP_URL" ]] && break
+  sleep 0.1
+done
+if [[ -z "$ACP_URL" ]]; then
+  fail "sdk-http-agent did not start"
+else
+  for transport in ws http; do
+    out=$(timeout 60 "$SPINDLE_BIN" chat --connect "$ACP_URL" --transport $transport --record "$REC/client-remote-plain-$transport.jsonl" --prompt "hello" 2>/dev/null); rc=$?
+    [[ $rc -eq 0 && "$out" == "$PLAIN_REPLY" ]] && pass "spindle chat --connect ($transport) -> sdk-http-agent: plain reply, exit 0" \
+      || fail "spindle chat --connect ($transport) -> sdk-http-agent: plain (exit $rc): ${out:0:200}"
+    out=$(timeout 60 "$SPINDLE_BIN" chat --connect "$ACP_URL" --transport $transport --yes --record "$REC/client-remote-tool-$transport.jsonl" --prompt "use the tool" 2>/dev/null); rc=$?
+    [[ $rc -eq 0 && "$out" == "$TOOL_REPLY" ]] && pass "spindle chat --connect ($transport) -> sdk-http-agent: permission approved with --yes" \
+      || fail "spindle chat --connect ($transport) -> sdk-http-agent: tool (exit $rc): ${out:0:200}"
+  done
+fi
+kill "$HTTP_AGENT_PID" 2>/dev/null; wait "$HTTP_AGENT_PID" 2>/dev/null; rm -f "$HTTP_AGENT_OUT"
 
 # --- (e) the official SDK clients drive agents through Spindle's /acp -------------------
 # `spindle serve --protocol 1` and `spindle bridge --listen` serve the reference agent over the

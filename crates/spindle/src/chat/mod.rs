@@ -13,6 +13,7 @@ mod line_editor;
 mod one_shot;
 mod permission;
 mod prompt_content;
+mod remote;
 mod render;
 mod screen;
 mod services;
@@ -26,7 +27,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
-use spindle_protocol::transport::{ChildExit, ChildHandle};
+use spindle_protocol::transport::ChildHandle;
 use spindle_protocol::{AcpClient, ClientEvents, InitializeOutcome, ProtocolChoice, WireRecord};
 use tokio::sync::mpsc;
 
@@ -117,9 +118,34 @@ pub struct ChatArgs {
     pub terminals: OnOff,
     /// Attach an image (PNG, JPEG, GIF, WebP or SVG) to the prompt (repeatable;
     /// interactively: to the first prompt). Refused when the agent does not
-    /// accept images.
-    #[arg(long, value_name = "FILE")]
+    /// accept images. `--attach URL SESSION` (an http(s) or ws(s) URL
+    /// first) instead joins the running session SESSION of the ACP endpoint
+    /// URL (`session/attach`, see --role and --history).
+    #[arg(long = "attach", value_name = "FILE | URL SESSION", num_args = 1..=2, action = clap::ArgAction::Append)]
+    pub attach_args: Vec<String>,
+    /// The images of `--attach` (set from it by `run`).
+    #[arg(skip)]
     pub attach: Vec<PathBuf>,
+    /// The session of `--attach URL SESSION` (set from it by `run`).
+    #[arg(skip)]
+    pub attach_session: Option<(String, String)>,
+    /// Use the agent behind this ACP endpoint (RFD "Streamable HTTP &
+    /// WebSocket transport": `http(s)://HOST:PORT/acp` or `ws(s)://...`;
+    /// `/acp` is added to a URL without a path) instead of starting one. A
+    /// token is read from SPINDLE_TOKEN (sent as `Authorization: Bearer`).
+    #[arg(long, value_name = "URL", conflicts_with = "agent")]
+    pub connect: Option<String>,
+    /// The remote transport: ws (WebSocket) or http (HTTP+SSE).
+    #[arg(long, default_value = "ws", value_name = "ws|http")]
+    pub transport: spindle_protocol::transport::remote::RemoteProfile,
+    /// With `--attach URL SESSION`: join as controller (prompt, answer
+    /// permissions) or observer (read only).
+    #[arg(long, value_enum, default_value = "controller")]
+    pub role: remote::Role,
+    /// With `--attach URL SESSION`: what to show first: the full session,
+    /// only the open permission questions (pending-only), or none.
+    #[arg(long, value_enum, default_value = "full")]
+    pub history: remote::History,
     /// List the agent's sessions (session/list) and exit.
     #[arg(long, conflicts_with_all = ["prompt", "resume"])]
     pub list: bool,
@@ -169,7 +195,11 @@ fn parse_protocol(text: &str) -> Result<ProtocolChoice, String> {
 }
 
 /// Runs `spindle chat`; returns the process exit code.
-pub fn run(args: ChatArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> {
+pub fn run(mut args: ChatArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> {
+    if let Err(message) = split_attach(&mut args) {
+        eprintln!("spindle chat: {message}");
+        return Ok(exit::USAGE);
+    }
     if let Some(secs) = args.timeout
         && !(secs.is_finite() && secs > 0.0)
     {
@@ -200,6 +230,41 @@ pub fn run(args: ChatArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> {
     })
 }
 
+/// Splits `--attach` into images and `URL SESSION`.
+fn split_attach(args: &mut ChatArgs) -> Result<(), String> {
+    let is_url = |s: &str| {
+        ["http://", "https://", "ws://", "wss://"]
+            .iter()
+            .any(|scheme| s.starts_with(scheme))
+    };
+    // A URL starts `URL SESSION`; every other value is an image.
+    let mut values = std::mem::take(&mut args.attach_args).into_iter();
+    while let Some(value) = values.next() {
+        if !is_url(&value) {
+            args.attach.push(PathBuf::from(value));
+            continue;
+        }
+        let Some(session) = values.next() else {
+            return Err(format!(
+                "--attach {value}: give the session too (--attach URL SESSION)"
+            ));
+        };
+        if args.attach_session.is_some() {
+            return Err("--attach URL SESSION may be given once".into());
+        }
+        if args.connect.is_some() || !args.agent.is_empty() {
+            return Err(
+                "--attach URL SESSION names its endpoint: no --connect or agent command".into(),
+            );
+        }
+        if args.list || args.resume.is_some() {
+            return Err("--attach URL SESSION opens that session: no --list or --resume".into());
+        }
+        args.attach_session = Some((value, session));
+    }
+    Ok(())
+}
+
 /// A started agent with an open session.
 #[derive(Debug)]
 pub(crate) struct Connected {
@@ -208,7 +273,7 @@ pub(crate) struct Connected {
     pub session_id: String,
     /// The negotiated version (1 or 2).
     pub protocol_version: u16,
-    pub agent: ChildHandle,
+    pub agent: remote::AgentEnd,
     pub recorder: Option<Recorder>,
     /// The session's modes and config options.
     pub controls: Controls,
@@ -334,15 +399,12 @@ async fn sleep_until_deadline(deadline: Option<tokio::time::Instant>) {
 }
 
 /// After the connection closed: the agent's exit status and last stderr
-/// lines, on stderr.
-pub(crate) async fn report_agent_exit(agent: &ChildHandle) {
-    match tokio::time::timeout(Duration::from_secs(2), agent.wait()).await {
-        Ok(ChildExit::Exited(status)) => eprintln!("spindle chat: the agent exited ({status})"),
-        Ok(ChildExit::WaitFailed(error)) => {
-            eprintln!("spindle chat: the agent is gone ({error})")
-        }
-        Err(_) => eprintln!("spindle chat: the agent closed the connection"),
-    }
+/// lines (or why the remote connection closed), on stderr.
+pub(crate) async fn report_agent_exit(agent: &remote::AgentEnd) {
+    remote::report_end(agent, print_stderr_tail).await;
+}
+
+fn print_stderr_tail(agent: &ChildHandle) {
     let tail = agent.stderr_tail();
     if !tail.is_empty() {
         eprintln!("spindle chat: last lines of the agent's stderr:");

@@ -15,6 +15,7 @@ use spindle_protocol::{AcpClient, ClientError, ClientOptions, InitializeOutcome}
 use tokio::sync::mpsc;
 
 use super::controls::Controls;
+use super::remote;
 use super::{
     AGENT_STDERR_TAIL_LINES, ChatArgs, Connected, Recorder, exit, report_agent_exit,
     report_diagnostics, services, sleep_until_deadline,
@@ -63,16 +64,47 @@ pub(crate) async fn connect(
         },
         ..SpawnOptions::default()
     };
-    let (connection, agent) = spawn_child(command, spawn).with_context(|| {
-        format!(
-            "starting the agent {:?}",
-            command
-                .iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" ")
-        )
-    })?;
+    let remote_url = args
+        .attach_session
+        .as_ref()
+        .map(|(url, _)| url.as_str())
+        .or(args.connect.as_deref());
+    let (connection, agent) = match remote_url {
+        Some(url) => {
+            let connected = tokio::select! {
+                connected = remote::connect(
+                    url,
+                    args.transport,
+                    args.attach_session.is_some(),
+                    spawn.connection.clone(),
+                ) => connected,
+                () = sleep_until_deadline(deadline) => {
+                    eprintln!("spindle chat: --timeout expired while connecting to {url}");
+                    return Ok(Err(exit::TIMEOUT));
+                }
+            };
+            match connected {
+                Ok(connected) => connected,
+                Err(error) => {
+                    eprintln!("spindle chat: {error:#}");
+                    return Ok(Err(exit::AGENT_EXITED));
+                }
+            }
+        }
+        None => {
+            let (connection, child) = spawn_child(command, spawn).with_context(|| {
+                format!(
+                    "starting the agent {:?}",
+                    command
+                        .iter()
+                        .map(|a| a.to_string_lossy())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            })?;
+            (connection, remote::AgentEnd::Child(child))
+        }
+    };
     let cwd = std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir());
     let host = services::Services::new(args, &cwd);
     let mut options = ClientOptions {
@@ -158,12 +190,15 @@ async fn open_session(
     }
     let mut signed_in = args.auth.is_some();
     loop {
-        let attempt = match &args.resume {
-            Some(id) => match resume(client, &init, id, &cwd).await {
+        let attempt = match (&args.attach_session, &args.resume) {
+            (Some((_, id)), _) => remote::attach(client, id, args.role, args.history)
+                .await
+                .map(|raw| (id.clone(), raw, Opened::Loaded)),
+            (None, Some(id)) => match resume(client, &init, id, &cwd).await {
                 Some(attempt) => attempt,
                 None => return Ok(Err(exit::USAGE)),
             },
-            None => client
+            (None, None) => client
                 .new_session(&cwd, &json!([]))
                 .await
                 .map(|(session_id, raw)| (session_id, raw, Opened::New)),
@@ -189,6 +224,14 @@ async fn open_session(
             Err(error) if error.is_auth_required() => {
                 eprintln!(
                     "spindle chat: the agent still asks for authentication after signing in: {error}"
+                );
+                return Ok(Err(exit::AGENT_ERROR));
+            }
+            Err(ClientError::Rpc(error)) if args.attach_session.is_some() => {
+                let id = args.attach_session.as_ref().map(|(_, id)| id.as_str());
+                eprintln!(
+                    "spindle chat: could not attach to session {}: {error}",
+                    id.unwrap_or_default()
                 );
                 return Ok(Err(exit::AGENT_ERROR));
             }

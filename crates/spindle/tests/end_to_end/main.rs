@@ -39,6 +39,8 @@ mod serve_markdown;
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
 mod remote_attach;
 mod remote_bridge;
+mod remote_client_connect;
+mod remote_client_faults;
 mod remote_http;
 mod remote_limits;
 mod remote_resume;

@@ -716,10 +716,17 @@ fn is_notification(data: &str, method: &str) -> bool {
     serde_json::from_str::<Probe<'_>>(data).is_ok_and(|p| p.method == Some(method))
 }
 
+/// How long a request may wait for the server's answer (the headers; a
+/// stream's body may last forever).
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 async fn post(request: reqwest::RequestBuilder) -> PostOutcome {
-    let response = match request.send().await {
-        Ok(r) => r,
-        Err(e) => return PostOutcome::Unreachable(error_chain(&e)),
+    let response = match tokio::time::timeout(ANSWER_WITHIN, request.send()).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return PostOutcome::Unreachable(error_chain(&e)),
+        Err(_) => {
+            return PostOutcome::Unreachable(format!("no answer within {ANSWER_WITHIN:?}"));
+        }
     };
     let status = response.status();
     let connection_id = response
@@ -745,14 +752,18 @@ async fn read_stream(
     generation: u64,
     events: mpsc::Sender<Event>,
 ) {
-    let end = match request.send().await {
-        Err(e) => SseEnd::Failed(error_chain(&e)),
-        Ok(response) if response.status() == reqwest::StatusCode::NOT_FOUND => SseEnd::NotFound,
-        Ok(response) if !response.status().is_success() => {
+    // A server that accepts the connection but never answers (a stale
+    // listener, a proxy) must not hold the stream forever.
+    let sent = tokio::time::timeout(ANSWER_WITHIN, request.send()).await;
+    let end = match sent {
+        Err(_) => SseEnd::Failed(format!("no answer within {ANSWER_WITHIN:?}")),
+        Ok(Err(e)) => SseEnd::Failed(error_chain(&e)),
+        Ok(Ok(response)) if response.status() == reqwest::StatusCode::NOT_FOUND => SseEnd::NotFound,
+        Ok(Ok(response)) if !response.status().is_success() => {
             let status = response.status().as_u16();
             SseEnd::Status(status, short(&response.text().await.unwrap_or_default()))
         }
-        Ok(response) => {
+        Ok(Ok(response)) => {
             let _ = events.send(Event::SseOpened(key.clone(), generation)).await;
             let mut stream = eventsource_stream::EventStream::new(response.bytes_stream());
             loop {

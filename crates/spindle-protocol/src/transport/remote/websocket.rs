@@ -364,14 +364,8 @@ impl Driver {
             }
         }
         if resumable {
+            // Requests that failed say why in their own error.
             self.notice(RemoteNotice::Resumed);
-            if failed_requests > 0 {
-                self.notice(RemoteNotice::NewConnection {
-                    reopened,
-                    lost,
-                    failed_requests,
-                });
-            }
         } else {
             self.notice(RemoteNotice::NewConnection {
                 reopened,
