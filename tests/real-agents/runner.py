@@ -8,6 +8,9 @@ the agent set up by `agents.py`, `spindle chat` in the work directory, then `spi
 recording. Checks (checks.py, the same for both front ends) read the exit code, the transcript, the
 files on disk and the emulator's request log. Known failures are in `XFAIL` (printed, counted
 apart). Two agents run at a time (`--jobs`); each agent's lines are printed together.
+The `client-<script>` runs repeat a script with Spindle's fs and terminals advertised
+(client_checks.py); `modes-history`, `auth`, `prompt-content` and their `serve-` forms are
+feature runs (feature_runs.py, serve_features.py).
 
 Usage: runner.py [--spindle PATH] [--agents a,b] [--scripts s,t] [--jobs N] [--keep DIR] [--save-recordings]
 """
