@@ -57,8 +57,16 @@ async fn run(state: AcpState, conn: Arc<Conn>, mut socket: WebSocket) {
     let mut sessions: SelectAll<SessionOut> = SelectAll::new();
     let mut closed = conn.closed.subscribe();
     let mut initialized = false;
+    // Keepalive: a ping when nothing else was sent for a while (intermediaries close idle
+    // sockets; a dead peer shows up as a failed send).
+    let mut keepalive = tokio::time::interval(super::KEEPALIVE);
+    keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    keepalive.tick().await;
     loop {
         tokio::select! {
+            _ = keepalive.tick() => {
+                if socket.send(Message::Ping(Vec::new().into())).await.is_err() { break }
+            }
             incoming = socket.recv() => {
                 let text = match incoming {
                     Some(Ok(Message::Text(text))) => text,
