@@ -294,6 +294,7 @@
   }
 
   let frames = 0, events = 0, batches = 0; // counted for tests and the benchmark
+  const slowFrames = []; // frames over 40 ms: where the time went (the first 50)
 
   function frame() {
     if (!frameRequested) return;
@@ -319,9 +320,15 @@
       if (Number.isFinite(last)) applied = Math.max(applied, last);
       document.body.dataset.lastEvent = item.id || "";
     }
+    const applied_ = performance.now();
     flush();
+    const flushed = performance.now();
     for (const list of lists) list.render();
     askTrees();
+    const end = performance.now();
+    if (end - started > 40 && slowFrames.length < 50) {
+      slowFrames.push({ ops: n, apply: Math.round(applied_ - started), flush: Math.round(flushed - applied_), render: Math.round(end - flushed) });
+    }
     if (queue.length) schedule();
   }
 
@@ -699,7 +706,7 @@
     entries: () => timeline.map((rec) => ({ id: rec.id, kind: rec.kind, text: rec.text })),
     loadAll: () => loadAll(),
     stats: () => ({
-      held: timeline.length, loadedFrom, queued, pendingOld: pendingCount, frames, events, batches,
+      held: timeline.length, loadedFrom, queued, pendingOld: pendingCount, frames, events, batches, slowFrames,
       drawn: transcript.drawnCount() + thoughts.drawnCount(),
     }),
   });

@@ -32,6 +32,8 @@
     let follow = true;
     let width = 0;
     let pending = false; // a render is wanted
+    let spins = 0; // renders asked for by render itself since the last outside change
+    const want = () => { pending = true; spins = 0; };
     let programmatic = false; // the last scroll event is our own
     let target = null; // a record to bring into view { rec, block }
     let anchorRec = null; // the record the reader looks at, while not following
@@ -39,9 +41,12 @@
 
     container.addEventListener("scroll", () => {
       if (programmatic) { programmatic = false; return; }
+      // A scroll the browser made while a record is to be brought into view (content above it
+      // changed size) does not decide anything: the reveal does.
+      if (target) return;
       anchorRec = null;
       follow = container.scrollHeight - container.scrollTop - container.clientHeight < FOLLOW_SLACK;
-      pending = true;
+      want();
       onDrawn.wanted();
     });
 
@@ -67,7 +72,7 @@
       const at = items.length && items[items.length - 1].index < rec.index ? items.length : positionOf(rec.index);
       items.splice(at, 0, rec);
       rec.list = api;
-      pending = true;
+      want();
     }
 
     function remove(rec) {
@@ -76,7 +81,7 @@
       release(rec);
       rec.list = null;
       drawn = drawn.filter((r) => r !== rec);
-      pending = true;
+      want();
     }
 
     // A record leaves the DOM: its node goes unless something in it must live on (a card).
@@ -95,7 +100,7 @@
       target = null;
       anchorRec = null;
       top.style.height = bottom.style.height = "0px";
-      pending = true;
+      want();
     }
 
     // The records drawn now and the viewport, read from layout (once per frame, after the
@@ -174,9 +179,8 @@
         bottom.style.height = rest + "px";
       }
       // Scroll: to the end, to the target, or keeping the anchor where it was on screen.
-      if (follow) {
-        setScroll(container.scrollHeight - viewHeight);
-      } else if (target) {
+      if (target) {
+        follow = false;
         const { rec, block, done } = target;
         const node = rec.node;
         target = null;
@@ -187,6 +191,8 @@
           if (done) done(node);
         }
         pending = true;
+      } else if (follow) {
+        setScroll(container.scrollHeight - viewHeight);
       } else if (anchor >= 0) {
         setScroll(offsetOf(anchor) + anchorDelta);
       }
@@ -196,6 +202,8 @@
       // Near the top of what is loaded: ask for older entries.
       if (!follow && unloaded > 0 && container.scrollTop < above + 2 * viewHeight) needOlder();
       onDrawn.done(api);
+      // Heights changed or the scroll was clamped: another frame (a few at most without news).
+      if (pending && spins++ < 10) onDrawn.wanted();
     }
 
     function firstBelow(offsets, y) {
@@ -218,14 +226,14 @@
     const api = Object.freeze({
       insert, remove, clear, render,
       // Content of a record changed (its height may have).
-      changed: () => { pending = true; },
-      invalidate: () => { pending = true; },
-      setUnloaded: (n) => { unloaded = Math.max(0, n); pending = true; },
+      changed: () => { want(); },
+      invalidate: () => { want(); },
+      setUnloaded: (n) => { unloaded = Math.max(0, n); want(); },
       unloaded: () => unloaded,
-      followEnd: () => { follow = true; pending = true; },
+      followEnd: () => { follow = true; want(); },
       following: () => follow,
       // Scrolls `rec` into view (top, or a third down with "center"); `done(node)` once drawn.
-      reveal: (rec, block, done) => { follow = false; target = { rec, block, done }; pending = true; },
+      reveal: (rec, block, done) => { follow = false; target = { rec, block, done }; want(); },
       drawnCount: () => drawn.length,
       drawn: () => drawn,
       items: () => items,
