@@ -324,7 +324,10 @@ fn user_chunks(session_id: &str, protocol: u16, prompts: &mut u64, line: &str) -
     blocks
         .iter()
         .map(|block| {
-            let mut update = json!({ "sessionUpdate": "user_message_chunk", "content": block });
+            let mut update = json!({
+                spindle_wire::web::SESSION_UPDATE_TAG: spindle_wire::tags::USER_MESSAGE_CHUNK,
+                "content": block,
+            });
             if protocol >= 2 {
                 update["messageId"] = Value::String(message_id.clone());
             }
@@ -377,7 +380,7 @@ mod tests {
         assert_eq!(got[0]["params"]["update"]["content"]["text"], "hi");
         assert_eq!(
             got[1]["params"]["update"]["sessionUpdate"],
-            "user_message_chunk"
+            spindle_wire::tags::USER_MESSAGE_CHUNK
         );
         assert_eq!(got[1]["params"]["update"]["content"]["text"], "go");
         assert!(
