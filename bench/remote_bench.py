@@ -30,7 +30,7 @@ def start_gateway(spindle, kind, tmp):
     """Starts the gateway serving the reference agent; returns (process, /acp URL)."""
     agent = [spindle, "agent", "--delay-ms", "0", "--protocol", "1"]
     if kind == "bridge":
-        cmd = [spindle, "bridge", "--listen", "127.0.0.1:0", "--"] + agent
+        cmd = [spindle, "bridge", "--listen", "127.0.0.1:0", "--agent-protocol", "1", "--"] + agent
     else:
         db = os.path.join(tmp, "serve.db")
         cmd = [spindle, "serve", "--protocol", "1", "--bind", "127.0.0.1:0", "--db", db,

@@ -340,7 +340,7 @@ fn remote_client_websocket_cut_mid_turn_reattaches_from_the_last_event_id() {
 }
 
 #[test]
-#[ignore = "passes alone (cargo test ... remote_client_server_restart -- --ignored); beside the other end-to-end tests the HTTP client's reconnection to the restarted server stalls (under investigation)"]
+#[ignore = "passes alone (cargo test -p spindle --test end_to_end remote_client_server_restart -- --ignored, about 1 s); run after the cut tests in one process the piped chat stops reading after the restart (under investigation)"]
 fn remote_client_server_restart_loads_the_session_on_a_new_connection() {
     let _serial = one_at_a_time();
     for transport in ["http", "ws"] {
@@ -362,14 +362,14 @@ fn remote_client_server_restart_loads_the_session_on_a_new_connection() {
         chat.wait_stdout(scenarios::THOUGHTS_REPLY, 1);
         served.sigkill();
         let served = serve_on(&dir, &bind, 0, state.to_str().unwrap(), &[]);
-        // HTTP: the server answers 404 for the old connection, the session is
-        // loaded on a new one; WebSocket: a new socket attaches the session
-        // from its last event id, and the server's snapshot is kept out.
-        chat.wait_stderr("reconnected");
         chat.send("/scenario notice");
         chat.wait_stdout(scenarios::NOTICE_REPLY, 1);
         let (code, out, err) = chat.finish();
         assert_eq!(code, Some(0), "{transport}: {err}");
+        // HTTP: the server answers 404 for the old connection, the session is
+        // loaded on a new one; WebSocket: a new socket attaches the session
+        // from its last event id, and the server's snapshot is kept out.
+        assert!(err.contains("reconnected"), "{transport}: {err}");
         // The first reply is shown once: the load's replay was not shown again.
         assert_eq!(
             out.matches(scenarios::THOUGHTS_REPLY).count(),
