@@ -262,7 +262,7 @@ pub(crate) async fn dispatch(state: &AcpState, conn: &Arc<Conn>, message: Value)
                     "sessionId": sid, ROLE: role.name(),
                     "lastEventId": live.acp_last_id().to_string(),
                 }),
-                SESSION_LOAD => Value::Null,
+                // `LoadSessionResponse` and `ResumeSessionResponse` are objects.
                 _ => json!({}),
             };
             reply(Ok(result));

@@ -83,6 +83,9 @@ fn remote_bridge_listen_serves_a_stdio_agent_over_both_profiles_and_no_page() {
         .map(|e| e.message)
         .collect();
     assert!(agent_text(&history).starts_with("You said: \"via the gateway\""));
-    assert!(history.last().unwrap()["result"].is_null());
+    assert!(
+        history.last().unwrap()["result"].is_object(),
+        "LoadSessionResponse is an object"
+    );
     drop(connection);
 }
