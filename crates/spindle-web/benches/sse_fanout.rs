@@ -128,6 +128,7 @@ fn server() {
                 remote: None,
             },
             limits: spindle_web::HubLimits::default(),
+            replica: spindle_web::ReplicaConfig::default(),
         };
         let server = spindle_web::Server::start(config).await.expect("start");
         println!("{}", server.address());

@@ -97,9 +97,36 @@ impl SessionCore {
             return;
         }
         self.commit(&lines);
-        self.acp.on_lines(&lines);
+        self.show(&lines);
+        self.save_replies_if_changed();
+    }
+
+    /// Applies the lines another replica logged after this core's last one, as a rebuild does,
+    /// and publishes their ops: how a replica that does not run the session follows it, and how
+    /// one catches up before it takes the session over. Returns how many lines it applied
+    /// (none while this core has lines of its own waiting for the database).
+    pub(crate) fn follow(&mut self) -> Result<usize, crate::store::StoreError> {
+        if !self.unsaved.is_empty() {
+            return Ok(0);
+        }
+        let (logged, _) = self.store.lines_after(self.session, self.next_seq - 1)?;
+        let Some(last) = logged.last() else {
+            return Ok(0);
+        };
+        self.next_seq = last.seq + 1;
+        let lines: Vec<(Direction, String)> =
+            logged.into_iter().map(|l| (l.direction, l.line)).collect();
+        self.show(&lines);
+        // The owner saves the materialized transcript; a follower only keeps its count.
+        self.saved_turns = self.engine.turn_progress();
+        Ok(lines.len())
+    }
+
+    /// Feeds logged `lines` to the engine and the `/acp` feed and publishes the ops.
+    fn show(&mut self, lines: &[(Direction, String)]) {
+        self.acp.on_lines(lines);
         let mut ops = Vec::new();
-        for (direction, line) in &lines {
+        for (direction, line) in lines {
             ops.extend(self.feed.apply(&mut self.engine, *direction, line));
         }
         self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
@@ -110,7 +137,6 @@ impl SessionCore {
             let op = self.feed.facts.modes_op();
             self.publish_web_op(op);
         }
-        self.save_replies_if_changed();
     }
 
     /// Tries again to write the lines whose commit failed (the session task calls this on a

@@ -29,6 +29,7 @@
 //!         remote: None,
 //!     },
 //!     limits: Default::default(),
+//!     replica: Default::default(),
 //! };
 //! let server = spindle_web::Server::start(config).await?;
 //! println!("listening on {}", server.url());
@@ -47,12 +48,13 @@ mod feed;
 mod files;
 mod handshake;
 mod history;
-mod markdown;
 pub mod hub;
+mod markdown;
 mod registry;
+pub mod replica;
 mod routes;
-mod snapshot;
 pub mod security;
+mod snapshot;
 pub mod store;
 mod task;
 
@@ -66,6 +68,7 @@ pub use agent_link::{MAX_LINE_BYTES, RemoteAgent};
 pub use errors::WebError;
 pub use handshake::{AgentSettings, OpenMode};
 pub use hub::HubLimits;
+pub use replica::ReplicaConfig;
 pub use spindle_host::FsPolicy;
 pub use spindle_protocol::transport::remote::RemoteProfile;
 
@@ -84,6 +87,8 @@ pub struct ServeConfig {
     pub agent: AgentSettings,
     /// Per-session SSE limits.
     pub limits: HubLimits,
+    /// This server's place among replicas sharing the database.
+    pub replica: ReplicaConfig,
 }
 
 /// Why the server could not start or stopped.
@@ -157,12 +162,32 @@ impl Server {
         security::AccessPolicy::new(config.bind, config.token.clone(), &config.allow_hosts)
             .map_err(ServeError::Config)?;
         let store = store::Store::open(&config.db).map_err(ServeError::Store)?;
-        let manager = registry::SessionManager::restore(store, config.agent, config.limits)
-            .map_err(ServeError::Store)?;
         let listener = tokio::net::TcpListener::bind(config.bind)
             .await
             .map_err(ServeError::Io)?;
         let address = listener.local_addr().map_err(ServeError::Io)?;
+        // The default replica id needs the bound port (port 0 picks one).
+        let replica_id = config
+            .replica
+            .id
+            .clone()
+            .filter(|id| !id.trim().is_empty())
+            .unwrap_or_else(|| replica::default_id(address.port()));
+        let replica = Arc::new(replica::Replica::new(
+            replica_id,
+            config.replica.lease_ttl,
+            store.clone(),
+        ));
+        if matches!(
+            store::Location::from_path(&config.db),
+            store::Location::Sqlite(_)
+        ) {
+            // One server per SQLite file: its leases are this server's from an earlier run.
+            replica.clear_stale_leases().map_err(ServeError::Store)?;
+        }
+        let manager =
+            registry::SessionManager::restore(store, config.agent, config.limits, replica)
+                .map_err(ServeError::Store)?;
         // The real port is known only now (port 0 picks one): the Host allowlist needs it.
         let policy =
             security::AccessPolicy::new(address, config.token.clone(), &config.allow_hosts)

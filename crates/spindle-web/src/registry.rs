@@ -17,6 +17,7 @@ use crate::errors::WebError;
 use crate::feed::{EngineFeed, session_cwd_note};
 use crate::handshake::{AgentSettings, OpenMode};
 use crate::hub::{EventId, Frame, Hub, HubLimits};
+use crate::replica::Replica;
 use crate::store::{Direction, Store, StoredReply};
 use crate::task::{Command, PromptImage, RemoteTarget, SessionTask, TaskStart, ValueReply};
 
@@ -69,6 +70,8 @@ pub struct SessionManager {
     generation: u64,
     limits: HubLimits,
     sessions: Mutex<BTreeMap<i64, Arc<LiveSession>>>,
+    /// This replica (its id, lease time, lease counters).
+    pub(crate) replica: Arc<Replica>,
 }
 
 impl SessionManager {
@@ -78,6 +81,7 @@ impl SessionManager {
         store: Store,
         settings: AgentSettings,
         limits: HubLimits,
+        replica: Arc<Replica>,
     ) -> Result<SessionManager, crate::store::StoreError> {
         let generation = store.next_generation()?;
         let stored = store.sessions()?;
@@ -105,6 +109,7 @@ impl SessionManager {
             generation,
             limits,
             sessions: Mutex::new(BTreeMap::new()),
+            replica,
         };
         for (session, engine, next_seq) in rebuilt {
             let was_running = engine.0.transcript().state.turn_open;
@@ -167,7 +172,13 @@ impl SessionManager {
             commands,
             cwd,
         });
-        let task = SessionTask::new(start, core, self.store.clone(), self.settings.clone());
+        let task = SessionTask::new(
+            start,
+            core,
+            self.store.clone(),
+            self.settings.clone(),
+            self.replica.clone(),
+        );
         tokio::spawn(task.run(receiver));
         lock(&self.sessions).insert(id, live.clone());
         live

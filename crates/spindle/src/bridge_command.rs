@@ -423,6 +423,7 @@ fn listen(address: std::net::SocketAddr, args: BridgeArgs) -> anyhow::Result<u8>
             remote: None,
         },
         limits: spindle_web::HubLimits::default(),
+        replica: spindle_web::ReplicaConfig::default(),
     };
     let options = spindle_web::ServeOptions {
         page: false,

@@ -58,9 +58,25 @@ pub struct ServeArgs {
         requires = "agent_url"
     )]
     agent_transport: spindle_web::RemoteProfile,
+    /// This server's id among replicas sharing one PostgreSQL database (default: the host name
+    /// and the bound port). Each session's agent runs on the replica holding its lease.
+    #[arg(long, value_name = "ID")]
+    replica_id: Option<String>,
+    /// Seconds a session's lease lasts unless its replica renews it: after a replica dies, the
+    /// others may take its sessions over once this much time has passed.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = lease_seconds)]
+    lease_ttl: f64,
     /// The agent command (default: the built-in reference agent). Fixed for the server's lifetime.
     #[arg(last = true)]
     agent: Vec<OsString>,
+}
+
+fn lease_seconds(value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(secs) if (0.3..=3600.0).contains(&secs) => Ok(secs),
+        Ok(_) => Err("expected between 0.3 and 3600 seconds".into()),
+        Err(e) => Err(format!("expected seconds: {e}")),
+    }
 }
 
 fn on_off(value: &str) -> Result<bool, String> {
@@ -125,6 +141,10 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
             }),
         },
         limits: HubLimits::default(),
+        replica: spindle_web::ReplicaConfig {
+            id: args.replica_id,
+            lease_ttl: std::time::Duration::from_secs_f64(args.lease_ttl),
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

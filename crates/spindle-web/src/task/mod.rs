@@ -8,6 +8,7 @@
 
 mod features;
 mod host;
+mod lease;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -27,6 +28,7 @@ use crate::feed::{agent_exited_note, request_id_prefix};
 use crate::handshake::{
     AgentClient, AgentSettings, OpenMode, Pending, Phase, Startup, StartupStep, error_message,
 };
+use crate::replica::{LeaseHold, Replica, lease_lost};
 use crate::store::{Direction, Store};
 
 pub(crate) use features::PromptImage;
@@ -99,6 +101,10 @@ enum Input {
     StartupTimeout,
     /// Time to try writing the unsaved backlog again.
     RetryStorage,
+    /// Another replica took the session's lease (or it could not be renewed).
+    LeaseLost(String),
+    /// The lease another replica held may have expired: try to take the session again.
+    RetryLease,
     /// The host finished an agent request.
     HostDone(HostDone),
     /// The host's terminals produced output or exited.
@@ -167,6 +173,11 @@ pub(crate) struct SessionTask {
     ),
     titled: bool,
     startup_deadline: Option<tokio::time::Instant>,
+    /// This replica, and the session's lease while the agent runs here.
+    replica: Arc<Replica>,
+    lease: Option<LeaseHold>,
+    /// The other replica's lease the queued prompts wait on, and when to claim again.
+    lease_wait: Option<(spindle_store::Lease, tokio::time::Instant)>,
 }
 
 /// How a session task starts.
@@ -202,6 +213,7 @@ impl SessionTask {
         core: Arc<Mutex<SessionCore>>,
         store: Store,
         settings: Arc<AgentSettings>,
+        replica: Arc<Replica>,
     ) -> SessionTask {
         let startup = Startup::new(start.agent_session_id, &start.root, start.open);
         SessionTask {
@@ -223,12 +235,19 @@ impl SessionTask {
             host_done: mpsc::unbounded_channel(),
             titled: false,
             startup_deadline: None,
+            replica,
+            lease: None,
+            lease_wait: None,
         }
     }
 
     pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
         self.status("no_agent", None);
         loop {
+            if self.agent.is_none() {
+                // The lease is held only while the agent runs here (it exited or failed).
+                self.release_lease().await;
+            }
             let (backlog, paused) = {
                 let core = lock(&self.core);
                 (core.has_backlog(), core.backlog_full())
@@ -241,6 +260,7 @@ impl SessionTask {
                     },
                     () = startup_timer(self.startup_deadline) => Input::StartupTimeout,
                     () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    why = lease_lost(&mut self.lease) => Input::LeaseLost(why),
                     Some(done) = self.host_done.1.recv() => Input::HostDone(done),
                     Some(event) = agent.host_events.recv(), if !paused => Input::Host(event),
                     // A full backlog pauses the agent's output: its pipe fills and it blocks.
@@ -264,6 +284,7 @@ impl SessionTask {
                         None => break,
                     },
                     () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    () = startup_timer(self.lease_wait.as_ref().map(|w| w.1)) => Input::RetryLease,
                     Some(done) = self.host_done.1.recv() => Input::HostDone(done),
                 },
             };
@@ -276,6 +297,8 @@ impl SessionTask {
                 Input::Command(command) => self.command(command),
                 Input::Agent(events) => self.agent_events(events).await,
                 Input::RetryStorage => lock(&self.core).retry_unsaved(),
+                Input::LeaseLost(why) => self.lease_lost(&why).await,
+                Input::RetryLease => self.start_agent(),
                 Input::HostDone(done) => self.host_done(done),
                 Input::Host(event) => self.host_event(event),
                 Input::StartupTimeout => {
@@ -347,6 +370,16 @@ impl SessionTask {
 
     fn start_agent(&mut self) {
         if self.agent.is_some() {
+            return;
+        }
+        if let Err(refused) = self.take_lease() {
+            if self.wait_for_lease(&refused) {
+                return;
+            }
+            let text = format!("Cannot start the agent here: {refused}.");
+            self.banner("error", text.clone());
+            self.status("no_agent", Some(text.clone()));
+            self.fail_queued(&text);
             return;
         }
         let link = match &self.settings.remote {
@@ -795,6 +828,7 @@ impl SessionTask {
             agent.link.kill().await;
         }
         lock(&self.core).save_now();
+        self.release_lease().await;
     }
 }
 

@@ -1,0 +1,123 @@
+//! The session task's side of replica ownership (see [`crate::replica`]): the lease is claimed
+//! before the agent starts, after which the task catches up with what other replicas logged,
+//! and continues the agent session they had; a lost lease stops the agent without another write.
+
+use super::SessionTask;
+use crate::core::lock;
+use crate::replica::Refused;
+
+impl SessionTask {
+    /// Claims the session's lease (a no-op while held), then reads what other replicas logged
+    /// since this replica's last line and the agent session they opened, so that the agent
+    /// started next continues from the log's end (`session/resume` or `session/load` where
+    /// offered, a visible note otherwise, as after a restart).
+    pub(super) fn take_lease(&mut self) -> Result<(), Refused> {
+        if self.lease.is_some() {
+            return Ok(());
+        }
+        self.lease = Some(self.replica.hold(self.id)?);
+        let waited = self.lease_wait.take();
+        if let Some((lease, _)) = waited {
+            self.banner(
+                "warning",
+                format!(
+                    "Replica {} took this session over from replica {} (its lease expired).",
+                    self.replica.id(),
+                    lease.owner
+                ),
+            );
+        }
+        let caught_up = lock(&self.core).follow();
+        match caught_up {
+            Ok(0) => {}
+            Ok(lines) => tracing::info!(
+                session = self.id,
+                lines,
+                replica = self.replica.id(),
+                "took the session over after lines logged elsewhere"
+            ),
+            Err(error) => {
+                // Without the log's end this replica would write over lines it never saw.
+                let lease = self.lease.take();
+                drop(lease);
+                return Err(Refused::Store(error.to_string()));
+            }
+        }
+        if let Ok(sessions) = self.store.sessions()
+            && let Some(stored) = sessions.iter().find(|s| s.id == self.id)
+            && stored.agent_session_id.is_some()
+            && stored.agent_session_id != self.startup.previous_agent_session
+        {
+            self.startup.previous_agent_session = stored.agent_session_id.clone();
+        }
+        Ok(())
+    }
+
+    /// Another replica holds the lease: keeps the queued prompts and claims again when that
+    /// lease expires, unless its holder renewed it meanwhile (it is alive and runs the session).
+    /// Returns whether the task waits.
+    pub(super) fn wait_for_lease(&mut self, refused: &Refused) -> bool {
+        let Refused::Owned(lease) = refused else {
+            self.lease_wait = None;
+            return false;
+        };
+        let renewed = self.lease_wait.take().is_some_and(|(seen, _)| {
+            seen.owner != lease.owner || lease.expires_at > seen.expires_at
+        });
+        if renewed || self.queued.is_empty() {
+            return false;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        // Clocks of replicas may differ a little: bounded by two lease times of this one.
+        let ttl = i64::try_from(self.replica.ttl().as_millis()).unwrap_or(i64::MAX);
+        let wait = (lease.expires_at - now).clamp(0, ttl.saturating_mul(2)) + 50;
+        let at = tokio::time::Instant::now()
+            + std::time::Duration::from_millis(u64::try_from(wait).unwrap_or(0));
+        self.lease_wait = Some((lease.clone(), at));
+        self.status(
+            "starting",
+            Some(format!(
+                "The session ran on replica {}; waiting for its lease to expire.",
+                lease.owner
+            )),
+        );
+        true
+    }
+
+    /// Gives the lease up: the agent has stopped and its last lines are logged.
+    pub(super) async fn release_lease(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            lease.release().await;
+        }
+    }
+
+    /// The lease is gone: another replica may run the session now, so the agent stops and this
+    /// task writes nothing more for it (its lines after this point would collide with the new
+    /// owner's).
+    pub(super) async fn lease_lost(&mut self, why: &str) {
+        self.lease = None;
+        if let Some(mut agent) = self.agent.take() {
+            agent.host.shutdown().await;
+            agent.link.kill().await;
+        }
+        self.startup.reset();
+        self.startup_deadline = None;
+        self.v1_turn_running = false;
+        self.agent_requests.clear();
+        self.reviews.clear();
+        let text = format!("This replica stopped running the session: {why}.");
+        {
+            let mut core = lock(&self.core);
+            for (_, target) in self.remote_prompts.drain() {
+                let error = serde_json::json!({ "code": -32603, "message": text });
+                core.acp.respond(&target.connection, &target.id, Err(error));
+            }
+        }
+        self.fail_waiting(&text);
+        self.fail_queued(&text);
+        self.banner("warning", text.clone());
+        self.status("no_agent", Some(text));
+    }
+}
