@@ -58,14 +58,20 @@ pub struct TranscriptEngine {
 }
 
 /// What a request the client sent was, so its response can be recognised.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum ClientRequest {
     Prompt(Option<usize>),
     Initialize,
-    /// `session/load` / `session/resume`: its response ends the history replay.
-    Load,
-    /// `session/new`: its result names the session updates must belong to.
+    /// `session/load` / `session/resume` (the method): its response ends the history replay;
+    /// its result may carry modes and config options.
+    Load(&'static str),
+    /// `session/new`: its result names the session updates must belong to, and may carry
+    /// modes and config options.
     NewSession,
+    /// `session/set_mode` for this mode (`None`: the request named no mode).
+    SetMode(Option<String>),
+    /// `session/set_config_option`: its result carries the config options.
+    SetConfigOption,
     Other,
 }
 

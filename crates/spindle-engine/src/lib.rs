@@ -120,6 +120,7 @@ mod ops;
 mod plan;
 mod replay;
 mod requests;
+mod session_results;
 mod session_state;
 mod terminal;
 pub mod text;

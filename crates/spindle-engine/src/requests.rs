@@ -1,7 +1,9 @@
 //! The JSON-RPC exchange around the updates: the client's requests
-//! (prompts, cancel, initialize, load, new session), the agent's responses
-//! to them (the prompt response ends a v1 turn or accepts a v2 prompt) and
-//! permission requests with their answers.
+//! (prompts, cancel, initialize, load, new session, set mode, set config
+//! option), the agent's responses to them (the prompt response ends a v1
+//! turn or accepts a v2 prompt; session results and set answers carry modes
+//! and config options, see `session_results`) and permission requests with
+//! their answers.
 
 use serde_json::{Map, Value};
 
@@ -10,6 +12,10 @@ use crate::content::block_in_from_value;
 use crate::core::{ClientRequest, TranscriptEngine};
 use crate::ids::MsgKind;
 use crate::model::{EntryBody, EntryKind, Message};
+use crate::session_results::requested_mode;
+use spindle_wire::client_methods::{
+    SESSION_LOAD, SESSION_NEW, SESSION_RESUME, SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE,
+};
 use spindle_wire::tags::TOOL_CALL;
 
 impl TranscriptEngine {
@@ -36,14 +42,30 @@ impl TranscriptEngine {
                     self.t.protocol = if version >= 2 { 2 } else { 1 };
                 }
             }
-            Some(ClientRequest::Load) => {
+            Some(ClientRequest::Load(method)) => {
                 // The replayed history is complete: its last turn is over.
                 if self.t.state.turn_open {
                     self.end_turn(None, None);
                 }
+                if let (Some(result), None) = (&result, &error) {
+                    self.session_result(method, result);
+                }
             }
             Some(ClientRequest::NewSession) => {
-                self.adopt_session(result.as_ref().and_then(|r| r.get("sessionId")));
+                if let (Some(result), None) = (&result, &error) {
+                    self.adopt_session(result.get("sessionId"));
+                    self.session_result(SESSION_NEW, result);
+                }
+            }
+            Some(ClientRequest::SetMode(mode)) => {
+                if result.is_some() && error.is_none() {
+                    self.set_mode_result(mode);
+                }
+            }
+            Some(ClientRequest::SetConfigOption) => {
+                if let (Some(result), None) = (&result, &error) {
+                    self.set_config_option_result(result);
+                }
             }
             Some(ClientRequest::Other) => {}
             // The client's requests are known: a response to none of the pending ones (an id
@@ -109,15 +131,33 @@ impl TranscriptEngine {
                     self.client_requests.insert(id, ClientRequest::Initialize);
                 }
             }
-            Some("session/load" | "session/resume") => {
+            Some(m @ (SESSION_LOAD | SESSION_RESUME)) => {
+                let method = if m == SESSION_LOAD {
+                    SESSION_LOAD
+                } else {
+                    SESSION_RESUME
+                };
                 self.adopt_session(msg.get("params").and_then(|p| p.get("sessionId")));
                 if let Some(id) = id {
-                    self.client_requests.insert(id, ClientRequest::Load);
+                    self.client_requests.insert(id, ClientRequest::Load(method));
                 }
             }
-            Some("session/new") => {
+            Some(SESSION_NEW) => {
                 if let Some(id) = id {
                     self.client_requests.insert(id, ClientRequest::NewSession);
+                }
+            }
+            Some(SESSION_SET_MODE) => {
+                if let Some(id) = id {
+                    let mode = requested_mode(msg.get("params"));
+                    self.client_requests
+                        .insert(id, ClientRequest::SetMode(mode));
+                }
+            }
+            Some(SESSION_SET_CONFIG_OPTION) => {
+                if let Some(id) = id {
+                    self.client_requests
+                        .insert(id, ClientRequest::SetConfigOption);
                 }
             }
             Some(_) => {

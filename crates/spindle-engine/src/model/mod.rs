@@ -59,7 +59,7 @@ impl Default for SessionState {
     }
 }
 
-/// Session-level facts: title, mode and config options.
+/// Session-level facts: title, modes and config options.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
@@ -75,10 +75,17 @@ pub struct SessionInfo {
     /// `session_info_update._meta`.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
-    /// v1 `current_mode_update.currentModeId`.
+    /// The current mode: v1 `current_mode_update.currentModeId`, `modes.currentModeId` of a
+    /// `session/new`, `session/load` or `session/resume` result, or the mode a successful
+    /// `session/set_mode` asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_mode_id: Option<String>,
-    /// `config_option_update.configOptions`, verbatim.
+    /// `modes.availableModes` of a `session/new`, `session/load` or `session/resume` result
+    /// (`[{id, name, description?}]`), verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_modes: Option<Value>,
+    /// `configOptions` of `config_option_update`, of a `session/new`, `session/load` or
+    /// `session/resume` result, or of a `session/set_config_option` result, verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_options: Option<Value>,
 }
