@@ -128,3 +128,54 @@ fn remote_attach_controllers_race_for_a_permission_and_an_observer_sees_everythi
     let (third, _) = a.request("session/prompt", text("after detach"), Some(&session));
     assert_eq!(a_stream.response(third)["result"]["stopReason"], "end_turn");
 }
+
+#[test]
+fn remote_attach_a_page_session_is_loaded_over_acp_and_the_page_answers_a_permission() {
+    let dir = temp_dir("remote-page-session");
+    let served = Served::start(&dir.join("db.sqlite"), &["--protocol", "1"], 0);
+    // A session of the page, with a turn the page prompted.
+    let id = served.create_session();
+    served.prompt(id, "from the page");
+    served.wait_finished_turns(id, 1);
+    let session = id.to_string();
+
+    // A remote client loads it: the page's turn is its history.
+    let mut client = AcpHttp::connect(&served, &["attach"]);
+    let mut stream = client.session_stream(&session, None);
+    let params = json!({ "sessionId": session, "cwd": "/", "mcpServers": [] });
+    let (load, status) = client.request("session/load", params, Some(&session));
+    assert_eq!(status, 202);
+    let history: Vec<Value> = stream
+        .collect_until(|m| m["id"] == json!(load) && m.get("method").is_none())
+        .into_iter()
+        .map(|e| e.message)
+        .collect();
+    assert_eq!(user_texts(&history), ["from the page"]);
+    assert!(agent_text(&history).starts_with("You said: \"from the page\""));
+
+    // The page prompts a turn asking permission: the client (a controller) is asked too; the
+    // page answers first and the client is told.
+    served.prompt(id, "/scenario tools");
+    let asked = stream.until(is_permission).expect("the client is asked");
+    let page = served.get_json(&format!("/api/sessions/{id}/stats"));
+    assert!(page["acpObservers"].as_u64().unwrap() >= 1, "{page}");
+    let key = asked["id"]
+        .as_str()
+        .and_then(|id| id.strip_prefix(&format!("spindle-permission-{session}-")))
+        .expect("the request id names the session and the agent's request")
+        .to_string();
+    let answer = json!({ "key": key, "optionId": "reject" }).to_string();
+    let response = served.post_json(&format!("/api/sessions/{id}/permission"), &answer);
+    assert_eq!(response.status, 200, "{}", response.body);
+    let resolved = stream.until(is_resolved).expect("the client is told");
+    assert_eq!(resolved["params"]["outcome"]["optionId"], "reject");
+    // The client's late answer is not taken: the rejected edit stands.
+    let late = json!({ "jsonrpc": "2.0", "id": asked["id"],
+                       "result": { "outcome": { "outcome": "selected", "optionId": "allow" } } });
+    assert_eq!(client.post(&late, None).status, 202);
+    let replies = served.wait_finished_turns(id, 2);
+    assert_eq!(
+        replies.last().unwrap()["text"],
+        spindle_agent::scenarios::TOOLS_REPLY_REJECTED
+    );
+}
