@@ -340,7 +340,7 @@ fn remote_client_websocket_cut_mid_turn_reattaches_from_the_last_event_id() {
 }
 
 #[test]
-#[ignore = "passes alone (cargo test -p spindle --test end_to_end remote_client_server_restart -- --ignored, about 1 s); run after the cut tests in one process the piped chat stops reading after the restart (under investigation)"]
+#[ignore = "flaky: passes when run alone most of the time (cargo test -p spindle --test end_to_end remote_client_server_restart -- --ignored), but the piped chat sometimes stops after the server is killed; under investigation"]
 fn remote_client_server_restart_loads_the_session_on_a_new_connection() {
     let _serial = one_at_a_time();
     for transport in ["http", "ws"] {
