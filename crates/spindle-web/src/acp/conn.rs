@@ -174,6 +174,12 @@ impl Conn {
         }
     }
 
+    /// A connection outside any registry (unit tests).
+    #[cfg(test)]
+    pub(crate) fn for_test() -> Conn {
+        Conn::new("test".into())
+    }
+
     /// Notes activity (requests keep a connection from being reaped).
     pub(crate) fn touch(&self) {
         lock(&self.state).last_active = Instant::now();

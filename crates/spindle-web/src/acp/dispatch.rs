@@ -59,10 +59,10 @@ pub(crate) fn joins_session(method: &str) -> bool {
 }
 
 /// The `initialize` answer: Spindle as an agent of the version the session agents speak.
-pub(crate) fn initialize_result(state: &AcpState, conn: &Conn, params: &Value) -> Value {
+pub(crate) fn initialize_result(protocol: u16, conn: &Conn, params: &Value) -> Value {
     // The sessions' agents speak `state.protocol`; a client asking for another version is
     // answered with it (ACP: the agent answers the version it supports) and decides itself.
-    let version = state.protocol;
+    let version = protocol;
     *crate::core::lock(&conn.protocol) = version;
     let opted: Vec<&str> = params
         .pointer("/_meta/spindle")
@@ -429,5 +429,30 @@ async fn client_answer(state: &AcpState, conn: &Arc<Conn>, id: &Value, message: 
     // A later answer finds the question closed: the first one won, the others were told.
     if let Err(e) = live.answer_permission(&key, option).await {
         tracing::debug!(connection = %conn.id, "permission answer not taken: {}", e.message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spindle_protocol::schema_check::{Direction, validate_with_method};
+
+    #[test]
+    fn the_initialize_answer_validates_for_both_versions_and_reads_the_opt_in() {
+        for version in [1u16, 2] {
+            let conn = Conn::for_test();
+            let params = json!({ "protocolVersion": version,
+                                 "_meta": { "spindle": { "remote": ["attach"] } } });
+            let result = initialize_result(version, &conn, &params);
+            let answer = json!({ "jsonrpc": "2.0", "id": 0, "result": result }).to_string();
+            validate_with_method(
+                version,
+                Direction::AgentToClient,
+                &answer,
+                Some("initialize"),
+            )
+            .unwrap_or_else(|e| panic!("v{version}: {e:?}\n{answer}"));
+            assert!(conn.opted_attach() && !conn.opted_event_ids());
+        }
     }
 }

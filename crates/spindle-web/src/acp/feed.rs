@@ -399,6 +399,23 @@ mod tests {
     }
 
     #[test]
+    fn what_clients_get_validates_against_the_official_schemas() {
+        use spindle_protocol::schema_check::{Direction as Side, validate_outgoing};
+        for version in [1u16, 2] {
+            let mut prompts = 0;
+            let mut lines = user_chunks("12", version, &mut prompts, PROMPT);
+            if version == 1 {
+                lines.extend(client_line("12", UPDATE));
+            }
+            assert!(!lines.is_empty());
+            for line in lines {
+                validate_outgoing(version, Side::AgentToClient, &line)
+                    .unwrap_or_else(|e| panic!("v{version}: {e:?}\n{line}"));
+            }
+        }
+    }
+
+    #[test]
     fn permission_questions_travel_as_envelopes_and_resolutions_say_the_outcome() {
         let mut feed = feed();
         let _ = feed.history(HistoryPolicy::None, None);

@@ -217,7 +217,7 @@ fn initialize(state: &AcpState, message: &Value) -> Response {
         return refuse(StatusCode::SERVICE_UNAVAILABLE, "too many /acp connections");
     };
     let params = message.get("params").cloned().unwrap_or(Value::Null);
-    let result = dispatch::initialize_result(state, &conn, &params);
+    let result = dispatch::initialize_result(state.protocol, &conn, &params);
     let body = json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string();
     conn.record_sent(message);
     conn.record_received(&body);

@@ -93,7 +93,7 @@ async fn run(state: AcpState, conn: Arc<Conn>, mut socket: WebSocket) {
                 let method = message.get("method").and_then(Value::as_str);
                 if method == Some("initialize") {
                     let params = message.get("params").cloned().unwrap_or(Value::Null);
-                    let result = dispatch::initialize_result(&state, &conn, &params);
+                    let result = dispatch::initialize_result(state.protocol, &conn, &params);
                     initialized = true;
                     let answer = json!({"jsonrpc": "2.0", "id": message.get("id"), "result": result});
                     conn.record_received(&answer.to_string());
