@@ -143,11 +143,10 @@ async fn conversation(transport: HttpClient) -> agent_client_protocol::Result<Ve
             let stop = serde_json::to_value(answer.stop_reason).unwrap_or_default();
             let (reply, user) = {
                 let mut seen = seen.lock().expect("seen lock");
-                let out = (
+                (
                     std::mem::take(&mut seen.reply),
                     std::mem::take(&mut seen.user),
-                );
-                out
+                )
             };
             checks.push((
                 stop == "end_turn",
