@@ -23,6 +23,7 @@
 //! so it can be called from any thread, inside or outside a tokio runtime.
 #![deny(missing_docs)]
 
+mod listen;
 mod location;
 pub mod migrations;
 mod postgres;
@@ -33,6 +34,7 @@ mod types;
 
 use std::sync::Arc;
 
+pub use listen::LogChange;
 pub use location::Location;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
@@ -126,6 +128,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Every lease row, expired ones included, by session.
     fn leases(&self) -> Result<Vec<Lease>, StoreError>;
+
+    /// The changes other servers commit to this database, as they commit them: sessions
+    /// created and lines logged (each write of this store announces itself too), beginning
+    /// with [`LogChange::RESYNC`] and again after every lost connection. `None` for a store
+    /// only one server uses (SQLite), where there is nobody else to hear from.
+    fn changes(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<LogChange>> {
+        None
+    }
 }
 
 /// Opens the store `location` names, applying the migrations it lacks: a SQLite file (created

@@ -20,6 +20,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod
 use tokio_postgres::NoTls;
 use tokio_postgres::config::Host;
 
+use crate::listen::{self, LogChange};
 use crate::migrations;
 use crate::types::{display_text, now_ms, seq_at};
 use crate::{Direction, Lease, LoggedLine, Store, StoreError, StoredReply, StoredSession};
@@ -61,6 +62,8 @@ pub struct PostgresStore {
     unreachable: std::sync::Mutex<Option<(std::time::Instant, String)>>,
     runtime: Option<tokio::runtime::Runtime>,
     handle: tokio::runtime::Handle,
+    /// How [`Store::changes`] connects (a connection of its own, outside the pool).
+    listen_config: tokio_postgres::Config,
 }
 
 impl Drop for PostgresStore {
@@ -161,6 +164,7 @@ impl PostgresStore {
             .enable_all()
             .build()
             .map_err(|e| StoreError::Open(format!("{described}: no driver runtime: {e}")))?;
+        let listen_config = config.clone();
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -181,6 +185,7 @@ impl PostgresStore {
             pool,
             unreachable: std::sync::Mutex::new(None),
             described,
+            listen_config,
         };
         store
             .run(StoreError::Open, |pool| async move {
@@ -386,7 +391,15 @@ impl Store for PostgresStore {
                 )
                 .await
                 .map_err(pg(StoreError::Write))?;
-            Ok(row.get(0))
+            let id: i64 = row.get(0);
+            // Other servers learn of the session (a lost notice is made up by their resync).
+            let _ = client
+                .execute(
+                    "SELECT pg_notify($1, $2)",
+                    &[&listen::CHANNEL, &listen::payload(id, 0)],
+                )
+                .await;
+            Ok(id)
         })
     }
 
@@ -505,6 +518,13 @@ impl Store for PostgresStore {
                     first_seq.saturating_add(count)
                 )));
             }
+            // Delivered to listeners only if, and once, the lines are committed.
+            tx.execute(
+                "SELECT pg_notify($1, $2)",
+                &[&listen::CHANNEL, &listen::payload(session, last)],
+            )
+            .await
+            .map_err(&write)?;
             tx.commit().await.map_err(&write)
         })
     }
@@ -686,6 +706,13 @@ impl Store for PostgresStore {
                 .map_err(pg(StoreError::Write))?;
             Ok(deleted > 0)
         })
+    }
+
+    fn changes(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<LogChange>> {
+        let (send, receive) = tokio::sync::mpsc::unbounded_channel();
+        self.handle
+            .spawn(listen::listen(self.listen_config.clone(), send));
+        Some(receive)
     }
 
     fn leases(&self) -> Result<Vec<Lease>, StoreError> {

@@ -3,6 +3,8 @@
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use spindle_store::{Direction, LogChange};
+
 use crate::Backend;
 
 const LONG: Duration = Duration::from_secs(600);
@@ -83,4 +85,48 @@ pub fn concurrent_claims_of_an_expired_lease_have_one_winner(backend: &Backend) 
     let leases = store.leases().unwrap();
     assert_eq!(leases.len(), sessions.len());
     assert!(leases.iter().all(|l| l.owner.starts_with("replica-")));
+}
+
+pub fn other_servers_hear_of_new_sessions_and_committed_lines(backend: &Backend) {
+    let writer = backend.open();
+    let listener = backend.open();
+    let Some(mut changes) = listener.changes() else {
+        // A store one server uses has nobody else to tell.
+        assert!(!backend.is_postgres());
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut next = || {
+        runtime
+            .block_on(async { tokio::time::timeout(Duration::from_secs(30), changes.recv()).await })
+            .expect("a change within 30 s")
+            .expect("the listener runs")
+    };
+    assert_eq!(next(), LogChange::RESYNC);
+    let session = writer.create_session("heard").unwrap();
+    assert_eq!(next(), LogChange { session, seq: 0 });
+    // A batch that fails is not announced: the next notice is the committed one.
+    writer
+        .append_lines(session, 1, &[(Direction::Client, "{\"a\":1}")])
+        .unwrap();
+    assert!(
+        writer
+            .append_lines(session, 1, &[(Direction::Client, "{\"other\":1}")])
+            .is_err()
+    );
+    writer
+        .append_lines(
+            session,
+            2,
+            &[
+                (Direction::Agent, "{\"b\":2}"),
+                (Direction::Agent, "{\"c\":3}"),
+            ],
+        )
+        .unwrap();
+    assert_eq!(next(), LogChange { session, seq: 1 });
+    assert_eq!(next(), LogChange { session, seq: 3 });
 }

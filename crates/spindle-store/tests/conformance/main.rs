@@ -152,4 +152,5 @@ conformance!(
     a_lease_is_held_by_one_owner_until_released,
     an_expired_lease_is_taken_and_its_old_owner_cannot_renew_it,
     concurrent_claims_of_an_expired_lease_have_one_winner,
+    other_servers_hear_of_new_sessions_and_committed_lines,
 );
