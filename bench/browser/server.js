@@ -35,7 +35,9 @@ function startServer(spindle) {
         clearTimeout(timer);
         const stop = () => new Promise((done) => {
           if (child.exitCode !== null || child.signalCode !== null) { cleanup(); done(); return; }
-          child.once("exit", () => { cleanup(); done(); });
+          // SIGTERM, then SIGKILL if it has not exited in 5 s (a stuck server must not hang the bench).
+          const force = setTimeout(() => child.kill("SIGKILL"), 5000);
+          child.once("exit", () => { clearTimeout(force); cleanup(); done(); });
           child.kill("SIGTERM");
         });
         const cleanup = () => fs.rmSync(dir, { recursive: true, force: true });
