@@ -185,6 +185,8 @@ impl Server {
             // One server per SQLite file: its leases are this server's from an earlier run.
             replica.clear_stale_leases().map_err(ServeError::Store)?;
         }
+        // Listening starts before the rebuild: nothing committed in between is missed.
+        let changes = store.changes();
         let manager =
             registry::SessionManager::restore(store, config.agent, config.limits, replica)
                 .map_err(ServeError::Store)?;
@@ -193,6 +195,9 @@ impl Server {
             security::AccessPolicy::new(address, config.token.clone(), &config.allow_hosts)
                 .map_err(ServeError::Config)?;
         let manager = Arc::new(manager);
+        if let Some(changes) = changes {
+            replica::follow::spawn(manager.clone(), changes);
+        }
         let acp = acp::AcpState::new(manager.clone(), options.acp);
         let router = routes::router(routes::AppState {
             policy: Arc::new(policy),

@@ -18,6 +18,7 @@ use crate::feed::{EngineFeed, session_cwd_note};
 use crate::handshake::{AgentSettings, OpenMode};
 use crate::hub::{EventId, Frame, Hub, HubLimits};
 use crate::replica::Replica;
+use spindle_store::LogChange;
 use crate::store::{Direction, Store, StoredReply};
 use crate::task::{Command, PromptImage, RemoteTarget, SessionTask, TaskStart, ValueReply};
 
@@ -87,21 +88,8 @@ impl SessionManager {
         let stored = store.sessions()?;
         let mut rebuilt = Vec::new();
         for session in &stored {
-            let (lines, skipped) = store.lines(session.id)?;
-            if skipped > 0 {
-                tracing::warn!(
-                    session = session.id,
-                    skipped,
-                    "log rows with unknown direction skipped"
-                );
-            }
-            let mut engine = TranscriptEngine::new(EngineConfig::default());
-            let mut feed = EngineFeed::default();
-            for line in &lines {
-                feed.apply(&mut engine, line.direction, &line.line);
-            }
-            let next_seq = lines.last().map_or(1, |l| l.seq + 1);
-            rebuilt.push((session.clone(), (engine, feed), next_seq));
+            let (engine, next_seq) = rebuild(&store, session.id)?;
+            rebuilt.push((session.clone(), engine, next_seq));
         }
         let manager = SessionManager {
             store,
@@ -112,6 +100,20 @@ impl SessionManager {
             replica,
         };
         for (session, engine, next_seq) in rebuilt {
+            manager.start_rebuilt(&session, engine, next_seq);
+        }
+        Ok(manager)
+    }
+
+    /// Starts the task of a session rebuilt from its log.
+    fn start_rebuilt(
+        &self,
+        session: &crate::store::StoredSession,
+        engine: (TranscriptEngine, EngineFeed),
+        next_seq: i64,
+    ) -> Arc<LiveSession> {
+        let manager = self;
+        {
             let was_running = engine.0.transcript().state.turn_open;
             let root = engine
                 .1
@@ -137,8 +139,44 @@ impl SessionManager {
                             .into(),
                 }));
             }
+            live
         }
-        Ok(manager)
+    }
+
+    /// Follows a change another replica committed: a session this replica has not seen yet is
+    /// rebuilt from the log; one it has gets the new lines through its engine, their ops
+    /// published to its observers ([`SessionCore::follow`]). [`LogChange::RESYNC`] reads every
+    /// session again. Blocking (database reads): called off the async threads.
+    pub(crate) fn follow(&self, change: LogChange) -> Result<(), crate::store::StoreError> {
+        if change == LogChange::RESYNC {
+            for stored in self.store.sessions()? {
+                self.follow_one(&stored)?;
+            }
+            return Ok(());
+        }
+        if let Some(live) = self.get_now(change.session) {
+            // Nothing new (the owner's own lines) reads nothing.
+            lock(&live.core).follow()?;
+            return Ok(());
+        }
+        let stored = self.store.sessions()?;
+        if let Some(session) = stored.iter().find(|s| s.id == change.session) {
+            self.follow_one(session)?;
+        }
+        Ok(())
+    }
+
+    fn follow_one(&self, session: &crate::store::StoredSession) -> Result<(), crate::store::StoreError> {
+        if let Some(live) = self.get_now(session.id) {
+            lock(&live.core).follow()?;
+            return Ok(());
+        }
+        let (engine, next_seq) = rebuild(&self.store, session.id)?;
+        // Another follow may have added it meanwhile: the first one stays.
+        if self.get_now(session.id).is_none() {
+            self.start_rebuilt(session, engine, next_seq);
+        }
+        Ok(())
     }
 
     fn start_session(
@@ -325,6 +363,24 @@ impl SessionManager {
             }
         }
     }
+}
+
+/// A session's engine rebuilt by replaying its log, and the seq of its next line.
+fn rebuild(
+    store: &Store,
+    session: i64,
+) -> Result<((TranscriptEngine, EngineFeed), i64), crate::store::StoreError> {
+    let (lines, skipped) = store.lines(session)?;
+    if skipped > 0 {
+        tracing::warn!(session, skipped, "log rows with unknown direction skipped");
+    }
+    let mut engine = TranscriptEngine::new(EngineConfig::default());
+    let mut feed = EngineFeed::default();
+    for line in &lines {
+        feed.apply(&mut engine, line.direction, &line.line);
+    }
+    let next_seq = lines.last().map_or(1, |l| l.seq + 1);
+    Ok(((engine, feed), next_seq))
 }
 
 /// One session as the HTTP handlers see it.

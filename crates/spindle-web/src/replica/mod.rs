@@ -8,6 +8,8 @@
 //! session task stops its agent without writing anything more, since another replica may now
 //! run the session. With one replica (SQLite, the default) the lease is always granted.
 
+pub(crate) mod follow;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -60,6 +62,8 @@ pub(crate) struct LeaseCounters {
     pub(crate) lost: AtomicU64,
     /// Leases it gave up (the agent stopped, or a drain).
     pub(crate) released: AtomicU64,
+    /// Change notices from the database this replica followed.
+    pub(crate) notices: AtomicU64,
 }
 
 /// This replica: its id, lease time and the store the leases live in.

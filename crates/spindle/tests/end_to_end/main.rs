@@ -45,6 +45,9 @@ mod remote_http;
 mod remote_limits;
 mod remote_resume;
 
+// Several replicas on one PostgreSQL database (issue 17).
+mod replicas;
+
 // Faults and load (RELIABILITY.md).
 mod fault_agent;
 mod fault_bridge;

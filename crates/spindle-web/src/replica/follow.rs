@@ -1,0 +1,83 @@
+//! Fan-out across replicas: this replica follows what the others commit.
+//!
+//! The store announces each commit ([`spindle_store::Store::changes`]: PostgreSQL
+//! `LISTEN`/`NOTIFY`, carrying the session and its last `seq`); this task reads the new lines
+//! from the log and feeds them through the session's own engine, exactly as a rebuild does, so
+//! an observer here gets the same render ops as one on the owner, with this replica's event ids
+//! (resume by `Last-Event-ID` works against the replica the observer stays on). Notices that
+//! arrive together are read in one pass per session.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use spindle_store::LogChange;
+use tokio::sync::mpsc;
+
+use crate::registry::SessionManager;
+
+/// Follows `changes` until the store stops sending them.
+pub(crate) fn spawn(manager: Arc<SessionManager>, mut changes: mpsc::UnboundedReceiver<LogChange>) {
+    tokio::spawn(async move {
+        while let Some(first) = changes.recv().await {
+            let mut batch = vec![first];
+            while let Ok(change) = changes.try_recv() {
+                batch.push(change);
+            }
+            let batch = coalesce(batch);
+            let manager = manager.clone();
+            let done = tokio::task::spawn_blocking(move || {
+                for change in batch {
+                    manager
+                        .replica
+                        .counters
+                        .notices
+                        .fetch_add(1, Ordering::Relaxed);
+                    // A failed read is made up by the session's next notice (it reads from
+                    // its last line) or by the resync after the listener reconnects.
+                    if let Err(error) = manager.follow(change) {
+                        tracing::warn!(session = change.session, "cannot follow: {error}");
+                    }
+                }
+            })
+            .await;
+            if let Err(error) = done {
+                tracing::error!("follower stopped: {error}");
+            }
+        }
+    });
+}
+
+/// One change per session (the highest seq), or a single resync when one is among them.
+fn coalesce(batch: Vec<LogChange>) -> Vec<LogChange> {
+    if batch.contains(&LogChange::RESYNC) {
+        return vec![LogChange::RESYNC];
+    }
+    let mut latest: BTreeMap<i64, i64> = BTreeMap::new();
+    for change in batch {
+        let seq = latest.entry(change.session).or_insert(change.seq);
+        *seq = (*seq).max(change.seq);
+    }
+    latest
+        .into_iter()
+        .map(|(session, seq)| LogChange { session, seq })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notices_are_coalesced_per_session_and_a_resync_covers_all() {
+        let change = |session, seq| LogChange { session, seq };
+        assert_eq!(
+            coalesce(vec![change(2, 5), change(1, 3), change(2, 9), change(2, 7)]),
+            vec![change(1, 3), change(2, 9)]
+        );
+        assert_eq!(
+            coalesce(vec![change(2, 5), LogChange::RESYNC]),
+            vec![LogChange::RESYNC]
+        );
+    }
+}

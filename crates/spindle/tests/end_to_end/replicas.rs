@@ -1,0 +1,148 @@
+//! Several `spindle serve` replicas on one PostgreSQL database (issue #17), on loopback with the
+//! store's throwaway PostgreSQL server (required under CI): sessions are owned by lease, an
+//! observer on one replica follows a session another replica runs, and when the owner is killed
+//! another replica takes the session over with every logged line.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::serve_support::{
+    PATIENCE, Served, TextView, entry_texts, reference_agent, start_serve, transcript,
+    wait_transcript,
+};
+
+/// A fresh database on the test PostgreSQL server; `None` when PostgreSQL is missing outside CI.
+fn database(name: &str) -> Option<String> {
+    let server = if std::env::var_os("CI").is_some() {
+        spindle_store::test_server::required_server()
+    } else {
+        spindle_store::test_server::server()?
+    };
+    Some(server.url(&server.create_database(name)))
+}
+
+fn replica(url: &str, id: &str, delay_ms: u32) -> Served {
+    start_serve(
+        Path::new(url),
+        &["--replica-id", id, "--lease-ttl", "1"],
+        &reference_agent(delay_ms),
+        None,
+        &[],
+    )
+}
+
+/// Waits until `served` lists `session` (a replica learns of sessions created elsewhere).
+fn wait_listed(served: &Served, session: i64) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let list = served.get_json("/api/sessions");
+        if list["sessions"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["id"] == session))
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never listed: {list}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Reads `served`'s event stream of `session` into `view` until `done` accepts it.
+fn watch_until(
+    served: &Served,
+    session: i64,
+    view: &mut TextView,
+    done: impl Fn(&TextView) -> bool,
+) {
+    let mut stream = served.sse(session, None);
+    let mut last_id: Option<String> = None;
+    let deadline = Instant::now() + PATIENCE;
+    while !done(view) {
+        assert!(
+            Instant::now() < deadline,
+            "the observer never saw it: {:?}",
+            view.texts_of("agent_message")
+        );
+        match stream.next_event() {
+            Some(event) => {
+                last_id = Some(event.id.clone());
+                view.apply_event(&event);
+            }
+            None => stream = served.sse(session, last_id.as_deref()),
+        }
+    }
+}
+
+fn agent_text(t: &Value) -> String {
+    entry_texts(t, "agent_message").concat()
+}
+
+#[test]
+fn an_observer_on_b_follows_a_session_run_by_a() {
+    let Some(url) = database("replicas_follow") else {
+        return;
+    };
+    let a = replica(&url, "a", 0);
+    let b = replica(&url, "b", 0);
+    let session = a.create_session();
+    wait_listed(&b, session);
+    let mut view = TextView::default();
+    a.prompt(session, "hello from a");
+    watch_until(&b, session, &mut view, |v| {
+        v.texts_of("user_message") == ["hello from a"] && v.state["status"] == "idle"
+    });
+    let on_a = wait_transcript(&a, session, "a finished turn", |t| {
+        t["state"]["turnOpen"] == false
+    });
+    // B's own engine, fed from the log, holds what A's holds.
+    let on_b = wait_transcript(&b, session, "the same transcript on b", |t| {
+        agent_text(t) == agent_text(&on_a) && !agent_text(t).is_empty()
+    });
+    assert_eq!(entry_texts(&on_b, "user_message"), ["hello from a"]);
+    assert_eq!(view.texts_of("agent_message").concat(), agent_text(&on_a));
+    a.stop();
+    b.stop();
+}
+
+#[test]
+fn after_kill_9_of_the_owner_another_replica_takes_over_with_every_logged_line() {
+    let Some(url) = database("replicas_failover") else {
+        return;
+    };
+    let a = replica(&url, "a", 2);
+    let b = replica(&url, "b", 0);
+    let c = replica(&url, "c", 0);
+    let session = a.create_session();
+    wait_listed(&b, session);
+    wait_listed(&c, session);
+    a.prompt(session, "/stream 3000 chunks");
+    // B's observer has seen part of the stream: those lines were committed by A.
+    let mut seen = TextView::default();
+    watch_until(&b, session, &mut seen, |v| {
+        v.texts_of("agent_message").concat().len() > 200
+    });
+    a.sigkill();
+    let acknowledged = seen.texts_of("agent_message").concat();
+
+    // The next prompt, sent to C, waits for A's lease to expire and C runs the session.
+    c.prompt(session, "after the failover");
+    let after = wait_transcript(&c, session, "the prompt answered on c", |t| {
+        entry_texts(t, "user_message").len() == 2 && t["state"]["turnOpen"] == false
+    });
+    assert_eq!(
+        entry_texts(&after, "user_message"),
+        ["/stream 3000 chunks", "after the failover"]
+    );
+    let final_text = agent_text(&after);
+    assert!(
+        final_text.starts_with(&acknowledged),
+        "a line an observer saw is missing after the takeover"
+    );
+    // B follows C as it followed A.
+    wait_transcript(&b, session, "b follows c", |t| agent_text(t) == final_text);
+    let _ = transcript(&b, session);
+    b.stop();
+    c.stop();
+}
