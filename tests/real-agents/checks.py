@@ -51,23 +51,6 @@ XFAIL = {
         "(it continues the streaming message) with a missing_message_id diagnostic",
     ),
     ("fast-agent-anthropic", "serve-*", "replay-clean"): ("agent", "same as fast-agent/serve-*/replay-clean: v2 agreed, chunks without messageId"),
-    ("*", "serve-*", "replay-has-session-controls"): (
-        "spindle",
-        "the server's transcript shows the mode and config options of the session/new result "
-        "(sessionInfo.currentModeId / configOptions); `spindle replay` of the same wire log does "
-        "not: the engine takes them from current_mode_update / config_option_update only",
-    ),
-    # modes-history (feature_runs.py): what the transcript shows.
-    **{
-        ("*", "modes-history", check): (
-            "spindle",
-            "`spindle replay` of a chat recording shows a mode or model only from the agent's "
-            "current_mode_update / config_option_update: the session/new, session/resume|load, "
-            "session/set_mode and session/set_config_option answers (the chat's own pickers use them; "
-            "so does the server, which feeds them to its engine) are not applied by the engine",
-        )
-        for check in ("mode-shown", "model-shown", "resumed-mode-shown", "resumed-model-shown")
-    },
     # modes-history: what the agents keep when a session is opened again.
     **{
         (agent, "modes-history", f"resumed-keeps-{kind}"): (

@@ -266,9 +266,10 @@ def serve_run(spindle, agent, script, root, prompt, label=None, flags=()):
     }
 
 
-# The session's pickers in `sessionInfo`: the server takes them from the session/new (load,
-# resume) result; `spindle replay` from updates only (checked apart: replay-has-session-controls).
-CONTROL_KEYS = ("currentModeId", "configOptions", "modes")
+# The session's pickers in `sessionInfo`: the engine takes them from the updates and from the
+# session/new (load, resume), set_mode and set_config_option answers, the same in the server and in
+# `spindle replay` of its wire log (checked apart: replay-has-session-controls).
+CONTROL_KEYS = ("currentModeId", "availableModes", "configOptions", "modes")
 
 
 def without_controls(t):

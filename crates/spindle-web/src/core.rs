@@ -133,10 +133,6 @@ impl SessionCore {
         if !ops.is_empty() {
             self.publish_ops(&ops);
         }
-        if self.feed.facts.take_changed() {
-            let op = self.feed.facts.modes_op();
-            self.publish_web_op(op);
-        }
     }
 
     /// Tries again to write the lines whose commit failed (the session task calls this on a
@@ -364,7 +360,7 @@ impl SessionCore {
             .subscribe(last_seen, || Self::snapshot_json(engine, &extra))
     }
 
-    /// The server's view facts a snapshot ends with (banner, open questions, status, modes).
+    /// The server's view facts a snapshot ends with (banner, open questions, status).
     fn view_facts(&self) -> Vec<Value> {
         let mut extra = Vec::new();
         if self.banner.is_some() {
@@ -373,9 +369,6 @@ impl SessionCore {
         extra.extend(self.permissions.values().cloned());
         extra.extend(self.reviews.values().cloned());
         extra.extend(self.facts.values().cloned());
-        if self.feed.facts.modes.is_some() {
-            extra.push(self.feed.facts.modes_op());
-        }
         extra
     }
 

@@ -16,8 +16,8 @@
 //!
 //! Local lines ([`Direction::Local`], contract C) are the client's own terminals' output and exits:
 //! not on the wire, but applied to the engine in log order like the rest, so a rebuild shows the
-//! same terminal output. Answers that carry session facts (modes, config options) are read by
-//! [`SessionFacts`] on the way, and their equivalent updates applied after the line.
+//! same terminal output. The client's session requests are read by [`SessionFacts`] on the way
+//! (their `cwd`); the modes and config options of the agent's answers are the engine's.
 
 use serde_json::{Value, json};
 use spindle_engine::{RenderOp, TranscriptEngine};
@@ -116,13 +116,9 @@ impl EngineFeed {
             }
             Direction::Client | Direction::Agent => {}
         }
-        let facts = match direction {
-            Direction::Client => {
-                self.facts.client_line(line);
-                Vec::new()
-            }
-            _ => self.facts.agent_line(line),
-        };
+        if direction == Direction::Client {
+            self.facts.client_line(line);
+        }
         let scoped = if self.process > 1 {
             scope_ids(line, self.process)
         } else {
@@ -141,9 +137,6 @@ impl EngineFeed {
             );
         }
         ops.extend(applied.ops);
-        for params in facts {
-            ops.extend(engine.apply_session_update(&params).ops);
-        }
         ops
     }
 

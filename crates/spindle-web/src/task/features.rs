@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use spindle_protocol::prompt::{PromptBuilder, parse_mentions};
 use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
 use spindle_wire::client_methods::permission_kinds as kinds;
+use spindle_wire::web::{AVAILABLE_MODES, CURRENT_MODE_ID};
 
 use super::{RunningAgent, SessionTask, ValueReply, request_key};
 use crate::core::lock;
@@ -414,12 +415,24 @@ impl SessionTask {
             "agentSessionId": self.startup.agent_session.as_ref()
                 .or(self.startup.previous_agent_session.as_ref()),
             "cwd": self.root.display().to_string(),
-            "modes": facts.modes,
+            "modes": modes_json(info),
             "currentModeId": info.current_mode_id,
             "configOptions": info.config_options,
             "standingPermissions": facts.standing_json(),
         })
     }
+}
+
+/// The v1 `modes` object (`{currentModeId, availableModes}`) as the engine keeps it from the
+/// session results and mode answers, or `null` when the agent named no modes.
+fn modes_json(info: &spindle_engine::SessionInfo) -> Value {
+    if info.available_modes.is_none() && info.current_mode_id.is_none() {
+        return Value::Null;
+    }
+    json!({
+        CURRENT_MODE_ID: info.current_mode_id,
+        AVAILABLE_MODES: info.available_modes.clone().unwrap_or_else(|| json!([])),
+    })
 }
 
 #[cfg(test)]
