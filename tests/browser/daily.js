@@ -101,9 +101,8 @@ module.exports = function register(h) {
         { id: "model", name: "Model", category: "model", type: "select", currentValue: "deep-2", options: [
           { group: "fast", name: "Fast", options: [{ value: "fast-1", name: "Fast 1" }] },
           { group: "deep", name: "Deep", options: [{ value: "deep-2", name: "Deep 2", description: "slow and careful" }] }] },
-        { id: "web", name: "Web search", type: "boolean", currentValue: false }] } },
-      { op: "web_modes", modes: { currentModeId: "ask", availableModes: [
-        { id: "ask", name: "Ask" }, { id: "code", name: "Code", description: "edits files" }] } },
+        { id: "web", name: "Web search", type: "boolean", currentValue: false }],
+        availableModes: [{ id: "ask", name: "Ask" }, { id: "code", name: "Code", description: "edits files" }] } },
     ] };
     await page.route("**/api/sessions/" + created.id + "/events", (route) => route.fulfill({
       status: 200, contentType: "text/event-stream",
