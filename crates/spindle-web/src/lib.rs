@@ -205,7 +205,8 @@ impl Server {
             acp: acp.clone(),
             page: options.page,
             markdown: Arc::new(markdown::RenderCache::default()),
-        });
+        })
+        .merge(replica::http::router(manager.clone()));
         Ok(Server {
             listener,
             address,
@@ -245,6 +246,9 @@ impl Server {
         // for event streams that never finish on their own.
         let signal = async move {
             shutdown.await;
+            // Load balancers stop sending traffic; the sessions' leases are released as their
+            // agents stop below, so other replicas take them over at once.
+            manager.replica.start_draining();
             acp.close_all();
             manager.shutdown().await;
         };

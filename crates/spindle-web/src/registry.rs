@@ -18,9 +18,9 @@ use crate::feed::{EngineFeed, session_cwd_note};
 use crate::handshake::{AgentSettings, OpenMode};
 use crate::hub::{EventId, Frame, Hub, HubLimits};
 use crate::replica::Replica;
-use spindle_store::LogChange;
 use crate::store::{Direction, Store, StoredReply};
 use crate::task::{Command, PromptImage, RemoteTarget, SessionTask, TaskStart, ValueReply};
+use spindle_store::LogChange;
 
 /// What `POST /api/sessions` may ask for.
 #[derive(Debug, Clone, Default)]
@@ -143,6 +143,19 @@ impl SessionManager {
         }
     }
 
+    /// The store.
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Every session this replica serves now.
+    pub(crate) fn live_sessions(&self) -> Vec<(i64, Arc<LiveSession>)> {
+        lock(&self.sessions)
+            .iter()
+            .map(|(id, live)| (*id, live.clone()))
+            .collect()
+    }
+
     /// Follows a change another replica committed: a session this replica has not seen yet is
     /// rebuilt from the log; one it has gets the new lines through its engine, their ops
     /// published to its observers ([`SessionCore::follow`]). [`LogChange::RESYNC`] reads every
@@ -166,7 +179,10 @@ impl SessionManager {
         Ok(())
     }
 
-    fn follow_one(&self, session: &crate::store::StoredSession) -> Result<(), crate::store::StoreError> {
+    fn follow_one(
+        &self,
+        session: &crate::store::StoredSession,
+    ) -> Result<(), crate::store::StoreError> {
         if let Some(live) = self.get_now(session.id) {
             lock(&live.core).follow()?;
             return Ok(());

@@ -9,6 +9,7 @@
 //! run the session. With one replica (SQLite, the default) the lease is always granted.
 
 pub(crate) mod follow;
+pub(crate) mod http;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -73,6 +74,8 @@ pub(crate) struct Replica {
     ttl: Duration,
     store: Store,
     pub(crate) counters: LeaseCounters,
+    /// Set at SIGTERM: `/readyz` fails and no new lease is claimed.
+    draining: std::sync::atomic::AtomicBool,
 }
 
 /// Why a lease could not be claimed.
@@ -100,12 +103,23 @@ impl Replica {
             ttl: ttl.max(Duration::from_millis(300)),
             store,
             counters: LeaseCounters::default(),
+            draining: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     /// This replica's id.
     pub(crate) fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Whether the replica is draining (about to exit).
+    pub(crate) fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    /// Starts draining: `/readyz` fails from now on.
+    pub(crate) fn start_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
     }
 
     /// The lease time.

@@ -102,8 +102,51 @@ fn an_observer_on_b_follows_a_session_run_by_a() {
     });
     assert_eq!(entry_texts(&on_b, "user_message"), ["hello from a"]);
     assert_eq!(view.texts_of("agent_message").concat(), agent_text(&on_a));
+
+    // Operations: A runs the session (its agent holds the lease), B follows it.
+    for served in [&a, &b] {
+        assert_eq!(served.request("GET", "/healthz", None).status, 200);
+        assert_eq!(served.request("GET", "/readyz", None).status, 200);
+    }
+    let metrics_a = a.request("GET", "/metrics", None).body;
+    assert!(
+        metric(&metrics_a, "spindle_sessions_owned") == 1.0,
+        "{metrics_a}"
+    );
+    assert!(
+        metric(&metrics_a, "spindle_lease_taken_total") == 1.0,
+        "{metrics_a}"
+    );
+    let metrics_b = b.request("GET", "/metrics", None).body;
+    assert!(
+        metric(&metrics_b, "spindle_sessions_owned") == 0.0,
+        "{metrics_b}"
+    );
+    assert!(
+        metric(&metrics_b, "spindle_change_notices_total") >= 1.0,
+        "{metrics_b}"
+    );
+    assert!(metric(&metrics_b, "spindle_sessions") == 1.0, "{metrics_b}");
+
+    // A drains at SIGTERM: it gives the lease up, and B runs the next prompt itself.
     a.stop();
+    b.prompt(session, "hello from b");
+    wait_transcript(&b, session, "b's turn", |t| {
+        entry_texts(t, "user_message").len() == 2 && t["state"]["turnOpen"] == false
+    });
+    let metrics_b = b.request("GET", "/metrics", None).body;
+    assert!(
+        metric(&metrics_b, "spindle_sessions_owned") == 1.0,
+        "{metrics_b}"
+    );
     b.stop();
+}
+
+/// The value of an unlabelled metric in Prometheus text.
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
 }
 
 #[test]
