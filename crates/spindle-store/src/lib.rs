@@ -129,6 +129,15 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Every lease row, expired ones included, by session.
     fn leases(&self) -> Result<Vec<Lease>, StoreError>;
 
+    /// Queues a command (a JSON `body`) for the replica that runs `session`, under the sender's
+    /// unique `id`: sending the same id again queues nothing more. Announced like lines
+    /// ([`LogChange::is_command`]).
+    fn submit_command(&self, id: &str, session: i64, body: &str) -> Result<(), StoreError>;
+
+    /// Takes the commands waiting for `session`, oldest first, marking them taken by `owner` in
+    /// the same statement: each command is taken once, by one caller.
+    fn take_commands(&self, session: i64, owner: &str) -> Result<Vec<String>, StoreError>;
+
     /// The changes other servers commit to this database, as they commit them: sessions
     /// created and lines logged (each write of this store announces itself too), beginning
     /// with [`LogChange::RESYNC`] and again after every lost connection. `None` for a store

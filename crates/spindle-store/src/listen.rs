@@ -18,7 +18,7 @@ pub(crate) const CHANNEL: &str = "spindle_log";
 pub struct LogChange {
     /// The session (0 with [`LogChange::RESYNC`]).
     pub session: i64,
-    /// The highest `seq` committed (0: the session was just created).
+    /// The highest `seq` committed (0: the session was just created; -1: a command waits).
     pub seq: i64,
 }
 
@@ -26,6 +26,16 @@ impl LogChange {
     /// Anything may have changed (the listener (re)connected; notifications may have been
     /// missed): read every session's log again from where it was.
     pub const RESYNC: LogChange = LogChange { session: 0, seq: 0 };
+
+    /// A command waits for the session's owner ([`crate::Store::submit_command`]).
+    pub fn command(session: i64) -> LogChange {
+        LogChange { session, seq: -1 }
+    }
+
+    /// Whether this announces a command rather than lines.
+    pub fn is_command(&self) -> bool {
+        self.seq == -1
+    }
 
     /// Reads a notification's payload, `SESSION:SEQ`.
     pub(crate) fn parse(payload: &str) -> Option<LogChange> {

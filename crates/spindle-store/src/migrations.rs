@@ -8,7 +8,9 @@
 //!
 //! Version 1 is the schema the SQLite store had before versioning (its statements are
 //! `IF NOT EXISTS`, so such a database is adopted as it is). Version 2 adds `session_leases`, the
-//! table through which replicas own sessions (issue #17, `Store::claim_lease`).
+//! table through which replicas own sessions (issue #17, `Store::claim_lease`). Version 3 adds
+//! `commands`: prompts and cancels sent to a replica that does not run the session, taken once
+//! by the one that does.
 
 use crate::StoreError;
 
@@ -24,7 +26,7 @@ pub struct Migration {
 }
 
 /// The highest version this build knows.
-pub const LATEST: i64 = 2;
+pub const LATEST: i64 = 3;
 
 /// The SQLite migrations.
 pub const SQLITE: &[Migration] = &[
@@ -76,6 +78,21 @@ CREATE TABLE session_leases(
     owner TEXT NOT NULL,
     expires_at INTEGER NOT NULL
 );
+",
+    },
+    Migration {
+        version: 3,
+        summary: "commands for the replica that runs a session",
+        sql: "
+CREATE TABLE commands(
+    id TEXT PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    taken_by TEXT,
+    taken_at INTEGER
+);
+CREATE INDEX commands_waiting ON commands(session_id) WHERE taken_by IS NULL;
 ",
     },
 ];
@@ -133,6 +150,21 @@ CREATE TABLE session_leases(
 );
 ",
     },
+    Migration {
+        version: 3,
+        summary: "commands for the replica that runs a session",
+        sql: "
+CREATE TABLE commands(
+    id TEXT PRIMARY KEY,
+    session_id BIGINT NOT NULL REFERENCES sessions(id),
+    body TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    taken_by TEXT,
+    taken_at BIGINT
+);
+CREATE INDEX commands_waiting ON commands(session_id) WHERE taken_by IS NULL;
+",
+    },
 ];
 
 /// The migrations to apply to a database at version `current` (0: none applied), or the error
@@ -174,7 +206,7 @@ mod tests {
 
     #[test]
     fn pending_is_what_lies_above_the_current_version() {
-        assert_eq!(pending(SQLITE, 0).unwrap().len(), 2);
+        assert_eq!(pending(SQLITE, 0).unwrap().len(), 3);
         assert_eq!(pending(SQLITE, 1).unwrap()[0].version, 2);
         assert!(pending(POSTGRES, LATEST).unwrap().is_empty());
         let error = pending(POSTGRES, LATEST + 1).unwrap_err();

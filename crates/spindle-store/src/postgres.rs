@@ -715,6 +715,52 @@ impl Store for PostgresStore {
         Some(receive)
     }
 
+    fn submit_command(&self, id: &str, session: i64, body: &str) -> Result<(), StoreError> {
+        let (id, body) = (id.to_owned(), body.to_owned());
+        self.run(StoreError::Write, move |pool| async move {
+            let write = pg(StoreError::Write);
+            let mut client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            let tx = client.transaction().await.map_err(&write)?;
+            tx.execute(
+                "INSERT INTO commands(id, session_id, body, created_at) VALUES($1, $2, $3, $4)
+                 ON CONFLICT(id) DO NOTHING",
+                &[&id, &session, &body, &now_ms()],
+            )
+            .await
+            .map_err(&write)?;
+            tx.execute(
+                "SELECT pg_notify($1, $2)",
+                &[&listen::CHANNEL, &listen::payload(session, -1)],
+            )
+            .await
+            .map_err(&write)?;
+            tx.commit().await.map_err(&write)
+        })
+    }
+
+    fn take_commands(&self, session: i64, owner: &str) -> Result<Vec<String>, StoreError> {
+        let owner = owner.to_owned();
+        self.run(StoreError::Write, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            // One statement: concurrent takers each get a disjoint set (rows are locked).
+            let rows = client
+                .query(
+                    "UPDATE commands SET taken_by = $2, taken_at = $3
+                     WHERE session_id = $1 AND taken_by IS NULL
+                     RETURNING created_at, id, body",
+                    &[&session, &owner, &now_ms()],
+                )
+                .await
+                .map_err(pg(StoreError::Write))?;
+            let mut taken: Vec<(i64, String, String)> = rows
+                .iter()
+                .map(|row| (row.get(0), row.get(1), row.get(2)))
+                .collect();
+            taken.sort();
+            Ok(taken.into_iter().map(|(_, _, body)| body).collect())
+        })
+    }
+
     fn leases(&self) -> Result<Vec<Lease>, StoreError> {
         self.run(StoreError::Read, move |pool| async move {
             let client = pool.get().await.map_err(self::pool(StoreError::Read))?;

@@ -473,6 +473,47 @@ impl Store for SqliteStore {
         Ok(deleted > 0)
     }
 
+    fn submit_command(&self, id: &str, session: i64, body: &str) -> Result<(), StoreError> {
+        lock(&self.writer)
+            .execute(
+                "INSERT INTO commands(id, session_id, body, created_at) VALUES(?1, ?2, ?3, ?4)
+                 ON CONFLICT(id) DO NOTHING",
+                params![id, session, body, now_ms()],
+            )
+            .map_err(write_error)?;
+        Ok(())
+    }
+
+    fn take_commands(&self, session: i64, owner: &str) -> Result<Vec<String>, StoreError> {
+        let mut writer = lock(&self.writer);
+        let tx = writer
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(write_error)?;
+        let bodies = {
+            let mut statement = tx
+                .prepare_cached(
+                    "UPDATE commands SET taken_by = ?2, taken_at = ?3
+                     WHERE session_id = ?1 AND taken_by IS NULL
+                     RETURNING created_at, rowid, body",
+                )
+                .map_err(write_error)?;
+            let rows = statement
+                .query_map(params![session, owner, now_ms()], |row| {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, i64>(1)?,
+                        row.get::<_, String>(2)?,
+                    ))
+                })
+                .map_err(write_error)?;
+            let mut taken = rows.collect::<Result<Vec<_>, _>>().map_err(write_error)?;
+            taken.sort();
+            taken.into_iter().map(|(_, _, body)| body).collect()
+        };
+        tx.commit().map_err(write_error)?;
+        Ok(bodies)
+    }
+
     fn leases(&self) -> Result<Vec<Lease>, StoreError> {
         let reader = lock(&self.reader);
         let mut statement = reader

@@ -130,3 +130,27 @@ pub fn other_servers_hear_of_new_sessions_and_committed_lines(backend: &Backend)
     assert_eq!(next(), LogChange { session, seq: 1 });
     assert_eq!(next(), LogChange { session, seq: 3 });
 }
+
+pub fn a_command_is_taken_once_and_sending_it_again_queues_nothing(backend: &Backend) {
+    let store = backend.open();
+    let session = store.create_session("commands").unwrap();
+    store
+        .submit_command("c1", session, "{\"prompt\":\"one\"}")
+        .unwrap();
+    store
+        .submit_command("c2", session, "{\"prompt\":\"two\"}")
+        .unwrap();
+    // A resend (a retried request) is the same command.
+    store
+        .submit_command("c1", session, "{\"prompt\":\"one\"}")
+        .unwrap();
+    let other = backend.open();
+    let first = store.take_commands(session, "a").unwrap();
+    let second = other.take_commands(session, "b").unwrap();
+    assert_eq!(first, ["{\"prompt\":\"one\"}", "{\"prompt\":\"two\"}"]);
+    assert!(second.is_empty());
+    store
+        .submit_command("c1", session, "{\"prompt\":\"one\"}")
+        .unwrap();
+    assert!(store.take_commands(session, "a").unwrap().is_empty());
+}

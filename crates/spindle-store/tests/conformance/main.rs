@@ -153,4 +153,5 @@ conformance!(
     an_expired_lease_is_taken_and_its_old_owner_cannot_renew_it,
     concurrent_claims_of_an_expired_lease_have_one_winner,
     other_servers_hear_of_new_sessions_and_committed_lines,
+    a_command_is_taken_once_and_sending_it_again_queues_nothing,
 );
