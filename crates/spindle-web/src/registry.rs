@@ -165,6 +165,16 @@ impl SessionManager {
             for stored in self.store.sessions()? {
                 self.follow_one(&stored)?;
             }
+            for (_, live) in self.live_sessions() {
+                let _ = live.commands.blocking_send(Command::TakeForwarded);
+            }
+            return Ok(());
+        }
+        if change.is_command() {
+            // The session's task takes them if it runs the session here.
+            if let Some(live) = self.get_now(change.session) {
+                let _ = live.commands.blocking_send(Command::TakeForwarded);
+            }
             return Ok(());
         }
         if let Some(live) = self.get_now(change.session) {

@@ -76,6 +76,8 @@ pub(crate) struct Replica {
     pub(crate) counters: LeaseCounters,
     /// Set at SIGTERM: `/readyz` fails and no new lease is claimed.
     draining: std::sync::atomic::AtomicBool,
+    /// Commands this replica forwarded, for their unique ids.
+    commands_sent: AtomicU64,
 }
 
 /// Why a lease could not be claimed.
@@ -104,6 +106,7 @@ impl Replica {
             store,
             counters: LeaseCounters::default(),
             draining: std::sync::atomic::AtomicBool::new(false),
+            commands_sent: AtomicU64::new(0),
         }
     }
 
@@ -120,6 +123,18 @@ impl Replica {
     /// Starts draining: `/readyz` fails from now on.
     pub(crate) fn start_draining(&self) {
         self.draining.store(true, Ordering::Relaxed);
+    }
+
+    /// A command id no other command has: this replica's id, its start time and a counter.
+    pub(crate) fn command_id(&self) -> String {
+        static STARTED: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
+        let started = STARTED.get_or_init(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        });
+        let n = self.commands_sent.fetch_add(1, Ordering::Relaxed);
+        format!("{}/{started}/{n}", self.id)
     }
 
     /// The lease time.

@@ -28,7 +28,7 @@ use crate::feed::{agent_exited_note, request_id_prefix};
 use crate::handshake::{
     AgentClient, AgentSettings, OpenMode, Pending, Phase, Startup, StartupStep, error_message,
 };
-use crate::replica::{LeaseHold, Replica, lease_lost};
+use crate::replica::{LeaseHold, Refused, Replica, lease_lost};
 use crate::store::{Direction, Store};
 
 pub(crate) use features::PromptImage;
@@ -90,6 +90,9 @@ pub(crate) enum Command {
     /// What the agent offers and how the session is set up.
     AgentInfo(oneshot::Sender<Value>),
     Stop(oneshot::Sender<()>),
+    /// Another replica queued commands for this session in the database (see
+    /// [`crate::replica`]): taken when this replica runs the session.
+    TakeForwarded,
 }
 
 /// Everything the session task reacts to.
@@ -373,7 +376,20 @@ impl SessionTask {
             return;
         }
         if let Err(refused) = self.take_lease() {
+            self.forward_queued(&refused);
             if self.wait_for_lease(&refused) {
+                return;
+            }
+            if let Refused::Owned(lease) = &refused
+                && self.queued.is_empty()
+            {
+                let owner = lease.owner.clone();
+                self.status(
+                    "no_agent",
+                    Some(format!(
+                        "The session runs on replica {owner}; prompts sent here go to it."
+                    )),
+                );
                 return;
             }
             let text = format!("Cannot start the agent here: {refused}.");
@@ -413,6 +429,8 @@ impl SessionTask {
         self.startup_deadline = Some(tokio::time::Instant::now() + self.settings.startup_timeout);
         self.status("starting", None);
         self.flush_client();
+        // Prompts other replicas forwarded while nobody ran the session.
+        self.take_forwarded();
     }
 
     fn command(&mut self, command: Command) {
@@ -461,7 +479,12 @@ impl SessionTask {
                     Phase::Initializing | Phase::Opening | Phase::NeedsAuth => {}
                 }
             }
+            Command::TakeForwarded => self.take_forwarded(),
             Command::Cancel(reply) => {
+                if self.agent.is_none() {
+                    let _ = reply.send(self.forward_cancel());
+                    return;
+                }
                 self.cancel();
                 let _ = reply.send(Ok(()));
             }

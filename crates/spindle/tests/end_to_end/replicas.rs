@@ -189,3 +189,48 @@ fn after_kill_9_of_the_owner_another_replica_takes_over_with_every_logged_line()
     b.stop();
     c.stop();
 }
+
+#[test]
+fn prompts_sent_to_b_and_c_reach_the_owner_a_once() {
+    let Some(url) = database("replicas_commands") else {
+        return;
+    };
+    let a = replica(&url, "a", 0);
+    let b = replica(&url, "b", 0);
+    let c = replica(&url, "c", 0);
+    let session = a.create_session();
+    wait_listed(&b, session);
+    wait_listed(&c, session);
+    a.prompt(session, "first, on a");
+    wait_transcript(&a, session, "a's turn", |t| {
+        entry_texts(t, "user_message").len() == 1 && t["state"]["turnOpen"] == false
+    });
+    b.prompt(session, "from b");
+    c.prompt(session, "from c");
+    wait_transcript(&a, session, "the forwarded prompts on a", |t| {
+        entry_texts(t, "user_message").len() >= 3 && t["state"]["turnOpen"] == false
+    });
+    a.prompt(session, "last, on a");
+    let t = wait_transcript(&a, session, "the last turn", |t| {
+        entry_texts(t, "user_message").last().map(String::as_str) == Some("last, on a")
+            && t["state"]["turnOpen"] == false
+    });
+    let users = entry_texts(&t, "user_message");
+    assert_eq!(users.len(), 4, "{users:?}");
+    assert_eq!(users[0], "first, on a");
+    let mut forwarded = users[1..3].to_vec();
+    forwarded.sort();
+    assert_eq!(forwarded, ["from b", "from c"]);
+    // A ran every turn: B and C never held the lease.
+    for served in [&b, &c] {
+        let text = served.request("GET", "/metrics", None).body;
+        assert_eq!(metric(&text, "spindle_lease_taken_total"), 0.0, "{text}");
+    }
+    // B's observers see the turns it forwarded.
+    wait_transcript(&b, session, "b follows", |t| {
+        entry_texts(t, "user_message") == users
+    });
+    a.stop();
+    b.stop();
+    c.stop();
+}
