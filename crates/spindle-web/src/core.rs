@@ -106,6 +106,15 @@ impl SessionCore {
     /// one catches up before it takes the session over. Returns how many lines it applied
     /// (none while this core has lines of its own waiting for the database).
     pub(crate) fn follow(&mut self) -> Result<usize, crate::store::StoreError> {
+        self.follow_to(i64::MAX)
+    }
+
+    /// [`Self::follow`] when the log may hold lines up to `seq` this core has not applied (a
+    /// notice of the owner's own commit reads nothing).
+    pub(crate) fn follow_to(&mut self, seq: i64) -> Result<usize, crate::store::StoreError> {
+        if seq < self.next_seq {
+            return Ok(0);
+        }
         if !self.unsaved.is_empty() {
             return Ok(0);
         }

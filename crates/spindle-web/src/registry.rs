@@ -178,8 +178,8 @@ impl SessionManager {
             return Ok(());
         }
         if let Some(live) = self.get_now(change.session) {
-            // Nothing new (the owner's own lines) reads nothing.
-            lock(&live.core).follow()?;
+            // The owner's own lines are applied already: nothing is read.
+            lock(&live.core).follow_to(change.seq)?;
             return Ok(());
         }
         let stored = self.store.sessions()?;

@@ -5,7 +5,7 @@
 //! from the log and feeds them through the session's own engine, exactly as a rebuild does, so
 //! an observer here gets the same render ops as one on the owner, with this replica's event ids
 //! (resume by `Last-Event-ID` works against the replica the observer stays on). Notices that
-//! arrive together are read in one pass per session.
+//! arrive together are read in one pass per session; a command notice is passed on as it is.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -54,13 +54,22 @@ fn coalesce(batch: Vec<LogChange>) -> Vec<LogChange> {
         return vec![LogChange::RESYNC];
     }
     let mut latest: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut commands: Vec<i64> = Vec::new();
     for change in batch {
+        if change.is_command() {
+            // Never folded into a line notice: the owner must hear of it.
+            if !commands.contains(&change.session) {
+                commands.push(change.session);
+            }
+            continue;
+        }
         let seq = latest.entry(change.session).or_insert(change.seq);
         *seq = (*seq).max(change.seq);
     }
     latest
         .into_iter()
         .map(|(session, seq)| LogChange { session, seq })
+        .chain(commands.into_iter().map(LogChange::command))
         .collect()
 }
 
@@ -74,6 +83,16 @@ mod tests {
         assert_eq!(
             coalesce(vec![change(2, 5), change(1, 3), change(2, 9), change(2, 7)]),
             vec![change(1, 3), change(2, 9)]
+        );
+        // A command notice survives among line notices of its session.
+        assert_eq!(
+            coalesce(vec![
+                change(2, 5),
+                LogChange::command(2),
+                change(2, 9),
+                LogChange::command(2)
+            ]),
+            vec![change(2, 9), LogChange::command(2)]
         );
         assert_eq!(
             coalesce(vec![change(2, 5), LogChange::RESYNC]),

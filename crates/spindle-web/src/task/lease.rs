@@ -18,6 +18,16 @@ impl SessionTask {
         self.lease = Some(self.replica.hold(self.id)?);
         let waited = self.lease_wait.take();
         if let Some((lease, _)) = waited {
+            // A turn the other replica left open ends here, in the log, as when an agent exits.
+            let mut core = lock(&self.core);
+            if core.engine.transcript().state.turn_open {
+                let note = crate::feed::agent_exited_note(&format!(
+                    "Replica {} stopped running this session before this turn finished.",
+                    lease.owner
+                ));
+                core.record(vec![(crate::store::Direction::Server, note)]);
+            }
+            drop(core);
             self.banner(
                 "warning",
                 format!(
