@@ -249,7 +249,7 @@
   let queued = 0; // ops waiting
   let frameRequested = false;
   let fallbackTimer = 0;
-  const FRAME_BUDGET_MS = 10;
+  const FRAME_BUDGET_MS = 6;
 
   function parseId(id) {
     const m = /^(\d+)-(\d+)$/.exec(String(id || ""));
@@ -312,7 +312,7 @@
         item.left -= 1;
         queued -= 1;
         apply(op, counter);
-        if ((++n & 63) === 0 && performance.now() - started > FRAME_BUDGET_MS) break;
+        if ((++n & 31) === 0 && performance.now() - started > FRAME_BUDGET_MS) break;
       }
       if (item.at < item.ops.length) break;
       queue.shift();
@@ -390,7 +390,11 @@
   const dirtyFill = new Set();
   const dirtyText = new Set();
 
+  // The last set_usage op of the frame: drawn once in flush (a fast stream sends one per chunk).
+  let usageOp = null;
+
   function flush() {
+    if (usageOp) { setUsage(usageOp); usageOp = null; }
     for (const rec of dirtyFill) if (rec.node) entries.fill(rec);
     for (const rec of dirtyText) if (rec.node) entries.showText(rec);
     dirtyFill.clear();
@@ -418,6 +422,7 @@
     commands = [];
     cards.clear();
     setState({ state: "idle" });
+    usageOp = null;
     setUsage({});
     banner(null);
     search.reset();
@@ -531,7 +536,7 @@
       transcript.setUnloaded(loadedFrom);
     },
     set_state: setState,
-    set_usage: setUsage,
+    set_usage: (op) => { usageOp = op; },
     set_commands: (op) => {
       commands = Array.isArray(op.commands) ? op.commands.filter((c) => c && typeof c === "object") : [];
       const ul = $("commands");

@@ -12,6 +12,13 @@
 (function () {
   // How far beyond the viewport records are kept drawn, in pixels, above and below.
   const OVERSCAN = 1200;
+  // Above the viewport while following the end of a stream: every frame may replace the whole
+  // drawn set with new entries, so fewer are built (the full overscan is back once the reader
+  // scrolls).
+  const FOLLOW_OVERSCAN = 300;
+  // While following, at most this many records get new DOM in one frame, the lowest first (a
+  // burst of new entries is drawn over a few frames instead of one long one).
+  const BUILDS_PER_FRAME = 8;
   // Whatever the heights, at most this many records are drawn at once.
   const MAX_DRAWN = 160;
   // "At the end" for following: within this many pixels of the bottom.
@@ -144,10 +151,17 @@
       }
       wantTop = Math.min(Math.max(0, wantTop), bottomMost);
       // Which records are drawn.
-      let first = firstBelow(offsets, wantTop - OVERSCAN);
+      let first = firstBelow(offsets, wantTop - (follow && !target ? FOLLOW_OVERSCAN : OVERSCAN));
       let last = first;
       while (last < items.length && offsets[last] < wantTop + viewHeight + OVERSCAN && last - first < MAX_DRAWN) last++;
       if (targetAt >= 0 && (targetAt < first || targetAt >= last)) { first = targetAt; last = Math.min(items.length, targetAt + 20); }
+      let unfinished = false;
+      if (follow && !target) {
+        let builds = 0;
+        for (let i = last - 1; i >= first; i--) {
+          if (!items[i].node && ++builds > BUILDS_PER_FRAME) { first = i + 1; unfinished = true; break; }
+        }
+      }
       const next = items.slice(first, last);
       const keepSet = new Set(next);
       for (const rec of drawn) if (!keepSet.has(rec)) release(rec);
@@ -196,14 +210,15 @@
       } else if (anchor >= 0) {
         setScroll(offsetOf(anchor) + anchorDelta);
       }
-      if (changed) pending = true;
+      if (changed || unfinished) pending = true;
       // The browser may have clamped the scroll: draw again around where it really is.
       if (Math.abs(container.scrollTop - wantTop) > viewHeight / 2 && !target) pending = true;
       // Near the top of what is loaded: ask for older entries.
       if (!follow && unloaded > 0 && container.scrollTop < above + 2 * viewHeight) needOlder();
       onDrawn.done(api);
       // Heights changed or the scroll was clamped: another frame (a few at most without news).
-      if (pending && spins++ < 10) onDrawn.wanted();
+      // (Records still to build make progress every frame: not counted.)
+      if (pending && (unfinished || spins++ < 10)) onDrawn.wanted();
     }
 
     function firstBelow(offsets, y) {
