@@ -7,37 +7,27 @@
 //! stream is open (so nothing the server sends for it can be missed); the
 //! client's answers to the server's requests go on a queue of their own, so
 //! an answer never waits behind the request that is waiting for it.
+//!
+//! This file is the driver (its state and how it reacts to each event);
+//! the requests themselves and the events they report are in `requests.rs`.
+
+mod requests;
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use futures_util::StreamExt;
 use spindle_wire::hash::{FxHashMap, FxHashSet};
 use spindle_wire::remote::{
     EVENT_STREAM_MIME, HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME,
     OPT_IN_EVENT_IDS, STREAM_DROPPED,
 };
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use super::book::{Book, IncomingAction, Outgoing, error_response, one_line, with_remote_opt_in};
+use super::book::{Book, IncomingAction, error_response, one_line, with_remote_opt_in};
 use super::{Pipes, RemoteNotice, RemoteOptions, backoff};
-
-/// Which stream.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum StreamKey {
-    Connection,
-    Session(String),
-}
-
-impl std::fmt::Display for StreamKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StreamKey::Connection => f.write_str("the connection stream"),
-            StreamKey::Session(id) => write!(f, "the stream of session {id}"),
-        }
-    }
-}
+use requests::{Event, Item, PostOutcome, SseEnd, StreamKey, post, read_client_lines, read_stream};
+pub(crate) use requests::{error_chain, short};
 
 #[derive(Debug)]
 enum StreamState {
@@ -57,68 +47,6 @@ struct Stream {
     last_event_id: Option<String>,
     dropped_at: Option<Instant>,
     attempt: u32,
-}
-
-#[derive(Debug)]
-enum SseEnd {
-    NotFound,
-    Status(u16, String),
-    Failed(String),
-    Eof,
-}
-
-/// A queued POST: the client's message, or one of the transport's own.
-#[derive(Debug)]
-enum Item {
-    Client(Outgoing),
-    /// `initialize` sent again to a server that lost the connection.
-    Reinitialize(String),
-    /// `session/resume` or `session/load` of a session on a new connection.
-    Reopen {
-        session_id: String,
-        line: String,
-    },
-}
-
-impl Item {
-    fn session_id(&self) -> Option<&str> {
-        match self {
-            Item::Client(o) => o.session_id.as_deref(),
-            Item::Reinitialize(_) => None,
-            Item::Reopen { session_id, .. } => Some(session_id),
-        }
-    }
-}
-
-#[derive(Debug)]
-enum PostOutcome {
-    /// 2xx, with the body and the connection id header (for `initialize`).
-    Ok {
-        body: String,
-        connection_id: Option<String>,
-    },
-    Status(u16, String),
-    Unreachable(String),
-}
-
-#[derive(Debug)]
-enum Event {
-    Out(Option<String>),
-    SseOpened(StreamKey, u64),
-    Sse {
-        key: StreamKey,
-        generation: u64,
-        id: String,
-        data: String,
-    },
-    SseEnded(StreamKey, u64, SseEnd),
-    RetryStream(StreamKey, u64),
-    Posted {
-        responses: bool,
-        item: Item,
-        outcome: PostOutcome,
-    },
-    RetryPosts,
 }
 
 struct Driver {
@@ -208,22 +136,6 @@ pub(crate) async fn run(
 /// Events waiting for the driver; a full queue holds the streams back (the
 /// server's TCP window then holds the agent's output back).
 const EVENT_QUEUE: usize = 1024;
-
-async fn read_client_lines<R>(from_client: R, events: mpsc::Sender<Event>)
-where
-    R: tokio::io::AsyncRead + Unpin,
-{
-    let mut lines = BufReader::new(from_client).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if line.trim().is_empty() {
-            continue;
-        }
-        if events.send(Event::Out(Some(line))).await.is_err() {
-            return;
-        }
-    }
-    let _ = events.send(Event::Out(None)).await;
-}
 
 impl Driver {
     /// Handles one event; `false` ends the transport.
@@ -714,102 +626,4 @@ fn is_notification(data: &str, method: &str) -> bool {
         method: Option<&'a str>,
     }
     serde_json::from_str::<Probe<'_>>(data).is_ok_and(|p| p.method == Some(method))
-}
-
-/// How long a request may wait for the server's answer (the headers; a
-/// stream's body may last forever).
-const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
-
-async fn post(request: reqwest::RequestBuilder) -> PostOutcome {
-    let response = match tokio::time::timeout(ANSWER_WITHIN, request.send()).await {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return PostOutcome::Unreachable(error_chain(&e)),
-        Err(_) => {
-            return PostOutcome::Unreachable(format!("no answer within {ANSWER_WITHIN:?}"));
-        }
-    };
-    let status = response.status();
-    let connection_id = response
-        .headers()
-        .get(HEADER_CONNECTION_ID)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let body = response.text().await.unwrap_or_default();
-    if status.is_success() {
-        PostOutcome::Ok {
-            body,
-            connection_id,
-        }
-    } else {
-        PostOutcome::Status(status.as_u16(), short(&body))
-    }
-}
-
-/// Reads one event stream until it ends, reporting each event.
-async fn read_stream(
-    request: reqwest::RequestBuilder,
-    key: StreamKey,
-    generation: u64,
-    events: mpsc::Sender<Event>,
-) {
-    // A server that accepts the connection but never answers (a stale
-    // listener, a proxy) must not hold the stream forever.
-    let sent = tokio::time::timeout(ANSWER_WITHIN, request.send()).await;
-    let end = match sent {
-        Err(_) => SseEnd::Failed(format!("no answer within {ANSWER_WITHIN:?}")),
-        Ok(Err(e)) => SseEnd::Failed(error_chain(&e)),
-        Ok(Ok(response)) if response.status() == reqwest::StatusCode::NOT_FOUND => SseEnd::NotFound,
-        Ok(Ok(response)) if !response.status().is_success() => {
-            let status = response.status().as_u16();
-            SseEnd::Status(status, short(&response.text().await.unwrap_or_default()))
-        }
-        Ok(Ok(response)) => {
-            let _ = events.send(Event::SseOpened(key.clone(), generation)).await;
-            let mut stream = eventsource_stream::EventStream::new(response.bytes_stream());
-            loop {
-                match stream.next().await {
-                    None => break SseEnd::Eof,
-                    Some(Err(e)) => break SseEnd::Failed(e.to_string()),
-                    Some(Ok(event)) => {
-                        if event.data.is_empty() {
-                            continue;
-                        }
-                        let sent = events
-                            .send(Event::Sse {
-                                key: key.clone(),
-                                generation,
-                                id: event.id,
-                                data: event.data,
-                            })
-                            .await;
-                        if sent.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-    };
-    let _ = events.send(Event::SseEnded(key, generation, end)).await;
-}
-
-/// An error with its causes (reqwest's own message says little).
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        source = e.source();
-    }
-    text
-}
-
-/// At most 200 characters of a body, for a message.
-pub(crate) fn short(body: &str) -> String {
-    let body = body.trim();
-    match body.char_indices().nth(200) {
-        Some((i, _)) => format!("{}…", &body[..i]),
-        None => body.to_owned(),
-    }
 }
