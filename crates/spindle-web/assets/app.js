@@ -716,6 +716,29 @@
     }),
   });
 
+  // The first entries of a turn would otherwise pay for loading and shaping the fonts they use
+  // (monospace for tool output and code, bold, italic): one long first frame. Drawn once here,
+  // out of sight, when the page is idle after loading.
+  function warmFonts() {
+    const box = el("div");
+    box.setAttribute("aria-hidden", "true");
+    Object.assign(box.style, { position: "fixed", left: "-10000px", top: "0", width: "600px", visibility: "hidden", pointerEvents: "none" });
+    const sample = "the stream client \"quoted\" caf\u00e9 \u2192 0123456789 {}[]()<>";
+    const tool = el("article", "entry tool");
+    tool.append(el("div", "who", sample), el("pre", "tool-output", sample), el("pre", "terminal-output", sample));
+    const agent = el("article", "entry agent");
+    const md = el("div", "md");
+    const p = el("p", null, sample);
+    p.append(el("code", null, sample), el("strong", null, sample), el("em", null, sample));
+    md.append(p, el("pre", null, sample));
+    agent.append(md);
+    box.append(tool, agent);
+    document.body.appendChild(box);
+    void box.offsetHeight;
+    box.remove();
+  }
+  (window.requestIdleCallback || ((f) => setTimeout(f, 50)))(warmFonts);
+
   (async () => {
     const sessions = (await refreshSessions()) || [];
     const wanted = new URLSearchParams(location.hash.slice(1)).get("session");
