@@ -401,6 +401,45 @@ impl Host {
         mention::resolve(&self.inner.scope, &self.inner.config.limits, path)
     }
 
+    /// The content blocks of a prompt: the text as typed, each file it
+    /// `@mentions` once (resolved like [`Host::resolve_mention`]), then the
+    /// images (`(mime type, base64 data)`), per what the agent accepts. The
+    /// error says, for the user, what was refused and why; nothing is sent.
+    pub fn prompt_content<'a>(
+        &self,
+        text: &str,
+        images: impl IntoIterator<Item = (&'a str, &'a str)>,
+        capabilities: spindle_protocol::PromptCapabilities,
+    ) -> Result<Value, String> {
+        use spindle_protocol::prompt::{PromptBuilder, PromptError, parse_mentions};
+        let mut builder = PromptBuilder::new(capabilities).text(text);
+        let mut seen = std::collections::HashSet::new();
+        for mention in parse_mentions(text) {
+            if !seen.insert(mention.path.clone()) {
+                continue;
+            }
+            let file = self
+                .resolve_mention(&mention.path)
+                .map_err(|e| format!("@{}: {}", mention.path, e.message()))?;
+            builder = builder.mention(
+                &file.uri,
+                &file.display_path,
+                &file.mime,
+                file.text.as_deref(),
+            );
+        }
+        for (mime, data) in images {
+            builder = builder.image(mime, data);
+        }
+        builder.build().map_err(|e| match e {
+            PromptError::ImagesNotSupported => {
+                "the agent does not accept images (it does not advertise the image prompt capability)"
+                    .to_owned()
+            }
+            other => other.to_string(),
+        })
+    }
+
     /// Completions for a partly typed mention path (relative, `/`-separated):
     /// entries of the directory it names that start with its last part,
     /// sorted, at most `max`; directories end with `/`; dotfiles only when

@@ -3,11 +3,8 @@
 //! the server from then on), prompt content with `@path` mentions and images, and the agent's
 //! description for the page.
 
-use std::collections::HashSet;
-
 use axum::http::StatusCode;
 use serde_json::{Value, json};
-use spindle_protocol::prompt::{PromptBuilder, parse_mentions};
 use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
 use spindle_wire::client_methods::permission_kinds as kinds;
 use spindle_wire::web::{AVAILABLE_MODES, CURRENT_MODE_ID};
@@ -122,28 +119,16 @@ pub(super) fn prompt_blocks(
         .initialize_outcome()
         .map(InitializeOutcome::prompt_capabilities)
         .unwrap_or_default();
-    let mut builder = PromptBuilder::new(capabilities).text(text);
-    let mut seen = HashSet::new();
-    for mention in parse_mentions(text) {
-        if !seen.insert(mention.path.clone()) {
-            continue;
-        }
-        let file = agent.host.resolve_mention(&mention.path).map_err(|error| {
-            WebError::bad_request(format!("@{}: {}", mention.path, error.message()))
-        })?;
-        builder = builder.mention(
-            &file.uri,
-            &file.display_path,
-            &file.mime,
-            file.text.as_deref(),
-        );
-    }
-    for image in images {
-        builder = builder.image(&image.mime_type, &image.data);
-    }
-    builder
-        .build()
-        .map_err(|error| WebError::bad_request(error.to_string()))
+    agent
+        .host
+        .prompt_content(
+            text,
+            images
+                .iter()
+                .map(|i| (i.mime_type.as_str(), i.data.as_str())),
+            capabilities,
+        )
+        .map_err(WebError::bad_request)
 }
 
 fn client_refusal(error: &ClientError) -> WebError {

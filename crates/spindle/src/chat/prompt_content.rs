@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use spindle_host::Host;
 use spindle_protocol::PromptCapabilities;
-use spindle_protocol::prompt::{
-    PromptBuilder, PromptError, encode_base64, image_mime_type, parse_mentions,
-};
+use spindle_protocol::prompt::{encode_base64, image_mime_type};
 
 /// An image read from disk, ready to send.
 #[derive(Debug, Clone)]
@@ -69,26 +67,9 @@ pub(crate) fn build(
     host: &Host,
     caps: PromptCapabilities,
 ) -> Result<Value, String> {
-    let mut builder = PromptBuilder::new(caps).text(text);
-    for mention in parse_mentions(text) {
-        let file = host
-            .resolve_mention(&mention.path)
-            .map_err(|e| format!("@{}: {}", mention.path, e.message()))?;
-        builder = builder.mention(
-            &file.uri,
-            &file.display_path,
-            &file.mime,
-            file.text.as_deref(),
-        );
-    }
-    for image in attachments {
-        builder = builder.image(image.mime, &image.data);
-    }
-    builder.build().map_err(|e| match e {
-        PromptError::ImagesNotSupported => {
-            "the agent does not accept images (it does not advertise the image prompt capability)"
-                .to_owned()
-        }
-        other => other.to_string(),
-    })
+    host.prompt_content(
+        text,
+        attachments.iter().map(|a| (a.mime, a.data.as_str())),
+        caps,
+    )
 }
