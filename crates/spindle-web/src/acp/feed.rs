@@ -108,6 +108,10 @@ impl AcpFeed {
     /// Takes a batch of logged lines (after they were committed).
     pub(crate) fn on_lines(&mut self, lines: &[(Direction, String)]) {
         for (direction, line) in lines {
+            if self.counts_without_reading(*direction, line) {
+                self.hub.skip();
+                continue;
+            }
             let Ok(probe) = serde_json::from_str::<Probe<'_>>(line) else {
                 continue;
             };
@@ -141,6 +145,18 @@ impl AcpFeed {
                 _ => {}
             }
         }
+    }
+
+    /// Whether `line` is an agent line that, while no `/acp` client ever attached, is only
+    /// counted: an update, and nothing a later attach needs (a permission question, the answer
+    /// to `initialize`). Decided by substring, without parsing, because every agent line of
+    /// every session passes here; a line that merely mentions a method is parsed as before.
+    fn counts_without_reading(&self, direction: Direction, line: &str) -> bool {
+        !self.used
+            && direction == Direction::Agent
+            && self.initialize_id.is_none()
+            && line.contains(SESSION_UPDATE)
+            && !line.contains(SESSION_REQUEST_PERMISSION)
     }
 
     fn maybe_initialize_answer(&mut self, id: Option<&Value>, line: &str) {
