@@ -557,7 +557,6 @@
     web_review: cards.showReview,
     web_review_resolved: cards.resolveReview,
     web_status: (op) => panels.onStatus(op),
-    web_modes: (op) => panels.onModes(op.modes),
     web_standing_permissions: (op) => panels.onStanding(op.permissions),
     web_permission_auto: cards.showAutoAnswer,
     web_session: () => refreshSessions(),

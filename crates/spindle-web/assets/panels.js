@@ -24,8 +24,6 @@ window.SpindlePanels = Object.freeze({
       $("standing-list").replaceChildren();
       $("standing-pane").hidden = true;
       renderedInfo = "";
-      lastInfo = {};
-      modeList = null;
       $("session-bar").hidden = true;
       $("session-bar").replaceChildren();
     }
@@ -197,21 +195,12 @@ window.SpindlePanels = Object.freeze({
     // ---- mode and config pickers (from the engine's SetSessionInfo op) -------------------------
 
     let renderedInfo = "";
-    let lastInfo = {};
-    let modeList = null; // the `modes` of the session's new/load/resume result (`web_modes` op)
-
-    function onModes(modes) {
-      modeList = modes && typeof modes === "object" ? modes : null;
-      renderedInfo = "";
-      onSessionInfo(lastInfo);
-    }
 
     function onSessionInfo(info) {
       info = info && typeof info === "object" ? info : {};
-      lastInfo = info;
       const title = typeof info.title === "string" ? info.title : "";
       document.title = title ? title + " - Spindle" : "Spindle";
-      const modeState = info.modes && typeof info.modes === "object" ? info.modes : modeList || {};
+      const modeState = info.modes && typeof info.modes === "object" ? info.modes : {};
       const modes = Array.isArray(modeState.availableModes) ? modeState.availableModes
         : Array.isArray(info.availableModes) ? info.availableModes : [];
       const currentMode = info.currentModeId != null ? info.currentModeId : modeState.currentModeId;
@@ -410,7 +399,7 @@ window.SpindlePanels = Object.freeze({
     $("history-more").addEventListener("click", () => refreshHistory(true));
 
     return Object.freeze({
-      clear, loadAgent, agent: startedAgent, onStatus, onSessionInfo, onModes,
+      clear, loadAgent, agent: startedAgent, onStatus, onSessionInfo,
       onStanding: renderStanding, refreshHistory,
     });
   },
