@@ -43,6 +43,7 @@ mod errors;
 mod fs;
 mod mention;
 mod output;
+mod permission_rule;
 mod scope;
 mod terminals;
 
@@ -63,6 +64,7 @@ pub use errors::{FsError, FsErrorKind, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NO
 pub use fs::PendingWrite;
 pub use mention::{ResolvedFile, file_uri, mime_for_path};
 pub use output::{OutputBuffer, Utf8Stream};
+pub use permission_rule::PermissionRule;
 
 use errors::invalid_params;
 use fs::{ReadRequest, optional_u64, string_param};

@@ -5,6 +5,7 @@
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
+use spindle_host::PermissionRule;
 use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
 use spindle_wire::client_methods::permission_kinds as kinds;
 use spindle_wire::web::{AVAILABLE_MODES, CURRENT_MODE_ID};
@@ -32,69 +33,12 @@ const ALWAYS_KINDS: [(&str, &str); 2] = [
     (kinds::REJECT_ALWAYS, kinds::REJECT_ONCE),
 ];
 
-/// What a permission request is about, for remembering "always" answers: the agent's tool name
-/// when it gives one (`_meta.*.toolName`), else the tool call's kind and the first word of its
-/// title (`execute: git`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PermissionRule {
-    pub(crate) key: String,
-    pub(crate) label: String,
-}
-
-impl PermissionRule {
-    /// The rule a `session/request_permission`'s params fall under (v1 `toolCall`, v2
-    /// `subject.toolCall`).
-    pub(crate) fn of_params(params: &Value) -> Option<PermissionRule> {
-        let tool = params
-            .get("toolCall")
-            .or_else(|| params.pointer("/subject/toolCall"))?;
-        let tool_name = tool
-            .get("_meta")
-            .and_then(Value::as_object)
-            .and_then(|meta| {
-                meta.values()
-                    .find_map(|v| v.get("toolName").and_then(Value::as_str))
-            });
-        if let Some(name) = tool_name.filter(|n| !n.trim().is_empty()) {
-            return Some(PermissionRule {
-                key: format!("tool:{name}"),
-                label: name.to_string(),
-            });
-        }
-        let kind = tool.get("kind").and_then(Value::as_str).unwrap_or("other");
-        let title = tool
-            .get("title")
-            .or_else(|| params.get("title"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let word: String = title
-            .split_whitespace()
-            .map(|w| w.trim_matches(|c: char| "`'\"()[]{}:,".contains(c)))
-            .find(|w| !w.is_empty())
-            .unwrap_or("")
-            .chars()
-            .take(40)
-            .collect();
-        Some(if word.is_empty() {
-            PermissionRule {
-                key: format!("{kind}:"),
-                label: kind.to_string(),
-            }
-        } else {
-            PermissionRule {
-                key: format!("{kind}:{word}"),
-                label: format!("{kind}: {word}"),
-            }
-        })
-    }
-
-    /// The rule noted on a `web_permission` op.
-    pub(crate) fn of_op(op: &Value) -> Option<PermissionRule> {
-        Some(PermissionRule {
-            key: op.get("ruleKey")?.as_str()?.to_string(),
-            label: op.get("ruleLabel")?.as_str()?.to_string(),
-        })
-    }
+/// The rule noted on a `web_permission` op.
+pub(crate) fn rule_of_op(op: &Value) -> Option<PermissionRule> {
+    Some(PermissionRule {
+        key: op.get("ruleKey")?.as_str()?.to_string(),
+        label: op.get("ruleLabel")?.as_str()?.to_string(),
+    })
 }
 
 /// The agent's auth methods as the page shows them.
@@ -200,7 +144,7 @@ impl SessionTask {
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default(),
-                PermissionRule::of_op(op),
+                rule_of_op(op),
             )
         };
         let chosen = match &option_id {
@@ -418,22 +362,4 @@ fn modes_json(info: &spindle_engine::SessionInfo) -> Value {
         CURRENT_MODE_ID: info.current_mode_id,
         AVAILABLE_MODES: info.available_modes.clone().unwrap_or_else(|| json!([])),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rules_come_from_the_tool_name_or_the_kind_and_first_word() {
-        let v1 = json!({"sessionId": "s", "toolCall": {"toolCallId": "t", "title": "`git status`", "kind": "execute"}});
-        assert_eq!(PermissionRule::of_params(&v1).unwrap().key, "execute:git");
-        let v2 = json!({"sessionId": "s", "title": "Edit a.rs", "subject": {"type": "tool_call",
-            "toolCall": {"toolCallId": "t", "kind": "edit"}}});
-        assert_eq!(PermissionRule::of_params(&v2).unwrap().key, "edit:Edit");
-        let named =
-            json!({"toolCall": {"title": "x", "_meta": {"claudeCode": {"toolName": "Bash"}}}});
-        assert_eq!(PermissionRule::of_params(&named).unwrap().key, "tool:Bash");
-        assert_eq!(PermissionRule::of_params(&json!({"title": "x"})), None);
-    }
 }

@@ -26,9 +26,12 @@ pub struct PermissionAsk {
     pub subject: String,
     /// The options, in the agent's order.
     pub options: Vec<PermissionOption>,
-    /// Which tool this is, for standing "always" answers: the tool call's
-    /// kind and the first word of its title (`execute: rm`).
+    /// Which tool this is, for standing "always" answers, as shown: the
+    /// agent's tool name, else the tool call's kind and the first word of its
+    /// title (`execute: rm`); see [`spindle_host::PermissionRule`].
     pub tool: String,
+    /// What identifies that tool (the rule's key).
+    pub tool_key: String,
 }
 
 impl PermissionAsk {
@@ -60,20 +63,15 @@ impl PermissionAsk {
                 })
             })
             .collect();
-        let kind = tool
-            .and_then(|t| t.get("kind"))
-            .and_then(Value::as_str)
-            .unwrap_or("other");
-        let first_word = tool
-            .and_then(|t| t.get("title"))
-            .and_then(Value::as_str)
-            .and_then(|t| t.split_whitespace().next())
-            .unwrap_or("(untitled)");
-        let tool = format!("{kind}: {first_word}");
+        let rule = spindle_host::PermissionRule::of_params(&params);
+        let (tool_key, tool) = rule
+            .map(|r| (r.key, r.label))
+            .unwrap_or_else(|| ("other:".to_owned(), "other".to_owned()));
         PermissionAsk {
             subject,
             options,
             tool,
+            tool_key,
         }
     }
 
@@ -130,8 +128,9 @@ impl PermissionAsk {
 /// same tool are answered from here without asking.
 #[derive(Debug, Default)]
 pub struct Standing {
-    /// Tool key and the option kind chosen (`allow_always` / `reject_always`).
-    answers: Vec<(String, String)>,
+    /// Tool key, tool as shown, and the option kind chosen (`allow_always` /
+    /// `reject_always`).
+    answers: Vec<(String, String, String)>,
 }
 
 impl Standing {
@@ -142,15 +141,19 @@ impl Standing {
         if option.kind != ALLOW_ALWAYS && option.kind != REJECT_ALWAYS {
             return None;
         }
-        self.answers.retain(|(tool, _)| *tool != ask.tool);
-        self.answers.push((ask.tool.clone(), option.kind.clone()));
+        self.answers.retain(|(key, _, _)| *key != ask.tool_key);
+        self.answers
+            .push((ask.tool_key.clone(), ask.tool.clone(), option.kind.clone()));
         Some(standing_line(&option.kind, &ask.tool))
     }
 
     /// The standing answer for `ask`'s tool, as an option of this request,
     /// with the line to show.
     pub fn answer_for<'a>(&self, ask: &'a PermissionAsk) -> Option<(&'a PermissionOption, String)> {
-        let (_, kind) = self.answers.iter().find(|(tool, _)| *tool == ask.tool)?;
+        let (_, _, kind) = self
+            .answers
+            .iter()
+            .find(|(key, _, _)| *key == ask.tool_key)?;
         let option = ask.option_of_kind(kind)?;
         Some((option, standing_line(kind, &ask.tool)))
     }
@@ -166,7 +169,7 @@ impl Standing {
                 .and_then(|n| n.checked_sub(1));
             return match index.filter(|&i| i < self.answers.len()) {
                 Some(i) => {
-                    let (tool, kind) = self.answers.remove(i);
+                    let (_, tool, kind) = self.answers.remove(i);
                     vec![format!("forgot: {}", standing_line(&kind, &tool))]
                 }
                 None => vec![format!(
@@ -188,7 +191,7 @@ impl Standing {
             ];
         }
         let mut lines = vec!["standing answers (/permissions forget N drops one):".to_owned()];
-        for (i, (tool, kind)) in self.answers.iter().enumerate() {
+        for (i, (_, tool, kind)) in self.answers.iter().enumerate() {
             lines.push(format!("  {}) {}", i + 1, standing_line(kind, tool)));
         }
         lines
