@@ -252,7 +252,15 @@ impl Server {
             acp.close_all();
             manager.shutdown().await;
         };
-        axum::serve(self.listener, self.router)
+        // TCP_NODELAY on every accepted connection: a stream's small writes (one SSE event, one
+        // WebSocket frame) go out at once instead of waiting on Nagle and the peer's delayed ACK.
+        use axum::serve::ListenerExt;
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::debug!("TCP_NODELAY: {error}");
+            }
+        });
+        axum::serve(listener, self.router)
             .with_graceful_shutdown(signal)
             .await
             .map_err(ServeError::Io)
