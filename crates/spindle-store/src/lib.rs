@@ -38,7 +38,9 @@ pub use listen::LogChange;
 pub use location::Location;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
-pub use types::{Direction, Lease, LoggedLine, StoreError, StoredReply, StoredSession};
+pub use types::{
+    Direction, Lease, LeaseSurvey, LoggedLine, StoreError, StoredReply, StoredSession,
+};
 
 /// The storage of `spindle serve`. Every method is one transaction: it commits whole or not at
 /// all. Implementations are shared between threads (`&self` methods); writes to one session come
@@ -128,6 +130,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Every lease row, expired ones included, by session.
     fn leases(&self) -> Result<Vec<Lease>, StoreError>;
+
+    /// Every lease, split by whether its time passed on the database's clock, and the sessions
+    /// with commands not taken yet, read in one transaction: what a replica needs to find
+    /// sessions whose owner stopped without handing them over.
+    fn lease_survey(&self) -> Result<LeaseSurvey, StoreError>;
 
     /// Queues a command (a JSON `body`) for the replica that runs `session`, under the sender's
     /// unique `id`: sending the same id again queues nothing more. Announced like lines

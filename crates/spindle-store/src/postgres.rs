@@ -23,7 +23,9 @@ use tokio_postgres::config::Host;
 use crate::listen::{self, LogChange};
 use crate::migrations;
 use crate::types::{display_text, now_ms, seq_at};
-use crate::{Direction, Lease, LoggedLine, Store, StoreError, StoredReply, StoredSession};
+use crate::{
+    Direction, Lease, LeaseSurvey, LoggedLine, Store, StoreError, StoredReply, StoredSession,
+};
 
 /// How long one call may take, pool wait included, before it fails (the database is then treated
 /// as failing: the web server keeps the lines in memory and retries).
@@ -758,6 +760,54 @@ impl Store for PostgresStore {
                 .collect();
             taken.sort();
             Ok(taken.into_iter().map(|(_, _, body)| body).collect())
+        })
+    }
+
+    fn lease_survey(&self) -> Result<LeaseSurvey, StoreError> {
+        self.run(StoreError::Read, move |pool| async move {
+            let read = pg(StoreError::Read);
+            let mut client = pool.get().await.map_err(self::pool(StoreError::Read))?;
+            // One snapshot for both reads; expiry on the database's clock, as at claim time.
+            let tx = client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await
+                .map_err(&read)?;
+            let rows = tx
+                .query(
+                    "SELECT session_id, owner, expires_at,
+                            expires_at <= (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT
+                     FROM session_leases ORDER BY session_id",
+                    &[],
+                )
+                .await
+                .map_err(&read)?;
+            let mut survey = LeaseSurvey::default();
+            for row in &rows {
+                let lease = Lease {
+                    session: row.get(0),
+                    owner: row.get(1),
+                    expires_at: row.get(2),
+                };
+                if row.get::<_, bool>(3) {
+                    survey.expired.push(lease);
+                } else {
+                    survey.live.push(lease);
+                }
+            }
+            let rows = tx
+                .query(
+                    "SELECT DISTINCT session_id FROM commands WHERE taken_by IS NULL
+                     ORDER BY session_id",
+                    &[],
+                )
+                .await
+                .map_err(&read)?;
+            survey.commands_waiting = rows.iter().map(|row| row.get(0)).collect();
+            tx.commit().await.map_err(&read)?;
+            Ok(survey)
         })
     }
 

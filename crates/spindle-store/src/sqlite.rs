@@ -12,7 +12,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use crate::migrations::{self, Migration};
 use crate::types::{display_text, now_ms, seq_at};
-use crate::{Direction, Lease, LoggedLine, Store, StoreError, StoredReply, StoredSession};
+use crate::{
+    Direction, Lease, LeaseSurvey, LoggedLine, Store, StoreError, StoredReply, StoredSession,
+};
 
 /// A SQLite database file.
 #[derive(Debug)]
@@ -512,6 +514,50 @@ impl Store for SqliteStore {
         };
         tx.commit().map_err(write_error)?;
         Ok(bodies)
+    }
+
+    fn lease_survey(&self) -> Result<LeaseSurvey, StoreError> {
+        let now = now_ms();
+        let mut reader = lock(&self.reader);
+        // One read transaction: both answers describe the same moment.
+        let tx = reader.transaction().map_err(read_error)?;
+        let mut survey = LeaseSurvey::default();
+        {
+            let mut statement = tx
+                .prepare_cached(
+                    "SELECT session_id, owner, expires_at FROM session_leases ORDER BY session_id",
+                )
+                .map_err(read_error)?;
+            let rows = statement
+                .query_map([], |row| {
+                    Ok(Lease {
+                        session: row.get(0)?,
+                        owner: row.get(1)?,
+                        expires_at: row.get(2)?,
+                    })
+                })
+                .map_err(read_error)?;
+            for lease in rows {
+                let lease = lease.map_err(read_error)?;
+                if lease.expires_at <= now {
+                    survey.expired.push(lease);
+                } else {
+                    survey.live.push(lease);
+                }
+            }
+            let mut statement = tx
+                .prepare_cached(
+                    "SELECT DISTINCT session_id FROM commands WHERE taken_by IS NULL
+                     ORDER BY session_id",
+                )
+                .map_err(read_error)?;
+            let rows = statement
+                .query_map([], |row| row.get::<_, i64>(0))
+                .map_err(read_error)?;
+            survey.commands_waiting = rows.collect::<Result<Vec<_>, _>>().map_err(read_error)?;
+        }
+        tx.commit().map_err(read_error)?;
+        Ok(survey)
     }
 
     fn leases(&self) -> Result<Vec<Lease>, StoreError> {

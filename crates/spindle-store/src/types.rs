@@ -85,6 +85,19 @@ pub struct Lease {
     pub expires_at: i64,
 }
 
+/// Where the leases stand, on the database's clock, for replicas looking for sessions to take
+/// over ([`crate::Store::lease_survey`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LeaseSurvey {
+    /// Leases still running: their holders run the sessions.
+    pub live: Vec<Lease>,
+    /// Leases whose time passed without a release: their holders stopped renewing them (died,
+    /// or lost the database). A release deletes the row, so a clean hand-over is not here.
+    pub expired: Vec<Lease>,
+    /// Sessions with commands ([`crate::Store::submit_command`]) nobody has taken yet.
+    pub commands_waiting: Vec<i64>,
+}
+
 /// A persisted final reply of one turn.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

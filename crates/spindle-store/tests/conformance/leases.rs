@@ -154,3 +154,45 @@ pub fn a_command_is_taken_once_and_sending_it_again_queues_nothing(backend: &Bac
         .unwrap();
     assert!(store.take_commands(session, "a").unwrap().is_empty());
 }
+
+pub fn the_lease_survey_tells_live_from_expired_leases_and_finds_waiting_commands(
+    backend: &Backend,
+) {
+    let store = backend.open();
+    let live = store.create_session("live").unwrap();
+    let expired = store.create_session("expired").unwrap();
+    let released = store.create_session("released").unwrap();
+    let idle = store.create_session("idle").unwrap();
+    assert_eq!(store.lease_survey().unwrap(), Default::default());
+
+    let held = store.claim_lease(live, "replica-a", LONG).unwrap();
+    // A holder that stopped renewing: a lease of no time has expired once written.
+    let lapsed = store
+        .claim_lease(expired, "replica-b", Duration::ZERO)
+        .unwrap();
+    // A clean hand-over leaves no row.
+    store.claim_lease(released, "replica-c", LONG).unwrap();
+    assert!(store.release_lease(released, "replica-c").unwrap());
+    store
+        .submit_command("to-expired", expired, "{\"prompt\":\"p\"}")
+        .unwrap();
+    store
+        .submit_command("to-idle", idle, "{\"cancel\":true}")
+        .unwrap();
+    store
+        .submit_command("to-idle-2", idle, "{\"cancel\":true}")
+        .unwrap();
+
+    let survey = backend.open().lease_survey().unwrap();
+    assert_eq!(survey.live, vec![held.clone()]);
+    assert_eq!(survey.expired, vec![lapsed]);
+    assert_eq!(survey.commands_waiting, vec![expired, idle]);
+
+    // Taken commands and a taken-over lease change the answer.
+    assert_eq!(store.take_commands(idle, "replica-a").unwrap().len(), 2);
+    let taken = store.claim_lease(expired, "replica-a", LONG).unwrap();
+    let survey = store.lease_survey().unwrap();
+    assert_eq!(survey.live, vec![held, taken]);
+    assert!(survey.expired.is_empty());
+    assert_eq!(survey.commands_waiting, vec![expired]);
+}

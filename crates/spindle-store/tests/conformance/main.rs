@@ -154,4 +154,5 @@ conformance!(
     concurrent_claims_of_an_expired_lease_have_one_winner,
     other_servers_hear_of_new_sessions_and_committed_lines,
     a_command_is_taken_once_and_sending_it_again_queues_nothing,
+    the_lease_survey_tells_live_from_expired_leases_and_finds_waiting_commands,
 );
