@@ -397,24 +397,31 @@ impl SessionCore {
         &mut self,
         last_seen: Option<crate::hub::EventId>,
         policy: HistoryPolicy,
-    ) -> tokio::sync::mpsc::Receiver<crate::hub::Frame> {
-        let history = self.acp.history(policy, last_seen);
+        version: u16,
+    ) -> crate::acp::Subscription {
+        let history = self.acp.history(policy, last_seen, version);
         let store = self.store.clone();
         let session = self.session;
-        self.acp.subscribe(last_seen, move || {
-            let logged = if history.needs_log() {
-                match store.lines(session) {
-                    Ok((lines, _)) => lines.into_iter().map(|l| (l.direction, l.line)).collect(),
-                    Err(error) => {
-                        tracing::error!(session, "history for an /acp client: {error}");
-                        Vec::new()
+        self.acp.subscribe(
+            last_seen,
+            move || {
+                let logged = if history.needs_log() {
+                    match store.lines(session) {
+                        Ok((lines, _)) => {
+                            lines.into_iter().map(|l| (l.direction, l.line)).collect()
+                        }
+                        Err(error) => {
+                            tracing::error!(session, "history for an /acp client: {error}");
+                            Vec::new()
+                        }
                     }
-                }
-            } else {
-                Vec::new()
-            };
-            history.lines(&logged)
-        })
+                } else {
+                    Vec::new()
+                };
+                history.lines(&logged)
+            },
+            version,
+        )
     }
 
     /// Where an `/acp` client attaching now starts: the history `policy` asks for and the id
@@ -422,8 +429,9 @@ impl SessionCore {
     pub(crate) fn acp_attach_point(
         &mut self,
         policy: HistoryPolicy,
+        version: u16,
     ) -> (Option<String>, crate::hub::EventId) {
-        let history = self.acp.history(policy, None);
+        let history = self.acp.history(policy, None, version);
         let text = (policy != HistoryPolicy::None).then(|| {
             let logged = if history.needs_log() {
                 self.logged_lines()

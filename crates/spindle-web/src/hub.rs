@@ -96,6 +96,9 @@ impl Default for HubLimits {
 #[derive(Debug)]
 struct Observer {
     sender: mpsc::Sender<Frame>,
+    /// For a byte-bounded observer: the bytes of live batches queued and not yet taken (the
+    /// receiver subtracts what it takes, see [`Hub::subscribe_bounded`]) and the bound.
+    bytes: Option<(Arc<std::sync::atomic::AtomicUsize>, usize)>,
 }
 
 /// Counters for tests, the benchmark and the status endpoint.
@@ -192,17 +195,33 @@ impl Hub {
                 self.ring_bytes -= old.len();
             }
         }
+        let size = data.len();
         let frame = Frame::Ops { id, data };
         let mut dropped = 0;
-        self.observers
-            .retain(|observer| match observer.sender.try_send(frame.clone()) {
-                Ok(()) => true,
+        self.observers.retain(|observer| {
+            use std::sync::atomic::Ordering;
+            if let Some((queued, limit)) = &observer.bytes {
+                let now = queued.load(Ordering::Acquire);
+                // An empty queue takes any batch, however large.
+                if now > 0 && now + size > *limit {
+                    dropped += 1;
+                    return false;
+                }
+            }
+            match observer.sender.try_send(frame.clone()) {
+                Ok(()) => {
+                    if let Some((queued, _)) = &observer.bytes {
+                        queued.fetch_add(size, Ordering::AcqRel);
+                    }
+                    true
+                }
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     dropped += 1;
                     false
                 }
                 Err(mpsc::error::TrySendError::Closed(_)) => false,
-            });
+            }
+        });
         self.stats.dropped_slow += dropped;
         id
     }
@@ -214,6 +233,35 @@ impl Hub {
         &mut self,
         last_seen: Option<EventId>,
         snapshot: impl FnOnce() -> String,
+    ) -> mpsc::Receiver<Frame> {
+        self.subscribe_with(last_seen, snapshot, None)
+    }
+
+    /// [`Hub::subscribe`] with the observer's queue bounded by bytes as well: live batches are
+    /// counted in the returned counter, and the receiver subtracts the size of each `Ops` frame
+    /// whose counter is above the returned start (what was queued at subscription is not
+    /// counted); once a batch would take the queue over `max_bytes`, the observer is dropped.
+    pub fn subscribe_bounded(
+        &mut self,
+        last_seen: Option<EventId>,
+        snapshot: impl FnOnce() -> String,
+        max_bytes: usize,
+    ) -> (
+        mpsc::Receiver<Frame>,
+        Arc<std::sync::atomic::AtomicUsize>,
+        u64,
+    ) {
+        let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let start = self.last_counter;
+        let receiver = self.subscribe_with(last_seen, snapshot, Some((queued.clone(), max_bytes)));
+        (receiver, queued, start)
+    }
+
+    fn subscribe_with(
+        &mut self,
+        last_seen: Option<EventId>,
+        snapshot: impl FnOnce() -> String,
+        bytes: Option<(Arc<std::sync::atomic::AtomicUsize>, usize)>,
     ) -> mpsc::Receiver<Frame> {
         let backlog: Option<Vec<Frame>> = last_seen.and_then(|seen| self.backlog_after(seen));
         let queued = backlog.as_ref().map_or(1, Vec::len);
@@ -234,7 +282,7 @@ impl Hub {
                 });
             }
         }
-        self.observers.push(Observer { sender });
+        self.observers.push(Observer { sender, bytes });
         receiver
     }
 
@@ -445,6 +493,29 @@ mod tests {
         assert_eq!(hub.stats().observers, 1);
         assert_eq!(hub.stats().dropped_slow, 1);
         drop(stalled);
+    }
+
+    #[test]
+    fn a_byte_bounded_observer_is_dropped_past_its_bytes_and_not_before() {
+        use std::sync::atomic::Ordering;
+        let mut hub = Hub::new(1, limits(64, 1000));
+        hub.publish(Arc::from("old"));
+        let (mut rx, queued, start) = hub.subscribe_bounded(None, || "snapshot".into(), 10);
+        assert_eq!(start, 1);
+        hub.publish(Arc::from("aaaa"));
+        hub.publish(Arc::from("bbbb"));
+        assert_eq!(queued.load(Ordering::Acquire), 8);
+        // Taking a live frame frees its bytes (the reset before it was never counted).
+        assert!(matches!(rx.try_recv(), Ok(Frame::Reset { .. })));
+        if let Ok(Frame::Ops { id, data }) = rx.try_recv() {
+            assert!(id.counter > start);
+            queued.fetch_sub(data.len(), Ordering::AcqRel);
+        }
+        hub.publish(Arc::from("cccccc"));
+        assert_eq!(hub.stats().observers, 1, "4 + 6 bytes fit");
+        hub.publish(Arc::from("d"));
+        assert_eq!(hub.stats().observers, 0, "11 bytes do not");
+        assert_eq!(hub.stats().dropped_slow, 1);
     }
 
     #[test]

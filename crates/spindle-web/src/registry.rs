@@ -487,13 +487,19 @@ impl LiveSession {
         &self,
         last_seen: Option<EventId>,
         policy: HistoryPolicy,
-    ) -> mpsc::Receiver<Frame> {
-        lock(&self.core).acp_subscribe(last_seen, policy)
+        version: u16,
+    ) -> crate::acp::Subscription {
+        lock(&self.core).acp_subscribe(last_seen, policy, version)
     }
 
-    /// Where an `/acp` client attaching now starts (see `SessionCore::acp_attach_point`).
-    pub(crate) fn acp_attach_point(&self, policy: HistoryPolicy) -> (Option<String>, EventId) {
-        lock(&self.core).acp_attach_point(policy)
+    /// Where an `/acp` client of protocol `version` attaching now starts (see
+    /// `SessionCore::acp_attach_point`).
+    pub(crate) fn acp_attach_point(
+        &self,
+        policy: HistoryPolicy,
+        version: u16,
+    ) -> (Option<String>, EventId) {
+        lock(&self.core).acp_attach_point(policy, version)
     }
 
     /// The id of the last message of this session's `/acp` fan-out.

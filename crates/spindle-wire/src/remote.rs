@@ -66,3 +66,14 @@ pub const REQUEST_ID: &str = "requestId";
 pub const OUTCOME: &str = "outcome";
 /// `reason` (of `_spindle/stream_dropped`).
 pub const REASON: &str = "reason";
+/// `toolCallId` (of `_spindle/permission_resolved`, as the proposal's `permission_resolved`).
+pub const TOOL_CALL_ID: &str = "toolCallId";
+/// `chosenOptionId` (of `_spindle/permission_resolved`, as the proposal's).
+pub const CHOSEN_OPTION_ID: &str = "chosenOptionId";
+/// `previousConnectionId` of `session/attach`: the connection (closed) whose pending answers
+/// this one takes over (WebSocket reattach).
+pub const PREVIOUS_CONNECTION_ID: &str = "previousConnectionId";
+/// `connectedClients` of the `session/attach` result (the proposal's).
+pub const CONNECTED_CLIENTS: &str = "connectedClients";
+/// `session/attach` error: no such session (the proposal's code).
+pub const ERROR_SESSION_NOT_FOUND: i64 = -32001;

@@ -123,6 +123,11 @@ pub(crate) struct Conn {
     pub(crate) closed: tokio::sync::watch::Sender<bool>,
     /// The conversation's recording (`SPINDLE_ACP_RECORD_DIR`), if asked for.
     recording: Option<Mutex<std::fs::File>>,
+    /// `clientInfo` (v1) or `info` (v2) of `initialize`, for `connectedClients`.
+    pub(crate) client_info: Mutex<serde_json::Value>,
+    /// Closed connections whose answers this one takes (`session/attach` with
+    /// `previousConnectionId`, after a WebSocket reconnect).
+    adopted: Mutex<Vec<Arc<str>>>,
 }
 
 #[derive(Debug)]
@@ -150,6 +155,27 @@ impl Conn {
             attached: tokio::sync::watch::channel(0).0,
             closed: tokio::sync::watch::channel(false).0,
             recording: None,
+            client_info: Mutex::new(serde_json::Value::Null),
+            adopted: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The protocol version agreed at `initialize` (1 before it).
+    pub(crate) fn protocol(&self) -> u16 {
+        (*lock(&self.protocol)).max(1)
+    }
+
+    /// Whether answers addressed to `connection` are this connection's (its own, or those of
+    /// a closed connection it took over).
+    pub(crate) fn answers_for(&self, connection: &str) -> bool {
+        &*self.id == connection || lock(&self.adopted).iter().any(|c| &**c == connection)
+    }
+
+    /// Takes over the answers of the closed connection `previous`.
+    pub(crate) fn adopt(&self, previous: Arc<str>) {
+        let mut adopted = lock(&self.adopted);
+        if !adopted.contains(&previous) {
+            adopted.push(previous);
         }
     }
 
@@ -372,13 +398,22 @@ impl Drop for StreamGuard {
 #[derive(Debug)]
 pub(crate) struct Connections {
     map: Mutex<HashMap<String, Arc<Conn>>>,
+    /// Recently closed connections, with the connections whose answers they had taken, for a
+    /// reattach (`previousConnectionId`): oldest first, bounded, each for [`RETIRED_FOR`].
+    retired: Mutex<VecDeque<(Arc<str>, Vec<Arc<str>>, Instant)>>,
     pub(crate) limits: AcpLimits,
 }
+
+/// How many closed connections may still be taken over.
+const RETIRED: usize = 4096;
+/// How long a closed connection may still be taken over.
+const RETIRED_FOR: Duration = Duration::from_secs(600);
 
 impl Connections {
     pub(crate) fn new(limits: AcpLimits) -> Connections {
         Connections {
             map: Mutex::new(HashMap::new()),
+            retired: Mutex::new(VecDeque::new()),
             limits,
         }
     }
@@ -407,7 +442,52 @@ impl Connections {
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<Conn>> {
         let conn = lock(&self.map).remove(id)?;
         conn.close();
+        let mut retired = lock(&self.retired);
+        retired.push_back((conn.id.clone(), lock(&conn.adopted).clone(), Instant::now()));
+        while retired.len() > RETIRED {
+            retired.pop_front();
+        }
         Some(conn)
+    }
+
+    /// Hands the answers of the closed connection `previous` (and of those it had taken over)
+    /// to `conn`, once: knowing a closed connection's unguessable id proves it was the client's.
+    /// False when `previous` is not a recently closed connection.
+    pub(crate) fn take_over(&self, conn: &Conn, previous: &str) -> bool {
+        let mut retired = lock(&self.retired);
+        let now = Instant::now();
+        retired.retain(|(_, _, at)| now.duration_since(*at) < RETIRED_FOR);
+        let Some(at) = retired.iter().position(|(id, _, _)| &**id == previous) else {
+            return false;
+        };
+        let Some((id, earlier, _)) = retired.remove(at) else {
+            return false;
+        };
+        conn.adopt(id);
+        for id in earlier {
+            conn.adopt(id);
+        }
+        true
+    }
+
+    /// The clients attached to `session`, with their role (`connectedClients`).
+    pub(crate) fn attached_to(&self, session: &str) -> Vec<serde_json::Value> {
+        let conns: Vec<Arc<Conn>> = lock(&self.map).values().cloned().collect();
+        conns
+            .iter()
+            .filter_map(|c| {
+                let role = c.attachment(session)?;
+                let info = lock(&c.client_info).clone();
+                let mut client = serde_json::json!({
+                    "name": info.get("name").and_then(|n| n.as_str()).unwrap_or("unknown"),
+                    "role": role.name(),
+                });
+                if let Some(version) = info.get("version").and_then(|v| v.as_str()) {
+                    client["version"] = serde_json::Value::String(version.to_string());
+                }
+                Some(client)
+            })
+            .collect()
     }
 
     /// Closes the connections idle (no stream, no request) for longer than the limit.

@@ -15,8 +15,9 @@ use spindle_wire::client_methods::{
     SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE, fields,
 };
 use spindle_wire::remote::{
-    HISTORY_POLICY, OPT_IN_ATTACH, OPT_IN_EVENT_IDS, REMOTE_OPT_IN_KEY, RESUME_FROM, ROLE,
-    ROLE_OBSERVER, SESSION_ATTACH, SESSION_DETACH,
+    CONNECTED_CLIENTS, ERROR_SESSION_NOT_FOUND, HISTORY_POLICY, OPT_IN_ATTACH, OPT_IN_EVENT_IDS,
+    PREVIOUS_CONNECTION_ID, REMOTE_OPT_IN_KEY, RESUME_FROM, ROLE, ROLE_CONTROLLER, ROLE_OBSERVER,
+    SESSION_ATTACH, SESSION_DETACH,
 };
 
 use crate::acp::AcpState;
@@ -60,10 +61,21 @@ pub(crate) fn joins_session(method: &str) -> bool {
 
 /// The `initialize` answer: Spindle as an agent of the version the session agents speak.
 pub(crate) fn initialize_result(protocol: u16, conn: &Conn, params: &Value) -> Value {
-    // The sessions' agents speak `state.protocol`; a client asking for another version is
-    // answered with it (ACP: the agent answers the version it supports) and decides itself.
-    let version = protocol;
+    // Each connection speaks the version it asks for (1 or 2; a later one gets 2, none gets
+    // serve's `--protocol`): what a session's agent says in the other version is translated
+    // (`versions.rs`).
+    let version = match params.get("protocolVersion").and_then(Value::as_u64) {
+        Some(1) => 1,
+        Some(n) if n >= 2 => 2,
+        _ => protocol.clamp(1, 2),
+    };
     *crate::core::lock(&conn.protocol) = version;
+    let client_info = params
+        .get("clientInfo")
+        .or_else(|| params.get("info"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    *crate::core::lock(&conn.client_info) = client_info;
     let opted: Vec<&str> = params
         .pointer("/_meta/spindle")
         .and_then(|s| s.get(REMOTE_OPT_IN_KEY))
@@ -77,7 +89,9 @@ pub(crate) fn initialize_result(protocol: u16, conn: &Conn, params: &Value) -> V
     let info =
         json!({ "name": "spindle", "title": "Spindle", "version": env!("CARGO_PKG_VERSION") });
     let meta = json!({ "spindle": { REMOTE_OPT_IN_KEY: [OPT_IN_ATTACH, OPT_IN_EVENT_IDS] } });
-    if version >= 2 {
+    // The proposal's capability ("Multi-Client Session Attach"), for peers that opted in.
+    let attach = json!({ "roles": [ROLE_CONTROLLER, ROLE_OBSERVER] });
+    let mut result = if version >= 2 {
         json!({
             "protocolVersion": 2,
             "info": info,
@@ -97,7 +111,14 @@ pub(crate) fn initialize_result(protocol: u16, conn: &Conn, params: &Value) -> V
             "agentInfo": info,
             "_meta": meta,
         })
+    };
+    if opted.contains(&OPT_IN_ATTACH) {
+        match version {
+            1 => result["agentCapabilities"]["sessionCapabilities"]["attach"] = attach,
+            _ => result["capabilities"]["session"]["attach"] = attach,
+        }
     }
+    result
 }
 
 /// Where an answer goes.
@@ -154,10 +175,14 @@ pub(crate) async fn dispatch(state: &AcpState, conn: &Arc<Conn>, message: Value)
         }
     };
     if is_session_scoped(method) && live.is_none() {
-        reply(Err(error(
-            INVALID_PARAMS,
-            format!("no session {:?}", session_id.unwrap_or_default()),
-        )));
+        let sid = session_id.unwrap_or_default();
+        reply(Err(if method == SESSION_ATTACH {
+            // The proposal's error for an unknown session.
+            json!({ "code": ERROR_SESSION_NOT_FOUND, "message": "Session not found",
+                    "data": { "sessionId": sid } })
+        } else {
+            error(INVALID_PARAMS, format!("no session {sid:?}"))
+        }));
         return Vec::new();
     }
     let sid = session_id.clone().unwrap_or_default();
@@ -227,7 +252,7 @@ pub(crate) async fn dispatch(state: &AcpState, conn: &Arc<Conn>, message: Value)
                 _ => {
                     let role = match params.get(ROLE).and_then(Value::as_str) {
                         Some(ROLE_OBSERVER) => Role::Observer,
-                        Some(spindle_wire::remote::ROLE_CONTROLLER) | None => Role::Controller,
+                        Some(ROLE_CONTROLLER) | None => Role::Controller,
                         Some(other) => {
                             reply(Err(error(
                                 INVALID_PARAMS,
@@ -256,11 +281,24 @@ pub(crate) async fn dispatch(state: &AcpState, conn: &Arc<Conn>, message: Value)
                 .get(RESUME_FROM)
                 .and_then(Value::as_str)
                 .and_then(EventId::parse);
+            // A reattach after a reconnect: the answers still due to the closed connection
+            // (a prompt sent on it) come to this one.
+            if let Some(previous) = params.get(PREVIOUS_CONNECTION_ID).and_then(Value::as_str)
+                && previous != &*conn.id
+                && !state.conns.take_over(conn, previous)
+            {
+                reply(Err(error(
+                    INVALID_PARAMS,
+                    "previousConnectionId is not a recently closed connection",
+                )));
+                return Vec::new();
+            }
             attach(conn, &sid, &live, role, policy, resume_from);
             let result = match method {
                 SESSION_ATTACH => json!({
                     "sessionId": sid, ROLE: role.name(),
                     "lastEventId": live.acp_last_id().to_string(),
+                    CONNECTED_CLIENTS: state.conns.attached_to(&sid),
                 }),
                 // `LoadSessionResponse` and `ResumeSessionResponse` are objects.
                 _ => json!({}),
@@ -271,7 +309,8 @@ pub(crate) async fn dispatch(state: &AcpState, conn: &Arc<Conn>, message: Value)
         SESSION_DETACH => {
             let was = conn.detach(&sid);
             reply(if was {
-                Ok(json!({}))
+                // The proposal's result.
+                Ok(json!({ "sessionId": sid, "status": "detached" }))
             } else {
                 Err(error(INVALID_REQUEST, "not attached"))
             });
@@ -366,7 +405,7 @@ fn attach(
     // The history and the point the live part continues from are cut together.
     let (history, resume) = match resume_from {
         Some(from) => (None, from),
-        None => live.acp_attach_point(policy),
+        None => live.acp_attach_point(policy, conn.protocol()),
     };
     conn.attach(
         sid,

@@ -21,6 +21,9 @@ use spindle_wire::client_methods::{
     SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE, fields,
 };
 
+use crate::acp::versions::{
+    HistoryLine, PromptTargets, Translated, Translation, composite, translate_history,
+};
 use crate::hub::{EventId, Frame, Hub, HubLimits};
 use crate::store::Direction;
 
@@ -73,8 +76,20 @@ pub(crate) struct AcpFeed {
     permission_params: BTreeMap<String, Value>,
     /// The open permission questions shown to clients, by key, as their envelopes.
     open_permissions: BTreeMap<String, Arc<str>>,
-    /// Prompts seen, for the `messageId` of their user chunks.
+    /// The translation's form of permission requests not yet opened, by key.
+    translated_permissions: BTreeMap<String, Value>,
+    /// Prompts seen (for v1 agents, whose prompts Spindle shows as user chunks).
     prompts: u64,
+    /// Whether a client of each protocol version (index 1, 2) ever attached.
+    versions: [bool; 3],
+    /// The session's lines in the other version, while a client of it is attached.
+    translation: Option<Translation>,
+    /// `/acp` prompts the task sent, not yet seen in the log.
+    sent_prompts: PromptTargets,
+    /// `/acp` prompts logged: their answers from the agent (the session's version).
+    logged_prompts: PromptTargets,
+    /// `/acp` prompts logged while a translation ran: their answers in the other version.
+    translated_prompts: PromptTargets,
     /// Whether an `/acp` client ever attached: until then updates are counted, not rewritten.
     used: bool,
     /// The recent answers to clients' requests with their ids: a resume that gets a snapshot
@@ -85,8 +100,61 @@ pub(crate) struct AcpFeed {
 /// How many recent answers are kept for snapshots.
 const RECENT_ANSWERS: usize = 1024;
 
+/// The bytes one `/acp` subscriber may have queued and not taken before it is dropped: a client
+/// reading continuously never gets near it, a stalled one is dropped without slowing anyone.
+pub(crate) const SUBSCRIBER_BYTES: usize = 16 << 20;
+/// The messages one `/acp` subscriber may have queued (beside the bytes).
+pub(crate) const SUBSCRIBER_MESSAGES: usize = 65_536;
+
+/// One client stream's subscription to a session's hub.
+#[derive(Debug)]
+pub(crate) struct Subscription {
+    pub(crate) receiver: tokio::sync::mpsc::Receiver<Frame>,
+    /// Bytes of live frames queued; the stream subtracts what it takes.
+    pub(crate) queued: Arc<std::sync::atomic::AtomicUsize>,
+    /// Frames with a counter above this were counted.
+    pub(crate) start: u64,
+}
+
+impl Subscription {
+    /// The next frame, its bytes given back.
+    pub(crate) async fn recv(&mut self) -> Option<Frame> {
+        let frame = self.receiver.recv().await?;
+        self.taken(&frame);
+        Some(frame)
+    }
+
+    /// A frame already waiting, if any (to write several at once).
+    pub(crate) fn try_recv(&mut self) -> Option<Frame> {
+        let frame = self.receiver.try_recv().ok()?;
+        self.taken(&frame);
+        Some(frame)
+    }
+
+    fn taken(&self, frame: &Frame) {
+        if let Frame::Ops { id, data } = frame
+            && id.counter > self.start
+        {
+            self.queued
+                .fetch_sub(data.len(), std::sync::atomic::Ordering::AcqRel);
+        }
+    }
+}
+
+/// The key of a version's params in a permission envelope.
+pub(crate) fn version_key(version: u16) -> &'static str {
+    if version >= 2 { "v2" } else { "v1" }
+}
+
+/// What a Server line ending the agent looks like (`feed.rs` of the page: `agent_exited`).
+const AGENT_EXITED: &str = "\"agent_exited\"";
+
 impl AcpFeed {
     pub(crate) fn new(session: i64, generation: u64, limits: HubLimits, protocol: u16) -> AcpFeed {
+        let limits = HubLimits {
+            observer_queue: SUBSCRIBER_MESSAGES,
+            ..limits
+        };
         AcpFeed {
             session_id: Arc::from(session.to_string()),
             hub: Hub::new(generation, limits),
@@ -94,7 +162,13 @@ impl AcpFeed {
             initialize_id: None,
             permission_params: BTreeMap::new(),
             open_permissions: BTreeMap::new(),
+            translated_permissions: BTreeMap::new(),
             prompts: 0,
+            versions: [false; 3],
+            translation: None,
+            sent_prompts: PromptTargets::default(),
+            logged_prompts: PromptTargets::default(),
+            translated_prompts: PromptTargets::default(),
             used: false,
             recent_answers: std::collections::VecDeque::new(),
         }
@@ -102,7 +176,84 @@ impl AcpFeed {
 
     /// Sets the protocol version the session's agent speaks (until its `initialize` answer says).
     pub(crate) fn set_protocol(&mut self, protocol: u16) {
-        self.protocol = protocol;
+        if self.protocol != protocol {
+            self.protocol = protocol;
+            self.start_translation();
+        }
+    }
+
+    /// The session's task sent an `/acp` client's prompt to the agent under `request` (the
+    /// agent request id as JSON text): its answer goes to `connection`'s request `id`, and the
+    /// prompt is not echoed back to that connection (v1).
+    pub(crate) fn remote_prompt_sent(&mut self, request: String, connection: Arc<str>, id: Value) {
+        self.sent_prompts.insert(request, connection, id);
+    }
+
+    /// A client of protocol `version` attaches: the translation into it starts if the agent
+    /// speaks the other one.
+    fn client_version(&mut self, version: u16) {
+        let version = version.clamp(1, 2);
+        if !self.versions[usize::from(version)] {
+            self.versions[usize::from(version)] = true;
+            self.start_translation();
+        }
+    }
+
+    fn start_translation(&mut self) {
+        let other = if self.protocol >= 2 { 1 } else { 2 };
+        if !self.versions[other] {
+            self.translation = None;
+            return;
+        }
+        if self
+            .translation
+            .as_ref()
+            .is_some_and(|t| usize::from(t.version) == other)
+        {
+            return;
+        }
+        self.translation = Some(Translation::new(self.protocol, self.hub.last_id().counter));
+    }
+
+    /// Publishes an item for clients of both versions: as is when both get the same.
+    fn publish_versions(&mut self, skip: &str, v1: &[String], v2: &[String]) {
+        if v1.is_empty() && v2.is_empty() {
+            return;
+        }
+        if skip.is_empty() && v1.len() == 1 && v1 == v2 {
+            self.hub.publish(Arc::from(v1[0].as_str()));
+        } else {
+            self.hub.publish(Arc::from(composite(skip, v1, v2)));
+        }
+    }
+
+    /// Publishes one session line as the session's version has it, and its translation.
+    fn publish_translated(&mut self, own: Vec<String>, translated: Translated) {
+        let version = self.translation.as_ref().map_or(0, |t| t.version);
+        for (key, params) in translated.permissions {
+            self.translated_permissions.insert(key, params);
+        }
+        let (v1, v2) = if version == 1 {
+            (translated.updates, own)
+        } else {
+            (own, translated.updates)
+        };
+        if self.translation.is_some() {
+            self.publish_versions("", &v1, &v2);
+        } else {
+            for line in if self.protocol >= 2 { v2 } else { v1 } {
+                self.hub.publish(Arc::from(line));
+            }
+        }
+        for (key, answer) in translated.answers {
+            if let Some((connection, id)) = self.translated_prompts.take(&key) {
+                let result = match answer.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(answer.get("result").cloned().unwrap_or(Value::Null)),
+                };
+                self.publish_answer(&connection, &id, result, Some(version));
+            }
+        }
     }
 
     /// Takes a batch of logged lines (after they were committed).
@@ -121,19 +272,43 @@ impl AcpFeed {
                         // No client ever attached: no rewrite, and no resume may skip this gap.
                         self.hub.skip();
                     } else if let Some(line) = self.client_line(line) {
-                        self.hub.publish(Arc::from(line));
+                        let translated = match &mut self.translation {
+                            Some(t) => t.agent_line(&line, None),
+                            None => Translated::default(),
+                        };
+                        self.publish_translated(vec![line], translated);
                     }
                 }
                 (Direction::Agent, Some(SESSION_REQUEST_PERMISSION)) => {
                     if let (Some(id), Some(params)) = (probe.id, self.client_params(line)) {
+                        if let Some(t) = &mut self.translation {
+                            let request = json!({ "jsonrpc": "2.0", "id": id,
+                                "method": SESSION_REQUEST_PERMISSION, "params": params });
+                            let translated = t.agent_line(&request.to_string(), None);
+                            self.publish_translated(Vec::new(), translated);
+                        }
                         self.permission_params.insert(id.to_string(), params);
                     }
                 }
-                (Direction::Agent, None) => self.maybe_initialize_answer(probe.id.as_ref(), line),
+                (Direction::Agent, None) => {
+                    let key = probe.id.as_ref().map(Value::to_string);
+                    if let (Some(key), Some(t)) = (&key, &mut self.translation)
+                        && self.translated_prompts.get(key).is_some()
+                    {
+                        let translated = t.agent_line(line, Some(key));
+                        self.publish_translated(Vec::new(), translated);
+                    }
+                    self.maybe_initialize_answer(probe.id.as_ref(), line);
+                }
                 (Direction::Client, Some("initialize")) => self.initialize_id = probe.id,
                 (Direction::Client, Some(SESSION_PROMPT)) => {
-                    for update in self.user_chunks(line) {
-                        self.hub.publish(Arc::from(update));
+                    let key = probe.id.as_ref().map(Value::to_string).unwrap_or_default();
+                    self.prompt_logged(&key, line);
+                }
+                (Direction::Server, _) if line.contains(AGENT_EXITED) => {
+                    if let Some(t) = &mut self.translation {
+                        let translated = t.agent_gone("the agent exited");
+                        self.publish_translated(Vec::new(), translated);
                     }
                 }
                 (Direction::Client, None) => {
@@ -159,6 +334,51 @@ impl AcpFeed {
             && !line.contains(SESSION_REQUEST_PERMISSION)
     }
 
+    /// A prompt the agent was sent: shown to every client (v1 agent: as user chunks; v2 agent:
+    /// its own `user_message` does), except to a v1 connection that sent it; translated.
+    fn prompt_logged(&mut self, key: &str, line: &str) {
+        let origin = self.sent_prompts.take(key);
+        if let Some((connection, id)) = &origin {
+            self.logged_prompts
+                .insert(key.to_string(), connection.clone(), id.clone());
+            if self.translation.is_some() {
+                self.translated_prompts
+                    .insert(key.to_string(), connection.clone(), id.clone());
+            }
+        }
+        let skip = origin.map(|(c, _)| c.to_string()).unwrap_or_default();
+        if self.translation.is_none() {
+            let chunks = self.user_chunks(line);
+            if skip.is_empty() {
+                for chunk in chunks {
+                    self.hub.publish(Arc::from(chunk));
+                }
+            } else {
+                self.publish_versions(&skip, &chunks, &[]);
+            }
+            return;
+        }
+        let Some(prompt) = client_prompt(&self.session_id, key, line) else {
+            return;
+        };
+        // v1 clients get the prompt as user chunks (a v2 agent's echo is dropped by the
+        // translation); v2 clients get a v2 agent's own echo, or the translation's.
+        let v1_chunks = user_chunks(&self.session_id, 1, &mut self.prompts, line);
+        let translated = match &mut self.translation {
+            Some(t) => t.prompt(&prompt, key),
+            None => Translated::default(),
+        };
+        let (v2, answers) = (
+            translated.updates,
+            Translated {
+                answers: translated.answers,
+                ..Translated::default()
+            },
+        );
+        self.publish_versions(&skip, &v1_chunks, &v2);
+        self.publish_translated(Vec::new(), answers);
+    }
+
     fn maybe_initialize_answer(&mut self, id: Option<&Value>, line: &str) {
         if id.is_none() || id != self.initialize_id.as_ref() {
             return;
@@ -168,7 +388,7 @@ impl AcpFeed {
             .ok()
             .and_then(|v| v.pointer("/result/protocolVersion").and_then(Value::as_u64));
         if let Some(version) = version.and_then(|v| u16::try_from(v).ok()) {
-            self.protocol = version;
+            self.set_protocol(version.clamp(1, 2));
         }
     }
 
@@ -180,14 +400,24 @@ impl AcpFeed {
         client_params(&self.session_id, line)
     }
 
+    /// The v1 user chunks of a prompt line (a v1 agent's prompts; a v2 agent echoes its own).
     fn user_chunks(&mut self, line: &str) -> Vec<String> {
-        user_chunks(&self.session_id, self.protocol, &mut self.prompts, line)
+        if self.protocol >= 2 {
+            return Vec::new();
+        }
+        user_chunks(&self.session_id, 1, &mut self.prompts, line)
     }
 
-    /// What builds this session's history for a snapshot (see [`History::lines`]); with
-    /// `after`, the answers published after it follow the history.
-    pub(crate) fn history(&mut self, policy: HistoryPolicy, after: Option<EventId>) -> History {
+    /// What builds this session's history for a snapshot (see [`History::lines`]) for a client
+    /// of protocol `version`; with `after`, the answers published after it follow the history.
+    pub(crate) fn history(
+        &mut self,
+        policy: HistoryPolicy,
+        after: Option<EventId>,
+        version: u16,
+    ) -> History {
         self.used = true;
+        self.client_version(version);
         let answers = match after {
             Some(after) => self
                 .recent_answers
@@ -200,6 +430,7 @@ impl AcpFeed {
         History {
             session_id: self.session_id.clone(),
             protocol: self.protocol,
+            version: version.clamp(1, 2),
             policy,
             open: self.open_permission_envelopes(),
             answers,
@@ -211,9 +442,14 @@ impl AcpFeed {
         let Some(params) = self.permission_params.get(key) else {
             return;
         };
-        let envelope: Arc<str> = Arc::from(
-            json!({ ENVELOPE: { "permission": { "key": key, "params": params } } }).to_string(),
-        );
+        let mut permission = json!({ "key": key });
+        permission[version_key(self.protocol)] = params.clone();
+        if let (Some(t), Some(other)) = (&self.translation, self.translated_permissions.remove(key))
+        {
+            permission[version_key(t.version)] = other;
+        }
+        let envelope: Arc<str> =
+            Arc::from(json!({ ENVELOPE: { "permission": permission } }).to_string());
         self.open_permissions
             .insert(key.to_string(), envelope.clone());
         self.hub.publish(envelope);
@@ -221,24 +457,51 @@ impl AcpFeed {
 
     /// A permission question was settled (by any controller, the page, a cancel or the agent).
     pub(crate) fn permission_closed(&mut self, key: &str, outcome: &str) {
-        self.permission_params.remove(key);
+        let params = self.permission_params.remove(key);
+        self.translated_permissions.remove(key);
+        // v1: `toolCall.toolCallId`; v2: `subject.toolCall.toolCallId`.
+        let tool = params.as_ref().and_then(|p| {
+            p.pointer("/toolCall/toolCallId")
+                .or_else(|| p.pointer("/subject/toolCall/toolCallId"))
+                .cloned()
+        });
         if self.open_permissions.remove(key).is_some() {
             // The page's labels ("cancelled", "closed", "agent exited") or the chosen option.
             let outcome = match outcome {
                 "cancelled" | "closed" | "agent exited" => json!({ "outcome": "cancelled" }),
                 option => json!({ "outcome": "selected", "optionId": option }),
             };
-            let envelope = json!({ ENVELOPE: { "resolved": { "key": key, "outcome": outcome } } });
+            let envelope = json!({ ENVELOPE: { "resolved": {
+                "key": key, "outcome": outcome, "toolCallId": tool } } });
             self.hub.publish(Arc::from(envelope.to_string()));
         }
     }
 
-    /// The answer to a session-scoped request of one connection, in order with the updates.
+    /// The answer to a session-scoped request of one connection, in order with the updates. The
+    /// agent's answer to a logged prompt is for a connection of the agent's version only (one
+    /// of the other version gets the translation's answer).
     pub(crate) fn respond(&mut self, connection: &str, id: &Value, result: Result<Value, Value>) {
-        let answer = match result {
+        let only = self
+            .logged_prompts
+            .take_target(connection, id)
+            .then_some(self.protocol);
+        self.publish_answer(connection, id, result, only);
+    }
+
+    fn publish_answer(
+        &mut self,
+        connection: &str,
+        id: &Value,
+        result: Result<Value, Value>,
+        only: Option<u16>,
+    ) {
+        let mut answer = match result {
             Ok(result) => json!({ "connection": connection, "id": id, "result": result }),
             Err(error) => json!({ "connection": connection, "id": id, "error": error }),
         };
+        if let Some(version) = only {
+            answer["protocol"] = json!(version);
+        }
         let envelope: Arc<str> = Arc::from(json!({ ENVELOPE: { "response": answer } }).to_string());
         let id = self.hub.publish(envelope.clone());
         self.recent_answers.push_back((id, envelope));
@@ -254,12 +517,29 @@ impl AcpFeed {
 
     /// Subscribes a client stream: after `last_seen` when the ring still has it, else a reset
     /// whose payload is `snapshot` (newline-separated messages).
+    /// A client of protocol `version` resuming from before the translation into its version
+    /// started gets a snapshot too. The queue is bounded by bytes and count (see
+    /// [`SUBSCRIBER_BYTES`]); the receiver gives back the bytes of what it takes.
     pub(crate) fn subscribe(
         &mut self,
         last_seen: Option<EventId>,
         snapshot: impl FnOnce() -> String,
-    ) -> tokio::sync::mpsc::Receiver<Frame> {
-        self.hub.subscribe(last_seen, snapshot)
+        version: u16,
+    ) -> Subscription {
+        let translated_since = self
+            .translation
+            .as_ref()
+            .filter(|t| t.version == version.clamp(1, 2))
+            .map(|t| t.since);
+        let last_seen = last_seen.filter(|seen| translated_since.is_none_or(|s| seen.counter >= s));
+        let (receiver, queued, start) =
+            self.hub
+                .subscribe_bounded(last_seen, snapshot, SUBSCRIBER_BYTES);
+        Subscription {
+            receiver,
+            queued,
+            start,
+        }
     }
 }
 
@@ -267,7 +547,10 @@ impl AcpFeed {
 #[derive(Debug)]
 pub(crate) struct History {
     session_id: Arc<str>,
+    /// The agent's version.
     protocol: u16,
+    /// The client's version.
+    version: u16,
     policy: HistoryPolicy,
     open: Vec<Arc<str>>,
     answers: Vec<Arc<str>>,
@@ -278,23 +561,10 @@ impl History {
     pub(crate) fn lines(&self, logged: &[(Direction, String)]) -> String {
         let mut out = Vec::new();
         if self.policy == HistoryPolicy::Full {
-            let mut prompts = 0;
-            for (direction, line) in logged {
-                let Ok(probe) = serde_json::from_str::<Probe<'_>>(line) else {
-                    continue;
-                };
-                match (direction, probe.method.as_deref()) {
-                    (Direction::Agent, Some(SESSION_UPDATE)) => {
-                        out.extend(client_line(&self.session_id, line));
-                    }
-                    (Direction::Client, Some(SESSION_PROMPT)) => out.extend(user_chunks(
-                        &self.session_id,
-                        self.protocol,
-                        &mut prompts,
-                        line,
-                    )),
-                    _ => {}
-                }
+            if self.version == self.protocol {
+                out = self.own_lines(logged);
+            } else {
+                out = translate_history(self.protocol, self.history_lines(logged));
             }
         }
         if self.policy != HistoryPolicy::None {
@@ -302,6 +572,77 @@ impl History {
         }
         out.extend(self.answers.iter().map(|e| e.to_string()));
         out.join("\n")
+    }
+
+    /// The session as its agent's version has it (a v1 agent's prompts as user chunks).
+    fn own_lines(&self, logged: &[(Direction, String)]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut prompts = 0;
+        for (direction, line) in logged {
+            let Ok(probe) = serde_json::from_str::<Probe<'_>>(line) else {
+                continue;
+            };
+            match (direction, probe.method.as_deref()) {
+                (Direction::Agent, Some(SESSION_UPDATE)) => {
+                    out.extend(client_line(&self.session_id, line));
+                }
+                (Direction::Client, Some(SESSION_PROMPT)) if self.protocol < 2 => {
+                    out.extend(user_chunks(&self.session_id, 1, &mut prompts, line));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The logged lines the translation of the history needs.
+    fn history_lines(&self, logged: &[(Direction, String)]) -> Vec<HistoryLine> {
+        let mut out = Vec::new();
+        let mut prompts = 0;
+        let mut prompt_keys = std::collections::HashSet::new();
+        for (direction, line) in logged {
+            let Ok(probe) = serde_json::from_str::<Probe<'_>>(line) else {
+                continue;
+            };
+            let key = probe.id.as_ref().map(Value::to_string);
+            match (direction, probe.method.as_deref()) {
+                (Direction::Agent, Some(SESSION_UPDATE)) => {
+                    if let Some(line) = client_line(&self.session_id, line) {
+                        out.push(HistoryLine::Agent {
+                            line,
+                            answer_key: None,
+                        });
+                    }
+                }
+                (Direction::Agent, None) => {
+                    if let Some(key) = key.filter(|k| prompt_keys.remove(k)) {
+                        out.push(HistoryLine::Agent {
+                            line: line.clone(),
+                            answer_key: Some(key),
+                        });
+                    }
+                }
+                (Direction::Client, Some(SESSION_PROMPT)) => {
+                    let key = key.unwrap_or_default();
+                    let Some(prompt) = client_prompt(&self.session_id, &key, line) else {
+                        continue;
+                    };
+                    let chunks = if self.version < 2 {
+                        user_chunks(&self.session_id, 1, &mut prompts, line)
+                    } else {
+                        Vec::new()
+                    };
+                    prompt_keys.insert(key.clone());
+                    out.push(HistoryLine::Prompt {
+                        line: prompt,
+                        key,
+                        chunks,
+                    });
+                }
+                _ => {}
+            }
+        }
+        out
     }
 
     /// Whether the snapshot needs the wire log.
@@ -319,6 +660,16 @@ fn client_params(session_id: &str, line: &str) -> Option<Value> {
         Value::String(session_id.to_string()),
     );
     value.get_mut("params").map(Value::take)
+}
+
+/// A logged `session/prompt` with the client-facing session id, under its logged id.
+fn client_prompt(session_id: &str, key: &str, line: &str) -> Option<String> {
+    let params = client_params(session_id, line)?;
+    let id = serde_json::from_str::<Value>(key).unwrap_or(Value::Null);
+    Some(
+        json!({ "jsonrpc": "2.0", "id": id, "method": SESSION_PROMPT, "params": params })
+            .to_string(),
+    )
 }
 
 /// An agent notification as clients receive it: the logged line, `sessionId` replaced.
@@ -373,7 +724,12 @@ mod tests {
         let mut out = Vec::new();
         while let Ok(frame) = rx.try_recv() {
             if let Frame::Ops { data, .. } = frame {
-                out.push(serde_json::from_str(&data).unwrap());
+                match crate::acp::versions::part_for(&data, 1, "c") {
+                    Some(lines) => {
+                        out.extend(lines.iter().map(|l| serde_json::from_str(l).unwrap()))
+                    }
+                    None => out.push(serde_json::from_str(&data).unwrap()),
+                }
             }
         }
         out
@@ -384,8 +740,11 @@ mod tests {
         let mut feed = feed();
         feed.on_lines(&[(Direction::Agent, UPDATE.into())]);
         assert_eq!(feed.hub.last_id().counter, 1, "counted");
-        let (_, start) = (feed.history(HistoryPolicy::None, None), feed.hub.last_id());
-        let mut rx = feed.subscribe(Some(start), String::new);
+        let (_, start) = (
+            feed.history(HistoryPolicy::None, None, 1),
+            feed.hub.last_id(),
+        );
+        let mut rx = feed.subscribe(Some(start), String::new, 1).receiver;
         feed.on_lines(&[
             (Direction::Agent, UPDATE.into()),
             (Direction::Client, PROMPT.into()),
@@ -404,13 +763,16 @@ mod tests {
             "v1 has none"
         );
         // The gap before the first attach cannot be resumed over: a reset.
-        let mut old = feed.subscribe(
-            Some(EventId {
-                generation: 1,
-                counter: 0,
-            }),
-            || "snap".into(),
-        );
+        let mut old = feed
+            .subscribe(
+                Some(EventId {
+                    generation: 1,
+                    counter: 0,
+                }),
+                || "snap".into(),
+                1,
+            )
+            .receiver;
         assert!(matches!(old.try_recv(), Ok(Frame::Reset { .. })));
     }
 
@@ -434,15 +796,17 @@ mod tests {
     #[test]
     fn permission_questions_travel_as_envelopes_and_resolutions_say_the_outcome() {
         let mut feed = feed();
-        let _ = feed.history(HistoryPolicy::None, None);
-        let mut rx = feed.subscribe(Some(feed.hub.last_id()), String::new);
+        let _ = feed.history(HistoryPolicy::None, None, 1);
+        let mut rx = feed
+            .subscribe(Some(feed.hub.last_id()), String::new, 1)
+            .receiver;
         feed.on_lines(&[(Direction::Agent, ASK.into())]);
         feed.permission_opened("\"p1\"");
         feed.permission_closed("\"p1\"", "allow");
         feed.permission_closed("\"p1\"", "allow");
         let got = ops(&mut rx);
         assert_eq!(got.len(), 2, "closed once: {got:?}");
-        assert_eq!(got[0]["spindle"]["permission"]["params"]["sessionId"], "12");
+        assert_eq!(got[0]["spindle"]["permission"]["v1"]["sessionId"], "12");
         assert_eq!(
             got[1]["spindle"]["resolved"]["outcome"],
             json!({ "outcome": "selected", "optionId": "allow" })
@@ -467,7 +831,7 @@ mod tests {
         ];
         feed.on_lines(&[(Direction::Agent, ASK.into())]);
         feed.permission_opened("\"p1\"");
-        let full = feed.history(HistoryPolicy::Full, None).lines(&logged);
+        let full = feed.history(HistoryPolicy::Full, None, 1).lines(&logged);
         let full: Vec<Value> = full
             .split('\n')
             .map(|l| serde_json::from_str(l).unwrap())
@@ -480,20 +844,22 @@ mod tests {
         assert_eq!(full[0]["params"]["update"]["content"]["text"], "go");
         assert!(full[2]["spindle"]["permission"].is_object());
         let pending = feed
-            .history(HistoryPolicy::PendingOnly, None)
+            .history(HistoryPolicy::PendingOnly, None, 1)
             .lines(&logged);
         assert_eq!(pending.split('\n').count(), 1);
         assert!(
-            feed.history(HistoryPolicy::None, None)
+            feed.history(HistoryPolicy::None, None, 1)
                 .lines(&logged)
                 .is_empty()
         );
         let before = feed.hub.last_id();
         feed.respond("conn", &json!(5), Ok(json!({ "stopReason": "end_turn" })));
-        let after = feed.history(HistoryPolicy::None, Some(before)).lines(&[]);
+        let after = feed
+            .history(HistoryPolicy::None, Some(before), 1)
+            .lines(&[]);
         assert!(after.contains("\"stopReason\":\"end_turn\""), "{after}");
         let later = feed
-            .history(HistoryPolicy::None, Some(feed.hub.last_id()))
+            .history(HistoryPolicy::None, Some(feed.hub.last_id()), 1)
             .lines(&[]);
         assert!(later.is_empty());
     }

@@ -16,6 +16,7 @@ mod conn;
 mod dispatch;
 mod feed;
 mod streams;
+mod versions;
 mod ws;
 
 use std::convert::Infallible;
@@ -34,7 +35,7 @@ use spindle_wire::remote::{
 };
 
 pub use conn::AcpLimits;
-pub(crate) use feed::{AcpFeed, HistoryPolicy};
+pub(crate) use feed::{AcpFeed, HistoryPolicy, Subscription};
 
 use crate::hub::EventId;
 use crate::registry::SessionManager;

@@ -12,13 +12,14 @@ use futures_util::stream::{self, Stream};
 use serde_json::{Value, json};
 use spindle_wire::client_methods::SESSION_REQUEST_PERMISSION;
 use spindle_wire::remote::{
-    EVENT_ID, EVENT_ID_NOTIFICATION, OUTCOME, PERMISSION_RESOLVED, REASON, REQUEST_ID,
-    SNAPSHOT_NOTIFICATION, STREAM_DROPPED,
+    CHOSEN_OPTION_ID, EVENT_ID, EVENT_ID_NOTIFICATION, OUTCOME, PERMISSION_RESOLVED, REASON,
+    REQUEST_ID, SNAPSHOT_NOTIFICATION, STREAM_DROPPED, TOOL_CALL_ID,
 };
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 
 use crate::acp::conn::{Conn, Role, StreamGuard};
-use crate::acp::feed::{ENVELOPE, HistoryPolicy};
+use crate::acp::feed::{ENVELOPE, HistoryPolicy, Subscription, version_key};
+use crate::acp::versions;
 use crate::hub::{EventId, Frame};
 use crate::registry::LiveSession;
 
@@ -51,7 +52,7 @@ pub(crate) fn parse_permission_request_id(id: &Value) -> Option<(String, String)
 struct StreamState {
     conn: Arc<Conn>,
     session_id: String,
-    receiver: mpsc::Receiver<Frame>,
+    receiver: Subscription,
     stopped: oneshot::Receiver<()>,
     closed: watch::Receiver<bool>,
     buffer: VecDeque<Out>,
@@ -79,7 +80,7 @@ pub(crate) fn session_stream(
     let mut state = StreamState {
         conn: conn.clone(),
         session_id: session_id.to_string(),
-        receiver: live.acp_subscribe(Some(from), HistoryPolicy::Full),
+        receiver: live.acp_subscribe(Some(from), HistoryPolicy::Full, conn.protocol()),
         stopped,
         closed: conn.closed.subscribe(),
         buffer: VecDeque::new(),
@@ -89,7 +90,7 @@ pub(crate) fn session_stream(
     };
     if let Some(history) = history {
         for line in history.split('\n').filter(|l| !l.is_empty()) {
-            if let Some(text) = state.render(line) {
+            for text in state.render(line) {
                 buffer.push_back(Out::Message { id: None, text });
             }
         }
@@ -105,7 +106,15 @@ pub(crate) fn session_stream(
             }
             tokio::select! {
                 frame = state.receiver.recv() => match frame {
-                    Some(frame) => state.take(frame),
+                    Some(frame) => {
+                        state.take(frame);
+                        // Whatever else is waiting goes out with it (fewer wake-ups).
+                        while state.buffer.len() < 256
+                            && let Some(frame) = state.receiver.try_recv()
+                        {
+                            state.take(frame);
+                        }
+                    }
                     None => {
                         state.done = true;
                         if !*state.closed.borrow() {
@@ -128,9 +137,14 @@ impl StreamState {
     fn take(&mut self, frame: Frame) {
         match frame {
             Frame::Ops { id, data } => {
-                match self.render(&data) {
-                    Some(text) => self.buffer.push_back(Out::Message { id: Some(id), text }),
-                    None => self.buffer.push_back(Out::Mark(id)),
+                let rendered = self.render(&data);
+                let count = rendered.len();
+                for (n, text) in rendered.into_iter().enumerate() {
+                    let id = (n + 1 == count).then_some(id);
+                    self.buffer.push_back(Out::Message { id, text });
+                }
+                if count == 0 {
+                    self.buffer.push_back(Out::Mark(id));
                 }
                 self.conn.delivered(&self.session_id, id);
             }
@@ -149,7 +163,7 @@ impl StreamState {
                 let rendered: Vec<Arc<str>> = data
                     .split('\n')
                     .filter(|l| !l.is_empty())
-                    .filter_map(|l| self.render(l))
+                    .flat_map(|l| self.render(l))
                     .collect();
                 let count = rendered.len();
                 for (n, text) in rendered.into_iter().enumerate() {
@@ -183,8 +197,15 @@ impl StreamState {
         }
     }
 
-    /// What this client sees of one hub message; `None` when nothing.
-    fn render(&self, data: &str) -> Option<Arc<str>> {
+    /// What this client sees of one hub message (its version's part; maybe nothing).
+    fn render(&self, data: &str) -> Vec<Arc<str>> {
+        match versions::part_for(data, self.conn.protocol(), &self.conn.id) {
+            Some(lines) => lines.into_iter().map(Arc::from).collect(),
+            None => self.render_one(data).into_iter().collect(),
+        }
+    }
+
+    fn render_one(&self, data: &str) -> Option<Arc<str>> {
         if !data.starts_with("{\"spindle\"") {
             return Some(Arc::from(data));
         }
@@ -199,7 +220,7 @@ impl StreamState {
                 "jsonrpc": "2.0",
                 "id": permission_request_id(&self.session_id, key),
                 "method": SESSION_REQUEST_PERMISSION,
-                "params": permission.get("params")?,
+                "params": permission.get(version_key(self.conn.protocol()))?,
             });
             return Some(Arc::from(request.to_string()));
         }
@@ -208,17 +229,28 @@ impl StreamState {
                 return None;
             }
             let key = resolved.get("key")?.as_str()?;
-            return Some(notification(
-                PERMISSION_RESOLVED,
-                json!({
-                    "sessionId": self.session_id,
-                    REQUEST_ID: permission_request_id(&self.session_id, key),
-                    OUTCOME: resolved.get("outcome")?,
-                }),
-            ));
+            let outcome = resolved.get("outcome")?;
+            let mut params = json!({
+                "sessionId": self.session_id,
+                REQUEST_ID: permission_request_id(&self.session_id, key),
+                OUTCOME: outcome,
+            });
+            // The proposal's fields ("Multi-Client Session Attach"), where known.
+            if let Some(tool) = resolved.get(TOOL_CALL_ID).filter(|t| t.is_string()) {
+                params[TOOL_CALL_ID] = tool.clone();
+            }
+            if let Some(option) = outcome.get("optionId") {
+                params[CHOSEN_OPTION_ID] = option.clone();
+            }
+            return Some(notification(PERMISSION_RESOLVED, params));
         }
         if let Some(response) = inner.get("response") {
-            if response.get("connection")?.as_str()? != &*self.conn.id {
+            if !self.conn.answers_for(response.get("connection")?.as_str()?) {
+                return None;
+            }
+            if let Some(only) = response.get("protocol").and_then(Value::as_u64)
+                && only != u64::from(self.conn.protocol())
+            {
                 return None;
             }
             let mut message = json!({ "jsonrpc": "2.0", "id": response.get("id")? });

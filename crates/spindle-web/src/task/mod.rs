@@ -585,6 +585,13 @@ impl SessionTask {
             let request = agent.client.prompt(&session, &blocks, Pending::Prompt);
             let sent = request.is_ok() && !agent.link.is_closed();
             if let (Ok(request), Some(target)) = (request, target) {
+                // The /acp fan-out: whose prompt this is (its answer, no echo to the sender).
+                let key = serde_json::to_string(&request).unwrap_or_default();
+                lock(&self.core).acp.remote_prompt_sent(
+                    key,
+                    target.connection.clone(),
+                    target.id.clone(),
+                );
                 self.remote_prompts.insert(request, target);
             }
             if !self.titled {
