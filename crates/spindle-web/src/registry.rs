@@ -507,6 +507,17 @@ impl LiveSession {
         lock(&self.core).acp.hub.last_id()
     }
 
+    /// Whether the session's log, as this replica has applied it, ends inside a turn.
+    pub(crate) fn turn_open(&self) -> bool {
+        lock(&self.core).engine.transcript().state.turn_open
+    }
+
+    /// Asks the session's task to take the session over (see [`crate::replica::takeover`]);
+    /// `expired` is the lease its last owner let expire.
+    pub(crate) async fn take_over(&self, expired: Option<spindle_store::Lease>) {
+        let _ = self.commands.send(Command::TakeOver(expired)).await;
+    }
+
     /// Answers a session-scoped request of an `/acp` client on its session stream.
     pub(crate) fn acp_respond(&self, connection: &str, id: &Value, result: Result<Value, Value>) {
         lock(&self.core).acp.respond(connection, id, result);

@@ -16,8 +16,10 @@ use tokio::sync::mpsc;
 
 use crate::registry::SessionManager;
 
-/// Follows `changes` until the store stops sending them.
+/// Follows `changes` until the store stops sending them, and watches for sessions to take over
+/// (a store with changes is one several replicas share).
 pub(crate) fn spawn(manager: Arc<SessionManager>, mut changes: mpsc::UnboundedReceiver<LogChange>) {
+    super::takeover::spawn(manager.clone());
     tokio::spawn(async move {
         while let Some(first) = changes.recv().await {
             let mut batch = vec![first];

@@ -128,6 +128,11 @@ fn render(manager: &SessionManager) -> String {
             "Change notices from the database followed.",
             &counters.notices,
         ),
+        (
+            "spindle_takeovers_total",
+            "Sessions this replica took over after their owner stopped.",
+            &counters.takeovers,
+        ),
     ] {
         metric(
             name,

@@ -10,6 +10,7 @@
 
 pub(crate) mod follow;
 pub(crate) mod http;
+pub(crate) mod takeover;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,6 +66,9 @@ pub(crate) struct LeaseCounters {
     pub(crate) released: AtomicU64,
     /// Change notices from the database this replica followed.
     pub(crate) notices: AtomicU64,
+    /// Sessions this replica took over by itself after their owner stopped without handing
+    /// them over ([`takeover`]).
+    pub(crate) takeovers: AtomicU64,
 }
 
 /// This replica: its id, lease time and the store the leases live in.

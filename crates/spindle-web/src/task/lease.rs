@@ -16,27 +16,13 @@ impl SessionTask {
             return Ok(());
         }
         self.lease = Some(self.replica.hold(self.id)?);
-        let waited = self.lease_wait.take();
-        if let Some((lease, _)) = waited {
-            // A turn the other replica left open ends here, in the log, as when an agent exits.
-            let mut core = lock(&self.core);
-            if core.engine.transcript().state.turn_open {
-                let note = crate::feed::agent_exited_note(&format!(
-                    "Replica {} stopped running this session before this turn finished.",
-                    lease.owner
-                ));
-                core.record(vec![(crate::store::Direction::Server, note)]);
-            }
-            drop(core);
-            self.banner(
-                "warning",
-                format!(
-                    "Replica {} took this session over from replica {} (its lease expired).",
-                    self.replica.id(),
-                    lease.owner
-                ),
-            );
-        }
+        // Whose session this was: the replica whose lease expired (a prompt waited for it, or
+        // the takeover watcher found it), `Some(None)` when it is not known.
+        let previous = match self.lease_wait.take() {
+            Some((lease, _)) => Some(Some(lease.owner)),
+            None => self.taking_over.take(),
+        };
+        // The log's end first: the note below goes after every line the other replica logged.
         let caught_up = lock(&self.core).follow();
         match caught_up {
             Ok(0) => {}
@@ -53,6 +39,32 @@ impl SessionTask {
                 return Err(Refused::Store(error.to_string()));
             }
         }
+        if let Some(previous) = previous {
+            let who = match &previous {
+                Some(owner) => format!("Replica {owner}"),
+                None => "The replica that ran this session".to_owned(),
+            };
+            // A turn the other replica left open ends here, in the log, as when an agent exits.
+            let mut core = lock(&self.core);
+            if core.engine.transcript().state.turn_open {
+                let note = crate::feed::agent_exited_note(&format!(
+                    "{who} stopped running this session before this turn finished."
+                ));
+                core.record(vec![(crate::store::Direction::Server, note)]);
+            }
+            drop(core);
+            let from = match &previous {
+                Some(owner) => format!(" from replica {owner} (its lease expired)"),
+                None => String::new(),
+            };
+            self.banner(
+                "warning",
+                format!(
+                    "Replica {} took this session over{from}.",
+                    self.replica.id()
+                ),
+            );
+        }
         if let Ok(sessions) = self.store.sessions()
             && let Some(stored) = sessions.iter().find(|s| s.id == self.id)
             && stored.agent_session_id.is_some()
@@ -61,6 +73,39 @@ impl SessionTask {
             self.startup.previous_agent_session = stored.agent_session_id.clone();
         }
         Ok(())
+    }
+
+    /// Takes the session over because nobody runs it and it has work left (see
+    /// [`crate::replica::takeover`]): claims the lease and starts the agent. Another replica
+    /// that claimed first keeps it; this one leaves the session as it is.
+    pub(super) fn take_over(&mut self, expired: Option<spindle_store::Lease>) {
+        if self.agent.is_some() || self.lease.is_some() || self.replica.is_draining() {
+            return;
+        }
+        self.taking_over = Some(expired.map(|lease| lease.owner));
+        match self.take_lease() {
+            Ok(()) => {
+                self.replica
+                    .counters
+                    .takeovers
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::info!(
+                    session = self.id,
+                    replica = self.replica.id(),
+                    "took the session over"
+                );
+                self.start_agent();
+            }
+            Err(Refused::Owned(lease)) => tracing::debug!(
+                session = self.id,
+                owner = lease.owner,
+                "another replica took the session over first"
+            ),
+            Err(Refused::Store(error)) => {
+                tracing::warn!(session = self.id, "takeover not possible: {error}")
+            }
+        }
+        self.taking_over = None;
     }
 
     /// Another replica holds the lease: keeps the queued prompts and claims again when that

@@ -93,6 +93,10 @@ pub(crate) enum Command {
     /// Another replica queued commands for this session in the database (see
     /// [`crate::replica`]): taken when this replica runs the session.
     TakeForwarded,
+    /// Nobody runs the session and it has work left (see [`crate::replica::takeover`]): claim
+    /// it and start the agent, unless another replica is quicker. With the lease its last
+    /// owner let expire, if any.
+    TakeOver(Option<spindle_store::Lease>),
 }
 
 /// Everything the session task reacts to.
@@ -181,6 +185,8 @@ pub(crate) struct SessionTask {
     lease: Option<LeaseHold>,
     /// The other replica's lease the queued prompts wait on, and when to claim again.
     lease_wait: Option<(spindle_store::Lease, tokio::time::Instant)>,
+    /// Set while a takeover claims the lease: the replica that ran the session, if known.
+    taking_over: Option<Option<String>>,
 }
 
 /// How a session task starts.
@@ -241,6 +247,7 @@ impl SessionTask {
             replica,
             lease: None,
             lease_wait: None,
+            taking_over: None,
         }
     }
 
@@ -480,6 +487,7 @@ impl SessionTask {
                 }
             }
             Command::TakeForwarded => self.take_forwarded(),
+            Command::TakeOver(expired) => self.take_over(expired),
             Command::Cancel(reply) => {
                 if self.agent.is_none() {
                     let _ = reply.send(self.forward_cancel());

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::serve_support::{
-    PATIENCE, Served, TextView, entry_texts, reference_agent, start_serve, transcript,
+    PATIENCE, Served, TextView, entry_texts, reference_agent, start_serve, temp_dir, transcript,
     wait_transcript,
 };
 
@@ -33,6 +33,34 @@ fn replica(url: &str, id: &str, delay_ms: u32) -> Served {
         None,
         &[],
     )
+}
+
+/// [`replica`] whose agent keeps its sessions in `state` (shared by the replicas' agents, as
+/// agents reaching the same storage would), so that another replica's agent can continue them.
+fn replica_with_state(url: &str, id: &str, delay_ms: u32, state: &Path) -> Served {
+    let mut agent = reference_agent(delay_ms);
+    agent.push("--state-dir".into());
+    agent.push(state.into());
+    start_serve(
+        Path::new(url),
+        &["--replica-id", id, "--lease-ttl", "4"],
+        &agent,
+        None,
+        &[],
+    )
+}
+
+/// The session's wire log as the database holds it: (direction, line).
+fn logged(url: &str, session: i64) -> Vec<(String, Value)> {
+    let store = spindle_store::open(&spindle_store::Location::parse(url)).unwrap();
+    let (lines, _) = store.lines(session).unwrap();
+    lines
+        .into_iter()
+        .map(|l| {
+            let line = serde_json::from_str(&l.line).unwrap_or(Value::Null);
+            (format!("{:?}", l.direction), line)
+        })
+        .collect()
 }
 
 /// Waits until `served` lists `session` (a replica learns of sessions created elsewhere).
@@ -236,6 +264,124 @@ fn prompts_sent_to_b_and_c_reach_the_owner_a_once() {
         entry_texts(t, "user_message") == users
     });
     a.stop();
+    b.stop();
+    c.stop();
+}
+
+#[test]
+fn after_kill_9_of_the_owner_mid_stream_another_replica_takes_over_by_itself() {
+    let Some(url) = database("replicas_takeover") else {
+        return;
+    };
+    let state = temp_dir("replicas-takeover-agents");
+    let a = replica_with_state(&url, "a", 2, &state.path);
+    let b = replica_with_state(&url, "b", 0, &state.path);
+    let c = replica_with_state(&url, "c", 0, &state.path);
+    let session = a.create_session();
+    wait_listed(&b, session);
+    wait_listed(&c, session);
+    a.prompt(session, "/stream 3000 chunks");
+
+    // One observer on B, on one stream from before the kill to after the takeover.
+    let mut view = TextView::default();
+    let mut stream = b.sse(session, None);
+    let mut last_id: Option<String> = None;
+    let mut resets = 0;
+    let mut banners: Vec<String> = Vec::new();
+    let mut follow = |view: &mut TextView, done: &dyn Fn(&TextView, &[String]) -> bool| {
+        let deadline = Instant::now() + PATIENCE;
+        while !done(view, &banners) {
+            assert!(Instant::now() < deadline, "the observer never saw it");
+            match stream.next_event() {
+                Some(event) => {
+                    if event.event == "reset" {
+                        resets += 1;
+                    }
+                    last_id = Some(event.id.clone());
+                    for op in event.ops() {
+                        if op["op"] == "web_banner"
+                            && let Some(text) = op["text"].as_str()
+                        {
+                            banners.push(text.to_owned());
+                        }
+                    }
+                    view.apply_event(&event);
+                }
+                // Resumed from its last event on the same replica: no new snapshot.
+                None => stream = b.sse(session, last_id.as_deref()),
+            }
+        }
+    };
+    follow(&mut view, &|v, _| {
+        v.texts_of("agent_message").concat().len() > 200
+    });
+    a.sigkill();
+    let acknowledged = view.texts_of("agent_message").concat();
+
+    // No prompt: B or C finds A's lease expired with the turn open and takes the session over.
+    follow(&mut view, &|v, banners| {
+        v.state["turnOpen"] == false && banners.iter().any(|b| b.contains("took this session over"))
+    });
+    assert_eq!(resets, 1, "the observer on B had to reload");
+    let observed = view.texts_of("agent_message").concat();
+    assert!(
+        observed.starts_with(&acknowledged),
+        "a line the observer saw is missing after the takeover"
+    );
+    let after = wait_transcript(&b, session, "the interrupted turn ended", |t| {
+        t["state"]["turnOpen"] == false
+    });
+    assert!(agent_text(&after).starts_with(&acknowledged));
+    assert_eq!(entry_texts(&after, "user_message"), ["/stream 3000 chunks"]);
+
+    // Exactly one of B and C took it, and its new agent continued the agent session.
+    let takeovers = |served: &Served| {
+        metric(
+            &served.request("GET", "/metrics", None).body,
+            "spindle_takeovers_total",
+        )
+    };
+    let deadline = Instant::now() + PATIENCE;
+    let (new_owner, other) = loop {
+        let log = logged(&url, session);
+        let note = log
+            .iter()
+            .position(|(d, l)| d == "Server" && l["spindle"] == "agent_exited");
+        let reopened = note.and_then(|note| {
+            log[note..].iter().find_map(|(d, l)| {
+                let method = l["method"].as_str()?;
+                (d == "Client" && (method == "session/resume" || method == "session/load"))
+                    .then(|| method.to_owned())
+            })
+        });
+        if reopened.is_some() && takeovers(&b) + takeovers(&c) >= 1.0 {
+            break if takeovers(&b) == 1.0 {
+                (&b, &c)
+            } else {
+                (&c, &b)
+            };
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the agent was never continued: {log:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(takeovers(new_owner), 1.0);
+    assert_eq!(takeovers(other), 0.0);
+    let log = logged(&url, session);
+    let notes = log
+        .iter()
+        .filter(|(d, l)| d == "Server" && l["spindle"] == "agent_exited")
+        .count();
+    assert_eq!(notes, 1, "the interrupted turn is ended once");
+
+    // The session goes on: a prompt on the other replica runs on the new owner.
+    other.prompt(session, "after the takeover");
+    let t = wait_transcript(new_owner, session, "the next turn", |t| {
+        entry_texts(t, "user_message").len() == 2 && t["state"]["turnOpen"] == false
+    });
+    assert!(agent_text(&t).contains("after the takeover"));
     b.stop();
     c.stop();
 }
