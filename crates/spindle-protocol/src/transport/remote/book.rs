@@ -374,6 +374,14 @@ impl Book {
             .collect()
     }
 
+    /// Fails one waiting request of the client (its answer went to a
+    /// connection the server lost): the error response line, or `None` when
+    /// the request is not waiting (already answered or failed).
+    pub fn fail_request(&mut self, id: &str, reason: &str) -> Option<String> {
+        self.pending.remove(id)?;
+        Some(error_response(id, reason))
+    }
+
     /// The requests that open each open session again on a new connection:
     /// `session/resume` when the agent offers it, else `session/load` (whose
     /// replay is kept from the client until it is answered). Sessions the

@@ -65,6 +65,10 @@ struct Driver {
     responses: VecDeque<Item>,
     ordered_busy: bool,
     responses_busy: bool,
+    /// Ids of the client's requests being POSTed now: whether the server
+    /// took one is known only once its POST is answered, so a new
+    /// connection neither fails nor resends them before that.
+    in_flight: FxHashSet<String>,
     /// POSTs wait for the server to come back (since when).
     unreachable_since: Option<Instant>,
     posts_retry_scheduled: bool,
@@ -103,6 +107,7 @@ pub(crate) async fn run(
         responses: VecDeque::new(),
         ordered_busy: false,
         responses_busy: false,
+        in_flight: FxHashSet::default(),
         unreachable_since: None,
         posts_retry_scheduled: false,
         client_done: false,
@@ -203,7 +208,13 @@ impl Driver {
                 }
             }
             Event::SseEnded(key, generation, end) if generation == self.generation => {
-                return self.stream_ended(key, end).await;
+                // No early return on success: a stream that ended may have
+                // queued a new `initialize` (the server lost the connection),
+                // and only `start_posts` below sends it. Returning here left
+                // it queued until the client happened to send a line.
+                if !self.stream_ended(key, end).await {
+                    return false;
+                }
             }
             Event::RetryStream(key, generation) if generation == self.generation => {
                 if matches!(
@@ -215,6 +226,7 @@ impl Driver {
             }
             Event::Posted {
                 responses,
+                generation,
                 item,
                 outcome,
             } => {
@@ -223,7 +235,14 @@ impl Driver {
                 } else {
                     self.ordered_busy = false;
                 }
-                if !self.posted(responses, item, outcome).await {
+                if let Item::Client(o) = &item
+                    && let Some(id) = &o.id
+                {
+                    self.in_flight.remove(id);
+                }
+                if generation != self.generation {
+                    self.posted_to_a_lost_connection(responses, item, outcome);
+                } else if !self.posted(responses, item, outcome).await {
                     return false;
                 }
             }
@@ -401,6 +420,11 @@ impl Driver {
     }
 
     fn spawn_post(&mut self, responses: bool, item: Item) {
+        if let Item::Client(o) = &item
+            && let Some(id) = &o.id
+        {
+            self.in_flight.insert(id.clone());
+        }
         let (line, session_id) = match &item {
             Item::Client(o) if o.is_initialize() => {
                 (with_remote_opt_in(&o.line, &self.opt_ins()), None)
@@ -425,11 +449,13 @@ impl Driver {
             request = request.header(HEADER_SESSION_ID, session_id);
         }
         let events = self.events.clone();
+        let generation = self.generation;
         tokio::spawn(async move {
             let outcome = post(request).await;
             let _ = events
                 .send(Event::Posted {
                     responses,
+                    generation,
                     item,
                     outcome,
                 })
@@ -578,13 +604,11 @@ impl Driver {
                 Item::Client(o) => o.id.clone(),
                 _ => None,
             })
+            .chain(self.in_flight.iter().cloned())
             .collect();
         self.ordered
             .retain(|item| !matches!(item, Item::Reinitialize(_) | Item::Reopen { .. }));
-        let failed = self.book.fail_pending(
-            "the remote server lost the connection (did it restart?): the request was not answered",
-            &queued,
-        );
+        let failed = self.book.fail_pending(LOST_CONNECTION, &queued);
         self.failed_requests += failed.len();
         for line in failed {
             one_line(&line, &mut self.out);
@@ -592,6 +616,40 @@ impl Driver {
         let line = self.book.initialize_line().unwrap_or_default().to_owned();
         self.ordered.push_front(Item::Reinitialize(line));
         true
+    }
+
+    /// A POST that went out on a connection the server has since lost (a
+    /// new one is open or on its way: no other one is started, which used
+    /// to send `initialize` a second time). Refused or never delivered: the
+    /// server did not take it, so a message of the client goes to the new
+    /// connection, after the transport's own `initialize` and reopenings;
+    /// an answer to a request of the old connection is dropped with it.
+    /// Taken: the request's answer went to the lost connection, so it fails.
+    fn posted_to_a_lost_connection(&mut self, responses: bool, item: Item, outcome: PostOutcome) {
+        let Item::Client(o) = item else {
+            // The transport's own items of the old connection: the new
+            // connection sends its own.
+            return;
+        };
+        match outcome {
+            PostOutcome::Ok { .. } => {
+                if let Some(id) = &o.id
+                    && let Some(line) = self.book.fail_request(id, LOST_CONNECTION)
+                {
+                    self.failed_requests += 1;
+                    one_line(&line, &mut self.out);
+                }
+            }
+            _ if responses => {}
+            _ => {
+                let at = self
+                    .ordered
+                    .iter()
+                    .position(|i| matches!(i, Item::Client(_)))
+                    .unwrap_or(self.ordered.len());
+                self.ordered.insert(at, Item::Client(o));
+            }
+        }
     }
 
     async fn fatal(&mut self, reason: &str) {
@@ -618,6 +676,10 @@ impl Driver {
         let _ = self.to_client.shutdown().await;
     }
 }
+
+/// Why a request waiting when the server lost the connection fails.
+const LOST_CONNECTION: &str =
+    "the remote server lost the connection (did it restart?): the request was not answered";
 
 fn is_notification(data: &str, method: &str) -> bool {
     #[derive(serde::Deserialize)]

@@ -85,6 +85,8 @@ pub(super) enum Event {
     RetryStream(StreamKey, u64),
     Posted {
         responses: bool,
+        /// The connection generation the POST went out on.
+        generation: u64,
         item: Item,
         outcome: PostOutcome,
     },
