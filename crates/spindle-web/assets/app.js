@@ -266,7 +266,8 @@
     if (parsed) generation = parsed.generation;
     const counter = parsed ? parsed.counter : applied;
     let marks = Array.isArray(batch.batches) ? batch.batches : [[counter, ops.length]];
-    if (after !== undefined) {
+    // (The usual case, every batch of the frame is later than the snapshot: nothing to cut.)
+    if (after !== undefined && !(marks.length && Number(marks[0][0]) > after)) {
       const keptOps = [];
       const keptMarks = [];
       let at = 0;

@@ -403,9 +403,11 @@
 
     // A height guess for an entry never drawn at this width: a header, then its text's lines.
     function estimate(rec, width) {
-      const key = rec.text.length + ":" + width;
-      if (rec.estimateKey === key) return rec.estimated;
-      rec.estimateKey = key;
+      // Cached by length and width (numbers: no string built per call).
+      if (rec.estimatedLength === rec.text.length && rec.estimatedWidth === width && rec.estimatedExpanded === !!rec.expanded) return rec.estimated;
+      rec.estimatedLength = rec.text.length;
+      rec.estimatedWidth = width;
+      rec.estimatedExpanded = !!rec.expanded;
       rec.estimated = guess(rec, width);
       return rec.estimated;
     }

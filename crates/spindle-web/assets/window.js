@@ -59,9 +59,29 @@
 
     const heightOf = (rec) => rec.height ?? entries.estimate(rec, width);
 
+    // Offsets of the records from the first one (offsets[i]: top of items[i]; offsets[n]: the
+    // total), kept from frame to frame: only those from the lowest record whose height may have
+    // changed (inserted, removed, edited, measured) are summed again, so a frame of a stream
+    // costs O(records changed near the end), not O(records). Never reallocated per frame.
+    let offsets = new Float64Array(1024);
+    let validUpTo = 0; // offsets[0..=validUpTo] are right
+    const invalidateFrom = (position) => { if (position < validUpTo) validUpTo = Math.max(0, position); };
+    function sumOffsets() {
+      if (offsets.length < items.length + 1) {
+        const grown = new Float64Array(Math.max(2 * offsets.length, items.length + 1));
+        grown.set(offsets.subarray(0, validUpTo + 1));
+        offsets = grown;
+      }
+      offsets[0] = 0;
+      for (let i = validUpTo; i < items.length; i++) offsets[i + 1] = offsets[i] + heightOf(items[i]);
+      validUpTo = items.length;
+    }
+
+    // Average measured height of the last records (the guess for entries not loaded yet), from at
+    // most 400 records.
     function averageHeight() {
       let sum = 0, n = 0;
-      for (let i = items.length - 1; i >= 0 && n < 200; i--) if (items[i].height != null) { sum += items[i].height; n++; }
+      for (let i = items.length - 1; i >= 0 && i >= items.length - 400 && n < 200; i--) if (items[i].height != null) { sum += items[i].height; n++; }
       return n ? sum / n : 80;
     }
 
@@ -78,13 +98,14 @@
     function insert(rec) {
       const at = items.length && items[items.length - 1].index < rec.index ? items.length : positionOf(rec.index);
       items.splice(at, 0, rec);
+      invalidateFrom(at);
       rec.list = api;
       want();
     }
 
     function remove(rec) {
-      const at = items.indexOf(rec);
-      if (at >= 0) items.splice(at, 1);
+      const at = indexOfRec(rec);
+      if (at >= 0) { items.splice(at, 1); invalidateFrom(at); }
       release(rec);
       rec.list = null;
       drawn = drawn.filter((r) => r !== rec);
@@ -98,15 +119,23 @@
       else entries.unbuild(rec);
     }
 
+    // Position of a record in `items`, or -1.
+    function indexOfRec(rec) {
+      const at = positionOf(rec.index);
+      return items[at] === rec ? at : items.indexOf(rec);
+    }
+
     function clear() {
       for (const rec of drawn) release(rec);
       items = [];
+      validUpTo = 0;
       drawn = [];
       unloaded = 0;
       follow = true;
       target = null;
       anchorRec = null;
-      top.style.height = bottom.style.height = "0px";
+      setHeight(top, 0);
+      setHeight(bottom, 0);
       want();
     }
 
@@ -118,42 +147,38 @@
       if (viewHeight === 0 && !container.getClientRects().length) return; // a hidden pane: on show
       pending = false;
       const viewTop = container.scrollTop;
-      width = container.clientWidth;
-      const average = averageHeight();
-      const above = unloaded * average;
-      // Offsets of every record (O(n) additions; no layout).
-      const offsets = new Float64Array(items.length + 1);
-      offsets[0] = above;
-      for (let i = 0; i < items.length; i++) offsets[i + 1] = offsets[i] + heightOf(items[i]);
-      const total = offsets[items.length];
+      const newWidth = container.clientWidth;
+      if (newWidth !== width) { width = newWidth; validUpTo = 0; }
+      const above = unloaded > 0 ? unloaded * averageHeight() : 0;
+      sumOffsets();
+      // Offsets in the scroll container (records' offsets plus the unloaded entries above).
+      const at = (i) => above + offsets[i];
+      const total = at(items.length);
       // The anchor: the record the reader looks at (kept from the last frame unless they
       // scrolled), and how far below its top the viewport starts.
       let anchor = -1;
       if (!follow && !target && items.length) {
-        if (anchorRec) {
-          const at = positionOf(anchorRec.index);
-          anchor = items[at] === anchorRec ? at : items.indexOf(anchorRec);
-        }
+        if (anchorRec) anchor = indexOfRec(anchorRec);
         if (anchor < 0) {
-          anchor = Math.min(firstBelow(offsets, viewTop), items.length - 1);
-          anchorDelta = viewTop - offsets[anchor];
+          anchor = Math.min(firstBelow(viewTop - above), items.length - 1);
+          anchorDelta = viewTop - at(anchor);
         }
         // Looking at entries not loaded yet (above the first record): no record to hold on to.
         if (anchorDelta < 0) anchor = -1;
         anchorRec = anchor >= 0 ? items[anchor] : null;
       }
       const bottomMost = Math.max(0, total - viewHeight);
-      let wantTop = follow ? bottomMost : anchor >= 0 ? offsets[anchor] + anchorDelta : viewTop;
+      let wantTop = follow ? bottomMost : anchor >= 0 ? at(anchor) + anchorDelta : viewTop;
       let targetAt = -1;
       if (target) {
-        targetAt = items.indexOf(target.rec);
-        if (targetAt >= 0) wantTop = Math.max(0, offsets[targetAt] - (target.block === "center" ? viewHeight / 3 : 0));
+        targetAt = indexOfRec(target.rec);
+        if (targetAt >= 0) wantTop = Math.max(0, at(targetAt) - (target.block === "center" ? viewHeight / 3 : 0));
       }
       wantTop = Math.min(Math.max(0, wantTop), bottomMost);
       // Which records are drawn.
-      let first = firstBelow(offsets, wantTop - (follow && !target ? FOLLOW_OVERSCAN : OVERSCAN));
+      let first = firstBelow(wantTop - above - (follow && !target ? FOLLOW_OVERSCAN : OVERSCAN));
       let last = first;
-      while (last < items.length && offsets[last] < wantTop + viewHeight + OVERSCAN && last - first < MAX_DRAWN) last++;
+      while (last < items.length && at(last) < wantTop + viewHeight + OVERSCAN && last - first < MAX_DRAWN) last++;
       if (targetAt >= 0 && (targetAt < first || targetAt >= last)) { first = targetAt; last = Math.min(items.length, targetAt + 20); }
       let unfinished = false;
       if (follow && !target) {
@@ -173,24 +198,25 @@
       }
       drawn = next;
       // Measure what is drawn (the layout read of this frame).
-      top.style.height = offsets[first] + "px";
-      bottom.style.height = Math.max(0, total - offsets[last]) + "px";
+      setHeight(top, at(first));
+      setHeight(bottom, Math.max(0, total - at(last)));
       let changed = false;
       if (next.length) {
         const tops = next.map((rec) => rec.node.getBoundingClientRect().top);
         const end = bottom.getBoundingClientRect().top;
         for (let i = 0; i < next.length; i++) {
           const h = (i + 1 < next.length ? tops[i + 1] : end) - tops[i];
-          if (h >= 0 && Math.abs((next[i].height ?? -1) - h) > 0.5) { next[i].height = h; changed = true; }
+          if (h >= 0 && Math.abs((next[i].height ?? -1) - h) > 0.5) {
+            next[i].height = h;
+            if (!changed) invalidateFrom(first + i);
+            changed = true;
+          }
         }
       }
-      const offsetOf = (n) => { let sum = above; for (let i = 0; i < n; i++) sum += heightOf(items[i]); return sum; };
       if (changed) {
-        const upper = offsetOf(first);
-        top.style.height = upper + "px";
-        let rest = 0;
-        for (let i = last; i < items.length; i++) rest += heightOf(items[i]);
-        bottom.style.height = rest + "px";
+        sumOffsets();
+        setHeight(top, at(first));
+        setHeight(bottom, Math.max(0, at(items.length) - at(last)));
       }
       // Scroll: to the end, to the target, or keeping the anchor where it was on screen.
       if (target) {
@@ -208,7 +234,7 @@
       } else if (follow) {
         setScroll(container.scrollHeight - viewHeight);
       } else if (anchor >= 0) {
-        setScroll(offsetOf(anchor) + anchorDelta);
+        setScroll(at(anchor) + anchorDelta);
       }
       if (changed || unfinished) pending = true;
       // The browser may have clamped the scroll: draw again around where it really is.
@@ -221,13 +247,22 @@
       if (pending && (unfinished || spins++ < 10)) onDrawn.wanted();
     }
 
-    function firstBelow(offsets, y) {
+    // The first record whose bottom is below `y` (an offset from the first record's top).
+    function firstBelow(y) {
       let lo = 0, hi = items.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
         if (offsets[mid + 1] <= y) lo = mid + 1; else hi = mid;
       }
       return lo;
+    }
+
+    // A spacer's height, written only when it changes (no style invalidation for nothing).
+    function setHeight(spacer, px) {
+      const value = Math.round(px * 100) / 100;
+      if (spacer.spindleHeight === value) return;
+      spacer.spindleHeight = value;
+      spacer.style.height = value + "px";
     }
 
     function setScroll(value) {
@@ -241,8 +276,11 @@
     const api = Object.freeze({
       insert, remove, clear, render,
       // Content of a record changed (its height may have).
-      changed: () => { want(); },
-      invalidate: () => { want(); },
+      changed: (rec) => {
+        if (rec) { const at = indexOfRec(rec); if (at >= 0) invalidateFrom(at); } else validUpTo = 0;
+        want();
+      },
+      invalidate: () => { validUpTo = 0; want(); },
       setUnloaded: (n) => { unloaded = Math.max(0, n); want(); },
       unloaded: () => unloaded,
       followEnd: () => { follow = true; want(); },
