@@ -172,10 +172,14 @@ async function singleTab(browser, opts, n) {
     if (opts.assets) await serveAssets(context, opts.assets);
     const id = await srv.createSession(server.url);
     const tab = await openTab(context, server.url, id, opts.timeoutMs);
-    log(n + " updates, 1 tab: streaming");
+    await sleep(500);
+    const idleFps = await probe.idleFps(tab.page, 1000);
+    log(n + " updates, 1 tab: idle page " + idleFps.toFixed(1) + " fps; streaming");
     const turn = await measureTurn(server.url, id, [tab], n, opts.timeoutMs);
     await sleep(1000);
     const page = turn.pages[0];
+    page.idleFps = idleFps;
+    page.stats = await tab.page.evaluate(() => { const s = window.SpindleView.stats(); delete s.slowFrames; return s; });
     Object.assign(page, await probe.memory(tab.cdp, tab.page));
     const doc = await srv.transcript(server.url, id);
     const expected = srv.expectedEntries(doc);

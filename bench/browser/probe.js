@@ -88,9 +88,11 @@ function initScript(reopenKey) {
       bench.doneDom = performance.now();
       observer.disconnect();
       // What the page held when it said done (checked against the server's transcript later).
+      // (stats(): how many entries and how much text the page has applied, whether it still holds
+      // that text or only its length and hash; entries() is a Promise that may ask the server.)
       try {
-        const held = window.SpindleView.entries();
-        bench.heldAtDone = { entries: held.length, textLength: held.reduce((n, e) => n + e.text.length, 0) };
+        const st = window.SpindleView.stats();
+        bench.heldAtDone = { entries: st.held, textLength: st.textLength };
       } catch (_) {
         bench.heldAtDone = null;
       }
@@ -160,6 +162,15 @@ async function window_(page, from, to) {
   }, [from, to]);
 }
 
+/** Frames per second of the page doing nothing (no stream) over `ms`: the floor this browser on
+ *  this machine gives at best, measured in the same run as the turn. */
+const idleFps = (page, ms) => page.evaluate((span) => new Promise((resolve) => {
+  const frames = window.__spindleBench.frames;
+  const from = performance.now();
+  const n0 = frames.length;
+  setTimeout(() => resolve((frames.length - n0) / ((performance.now() - from) / 1000)), span);
+}), ms);
+
 /** The page's clock origin (epoch ms). */
 const timeOrigin = (page) => page.evaluate(() => performance.timeOrigin);
 
@@ -172,4 +183,4 @@ const reopenState = (page) => page.evaluate(() => {
 const viewEntries = (page) => page.evaluate(() => window.SpindleView.entries());
 const wantReopen = (page, want) => page.evaluate(([key, w]) => sessionStorage.setItem(key, JSON.stringify(w)), [REOPEN_KEY, want]);
 
-module.exports = { instrument, metrics, memory, waitFor, window_, timeOrigin, arm, doneAt, reopenState, viewEntries, wantReopen };
+module.exports = { idleFps, instrument, metrics, memory, waitFor, window_, timeOrigin, arm, doneAt, reopenState, viewEntries, wantReopen };

@@ -47,7 +47,8 @@ function singleRows(results) {
         secs(p.pageMs) + " (limit " + secs(limit) + ": " + ok(p.pageMs <= limit) + ")",
         (p.pageMs / run.serverMs).toFixed(1) + "x",
         secs(p.taskMs), longest(p),
-        fps(p.fps) + " (" + ok(p.fps >= 50) + "; longest frame gap " + secs(p.longestFrameGapMs) + ")",
+        fps(p.fps) + " (" + ok(p.fps >= 50) + "; longest frame gap " + secs(p.longestFrameGapMs)
+          + (p.idleFps ? "; idle page " + fps(p.idleFps) + ", ratio " + (p.fps / p.idleFps).toFixed(2) : "") + ")",
         int(p.nodes) + " / " + int(p.elements), mib(p.heapUsed),
         !o ? "?" : o.ms !== null ? secs(o.ms) + " (" + ok(o.ms < 500) + ")"
           : "**never in view**: rendered after " + secs(o.renderedMs) + ", " + int(o.where.top - o.where.windowHeight) + " px below the window",

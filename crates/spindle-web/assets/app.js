@@ -57,6 +57,8 @@
     session: () => current,
     select: (id) => select(id),
     refreshSessions: () => refreshSessions(),
+    // The page's layout changed (a phone tab shown): the windowed lists measure again.
+    layoutChanged: () => { for (const list of lists) list.invalidate(); schedule(); },
   });
   const composer = window.SpindleComposer.create({
     $, el, api,
@@ -68,6 +70,7 @@
   const entries = window.SpindleEntries.create({
     el, fileDiff: window.SpindleCards.fileDiff, markdown: window.SpindleMarkdown,
     changed: (rec) => { if (rec.list) rec.list.changed(rec); schedule(); },
+    wantWhole: (rec) => restore(rec),
   });
 
   const cards = window.SpindleCards.create({
@@ -90,10 +93,10 @@
   const hasCards = (rec) => !!(rec.cards && rec.cards.childNodes.length);
   const drawnHooks = { wanted: () => schedule(), done: () => {} };
   const transcript = window.SpindleWindow.create({
-    container: $("transcript"), entries, keep: hasCards, needOlder: () => loadOlder(), onDrawn: drawnHooks,
+    container: $("transcript"), entries, keep: hasCards, needOlder: () => loadOlder(), onDrawn: drawnHooks, wantText: (rec) => restore(rec),
   });
   const thoughts = window.SpindleWindow.create({
-    container: $("thoughts"), entries, keep: hasCards, needOlder: () => loadOlder(), onDrawn: drawnHooks,
+    container: $("thoughts"), entries, keep: hasCards, needOlder: () => loadOlder(), onDrawn: drawnHooks, wantText: (rec) => restore(rec),
   });
   const lists = [transcript, thoughts];
   $("thoughts-pane").addEventListener("toggle", () => { thoughts.invalidate(); schedule(); });
@@ -146,7 +149,7 @@
     $("empty").hidden = true;
     $("prompt-form").hidden = false;
     // At phone width a chosen session is shown at once.
-    if (document.body.dataset.tab !== "chat") showTab("chat");
+    if (document.body.dataset.tab !== "chat") panels.showTab("chat");
     for (const b of document.querySelectorAll("#session-list button")) {
       if (b.dataset.session === current) b.setAttribute("aria-current", "true");
       else b.removeAttribute("aria-current");
@@ -325,6 +328,7 @@
     flush();
     const flushed = performance.now();
     for (const list of lists) list.render();
+    if (heldCount > HELD_LIMIT) shedFar();
     askTrees();
     const end = performance.now();
     if (end - started > 40 && slowFrames.length < 50) {
@@ -355,7 +359,7 @@
     for (const list of [transcript]) {
       for (const rec of list.drawn()) {
         if (wanted.length >= TREE_BATCH) break;
-        if (!rec.renderer || rec.treeAsked === rec.text.length || !rec.text || streamingNow(rec)) continue;
+        if (rec.long || rec.shed || !rec.renderer || rec.treeAsked === rec.text.length || !rec.text || streamingNow(rec)) continue;
         if (rec.text.length > TREE_MAX_TEXT) continue;
         if (!entries.MARKDOWN_KINDS.has(rec.kind) || rec.renderer.hasTree) continue;
         rec.treeAsked = rec.text.length;
@@ -395,7 +399,7 @@
   let usageOp = null;
 
   function flush() {
-    if (usageOp) { setUsage(usageOp); usageOp = null; }
+    if (usageOp) { panels.setUsage(usageOp); usageOp = null; }
     for (const rec of dirtyFill) if (rec.node) entries.fill(rec);
     for (const rec of dirtyText) if (rec.node) entries.showText(rec);
     dirtyFill.clear();
@@ -415,6 +419,9 @@
     dirtyFill.clear();
     dirtyText.clear();
     loading = null;
+    heldCount = 0;
+    restoring.clear();
+    restoreWanted.clear();
     for (const list of lists) list.clear();
     // Cards waiting outside any entry go too (the spacers stay).
     for (const node of [...$("transcript").children]) if (!node.classList.contains("spacer")) node.remove();
@@ -424,9 +431,17 @@
     cards.clear();
     setState({ state: "idle" });
     usageOp = null;
-    setUsage({});
+    panels.setUsage({});
     banner(null);
     search.reset();
+  }
+
+  // The entry as the record keeps it: without a long text (the record holds what it keeps of it).
+  function viewOf(entry) {
+    if (typeof entry.text !== "string" || entry.text.length <= 4096) return entry;
+    const view = Object.assign({}, entry);
+    delete view.text;
+    return view;
   }
 
   // `skipUpTo`: the batch counter the entry's content already reflects (a page of older entries
@@ -435,10 +450,12 @@
     const kind = String(entry.kind || "unknown");
     const rec = {
       id: String(entry.id), kind, index: Number.isInteger(index) ? index : timeline.length ? timeline[timeline.length - 1].index + 1 : 0,
-      view: entry, text: typeof entry.text === "string" ? entry.text : "", node: null, height: null,
+      view: viewOf(entry), text: "", long: null, shed: null, version: 0, node: null, height: null,
       skipUpTo, cache: [],
     };
+    entries.setText(rec, typeof entry.text === "string" ? entry.text : "");
     entries.facts(rec);
+    heldCount += 1;
     return rec;
   }
 
@@ -461,6 +478,10 @@
     if (rec.list) rec.list.remove(rec);
     if (rec.node) entries.unbuild(rec);
     recs.delete(rec.id);
+    if (!rec.shed) heldCount -= 1;
+    rec.shed = rec.long = null;
+    rec.text = "";
+    restoreWanted.delete(rec);
     const at = timeline.indexOf(rec);
     if (at >= 0) timeline.splice(at, 1);
     dirtyFill.delete(rec);
@@ -487,9 +508,10 @@
       place(newRecord(entry, index, skip));
       return;
     }
-    rec.view = entry;
+    if (rec.shed) { rec.shed = null; heldCount += 1; }
+    rec.view = viewOf(entry);
     const text = typeof entry.text === "string" ? entry.text : "";
-    if (text !== rec.text) { rec.text = text; dirtyText.add(rec); }
+    if (rec.long || text !== rec.text) { entries.setText(rec, text); dirtyText.add(rec); }
     entries.facts(rec);
     dirtyFill.add(rec);
     if (rec.list) rec.list.changed(rec);
@@ -517,7 +539,8 @@
       const rec = recs.get(String(op.id));
       if (!rec) { holdForOlder(String(op.id), op, counter); return; }
       if (counter <= rec.skipUpTo) return;
-      rec.text += String(op.text ?? "");
+      if (rec.shed || restoring.has(rec)) { holdUntilRestored(rec, op, counter); return; }
+      entries.appendText(rec, String(op.text ?? ""));
       dirtyText.add(rec);
       if (rec.list) rec.list.changed(rec);
     },
@@ -525,10 +548,12 @@
       const rec = recs.get(String(op.id));
       if (!rec) { holdForOlder(String(op.id), op, counter); return; }
       if (counter <= rec.skipUpTo) return;
+      // Cut inside a text held clipped (or not held): the whole text comes from the server first.
+      if (rec.shed || rec.long || restoring.has(rec)) { holdUntilRestored(rec, op, counter); return; }
       // `len` counts UTF-16 code units, the unit of JavaScript strings.
       const len = Math.max(0, Math.min(rec.text.length, Number(op.len) || 0));
       if (len === rec.text.length) return;
-      rec.text = rec.text.slice(0, len);
+      entries.setText(rec, rec.text.slice(0, len));
       dirtyText.add(rec);
       if (rec.list) rec.list.changed(rec);
     },
@@ -540,18 +565,10 @@
     set_usage: (op) => { usageOp = op; },
     set_commands: (op) => {
       commands = Array.isArray(op.commands) ? op.commands.filter((c) => c && typeof c === "object") : [];
-      const ul = $("commands");
-      ul.replaceChildren();
-      for (const c of commands) {
-        const li = el("li", null, "/" + String(c.name || ""));
-        const hint = c.input && typeof c.input.hint === "string" ? c.input.hint : "";
-        if (hint) li.appendChild(el("span", "palette-hint", " " + hint));
-        if (c.description) li.appendChild(el("div", "palette-description", c.description));
-        ul.appendChild(li);
-      }
+      panels.showCommands(commands);
     },
     set_session_info: (op) => panels.onSessionInfo(op.info),
-    notice: (op) => showNotice(op),
+    notice: (op) => panels.showNotice(op),
     web_banner: (op) => banner(op.text, op.level),
     web_permission: cards.showPermission,
     web_permission_resolved: cards.resolvePermission,
@@ -562,6 +579,101 @@
     web_permission_auto: cards.showAutoAnswer,
     web_session: () => refreshSessions(),
   };
+
+  // ---- bounded memory: far entries hold no text ---------------------------------------------
+
+  // Only records near what is drawn keep their text and view. The others are "shed": they keep
+  // their id, kind, index, height, what cards match them by, and the length and hash of the text
+  // the page applied (`rec.shed`). One that must be drawn again, or gets a text op, is fetched back
+  // (a page of entries cut at a batch; ops of later batches, held meanwhile, are applied after it).
+  const HELD_LIMIT = 600; // records holding their text before a shedding pass
+  const KEEP_NEAR = 150; // timeline positions on either side of the drawn records that keep theirs
+  let heldCount = 0; // records not shed
+  const restoreWanted = new Set(); // records whose text is to be fetched back
+  const restoring = new Map(); // record -> ops held until its text is back [{op, counter}]
+  let restoreHeld = 0;
+  let restoreBusy = false;
+
+  function shedFar() {
+    let lo = Infinity, hi = -Infinity;
+    for (const list of lists) {
+      const d = list.drawn();
+      if (d.length) { lo = Math.min(lo, d[0].index); hi = Math.max(hi, d[d.length - 1].index); }
+    }
+    const last = timeline[timeline.length - 1];
+    if (lo === Infinity) lo = hi = last ? last.index : 0;
+    for (const rec of timeline) {
+      if (rec.shed || rec === last || rec.node || restoring.has(rec) || restoreWanted.has(rec) || hasCards(rec)) continue;
+      if (rec.kind === "plan" || rec.kind === "plan_text") continue;
+      if (rec.index >= lo - KEEP_NEAR && rec.index <= hi + KEEP_NEAR) continue;
+      if (rec.height == null && rec.estimated == null) entries.estimate(rec, 700);
+      rec.shed = { length: entries.lengthOf(rec), hash: entries.hashOf(rec) };
+      Object.assign(rec, { text: "", long: null, view: null, version: rec.version + 1 });
+      heldCount -= 1;
+    }
+  }
+
+  // Asks for a shed record's text (or the whole of a clipped one) from the server.
+  function restore(rec) {
+    if ((!rec.shed && !rec.long) || recs.get(rec.id) !== rec) return;
+    restoreWanted.add(rec);
+    fetchRestores();
+  }
+
+  function holdUntilRestored(rec, op, counter) {
+    (restoring.get(rec) || restoring.set(rec, []).get(rec)).push({ op, counter });
+    if (++restoreHeld > PENDING_LIMIT) reconnect(); else { restoreWanted.add(rec); fetchRestores(); }
+  }
+
+  // Resolves once the record holds its text again (at once when it does).
+  function whenRestored(rec) {
+    if (!restoreWanted.has(rec)) return Promise.resolve();
+    return new Promise((resolve) => { (rec.onRestored = rec.onRestored || []).push(resolve); });
+  }
+
+  function fetchRestores() {
+    if (restoreBusy || !restoreWanted.size || current === null) return;
+    let lo = Infinity, hi = -1;
+    for (const rec of restoreWanted) { lo = Math.min(lo, rec.index); hi = Math.max(hi, rec.index); }
+    hi = Math.min(hi, lo + 499);
+    restoreBusy = true;
+    const asked = epoch;
+    const session = current;
+    api("/api/sessions/" + encodeURIComponent(session) + "/entries?before=" + (hi + 1) + "&limit=" + (hi + 1 - lo)).then((page) => {
+      if (asked !== epoch || session !== current) return;
+      const cut = parseId(page.event);
+      if (!cut || (generation !== null && cut.generation !== generation)) { reconnect(); return; }
+      const got = new Set();
+      for (const item of Array.isArray(page.entries) ? page.entries : []) {
+        const entry = item && item.entry;
+        const rec = entry ? recs.get(String(entry.id)) : null;
+        if (!rec || !restoreWanted.has(rec)) continue;
+        got.add(rec);
+        const held = restoring.get(rec) || [];
+        restoring.delete(rec);
+        restoreHeld -= held.length;
+        restoreWanted.delete(rec);
+        if (rec.shed) { rec.shed = null; heldCount += 1; }
+        rec.view = viewOf(entry);
+        entries.setText(rec, typeof entry.text === "string" ? entry.text : "");
+        entries.facts(rec);
+        rec.skipUpTo = Math.max(rec.skipUpTo, cut.counter);
+        dirtyFill.add(rec);
+        dirtyText.add(rec);
+        for (const { op, counter } of held) if (counter > cut.counter) apply(op, counter);
+        if (rec.list) rec.list.changed(rec);
+        for (const resolve of rec.onRestored || []) resolve();
+        rec.onRestored = null;
+      }
+      // A record of the range the server did not send (its index moved): the view starts over.
+      for (const rec of restoreWanted) if (rec.index >= lo && rec.index <= hi && !got.has(rec)) { reconnect(); return; }
+    }).catch((e) => {
+      if (asked === epoch) banner("Cannot load entries: " + e.message, "error");
+    }).finally(() => {
+      restoreBusy = false;
+      if (asked === epoch) { schedule(); setTimeout(fetchRestores, 0); }
+    });
+  }
 
   // ---- older entries, on demand -------------------------------------------------------------
 
@@ -616,12 +728,20 @@
     return asked === epoch;
   }
 
+  // The search reads the server's entries (the page holds the text of a few only), a page at a
+  // time; a match is brought in (older entries loaded, its text fetched back) when shown.
   const search = window.SpindleSearch.create({
     $, el,
-    records: () => timeline,
-    loadAll,
-    reveal: (rec, offset, done) => {
-      if (!entries.drawnAt(rec, offset)) entries.expand(rec);
+    end: () => (timeline.length ? timeline[timeline.length - 1].index + 1 : 0),
+    fetchEntries: (before, limit) => api("/api/sessions/" + encodeURIComponent(current) + "/entries?before=" + before + "&limit=" + limit),
+    reveal: async (match, done) => {
+      const asked = epoch;
+      while (!recs.has(match.id) && loadedFrom > 0 && asked === epoch) if (!(await loadOlder(500))) break;
+      const rec = recs.get(match.id);
+      if (!rec || asked !== epoch) return;
+      restore(rec);
+      await whenRestored(rec);
+      if (!entries.drawnAt(rec, match.offset)) { entries.expand(rec); await whenRestored(rec); }
       const list = rec.list;
       if (list) { list.reveal(rec, "center", done); schedule(); return; }
       if (rec.node) { rec.node.scrollIntoView({ block: "center" }); done(rec.node); }
@@ -644,33 +764,6 @@
     $("cancel").disabled = !running;
   }
 
-  function setUsage(op) {
-    const usage = op.usage || {};
-    const used = Number(usage.used), size = Number(usage.size);
-    const meter = $("usage-meter");
-    if (Number.isFinite(used) && Number.isFinite(size) && size > 0) {
-      meter.max = size;
-      meter.value = Math.min(used, size);
-      $("usage-text").textContent = "context: " + used + " / " + size + " (" + Math.round((100 * used) / size) + "%)";
-    } else {
-      meter.max = 1;
-      meter.value = 0;
-      $("usage-text").textContent = "context: n/a";
-    }
-  }
-
-  // Notices are live events: shown for a while, never part of the transcript.
-  function showNotice(op) {
-    const box = $("notices");
-    const n = el("div", "notice");
-    n.dataset.severity = String(op.severity || "info");
-    n.appendChild(el("strong", null, op.title || "notice"));
-    if (op.description) n.appendChild(el("span", null, " " + op.description));
-    box.appendChild(n);
-    while (box.children.length > 3) box.firstChild.remove();
-    setTimeout(() => n.remove(), 8000);
-  }
-
   // ---- controls ----------------------------------------------------------------------------
 
   $("cancel").addEventListener("click", async () => {
@@ -679,65 +772,24 @@
     catch (e) { banner("Cancel failed: " + e.message, "error"); }
   });
 
-  // Phone width: the sessions, the chat and the panes are tabs (see app.css); arrows move along.
-  const tabs = [...document.querySelectorAll("#tabs [role=tab]")];
-  function showTab(name, focus) {
-    document.body.dataset.tab = name;
-    for (const tab of tabs) {
-      const on = tab.dataset.tab === name;
-      tab.setAttribute("aria-selected", on ? "true" : "false");
-      tab.tabIndex = on ? 0 : -1;
-      if (on && focus) tab.focus();
-    }
-    for (const list of lists) list.invalidate();
-    schedule();
-  }
-  for (const tab of tabs) {
-    tab.addEventListener("click", () => showTab(tab.dataset.tab));
-    tab.addEventListener("keydown", (event) => {
-      const at = tabs.indexOf(tab);
-      const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
-      if (!step) return;
-      event.preventDefault();
-      showTab(tabs[(at + step + tabs.length) % tabs.length].dataset.tab, true);
-    });
-  }
-  showTab(document.body.dataset.tab || "chat");
+  panels.showTab(document.body.dataset.tab || "chat");
 
   // Read-only view of the applied state, for tests and debugging: what each entry's text
   // buffer holds, in timeline order (every entry the page holds: after a reopen, the tail and
   // what was loaded since); `loadAll()` loads the older ones; `stats()` counts what is drawn.
   window.SpindleView = Object.freeze({
-    entries: () => timeline.map((rec) => ({ id: rec.id, kind: rec.kind, text: rec.text })),
+    entries: () => entries.checked(timeline.slice(), () => api("/api/sessions/" + encodeURIComponent(current) + "/transcript")),
     loadAll: () => loadAll(),
     stats: () => ({
       held: timeline.length, loadedFrom, queued, pendingOld: pendingCount, frames, events, batches, slowFrames,
       drawn: transcript.drawnCount() + thoughts.drawnCount(),
+      withText: heldCount, textLength: timeline.reduce((n, rec) => n + (rec.shed ? rec.shed.length : entries.lengthOf(rec)), 0),
     }),
   });
 
-  // The first entries of a turn would otherwise pay for loading and shaping the fonts they use
-  // (monospace for tool output and code, bold, italic): one long first frame. Drawn once here,
-  // out of sight, when the page is idle after loading.
-  function warmFonts() {
-    const box = el("div");
-    box.setAttribute("aria-hidden", "true");
-    Object.assign(box.style, { position: "fixed", left: "-10000px", top: "0", width: "600px", visibility: "hidden", pointerEvents: "none" });
-    const sample = "the stream client \"quoted\" caf\u00e9 \u2192 0123456789 {}[]()<>";
-    const tool = el("article", "entry tool");
-    tool.append(el("div", "who", sample), el("pre", "tool-output", sample), el("pre", "terminal-output", sample));
-    const agent = el("article", "entry agent");
-    const md = el("div", "md");
-    const p = el("p", null, sample);
-    p.append(el("code", null, sample), el("strong", null, sample), el("em", null, sample));
-    md.append(p, el("pre", null, sample));
-    agent.append(md);
-    box.append(tool, agent);
-    document.body.appendChild(box);
-    void box.offsetHeight;
-    box.remove();
-  }
-  (window.requestIdleCallback || ((f) => setTimeout(f, 50)))(warmFonts);
+
+
+  (window.requestIdleCallback || ((f) => setTimeout(f, 50)))(entries.warmFonts);
 
   (async () => {
     const sessions = (await refreshSessions()) || [];

@@ -5,7 +5,7 @@
 "use strict";
 
 (function () {
-  function create({ el, fileDiff, markdown, changed }) {
+  function create({ el, fileDiff, markdown, changed, wantWhole }) {
     // How much of one entry's text is drawn at most (the rest on request: "Show all"), so that
     // one drawn entry costs a bounded DOM and layout whatever its length.
     const DRAWN_LIMIT = 64 * 1024;
@@ -16,6 +16,54 @@
     // Terminal output is shown with its control characters made visible (ESC as U+241B, ...),
     // one character for one, so UTF-16 offsets of truncate_text still hold.
     const TERMINAL_KINDS = new Set(["terminal", "tool_call"]);
+
+    // ---- an entry's text as the page holds it ----------------------------------------------
+    // A text of up to KEEP_WHOLE characters is held whole (`rec.text`). A longer one (a long
+    // message or output, usually while it streams) is held as much as can be drawn: its first
+    // DRAWN_LIMIT characters (`rec.long.head`), its last DRAWN_LIMIT to 2 x DRAWN_LIMIT
+    // (`rec.text`), its length, and a hash of the whole text (FNV-1a over UTF-16 units, kept up to
+    // date on every append) so that what the page applied can still be checked against the
+    // server's text. The middle stays on the server ("Show all" fetches it). Every change bumps
+    // `rec.version` (what showText compares).
+    const KEEP_WHOLE = 2 * DRAWN_LIMIT + TAIL_SHOWN;
+    const FNV_OFFSET = 0x811c9dc5;
+    function hashText(h, s) {
+      for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+      return h >>> 0;
+    }
+    // A copy that shares no memory with a longer string (a slice of a string may keep all of it).
+    const own = (s) => (s.length < 16 ? s : (" " + s).slice(1));
+    const lengthOf = (rec) => (rec.long ? rec.long.length : rec.text.length);
+    // The first `n` (at most DRAWN_LIMIT + 1) and the last `n` (at most DRAWN_LIMIT) characters.
+    const headOf = (rec, n) => (rec.long ? rec.long.head : rec.text).slice(0, n);
+    const tailOf = (rec, n) => rec.text.slice(Math.max(0, rec.text.length - n));
+    // The hash of the whole text (computed for a text held whole).
+    const hashOf = (rec) => (rec.long ? rec.long.hash : hashText(FNV_OFFSET, rec.text));
+
+    function setText(rec, text) {
+      rec.version = (rec.version || 0) + 1;
+      rec.long = null;
+      if (text.length > KEEP_WHOLE && !rec.expanded) clipText(rec, text);
+      else rec.text = text;
+    }
+
+    function clipText(rec, text) {
+      rec.long = { length: text.length, head: own(text.slice(0, DRAWN_LIMIT + 1)), hash: hashText(FNV_OFFSET, text) };
+      rec.text = own(text.slice(text.length - DRAWN_LIMIT));
+    }
+
+    function appendText(rec, more) {
+      rec.version = (rec.version || 0) + 1;
+      if (!rec.long) {
+        rec.text += more;
+        if (rec.text.length > KEEP_WHOLE && !rec.expanded) clipText(rec, rec.text);
+        return;
+      }
+      rec.long.length += more.length;
+      rec.long.hash = hashText(rec.long.hash, more);
+      rec.text += more;
+      if (rec.text.length > 2 * DRAWN_LIMIT) rec.text = own(rec.text.slice(rec.text.length - DRAWN_LIMIT));
+    }
 
     function shown(rec, text) {
       if (!TERMINAL_KINDS.has(rec.kind)) return text;
@@ -97,6 +145,7 @@
       rec.node.dataset.kind = kind;
       rec.node.dataset.index = String(rec.index);
       rec.shownText = null;
+      rec.shownVersion = null;
       rec.renderer = null;
       rec.cache = [];
       rec.attachmentSignature = null;
@@ -107,7 +156,7 @@
     // Drops the entry's DOM (it left the viewport). Its record keeps everything else.
     function unbuild(rec) {
       if (rec.node) rec.node.remove();
-      for (const key of ["node", "head", "body", "extra", "term", "termExit", "attachments", "renderer", "shownText", "cards", "treeAsked", "clip", "clipped"]) rec[key] = null;
+      for (const key of ["node", "head", "body", "extra", "term", "termExit", "attachments", "renderer", "shownText", "cards", "treeAsked", "clip", "clipped", "shownVersion"]) rec[key] = null;
       rec.cache = [];
       rec.attachmentSignature = null;
     }
@@ -116,18 +165,23 @@
     // re-rendered incrementally. Once per frame at most (the caller coalesces the text ops).
     function showText(rec) {
       if (!rec.node) return;
-      const text = rec.text;
       if (rec.kind === "boundary") { fillBoundary(rec); return; }
-      if (!rec.body) return;
-      const long = text.length > DRAWN_LIMIT && !rec.expanded;
+      if (!rec.body || rec.shownVersion === rec.version) return;
+      rec.shownVersion = rec.version;
+      const length = lengthOf(rec);
+      // Expanded: drawn whole once the whole text is here (until then, clipped).
+      const long = length > DRAWN_LIMIT && !(rec.expanded && !rec.long);
       if (rec.body.nodeType === Node.TEXT_NODE) {
         const before = rec.shownText;
-        if (before === text) return;
         if (long) {
           // Output: its last part is what matters.
-          rec.body.data = shown(rec, text.slice(text.length - DRAWN_LIMIT));
-          clipNote(rec, rec.body.parentNode, text.length - DRAWN_LIMIT, "beforebegin");
-        } else if (rec.clip) {
+          rec.body.data = shown(rec, tailOf(rec, DRAWN_LIMIT));
+          clipNote(rec, rec.body.parentNode, length - DRAWN_LIMIT, "beforebegin");
+          rec.shownText = null;
+          return;
+        }
+        const text = rec.text;
+        if (rec.clip) {
           rec.clip.remove();
           rec.clip = null;
           rec.body.data = shown(rec, text);
@@ -136,14 +190,14 @@
         rec.shownText = text;
         return;
       }
-      if (rec.shownText === text) return;
       if (long) {
-        showClipped(rec, text);
+        showClipped(rec, length);
+        rec.shownText = null;
       } else {
         if (rec.clipped) { rec.body.replaceChildren(); rec.clipped = null; rec.renderer = null; rec.shownText = null; rec.cache = []; }
-        showMarkdown(rec, text);
+        showMarkdown(rec, rec.text);
+        rec.shownText = rec.text;
       }
-      rec.shownText = text;
     }
 
     function showMarkdown(rec, text) {
@@ -158,23 +212,24 @@
 
     // A message longer than DRAWN_LIMIT: its first part as markdown (up to a line end), a note
     // saying how much is not drawn, and its last part as plain text (it grows while it streams).
-    function showClipped(rec, text) {
+    function showClipped(rec, length) {
       if (!rec.clipped) {
         rec.body.replaceChildren();
         rec.renderer = null;
-        const newline = text.lastIndexOf("\n", DRAWN_LIMIT);
+        const start = headOf(rec, DRAWN_LIMIT + 1);
+        const newline = start.lastIndexOf("\n", DRAWN_LIMIT);
         const headCut = newline > DRAWN_LIMIT / 2 ? newline + 1 : DRAWN_LIMIT;
         const head = el("div", "md-head");
         const tail = el("div", "md-tail");
         rec.body.append(head, tail);
         const renderer = markdown.streaming ? markdown.streaming(head) : null;
-        if (renderer) renderer.update(text.slice(0, headCut));
-        else markdown.render(head, text.slice(0, headCut), []);
+        if (renderer) renderer.update(start.slice(0, headCut));
+        else markdown.render(head, start.slice(0, headCut), []);
         rec.clipped = { headCut, tail };
       }
       const { headCut, tail } = rec.clipped;
-      const tailFrom = Math.max(headCut, text.length - TAIL_SHOWN);
-      tail.textContent = text.slice(tailFrom);
+      const tailFrom = Math.max(headCut, length - TAIL_SHOWN);
+      tail.textContent = tailOf(rec, length - tailFrom);
       clipNote(rec, tail, tailFrom - headCut, "beforebegin");
     }
 
@@ -199,22 +254,26 @@
     }
 
     // Draws the whole text of a clipped entry (the reader asked, or the search needs it).
+    // (A text held clipped is asked for whole first: `wantWhole`; drawn whole once it is here.)
     function expand(rec) {
       if (rec.expanded) return;
       rec.expanded = true;
+      if (rec.long) wantWhole(rec);
       if (!rec.node) return;
-      if (rec.clip) { rec.clip.remove(); rec.clip = null; }
+      if (!rec.long && rec.clip) { rec.clip.remove(); rec.clip = null; }
       rec.shownText = null;
+      rec.shownVersion = null;
       showText(rec);
       changed(rec);
     }
 
     // Whether `offset` of the entry's text is drawn now.
     function drawnAt(rec, offset) {
-      if (rec.expanded || rec.text.length <= DRAWN_LIMIT) return true;
-      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) return offset >= rec.text.length - DRAWN_LIMIT;
+      const length = lengthOf(rec);
+      if ((rec.expanded && !rec.long) || length <= DRAWN_LIMIT) return true;
+      if (rec.body && rec.body.nodeType === Node.TEXT_NODE) return offset >= length - DRAWN_LIMIT;
       const headCut = rec.clipped ? rec.clipped.headCut : DRAWN_LIMIT / 2;
-      return offset < headCut || offset >= Math.max(headCut, rec.text.length - TAIL_SHOWN);
+      return offset < headCut || offset >= Math.max(headCut, length - TAIL_SHOWN);
     }
 
     function fillBoundary(rec) {
@@ -402,10 +461,13 @@
     }
 
     // A height guess for an entry never drawn at this width: a header, then its text's lines.
+    // (A shed record, whose text the page no longer holds, keeps its last guess.)
     function estimate(rec, width) {
+      if (rec.shed && rec.estimated != null) return rec.estimated;
       // Cached by length and width (numbers: no string built per call).
-      if (rec.estimatedLength === rec.text.length && rec.estimatedWidth === width && rec.estimatedExpanded === !!rec.expanded) return rec.estimated;
-      rec.estimatedLength = rec.text.length;
+      const length = lengthOf(rec);
+      if (rec.estimatedLength === length && rec.estimatedWidth === width && rec.estimatedExpanded === !!rec.expanded) return rec.estimated;
+      rec.estimatedLength = length;
       rec.estimatedWidth = width;
       rec.estimatedExpanded = !!rec.expanded;
       rec.estimated = guess(rec, width);
@@ -416,7 +478,7 @@
       if (rec.kind === "boundary") return 48;
       if (rec.kind === "plan") return 30 + 24 * ((rec.view && rec.view.plan && rec.view.plan.entries) || []).length;
       const perLine = Math.max(20, Math.floor((width || 700) / 8));
-      const text = rec.expanded ? rec.text : rec.text.slice(0, DRAWN_LIMIT + TAIL_SHOWN);
+      const text = rec.long ? rec.long.head : rec.expanded ? rec.text : rec.text.slice(0, DRAWN_LIMIT + TAIL_SHOWN);
       let lines = 0;
       if (text.length < 20000) {
         // Line by line without splitting (no garbage per guess).
@@ -435,7 +497,50 @@
       return chrome + 21 * Math.min(lines, 2000);
     }
 
-    return Object.freeze({ build, unbuild, fill, facts, showText, estimate, expand, drawnAt, DRAWN_LIMIT, MARKDOWN_KINDS });
+    // The first entries of a turn would otherwise pay for loading and shaping the fonts they use
+    // (monospace for tool output and code, bold, italic): one long first frame. Drawn once here,
+    // out of sight, when the page is idle after loading.
+    function warmFonts() {
+      const box = el("div");
+      box.setAttribute("aria-hidden", "true");
+      Object.assign(box.style, { position: "fixed", left: "-10000px", top: "0", width: "600px", visibility: "hidden", pointerEvents: "none" });
+      const sample = "the stream client \"quoted\" caf\u00e9 \u2192 0123456789 {}[]()<>";
+      const tool = el("article", "entry tool");
+      tool.append(el("div", "who", sample), el("pre", "tool-output", sample), el("pre", "terminal-output", sample));
+      const agent = el("article", "entry agent");
+      const md = el("div", "md");
+      const p = el("p", null, sample);
+      p.append(el("code", null, sample), el("strong", null, sample), el("em", null, sample));
+      md.append(p, el("pre", null, sample));
+      agent.append(md);
+      box.append(tool, agent);
+      document.body.appendChild(box);
+      void box.offsetHeight;
+      box.remove();
+    }
+    // What the page applied, for tests and the benchmark (a Promise of {id, kind, text} per
+    // record): a shed or clipped entry's text is the server's (`transcript()`) when its length and
+    // hash are those of the text the page applied; otherwise a note that says so (and differs).
+    async function checked(list, transcript) {
+      let server = null;
+      if (list.some((rec) => rec.shed || rec.long)) {
+        const doc = await transcript();
+        server = new Map((doc && Array.isArray(doc.entries) ? doc.entries : []).map((x) => [String(x.id), x]));
+      }
+      return list.map((rec) => {
+        if (!rec.shed && !rec.long) return { id: rec.id, kind: rec.kind, text: rec.text };
+        const mine = rec.shed || { length: rec.long.length, hash: rec.long.hash };
+        const theirs = server.get(rec.id);
+        const text = theirs && typeof theirs.text === "string" ? theirs.text : "";
+        const same = text.length === mine.length && hashText(FNV_OFFSET, text) === mine.hash;
+        return { id: rec.id, kind: rec.kind, text: same ? text : "[not the server's text: " + mine.length + " characters, hash " + mine.hash + "]" };
+      });
+    }
+
+    return Object.freeze({
+      checked, warmFonts, build, unbuild, fill, facts, showText, estimate, expand, drawnAt, DRAWN_LIMIT, MARKDOWN_KINDS,
+      setText, appendText, lengthOf, hashOf,
+    });
   }
 
   window.SpindleEntries = Object.freeze({ create });

@@ -398,9 +398,74 @@ window.SpindlePanels = Object.freeze({
     $("history-refresh").addEventListener("click", () => refreshHistory(false));
     $("history-more").addEventListener("click", () => refreshHistory(true));
 
+    // ---- usage, notices, phone tabs (moved from app.js) -------------------------------------
+
+    function setUsage(op) {
+      const usage = op.usage || {};
+      const used = Number(usage.used), size = Number(usage.size);
+      const meter = $("usage-meter");
+      if (Number.isFinite(used) && Number.isFinite(size) && size > 0) {
+        meter.max = size;
+        meter.value = Math.min(used, size);
+        $("usage-text").textContent = "context: " + used + " / " + size + " (" + Math.round((100 * used) / size) + "%)";
+      } else {
+        meter.max = 1;
+        meter.value = 0;
+        $("usage-text").textContent = "context: n/a";
+      }
+    }
+
+    // Notices are live events: shown for a while, never part of the transcript.
+    function showNotice(op) {
+      const box = $("notices");
+      const n = el("div", "notice");
+      n.dataset.severity = String(op.severity || "info");
+      n.appendChild(el("strong", null, op.title || "notice"));
+      if (op.description) n.appendChild(el("span", null, " " + op.description));
+      box.appendChild(n);
+      while (box.children.length > 3) box.firstChild.remove();
+      setTimeout(() => n.remove(), 8000);
+    }
+
+    // Phone width: the sessions, the chat and the panes are tabs (see app.css); arrows move along.
+    const tabs = [...document.querySelectorAll("#tabs [role=tab]")];
+    function showTab(name, focus) {
+      document.body.dataset.tab = name;
+      for (const tab of tabs) {
+        const on = tab.dataset.tab === name;
+        tab.setAttribute("aria-selected", on ? "true" : "false");
+        tab.tabIndex = on ? 0 : -1;
+        if (on && focus) tab.focus();
+      }
+      ctx.layoutChanged();
+    }
+    for (const tab of tabs) {
+      tab.addEventListener("click", () => showTab(tab.dataset.tab));
+      tab.addEventListener("keydown", (event) => {
+        const at = tabs.indexOf(tab);
+        const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+        if (!step) return;
+        event.preventDefault();
+        showTab(tabs[(at + step + tabs.length) % tabs.length].dataset.tab, true);
+      });
+    }
+
+    // The agent's commands (set_commands), listed in the commands pane.
+    function showCommands(commands) {
+      const ul = $("commands");
+      ul.replaceChildren();
+      for (const c of commands) {
+        const li = el("li", null, "/" + String(c.name || ""));
+        const hint = c.input && typeof c.input.hint === "string" ? c.input.hint : "";
+        if (hint) li.appendChild(el("span", "palette-hint", " " + hint));
+        if (c.description) li.appendChild(el("div", "palette-description", c.description));
+        ul.appendChild(li);
+      }
+    }
+
     return Object.freeze({
-      clear, loadAgent, agent: startedAgent, onStatus, onSessionInfo,
-      onStanding: renderStanding, refreshHistory,
+      showCommands, clear, loadAgent, agent: startedAgent, onStatus, onSessionInfo,
+      onStanding: renderStanding, refreshHistory, setUsage, showNotice, showTab,
     });
   },
 });

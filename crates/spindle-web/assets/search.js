@@ -1,31 +1,32 @@
 // The in-page search (Ctrl/Cmd-F): the browser's own find sees only the entries that are drawn,
-// so this one searches the page's text model (every entry's text, older entries loaded first),
-// then scrolls the match into view and highlights it (CSS Custom Highlight API where there is one;
-// the entry is marked in any case).
+// and the page holds the text of the entries near the viewport only, so this one reads the
+// server's entries a page at a time (newest first; nothing of them is kept but the matches), then
+// brings a match in, scrolls it into view and highlights it (CSS Custom Highlight API where there
+// is one; the entry is marked in any case).
 "use strict";
 
 (function () {
   const MAX_MATCHES = 10000;
+  const PAGE = 500;
 
-  function create({ $, records, loadAll, reveal }) {
+  function create({ $, end, fetchEntries, reveal }) {
     const bar = $("search");
     const input = $("search-input");
     const count = $("search-count");
-    let matches = []; // { rec, nth } (nth: which occurrence within the entry)
+    let matches = []; // { id, index, nth, offset } (nth: which occurrence within the entry)
     let at = -1;
     let query = "";
     let timer = 0;
     let marked = null;
-    let markedAt = null; // { rec, nth } of the marked match
+    let markedAt = null; // { id, nth } of the marked match
     let run = 0;
 
-    // What an entry is searched by: its text, and the titles it shows.
-    function searchable(rec) {
-      const view = rec.view || {};
+    // What an entry is searched by: the titles it shows (`extra`), and its text.
+    function titles(view) {
       let extra = "";
       if (view.toolCall && typeof view.toolCall.title === "string") extra = view.toolCall.title + "\n";
       if (view.raw && typeof view.raw === "object" && typeof view.raw.title === "string") extra += view.raw.title + "\n";
-      return extra + rec.text;
+      return extra;
     }
 
     function open() {
@@ -65,17 +66,37 @@
       unmark();
       if (!text) { count.textContent = ""; return; }
       count.textContent = "searching\u2026";
-      const complete = await loadAll((left) => { if (mine === run) count.textContent = "loading " + left + " older entries\u2026"; });
-      if (mine !== run) return;
       const needle = text.toLowerCase();
-      for (const rec of records()) {
-        const hay = searchable(rec).toLowerCase();
-        let nth = 0;
-        for (let i = hay.indexOf(needle); i >= 0 && matches.length < MAX_MATCHES; i = hay.indexOf(needle, i + needle.length)) {
-          matches.push({ rec, nth: nth++, offset: i - (hay.length - rec.text.length) });
+      const pages = []; // matches of each page, newest page first
+      let found = 0;
+      let before = end();
+      let complete = true;
+      while (before > 0 && found < MAX_MATCHES) {
+        let page;
+        try { page = await fetchEntries(before, PAGE); } catch (_) { complete = false; break; }
+        if (mine !== run) return;
+        const here = [];
+        for (const item of Array.isArray(page && page.entries) ? page.entries : []) {
+          const view = item && item.entry;
+          if (!view) continue;
+          const body = typeof view.text === "string" ? view.text : "";
+          const extra = titles(view);
+          const hay = (extra + body).toLowerCase();
+          let nth = 0;
+          for (let i = hay.indexOf(needle); i >= 0; i = hay.indexOf(needle, i + needle.length)) {
+            here.push({ id: String(view.id), index: Number(item.index), nth: nth++, offset: i - extra.length });
+          }
         }
-        if (matches.length >= MAX_MATCHES) break;
+        pages.push(here);
+        found += here.length;
+        const first = Number(page && page.first);
+        if (!Number.isInteger(first) || first >= before) break;
+        before = first;
+        if (before > 0) count.textContent = "searching\u2026 " + before + " entries to go";
       }
+      // In timeline order; past the limit, the newest.
+      matches = pages.reverse().flat();
+      if (matches.length > MAX_MATCHES) matches = matches.slice(matches.length - MAX_MATCHES);
       if (!matches.length) {
         count.textContent = complete ? "no matches" : "no matches (older entries could not be loaded)";
         return;
@@ -88,13 +109,15 @@
       if (!matches.length) return;
       at = (index + matches.length) % matches.length;
       count.textContent = (at + 1) + " / " + matches.length + (matches.length >= MAX_MATCHES ? "+" : "");
-      const { rec, nth, offset } = matches[at];
+      const match = matches[at];
+      const { id, nth } = match;
       const wanted = at;
-      reveal(rec, offset, (node) => {
-        if (wanted !== at) return;
+      const mine = run;
+      reveal(match, (node) => {
+        if (wanted !== at || mine !== run) return;
         unmark();
         marked = node;
-        markedAt = { rec, nth };
+        markedAt = { id, nth };
         node.classList.add("search-current");
         node.dataset.searchNth = String(nth);
         highlight(node, nth);
@@ -154,7 +177,7 @@
 
     // The entry's DOM was redrawn (the server's rendering came): its highlight is drawn again.
     function redrawn(rec) {
-      if (!markedAt || markedAt.rec !== rec || !rec.node) return;
+      if (!markedAt || markedAt.id !== rec.id || !rec.node) return;
       marked = rec.node;
       marked.classList.add("search-current");
       highlight(rec.node, markedAt.nth);

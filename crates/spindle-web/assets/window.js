@@ -24,7 +24,7 @@
   // "At the end" for following: within this many pixels of the bottom.
   const FOLLOW_SLACK = 80;
 
-  function create({ container, entries, keep, needOlder, onDrawn }) {
+  function create({ container, entries, keep, needOlder, onDrawn, wantText }) {
     const top = document.createElement("div");
     const bottom = document.createElement("div");
     top.className = bottom.className = "spacer";
@@ -192,7 +192,11 @@
       for (const rec of drawn) if (!keepSet.has(rec)) release(rec);
       let previous = top;
       for (const rec of next) {
-        if (!rec.node) entries.build(rec);
+        if (!rec.node) {
+          entries.build(rec);
+          // A record whose text the page let go: drawn at its known height once it is back.
+          if (rec.shed) wantText(rec);
+        }
         if (rec.node.previousSibling !== previous || rec.node.parentNode !== container) previous.after(rec.node);
         previous = rec.node;
       }
@@ -206,7 +210,7 @@
         const end = bottom.getBoundingClientRect().top;
         for (let i = 0; i < next.length; i++) {
           const h = (i + 1 < next.length ? tops[i + 1] : end) - tops[i];
-          if (h >= 0 && Math.abs((next[i].height ?? -1) - h) > 0.5) {
+          if (h >= 0 && !next[i].shed && Math.abs((next[i].height ?? -1) - h) > 0.5) {
             next[i].height = h;
             if (!changed) invalidateFrom(first + i);
             changed = true;
