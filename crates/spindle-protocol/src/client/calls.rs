@@ -12,6 +12,7 @@
 //! | [`ClientCore::load_session`] | `session/load` behind `loadSession` | `session/resume` with `replayFrom: {type: "start"}` |
 //! | [`ClientCore::close_session`] | `session/close` behind `sessionCapabilities.close` | `session/close` (baseline) |
 //! | [`ClientCore::resume_session`] | `session/resume` behind `sessionCapabilities.resume` (no replay) | `session/resume`, optional `replayFrom` |
+//! | [`ClientCore::attach_session`] | `session/attach {sessionId, role, historyPolicy}` (Spindle's multi-client extension of the remote transport) | same |
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -23,6 +24,52 @@ use spindle_wire::client_methods::{
 use super::core::{ClientCore, Purpose};
 use super::types::ClientError;
 use crate::jsonrpc::{RequestId, to_raw};
+
+/// The role a client joins a running session with
+/// ([`ClientCore::attach_session`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AttachRole {
+    /// Prompts, cancels, answers permission questions, changes settings.
+    #[default]
+    Controller,
+    /// Sees everything, changes nothing (changing requests are refused).
+    Observer,
+}
+
+impl AttachRole {
+    /// The wire value.
+    pub fn wire(self) -> &'static str {
+        match self {
+            AttachRole::Controller => spindle_wire::remote::ROLE_CONTROLLER,
+            AttachRole::Observer => spindle_wire::remote::ROLE_OBSERVER,
+        }
+    }
+}
+
+/// What an attached session sends first ([`ClientCore::attach_session`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HistoryPolicy {
+    /// The whole session so far as updates, then the open permission
+    /// questions.
+    #[default]
+    Full,
+    /// Only the open permission questions.
+    PendingOnly,
+    /// Nothing: live messages only.
+    None,
+}
+
+impl HistoryPolicy {
+    /// The wire value.
+    pub fn wire(self) -> &'static str {
+        use spindle_wire::remote::{HISTORY_FULL, HISTORY_NONE, HISTORY_PENDING_ONLY};
+        match self {
+            HistoryPolicy::Full => HISTORY_FULL,
+            HistoryPolicy::PendingOnly => HISTORY_PENDING_ONLY,
+            HistoryPolicy::None => HISTORY_NONE,
+        }
+    }
+}
 
 /// One session the agent listed in `session/list`.
 #[derive(Debug, Clone, PartialEq)]
@@ -252,6 +299,33 @@ impl<T> ClientCore<T> {
         }
         let params = raw(&json!({ fields::SESSION_ID: session_id }))?;
         self.register(SESSION_CLOSE, params, Purpose::Other, data)
+    }
+
+    /// Joins a running session of a remote endpoint with Spindle's
+    /// multi-client extension (`session/attach`: `spindle serve`'s and
+    /// `spindle bridge --listen`'s `/acp`). The session is known from now
+    /// on, so the history the server sends before its answer (`history`)
+    /// and every live update after it are routed to it like a loaded
+    /// session's, without "unknown session" diagnostics. The result is
+    /// `{sessionId, role, lastEventId}`. Needs `initialize` first; whether
+    /// the endpoint offers the extension shows in its answer (an endpoint
+    /// without it answers method not found).
+    pub fn attach_session(
+        &mut self,
+        session_id: &str,
+        role: AttachRole,
+        history: HistoryPolicy,
+        data: T,
+    ) -> Result<RequestId, ClientError> {
+        use spindle_wire::remote::{HISTORY_POLICY, ROLE, SESSION_ATTACH};
+        self.require_init()?;
+        self.register_session(session_id);
+        let params = raw(&json!({
+            fields::SESSION_ID: session_id,
+            ROLE: role.wire(),
+            HISTORY_POLICY: history.wire(),
+        }))?;
+        self.register(SESSION_ATTACH, params, Purpose::Other, data)
     }
 
     /// `session/resume` (see [`InitializeOutcome::can_resume_session`](super::InitializeOutcome::can_resume_session));

@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::jsonrpc::{RequestId, ResponseError};
 use crate::transport::{ChildHandle, Connection, MessageSender, SpawnOptions, spawn_child};
-pub use calls::{AgentSessionInfo, SessionList};
+pub use calls::{AgentSessionInfo, AttachRole, HistoryPolicy, SessionList};
 pub use capabilities::{AGENT_AUTH_KIND, AuthMethod, PromptCapabilities};
 pub use core::{ClientCore, Completion, HandshakePhase};
 use dispatch::{Shared, Step, Waiter, complete, dispatch_loop};
@@ -185,6 +185,20 @@ impl AcpClient {
         mcp_servers: &Value,
     ) -> Result<Box<RawValue>, ClientError> {
         self.request_with(|core, waiter| core.load_session(session_id, cwd, mcp_servers, waiter))
+            .await
+    }
+
+    /// Joins the running session `session_id` of a remote endpoint
+    /// (`session/attach`, Spindle's multi-client extension) as `role`, with
+    /// `history` sent first; see [`ClientCore::attach_session`]. The
+    /// history's updates come as events of the session before this returns.
+    pub async fn attach_session(
+        &self,
+        session_id: &str,
+        role: AttachRole,
+        history: HistoryPolicy,
+    ) -> Result<Box<RawValue>, ClientError> {
+        self.request_with(|core, waiter| core.attach_session(session_id, role, history, waiter))
             .await
     }
 

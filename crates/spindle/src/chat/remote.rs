@@ -8,13 +8,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
+use spindle_protocol::client::{AttachRole, HistoryPolicy};
 use spindle_protocol::transport::remote::{
     RemoteNotice, RemoteOptions, RemoteProfile, connect_remote,
 };
 use spindle_protocol::transport::{ChildExit, ChildHandle, Connection, ConnectionOptions};
-use spindle_protocol::{AcpClient, ClientError, jsonrpc::to_raw};
-use spindle_wire::remote::{HISTORY_POLICY, ROLE, SESSION_ATTACH};
+use spindle_protocol::{AcpClient, ClientError};
 
 use super::render;
 
@@ -36,17 +35,6 @@ pub enum History {
     PendingOnly,
     /// Nothing: live messages only.
     None,
-}
-
-impl History {
-    fn wire(self) -> &'static str {
-        use spindle_wire::remote::{HISTORY_FULL, HISTORY_NONE, HISTORY_PENDING_ONLY};
-        match self {
-            History::Full => HISTORY_FULL,
-            History::PendingOnly => HISTORY_PENDING_ONLY,
-            History::None => HISTORY_NONE,
-        }
-    }
 }
 
 /// The agent's end of the chat: a child process or a remote endpoint.
@@ -137,9 +125,9 @@ pub(crate) async fn report_end(agent: &AgentEnd, stderr_tail: impl FnOnce(&Child
 }
 
 /// Joins the running session `session_id` of the endpoint (`session/attach`
-/// as `role`, with `history` first); the session's updates then come like
-/// those of a loaded session. Returns the result (`{sessionId, role,
-/// lastEventId}`).
+/// as `role`, with `history` first): the history comes as the session's
+/// updates before the answer, like a loaded session's replay. Returns the
+/// result (`{sessionId, role, lastEventId}`).
 pub(crate) async fn attach(
     client: &AcpClient,
     session_id: &str,
@@ -147,14 +135,13 @@ pub(crate) async fn attach(
     history: History,
 ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
     let role = match role {
-        Role::Controller => spindle_wire::remote::ROLE_CONTROLLER,
-        Role::Observer => spindle_wire::remote::ROLE_OBSERVER,
+        Role::Controller => AttachRole::Controller,
+        Role::Observer => AttachRole::Observer,
     };
-    let params = json!({
-        spindle_wire::client_methods::fields::SESSION_ID: session_id,
-        ROLE: role,
-        HISTORY_POLICY: history.wire(),
-    });
-    let params = to_raw(&params).map_err(|e| ClientError::Protocol(e.to_string()))?;
-    client.call(SESSION_ATTACH, params).await
+    let history = match history {
+        History::Full => HistoryPolicy::Full,
+        History::PendingOnly => HistoryPolicy::PendingOnly,
+        History::None => HistoryPolicy::None,
+    };
+    client.attach_session(session_id, role, history).await
 }

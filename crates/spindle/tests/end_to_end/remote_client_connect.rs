@@ -226,3 +226,84 @@ fn remote_client_attach_as_observer_sees_the_session_and_cannot_prompt() {
     served.wait_finished_turns(session.parse().unwrap(), 2);
     served.stop();
 }
+
+/// `spindle chat FLAGS` with `input` on stdin (then closed); its output.
+fn chat_with_input(flags: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(SPINDLE)
+        .arg("chat")
+        .args(flags)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run spindle chat");
+    let mut stdin = child.stdin.take().expect("stdin piped");
+    stdin
+        .write_all(input.as_bytes())
+        .expect("write the prompts");
+    drop(stdin);
+    child.wait_with_output().expect("wait for spindle chat")
+}
+
+/// `--attach URL SESSION` opens the running session at start: with
+/// `--history full` its turns so far are shown first, then
+/// `[session N loaded]`, then the new turn; the history's updates belong to
+/// a session the client knows (no "unknown session" diagnostic, before or
+/// after the first prompt). With `--history none` nothing of before is
+/// shown and the new turn works the same.
+#[test]
+fn remote_client_attach_shows_the_history_first_without_unknown_session_diagnostics() {
+    let dir = TempDir::new("remote-client-attach-history");
+    let served = serve_acp(&dir, &[]);
+    let session = served.create_session();
+    served.prompt(session, "/scenario thoughts");
+    served.wait_finished_turns(session, 1);
+    let url = acp_url(&served, "http");
+    let id = session.to_string();
+    let mut finished = 1;
+    for transport in ["http", "ws"] {
+        let out = chat_with_input(
+            &["--attach", &url, &id, "--transport", transport],
+            "/scenario notice\n",
+        );
+        let stdout = text(&out.stdout);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{transport}: {stderr}");
+        for stream in [&stdout, &stderr] {
+            assert!(
+                !stream.contains("unknown session") && !stream.contains("diagnostic"),
+                "{transport}:\n{stdout}\n{stderr}"
+            );
+        }
+        // The history (the first turn, and the turns attached clients
+        // added since), the marker, the new turn.
+        let history = stdout
+            .find(scenarios::THOUGHTS_REPLY)
+            .unwrap_or_else(|| panic!("{transport}: no history\n{stdout}"));
+        let loaded = stdout
+            .find(&format!("[session {id} loaded]"))
+            .unwrap_or_else(|| panic!("{transport}: no marker\n{stdout}"));
+        let reply = stdout
+            .rfind(scenarios::NOTICE_REPLY)
+            .unwrap_or_else(|| panic!("{transport}: no reply\n{stdout}"));
+        assert!(history < loaded && loaded < reply, "{transport}:\n{stdout}");
+        assert_eq!(stdout.matches(scenarios::THOUGHTS_REPLY).count(), 1);
+        finished += 1;
+        served.wait_finished_turns(session, finished);
+    }
+    let out = chat_with_input(
+        &["--attach", &url, &id, "--history", "none"],
+        "/scenario notice\n",
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!stdout.contains(scenarios::THOUGHTS_REPLY), "{stdout}");
+    assert_eq!(
+        stdout.matches(scenarios::NOTICE_REPLY).count(),
+        1,
+        "{stdout}"
+    );
+    assert!(!text(&out.stderr).contains("unknown session"));
+    served.stop();
+}
