@@ -266,6 +266,11 @@ fn http_client(options: &RemoteOptions) -> Result<reqwest::Client, RemoteError> 
         .cookie_store(true)
         .default_headers(headers)
         .http1_only()
+        // Small messages (a prompt POST, a WebSocket frame) go out at once,
+        // not held by Nagle's algorithm until the peer's delayed ACK (tens
+        // of ms per turn). reqwest's default today; said here so it stays.
+        // The WebSocket runs on the same connector's socket (the upgrade).
+        .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(10))
         .build()
         .map_err(|e| RemoteError::Client(e.to_string()))
