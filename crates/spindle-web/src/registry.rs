@@ -179,7 +179,12 @@ impl SessionManager {
         }
         if let Some(live) = self.get_now(change.session) {
             // The owner's own lines are applied already: nothing is read.
-            lock(&live.core).follow_to(change.seq)?;
+            let mut core = lock(&live.core);
+            if core.follow_to(change.seq)? > 0 {
+                crate::task::show_followed_permissions(&mut core);
+            }
+            drop(core);
+            live.tell_followed();
             return Ok(());
         }
         let stored = self.store.sessions()?;
@@ -194,7 +199,12 @@ impl SessionManager {
         session: &crate::store::StoredSession,
     ) -> Result<(), crate::store::StoreError> {
         if let Some(live) = self.get_now(session.id) {
-            lock(&live.core).follow()?;
+            let mut core = lock(&live.core);
+            if core.follow()? > 0 {
+                crate::task::show_followed_permissions(&mut core);
+            }
+            drop(core);
+            live.tell_followed();
             return Ok(());
         }
         let (engine, next_seq) = rebuild(&self.store, session.id)?;
@@ -231,10 +241,12 @@ impl SessionManager {
                 core.set_fact(json!({ "op": "web_standing_permissions", "permissions": rules }));
             }
         }
+        let awaits_log = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let live = Arc::new(LiveSession {
             core: core.clone(),
             commands,
             cwd,
+            awaits_log: awaits_log.clone(),
         });
         let task = SessionTask::new(
             start,
@@ -242,6 +254,7 @@ impl SessionManager {
             self.store.clone(),
             self.settings.clone(),
             self.replica.clone(),
+            awaits_log,
         );
         tokio::spawn(task.run(receiver));
         lock(&self.sessions).insert(id, live.clone());
@@ -416,6 +429,9 @@ pub struct LiveSession {
     commands: mpsc::Sender<Command>,
     /// The session's working directory.
     cwd: PathBuf,
+    /// Set while the task waits for lines logged elsewhere (answers to `/acp` prompts it
+    /// forwarded to the replica that runs the session).
+    awaits_log: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl LiveSession {
@@ -505,6 +521,14 @@ impl LiveSession {
     /// The id of the last message of this session's `/acp` fan-out.
     pub(crate) fn acp_last_id(&self) -> EventId {
         lock(&self.core).acp.hub.last_id()
+    }
+
+    /// Tells the task that lines logged elsewhere were applied, when it waits for some.
+    /// Blocking: called by the follower, off the async threads.
+    fn tell_followed(&self) {
+        if self.awaits_log.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = self.commands.blocking_send(Command::Followed);
+        }
     }
 
     /// Whether the session's log, as this replica has applied it, ends inside a turn.

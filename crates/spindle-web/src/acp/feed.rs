@@ -437,6 +437,12 @@ impl AcpFeed {
         }
     }
 
+    /// The agent's permission requests the log has not answered yet, by key, with their params:
+    /// what a replica that does not run the session shows (`task::show_followed_permissions`).
+    pub(crate) fn unanswered_permissions(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.permission_params.iter()
+    }
+
     /// A permission question is now open (shown in the page and to controllers).
     pub(crate) fn permission_opened(&mut self, key: &str) {
         let Some(params) = self.permission_params.get(key) else {

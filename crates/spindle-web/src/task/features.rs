@@ -18,7 +18,7 @@ use crate::handshake::{Pending, Phase};
 use crate::store::Direction;
 
 /// An image of a prompt, as the page sent it.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct PromptImage {
     /// `image/png`, ...
@@ -38,6 +38,33 @@ pub(crate) fn rule_of_op(op: &Value) -> Option<PermissionRule> {
     Some(PermissionRule {
         key: op.get("ruleKey")?.as_str()?.to_string(),
         label: op.get("ruleLabel")?.as_str()?.to_string(),
+    })
+}
+
+/// The `web_permission` op that shows the agent's permission request `key` with `params`.
+pub(crate) fn permission_op(key: &str, params: &Value) -> Value {
+    let title = params
+        .get("title")
+        .and_then(Value::as_str)
+        .or_else(|| params.pointer("/toolCall/title").and_then(Value::as_str))
+        .or_else(|| {
+            params
+                .pointer("/subject/toolCall/title")
+                .and_then(Value::as_str)
+        })
+        .unwrap_or("The agent asks for permission");
+    let options = params.get("options").cloned().unwrap_or(json!([]));
+    let tool_call_id = params
+        .pointer("/toolCall/toolCallId")
+        .or_else(|| params.pointer("/subject/toolCall/toolCallId"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let rule = PermissionRule::of_params(params);
+    json!({
+        "op": "web_permission", "key": key, "title": title,
+        "options": options, "toolCallId": tool_call_id,
+        "ruleKey": rule.as_ref().map(|r| r.key.clone()),
+        "ruleLabel": rule.as_ref().map(|r| r.label.clone()),
     })
 }
 
@@ -84,45 +111,24 @@ impl SessionTask {
     pub(super) fn permission_requested(&mut self, id: RequestId, params: &str) {
         let params: Value = serde_json::from_str(params).unwrap_or(Value::Null);
         let key = request_key(&id);
-        let title = params
-            .get("title")
-            .and_then(Value::as_str)
-            .or_else(|| params.pointer("/toolCall/title").and_then(Value::as_str))
-            .or_else(|| {
-                params
-                    .pointer("/subject/toolCall/title")
-                    .and_then(Value::as_str)
-            })
-            .unwrap_or("The agent asks for permission")
-            .to_string();
-        let options = params.get("options").cloned().unwrap_or(json!([]));
-        let tool_call_id = params
-            .pointer("/toolCall/toolCallId")
-            .or_else(|| params.pointer("/subject/toolCall/toolCallId"))
-            .cloned()
-            .unwrap_or(Value::Null);
-        let rule = PermissionRule::of_params(&params);
+        let op = permission_op(&key, &params);
+        let rule = rule_of_op(&op);
         if let Some(rule) = &rule
-            && let Some(option) = self.standing_answer(&rule.key, &options)
+            && let Some(option) = self.standing_answer(&rule.key, &op["options"])
             && let Some(agent) = self.agent.as_mut()
         {
             let outcome = json!({ "outcome": "selected", "optionId": option });
             if agent.client.respond_permission(&id, &outcome).is_ok() {
                 self.flush_client();
                 lock(&self.core).publish_note(json!({
-                    "op": "web_permission_auto", "title": title, "toolCallId": tool_call_id,
-                    "optionId": option, "ruleKey": rule.key, "ruleLabel": rule.label,
+                    "op": "web_permission_auto", "title": op["title"],
+                    "toolCallId": op["toolCallId"], "optionId": option,
+                    "ruleKey": rule.key, "ruleLabel": rule.label,
                 }));
                 return;
             }
         }
         self.agent_requests.insert(key.clone(), id);
-        let op = json!({
-            "op": "web_permission", "key": key, "title": title,
-            "options": options, "toolCallId": tool_call_id,
-            "ruleKey": rule.as_ref().map(|r| r.key.clone()),
-            "ruleLabel": rule.as_ref().map(|r| r.label.clone()),
-        });
         lock(&self.core).open_permission(key, op);
     }
 

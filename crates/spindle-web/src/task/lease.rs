@@ -46,6 +46,10 @@ impl SessionTask {
             };
             // A turn the other replica left open ends here, in the log, as when an agent exits.
             let mut core = lock(&self.core);
+            // Questions of the agent that is gone, shown here from the log: nobody answers them.
+            for key in core.open_permission_keys() {
+                core.close_permission(&key, "agent exited");
+            }
             if core.engine.transcript().state.turn_open {
                 let note = crate::feed::agent_exited_note(&format!(
                     "{who} stopped running this session before this turn finished."
@@ -139,78 +143,6 @@ impl SessionTask {
             )),
         );
         true
-    }
-
-    /// Sends the queued prompts to the replica that runs the session, through the database
-    /// (each under a unique id, taken once by that replica). Prompts of `/acp` clients and
-    /// prompts with images stay queued: their answers belong to this replica.
-    pub(super) fn forward_queued(&mut self, refused: &Refused) {
-        if !matches!(refused, Refused::Owned(_)) {
-            return;
-        }
-        let mut kept = std::collections::VecDeque::new();
-        for queued in std::mem::take(&mut self.queued) {
-            if queued.remote.is_some() || !queued.images.is_empty() {
-                kept.push_back(queued);
-                continue;
-            }
-            let body = serde_json::json!({ "prompt": queued.text }).to_string();
-            let sent = self
-                .store
-                .submit_command(&self.replica.command_id(), self.id, &body)
-                .map_err(crate::errors::WebError::storage);
-            let _ = queued.reply.send(sent);
-        }
-        self.queued = kept;
-    }
-
-    /// A cancel while no agent runs here: for the replica that runs the session, if any.
-    pub(super) fn forward_cancel(&mut self) -> Result<(), crate::errors::WebError> {
-        let leases = self
-            .store
-            .leases()
-            .map_err(crate::errors::WebError::storage)?;
-        if leases
-            .iter()
-            .any(|l| l.session == self.id && l.owner != self.replica.id())
-        {
-            let body = serde_json::json!({ "cancel": true }).to_string();
-            self.store
-                .submit_command(&self.replica.command_id(), self.id, &body)
-                .map_err(crate::errors::WebError::storage)?;
-        }
-        Ok(())
-    }
-
-    /// Takes the commands other replicas queued for this session, when it runs here.
-    pub(super) fn take_forwarded(&mut self) {
-        if self.lease.is_none() {
-            return;
-        }
-        let bodies = match self.store.take_commands(self.id, self.replica.id()) {
-            Ok(bodies) => bodies,
-            Err(error) => {
-                tracing::warn!(session = self.id, "forwarded commands not read: {error}");
-                return;
-            }
-        };
-        for body in bodies {
-            let value: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-            if let Some(text) = value["prompt"].as_str() {
-                // The sender was answered when it queued the command.
-                let (reply, _) = tokio::sync::oneshot::channel();
-                self.command(super::Command::Prompt {
-                    text: text.to_owned(),
-                    images: Vec::new(),
-                    remote: None,
-                    reply,
-                });
-            } else if value["cancel"] == true {
-                self.cancel();
-            } else {
-                tracing::warn!(session = self.id, "unknown forwarded command {body}");
-            }
-        }
     }
 
     /// Gives the lease up: the agent has stopped and its last lines are logged.

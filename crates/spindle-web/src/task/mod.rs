@@ -11,11 +11,13 @@
 
 mod agent;
 mod features;
+mod forward;
 mod host;
 mod lease;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -32,6 +34,7 @@ use crate::replica::{LeaseHold, Refused, Replica, lease_lost};
 use crate::store::{Direction, Store};
 
 pub(crate) use features::PromptImage;
+pub(crate) use forward::show_followed_permissions;
 use host::HostDone;
 
 /// The answer an HTTP handler waits for.
@@ -97,6 +100,9 @@ pub(crate) enum Command {
     /// it and start the agent, unless another replica is quicker. With the lease its last
     /// owner let expire, if any.
     TakeOver(Option<spindle_store::Lease>),
+    /// Lines another replica logged were applied, and this task waits for some (the answers
+    /// to `/acp` prompts it forwarded; see `forward.rs`).
+    Followed,
 }
 
 /// Everything the session task reacts to.
@@ -141,6 +147,9 @@ struct QueuedPrompt {
     images: Vec<PromptImage>,
     /// An `/acp` client's prompt: its blocks and where the answer goes.
     remote: Option<(Value, RemoteTarget)>,
+    /// An `/acp` prompt another replica forwarded: its blocks and the command id (the answer
+    /// goes to the log, see `forward.rs`).
+    acp_forwarded: Option<(Value, String)>,
     reply: Reply,
 }
 
@@ -187,6 +196,15 @@ pub(crate) struct SessionTask {
     lease_wait: Option<(spindle_store::Lease, tokio::time::Instant)>,
     /// Set while a takeover claims the lease: the replica that ran the session, if known.
     taking_over: Option<Option<String>>,
+    /// `/acp` prompts this replica forwarded, by command id, until the owner's note names the
+    /// agent request they became; then by that request's key, until its answer is logged.
+    forwarded_acp: HashMap<String, RemoteTarget>,
+    forwarded_turns: HashMap<String, RemoteTarget>,
+    /// The last line of the log read for those answers.
+    forward_cursor: i64,
+    /// Set while answers of forwarded prompts are awaited: the follower then tells the task
+    /// when lines were logged (shared with the session's `LiveSession`).
+    awaits_log: Arc<AtomicBool>,
 }
 
 /// How a session task starts.
@@ -223,6 +241,7 @@ impl SessionTask {
         store: Store,
         settings: Arc<AgentSettings>,
         replica: Arc<Replica>,
+        awaits_log: Arc<AtomicBool>,
     ) -> SessionTask {
         let startup = Startup::new(start.agent_session_id, &start.root, start.open);
         SessionTask {
@@ -248,6 +267,10 @@ impl SessionTask {
             lease: None,
             lease_wait: None,
             taking_over: None,
+            forwarded_acp: HashMap::new(),
+            forwarded_turns: HashMap::new(),
+            forward_cursor: 0,
+            awaits_log,
         }
     }
 
@@ -300,6 +323,7 @@ impl SessionTask {
             };
             match input {
                 Input::Command(Command::Stop(done)) => {
+                    self.fail_forwarded("this replica stopped before the turn ended");
                     self.stop_agent().await;
                     let _ = done.send(());
                     break;
@@ -458,36 +482,16 @@ impl SessionTask {
                 images,
                 remote,
                 reply,
-            } => {
-                if lock(&self.core).backlog_full() {
-                    let _ = reply.send(Err(WebError::storage_full()));
-                    return;
-                }
-                // The version is known once `initialize` is answered; until then prompts wait
-                // in the queue and `flush_queued` applies the v1 rule to them.
-                if self.startup.phase == Phase::Ready && self.protocol() < 2 && self.v1_turn_running
-                {
-                    let _ = reply.send(Err(WebError::v1_busy()));
-                    return;
-                }
-                if self.startup.phase == Phase::NeedsAuth {
-                    let _ = reply.send(Err(WebError::needs_auth()));
-                    return;
-                }
-                self.queued.push_back(QueuedPrompt {
-                    text,
-                    images,
-                    remote,
-                    reply,
-                });
-                match self.startup.phase {
-                    Phase::Ready => self.flush_queued(),
-                    Phase::NoAgent => self.start_agent(),
-                    Phase::Initializing | Phase::Opening | Phase::NeedsAuth => {}
-                }
-            }
+            } => self.enqueue(QueuedPrompt {
+                text,
+                images,
+                remote,
+                acp_forwarded: None,
+                reply,
+            }),
             Command::TakeForwarded => self.take_forwarded(),
             Command::TakeOver(expired) => self.take_over(expired),
+            Command::Followed => self.read_forwarded_answers(),
             Command::Cancel(reply) => {
                 if self.agent.is_none() {
                     let _ = reply.send(self.forward_cancel());
@@ -501,7 +505,12 @@ impl SessionTask {
                 option_id,
                 reply,
             } => {
-                let result = self.answer_permission(&key, option_id);
+                // Shown here from the log while the agent runs on another replica: for it.
+                let result = if self.agent.is_none() {
+                    self.forward_permission(&key, option_id)
+                } else {
+                    self.answer_permission(&key, option_id)
+                };
                 let _ = reply.send(result);
             }
             Command::ForgetPermission { key, reply } => {
@@ -532,6 +541,31 @@ impl SessionTask {
         }
     }
 
+    /// Queues a prompt and starts the agent or sends it, as the agent's state allows.
+    fn enqueue(&mut self, queued: QueuedPrompt) {
+        let reply = queued.reply;
+        if lock(&self.core).backlog_full() {
+            let _ = reply.send(Err(WebError::storage_full()));
+            return;
+        }
+        // The version is known once `initialize` is answered; until then prompts wait
+        // in the queue and `flush_queued` applies the v1 rule to them.
+        if self.startup.phase == Phase::Ready && self.protocol() < 2 && self.v1_turn_running {
+            let _ = reply.send(Err(WebError::v1_busy()));
+            return;
+        }
+        if self.startup.phase == Phase::NeedsAuth {
+            let _ = reply.send(Err(WebError::needs_auth()));
+            return;
+        }
+        self.queued.push_back(QueuedPrompt { reply, ..queued });
+        match self.startup.phase {
+            Phase::Ready => self.flush_queued(),
+            Phase::NoAgent => self.start_agent(),
+            Phase::Initializing | Phase::Opening | Phase::NeedsAuth => {}
+        }
+    }
+
     /// Cancels the turn: open permission questions and file reviews are answered as cancelled,
     /// `session/cancel` is sent and the session's terminals are killed.
     fn cancel(&mut self) {
@@ -559,6 +593,7 @@ impl SessionTask {
             text,
             images,
             remote,
+            acp_forwarded,
             reply,
         }) = self.queued.pop_front()
         {
@@ -576,22 +611,27 @@ impl SessionTask {
                 let _ = reply.send(Err(WebError::unavailable("no agent session")));
                 continue;
             };
-            let (blocks, target) = match remote {
-                Some((blocks, target)) => (blocks, Some(target)),
-                None => match features::prompt_blocks(agent, &text, &images) {
-                    Ok(blocks) => (blocks, None),
+            let (blocks, target, forwarded) = match (remote, acp_forwarded) {
+                (Some((blocks, target)), _) => (blocks, Some(target), None),
+                (None, Some((blocks, command))) => (blocks, None, Some(command)),
+                (None, None) => match features::prompt_blocks(agent, &text, &images) {
+                    Ok(blocks) => (blocks, None, None),
                     Err(error) => {
                         let _ = reply.send(Err(error));
                         continue;
                     }
                 },
             };
-            let text = match &target {
-                Some(_) => first_text(&blocks),
-                None => text,
+            let text = match (&target, &forwarded) {
+                (None, None) => text,
+                _ => first_text(&blocks),
             };
             let request = agent.client.prompt(&session, &blocks, Pending::Prompt);
             let sent = request.is_ok() && !agent.link.is_closed();
+            let forwarded = match (&request, forwarded) {
+                (Ok(request), Some(command)) => Some((command, request_key(request))),
+                _ => None,
+            };
             if let (Ok(request), Some(target)) = (request, target) {
                 // The /acp fan-out: whose prompt this is (its answer, no echo to the sender).
                 let key = serde_json::to_string(&request).unwrap_or_default();
@@ -610,6 +650,9 @@ impl SessionTask {
                 lock(&self.core).publish_note(json!({ "op": "web_session" }));
             }
             self.flush_client();
+            if let Some((command, request)) = forwarded {
+                self.note_forwarded_prompt(&command, &request);
+            }
             if self.protocol() < 2 {
                 self.v1_turn_running = sent;
             }
