@@ -224,14 +224,14 @@ class Bench:
                     await asyncio.sleep(0.05)
 
         await turn_without_observers()
-        await asyncio.sleep(1)
+        await asyncio.sleep(args.settle)
         idle = [r.rss_kib() for r in replicas]
         full = [Observer(r, session) for r in replicas]
         light = [LightObserver(r, session) for r in replicas for _ in range(args.observers)]
         started = time.time()
         await asyncio.gather(*(o.connected for o in full), *(o.connected for o in light))
         connect_seconds = time.time() - started
-        await asyncio.sleep(1)
+        await asyncio.sleep(args.settle)
         attached = [r.rss_kib() for r in replicas]
         done = full[0].turns_done()
         for observer in light:
@@ -360,12 +360,12 @@ def cross_lags(events_a, events_b):
     """For each event of A's observer, how much later B's observer held at least as much agent text."""
     times_b, lengths_b = [], []
     best = -1
-    for when, _, length in events_b:
+    for when, _, length, _ in events_b:
         best = max(best, length)
         times_b.append(when)
         lengths_b.append(best)
     lags = []
-    for when, ops, length in events_a:
+    for when, ops, length, _ in events_a:
         if ops == 0:
             continue
         at = bisect.bisect_left(lengths_b, length)
@@ -378,9 +378,9 @@ def after_expiry(on_b, on_c, marks, expiry):
     """The first event with ops either observer got after the lease's expiry: (time, replica, op kinds)."""
     found = None
     for observer in (on_b, on_c):
-        for when, ops, _ in observer.events[marks[observer]:]:
+        for when, ops, _, kinds in observer.events[marks[observer]:]:
             if when >= expiry and ops and (found is None or when < found[0]):
-                found = (when, observer.replica.id, f"{ops} op{'s' if ops > 1 else ''}")
+                found = (when, observer.replica.id, f"{ops} op{'s' if ops > 1 else ''}: {kinds}")
                 break
     return found
 
@@ -451,6 +451,7 @@ def main():
                         help="default: wait for automatic takeover, else fall back to a prompt")
     parser.add_argument("--auto-margin", type=float, default=5.0,
                         help="seconds past expiry + TTL to wait for an automatic takeover")
+    parser.add_argument("--settle", type=float, default=1.0, help="seconds before reading RSS")
     parser.add_argument("--ttl", type=float, default=4.0, help="--lease-ttl of every replica (s)")
     parser.add_argument("--part-timeout", type=float, default=600, help="seconds each part may take")
     parser.add_argument("--out", help="also write the report (markdown) here")
@@ -458,7 +459,7 @@ def main():
     if args.quick:
         args.updates, args.turns, args.chunks, args.observers = 1000, 1, 200, 20
         args.memory_updates, args.failover_updates, args.failover_trials = 500, 3000, 1
-        args.ttl, args.auto_margin, args.part_timeout = 1.5, 1.0, 60
+        args.ttl, args.auto_margin, args.part_timeout, args.settle = 1.5, 1.0, 60, 0.1
     args.spindle = os.path.abspath(args.spindle)
     sys.exit(asyncio.run(run(args)))
 

@@ -281,7 +281,7 @@ class Observer:
     def __init__(self, replica, session, stamps=False):
         self.replica, self.session, self.stamps = replica, session, stamps
         self.view = TextView()
-        self.events = []  # (time_ns, op count, agent text length)
+        self.events = []  # (time_ns, op count, agent text length, op names)
         self.latencies = []
         self.connected = asyncio.get_running_loop().create_future()
         self.task = asyncio.create_task(self.run())
@@ -321,7 +321,8 @@ class Observer:
             self.view.apply(op)
             if self.stamps and event != "reset":
                 self.stamp(op, now)
-        self.events.append((now, len(ops), self.agent_length()))
+        kinds = ",".join(sorted({op.get("op", "?") for op in ops}))
+        self.events.append((now, len(ops), self.agent_length(), kinds))
         if not self.connected.done():
             self.connected.set_result(None)
 

@@ -6,6 +6,7 @@
 #   bench/run.sh --quick    # N = 10^3, debug build: every consumer must rebuild the same reply (CI); writes
 #                           # to $TMPDIR unless --out is given; exits 1 on any wrong reply; then the page
 #                           # bench --quick (bench/browser/run.sh: headless Chromium, 2,000 updates, 2 tabs)
+#                           # and the replicas bench --quick (bench/replicas.py: PostgreSQL, 3 replicas)
 # Extra options go to bench/bench.py (--reps K, --sizes 10000,100000, --out FILE).
 # Env: PYTHON (default python3), INTEROP_VENV (default interop/python/.venv).
 set -euo pipefail
@@ -50,6 +51,10 @@ if [[ $QUICK -eq 1 ]]; then
   # The page in headless Chromium, reduced size (bench/browser/README.md): every tab must end with
   # the server's transcript, live and after a reload. The full page bench is bench/browser/run.sh.
   bench/browser/run.sh --quick "$BIN/spindle" || status=$?
+  # Three replicas on a throwaway PostgreSQL (bench/replicas.py --quick, under 20 s): every observer,
+  # on the owner and on the other replicas, and after a kill -9 of the owner, ends with the
+  # transcript API's text. The full run is bench/replicas.sh.
+  "${PYTHON:-python3}" bench/replicas.py --quick --spindle "$BIN/spindle" || status=$?
 elif [[ -s "$OUT" ]]; then
   # The generated report replaces the part of BENCHMARKS.md between the bench/run.sh markers.
   "${PYTHON:-python3}" - "$OUT" "$ROOT/BENCHMARKS.md" <<'PY'
