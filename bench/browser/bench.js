@@ -165,11 +165,33 @@ async function measureTurn(base, id, tabs, n, timeoutMs) {
   return { serverMs, sse: serverEnd.stats, pages: results };
 }
 
+// The frame rate this browser gives on this machine at best while the server streams the turn:
+// a tab on an idle session of the same server counts its frames while the same turn streams
+// into another session (read by the SSE reader only). The page's own fps is read against it.
+async function streamingFloor(context, base, n, timeoutMs) {
+  const idle = await srv.createSession(base);
+  const busy = await srv.createSession(base);
+  const tab = await openTab(context, base, idle, timeoutMs);
+  await sleep(500);
+  const events = srv.openEvents(base, busy);
+  await events.connected;
+  const origin = await probe.timeOrigin(tab.page);
+  const t0 = srv.epochNow();
+  await srv.postPrompt(base, busy, "/stream " + n + " mixed");
+  const end = await withTimeout(events.turnEnd(t0), timeoutMs, "the SSE reader to see the turn end");
+  events.close();
+  const w = await probe.window_(tab.page, t0 - origin, end.at - origin);
+  await tab.page.close();
+  return { fps: w.fps, longestFrameGapMs: w.longestFrameGapMs, longestTaskMs: w.longestTaskMs, serverMs: end.at - t0 };
+}
+
 async function singleTab(browser, opts, n) {
   const server = await srv.startServer(opts.spindle);
   const context = await browser.newContext({ viewport: VIEWPORT });
   try {
     if (opts.assets) await serveAssets(context, opts.assets);
+    const floor = await streamingFloor(context, server.url, n, opts.timeoutMs);
+    log(n + " updates: an idle tab had " + floor.fps.toFixed(1) + " fps while the turn streamed into another session");
     const id = await srv.createSession(server.url);
     const tab = await openTab(context, server.url, id, opts.timeoutMs);
     await sleep(500);
@@ -179,6 +201,7 @@ async function singleTab(browser, opts, n) {
     await sleep(1000);
     const page = turn.pages[0];
     page.idleFps = idleFps;
+    page.streamingFloor = floor;
     page.stats = await tab.page.evaluate(() => { const s = window.SpindleView.stats(); delete s.slowFrames; return s; });
     Object.assign(page, await probe.memory(tab.cdp, tab.page));
     const doc = await srv.transcript(server.url, id);

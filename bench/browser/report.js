@@ -48,7 +48,8 @@ function singleRows(results) {
         (p.pageMs / run.serverMs).toFixed(1) + "x",
         secs(p.taskMs), longest(p),
         fps(p.fps) + " (" + ok(p.fps >= 50) + "; longest frame gap " + secs(p.longestFrameGapMs)
-          + (p.idleFps ? "; idle page " + fps(p.idleFps) + ", ratio " + (p.fps / p.idleFps).toFixed(2) : "") + ")",
+          + (p.idleFps ? "; idle page " + fps(p.idleFps) : "")
+          + (p.streamingFloor ? ", idle page while the server streams " + fps(p.streamingFloor.fps) + ": ratio " + (p.fps / p.streamingFloor.fps).toFixed(2) : "") + ")",
         int(p.nodes) + " / " + int(p.elements), mib(p.heapUsed),
         !o ? "?" : o.ms !== null ? secs(o.ms) + " (" + ok(o.ms < 500) + ")"
           : "**never in view**: rendered after " + secs(o.renderedMs) + ", " + int(o.where.top - o.where.windowHeight) + " px below the window",

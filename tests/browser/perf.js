@@ -7,6 +7,9 @@ module.exports = function register(h) {
 
   // What the windowed list may draw at once (window.js MAX_DRAWN), per list.
   const MAX_DRAWN = 160;
+  // How many entries hold their text in the page once a frame has passed (app.js HELD_LIMIT):
+  // the others keep their length and hash only (the server has their text).
+  const HELD_LIMIT = 600;
 
   const transcriptOf = async (page, base, id) =>
     (await (await page.request.get(base + "/api/sessions/" + id + "/transcript")).json()).entries
@@ -96,6 +99,10 @@ module.exports = function register(h) {
       "DOM changed once per frame at most: " + callbacks + " callbacks, " + (stats.frames - framesBefore) + " frames");
     const most = await page.evaluate(() => window.__mostEntries);
     assert(most <= MAX_DRAWN, "drawn entries bounded while streaming: " + most);
+    assert(stats.held === expected.length, "every entry has a record: " + stats.held);
+    // Entries still written to keep their text for a second after the stream pauses.
+    await eventually("the text of at most " + HELD_LIMIT + " entries held", async () =>
+      (await page.evaluate(() => window.SpindleView.stats().withText)) <= HELD_LIMIT);
     assert(expected.length > 1000, "a long transcript: " + expected.length);
     await shot(page, "30-fast-stream");
     await page.close();
@@ -125,6 +132,8 @@ module.exports = function register(h) {
     // Up to the very first entry and back down, the DOM bounded all along.
     await scrollToTop(page, shownKinds[0].id);
     await shot(page, "31b-scrolled-to-top");
+    await eventually("the text of at most " + HELD_LIMIT + " entries held after scrolling up", async () =>
+      (await page.evaluate(() => window.SpindleView.stats().withText)) <= HELD_LIMIT);
     const view = await viewOf(page);
     assert(JSON.stringify(view) === JSON.stringify(expected), "every entry loaded once, in order (" + view.length + " of " + expected.length + ")");
     await scrollToBottom(page, last);

@@ -52,11 +52,11 @@
     b.textContent = text;
   }
 
+  const refreshSessions = () => panels.refreshSessions();
   const panels = window.SpindlePanels.create({
     $, el, api, banner,
     session: () => current,
     select: (id) => select(id),
-    refreshSessions: () => refreshSessions(),
     // The page's layout changed (a phone tab shown): the windowed lists measure again.
     layoutChanged: () => { for (const list of lists) list.invalidate(); schedule(); },
   });
@@ -118,25 +118,7 @@
 
   // ---- sessions ----------------------------------------------------------------------------
 
-  async function refreshSessions() {
-    let list;
-    try { list = await api("/api/sessions"); } catch (e) { banner("Cannot list sessions: " + e.message, "error"); return; }
-    const ul = $("session-list");
-    ul.replaceChildren();
-    for (const s of list.sessions) {
-      const li = el("li");
-      const b = el("button", null, s.title || "Session " + s.id);
-      b.type = "button";
-      b.dataset.session = String(s.id);
-      const where = [s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
-      if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
-      if (String(s.id) === String(current)) b.setAttribute("aria-current", "true");
-      b.addEventListener("click", () => select(s.id));
-      li.appendChild(b);
-      ul.appendChild(li);
-    }
-    return list.sessions;
-  }
+
 
   function select(id) {
     if (source) { source.close(); source = null; }
@@ -252,7 +234,9 @@
   let queued = 0; // ops waiting
   let frameRequested = false;
   let fallbackTimer = 0;
+  // Time for applying ops in one frame; half of it in a late frame (busy CPU: slower layout too).
   const FRAME_BUDGET_MS = 6;
+  let lastFrameAt = 0;
 
   function parseId(id) {
     const m = /^(\d+)-(\d+)$/.exec(String(id || ""));
@@ -260,7 +244,8 @@
   }
 
   // Queues a frame's ops with their batch counters; with `after`, only those of later batches
-  // (a frame the view's snapshot already includes, in part or whole, is cut down to the rest).
+  // (a frame the view's snapshot already includes, in part or whole, is cut down to the rest;
+  // usually every batch is later and nothing is cut).
   function receive(data, id, after) {
     let batch;
     try { batch = JSON.parse(data); } catch (_) { return; }
@@ -269,7 +254,6 @@
     if (parsed) generation = parsed.generation;
     const counter = parsed ? parsed.counter : applied;
     let marks = Array.isArray(batch.batches) ? batch.batches : [[counter, ops.length]];
-    // (The usual case, every batch of the frame is later than the snapshot: nothing to cut.)
     if (after !== undefined && !(marks.length && Number(marks[0][0]) > after)) {
       const keptOps = [];
       const keptMarks = [];
@@ -306,6 +290,9 @@
     frames += 1;
     clearTimeout(fallbackTimer);
     const started = performance.now();
+    frameTime = started;
+    const budget = started - lastFrameAt > 25 ? FRAME_BUDGET_MS / 2 : FRAME_BUDGET_MS;
+    lastFrameAt = started;
     let n = 0;
     while (queue.length) {
       const item = queue[0];
@@ -316,7 +303,7 @@
         item.left -= 1;
         queued -= 1;
         apply(op, counter);
-        if ((++n & 31) === 0 && performance.now() - started > FRAME_BUDGET_MS) break;
+        if ((++n & 31) === 0 && performance.now() - started > budget) break;
       }
       if (item.at < item.ops.length) break;
       queue.shift();
@@ -328,7 +315,8 @@
     flush();
     const flushed = performance.now();
     for (const list of lists) list.render();
-    if (heldCount > HELD_LIMIT) shedFar();
+    // (Once the stream pauses, the entries it was still writing to are shed too, a second later.)
+    if (heldCount > HELD_LIMIT && shedFar() && !queue.length && !shedTimer) shedTimer = setTimeout(() => { shedTimer = 0; schedule(); }, 1100);
     askTrees();
     const end = performance.now();
     if (end - started > 40 && slowFrames.length < 50) {
@@ -419,9 +407,8 @@
     dirtyFill.clear();
     dirtyText.clear();
     loading = null;
-    heldCount = 0;
-    restoring.clear();
-    restoreWanted.clear();
+    heldCount = restoreHeld = 0;
+    restoring.clear(), restoreWanted.clear();
     for (const list of lists) list.clear();
     // Cards waiting outside any entry go too (the spacers stay).
     for (const node of [...$("transcript").children]) if (!node.classList.contains("spacer")) node.remove();
@@ -450,7 +437,7 @@
     const kind = String(entry.kind || "unknown");
     const rec = {
       id: String(entry.id), kind, index: Number.isInteger(index) ? index : timeline.length ? timeline[timeline.length - 1].index + 1 : 0,
-      view: viewOf(entry), text: "", long: null, shed: null, version: 0, node: null, height: null,
+      view: viewOf(entry), text: "", long: null, shed: null, version: 0, touchedAt: -Infinity, node: null, height: null,
       skipUpTo, cache: [],
     };
     entries.setText(rec, typeof entry.text === "string" ? entry.text : "");
@@ -509,6 +496,7 @@
       return;
     }
     if (rec.shed) { rec.shed = null; heldCount += 1; }
+    rec.touchedAt = frameTime;
     rec.view = viewOf(entry);
     const text = typeof entry.text === "string" ? entry.text : "";
     if (rec.long || text !== rec.text) { entries.setText(rec, text); dirtyText.add(rec); }
@@ -539,6 +527,7 @@
       const rec = recs.get(String(op.id));
       if (!rec) { holdForOlder(String(op.id), op, counter); return; }
       if (counter <= rec.skipUpTo) return;
+      rec.touchedAt = frameTime;
       if (rec.shed || restoring.has(rec)) { holdUntilRestored(rec, op, counter); return; }
       entries.appendText(rec, String(op.text ?? ""));
       dirtyText.add(rec);
@@ -548,6 +537,7 @@
       const rec = recs.get(String(op.id));
       if (!rec) { holdForOlder(String(op.id), op, counter); return; }
       if (counter <= rec.skipUpTo) return;
+      rec.touchedAt = frameTime;
       // Cut inside a text held clipped (or not held): the whole text comes from the server first.
       if (rec.shed || rec.long || restoring.has(rec)) { holdUntilRestored(rec, op, counter); return; }
       // `len` counts UTF-16 code units, the unit of JavaScript strings.
@@ -589,28 +579,35 @@
   const HELD_LIMIT = 600; // records holding their text before a shedding pass
   const KEEP_NEAR = 150; // timeline positions on either side of the drawn records that keep theirs
   let heldCount = 0; // records not shed
+  let frameTime = 0, shedTimer = 0; // performance.now() of the current frame; a later pass asked for
   const restoreWanted = new Set(); // records whose text is to be fetched back
   const restoring = new Map(); // record -> ops held until its text is back [{op, counter}]
   let restoreHeld = 0;
   let restoreBusy = false;
 
+  // Returns how many were kept only because they were still streaming.
   function shedFar() {
-    let lo = Infinity, hi = -Infinity;
+    let streaming = 0;
+    const last = timeline[timeline.length - 1];
+    const near = []; // [from, to] timeline indexes around each list's drawn records
     for (const list of lists) {
       const d = list.drawn();
-      if (d.length) { lo = Math.min(lo, d[0].index); hi = Math.max(hi, d[d.length - 1].index); }
+      if (d.length) near.push([d[0].index - KEEP_NEAR, d[d.length - 1].index + KEEP_NEAR]);
     }
-    const last = timeline[timeline.length - 1];
-    if (lo === Infinity) lo = hi = last ? last.index : 0;
+    if (!near.length && last) near.push([last.index - KEEP_NEAR, last.index]);
     for (const rec of timeline) {
       if (rec.shed || rec === last || rec.node || restoring.has(rec) || restoreWanted.has(rec) || hasCards(rec)) continue;
+      // Plans are drawn in their pane; an entry still streaming (a text op in the last second)
+      // keeps its text (a long one is held clipped anyway).
       if (rec.kind === "plan" || rec.kind === "plan_text") continue;
-      if (rec.index >= lo - KEEP_NEAR && rec.index <= hi + KEEP_NEAR) continue;
+      if (frameTime - rec.touchedAt < 1000) { streaming += 1; continue; }
+      if (near.some(([from, to]) => rec.index >= from && rec.index <= to)) continue;
       if (rec.height == null && rec.estimated == null) entries.estimate(rec, 700);
       rec.shed = { length: entries.lengthOf(rec), hash: entries.hashOf(rec) };
       Object.assign(rec, { text: "", long: null, view: null, version: rec.version + 1 });
       heldCount -= 1;
     }
+    return streaming;
   }
 
   // Asks for a shed record's text (or the whole of a clipped one) from the server.
@@ -637,8 +634,7 @@
     for (const rec of restoreWanted) { lo = Math.min(lo, rec.index); hi = Math.max(hi, rec.index); }
     hi = Math.min(hi, lo + 499);
     restoreBusy = true;
-    const asked = epoch;
-    const session = current;
+    const asked = epoch, session = current;
     api("/api/sessions/" + encodeURIComponent(session) + "/entries?before=" + (hi + 1) + "&limit=" + (hi + 1 - lo)).then((page) => {
       if (asked !== epoch || session !== current) return;
       const cut = parseId(page.event);
@@ -650,9 +646,8 @@
         if (!rec || !restoreWanted.has(rec)) continue;
         got.add(rec);
         const held = restoring.get(rec) || [];
-        restoring.delete(rec);
+        restoring.delete(rec), restoreWanted.delete(rec);
         restoreHeld -= held.length;
-        restoreWanted.delete(rec);
         if (rec.shed) { rec.shed = null; heldCount += 1; }
         rec.view = viewOf(entry);
         entries.setText(rec, typeof entry.text === "string" ? entry.text : "");

@@ -11,6 +11,10 @@
     const DRAWN_LIMIT = 64 * 1024;
     // The last part of a clipped message drawn below the note (it grows while the message streams).
     const TAIL_SHOWN = 4 * 1024;
+    // The first part of a message drawn clipped when its entry is built (a message that grows past
+    // DRAWN_LIMIT while drawn keeps what is drawn as its first part): building the DOM of 64 KiB of
+    // markdown and laying it out would be one long task when it comes into view.
+    const HEAD_SHOWN = 16 * 1024;
     // Entries whose text streams: markdown for messages, plain text for the rest.
     const MARKDOWN_KINDS = new Set(["user_message", "agent_message"]);
     // Terminal output is shown with its control characters made visible (ESC as U+241B, ...),
@@ -210,15 +214,25 @@
       }
     }
 
-    // A message longer than DRAWN_LIMIT: its first part as markdown (up to a line end), a note
+    // A message longer than DRAWN_LIMIT: its first part as markdown (HEAD_SHOWN, up to a line end,
+    // or what was drawn when it grew past the limit), a note
     // saying how much is not drawn, and its last part as plain text (it grows while it streams).
     function showClipped(rec, length) {
+      const before = rec.shownText;
+      if (!rec.clipped && rec.renderer && !rec.renderer.hasTree && before && before.length > HEAD_SHOWN) {
+        // The message grew past the limit while drawn: what is drawn stays as its start (drawing
+        // its first part again would be one long frame), the note and its end go below.
+        rec.renderer = null;
+        const tail = el("div", "md-tail");
+        rec.body.append(tail);
+        rec.clipped = { headCut: before.length, tail };
+      }
       if (!rec.clipped) {
         rec.body.replaceChildren();
         rec.renderer = null;
-        const start = headOf(rec, DRAWN_LIMIT + 1);
-        const newline = start.lastIndexOf("\n", DRAWN_LIMIT);
-        const headCut = newline > DRAWN_LIMIT / 2 ? newline + 1 : DRAWN_LIMIT;
+        const start = headOf(rec, HEAD_SHOWN + 1);
+        const newline = start.lastIndexOf("\n", HEAD_SHOWN);
+        const headCut = newline > HEAD_SHOWN / 2 ? newline + 1 : HEAD_SHOWN;
         const head = el("div", "md-head");
         const tail = el("div", "md-tail");
         rec.body.append(head, tail);
@@ -272,7 +286,7 @@
       const length = lengthOf(rec);
       if ((rec.expanded && !rec.long) || length <= DRAWN_LIMIT) return true;
       if (rec.body && rec.body.nodeType === Node.TEXT_NODE) return offset >= length - DRAWN_LIMIT;
-      const headCut = rec.clipped ? rec.clipped.headCut : DRAWN_LIMIT / 2;
+      const headCut = rec.clipped ? rec.clipped.headCut : HEAD_SHOWN / 2;
       return offset < headCut || offset >= Math.max(headCut, length - TAIL_SHOWN);
     }
 
@@ -478,7 +492,8 @@
       if (rec.kind === "boundary") return 48;
       if (rec.kind === "plan") return 30 + 24 * ((rec.view && rec.view.plan && rec.view.plan.entries) || []).length;
       const perLine = Math.max(20, Math.floor((width || 700) / 8));
-      const text = rec.long ? rec.long.head : rec.expanded ? rec.text : rec.text.slice(0, DRAWN_LIMIT + TAIL_SHOWN);
+      const text = rec.expanded && !rec.long ? rec.text
+        : lengthOf(rec) > DRAWN_LIMIT ? headOf(rec, HEAD_SHOWN + TAIL_SHOWN) : rec.text;
       let lines = 0;
       if (text.length < 20000) {
         // Line by line without splitting (no garbage per guess).

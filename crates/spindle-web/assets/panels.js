@@ -322,7 +322,7 @@ window.SpindlePanels = Object.freeze({
     async function open(body, failure) {
       try {
         const created = await api("/api/sessions", body);
-        await ctx.refreshSessions();
+        await refreshSessions();
         ctx.select(created.id);
         return true;
       } catch (e) {
@@ -450,6 +450,26 @@ window.SpindlePanels = Object.freeze({
       });
     }
 
+    // The session list (GET /api/sessions), the current one marked; resolves with the sessions.
+    async function refreshSessions() {
+      let list;
+      try { list = await api("/api/sessions"); } catch (e) { ctx.banner("Cannot list sessions: " + e.message, "error"); return; }
+      const ul = $("session-list");
+      ul.replaceChildren();
+      for (const s of list.sessions) {
+        const li = el("li");
+        const b = el("button", null, s.title || "Session " + s.id);
+        b.type = "button";
+        b.dataset.session = String(s.id);
+        const where = [s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
+        if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
+        if (String(s.id) === String(ctx.session())) b.setAttribute("aria-current", "true");
+        b.addEventListener("click", () => ctx.select(s.id));
+        li.appendChild(b);
+        ul.appendChild(li);
+      }
+      return list.sessions;
+    }
     // The agent's commands (set_commands), listed in the commands pane.
     function showCommands(commands) {
       const ul = $("commands");
@@ -464,7 +484,7 @@ window.SpindlePanels = Object.freeze({
     }
 
     return Object.freeze({
-      showCommands, clear, loadAgent, agent: startedAgent, onStatus, onSessionInfo,
+      refreshSessions, showCommands, clear, loadAgent, agent: startedAgent, onStatus, onSessionInfo,
       onStanding: renderStanding, refreshHistory, setUsage, showNotice, showTab,
     });
   },

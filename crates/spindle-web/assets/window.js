@@ -280,8 +280,12 @@
     const api = Object.freeze({
       insert, remove, clear, render,
       // Content of a record changed (its height may have).
+      // (Offsets are summed again only when the height the sum used is not the record's now: an
+      // undrawn record keeps its measured height, and a long one's estimate stops growing.)
       changed: (rec) => {
-        if (rec) { const at = indexOfRec(rec); if (at >= 0) invalidateFrom(at); } else validUpTo = 0;
+        const at = rec ? indexOfRec(rec) : 0;
+        if (!rec) validUpTo = 0;
+        else if (at >= 0 && at < validUpTo && Math.abs(heightOf(rec) - (offsets[at + 1] - offsets[at])) > 0.01) invalidateFrom(at);
         want();
       },
       invalidate: () => { validUpTo = 0; want(); },
