@@ -450,10 +450,13 @@ impl Connections {
         Some(conn)
     }
 
-    /// Hands the answers of the closed connection `previous` (and of those it had taken over)
-    /// to `conn`, once: knowing a closed connection's unguessable id proves it was the client's.
+    /// Hands the answers of the connection `previous` (closed now if it was still open, and of
+    /// those it had taken over) to `conn`, once: knowing its unguessable id proves it was the
+    /// client's.
     /// False when `previous` is not a recently closed connection.
     pub(crate) fn take_over(&self, conn: &Conn, previous: &str) -> bool {
+        // Its client moved on: a connection the server has not yet seen closed is closed now.
+        self.remove(previous);
         let mut retired = lock(&self.retired);
         let now = Instant::now();
         retired.retain(|(_, _, at)| now.duration_since(*at) < RETIRED_FOR);

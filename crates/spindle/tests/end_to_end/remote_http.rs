@@ -41,10 +41,9 @@ fn remote_http_a_client_creates_a_session_prompts_it_and_the_page_lists_it() {
         .copied()
         .filter(|m| m["params"]["update"]["sessionUpdate"] == "user_message_chunk")
         .collect();
-    assert_eq!(user.len(), 1, "the prompt is shown to every client");
-    assert_eq!(
-        user[0]["params"]["update"]["content"]["text"],
-        "hello over http"
+    assert!(
+        user.is_empty(),
+        "a v1 client's own prompt is not echoed back to it"
     );
     let text = agent_text(messages.iter().copied());
     assert!(text.starts_with("You said: \"hello over http\""), "{text}");
@@ -211,4 +210,61 @@ fn remote_http_hostile_requests_get_the_rfd_status_codes() {
     let detach = json!({ "sessionId": session });
     let (id, status) = other.request("session/detach", detach, Some(&session));
     assert_eq!(status, 404, "request {id}: not this connection's session");
+}
+
+/// An official-style v1 client (as the SDKs' clients: protocolVersion 1, no extensions) on a
+/// serve with the default protocol (2): it gets v1 throughout, only v1 update kinds, the turn's answer `{stopReason}` at its end, and no echo of its own prompt; an
+/// observer of the same session (v1 too) sees the prompt.
+#[test]
+fn remote_http_a_v1_client_on_a_default_serve_gets_v1() {
+    let dir = temp_dir("remote-http-v1-default");
+    let served = Served::start(&dir.join("db.sqlite"), &[], 0);
+    let mut client = AcpHttp::connect(&served, &[]);
+    assert_eq!(client.initialize["result"]["protocolVersion"], 1);
+    let mut connection_stream = client.connection_stream(None);
+    let session = client.new_session(&mut connection_stream);
+    let mut stream = client.session_stream(&session, None);
+    let mut observer = AcpHttp::connect(&served, &[]);
+    let attach = json!({ "sessionId": session, "role": "observer", "historyPolicy": "none" });
+    let (attached, _) = observer.request("session/attach", attach, Some(&session));
+    let mut observed = observer.session_stream(&session, None);
+    observed.response(attached);
+
+    let prompt = json!({ "sessionId": session,
+                         "prompt": [{ "type": "text", "text": "hello from v1" }] });
+    let (id, _) = client.request("session/prompt", prompt, Some(&session));
+    let events = stream.collect_until(|m| m["id"] == json!(id) && m.get("method").is_none());
+    let messages: Vec<&Value> = events.iter().map(|e| &e.message).collect();
+    let answer = messages.last().unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    // v1 shapes only (interop/run.sh validates every message against the schemas).
+    for message in &messages {
+        assert!(
+            message["params"]["update"].get("messageId").is_none()
+                || message["params"]["update"]["sessionUpdate"] != "tool_call_update"
+        );
+        assert_ne!(message["params"]["update"]["sessionUpdate"], "state_update");
+        assert_ne!(
+            message["params"]["update"]["sessionUpdate"],
+            "user_message_chunk"
+        );
+    }
+    let text = agent_text(messages.iter().copied());
+    assert!(text.contains("You said: \"hello from v1\""), "{text}");
+    let seen: Vec<Value> = observed
+        .collect_until(|m| agent_text([m]).ends_with("reply."))
+        .into_iter()
+        .map(|e| e.message)
+        .collect();
+    assert!(
+        seen.iter().any(
+            |m| m["params"]["update"]["sessionUpdate"] == "user_message_chunk"
+                && m["params"]["update"]["content"]["text"] == "hello from v1"
+        ),
+        "the other client sees the prompt"
+    );
+    assert!(
+        seen.iter()
+            .all(|m| m["params"]["update"]["sessionUpdate"] != "user_message")
+    );
 }
