@@ -287,10 +287,14 @@ pub(crate) async fn dispatch(state: &AcpState, conn: &Arc<Conn>, message: Value)
                 && previous != &*conn.id
                 && !state.conns.take_over(conn, previous)
             {
-                reply(Err(error(
-                    INVALID_PARAMS,
-                    "previousConnectionId is not a recently closed connection",
-                )));
+                // On the connection stream: this connection has no stream of the session.
+                if let Some(id) = &id {
+                    let refused = error(
+                        INVALID_PARAMS,
+                        "previousConnectionId is not a recently closed connection",
+                    );
+                    answer(state, conn, &Route::Connection, id, Err(refused));
+                }
                 return Vec::new();
             }
             attach(conn, &sid, &live, role, policy, resume_from);
