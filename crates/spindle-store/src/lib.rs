@@ -39,7 +39,7 @@ pub use location::Location;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use types::{
-    Direction, Lease, LeaseSurvey, LoggedLine, StoreError, StoredReply, StoredSession,
+    Direction, Lease, LeaseSurvey, LoggedLine, StoreError, StoredReply, StoredSession, TakenCommand,
 };
 
 /// The storage of `spindle serve`. Every method is one transaction: it commits whole or not at
@@ -112,17 +112,29 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The materialized transcript of a session, if one was saved.
     fn transcript(&self, session: i64) -> Result<Option<String>, StoreError>;
 
-    /// Claims or renews the lease of `session` for `owner` for `ttl`, in one conditional write:
-    /// it succeeds when nobody holds the lease, when it has expired, or when `owner` already holds
-    /// it; otherwise nothing changes. Returns the lease as it stands afterwards, so the caller
-    /// holds the session exactly when the returned `owner` is its own id. Two replicas claiming
-    /// at once never both get it.
+    /// Claims the lease of `session` for `owner` for `ttl`, in one conditional write: it
+    /// succeeds when nobody holds the lease, when it has expired, or when `owner` already holds
+    /// it; otherwise nothing changes. A granted claim gets a new epoch ([`Lease::epoch`]).
+    /// Returns the lease as it stands afterwards, so the caller holds the session exactly when
+    /// the returned `owner` is its own id. Two replicas claiming at once never both get it.
     fn claim_lease(
         &self,
         session: i64,
         owner: &str,
         ttl: std::time::Duration,
     ) -> Result<Lease, StoreError>;
+
+    /// Extends the lease of `session` by `ttl` from now if `owner` still holds it under `epoch`
+    /// (even past its time: nobody claimed it meanwhile). Returns the lease as it stands
+    /// afterwards (another holder's, or `None` when nobody holds it): renewed exactly when its
+    /// owner and epoch are the caller's.
+    fn renew_lease(
+        &self,
+        session: i64,
+        owner: &str,
+        epoch: i64,
+        ttl: std::time::Duration,
+    ) -> Result<Option<Lease>, StoreError>;
 
     /// Gives the lease of `session` up if `owner` holds it (a graceful hand-over: another
     /// replica may claim it at once). Returns whether it was held.
@@ -132,8 +144,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn leases(&self) -> Result<Vec<Lease>, StoreError>;
 
     /// Every lease, split by whether its time passed on the database's clock, and the sessions
-    /// with commands not taken yet, read in one transaction: what a replica needs to find
-    /// sessions whose owner stopped without handing them over.
+    /// with commands no live lease answers for, read in one transaction: what a replica needs to
+    /// find sessions whose owner stopped without handing them over.
     fn lease_survey(&self) -> Result<LeaseSurvey, StoreError>;
 
     /// Queues a command (a JSON `body`) for the replica that runs `session`, under the sender's
@@ -141,9 +153,40 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// ([`LogChange::is_command`]).
     fn submit_command(&self, id: &str, session: i64, body: &str) -> Result<(), StoreError>;
 
-    /// Takes the commands waiting for `session`, oldest first, marking them taken by `owner` in
-    /// the same statement: each command is taken once, by one caller.
-    fn take_commands(&self, session: i64, owner: &str) -> Result<Vec<String>, StoreError>;
+    /// Takes the commands waiting for `session`, oldest first, marking them taken by `owner`
+    /// under `epoch` (with the log's last `seq`) in the same statement: each command is taken
+    /// once, by one caller, and only while `owner` holds a live lease of that epoch (a replica
+    /// that lost the lease takes nothing; a claim by another replica waits for a take under way
+    /// to commit, so the new holder sees what was taken).
+    fn take_commands(
+        &self,
+        session: i64,
+        owner: &str,
+        epoch: i64,
+    ) -> Result<Vec<TakenCommand>, StoreError>;
+
+    /// The commands of `session` taken and not finished ([`Store::finish_commands`]), oldest
+    /// first: after a takeover, the ones taken under another lease may never have been logged.
+    fn unfinished_commands(&self, session: i64) -> Result<Vec<TakenCommand>, StoreError>;
+
+    /// Takes the unfinished commands `ids` of `session` again for `owner` under `epoch`, with the
+    /// same condition as [`Store::take_commands`] (a live lease of that epoch); returns those it
+    /// took, oldest first.
+    fn retake_commands(
+        &self,
+        session: i64,
+        owner: &str,
+        epoch: i64,
+        ids: &[String],
+    ) -> Result<Vec<TakenCommand>, StoreError>;
+
+    /// Marks commands finished: what they led to is committed to the log, so no later owner
+    /// takes them again. Finishing a finished command changes nothing.
+    fn finish_commands(&self, session: i64, ids: &[String]) -> Result<(), StoreError>;
+
+    /// The server notes ([`Direction::Server`] lines) of a session's log with `seq > after`, in
+    /// order: where an owner looks for the notes of commands a previous owner took.
+    fn server_notes_after(&self, session: i64, after: i64) -> Result<Vec<LoggedLine>, StoreError>;
 
     /// The changes other servers commit to this database, as they commit them: sessions
     /// created and lines logged (each write of this store announces itself too), beginning

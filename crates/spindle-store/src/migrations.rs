@@ -10,7 +10,10 @@
 //! `IF NOT EXISTS`, so such a database is adopted as it is). Version 2 adds `session_leases`, the
 //! table through which replicas own sessions (issue #17, `Store::claim_lease`). Version 3 adds
 //! `commands`: prompts and cancels sent to a replica that does not run the session, taken once
-//! by the one that does.
+//! by the one that does. Version 4 gives each lease an epoch (a new one at every granted claim)
+//! and records under which lease a command was taken, at which log position, and when what it
+//! led to was logged (`finished_at`): commands a dead owner took but never logged are found and
+//! taken again by the next owner.
 
 use crate::StoreError;
 
@@ -26,7 +29,7 @@ pub struct Migration {
 }
 
 /// The highest version this build knows.
-pub const LATEST: i64 = 3;
+pub const LATEST: i64 = 4;
 
 /// The SQLite migrations.
 pub const SQLITE: &[Migration] = &[
@@ -93,6 +96,19 @@ CREATE TABLE commands(
     taken_at INTEGER
 );
 CREATE INDEX commands_waiting ON commands(session_id) WHERE taken_by IS NULL;
+",
+    },
+    Migration {
+        version: 4,
+        summary: "lease epochs; commands taken under a lease, finished once logged",
+        sql: "
+ALTER TABLE session_leases ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE commands ADD COLUMN taken_epoch INTEGER;
+ALTER TABLE commands ADD COLUMN taken_after_seq INTEGER;
+ALTER TABLE commands ADD COLUMN finished_at INTEGER;
+UPDATE commands SET finished_at = taken_at WHERE taken_by IS NOT NULL;
+DROP INDEX commands_waiting;
+CREATE INDEX commands_unfinished ON commands(session_id) WHERE finished_at IS NULL;
 ",
     },
 ];
@@ -165,6 +181,19 @@ CREATE TABLE commands(
 CREATE INDEX commands_waiting ON commands(session_id) WHERE taken_by IS NULL;
 ",
     },
+    Migration {
+        version: 4,
+        summary: "lease epochs; commands taken under a lease, finished once logged",
+        sql: "
+ALTER TABLE session_leases ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;
+CREATE SEQUENCE lease_epochs;
+ALTER TABLE commands ADD COLUMN taken_epoch BIGINT, ADD COLUMN taken_after_seq BIGINT,
+    ADD COLUMN finished_at BIGINT;
+UPDATE commands SET finished_at = taken_at WHERE taken_by IS NOT NULL;
+DROP INDEX commands_waiting;
+CREATE INDEX commands_unfinished ON commands(session_id) WHERE finished_at IS NULL;
+",
+    },
 ];
 
 /// The migrations to apply to a database at version `current` (0: none applied), or the error
@@ -206,7 +235,7 @@ mod tests {
 
     #[test]
     fn pending_is_what_lies_above_the_current_version() {
-        assert_eq!(pending(SQLITE, 0).unwrap().len(), 3);
+        assert_eq!(pending(SQLITE, 0).unwrap().len(), 4);
         assert_eq!(pending(SQLITE, 1).unwrap()[0].version, 2);
         assert!(pending(POSTGRES, LATEST).unwrap().is_empty());
         let error = pending(POSTGRES, LATEST + 1).unwrap_err();

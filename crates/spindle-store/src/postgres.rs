@@ -11,6 +11,7 @@
 //! [`UNREACHABLE_PERIOD`], so an unreachable server never stalls a session for long: it falls back
 //! to its in-memory backlog. Lines are `bytea`, so every line is kept byte for byte. TLS is not
 //! offered: reach the server over loopback, a Unix socket (`?host=/run/postgresql`) or a tunnel.
+//! Leases and commands are in `leases.rs`.
 
 use std::future::Future;
 use std::str::FromStr;
@@ -20,11 +21,14 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod
 use tokio_postgres::NoTls;
 use tokio_postgres::config::Host;
 
+mod leases;
+
 use crate::listen::{self, LogChange};
 use crate::migrations;
 use crate::types::{display_text, now_ms, seq_at};
 use crate::{
     Direction, Lease, LeaseSurvey, LoggedLine, Store, StoreError, StoredReply, StoredSession,
+    TakenCommand,
 };
 
 /// How long one call may take, pool wait included, before it fails (the database is then treated
@@ -657,56 +661,31 @@ impl Store for PostgresStore {
         owner: &str,
         ttl: std::time::Duration,
     ) -> Result<Lease, StoreError> {
-        let owner = display_text(owner).into_owned();
-        let ttl = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
-        self.run(StoreError::Write, move |pool| async move {
-            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
-            // One statement on the database's clock: the row lock of `ON CONFLICT DO UPDATE`
-            // makes two concurrent claims of an expired lease succeed at most once.
-            let claimed = client
-                .query_opt(
-                    "WITH now AS (SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT AS ms)
-                     INSERT INTO session_leases(session_id, owner, expires_at)
-                     SELECT $1, $2, ms + $3 FROM now
-                     ON CONFLICT(session_id) DO UPDATE
-                     SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
-                     WHERE session_leases.owner = EXCLUDED.owner
-                        OR session_leases.expires_at <= (SELECT ms FROM now)
-                     RETURNING owner, expires_at",
-                    &[&session, &owner, &ttl],
-                )
-                .await
-                .map_err(pg(StoreError::Write))?;
-            let row = match claimed {
-                Some(row) => row,
-                None => client
-                    .query_one(
-                        "SELECT owner, expires_at FROM session_leases WHERE session_id = $1",
-                        &[&session],
-                    )
-                    .await
-                    .map_err(pg(StoreError::Write))?,
-            };
-            Ok(Lease {
-                session,
-                owner: row.get(0),
-                expires_at: row.get(1),
-            })
+        let owner = leases::owner_text(owner);
+        let ttl = millis(ttl);
+        self.run(StoreError::Write, move |pool| {
+            leases::claim(pool, session, owner, ttl)
+        })
+    }
+
+    fn renew_lease(
+        &self,
+        session: i64,
+        owner: &str,
+        epoch: i64,
+        ttl: std::time::Duration,
+    ) -> Result<Option<Lease>, StoreError> {
+        let owner = leases::owner_text(owner);
+        let ttl = millis(ttl);
+        self.run(StoreError::Write, move |pool| {
+            leases::renew(pool, session, owner, epoch, ttl)
         })
     }
 
     fn release_lease(&self, session: i64, owner: &str) -> Result<bool, StoreError> {
-        let owner = display_text(owner).into_owned();
-        self.run(StoreError::Write, move |pool| async move {
-            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
-            let deleted = client
-                .execute(
-                    "DELETE FROM session_leases WHERE session_id = $1 AND owner = $2",
-                    &[&session, &owner],
-                )
-                .await
-                .map_err(pg(StoreError::Write))?;
-            Ok(deleted > 0)
+        let owner = leases::owner_text(owner);
+        self.run(StoreError::Write, move |pool| {
+            leases::release(pool, session, owner)
         })
     }
 
@@ -719,116 +698,66 @@ impl Store for PostgresStore {
 
     fn submit_command(&self, id: &str, session: i64, body: &str) -> Result<(), StoreError> {
         let (id, body) = (id.to_owned(), body.to_owned());
-        self.run(StoreError::Write, move |pool| async move {
-            let write = pg(StoreError::Write);
-            let mut client = pool.get().await.map_err(self::pool(StoreError::Write))?;
-            let tx = client.transaction().await.map_err(&write)?;
-            tx.execute(
-                "INSERT INTO commands(id, session_id, body, created_at) VALUES($1, $2, $3, $4)
-                 ON CONFLICT(id) DO NOTHING",
-                &[&id, &session, &body, &now_ms()],
-            )
-            .await
-            .map_err(&write)?;
-            tx.execute(
-                "SELECT pg_notify($1, $2)",
-                &[&listen::CHANNEL, &listen::payload(session, -1)],
-            )
-            .await
-            .map_err(&write)?;
-            tx.commit().await.map_err(&write)
+        self.run(StoreError::Write, move |pool| {
+            leases::submit(pool, id, session, body)
         })
     }
 
-    fn take_commands(&self, session: i64, owner: &str) -> Result<Vec<String>, StoreError> {
-        let owner = owner.to_owned();
-        self.run(StoreError::Write, move |pool| async move {
-            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
-            // One statement: concurrent takers each get a disjoint set (rows are locked).
-            let rows = client
-                .query(
-                    "UPDATE commands SET taken_by = $2, taken_at = $3
-                     WHERE session_id = $1 AND taken_by IS NULL
-                     RETURNING created_at, id, body",
-                    &[&session, &owner, &now_ms()],
-                )
-                .await
-                .map_err(pg(StoreError::Write))?;
-            let mut taken: Vec<(i64, String, String)> = rows
-                .iter()
-                .map(|row| (row.get(0), row.get(1), row.get(2)))
-                .collect();
-            taken.sort();
-            Ok(taken.into_iter().map(|(_, _, body)| body).collect())
+    fn take_commands(
+        &self,
+        session: i64,
+        owner: &str,
+        epoch: i64,
+    ) -> Result<Vec<TakenCommand>, StoreError> {
+        let owner = leases::owner_text(owner);
+        self.run(StoreError::Write, move |pool| {
+            leases::take(pool, session, owner, epoch)
+        })
+    }
+
+    fn unfinished_commands(&self, session: i64) -> Result<Vec<TakenCommand>, StoreError> {
+        self.run(StoreError::Read, move |pool| {
+            leases::unfinished(pool, session)
+        })
+    }
+
+    fn retake_commands(
+        &self,
+        session: i64,
+        owner: &str,
+        epoch: i64,
+        ids: &[String],
+    ) -> Result<Vec<TakenCommand>, StoreError> {
+        let owner = leases::owner_text(owner);
+        let ids = ids.to_vec();
+        self.run(StoreError::Write, move |pool| {
+            leases::retake(pool, session, owner, epoch, ids)
+        })
+    }
+
+    fn finish_commands(&self, session: i64, ids: &[String]) -> Result<(), StoreError> {
+        let ids = ids.to_vec();
+        self.run(StoreError::Write, move |pool| {
+            leases::finish(pool, session, ids)
+        })
+    }
+
+    fn server_notes_after(&self, session: i64, after: i64) -> Result<Vec<LoggedLine>, StoreError> {
+        self.run(StoreError::Read, move |pool| {
+            leases::server_notes(pool, session, after)
         })
     }
 
     fn lease_survey(&self) -> Result<LeaseSurvey, StoreError> {
-        self.run(StoreError::Read, move |pool| async move {
-            let read = pg(StoreError::Read);
-            let mut client = pool.get().await.map_err(self::pool(StoreError::Read))?;
-            // One snapshot for both reads; expiry on the database's clock, as at claim time.
-            let tx = client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .await
-                .map_err(&read)?;
-            let rows = tx
-                .query(
-                    "SELECT session_id, owner, expires_at,
-                            expires_at <= (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT
-                     FROM session_leases ORDER BY session_id",
-                    &[],
-                )
-                .await
-                .map_err(&read)?;
-            let mut survey = LeaseSurvey::default();
-            for row in &rows {
-                let lease = Lease {
-                    session: row.get(0),
-                    owner: row.get(1),
-                    expires_at: row.get(2),
-                };
-                if row.get::<_, bool>(3) {
-                    survey.expired.push(lease);
-                } else {
-                    survey.live.push(lease);
-                }
-            }
-            let rows = tx
-                .query(
-                    "SELECT DISTINCT session_id FROM commands WHERE taken_by IS NULL
-                     ORDER BY session_id",
-                    &[],
-                )
-                .await
-                .map_err(&read)?;
-            survey.commands_waiting = rows.iter().map(|row| row.get(0)).collect();
-            tx.commit().await.map_err(&read)?;
-            Ok(survey)
-        })
+        self.run(StoreError::Read, leases::survey)
     }
 
     fn leases(&self) -> Result<Vec<Lease>, StoreError> {
-        self.run(StoreError::Read, move |pool| async move {
-            let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
-            let rows = client
-                .query(
-                    "SELECT session_id, owner, expires_at FROM session_leases ORDER BY session_id",
-                    &[],
-                )
-                .await
-                .map_err(pg(StoreError::Read))?;
-            Ok(rows
-                .iter()
-                .map(|row| Lease {
-                    session: row.get(0),
-                    owner: row.get(1),
-                    expires_at: row.get(2),
-                })
-                .collect())
-        })
+        self.run(StoreError::Read, leases::leases)
     }
+}
+
+/// Milliseconds of a lease time, as the tables keep them.
+fn millis(ttl: std::time::Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
 }

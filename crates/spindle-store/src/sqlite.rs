@@ -10,10 +10,13 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
+mod leases;
+
 use crate::migrations::{self, Migration};
 use crate::types::{display_text, now_ms, seq_at};
 use crate::{
     Direction, Lease, LeaseSurvey, LoggedLine, Store, StoreError, StoredReply, StoredSession,
+    TakenCommand,
 };
 
 /// A SQLite database file.
@@ -433,151 +436,70 @@ impl Store for SqliteStore {
         owner: &str,
         ttl: std::time::Duration,
     ) -> Result<Lease, StoreError> {
-        let now = now_ms();
-        let ttl = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
-        let mut writer = lock(&self.writer);
-        // Immediate: another process on the same file waits rather than racing the claim.
-        let tx = writer
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(write_error)?;
-        tx.execute(
-            "INSERT INTO session_leases(session_id, owner, expires_at) VALUES(?1, ?2, ?3)
-             ON CONFLICT(session_id) DO UPDATE
-             SET owner = excluded.owner, expires_at = excluded.expires_at
-             WHERE session_leases.owner = excluded.owner OR session_leases.expires_at <= ?4",
-            params![session, display_text(owner), now.saturating_add(ttl), now],
-        )
-        .map_err(write_error)?;
-        let lease = tx
-            .query_row(
-                "SELECT owner, expires_at FROM session_leases WHERE session_id = ?1",
-                params![session],
-                |row| {
-                    Ok(Lease {
-                        session,
-                        owner: row.get(0)?,
-                        expires_at: row.get(1)?,
-                    })
-                },
-            )
-            .map_err(write_error)?;
-        tx.commit().map_err(write_error)?;
-        Ok(lease)
+        self.claim(session, owner, millis(ttl))
+    }
+
+    fn renew_lease(
+        &self,
+        session: i64,
+        owner: &str,
+        epoch: i64,
+        ttl: std::time::Duration,
+    ) -> Result<Option<Lease>, StoreError> {
+        self.renew(session, owner, epoch, millis(ttl))
     }
 
     fn release_lease(&self, session: i64, owner: &str) -> Result<bool, StoreError> {
-        let deleted = lock(&self.writer)
-            .execute(
-                "DELETE FROM session_leases WHERE session_id = ?1 AND owner = ?2",
-                params![session, display_text(owner)],
-            )
-            .map_err(write_error)?;
-        Ok(deleted > 0)
-    }
-
-    fn submit_command(&self, id: &str, session: i64, body: &str) -> Result<(), StoreError> {
-        lock(&self.writer)
-            .execute(
-                "INSERT INTO commands(id, session_id, body, created_at) VALUES(?1, ?2, ?3, ?4)
-                 ON CONFLICT(id) DO NOTHING",
-                params![id, session, body, now_ms()],
-            )
-            .map_err(write_error)?;
-        Ok(())
-    }
-
-    fn take_commands(&self, session: i64, owner: &str) -> Result<Vec<String>, StoreError> {
-        let mut writer = lock(&self.writer);
-        let tx = writer
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(write_error)?;
-        let bodies = {
-            let mut statement = tx
-                .prepare_cached(
-                    "UPDATE commands SET taken_by = ?2, taken_at = ?3
-                     WHERE session_id = ?1 AND taken_by IS NULL
-                     RETURNING created_at, rowid, body",
-                )
-                .map_err(write_error)?;
-            let rows = statement
-                .query_map(params![session, owner, now_ms()], |row| {
-                    Ok((
-                        row.get::<_, i64>(0)?,
-                        row.get::<_, i64>(1)?,
-                        row.get::<_, String>(2)?,
-                    ))
-                })
-                .map_err(write_error)?;
-            let mut taken = rows.collect::<Result<Vec<_>, _>>().map_err(write_error)?;
-            taken.sort();
-            taken.into_iter().map(|(_, _, body)| body).collect()
-        };
-        tx.commit().map_err(write_error)?;
-        Ok(bodies)
-    }
-
-    fn lease_survey(&self) -> Result<LeaseSurvey, StoreError> {
-        let now = now_ms();
-        let mut reader = lock(&self.reader);
-        // One read transaction: both answers describe the same moment.
-        let tx = reader.transaction().map_err(read_error)?;
-        let mut survey = LeaseSurvey::default();
-        {
-            let mut statement = tx
-                .prepare_cached(
-                    "SELECT session_id, owner, expires_at FROM session_leases ORDER BY session_id",
-                )
-                .map_err(read_error)?;
-            let rows = statement
-                .query_map([], |row| {
-                    Ok(Lease {
-                        session: row.get(0)?,
-                        owner: row.get(1)?,
-                        expires_at: row.get(2)?,
-                    })
-                })
-                .map_err(read_error)?;
-            for lease in rows {
-                let lease = lease.map_err(read_error)?;
-                if lease.expires_at <= now {
-                    survey.expired.push(lease);
-                } else {
-                    survey.live.push(lease);
-                }
-            }
-            let mut statement = tx
-                .prepare_cached(
-                    "SELECT DISTINCT session_id FROM commands WHERE taken_by IS NULL
-                     ORDER BY session_id",
-                )
-                .map_err(read_error)?;
-            let rows = statement
-                .query_map([], |row| row.get::<_, i64>(0))
-                .map_err(read_error)?;
-            survey.commands_waiting = rows.collect::<Result<Vec<_>, _>>().map_err(read_error)?;
-        }
-        tx.commit().map_err(read_error)?;
-        Ok(survey)
+        self.release(session, owner)
     }
 
     fn leases(&self) -> Result<Vec<Lease>, StoreError> {
-        let reader = lock(&self.reader);
-        let mut statement = reader
-            .prepare_cached(
-                "SELECT session_id, owner, expires_at FROM session_leases ORDER BY session_id",
-            )
-            .map_err(read_error)?;
-        let rows = statement
-            .query_map([], |row| {
-                Ok(Lease {
-                    session: row.get(0)?,
-                    owner: row.get(1)?,
-                    expires_at: row.get(2)?,
-                })
-            })
-            .map_err(read_error)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(read_error)
+        self.all_leases()
     }
+
+    fn lease_survey(&self) -> Result<LeaseSurvey, StoreError> {
+        self.survey()
+    }
+
+    fn submit_command(&self, id: &str, session: i64, body: &str) -> Result<(), StoreError> {
+        self.submit(id, session, body)
+    }
+
+    fn take_commands(
+        &self,
+        session: i64,
+        owner: &str,
+        epoch: i64,
+    ) -> Result<Vec<TakenCommand>, StoreError> {
+        self.take(session, owner, epoch)
+    }
+
+    fn unfinished_commands(&self, session: i64) -> Result<Vec<TakenCommand>, StoreError> {
+        self.unfinished(session)
+    }
+
+    fn retake_commands(
+        &self,
+        session: i64,
+        owner: &str,
+        epoch: i64,
+        ids: &[String],
+    ) -> Result<Vec<TakenCommand>, StoreError> {
+        self.retake(session, owner, epoch, ids)
+    }
+
+    fn finish_commands(&self, session: i64, ids: &[String]) -> Result<(), StoreError> {
+        self.finish(session, ids)
+    }
+
+    fn server_notes_after(&self, session: i64, after: i64) -> Result<Vec<LoggedLine>, StoreError> {
+        self.server_notes(session, after)
+    }
+}
+
+/// Milliseconds of a lease time, as the tables keep them.
+fn millis(ttl: std::time::Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

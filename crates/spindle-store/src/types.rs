@@ -83,6 +83,10 @@ pub struct Lease {
     /// Milliseconds since the Unix epoch, on the database's clock (PostgreSQL's for that store,
     /// so replicas with skewed clocks agree), after which the lease may be taken.
     pub expires_at: i64,
+    /// Which claim this is: every claim that grants the lease gives it a new, higher number
+    /// (renewals keep it), so a replica that held the session before and holds it again is told
+    /// apart from itself, and commands taken under a lease that ended can be found.
+    pub epoch: i64,
 }
 
 /// Where the leases stand, on the database's clock, for replicas looking for sessions to take
@@ -94,8 +98,26 @@ pub struct LeaseSurvey {
     /// Leases whose time passed without a release: their holders stopped renewing them (died,
     /// or lost the database). A release deletes the row, so a clean hand-over is not here.
     pub expired: Vec<Lease>,
-    /// Sessions with commands ([`crate::Store::submit_command`]) nobody has taken yet.
+    /// Sessions with unfinished commands ([`crate::Store::submit_command`]) that no live lease
+    /// answers for: not taken yet, or taken under a lease (owner and epoch) that is no longer
+    /// live, so perhaps never logged.
     pub commands_waiting: Vec<i64>,
+}
+
+/// A command taken by the replica that runs its session ([`crate::Store::take_commands`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TakenCommand {
+    /// The sender's unique id.
+    pub id: String,
+    /// What the sender queued (JSON).
+    pub body: String,
+    /// The replica that took it last.
+    pub taken_by: String,
+    /// The epoch of the lease it was taken under.
+    pub epoch: i64,
+    /// The session's last logged `seq` when it was taken: whatever the taker logged for it
+    /// comes after.
+    pub after_seq: i64,
 }
 
 /// A persisted final reply of one turn.

@@ -6,6 +6,7 @@ use spindle_store::migrations::{self, LATEST};
 use spindle_store::{Direction, LoggedLine, Store, StoreError, StoredReply};
 
 use crate::Backend;
+pub use crate::commands::*;
 pub use crate::leases::*;
 
 fn logged(store: &dyn Store, session: i64) -> Vec<(i64, Direction, String)> {

@@ -21,10 +21,24 @@ pub fn a_lease_is_held_by_one_owner_until_released(backend: &Backend) {
     let b = store.claim_lease(session, "replica-b", LONG).unwrap();
     assert_eq!(b, a);
 
-    // The holder renews it.
-    let renewed = store.claim_lease(session, "replica-a", LONG).unwrap();
-    assert_eq!(renewed.owner, "replica-a");
+    // The holder renews it under the same epoch; a renewal under another epoch changes nothing.
+    let renewed = store
+        .renew_lease(session, "replica-a", a.epoch, LONG)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (renewed.owner.as_str(), renewed.epoch),
+        ("replica-a", a.epoch)
+    );
     assert!(renewed.expires_at >= a.expires_at);
+    let stale = store
+        .renew_lease(session, "replica-a", a.epoch - 1, Duration::ZERO)
+        .unwrap();
+    assert_eq!(stale, Some(renewed.clone()));
+    // A new claim by the holder is a new epoch (a new hold of the session).
+    let again = store.claim_lease(session, "replica-a", LONG).unwrap();
+    assert_eq!(again.owner, "replica-a");
+    assert!(again.epoch > a.epoch);
 
     // Only the holder can give it up; then another replica takes it at once.
     assert!(!store.release_lease(session, "replica-b").unwrap());
@@ -45,9 +59,24 @@ pub fn an_expired_lease_is_taken_and_its_old_owner_cannot_renew_it(backend: &Bac
     assert_eq!(a.owner, "replica-a");
     let b = store.claim_lease(session, "replica-b", LONG).unwrap();
     assert_eq!(b.owner, "replica-b");
-    // The old owner's renewal now fails: it learns that it lost the session.
+    assert!(b.epoch > a.epoch);
+    // The old owner's renewal and claim now fail: it learns that it lost the session.
+    let renewal = store
+        .renew_lease(session, "replica-a", a.epoch, LONG)
+        .unwrap();
+    assert_eq!(renewal, Some(b.clone()));
     let again = store.claim_lease(session, "replica-a", LONG).unwrap();
     assert_eq!(again.owner, "replica-b");
+    // Released, nobody holds it and a renewal says so.
+    assert!(store.release_lease(session, "replica-b").unwrap());
+    assert_eq!(
+        store
+            .renew_lease(session, "replica-b", b.epoch, LONG)
+            .unwrap(),
+        None
+    );
+    let b = store.claim_lease(session, "replica-b", LONG).unwrap();
+    assert_eq!(b.owner, "replica-b");
     // Leases survive a restart (a reopen).
     drop(store);
     let store = backend.open();
@@ -129,70 +158,4 @@ pub fn other_servers_hear_of_new_sessions_and_committed_lines(backend: &Backend)
         .unwrap();
     assert_eq!(next(), LogChange { session, seq: 1 });
     assert_eq!(next(), LogChange { session, seq: 3 });
-}
-
-pub fn a_command_is_taken_once_and_sending_it_again_queues_nothing(backend: &Backend) {
-    let store = backend.open();
-    let session = store.create_session("commands").unwrap();
-    store
-        .submit_command("c1", session, "{\"prompt\":\"one\"}")
-        .unwrap();
-    store
-        .submit_command("c2", session, "{\"prompt\":\"two\"}")
-        .unwrap();
-    // A resend (a retried request) is the same command.
-    store
-        .submit_command("c1", session, "{\"prompt\":\"one\"}")
-        .unwrap();
-    let other = backend.open();
-    let first = store.take_commands(session, "a").unwrap();
-    let second = other.take_commands(session, "b").unwrap();
-    assert_eq!(first, ["{\"prompt\":\"one\"}", "{\"prompt\":\"two\"}"]);
-    assert!(second.is_empty());
-    store
-        .submit_command("c1", session, "{\"prompt\":\"one\"}")
-        .unwrap();
-    assert!(store.take_commands(session, "a").unwrap().is_empty());
-}
-
-pub fn the_lease_survey_tells_live_from_expired_leases_and_finds_waiting_commands(
-    backend: &Backend,
-) {
-    let store = backend.open();
-    let live = store.create_session("live").unwrap();
-    let expired = store.create_session("expired").unwrap();
-    let released = store.create_session("released").unwrap();
-    let idle = store.create_session("idle").unwrap();
-    assert_eq!(store.lease_survey().unwrap(), Default::default());
-
-    let held = store.claim_lease(live, "replica-a", LONG).unwrap();
-    // A holder that stopped renewing: a lease of no time has expired once written.
-    let lapsed = store
-        .claim_lease(expired, "replica-b", Duration::ZERO)
-        .unwrap();
-    // A clean hand-over leaves no row.
-    store.claim_lease(released, "replica-c", LONG).unwrap();
-    assert!(store.release_lease(released, "replica-c").unwrap());
-    store
-        .submit_command("to-expired", expired, "{\"prompt\":\"p\"}")
-        .unwrap();
-    store
-        .submit_command("to-idle", idle, "{\"cancel\":true}")
-        .unwrap();
-    store
-        .submit_command("to-idle-2", idle, "{\"cancel\":true}")
-        .unwrap();
-
-    let survey = backend.open().lease_survey().unwrap();
-    assert_eq!(survey.live, vec![held.clone()]);
-    assert_eq!(survey.expired, vec![lapsed]);
-    assert_eq!(survey.commands_waiting, vec![expired, idle]);
-
-    // Taken commands and a taken-over lease change the answer.
-    assert_eq!(store.take_commands(idle, "replica-a").unwrap().len(), 2);
-    let taken = store.claim_lease(expired, "replica-a", LONG).unwrap();
-    let survey = store.lease_survey().unwrap();
-    assert_eq!(survey.live, vec![held, taken]);
-    assert!(survey.expired.is_empty());
-    assert_eq!(survey.commands_waiting, vec![expired]);
 }

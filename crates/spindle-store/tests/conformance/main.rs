@@ -5,6 +5,7 @@
 
 mod backend_specific;
 mod cases;
+mod commands;
 mod leases;
 // The crate's `test-server` module, compiled in here (a package cannot turn on its own feature
 // for its tests).
@@ -155,4 +156,5 @@ conformance!(
     other_servers_hear_of_new_sessions_and_committed_lines,
     a_command_is_taken_once_and_sending_it_again_queues_nothing,
     the_lease_survey_tells_live_from_expired_leases_and_finds_waiting_commands,
+    commands_a_dead_owner_took_are_found_and_taken_again_once,
 );

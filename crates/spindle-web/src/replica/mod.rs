@@ -167,18 +167,25 @@ impl Replica {
         }
         self.counters.taken.fetch_add(1, Ordering::Relaxed);
         let (lost_tx, lost) = watch::channel(None);
-        let renewer = tokio::spawn(renew(self.clone(), session, lost_tx));
+        let renewer = tokio::spawn(renew(self.clone(), session, lease.epoch, lost_tx));
         Ok(LeaseHold {
             replica: self.clone(),
             session,
+            epoch: lease.epoch,
+            commands_recovered: false,
             lost,
             renewer: Some(renewer),
         })
     }
 }
 
-/// Renews a lease every third of its time; reports why it was lost.
-async fn renew(replica: Arc<Replica>, session: i64, lost: watch::Sender<Option<String>>) {
+/// Renews a lease (of `epoch`) every third of its time; reports why it was lost.
+async fn renew(
+    replica: Arc<Replica>,
+    session: i64,
+    epoch: i64,
+    lost: watch::Sender<Option<String>>,
+) {
     let period = replica.ttl / 3;
     let mut confirmed = Instant::now();
     loop {
@@ -186,16 +193,22 @@ async fn renew(replica: Arc<Replica>, session: i64, lost: watch::Sender<Option<S
         let claim = {
             let replica = replica.clone();
             tokio::task::spawn_blocking(move || {
-                replica.store.claim_lease(session, &replica.id, replica.ttl)
+                replica
+                    .store
+                    .renew_lease(session, &replica.id, epoch, replica.ttl)
             })
             .await
         };
         let why = match claim {
-            Ok(Ok(lease)) if lease.owner == replica.id => {
+            Ok(Ok(Some(lease))) if lease.owner == replica.id && lease.epoch == epoch => {
                 confirmed = Instant::now();
                 continue;
             }
-            Ok(Ok(lease)) => format!("replica {} took the session over", lease.owner),
+            Ok(Ok(Some(lease))) if lease.owner == replica.id => {
+                "this replica claimed the session again elsewhere".to_owned()
+            }
+            Ok(Ok(Some(lease))) => format!("replica {} took the session over", lease.owner),
+            Ok(Ok(None)) => "the lease was given up".to_owned(),
             Ok(Err(error)) if confirmed.elapsed() < replica.ttl => {
                 tracing::warn!(session, "lease renewal failed: {error}");
                 continue;
@@ -214,6 +227,11 @@ async fn renew(replica: Arc<Replica>, session: i64, lost: watch::Sender<Option<S
 pub(crate) struct LeaseHold {
     replica: Arc<Replica>,
     session: i64,
+    /// The lease's epoch: commands are taken under it.
+    pub(crate) epoch: i64,
+    /// Whether the commands earlier holders took and did not finish were looked for (once per
+    /// hold: `task/forward.rs`).
+    pub(crate) commands_recovered: bool,
     lost: watch::Receiver<Option<String>>,
     renewer: Option<tokio::task::JoinHandle<()>>,
 }

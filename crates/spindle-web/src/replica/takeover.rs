@@ -111,6 +111,7 @@ mod tests {
             session,
             owner: owner.into(),
             expires_at: 1,
+            epoch: 1,
         }
     }
 

@@ -145,8 +145,15 @@ impl SessionTask {
         true
     }
 
-    /// Gives the lease up: the agent has stopped and its last lines are logged.
+    /// Gives the lease up: the agent has stopped and its last lines are logged (the commands
+    /// whose notes are committed are marked finished first; commands taken and not run stay
+    /// unfinished, for the next holder).
     pub(super) async fn release_lease(&mut self) {
+        if self.lease.is_some() {
+            self.finish_noted();
+            self.command_notes.clear();
+            self.command_outcomes.clear();
+        }
         if let Some(lease) = self.lease.take() {
             lease.release().await;
         }
@@ -157,6 +164,11 @@ impl SessionTask {
     /// owner's).
     pub(super) async fn lease_lost(&mut self, why: &str) {
         self.lease = None;
+        // Forwarded commands taken under the lost lease stay unfinished in the database: the
+        // new holder finds whether their notes reached the log, and runs the others.
+        self.command_notes.clear();
+        self.command_outcomes.clear();
+        self.noted_commands.clear();
         if let Some(mut agent) = self.agent.take() {
             agent.host.shutdown().await;
             agent.link.kill().await;

@@ -147,9 +147,12 @@ struct QueuedPrompt {
     images: Vec<PromptImage>,
     /// An `/acp` client's prompt: its blocks and where the answer goes.
     remote: Option<(Value, RemoteTarget)>,
-    /// An `/acp` prompt another replica forwarded: its blocks and the command id (the answer
-    /// goes to the log, see `forward.rs`).
-    acp_forwarded: Option<(Value, String)>,
+    /// An `/acp` prompt another replica forwarded: its blocks (the answer goes to the log, see
+    /// `forward.rs`).
+    acp_forwarded: Option<Value>,
+    /// The id of the forwarded command this prompt came from (taken here from the database):
+    /// the line that sends it to the agent goes to the log with a note naming the command.
+    command: Option<String>,
     reply: Reply,
 }
 
@@ -205,6 +208,13 @@ pub(crate) struct SessionTask {
     /// Set while answers of forwarded prompts are awaited: the follower then tells the task
     /// when lines were logged (shared with the session's `LiveSession`).
     awaits_log: Arc<AtomicBool>,
+    /// Notes naming forwarded commands taken here, (command id, note), logged in the batch of
+    /// the lines the commands led to (see `forward.rs`).
+    command_notes: Vec<(String, String)>,
+    /// Commands whose notes were recorded and are not yet marked finished in the database.
+    noted_commands: Vec<String>,
+    /// Forwarded prompts taken here, until they were sent to the agent or refused.
+    command_outcomes: Vec<(String, oneshot::Receiver<Result<(), WebError>>)>,
 }
 
 /// How a session task starts.
@@ -271,6 +281,9 @@ impl SessionTask {
             forwarded_turns: HashMap::new(),
             forward_cursor: 0,
             awaits_log,
+            command_notes: Vec::new(),
+            noted_commands: Vec::new(),
+            command_outcomes: Vec::new(),
         }
     }
 
@@ -342,6 +355,7 @@ impl SessionTask {
                     ));
                 }
             }
+            self.settle_commands();
         }
         self.stop_agent().await;
     }
@@ -354,21 +368,27 @@ impl SessionTask {
     }
 
     /// Records and writes what the ACP client has to send, then reacts to what it reported.
+    /// Notes of forwarded commands waiting go in the same batch, so that a command and what it
+    /// led to are logged together or not at all.
     fn flush_client(&mut self) {
+        if self.agent.is_none() {
+            return;
+        }
+        let notes = self.take_command_notes();
         let Some(agent) = self.agent.as_mut() else {
             return;
         };
         let outgoing = agent.client.take_outgoing();
         let events = agent.client.take_events();
         let completions = agent.client.take_completions();
-        if !outgoing.is_empty() {
+        if !outgoing.is_empty() || !notes.is_empty() {
             let lines: Vec<String> = outgoing.iter().map(|m| m.to_json()).collect();
-            lock(&self.core).record(
-                lines
-                    .iter()
-                    .map(|line| (Direction::Client, line.clone()))
-                    .collect(),
-            );
+            let mut batch: Vec<(Direction, String)> = lines
+                .iter()
+                .map(|line| (Direction::Client, line.clone()))
+                .collect();
+            batch.extend(notes);
+            lock(&self.core).record(batch);
             for line in lines {
                 agent.link.send(line);
             }
@@ -487,6 +507,7 @@ impl SessionTask {
                 images,
                 remote,
                 acp_forwarded: None,
+                command: None,
                 reply,
             }),
             Command::TakeForwarded => self.take_forwarded(),
@@ -594,6 +615,7 @@ impl SessionTask {
             images,
             remote,
             acp_forwarded,
+            command,
             reply,
         }) = self.queued.pop_front()
         {
@@ -611,27 +633,29 @@ impl SessionTask {
                 let _ = reply.send(Err(WebError::unavailable("no agent session")));
                 continue;
             };
-            let (blocks, target, forwarded) = match (remote, acp_forwarded) {
-                (Some((blocks, target)), _) => (blocks, Some(target), None),
-                (None, Some((blocks, command))) => (blocks, None, Some(command)),
+            let from_blocks = remote.is_some() || acp_forwarded.is_some();
+            let (blocks, target) = match (remote, acp_forwarded) {
+                (Some((blocks, target)), _) => (blocks, Some(target)),
+                (None, Some(blocks)) => (blocks, None),
                 (None, None) => match features::prompt_blocks(agent, &text, &images) {
-                    Ok(blocks) => (blocks, None, None),
+                    Ok(blocks) => (blocks, None),
                     Err(error) => {
                         let _ = reply.send(Err(error));
                         continue;
                     }
                 },
             };
-            let text = match (&target, &forwarded) {
-                (None, None) => text,
-                _ => first_text(&blocks),
+            let text = if from_blocks {
+                first_text(&blocks)
+            } else {
+                text
             };
             let request = agent.client.prompt(&session, &blocks, Pending::Prompt);
             let sent = request.is_ok() && !agent.link.is_closed();
-            let forwarded = match (&request, forwarded) {
-                (Ok(request), Some(command)) => Some((command, request_key(request))),
-                _ => None,
-            };
+            if let (Ok(request), Some(command)) = (&request, &command) {
+                // Logged with the request line: which agent request the command became.
+                self.note_command(command, json!({ "request": request_key(request) }));
+            }
             if let (Ok(request), Some(target)) = (request, target) {
                 // The /acp fan-out: whose prompt this is (its answer, no echo to the sender).
                 let key = serde_json::to_string(&request).unwrap_or_default();
@@ -650,9 +674,6 @@ impl SessionTask {
                 lock(&self.core).publish_note(json!({ "op": "web_session" }));
             }
             self.flush_client();
-            if let Some((command, request)) = forwarded {
-                self.note_forwarded_prompt(&command, &request);
-            }
             if self.protocol() < 2 {
                 self.v1_turn_running = sent;
             }
