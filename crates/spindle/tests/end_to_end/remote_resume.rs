@@ -3,10 +3,12 @@
 //! snapshot; a stalled subscriber is dropped and told while another keeps up; a WebSocket peer
 //! resumes with `resumeFrom`.
 
+use std::time::Instant;
+
 use serde_json::{Value, json};
 
 use crate::remote_support::{AcpEvent, AcpHttp, AcpWs, agent_text};
-use crate::serve_support::{Served, temp_dir};
+use crate::serve_support::{PATIENCE, Served, temp_dir};
 
 fn counter(id: &str) -> u64 {
     id.split_once('-')
@@ -176,10 +178,35 @@ fn remote_resume_a_stalled_subscriber_is_dropped_and_told_while_another_keeps_up
     assert!(stalled_stream.next().is_none(), "its stream ended");
 }
 
-#[test]
-fn remote_resume_a_websocket_peer_resumes_with_resume_from() {
+/// The next message of a WebSocket peer, failing after [`PATIENCE`] (the server's pings keep
+/// a plain read waiting forever).
+fn next_within(ws: &mut AcpWs, deadline: Instant, what: &str) -> Value {
+    loop {
+        assert!(Instant::now() < deadline, "waited too long for {what}");
+        match ws.socket.read() {
+            Ok(tungstenite::Message::Text(text)) => {
+                return serde_json::from_str(text.as_str()).expect("JSON frame");
+            }
+            Ok(tungstenite::Message::Close(_)) | Err(_) => panic!("the socket closed: {what}"),
+            Ok(_) => {}
+        }
+    }
+}
+
+/// A session update of the turn itself (not the prompt's echo, which the sender is not sent).
+fn is_turn_update(m: &Value) -> bool {
+    let kind = &m["params"]["update"]["sessionUpdate"];
+    m["method"] == "session/update"
+        && kind != "user_message_chunk"
+        && kind != "available_commands_update"
+}
+
+/// A v1 peer cut mid-turn reconnects with `resumeFrom` and `previousConnectionId`: the rest of
+/// the turn and the prompt's answer (under its original id) come on the new socket.
+fn websocket_peer_resumes(serve_args: &[&str], prompt_text: &str) {
     let dir = temp_dir("remote-ws-resume");
-    let served = Served::start(&dir.join("db.sqlite"), &["--protocol", "1"], 2);
+    let served = Served::start(&dir.join("db.sqlite"), serve_args, 2);
+    let deadline = Instant::now() + PATIENCE;
     let (mut ws, init) = AcpWs::connect(&served, &["event_ids", "attach"]);
     assert_eq!(init["result"]["protocolVersion"], 1);
     let new = ws.send_request("session/new", json!({ "cwd": "/", "mcpServers": [] }));
@@ -187,15 +214,21 @@ fn remote_resume_a_websocket_peer_resumes_with_resume_from() {
         .as_str()
         .unwrap()
         .to_string();
+    // An observer reads the same turn without interruption: the reference.
+    let (mut observer, _) = AcpWs::connect(&served, &[]);
+    let attach = json!({ "sessionId": session, "role": "observer", "historyPolicy": "none" });
+    let observed = observer.send_request("session/attach", attach);
+    observer.response(observed);
     let prompt = json!({ "sessionId": session,
-                         "prompt": [{ "type": "text", "text": "/scenario refine" }] });
+                         "prompt": [{ "type": "text", "text": prompt_text }] });
     let turn = ws.send_request("session/prompt", prompt);
     let old_connection = ws.connection.clone();
     // Read a few updates, noting the event id announced before each.
     let mut last_id = String::new();
     let mut before = Vec::new();
     while before.len() < 5 {
-        let message = ws.next().expect("the turn streams");
+        let message = next_within(&mut ws, deadline, "the turn's first updates");
+        assert!(!is_answer(turn)(&message), "cut before the turn ends");
         if message["method"] == "_spindle/event_id" {
             last_id = message["params"]["eventId"].as_str().unwrap().to_string();
         } else if message["method"] == "session/update" {
@@ -214,16 +247,16 @@ fn remote_resume_a_websocket_peer_resumes_with_resume_from() {
                          "resumeFrom": last_id, "previousConnectionId": old_connection });
     let attached = again.send_request("session/attach", attach);
     assert_ne!(attached, turn);
-    let after: Vec<Value> = again
-        .collect_until(|m| {
-            m["method"] == "session/update"
-                && m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
-                && agent_text([m]).ends_with('.')
-        })
-        .into_iter()
-        .filter(|m| m["method"] == "session/update")
-        .collect();
-    let answer = again.response(turn);
+    let mut after = Vec::new();
+    let answer = loop {
+        let message = next_within(&mut again, deadline, "the old prompt's answer");
+        if is_answer(turn)(&message) {
+            break message;
+        }
+        if message["method"] == "session/update" {
+            after.push(message);
+        }
+    };
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     // A closed connection is taken over once; an unknown one is refused.
     let (mut third, _) = AcpWs::connect(&served, &["event_ids", "attach"]);
@@ -232,17 +265,41 @@ fn remote_resume_a_websocket_peer_resumes_with_resume_from() {
         let id = third.send_request("session/attach", attach);
         assert_eq!(third.response(id)["error"]["code"], -32602);
     }
-    // Compared with the page's transcript: the same reply, nothing doubled.
+    // Nothing lost or doubled: the same updates as the observer's, in the same order.
     let all: Vec<Value> = before.into_iter().chain(after).collect();
+    let turn_updates: Vec<Value> = all.iter().filter(|m| is_turn_update(m)).cloned().collect();
+    let mut reference = Vec::new();
+    while reference.len() < turn_updates.len() {
+        let message = next_within(&mut observer, deadline, "the observer's updates");
+        if is_turn_update(&message) {
+            reference.push(message);
+        }
+    }
+    assert_eq!(
+        turn_updates, reference,
+        "the resumed peer saw the turn as the observer did"
+    );
+    // And the same reply as the page's transcript.
     let replies = crate::serve_support::replies(&served, session.parse().unwrap());
     let reply = replies.last().unwrap()["text"]
         .as_str()
         .unwrap()
         .to_string();
     let streamed = agent_text(&all);
-    assert!(!streamed.is_empty());
     assert!(
-        reply.ends_with(&streamed) || streamed.ends_with(&reply) || reply == streamed,
+        !reply.is_empty() && streamed.ends_with(&reply),
         "streamed {streamed:?} vs transcript {reply:?}"
     );
+}
+
+#[test]
+fn remote_resume_a_websocket_peer_resumes_with_resume_from() {
+    // The agent speaks v1, as the peer does.
+    websocket_peer_resumes(&["--protocol", "1"], "/scenario refine");
+}
+
+#[test]
+fn remote_resume_a_v1_websocket_peer_of_a_v2_agent_resumes_with_resume_from() {
+    // The default serve: the peer gets the v2 session translated, and the v1 answer at the end.
+    websocket_peer_resumes(&[], "/scenario plain");
 }
