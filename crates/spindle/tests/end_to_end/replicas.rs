@@ -1,7 +1,8 @@
 //! Several `spindle serve` replicas on one PostgreSQL database (issue #17), on loopback with the
 //! store's throwaway PostgreSQL server (required under CI): sessions are owned by lease, an
 //! observer on one replica follows a session another replica runs, and when the owner is killed
-//! another replica takes the session over with every logged line.
+//! another replica takes the session over with every logged line; a command the dead owner took
+//! runs exactly once (again if it never reached the log, not again if it did).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -502,4 +503,198 @@ fn a_permission_answer_an_image_prompt_and_an_acp_prompt_sent_to_b_run_on_a_once
     );
     a.stop();
     b.stop();
+}
+
+/// The store of the replicas' database, as a test reads it.
+fn open_store(url: &str) -> std::sync::Arc<dyn spindle_store::Store> {
+    spindle_store::open(&spindle_store::Location::parse(url)).unwrap()
+}
+
+/// Waits until `check` accepts what `read` returns from the database.
+fn wait_store<T: std::fmt::Debug>(
+    url: &str,
+    what: &str,
+    read: impl Fn(&dyn spindle_store::Store) -> T,
+    check: impl Fn(&T) -> bool,
+) -> T {
+    let store = open_store(url);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let value = read(store.as_ref());
+        if check(&value) {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "{what}: {value:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The server notes of `session` of one kind (`spindle`).
+fn notes_of(url: &str, session: i64, kind: &str) -> Vec<Value> {
+    logged(url, session)
+        .into_iter()
+        .filter(|(d, l)| d == "Server" && l["spindle"] == kind)
+        .map(|(_, l)| l)
+        .collect()
+}
+
+/// The leases `served` claimed (by itself, or for a prompt that waited for the lease).
+fn leases_taken(served: &Served) -> f64 {
+    metric(
+        &served.request("GET", "/metrics", None).body,
+        "spindle_lease_taken_total",
+    )
+}
+
+#[test]
+fn a_prompt_the_owner_took_and_never_logged_runs_once_on_the_next_owner() {
+    let Some(url) = database("replicas_taken_unlogged") else {
+        return;
+    };
+    // A's agent reads its input and never answers: a prompt A takes stays in A's queue, taken
+    // in the database and in no log line, as if A died just after taking it.
+    let silent: Vec<std::ffi::OsString> = vec!["sh".into(), "-c".into(), "cat >/dev/null".into()];
+    let a = start_serve(
+        Path::new(&url),
+        &[
+            "--replica-id",
+            "a",
+            "--lease-ttl",
+            "4",
+            "--agent-startup-timeout",
+            "600",
+        ],
+        &silent,
+        None,
+        &[],
+    );
+    let b = replica(&url, "b", 0);
+    let c = replica(&url, "c", 0);
+    let session = a.create_session();
+    wait_store(
+        &url,
+        "a holds the lease",
+        |s| s.leases().unwrap(),
+        |l| l.iter().any(|l| l.session == session && l.owner == "a"),
+    );
+    wait_listed(&b, session);
+    wait_listed(&c, session);
+
+    b.prompt(session, "taken by a, never logged");
+    let taken = wait_store(
+        &url,
+        "a took the command",
+        |s| s.unfinished_commands(session).unwrap(),
+        |c| c.len() == 1 && c[0].taken_by == "a",
+    );
+    let command = taken[0].id.clone();
+    let prompts = |url: &str| {
+        count_logged(url, session, |d, l| {
+            d == "Client" && l["method"] == "session/prompt"
+        })
+    };
+    assert_eq!(prompts(&url), 0);
+    a.sigkill();
+
+    // B or C takes the session over (commands wait that no live lease answers for), finds no
+    // note of the command in the log, takes it again and runs it: once.
+    let t = wait_transcript(&b, session, "the prompt ran after the takeover", |t| {
+        entry_texts(t, "user_message").len() == 1 && t["state"]["turnOpen"] == false
+    });
+    assert_eq!(
+        entry_texts(&t, "user_message"),
+        ["taken by a, never logged"]
+    );
+    assert!(agent_text(&t).contains("taken by a, never logged"));
+    wait_store(
+        &url,
+        "the command is finished",
+        |s| s.unfinished_commands(session).unwrap(),
+        Vec::is_empty,
+    );
+    assert_eq!(prompts(&url), 1, "the agent got the prompt once");
+    let recovered = notes_of(&url, session, "commands_recovered");
+    assert_eq!(recovered.len(), 1, "{recovered:?}");
+    assert_eq!(recovered[0]["commands"], serde_json::json!([command]));
+    let noted: Vec<Value> = notes_of(&url, session, "command")
+        .into_iter()
+        .filter(|n| n["command"] == command.as_str())
+        .collect();
+    assert_eq!(noted.len(), 1, "{noted:?}");
+    assert!(noted[0]["request"].is_string(), "{noted:?}");
+    assert_eq!(leases_taken(&b) + leases_taken(&c), 1.0);
+    assert!(
+        open_store(&url)
+            .lease_survey()
+            .unwrap()
+            .commands_waiting
+            .is_empty()
+    );
+    b.stop();
+    c.stop();
+}
+
+#[test]
+fn a_prompt_the_owner_logged_is_not_run_again_after_its_death() {
+    let Some(url) = database("replicas_taken_logged") else {
+        return;
+    };
+    let state = temp_dir("replicas-logged-agents");
+    let a = replica_with_state(&url, "a", 2, &state.path);
+    let b = replica_with_state(&url, "b", 0, &state.path);
+    let c = replica_with_state(&url, "c", 0, &state.path);
+    let session = a.create_session();
+    wait_store(
+        &url,
+        "a holds the lease",
+        |s| s.leases().unwrap(),
+        |l| l.iter().any(|l| l.session == session && l.owner == "a"),
+    );
+    wait_listed(&b, session);
+    wait_listed(&c, session);
+
+    // Sent to B, run by A: logged with its note, and still unfinished while its turn runs.
+    b.prompt(session, "/stream 3000 chunks");
+    let mut view = TextView::default();
+    watch_until(&b, session, &mut view, |v| {
+        v.texts_of("agent_message").concat().len() > 200
+    });
+    let unfinished = open_store(&url).unfinished_commands(session).unwrap();
+    assert_eq!(unfinished.len(), 1, "{unfinished:?}");
+    let command = unfinished[0].id.clone();
+    a.sigkill();
+
+    // The new owner finds the command's note in the log: it is finished, not run again.
+    wait_store(
+        &url,
+        "the command is finished",
+        |s| s.unfinished_commands(session).unwrap(),
+        Vec::is_empty,
+    );
+    let t = wait_transcript(&b, session, "the interrupted turn ended", |t| {
+        t["state"]["turnOpen"] == false
+    });
+    assert_eq!(entry_texts(&t, "user_message"), ["/stream 3000 chunks"]);
+    let recovered = notes_of(&url, session, "commands_recovered");
+    assert_eq!(recovered.len(), 1, "{recovered:?}");
+    assert_eq!(recovered[0]["commands"], serde_json::json!([command]));
+    assert_eq!(leases_taken(&b) + leases_taken(&c), 1.0);
+
+    // The session goes on; the stream's prompt was sent to an agent once in all.
+    c.prompt(session, "after the takeover");
+    let t = wait_transcript(&c, session, "the next turn", |t| {
+        entry_texts(t, "user_message").len() == 2 && t["state"]["turnOpen"] == false
+    });
+    assert_eq!(
+        entry_texts(&t, "user_message"),
+        ["/stream 3000 chunks", "after the takeover"]
+    );
+    let streams = count_logged(&url, session, |d, l| {
+        d == "Client"
+            && l["method"] == "session/prompt"
+            && l.to_string().contains("/stream 3000 chunks")
+    });
+    assert_eq!(streams, 1);
+    b.stop();
+    c.stop();
 }
