@@ -94,8 +94,9 @@ class Bench:
         print(line, flush=True)
         self.report.append(line)
 
-    async def transcript_agent_text(self, replica, session):
-        return "".join(entry_texts(await get_json(replica, f"/api/sessions/{session}/transcript"), "agent_message"))
+    async def transcript_agent_text(self, replica, session, from_turn=0):
+        transcript = await get_json(replica, f"/api/sessions/{session}/transcript")
+        return "".join(entry_texts(transcript, "agent_message", from_turn))
 
     async def warm_session(self, owner, followers):
         """A session on `owner` whose agent has started and answered one prompt, listed everywhere."""
@@ -108,81 +109,115 @@ class Bench:
         probe.close()
         return session
 
-    async def check_views(self, observers, session, what):
-        truth = await self.transcript_agent_text(observers[0].replica, session)
+    async def check_views(self, observers, session, what, from_turn=0):
+        truth = await self.transcript_agent_text(observers[0].replica, session, from_turn)
+        check(truth != "", f"{what}: no agent text in the transcript")
         for observer in observers:
-            check(observer.agent_text() == truth,
-                  f"{what}: the observer on {observer.replica.id} holds {len(observer.agent_text())} chars of agent "
+            seen = observer.agent_text(from_turn)
+            check(seen == truth, f"{what}: the observer on {observer.replica.id} holds {len(seen)} chars of agent "
                   f"text, the transcript API {len(truth)}")
         return truth
 
     # ---- throughput: owner's observer vs another replica's -------------------------------------
 
+    def sqlite_url(self, label):
+        """A SQLite database file of its own: the embedded default, one server, no replicas."""
+        self.databases += 1
+        return os.path.join(self.tmp, f"bench{self.databases}_{label}.sqlite")
+
+    async def stream_turns(self, owner, observers, session, text, turns):
+        """`turns` turns of `text` prompted on `owner`; per turn and observer: seconds from the
+        prompt's POST to the turn's end seen, ops, frames; and the events of each turn."""
+        rows, spans = [], []
+        for turn in range(turns):
+            done = observers[0].turns_done()
+            marks = [len(o.events) for o in observers]
+            started = time.time_ns()
+            await prompt(owner, session, text)
+            await asyncio.gather(*(o.wait_turns(done + 1) for o in observers))
+            rows.append([dict(ops=sum(e[1] for e in o.events[m:]), frames=len(o.events[m:]),
+                              seconds=(o.events[-1][0] - started) / 1e9) for o, m in zip(observers, marks)])
+            spans.append([o.events[m:] for o, m in zip(observers, marks)])
+            await self.check_views(observers, session, f"{text!r} turn {turn + 1} on {owner.id}")
+        return rows, spans
+
+    # ---- throughput: owner's observer vs another replica's -------------------------------------
+
     async def throughput(self):
         args = self.args
+        text = f"/stream {args.updates} mixed"
         url = self.database("throughput")
         a = self.start(url, "a", self.reference_agent(0))
         b = self.start(url, "b", self.reference_agent(0))
         session = await self.warm_session(a, [b])
         on_a, on_b = Observer(a, session), Observer(b, session)
         await asyncio.gather(on_a.connected, on_b.connected)
-        rows, lags = [], []
-        for turn in range(args.turns):
-            done = on_a.turns_done()
-            marks = (len(on_a.events), len(on_b.events))
-            started = time.time_ns()
-            await prompt(a, session, f"/stream {args.updates} mixed")
-            await asyncio.gather(on_a.wait_turns(done + 1), on_b.wait_turns(done + 1))
-            turn_rows = []
-            for observer, mark in zip((on_a, on_b), marks):
-                events = observer.events[mark:]
-                # The turn's end: the first event after which the view showed it finished.
-                seconds = (events[-1][0] - started) / 1e9
-                turn_rows.append(dict(ops=sum(e[1] for e in events), frames=len(events), seconds=seconds))
-            rows.append(turn_rows)
-            lags += cross_lags(on_a.events[marks[0]:], on_b.events[marks[1]:])
-            await self.check_views([on_a, on_b], session, f"throughput turn {turn + 1}")
+        rows, spans = await self.stream_turns(a, [on_a, on_b], session, text, args.turns)
+        lags = [lag for span in spans for lag in cross_lags(span[0], span[1])]
         on_a.close(), on_b.close()
         self.stop_all()
-        median = lambda key, i: statistics.median(r[i][key] for r in rows)  # noqa: E731
-        self.out(f"#### Delivery rate: `/stream {args.updates:,} mixed` on A, one observer on A and one on B "
+        # The peer: one server on SQLite (the default), same agent, same turns.
+        single = self.start(self.sqlite_url("throughput"), "single", self.reference_agent(0))
+        session = await self.warm_session(single, [])
+        alone = Observer(single, session)
+        await alone.connected
+        single_rows, _ = await self.stream_turns(single, [alone], session, text, args.turns)
+        alone.close()
+        self.stop_all()
+        median = lambda rows, key, i: statistics.median(r[i][key] for r in rows)  # noqa: E731
+        self.out(f"#### Delivery rate: `{text}` prompted on A, one observer on A and one on B "
                  f"(median of {args.turns} turn{'s' if args.turns > 1 else ''})")
         self.out()
-        self.out("| observer | path | prompt -> turn end seen | updates/s | render ops/s | SSE frames | vs A |")
+        self.out("| observer | path | prompt -> turn end seen | updates/s | render ops/s | SSE frames | time vs A |")
         self.out("|---|---|---:|---:|---:|---:|---:|")
-        base = median("seconds", 0)
-        for i, (name, path) in enumerate((("A", "owner (single-node path)"), ("B", "other replica (via PostgreSQL)"))):
-            seconds = median("seconds", i)
+        base = median(rows, "seconds", 0)
+        for name, path, table, i in (("A", "owner (single-node path on PostgreSQL)", rows, 0),
+                                     ("B", "other replica (fed from PostgreSQL)", rows, 1),
+                                     ("single", "one server on SQLite, no replicas (the default)", single_rows, 0)):
+            seconds = median(table, "seconds", i)
             self.out(f"| {name} | {path} | {seconds:.3f} s | {args.updates / seconds:,.0f} | "
-                     f"{median('ops', i) / seconds:,.0f} | {median('frames', i):,.0f} | {seconds / base:.2f}x time |")
+                     f"{median(table, 'ops', i) / seconds:,.0f} | {median(table, 'frames', i):,.0f} | "
+                     f"{seconds / base:.2f}x |")
         self.out()
-        self.out(f"Added delay of B behind A for the same agent text (every event of A's observer, {len(lags):,} "
-                 f"samples): p50 {ms(percentile(lags, 50)):.2f} ms, p99 {ms(percentile(lags, 99)):.2f} ms, "
-                 f"max {ms(max(lags)) if lags else float('nan'):.2f} ms.")
+        ahead = sum(1 for lag in lags if lag < 0)
+        self.out(f"B's receipt of the same agent text minus A's, for every event of A's observer ({len(lags):,} samples; "
+                 f"negative: B first): p1 {ms(percentile(lags, 1)):.2f} ms, p50 {ms(percentile(lags, 50)):.2f} ms, "
+                 f"p99 {ms(percentile(lags, 99)):.2f} ms; B first in {ahead:,} of them.")
         self.out()
 
     # ---- latency: agent write -> observer, on the owner and on another replica ------------------
 
+    async def stamped_turn(self, owner, observers, session):
+        """The stamping agent's paced turn, after a first one that starts the agent."""
+        args = self.args
+        await asyncio.gather(*(o.connected for o in observers))
+        await prompt(owner, session, "1 0")
+        await asyncio.gather(*(o.wait_turns(1) for o in observers))
+        for observer in observers:
+            observer.latencies.clear()
+        await prompt(owner, session, f"{args.chunks} {args.pace_us}")
+        await asyncio.gather(*(o.wait_turns(2) for o in observers))
+        await self.check_views(observers, session, f"latency turn on {owner.id}")
+        for observer in observers:
+            check(len(observer.latencies) == args.chunks,
+                  f"latency: the observer on {observer.replica.id} got {len(observer.latencies)} of {args.chunks} stamps")
+            observer.close()
+
     async def latency(self):
         args = self.args
-        url = self.database("latency")
         agent = [sys.executable, os.path.join(ROOT, "bench", "replicas_agent.py")]
+        url = self.database("latency")
         a = self.start(url, "a", agent, extra=("--protocol", "1"))
         b = self.start(url, "b", agent, extra=("--protocol", "1"))
         session = await create_session(a)
         await wait_listed(b, session)
         on_a, on_b = Observer(a, session, stamps=True), Observer(b, session, stamps=True)
-        await asyncio.gather(on_a.connected, on_b.connected)
-        await prompt(a, session, "1 0")  # the agent starts (its first turn)
-        await asyncio.gather(on_a.wait_turns(1), on_b.wait_turns(1))
-        on_a.latencies.clear(), on_b.latencies.clear()
-        await prompt(a, session, f"{args.chunks} {args.pace_us}")
-        await asyncio.gather(on_a.wait_turns(2), on_b.wait_turns(2))
-        await self.check_views([on_a, on_b], session, "latency turn")
-        for observer in (on_a, on_b):
-            check(len(observer.latencies) == args.chunks,
-                  f"latency: the observer on {observer.replica.id} got {len(observer.latencies)} of {args.chunks} stamps")
-        on_a.close(), on_b.close()
+        await self.stamped_turn(a, [on_a, on_b], session)
+        self.stop_all()
+        single = self.start(self.sqlite_url("latency"), "single", agent, extra=("--protocol", "1"))
+        session = await create_session(single)
+        alone = Observer(single, session, stamps=True)
+        await self.stamped_turn(single, [alone], session)
         self.stop_all()
         self.out(f"#### Latency: agent write -> observer receipt ({args.chunks:,} chunks, one every "
                  f"{args.pace_us} us, stamped by the agent)")
@@ -190,14 +225,15 @@ class Bench:
         self.out("| observer | path | p50 | p99 | max | p99 vs A |")
         self.out("|---|---|---:|---:|---:|---:|")
         p99_a = percentile(on_a.latencies, 99)
-        for name, path, observer in (("A", "owner (single-node path)", on_a),
-                                     ("B", "other replica (via PostgreSQL)", on_b)):
+        for name, path, observer in (("A", "owner (single-node path on PostgreSQL)", on_a),
+                                     ("B", "other replica (fed from PostgreSQL)", on_b),
+                                     ("single", "one server on SQLite, no replicas (the default)", alone)):
             values = observer.latencies
             self.out(f"| {name} | {path} | {ms(percentile(values, 50)):.2f} ms | {ms(percentile(values, 99)):.2f} ms | "
-                     f"{ms(max(values)):.2f} ms | {percentile(values, 99) / p99_a:.2f}x |")
+                     f"{ms(max(values)):.2f} ms | {percentile(values, 99) / p99_a:.3g}x |")
         self.out()
-        self.out(f"Added by the cross-replica path: p50 +{ms(percentile(on_b.latencies, 50) - percentile(on_a.latencies, 50)):.2f} ms, "
-                 f"p99 +{ms(percentile(on_b.latencies, 99) - p99_a):.2f} ms.")
+        self.out(f"B minus A: p50 {ms(percentile(on_b.latencies, 50) - percentile(on_a.latencies, 50)):+.2f} ms, "
+                 f"p99 {ms(percentile(on_b.latencies, 99) - p99_a):+.2f} ms.")
         self.out()
 
     # ---- memory: 3 replicas x K observers -----------------------------------------------------
@@ -223,13 +259,17 @@ class Bench:
                         return
                     await asyncio.sleep(0.05)
 
+        # One full observer per replica checks the text; it connects while the session is short, so
+        # that its view holds every entry (a reset sends the last entries only, and every
+        # `/stream` turn of the reference agent appends to the same message id).
+        full = [Observer(r, session) for r in replicas]
+        await asyncio.gather(*(o.connected for o in full))
         await turn_without_observers()
         await asyncio.sleep(args.settle)
         idle = [r.rss_kib() for r in replicas]
-        full = [Observer(r, session) for r in replicas]
         light = [LightObserver(r, session) for r in replicas for _ in range(args.observers)]
         started = time.time()
-        await asyncio.gather(*(o.connected for o in full), *(o.connected for o in light))
+        await asyncio.wait_for(asyncio.gather(*(o.connected for o in light)), 120)
         connect_seconds = time.time() - started
         await asyncio.sleep(args.settle)
         attached = [r.rss_kib() for r in replicas]
@@ -249,7 +289,7 @@ class Bench:
         last = max([o.ended_at for o in ended] + [o.events[-1][0] for o in full])
         after = [r.rss_kib() for r in replicas]
         peak = [r.hwm_kib() for r in replicas]
-        await self.check_views(full, session, "memory turn")
+        await self.check_views(full, session, "memory turns")
         for observer in full + light:
             observer.close()
         self.stop_all()
@@ -257,18 +297,20 @@ class Bench:
         self.out(f"#### Memory: 3 replicas x {k:,} observers of one session run by A "
                  f"(`/stream {args.memory_updates:,} mixed` turns)")
         self.out()
-        self.out(f"| replica | RSS, 0 observers (after a turn) | RSS, {k:,} observers attached | per observer | "
-                 f"RSS after a turn to all | peak (VmHWM) | attached vs 0 observers |")
+        self.out(f"| replica | RSS, no light observer (after a turn) | RSS, {k:,} observers attached | per observer | "
+                 f"RSS after a turn to all | peak (VmHWM) | attached / none |")
         self.out("|---|---:|---:|---:|---:|---:|---:|")
         for i, replica in enumerate(replicas):
             role = "A (owner)" if i == 0 else f"{replica.id.upper()} (follower)"
             self.out(f"| {role} | {idle[i] / 1024:.1f} MiB | {attached[i] / 1024:.1f} MiB | "
-                     f"{(attached[i] - idle[i]) / (k + 1):.1f} KiB | {after[i] / 1024:.1f} MiB | "
+                     f"{(attached[i] - idle[i]) / k:.1f} KiB | {after[i] / 1024:.1f} MiB | "
                      f"{peak[i] / 1024:.1f} MiB | {attached[i] / idle[i]:.2f}x |")
         self.out()
         total = len(light) + len(full)
         seconds = (last - began) / 1e9
-        self.out(f"{total:,} observers ({k + 1} per replica: {k:,} light + 1 full) connected in {connect_seconds:.2f} s; the turn "
+        self.out(f"Each replica also has one full observer (it applies every op; the text check), connected before the "
+                 f"first turn and counted in every column. {len(light):,} light observers connected in "
+                 f"{connect_seconds:.2f} s; the turn "
                  f"reached all of them {seconds:.2f} s after the prompt ({total * args.memory_updates / seconds:,.0f} "
                  f"update deliveries/s); {sum(o.dropped for o in light)} streams dropped.")
         self.out()
@@ -357,7 +399,8 @@ class Bench:
 
 
 def cross_lags(events_a, events_b):
-    """For each event of A's observer, how much later B's observer held at least as much agent text."""
+    """For each event of A's observer, how much later B's observer held at least as much agent text
+    (negative: B had it first)."""
     times_b, lengths_b = [], []
     best = -1
     for when, _, length, _ in events_b:
@@ -370,7 +413,7 @@ def cross_lags(events_a, events_b):
             continue
         at = bisect.bisect_left(lengths_b, length)
         if at < len(lengths_b):
-            lags.append(max(0, times_b[at] - when))
+            lags.append(times_b[at] - when)  # negative when B had it first
     return lags
 
 

@@ -222,8 +222,9 @@ async def wait_listed(replica, session, patience=60):
     raise RuntimeError(f"session {session} never listed on {replica.id}")
 
 
-def entry_texts(transcript, kind):
-    return [e.get("text", "") for e in transcript.get("entries", []) if e.get("kind") == kind]
+def entry_texts(transcript, kind, from_turn=0):
+    return [e.get("text", "") for e in transcript.get("entries", [])
+            if e.get("kind") == kind and e.get("turn", 0) >= from_turn]
 
 
 async def open_events(replica, session, limit=1 << 26):
@@ -247,7 +248,7 @@ class TextView:
         self.reset()
 
     def reset(self):
-        self.order, self.kinds, self.texts, self.state = [], {}, {}, {}
+        self.order, self.kinds, self.texts, self.turns, self.state = [], {}, {}, {}, {}
 
     def apply(self, op):
         kind = op.get("op")
@@ -256,6 +257,7 @@ class TextView:
             key = entry["id"]
             self.order.insert(min(op.get("index", 0), len(self.order)), key)
             self.kinds[key] = entry.get("kind")
+            self.turns[key] = entry.get("turn", 0)
             self.texts[key] = entry.get("text") or ""
         elif kind == "update_entry":
             self.texts[op["id"]] = op.get("entry", {}).get("text") or ""
@@ -269,8 +271,9 @@ class TextView:
         elif kind == "set_state":
             self.state = op.get("state", {})
 
-    def texts_of(self, kind):
-        return [self.texts.get(k, "") for k in self.order if self.kinds.get(k) == kind]
+    def texts_of(self, kind, from_turn=0):
+        return [self.texts.get(k, "") for k in self.order
+                if self.kinds.get(k) == kind and self.turns.get(k, 0) >= from_turn]
 
 
 class Observer:
@@ -339,8 +342,10 @@ class Observer:
     def agent_length(self):
         return sum(len(t) for t in self.view.texts_of("agent_message"))
 
-    def agent_text(self):
-        return "".join(self.view.texts_of("agent_message"))
+    def agent_text(self, from_turn=0):
+        """The agent text the view holds (of turns from `from_turn` on: a reset snapshot holds
+        the session's last entries only, older ones the page fetches on demand)."""
+        return "".join(self.view.texts_of("agent_message", from_turn))
 
     def turns_done(self):
         """Turns the session has finished, as this observer's view shows it."""
@@ -389,6 +394,7 @@ class LightObserver:
         self.last_open = None
         self.ended_at = None
         self.dropped = False
+        self.reset_seen = False
         loop = asyncio.get_running_loop()
         self.connected = loop.create_future()
         self.ended = loop.create_future()
@@ -413,8 +419,16 @@ class LightObserver:
                     return
                 self.bytes += len(chunk)
                 data = tail + chunk
-                if not self.connected.done() and b"event: reset" in data and b"\n\n" in data[data.index(b"event: reset"):]:
-                    self.connected.set_result(None)
+                if not self.connected.done():
+                    # The reset snapshot may span many reads: connected at the blank line ending it.
+                    at = data.find(b"event: reset")
+                    if at >= 0:
+                        self.reset_seen = True
+                        data_after = data[at:]
+                    else:
+                        data_after = data
+                    if self.reset_seen and b"\n\n" in data_after:
+                        self.connected.set_result(None)
                 start = 0
                 while True:
                     at = data.find(self.MARK, start)
