@@ -234,9 +234,7 @@
   let queued = 0; // ops waiting
   let frameRequested = false;
   let fallbackTimer = 0;
-  // Time for applying ops in one frame; half of it in a late frame (busy CPU: slower layout too).
   const FRAME_BUDGET_MS = 6;
-  let lastFrameAt = 0;
 
   function parseId(id) {
     const m = /^(\d+)-(\d+)$/.exec(String(id || ""));
@@ -291,8 +289,7 @@
     clearTimeout(fallbackTimer);
     const started = performance.now();
     frameTime = started;
-    const budget = started - lastFrameAt > 25 ? FRAME_BUDGET_MS / 2 : FRAME_BUDGET_MS;
-    lastFrameAt = started;
+    for (const list of lists) list.prepare();
     let n = 0;
     while (queue.length) {
       const item = queue[0];
@@ -303,7 +300,7 @@
         item.left -= 1;
         queued -= 1;
         apply(op, counter);
-        if ((++n & 31) === 0 && performance.now() - started > budget) break;
+        if ((++n & 31) === 0 && performance.now() - started > FRAME_BUDGET_MS) break;
       }
       if (item.at < item.ops.length) break;
       queue.shift();
@@ -314,7 +311,7 @@
     const applied_ = performance.now();
     flush();
     const flushed = performance.now();
-    for (const list of lists) list.render();
+    window.SpindleWindow.renderAll(lists);
     // (Once the stream pauses, the entries it was still writing to are shed too, a second later.)
     if (heldCount > HELD_LIMIT && shedFar() && !queue.length && !shedTimer) shedTimer = setTimeout(() => { shedTimer = 0; schedule(); }, 1100);
     askTrees();

@@ -139,15 +139,26 @@
       want();
     }
 
-    // The records drawn now and the viewport, read from layout (once per frame, after the
-    // frame's writes).
-    function render() {
-      if (!pending) return;
-      const viewHeight = container.clientHeight;
-      if (viewHeight === 0 && !container.getClientRects().length) return; // a hidden pane: on show
+    // The viewport, read at the start of a frame (`prepare`, before the frame writes anything, so
+    // the layout is the one the browser just made and reading it costs nothing), else in render.
+    let viewport = null;
+    function readViewport() {
+      const height = container.clientHeight;
+      return { height, top: container.scrollTop, width: container.clientWidth, hidden: height === 0 && !container.getClientRects().length };
+    }
+
+    // One frame of the list in three steps, so that with several lists every list's writes come
+    // before any layout read (one layout per frame): `begin` picks the records to draw and builds
+    // them, `measure` reads their heights, `finish` scrolls. Null when there is nothing to do.
+    function begin() {
+      const vp = viewport || (pending ? readViewport() : null);
+      viewport = null;
+      if (!pending) return null;
+      const viewHeight = vp.height;
+      if (vp.hidden) return null; // a hidden pane: on show
       pending = false;
-      const viewTop = container.scrollTop;
-      const newWidth = container.clientWidth;
+      const viewTop = vp.top;
+      const newWidth = vp.width;
       if (newWidth !== width) { width = newWidth; validUpTo = 0; }
       const above = unloaded > 0 ? unloaded * averageHeight() : 0;
       sumOffsets();
@@ -201,11 +212,12 @@
         previous = rec.node;
       }
       drawn = next;
-      // Measure what is drawn (the layout read of this frame).
       setHeight(top, at(first));
       setHeight(bottom, Math.max(0, total - at(last)));
       let changed = false;
-      if (next.length) {
+      // Measure what is drawn (the layout read of this frame).
+      const measure = () => {
+        if (!next.length) return;
         const tops = next.map((rec) => rec.node.getBoundingClientRect().top);
         const end = bottom.getBoundingClientRect().top;
         for (let i = 0; i < next.length; i++) {
@@ -216,39 +228,51 @@
             changed = true;
           }
         }
-      }
-      if (changed) {
-        sumOffsets();
-        setHeight(top, at(first));
-        setHeight(bottom, Math.max(0, at(items.length) - at(last)));
-      }
-      // Scroll: to the end, to the target, or keeping the anchor where it was on screen.
-      if (target) {
-        follow = false;
-        const { rec, block, done } = target;
-        const node = rec.node;
-        target = null;
-        if (node) {
-          const delta = node.getBoundingClientRect().top - container.getBoundingClientRect().top;
-          setScroll(container.scrollTop + delta - (block === "center" ? viewHeight / 3 : 0));
-          anchorRec = null;
-          if (done) done(node);
+      };
+      const finish = () => {
+        // Following the end, the spacers take the measured heights next frame (written before that
+        // frame's one layout read): rewriting them now would lay the page out a second time in this
+        // frame, and the scroll to the end below does not depend on them.
+        const following = follow && !target;
+        if (changed && !following) {
+          sumOffsets();
+          setHeight(top, at(first));
+          setHeight(bottom, Math.max(0, at(items.length) - at(last)));
         }
-        pending = true;
-      } else if (follow) {
-        setScroll(container.scrollHeight - viewHeight);
-      } else if (anchor >= 0) {
-        setScroll(at(anchor) + anchorDelta);
-      }
-      if (changed || unfinished) pending = true;
-      // The browser may have clamped the scroll: draw again around where it really is.
-      if (Math.abs(container.scrollTop - wantTop) > viewHeight / 2 && !target) pending = true;
-      // Near the top of what is loaded: ask for older entries.
-      if (!follow && unloaded > 0 && container.scrollTop < above + 2 * viewHeight) needOlder();
-      onDrawn.done(api);
-      // Heights changed or the scroll was clamped: another frame (a few at most without news).
-      // (Records still to build make progress every frame: not counted.)
-      if (pending && (unfinished || spins++ < 10)) onDrawn.wanted();
+        // Scroll: to the end, to the target, or keeping the anchor where it was on screen.
+        if (target) {
+          follow = false;
+          const { rec, block, done } = target;
+          const node = rec.node;
+          target = null;
+          if (node) {
+            const delta = node.getBoundingClientRect().top - container.getBoundingClientRect().top;
+            setScroll(container.scrollTop + delta - (block === "center" ? viewHeight / 3 : 0));
+            anchorRec = null;
+            if (done) done(node);
+          }
+          pending = true;
+        } else if (follow) {
+          setScroll(container.scrollHeight - viewHeight);
+        } else if (anchor >= 0) {
+          setScroll(at(anchor) + anchorDelta);
+        }
+        if (changed || unfinished) pending = true;
+        // The browser may have clamped the scroll: draw again around where it really is.
+        if (Math.abs(container.scrollTop - wantTop) > viewHeight / 2 && !target) pending = true;
+        // Near the top of what is loaded: ask for older entries.
+        if (!follow && unloaded > 0 && container.scrollTop < above + 2 * viewHeight) needOlder();
+        onDrawn.done(api);
+        // Heights changed or the scroll was clamped: another frame (a few at most without news).
+        // (Records still to build make progress every frame: not counted.)
+        if (pending && (unfinished || spins++ < 10)) onDrawn.wanted();
+      };
+      return { measure, finish };
+    }
+
+    function render() {
+      const job = begin();
+      if (job) { job.measure(); job.finish(); }
     }
 
     // The first record whose bottom is below `y` (an offset from the first record's top).
@@ -278,7 +302,8 @@
     }
 
     const api = Object.freeze({
-      insert, remove, clear, render,
+      insert, remove, clear, render, begin,
+      prepare: () => { viewport = readViewport(); },
       // Content of a record changed (its height may have).
       // (Offsets are summed again only when the height the sum used is not the record's now: an
       // undrawn record keeps its measured height, and a long one's estimate stops growing.)
@@ -302,5 +327,12 @@
     return api;
   }
 
-  window.SpindleWindow = Object.freeze({ create });
+  // A frame of several lists: every list's writes, then every list's layout reads, then scrolls.
+  function renderAll(lists) {
+    const jobs = lists.map((list) => list.begin()).filter(Boolean);
+    for (const job of jobs) job.measure();
+    for (const job of jobs) job.finish();
+  }
+
+  window.SpindleWindow = Object.freeze({ create, renderAll });
 })();
