@@ -209,7 +209,7 @@ async function singleTab(browser, opts, n) {
     page.entries = await checkEntries(tab.page, expected, false);
     const textLength = expected.reduce((n, e) => n + e.text.length, 0);
     page.completeAtDone = !!page.heldAtDone && page.heldAtDone.entries === expected.length && page.heldAtDone.textLength === textLength;
-    log("  page: done after " + (page.pageMs / 1000).toFixed(2) + " s (" + (page.completeAtDone ? "every entry and all the text held then" : "NOT all text held then: " + JSON.stringify(page.heldAtDone)) + "); entries " + page.entries.verdict);
+    log("  page: done after " + (page.pageMs / 1000).toFixed(2) + " s (" + (page.completeAtDone ? "every entry and all the text applied then" : "NOT all text applied then: " + JSON.stringify(page.heldAtDone)) + "); entries " + page.entries.verdict);
 
     // Reopen: reload the finished session; time from navigation start until its last screen shows.
     const last = [...doc.entries].reverse().find((e) => !srv.SIDE_PANE_KINDS.has(e.kind));
