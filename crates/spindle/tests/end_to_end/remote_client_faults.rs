@@ -232,6 +232,15 @@ impl PipedChat {
     }
 }
 
+/// A test that fails mid-way leaves no chat behind (one stalled in a
+/// reconnection would otherwise outlive the test run).
+impl Drop for PipedChat {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn collect(mut from: impl Read + Send + 'static, into: Arc<Mutex<String>>) {
     std::thread::spawn(move || {
         let mut buf = [0u8; 8192];
