@@ -157,4 +157,5 @@ conformance!(
     a_command_is_taken_once_and_sending_it_again_queues_nothing,
     the_lease_survey_tells_live_from_expired_leases_and_finds_waiting_commands,
     commands_a_dead_owner_took_are_found_and_taken_again_once,
+    a_version_3_database_keeps_its_commands_and_counts_taken_ones_finished,
 );
