@@ -41,6 +41,7 @@ import bisect
 import os
 import platform
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -325,7 +326,9 @@ class Bench:
         c = self.start(url, "c", self.reference_agent(0))
         mode = args.failover_mode  # None: detect (automatic takeover if an op comes without a prompt)
         trials = []
-        for trial in range(args.failover_trials):
+        for trial in range(args.failover_trials + args.prompt_trials):
+            if trial == args.failover_trials:
+                mode = "prompt"  # then trials with a prompt to B at once: B claims at expiry
             a = self.start(url, "a", self.reference_agent(2))
             session = await self.warm_session(a, [b, c])
             on_b, on_c = Observer(b, session), Observer(c, session)
@@ -372,18 +375,19 @@ class Bench:
             for name, seen in (("b", seen_b), ("c", seen_c)):
                 check(truth.startswith(seen), f"failover: agent text observer {name} had seen before the kill is gone")
             owner_after = self.pg.psql(db, f"SELECT owner FROM session_leases WHERE session_id = {session}")
-            trials.append(dict(kill_to_expiry=expiry - killed, first=first, expiry=expiry, prompted=prompted,
+            entry = after_expiry(on_b, on_c, marks, expiry, "insert_entry")
+            trials.append(dict(kill_to_expiry=expiry - killed, first=first, entry=entry, expiry=expiry, prompted=prompted,
                                prompted_before_expiry=prompted is not None and prompted < expiry,
                                owner=owner_after, acked=len(seen_b)))
             on_b.close(), on_c.close()
         self.stop_all()
         how = {"auto": "automatic takeover (no prompt)", "prompt": "takeover triggered by a prompt sent to B"}
         self.out(f"#### Failover: kill -9 of the owner mid-stream (`/stream {args.failover_updates:,} chunks`, agent pacing "
-                 f"2 ms), lease TTL {args.ttl:g} s, {len(trials)} trials")
+                 f"2 ms), lease TTL {args.ttl:g} s")
         self.out()
         self.out("| trial | how the session moved | kill -> lease expiry | lease expiry -> first op on B or C "
-                 "| prompt sent -> first op | new owner | agent chars seen before the kill, kept |")
-        self.out("|---:|---|---:|---:|---:|---|---:|")
+                 "| lease expiry -> first new entry | prompt sent -> first op | new owner | agent chars seen before the kill, kept |")
+        self.out("|---:|---|---:|---:|---:|---:|---|---:|")
         for i, t in enumerate(trials):
             first_time, first_replica, first_ops = t["first"] or (0, "-", "-")
             if t["prompted"] is None:
@@ -392,9 +396,10 @@ class Bench:
                 when = "before the lease expired" if t["prompted_before_expiry"] else "after the lease expired"
                 how_row = f"prompt to B {when}"
                 prompt_cell = f"{ms(first_time - t['prompted']):.0f} ms"
+            entry_cell = f"{ms(t['entry'][0] - t['expiry']):.0f} ms" if t["entry"] else "-"
             self.out(f"| {i + 1} | {how_row} | {ms(t['kill_to_expiry']):.0f} ms | "
-                     f"{ms(first_time - t['expiry']):.0f} ms (on {first_replica}: {first_ops}) | {prompt_cell} | "
-                     f"{t['owner']} | {t['acked']:,} |")
+                     f"{ms(first_time - t['expiry']):.0f} ms (on {first_replica}: {first_ops}) | "
+                     f"{entry_cell} | {prompt_cell} | {t['owner']} | {t['acked']:,} |")
         self.out()
 
 
@@ -417,12 +422,13 @@ def cross_lags(events_a, events_b):
     return lags
 
 
-def after_expiry(on_b, on_c, marks, expiry):
-    """The first event with ops either observer got after the lease's expiry: (time, replica, op kinds)."""
+def after_expiry(on_b, on_c, marks, expiry, op=""):
+    """The first event with ops (with an `op` op, when given) either observer got after the lease's
+    expiry: (time, replica, op kinds)."""
     found = None
     for observer in (on_b, on_c):
         for when, ops, _, kinds in observer.events[marks[observer]:]:
-            if when >= expiry and ops and (found is None or when < found[0]):
+            if when >= expiry and ops and op in kinds and (found is None or when < found[0]):
                 found = (when, observer.replica.id, f"{ops} op{'s' if ops > 1 else ''}: {kinds}")
                 break
     return found
@@ -490,6 +496,8 @@ def main():
     parser.add_argument("--memory-updates", type=int, default=2000)
     parser.add_argument("--failover-updates", type=int, default=5000)
     parser.add_argument("--failover-trials", type=int, default=3)
+    parser.add_argument("--prompt-trials", type=int, default=2,
+                        help="failover trials more, each with a prompt sent to B right after the kill")
     parser.add_argument("--failover-mode", choices=["auto", "prompt"], default=None,
                         help="default: wait for automatic takeover, else fall back to a prompt")
     parser.add_argument("--auto-margin", type=float, default=5.0,
@@ -501,9 +509,11 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.updates, args.turns, args.chunks, args.observers = 1000, 1, 200, 20
-        args.memory_updates, args.failover_updates, args.failover_trials = 500, 3000, 1
+        args.memory_updates, args.failover_updates, args.failover_trials, args.prompt_trials = 500, 3000, 1, 0
         args.ttl, args.auto_margin, args.part_timeout, args.settle = 1.5, 1.0, 60, 0.1
     args.spindle = os.path.abspath(args.spindle)
+    # SIGTERM as Ctrl-C: the replicas and PostgreSQL (a session of its own) are stopped on the way out.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     sys.exit(asyncio.run(run(args)))
 
 

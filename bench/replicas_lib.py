@@ -42,7 +42,7 @@ def proc_status_kib(pid, field):
 
 class Postgres:
     """initdb in a temporary directory, `postgres` on a free loopback port (as the `postgres` user
-    when run as root: PostgreSQL refuses root), stopped by `stop()` (fast shutdown), directory
+    when run as root: PostgreSQL refuses root), stopped by `stop()` (immediate shutdown), directory
     removed. Like spindle-store's test_server, with fsync on (what a deployment runs)."""
 
     def __init__(self):
@@ -117,7 +117,7 @@ class Postgres:
         pid_file = os.path.join(self.data, "postmaster.pid")
         try:
             with open(pid_file) as f:
-                os.kill(int(f.readline()), signal.SIGINT)  # fast shutdown
+                os.kill(int(f.readline()), signal.SIGQUIT)  # immediate shutdown: the data is thrown away
         except (FileNotFoundError, ValueError, ProcessLookupError):
             self.process.terminate()
         try:
