@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Spindle's client over the remote transports (HTTP+SSE, WebSocket) against stdio, in one run.
 #
-#   bench/remote.sh            # release build; N = 10^4, 10^5; 200 latency turns; writes its
+#   bench/remote.sh            # release build; N = 10^3, 10^4, 10^5; 200 latency turns; writes its
 #                              # section of BENCHMARKS.md (between the bench/remote.sh markers)
 #   bench/remote.sh --quick    # debug build, N = 10^3, 20 turns, report to stdout only (CI)
 # Extra options go to bench/remote_bench.py (--gateway bridge|serve, --sizes, --reps, --turns).
