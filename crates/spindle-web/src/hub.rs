@@ -42,15 +42,29 @@ impl std::fmt::Display for EventId {
     }
 }
 
+/// What a hub carries: cloned for every observer; its size counts against the byte bounds.
+/// The page's hub carries JSON text (`Arc<str>`); the `/acp` fan-out an item that may differ
+/// by protocol version (`acp::AcpItem`).
+pub trait HubItem: Clone {
+    /// The bytes it holds.
+    fn size(&self) -> usize;
+}
+
+impl HubItem for Arc<str> {
+    fn size(&self) -> usize {
+        self.len()
+    }
+}
+
 /// One frame for an observer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Frame {
+pub enum Frame<T = Arc<str>> {
     /// A batch of render ops, as JSON (`{"ops":[...]}`).
     Ops {
         /// The batch's id.
         id: EventId,
         /// JSON payload.
-        data: Arc<str>,
+        data: T,
     },
     /// Clear the view and apply this snapshot (`{"ops":[...]}`); the id is the last batch the
     /// snapshot includes.
@@ -62,7 +76,7 @@ pub enum Frame {
     },
 }
 
-impl Frame {
+impl<T> Frame<T> {
     /// The frame's event id.
     pub fn id(&self) -> EventId {
         match self {
@@ -94,8 +108,8 @@ impl Default for HubLimits {
 }
 
 #[derive(Debug)]
-struct Observer {
-    sender: mpsc::Sender<Frame>,
+struct Observer<T> {
+    sender: mpsc::Sender<Frame<T>>,
     /// For a byte-bounded observer: the bytes of live batches queued and not yet taken (the
     /// receiver subtracts what it takes, see [`Hub::subscribe_bounded`]) and the bound.
     bytes: Option<(Arc<std::sync::atomic::AtomicUsize>, usize)>,
@@ -117,19 +131,26 @@ pub struct HubStats {
 /// The fan-out state of one session. Not synchronized: the session keeps it under the same lock
 /// as its engine, so that a snapshot and the batches after it are cut at the same point.
 #[derive(Debug)]
-pub struct Hub {
+pub struct Hub<T = Arc<str>> {
     generation: u64,
     last_counter: u64,
-    ring: VecDeque<(u64, Arc<str>)>,
+    ring: VecDeque<(u64, T)>,
     ring_bytes: usize,
-    observers: Vec<Observer>,
+    observers: Vec<Observer<T>>,
     limits: HubLimits,
     stats: HubStats,
 }
 
 impl Hub {
-    /// An empty hub for a server generation.
+    /// An empty hub of JSON text for a server generation.
     pub fn new(generation: u64, limits: HubLimits) -> Hub {
+        Hub::with_items(generation, limits)
+    }
+}
+
+impl<T: HubItem> Hub<T> {
+    /// An empty hub of `T` items for a server generation.
+    pub fn with_items(generation: u64, limits: HubLimits) -> Hub<T> {
         Hub {
             generation,
             last_counter: 0,
@@ -182,20 +203,20 @@ impl Hub {
 
     /// Publishes one batch (a JSON payload) to every observer; drops observers that are full or
     /// gone. Never waits.
-    pub fn publish(&mut self, data: Arc<str>) -> EventId {
+    pub fn publish(&mut self, data: T) -> EventId {
         self.last_counter += 1;
         let id = self.last_id();
+        let size = data.size();
         self.ring.push_back((self.last_counter, data.clone()));
-        self.ring_bytes += data.len();
+        self.ring_bytes += size;
         while self.ring.len() > 1
             && (self.ring.len() > self.limits.ring_batches
                 || self.ring_bytes > self.limits.ring_bytes)
         {
             if let Some((_, old)) = self.ring.pop_front() {
-                self.ring_bytes -= old.len();
+                self.ring_bytes -= old.size();
             }
         }
-        let size = data.len();
         let frame = Frame::Ops { id, data };
         let mut dropped = 0;
         self.observers.retain(|observer| {
@@ -233,7 +254,7 @@ impl Hub {
         &mut self,
         last_seen: Option<EventId>,
         snapshot: impl FnOnce() -> String,
-    ) -> mpsc::Receiver<Frame> {
+    ) -> mpsc::Receiver<Frame<T>> {
         self.subscribe_with(last_seen, snapshot, None)
     }
 
@@ -247,7 +268,7 @@ impl Hub {
         snapshot: impl FnOnce() -> String,
         max_bytes: usize,
     ) -> (
-        mpsc::Receiver<Frame>,
+        mpsc::Receiver<Frame<T>>,
         Arc<std::sync::atomic::AtomicUsize>,
         u64,
     ) {
@@ -262,8 +283,8 @@ impl Hub {
         last_seen: Option<EventId>,
         snapshot: impl FnOnce() -> String,
         bytes: Option<(Arc<std::sync::atomic::AtomicUsize>, usize)>,
-    ) -> mpsc::Receiver<Frame> {
-        let backlog: Option<Vec<Frame>> = last_seen.and_then(|seen| self.backlog_after(seen));
+    ) -> mpsc::Receiver<Frame<T>> {
+        let backlog: Option<Vec<Frame<T>>> = last_seen.and_then(|seen| self.backlog_after(seen));
         let queued = backlog.as_ref().map_or(1, Vec::len);
         let (sender, receiver) = mpsc::channel(queued + self.limits.observer_queue);
         match backlog {
@@ -286,7 +307,7 @@ impl Hub {
         receiver
     }
 
-    fn backlog_after(&self, seen: EventId) -> Option<Vec<Frame>> {
+    fn backlog_after(&self, seen: EventId) -> Option<Vec<Frame<T>>> {
         if seen.generation != self.generation || seen.counter > self.last_counter {
             return None;
         }

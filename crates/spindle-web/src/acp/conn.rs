@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::acp::feed::HistoryPolicy;
+use crate::acp::history::HistoryPolicy;
 use crate::core::lock;
 use crate::hub::EventId;
 

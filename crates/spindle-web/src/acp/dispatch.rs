@@ -22,7 +22,7 @@ use spindle_wire::remote::{
 
 use crate::acp::AcpState;
 use crate::acp::conn::{Attachment, Conn, Role};
-use crate::acp::feed::HistoryPolicy;
+use crate::acp::history::HistoryPolicy;
 use crate::acp::streams::parse_permission_request_id;
 use crate::hub::EventId;
 use crate::registry::{LiveSession, NewSession};

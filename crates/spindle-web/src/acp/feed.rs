@@ -6,67 +6,36 @@
 //! prompts the agent receives (from the page or from any client) become `user_message_chunk`
 //! updates, so every client sees every prompt. Permission questions, their resolution and the
 //! answers to session-scoped requests travel as control envelopes (`{"spindle":{...}}`) that
-//! each client's stream turns into what that client may see (see `streams.rs`).
+//! each client's stream turns into what that client may see (see `streams.rs`). What differs by
+//! protocol version is one [`AcpItem::Versions`] item (see `versions.rs`).
 //!
 //! Every message gets the hub's event id, so a client that reconnects within the ring resumes
 //! without loss or duplicate, and one that comes back too late gets a snapshot (the session's
-//! history from the wire log).
+//! history from the wire log, `history.rs`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
-use spindle_wire::client_methods::{
-    SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE, fields,
-};
+use spindle_wire::client_methods::{SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE};
 
-use crate::acp::versions::{
-    HistoryLine, PromptTargets, Translated, Translation, composite, translate_history,
-};
-use crate::hub::{EventId, Frame, Hub, HubLimits};
+use crate::acp::client_lines::{Probe, client_line, client_params, client_prompt, user_chunks};
+use crate::acp::history::{History, HistoryPolicy};
+use crate::acp::item::{AcpItem, VersionParts};
+use crate::acp::subscription::{SUBSCRIBER_BYTES, SUBSCRIBER_MESSAGES, Subscription};
+use crate::acp::versions::{PromptTargets, Translated, Translation};
+use crate::hub::{EventId, Hub, HubLimits};
 use crate::store::Direction;
 
 /// The member of a control envelope.
 pub(crate) const ENVELOPE: &str = "spindle";
-
-/// What a newly attached client receives before the live messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HistoryPolicy {
-    /// The whole session (as `session/load` replays it), then the open permission questions.
-    Full,
-    /// Only the open permission questions.
-    PendingOnly,
-    /// Nothing.
-    None,
-}
-
-impl HistoryPolicy {
-    pub(crate) fn parse(text: &str) -> Option<HistoryPolicy> {
-        use spindle_wire::remote::{HISTORY_FULL, HISTORY_NONE, HISTORY_PENDING_ONLY};
-        match text {
-            HISTORY_FULL => Some(HistoryPolicy::Full),
-            HISTORY_PENDING_ONLY => Some(HistoryPolicy::PendingOnly),
-            HISTORY_NONE => Some(HistoryPolicy::None),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct Probe<'a> {
-    #[serde(borrow, default)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
-    id: Option<Value>,
-}
 
 /// The ACP fan-out state of one session (kept under the session's lock, like the render hub).
 #[derive(Debug)]
 pub(crate) struct AcpFeed {
     /// The session id `/acp` clients use.
     session_id: Arc<str>,
-    pub(crate) hub: Hub,
+    pub(crate) hub: Hub<AcpItem>,
     /// The protocol version of the session's agent (as its `initialize` answer said).
     protocol: u16,
     /// The id of the `initialize` request in flight, to read the agent's version from its answer.
@@ -100,47 +69,6 @@ pub(crate) struct AcpFeed {
 /// How many recent answers are kept for snapshots.
 const RECENT_ANSWERS: usize = 1024;
 
-/// The bytes one `/acp` subscriber may have queued and not taken before it is dropped: a client
-/// reading continuously never gets near it, a stalled one is dropped without slowing anyone.
-pub(crate) const SUBSCRIBER_BYTES: usize = 16 << 20;
-/// The messages one `/acp` subscriber may have queued (beside the bytes).
-pub(crate) const SUBSCRIBER_MESSAGES: usize = 65_536;
-
-/// One client stream's subscription to a session's hub.
-#[derive(Debug)]
-pub(crate) struct Subscription {
-    pub(crate) receiver: tokio::sync::mpsc::Receiver<Frame>,
-    /// Bytes of live frames queued; the stream subtracts what it takes.
-    pub(crate) queued: Arc<std::sync::atomic::AtomicUsize>,
-    /// Frames with a counter above this were counted.
-    pub(crate) start: u64,
-}
-
-impl Subscription {
-    /// The next frame, its bytes given back.
-    pub(crate) async fn recv(&mut self) -> Option<Frame> {
-        let frame = self.receiver.recv().await?;
-        self.taken(&frame);
-        Some(frame)
-    }
-
-    /// A frame already waiting, if any (to write several at once).
-    pub(crate) fn try_recv(&mut self) -> Option<Frame> {
-        let frame = self.receiver.try_recv().ok()?;
-        self.taken(&frame);
-        Some(frame)
-    }
-
-    fn taken(&self, frame: &Frame) {
-        if let Frame::Ops { id, data } = frame
-            && id.counter > self.start
-        {
-            self.queued
-                .fetch_sub(data.len(), std::sync::atomic::Ordering::AcqRel);
-        }
-    }
-}
-
 /// The key of a version's params in a permission envelope.
 pub(crate) fn version_key(version: u16) -> &'static str {
     if version >= 2 { "v2" } else { "v1" }
@@ -157,7 +85,7 @@ impl AcpFeed {
         };
         AcpFeed {
             session_id: Arc::from(session.to_string()),
-            hub: Hub::new(generation, limits),
+            hub: Hub::with_items(generation, limits),
             protocol,
             initialize_id: None,
             permission_params: BTreeMap::new(),
@@ -216,15 +144,15 @@ impl AcpFeed {
     }
 
     /// Publishes an item for clients of both versions: as is when both get the same.
-    fn publish_versions(&mut self, skip: &str, v1: &[String], v2: &[String]) {
-        if v1.is_empty() && v2.is_empty() {
-            return;
+    fn publish_versions(&mut self, skip: Option<Arc<str>>, v1: Vec<String>, v2: Vec<String>) {
+        if let Some(item) = AcpItem::for_versions(VersionParts { skip, v1, v2 }) {
+            self.hub.publish(item);
         }
-        if skip.is_empty() && v1.len() == 1 && v1 == v2 {
-            self.hub.publish(Arc::from(v1[0].as_str()));
-        } else {
-            self.hub.publish(Arc::from(composite(skip, v1, v2)));
-        }
+    }
+
+    /// Publishes one message for every client.
+    fn publish_message(&mut self, text: Arc<str>) -> EventId {
+        self.hub.publish(AcpItem::Message(text))
     }
 
     /// Publishes one session line as the session's version has it, and its translation.
@@ -239,10 +167,10 @@ impl AcpFeed {
             (own, translated.updates)
         };
         if self.translation.is_some() {
-            self.publish_versions("", &v1, &v2);
+            self.publish_versions(None, v1, v2);
         } else {
             for line in if self.protocol >= 2 { v2 } else { v1 } {
-                self.hub.publish(Arc::from(line));
+                self.publish_message(Arc::from(line));
             }
         }
         for (key, answer) in translated.answers {
@@ -346,15 +274,15 @@ impl AcpFeed {
                     .insert(key.to_string(), connection.clone(), id.clone());
             }
         }
-        let skip = origin.map(|(c, _)| c.to_string()).unwrap_or_default();
+        let skip = origin.map(|(connection, _)| connection);
         if self.translation.is_none() {
             let chunks = self.user_chunks(line);
-            if skip.is_empty() {
+            if skip.is_none() {
                 for chunk in chunks {
-                    self.hub.publish(Arc::from(chunk));
+                    self.publish_message(Arc::from(chunk));
                 }
             } else {
-                self.publish_versions(&skip, &chunks, &[]);
+                self.publish_versions(skip, chunks, Vec::new());
             }
             return;
         }
@@ -375,7 +303,7 @@ impl AcpFeed {
                 ..Translated::default()
             },
         );
-        self.publish_versions(&skip, &v1_chunks, &v2);
+        self.publish_versions(skip, v1_chunks, v2);
         self.publish_translated(Vec::new(), answers);
     }
 
@@ -458,7 +386,7 @@ impl AcpFeed {
             Arc::from(json!({ ENVELOPE: { "permission": permission } }).to_string());
         self.open_permissions
             .insert(key.to_string(), envelope.clone());
-        self.hub.publish(envelope);
+        self.publish_message(envelope);
     }
 
     /// A permission question was settled (by any controller, the page, a cancel or the agent).
@@ -479,7 +407,7 @@ impl AcpFeed {
             };
             let envelope = json!({ ENVELOPE: { "resolved": {
                 "key": key, "outcome": outcome, "toolCallId": tool } } });
-            self.hub.publish(Arc::from(envelope.to_string()));
+            self.publish_message(Arc::from(envelope.to_string()));
         }
     }
 
@@ -509,7 +437,7 @@ impl AcpFeed {
             answer["protocol"] = json!(version);
         }
         let envelope: Arc<str> = Arc::from(json!({ ENVELOPE: { "response": answer } }).to_string());
-        let id = self.hub.publish(envelope.clone());
+        let id = self.publish_message(envelope.clone());
         self.recent_answers.push_back((id, envelope));
         while self.recent_answers.len() > RECENT_ANSWERS {
             self.recent_answers.pop_front();
@@ -549,170 +477,6 @@ impl AcpFeed {
     }
 }
 
-/// A session's history as a snapshot for one client: built only when a subscription needs it.
-#[derive(Debug)]
-pub(crate) struct History {
-    session_id: Arc<str>,
-    /// The agent's version.
-    protocol: u16,
-    /// The client's version.
-    version: u16,
-    policy: HistoryPolicy,
-    open: Vec<Arc<str>>,
-    answers: Vec<Arc<str>>,
-}
-
-impl History {
-    /// The snapshot payload: the messages, newline-separated (none contains a raw newline).
-    pub(crate) fn lines(&self, logged: &[(Direction, String)]) -> String {
-        let mut out = Vec::new();
-        if self.policy == HistoryPolicy::Full {
-            if self.version == self.protocol {
-                out = self.own_lines(logged);
-            } else {
-                out = translate_history(self.protocol, self.history_lines(logged));
-            }
-        }
-        if self.policy != HistoryPolicy::None {
-            out.extend(self.open.iter().map(|e| e.to_string()));
-        }
-        out.extend(self.answers.iter().map(|e| e.to_string()));
-        out.join("\n")
-    }
-
-    /// The session as its agent's version has it (a v1 agent's prompts as user chunks).
-    fn own_lines(&self, logged: &[(Direction, String)]) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut prompts = 0;
-        for (direction, line) in logged {
-            let Ok(probe) = serde_json::from_str::<Probe<'_>>(line) else {
-                continue;
-            };
-            match (direction, probe.method.as_deref()) {
-                (Direction::Agent, Some(SESSION_UPDATE)) => {
-                    out.extend(client_line(&self.session_id, line));
-                }
-                (Direction::Client, Some(SESSION_PROMPT)) if self.protocol < 2 => {
-                    out.extend(user_chunks(&self.session_id, 1, &mut prompts, line));
-                }
-                _ => {}
-            }
-        }
-        out
-    }
-
-    /// The logged lines the translation of the history needs.
-    fn history_lines(&self, logged: &[(Direction, String)]) -> Vec<HistoryLine> {
-        let mut out = Vec::new();
-        let mut prompts = 0;
-        let mut prompt_keys = std::collections::HashSet::new();
-        for (direction, line) in logged {
-            let Ok(probe) = serde_json::from_str::<Probe<'_>>(line) else {
-                continue;
-            };
-            let key = probe.id.as_ref().map(Value::to_string);
-            match (direction, probe.method.as_deref()) {
-                (Direction::Agent, Some(SESSION_UPDATE)) => {
-                    if let Some(line) = client_line(&self.session_id, line) {
-                        out.push(HistoryLine::Agent {
-                            line,
-                            answer_key: None,
-                        });
-                    }
-                }
-                (Direction::Agent, None) => {
-                    if let Some(key) = key.filter(|k| prompt_keys.remove(k)) {
-                        out.push(HistoryLine::Agent {
-                            line: line.clone(),
-                            answer_key: Some(key),
-                        });
-                    }
-                }
-                (Direction::Client, Some(SESSION_PROMPT)) => {
-                    let key = key.unwrap_or_default();
-                    let Some(prompt) = client_prompt(&self.session_id, &key, line) else {
-                        continue;
-                    };
-                    let chunks = if self.version < 2 {
-                        user_chunks(&self.session_id, 1, &mut prompts, line)
-                    } else {
-                        Vec::new()
-                    };
-                    prompt_keys.insert(key.clone());
-                    out.push(HistoryLine::Prompt {
-                        line: prompt,
-                        key,
-                        chunks,
-                    });
-                }
-                _ => {}
-            }
-        }
-        out
-    }
-
-    /// Whether the snapshot needs the wire log.
-    pub(crate) fn needs_log(&self) -> bool {
-        self.policy == HistoryPolicy::Full
-    }
-}
-
-/// The params of a logged line with the client-facing session id.
-fn client_params(session_id: &str, line: &str) -> Option<Value> {
-    let mut value: Value = serde_json::from_str(line).ok()?;
-    let params = value.get_mut("params")?.as_object_mut()?;
-    params.insert(
-        fields::SESSION_ID.into(),
-        Value::String(session_id.to_string()),
-    );
-    value.get_mut("params").map(Value::take)
-}
-
-/// A logged `session/prompt` with the client-facing session id, under its logged id.
-fn client_prompt(session_id: &str, key: &str, line: &str) -> Option<String> {
-    let params = client_params(session_id, line)?;
-    let id = serde_json::from_str::<Value>(key).unwrap_or(Value::Null);
-    Some(
-        json!({ "jsonrpc": "2.0", "id": id, "method": SESSION_PROMPT, "params": params })
-            .to_string(),
-    )
-}
-
-/// An agent notification as clients receive it: the logged line, `sessionId` replaced.
-fn client_line(session_id: &str, line: &str) -> Option<String> {
-    let params = client_params(session_id, line)?;
-    Some(json!({ "jsonrpc": "2.0", "method": SESSION_UPDATE, "params": params }).to_string())
-}
-
-/// The prompt of a logged `session/prompt` request as `user_message_chunk` updates.
-fn user_chunks(session_id: &str, protocol: u16, prompts: &mut u64, line: &str) -> Vec<String> {
-    let Ok(value) = serde_json::from_str::<Value>(line) else {
-        return Vec::new();
-    };
-    let Some(blocks) = value.pointer("/params/prompt").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    *prompts += 1;
-    let message_id = format!("spindle-prompt-{prompts}");
-    blocks
-        .iter()
-        .map(|block| {
-            let mut update = json!({
-                spindle_wire::web::SESSION_UPDATE_TAG: spindle_wire::tags::USER_MESSAGE_CHUNK,
-                "content": block,
-            });
-            if protocol >= 2 {
-                update["messageId"] = Value::String(message_id.clone());
-            }
-            json!({
-                "jsonrpc": "2.0", "method": SESSION_UPDATE,
-                "params": { "sessionId": session_id, "update": update },
-            })
-            .to_string()
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -726,15 +490,18 @@ mod tests {
         AcpFeed::new(12, 1, HubLimits::default(), 1)
     }
 
-    fn ops(rx: &mut tokio::sync::mpsc::Receiver<Frame>) -> Vec<Value> {
+    fn ops(rx: &mut tokio::sync::mpsc::Receiver<Frame<AcpItem>>) -> Vec<Value> {
         let mut out = Vec::new();
         while let Ok(frame) = rx.try_recv() {
             if let Frame::Ops { data, .. } = frame {
-                match crate::acp::versions::part_for(&data, 1, "c") {
-                    Some(lines) => {
-                        out.extend(lines.iter().map(|l| serde_json::from_str(l).unwrap()))
-                    }
-                    None => out.push(serde_json::from_str(&data).unwrap()),
+                match data {
+                    AcpItem::Versions(parts) => out.extend(
+                        parts
+                            .part_for(1, "c")
+                            .iter()
+                            .map(|l| serde_json::from_str::<Value>(l).unwrap()),
+                    ),
+                    AcpItem::Message(text) => out.push(serde_json::from_str(&text).unwrap()),
                 }
             }
         }
@@ -783,23 +550,6 @@ mod tests {
     }
 
     #[test]
-    fn what_clients_get_validates_against_the_official_schemas() {
-        use spindle_protocol::schema_check::{Direction as Side, validate_outgoing};
-        for version in [1u16, 2] {
-            let mut prompts = 0;
-            let mut lines = user_chunks("12", version, &mut prompts, PROMPT);
-            if version == 1 {
-                lines.extend(client_line("12", UPDATE));
-            }
-            assert!(!lines.is_empty());
-            for line in lines {
-                validate_outgoing(version, Side::AgentToClient, &line)
-                    .unwrap_or_else(|e| panic!("v{version}: {e:?}\n{line}"));
-            }
-        }
-    }
-
-    #[test]
     fn permission_questions_travel_as_envelopes_and_resolutions_say_the_outcome() {
         let mut feed = feed();
         let _ = feed.history(HistoryPolicy::None, None, 1);
@@ -825,48 +575,5 @@ mod tests {
             got[1]["spindle"]["resolved"]["outcome"]["outcome"],
             "cancelled"
         );
-    }
-
-    #[test]
-    fn history_follows_the_policy_and_a_late_resume_keeps_the_answers() {
-        let mut feed = feed();
-        let logged = vec![
-            (Direction::Client, PROMPT.to_string()),
-            (Direction::Agent, UPDATE.to_string()),
-            (Direction::AgentReplay, UPDATE.to_string()),
-        ];
-        feed.on_lines(&[(Direction::Agent, ASK.into())]);
-        feed.permission_opened("\"p1\"");
-        let full = feed.history(HistoryPolicy::Full, None, 1).lines(&logged);
-        let full: Vec<Value> = full
-            .split('\n')
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(
-            full.len(),
-            3,
-            "prompt, update (not the replay copy), open question"
-        );
-        assert_eq!(full[0]["params"]["update"]["content"]["text"], "go");
-        assert!(full[2]["spindle"]["permission"].is_object());
-        let pending = feed
-            .history(HistoryPolicy::PendingOnly, None, 1)
-            .lines(&logged);
-        assert_eq!(pending.split('\n').count(), 1);
-        assert!(
-            feed.history(HistoryPolicy::None, None, 1)
-                .lines(&logged)
-                .is_empty()
-        );
-        let before = feed.hub.last_id();
-        feed.respond("conn", &json!(5), Ok(json!({ "stopReason": "end_turn" })));
-        let after = feed
-            .history(HistoryPolicy::None, Some(before), 1)
-            .lines(&[]);
-        assert!(after.contains("\"stopReason\":\"end_turn\""), "{after}");
-        let later = feed
-            .history(HistoryPolicy::None, Some(feed.hub.last_id()), 1)
-            .lines(&[]);
-        assert!(later.is_empty());
     }
 }

@@ -12,10 +12,14 @@
 //! The page's access checks (`security.rs`: Host, Origin, token) run in front of every request
 //! (`routes.rs`); this module adds the RFD's header and content checks and the limits.
 
+mod client_lines;
 mod conn;
 mod dispatch;
 mod feed;
+mod history;
+mod item;
 mod streams;
+mod subscription;
 mod versions;
 mod ws;
 
@@ -35,7 +39,9 @@ use spindle_wire::remote::{
 };
 
 pub use conn::AcpLimits;
-pub(crate) use feed::{AcpFeed, HistoryPolicy, Subscription};
+pub(crate) use feed::AcpFeed;
+pub(crate) use history::HistoryPolicy;
+pub(crate) use subscription::Subscription;
 
 use crate::hub::EventId;
 use crate::registry::SessionManager;

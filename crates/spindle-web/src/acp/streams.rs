@@ -18,8 +18,10 @@ use spindle_wire::remote::{
 use tokio::sync::{oneshot, watch};
 
 use crate::acp::conn::{Conn, Role, StreamGuard};
-use crate::acp::feed::{ENVELOPE, HistoryPolicy, Subscription, version_key};
-use crate::acp::versions;
+use crate::acp::feed::{ENVELOPE, version_key};
+use crate::acp::history::HistoryPolicy;
+use crate::acp::item::AcpItem;
+use crate::acp::subscription::Subscription;
 use crate::hub::{EventId, Frame};
 use crate::registry::LiveSession;
 
@@ -90,7 +92,7 @@ pub(crate) fn session_stream(
     };
     if let Some(history) = history {
         for line in history.split('\n').filter(|l| !l.is_empty()) {
-            for text in state.render(line) {
+            if let Some(text) = state.render_one(line) {
                 buffer.push_back(Out::Message { id: None, text });
             }
         }
@@ -134,7 +136,7 @@ impl StreamState {
         self.conn.attachment(&self.session_id)
     }
 
-    fn take(&mut self, frame: Frame) {
+    fn take(&mut self, frame: Frame<AcpItem>) {
         match frame {
             Frame::Ops { id, data } => {
                 let rendered = self.render(&data);
@@ -163,7 +165,7 @@ impl StreamState {
                 let rendered: Vec<Arc<str>> = data
                     .split('\n')
                     .filter(|l| !l.is_empty())
-                    .flat_map(|l| self.render(l))
+                    .filter_map(|l| self.render_one(l))
                     .collect();
                 let count = rendered.len();
                 for (n, text) in rendered.into_iter().enumerate() {
@@ -197,11 +199,15 @@ impl StreamState {
         }
     }
 
-    /// What this client sees of one hub message (its version's part; maybe nothing).
-    fn render(&self, data: &str) -> Vec<Arc<str>> {
-        match versions::part_for(data, self.conn.protocol(), &self.conn.id) {
-            Some(lines) => lines.into_iter().map(Arc::from).collect(),
-            None => self.render_one(data).into_iter().collect(),
+    /// What this client sees of one hub item (its version's part; maybe nothing).
+    fn render(&self, item: &AcpItem) -> Vec<Arc<str>> {
+        match item {
+            AcpItem::Message(text) => self.render_one(text).into_iter().collect(),
+            AcpItem::Versions(parts) => parts
+                .part_for(self.conn.protocol(), &self.conn.id)
+                .iter()
+                .map(|line| Arc::from(line.as_str()))
+                .collect(),
         }
     }
 

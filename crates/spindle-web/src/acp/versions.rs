@@ -4,46 +4,13 @@
 //! `spindle-bridge` translator, strict policy, the same as `spindle bridge` uses) turns the same
 //! lines into the other version's messages, once, for all of them.
 //!
-//! A hub item that differs by version (or must skip the connection that sent a prompt) is a
-//! composite: `\0SKIP\0V1\0V2`, where each part holds newline-separated messages (JSON text
-//! never holds a raw NUL or newline) and SKIP is the connection id the v1 part is not for (its
-//! own prompt's echo). A plain item is one message for every client.
+//! What differs by version is one hub item with a part per version ([`crate::acp::item`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value;
 use spindle_bridge::{Bridge, BridgeConfig, Policy};
-
-/// The first byte of a composite hub item.
-const COMPOSITE: char = '\0';
-
-/// A composite item: the v1 part skips `skip` (empty: nobody).
-pub(crate) fn composite(skip: &str, v1: &[String], v2: &[String]) -> String {
-    format!(
-        "{COMPOSITE}{skip}{COMPOSITE}{}{COMPOSITE}{}",
-        v1.join("\n"),
-        v2.join("\n")
-    )
-}
-
-/// What a client of `version` on `connection` gets of a hub item: `None` for a plain item (the
-/// item itself), else the messages of its part (maybe none).
-pub(crate) fn part_for<'a>(data: &'a str, version: u16, connection: &str) -> Option<Vec<&'a str>> {
-    let rest = data.strip_prefix(COMPOSITE)?;
-    let mut parts = rest.splitn(3, COMPOSITE);
-    let skip = parts.next().unwrap_or_default();
-    let v1 = parts.next().unwrap_or_default();
-    let v2 = parts.next().unwrap_or_default();
-    let part = if version >= 2 {
-        v2
-    } else if !skip.is_empty() && skip == connection {
-        ""
-    } else {
-        v1
-    };
-    Some(part.split('\n').filter(|l| !l.is_empty()).collect())
-}
 
 /// What the translation of one line produced, sorted.
 #[derive(Debug, Default)]
@@ -246,17 +213,6 @@ pub(crate) enum HistoryLine {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_composite_item_gives_each_version_its_part_and_skips_the_sender() {
-        let item = composite("c1", &["a".into(), "b".into()], &["x".into()]);
-        assert_eq!(part_for(&item, 1, "c2"), Some(vec!["a", "b"]));
-        assert_eq!(part_for(&item, 1, "c1"), Some(vec![]));
-        assert_eq!(part_for(&item, 2, "c1"), Some(vec!["x"]));
-        assert_eq!(part_for("{\"plain\":1}", 1, "c1"), None);
-        let empty = composite("", &[], &["x".into()]);
-        assert_eq!(part_for(&empty, 1, "c1"), Some(vec![]));
-    }
 
     #[test]
     fn a_v2_turn_reaches_v1_clients_as_v1_and_the_prompt_answer_waits_for_idle() {
