@@ -22,6 +22,10 @@
 //! finish: those with a note are finished, the others taken again and run, once. A permission
 //! answer taken again finds its question closed (the agent that asked is gone) and is refused;
 //! a cancel taken again cancels only the prompts taken again before it.
+//!
+//! Left open: an earlier owner that is slow rather than dead (paused past its lease time) may
+//! still write a prompt it took to its agent's stdin; that line's commit fails (its `seq` is
+//! taken), so it is never logged, and the agent stops when the renewal finds the lease gone.
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -555,4 +559,37 @@ fn answered_option(core: &SessionCore, key: &str) -> Option<String> {
                 })
                 .flatten()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_notes_naming_a_dealt_with_command_are_told_apart_from_others() {
+        let note = |v: Value| command_of_note(&v.to_string());
+        assert_eq!(
+            note(json!({ "spindle": COMMAND_NOTE, "command": "b/1/2", "request": "7" })),
+            Some("b/1/2".to_owned())
+        );
+        assert_eq!(
+            note(json!({ "spindle": COMMAND_NOTE, "command": "x", "error": "refused" })),
+            Some("x".to_owned())
+        );
+        // An earlier build's note of a forwarded /acp prompt counts too.
+        assert_eq!(
+            note(json!({ "spindle": FORWARDED_PROMPT, "command": "y", "request": "1" })),
+            Some("y".to_owned())
+        );
+        // The new owner's own search note names commands it has not dealt with yet.
+        assert_eq!(
+            note(json!({ "spindle": COMMANDS_RECOVERED, "commands": ["z"] })),
+            None
+        );
+        assert_eq!(
+            note(json!({ "spindle": "agent_exited", "command": "w" })),
+            None
+        );
+        assert_eq!(command_of_note("not json"), None);
+    }
 }
