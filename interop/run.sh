@@ -200,9 +200,11 @@ fi
 kill "$HTTP_AGENT_PID" 2>/dev/null; wait "$HTTP_AGENT_PID" 2>/dev/null; rm -f "$HTTP_AGENT_OUT"
 
 # --- (e) the official SDK clients drive agents through Spindle's /acp -------------------
-# `spindle serve --protocol 1` and `spindle bridge --listen` serve the reference agent over the
-# RFD transport; the official Rust client (`sdk-http-client`, agent-client-protocol-http) and
-# the npm SDK's experimental http-client and ws-client drive it over HTTP+SSE and WebSocket.
+# `spindle serve` (default: a v2 agent, translated for these v1 clients per connection) and
+# `spindle bridge --listen --agent-protocol 1` (a v1 agent: passed on as is) serve the reference
+# agent over the RFD transport; the official Rust client (`sdk-http-client`,
+# agent-client-protocol-http) and the npm SDK's experimental http-client and ws-client (all v1)
+# drive it over HTTP+SSE and WebSocket.
 # Every message Spindle's /acp sends is recorded (SPINDLE_ACP_RECORD_DIR) for the schema check.
 echo "# official SDK clients -> spindle serve /acp and spindle bridge --listen"
 SDK_HTTP_CLIENT=${SDK_HTTP_CLIENT:-$(dirname "$SDK_TEST_AGENT")/sdk-http-client}
@@ -220,7 +222,7 @@ start_acp() {
 }
 ACP_OUT=$(mktemp)
 ACP_DB=$(mktemp -d)
-start_acp "$ACP_OUT" "$SPINDLE_BIN" serve --bind 127.0.0.1:0 --db "$ACP_DB/serve.db" --protocol 1 -- "${AGENT[@]}"
+start_acp "$ACP_OUT" "$SPINDLE_BIN" serve --bind 127.0.0.1:0 --db "$ACP_DB/serve.db" -- "${AGENT[@]}"
 if [[ -z "$ACP_BASE" ]]; then
   fail "spindle serve did not start"
 else

@@ -400,8 +400,17 @@ pub(crate) struct Connections {
     map: Mutex<HashMap<String, Arc<Conn>>>,
     /// Recently closed connections, with the connections whose answers they had taken, for a
     /// reattach (`previousConnectionId`): oldest first, bounded, each for [`RETIRED_FOR`].
-    retired: Mutex<VecDeque<(Arc<str>, Vec<Arc<str>>, Instant)>>,
+    retired: Mutex<VecDeque<Retired>>,
     pub(crate) limits: AcpLimits,
+}
+
+/// A closed connection that a reconnecting client may still take over.
+#[derive(Debug)]
+struct Retired {
+    id: Arc<str>,
+    /// The closed connections whose answers it had taken over.
+    adopted: Vec<Arc<str>>,
+    at: Instant,
 }
 
 /// How many closed connections may still be taken over.
@@ -443,7 +452,11 @@ impl Connections {
         let conn = lock(&self.map).remove(id)?;
         conn.close();
         let mut retired = lock(&self.retired);
-        retired.push_back((conn.id.clone(), lock(&conn.adopted).clone(), Instant::now()));
+        retired.push_back(Retired {
+            id: conn.id.clone(),
+            adopted: lock(&conn.adopted).clone(),
+            at: Instant::now(),
+        });
         while retired.len() > RETIRED {
             retired.pop_front();
         }
@@ -459,15 +472,15 @@ impl Connections {
         self.remove(previous);
         let mut retired = lock(&self.retired);
         let now = Instant::now();
-        retired.retain(|(_, _, at)| now.duration_since(*at) < RETIRED_FOR);
-        let Some(at) = retired.iter().position(|(id, _, _)| &**id == previous) else {
+        retired.retain(|r| now.duration_since(r.at) < RETIRED_FOR);
+        let Some(at) = retired.iter().position(|r| &*r.id == previous) else {
             return false;
         };
-        let Some((id, earlier, _)) = retired.remove(at) else {
+        let Some(Retired { id, adopted, .. }) = retired.remove(at) else {
             return false;
         };
         conn.adopt(id);
-        for id in earlier {
+        for id in adopted {
             conn.adopt(id);
         }
         true

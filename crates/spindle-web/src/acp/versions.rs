@@ -1,8 +1,11 @@
 //! Each `/acp` connection speaks the protocol version it asked for at `initialize`, whatever
 //! version the session's agent speaks. What the agent logged is passed on as is to clients of
 //! its version; for clients of the other version, one [`Translation`] per session (the
-//! `spindle-bridge` translator, strict policy, the same as `spindle bridge` uses) turns the same
-//! lines into the other version's messages, once, for all of them.
+//! `spindle-bridge` translator, as `spindle bridge --policy degrade` uses it) turns the same
+//! lines into the other version's messages, once, for all of them. Degrade, not strict: what
+//! has no form in the client's version (a v2 diff, a v2 terminal, a replacement after chunks)
+//! reaches it as BRIDGE.md's documented fallback, where strict would answer the client's prompt
+//! with an error for a turn that went on for everyone else.
 //!
 //! What differs by version is one hub item with a part per version ([`crate::acp::item`]).
 
@@ -45,7 +48,7 @@ impl Translation {
             bridge: Bridge::new(BridgeConfig {
                 client_protocol: Some(version),
                 agent_protocol: Some(agent_version.clamp(1, 2)),
-                policy: Policy::Strict,
+                policy: Policy::Degrade,
             }),
             since,
             forwarded: HashMap::new(),

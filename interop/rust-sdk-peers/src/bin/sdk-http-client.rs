@@ -153,12 +153,14 @@ async fn conversation(transport: HttpClient) -> agent_client_protocol::Result<Ve
                 format!("a plain prompt ends with {stop}"),
             ));
             checks.push((
-                reply.starts_with(&format!("You said: \"{prompt}\"")),
+                reply.contains(&format!("You said: \"{prompt}\"")),
                 format!("the reply streamed over the transport: {reply:?}"),
             ));
+            // A v1 client shows its own prompt: Spindle does not send it back (other clients
+            // of the session get it as user_message_chunk updates).
             checks.push((
-                user == [prompt],
-                format!("the prompt is echoed as a user_message_chunk: {user:?}"),
+                user.is_empty(),
+                format!("its own prompt is not echoed back: {user:?}"),
             ));
             let answer = connection
                 .send_request(PromptRequest::new(
