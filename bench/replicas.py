@@ -23,10 +23,11 @@ by asyncio sockets in this process. Four parts, each on a database of its own:
               each, nothing parsed), RSS attached, the same turn again, RSS and peak after.
   failover    replicas A (agent pacing 2 ms), B, C; a `/stream` turn on A observed on B and C; kill
               -9 of A mid-stream; the lease's expiry is read from `session_leases`; the failover time
-              is lease expiry -> the first op an observer on B or C gets after it. With automatic
-              takeover the surviving replicas take the session by themselves; without it (detected:
-              no op within TTL + a margin after expiry), a prompt sent to B right after the kill
-              (B waits for the lease) triggers the takeover, and the report says so.
+              is lease expiry -> the first op an observer on B or C gets after it. The first
+              `--failover-trials` wait for automatic takeover (without it, detected as no op within
+              TTL + `--auto-margin` after expiry, a prompt sent to B then triggers the takeover and
+              the report says so); `--prompt-trials` more send a prompt to B right after the kill
+              (B takes the session as soon as the lease has expired).
 
 Correctness is checked in every mode (the exit status is 1 otherwise): every full observer ends
 with exactly the agent text of the transcript API, every light observer sees the turn end, and
