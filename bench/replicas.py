@@ -41,7 +41,6 @@ import asyncio
 import bisect
 import os
 import platform
-import resource
 import signal
 import statistics
 import subprocess
@@ -436,7 +435,6 @@ def after_expiry(on_b, on_c, marks, expiry, op=""):
 
 
 async def run(args):
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     raise_fd_limit()
     try:
         pg = Postgres()
