@@ -65,6 +65,17 @@
     // costs O(records changed near the end), not O(records). Never reallocated per frame.
     let offsets = new Float64Array(1024);
     let validUpTo = 0; // offsets[0..=validUpTo] are right
+    // Records whose content changed since the last frame. Offsets are summed again from one only
+    // when the height the sum used is not the record's now (an undrawn record keeps its measured
+    // height; a long one's estimate stops growing).
+    const edited = new Set();
+    function checkEdited() {
+      for (const rec of edited) {
+        const at = indexOfRec(rec);
+        if (at >= 0 && at < validUpTo && Math.abs(heightOf(rec) - (offsets[at + 1] - offsets[at])) > 0.01) invalidateFrom(at);
+      }
+      edited.clear();
+    }
     const invalidateFrom = (position) => { if (position < validUpTo) validUpTo = Math.max(0, position); };
     function sumOffsets() {
       if (offsets.length < items.length + 1) {
@@ -107,6 +118,7 @@
       const at = indexOfRec(rec);
       if (at >= 0) { items.splice(at, 1); invalidateFrom(at); }
       release(rec);
+      edited.delete(rec);
       rec.list = null;
       drawn = drawn.filter((r) => r !== rec);
       want();
@@ -129,6 +141,7 @@
       for (const rec of drawn) release(rec);
       items = [];
       validUpTo = 0;
+      edited.clear();
       drawn = [];
       unloaded = 0;
       follow = true;
@@ -160,6 +173,7 @@
       const viewTop = vp.top;
       const newWidth = vp.width;
       if (newWidth !== width) { width = newWidth; validUpTo = 0; }
+      checkEdited();
       const above = unloaded > 0 ? unloaded * averageHeight() : 0;
       sumOffsets();
       // Offsets in the scroll container (records' offsets plus the unloaded entries above).
@@ -305,12 +319,9 @@
       insert, remove, clear, render, begin,
       prepare: () => { viewport = readViewport(); },
       // Content of a record changed (its height may have).
-      // (Offsets are summed again only when the height the sum used is not the record's now: an
-      // undrawn record keeps its measured height, and a long one's estimate stops growing.)
+      // (Looked at once per frame, in `begin`, however many ops changed the record.)
       changed: (rec) => {
-        const at = rec ? indexOfRec(rec) : 0;
-        if (!rec) validUpTo = 0;
-        else if (at >= 0 && at < validUpTo && Math.abs(heightOf(rec) - (offsets[at + 1] - offsets[at])) > 0.01) invalidateFrom(at);
+        if (rec) edited.add(rec); else validUpTo = 0;
         want();
       },
       invalidate: () => { validUpTo = 0; want(); },
