@@ -69,6 +69,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// All sessions, oldest first.
     fn sessions(&self) -> Result<Vec<StoredSession>, StoreError>;
 
+    /// The session `id`, if the store holds it.
+    fn session(&self, id: i64) -> Result<Option<StoredSession>, StoreError> {
+        Ok(self.sessions()?.into_iter().find(|s| s.id == id))
+    }
+
     /// The highest `seq` logged for a session (0 when none).
     fn last_seq(&self, session: i64) -> Result<i64, StoreError>;
 
@@ -194,6 +199,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// only one server uses (SQLite), where there is nobody else to hear from.
     fn changes(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<LogChange>> {
         None
+    }
+
+    /// Whether a call waits on another process (a database server's round trip and commit:
+    /// milliseconds) rather than on a local file (microseconds). A caller on an async worker
+    /// then hands the worker's other tasks over before it calls (`tokio::task::block_in_place`).
+    fn waits_on_server(&self) -> bool {
+        false
     }
 }
 

@@ -349,6 +349,10 @@ impl Store for PostgresStore {
         format!("PostgreSQL at {}", self.described)
     }
 
+    fn waits_on_server(&self) -> bool {
+        true
+    }
+
     fn schema_version(&self) -> Result<i64, StoreError> {
         self.run(StoreError::Read, |pool| async move {
             let client = pool.get().await.map_err(self::pool(StoreError::Read))?;

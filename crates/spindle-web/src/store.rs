@@ -31,6 +31,23 @@ impl Store {
         Store { inner }
     }
 
+    /// Runs `work`, which calls this store, from async code. When the store's calls wait on a
+    /// database server (PostgreSQL) and this is a worker of a multi-thread runtime, the worker's
+    /// queued tasks are handed to another thread first (`block_in_place`): the SSE writers a
+    /// session's batch just woke then run during its next commit instead of after the session
+    /// task pauses (which a streaming agent, whose next lines are always ready, rarely lets it
+    /// do), and tasks `work` wakes are queued where any worker takes them. A SQLite call (tens of
+    /// microseconds) runs in place: handing the worker over would cost more than it waits.
+    pub(crate) fn off_worker<T>(&self, work: impl FnOnce() -> T) -> T {
+        let multi_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if multi_thread && self.inner.waits_on_server() {
+            tokio::task::block_in_place(work)
+        } else {
+            work()
+        }
+    }
+
     /// A SQLite database opened read-only: every write fails (tests of storage failures).
     #[cfg(test)]
     pub(crate) fn open_read_only(path: &Path) -> Store {

@@ -44,7 +44,7 @@ impl SessionTask {
             }
         }
         // Durability first: the batch is committed before anything decodes or reacts to it.
-        lock(&self.core).record(lines.clone());
+        self.record(lines.clone());
         for (_, line) in &lines {
             let Some(agent) = self.agent.as_mut() else {
                 break;

@@ -84,7 +84,7 @@ impl SessionTask {
             events.push((Direction::Local, event.to_local_line()));
         }
         if !events.is_empty() {
-            lock(&self.core).record(events);
+            self.record(events);
         }
         match done.reply {
             HostReply::Done(result) => self.respond(&done.request_id, result),
@@ -175,7 +175,7 @@ impl SessionTask {
                 }
             }
         }
-        lock(&self.core).record(lines);
+        self.record(lines);
     }
 
     /// The tool call in progress, for a review card to sit in.

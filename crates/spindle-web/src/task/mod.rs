@@ -342,8 +342,18 @@ impl SessionTask {
                     break;
                 }
                 Input::Command(command) => self.command(command),
-                Input::Agent(events) => self.agent_events(events).await,
-                Input::RetryStorage => lock(&self.core).retry_unsaved(),
+                Input::Agent(events) => {
+                    self.agent_events(events).await;
+                    // A streaming agent's next lines are ready at once: let the tasks this
+                    // batch woke (SSE writers queued on this worker) run before the next one.
+                    if self.store.waits_on_server() {
+                        tokio::task::yield_now().await;
+                    }
+                }
+                Input::RetryStorage => {
+                    let core = &self.core;
+                    self.store.off_worker(|| lock(core).retry_unsaved());
+                }
                 Input::LeaseLost(why) => self.lease_lost(&why).await,
                 Input::RetryLease => self.start_agent(),
                 Input::HostDone(done) => self.host_done(done),
@@ -388,7 +398,8 @@ impl SessionTask {
                 .map(|line| (Direction::Client, line.clone()))
                 .collect();
             batch.extend(notes);
-            lock(&self.core).record(batch);
+            let core = &self.core;
+            self.store.off_worker(|| lock(core).record(batch));
             for line in lines {
                 agent.link.send(line);
             }
@@ -399,6 +410,13 @@ impl SessionTask {
         for completion in completions {
             self.completed(completion);
         }
+    }
+
+    /// Logs `lines` and publishes what they show ([`SessionCore::record`]), off this worker
+    /// while the store waits on a database server (see [`Store::off_worker`]).
+    fn record(&self, lines: Vec<(Direction, String)>) {
+        let core = &self.core;
+        self.store.off_worker(|| lock(core).record(lines));
     }
 
     fn banner(&self, level: &'static str, text: impl Into<String>) {
