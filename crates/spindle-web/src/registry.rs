@@ -71,6 +71,10 @@ pub struct SessionManager {
     generation: u64,
     limits: HubLimits,
     sessions: Mutex<BTreeMap<i64, Arc<LiveSession>>>,
+    /// Held from a session's creation in the database until its task is started here, and
+    /// while a session is rebuilt from the log: the follower, hearing of a session this
+    /// replica is creating, then finds it started instead of starting it from the log.
+    starting: Mutex<()>,
     /// This replica (its id, lease time, lease counters).
     pub(crate) replica: Arc<Replica>,
 }
@@ -97,6 +101,7 @@ impl SessionManager {
             generation,
             limits,
             sessions: Mutex::new(BTreeMap::new()),
+            starting: Mutex::new(()),
             replica,
         };
         for (session, engine, next_seq) in rebuilt {
@@ -105,13 +110,14 @@ impl SessionManager {
         Ok(manager)
     }
 
-    /// Starts the task of a session rebuilt from its log.
+    /// Starts the task of a session rebuilt from its log; `None` when this replica serves the
+    /// session already (another caller rebuilt it first; `engine` is dropped).
     fn start_rebuilt(
         &self,
         session: &crate::store::StoredSession,
         engine: (TranscriptEngine, EngineFeed),
         next_seq: i64,
-    ) -> Arc<LiveSession> {
+    ) -> Option<Arc<LiveSession>> {
         let manager = self;
         {
             let was_running = engine.0.transcript().state.turn_open;
@@ -128,7 +134,7 @@ impl SessionManager {
                 open: OpenMode::Continue,
                 root,
             };
-            let live = manager.start_session(start, engine, next_seq);
+            let live = manager.start_session(start, engine, next_seq)?;
             if was_running {
                 let mut core = lock(&live.core);
                 core.set_banner(Some(Banner {
@@ -139,7 +145,7 @@ impl SessionManager {
                             .into(),
                 }));
             }
-            live
+            Some(live)
         }
     }
 
@@ -187,9 +193,8 @@ impl SessionManager {
             live.tell_followed();
             return Ok(());
         }
-        let stored = self.store.sessions()?;
-        if let Some(session) = stored.iter().find(|s| s.id == change.session) {
-            self.follow_one(session)?;
+        if let Some(session) = self.store.session(change.session)? {
+            self.follow_one(&session)?;
         }
         Ok(())
     }
@@ -198,29 +203,53 @@ impl SessionManager {
         &self,
         session: &crate::store::StoredSession,
     ) -> Result<(), crate::store::StoreError> {
-        if let Some(live) = self.get_now(session.id) {
-            let mut core = lock(&live.core);
-            if core.follow()? > 0 {
-                crate::task::show_followed_permissions(&mut core);
-            }
-            drop(core);
-            live.tell_followed();
-            return Ok(());
-        }
-        let (engine, next_seq) = rebuild(&self.store, session.id)?;
-        // Another follow may have added it meanwhile: the first one stays.
-        if self.get_now(session.id).is_none() {
-            self.start_rebuilt(session, engine, next_seq);
-        }
-        Ok(())
+        self.serve_from_log(session).map(|_| ())
     }
 
+    /// A session of the log, served here: rebuilt from the log and started when this replica
+    /// does not serve it yet (created on another replica), else caught up with the log. The
+    /// follower and a request may both get here first; the first task started stays, and the
+    /// other caller catches it up (its notice is not lost). One rebuild at a time (see
+    /// `starting`).
+    fn serve_from_log(
+        &self,
+        session: &crate::store::StoredSession,
+    ) -> Result<Arc<LiveSession>, crate::store::StoreError> {
+        let starting = lock(&self.starting);
+        let live = match self.get_now(session.id) {
+            Some(live) => live,
+            None => {
+                let (engine, next_seq) = rebuild(&self.store, session.id)?;
+                match self.start_rebuilt(session, engine, next_seq) {
+                    Some(started) => return Ok(started),
+                    None => self.get_now(session.id).ok_or_else(|| {
+                        crate::store::StoreError::Read(format!("session {} vanished", session.id))
+                    })?,
+                }
+            }
+        };
+        drop(starting);
+        let mut core = lock(&live.core);
+        if core.follow()? > 0 {
+            crate::task::show_followed_permissions(&mut core);
+        }
+        drop(core);
+        live.tell_followed();
+        Ok(live)
+    }
+
+    /// Starts a session's task; `None` when the session has one already (checked and inserted
+    /// under the sessions' lock, so a session never gets two).
     fn start_session(
         &self,
         start: TaskStart,
         engine: (TranscriptEngine, EngineFeed),
         next_seq: i64,
-    ) -> Arc<LiveSession> {
+    ) -> Option<Arc<LiveSession>> {
+        let mut sessions = lock(&self.sessions);
+        if sessions.contains_key(&start.id) {
+            return None;
+        }
         let id = start.id;
         let cwd = start.root.clone();
         let core = SessionCore::new(
@@ -257,8 +286,8 @@ impl SessionManager {
             awaits_log,
         );
         tokio::spawn(task.run(receiver));
-        lock(&self.sessions).insert(id, live.clone());
-        live
+        sessions.insert(id, live.clone());
+        Some(live)
     }
 
     /// Every session, oldest first.
@@ -322,6 +351,7 @@ impl SessionManager {
             Some(agent_session) => format!("Agent session {agent_session}"),
             None => String::new(),
         };
+        let starting = lock(&self.starting);
         let id = self
             .store
             .create_session(&title)
@@ -335,6 +365,10 @@ impl SessionManager {
             root: root.clone(),
         };
         let live = self.start_session(start, (engine, EngineFeed::default()), 1);
+        drop(starting);
+        let live = live.ok_or_else(|| {
+            WebError::new(StatusCode::CONFLICT, format!("session {id} exists already"))
+        })?;
         if new.cwd.is_some() {
             // Logged, so that a restart gives the session the same directory.
             lock(&live.core).record(vec![(
@@ -354,12 +388,19 @@ impl SessionManager {
         crate::history::list_agent_sessions(&self.settings, cursor).await
     }
 
-    /// A live session by id.
+    /// A live session by id. One the database holds and this replica does not serve yet (just
+    /// created on another replica, listed here before the follower rebuilt it) is rebuilt from
+    /// its log now: every listed session is served.
     pub async fn get(&self, id: i64) -> Result<Arc<LiveSession>, WebError> {
-        lock(&self.sessions)
-            .get(&id)
-            .cloned()
-            .ok_or_else(|| WebError::new(StatusCode::NOT_FOUND, format!("no session {id}")))
+        if let Some(live) = self.get_now(id) {
+            return Ok(live);
+        }
+        let not_found = || WebError::new(StatusCode::NOT_FOUND, format!("no session {id}"));
+        self.store.off_worker(|| {
+            let stored = self.store.session(id).map_err(WebError::storage)?;
+            let stored = stored.ok_or_else(not_found)?;
+            self.serve_from_log(&stored).map_err(WebError::storage)
+        })
     }
 
     /// A live session by id, if there is one.

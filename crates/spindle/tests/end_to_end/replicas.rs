@@ -698,3 +698,75 @@ fn a_prompt_the_owner_logged_is_not_run_again_after_its_death() {
     b.stop();
     c.stop();
 }
+
+/// A prompt line of the page's client, as the log holds it.
+fn prompt_line(text: &str) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": "p1", "method": "session/prompt",
+        "params": { "sessionId": "s", "prompt": [{ "type": "text", "text": text }] },
+    })
+    .to_string()
+}
+
+/// B lists sessions from the database, so it may list one created elsewhere before its follower
+/// rebuilt it; such a session is rebuilt on demand: whatever B lists, B serves (transcript and
+/// event stream), with what the log holds.
+#[test]
+fn every_session_b_lists_b_serves_at_once() {
+    let Some(url) = database("replicas_listed") else {
+        return;
+    };
+    let a = replica(&url, "a", 0);
+    let b = replica(&url, "b", 0);
+    // Written straight to the database: a long session, which keeps B's follower busy
+    // rebuilding it, then a burst of short ones it hears of after that, one by one.
+    let store = open_store(&url);
+    let long = store.create_session("long").unwrap();
+    let prompt = prompt_line("long");
+    let chunk = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"a1","content":{"type":"text","text":"x"}}}}"#;
+    let mut lines = vec![(spindle_store::Direction::Client, prompt.as_str())];
+    lines.extend(std::iter::repeat_n(
+        (spindle_store::Direction::Agent, chunk),
+        20_000,
+    ));
+    store.append_lines(long, 1, &lines).unwrap();
+    let mut created = Vec::new();
+    for n in 0..20 {
+        let id = store.create_session(&format!("burst {n}")).unwrap();
+        let line = prompt_line(&format!("burst {n}"));
+        store
+            .append_lines(id, 1, &[(spindle_store::Direction::Client, &line)])
+            .unwrap();
+        created.push((id, format!("burst {n}")));
+    }
+    // Newest first: the ones B's follower reaches last.
+    for (id, text) in created.iter().rev() {
+        let list = b.get_json("/api/sessions");
+        assert!(
+            list["sessions"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|s| s["id"] == *id)),
+            "{id} not listed: {list}"
+        );
+        let on_b = transcript(&b, *id);
+        assert_eq!(entry_texts(&on_b, "user_message"), [text.clone()], "{on_b}");
+        let mut stream = b.sse(*id, None);
+        let first = stream.next_event().expect("a first event");
+        assert_eq!(first.event, "reset", "{first:?}");
+        let mut view = TextView::default();
+        view.apply_event(&first);
+        assert_eq!(view.texts_of("user_message"), [text.clone()]);
+    }
+    // And one created through A's page API.
+    let from_a = a.create_session();
+    wait_listed(&b, from_a);
+    let on_b = transcript(&b, from_a);
+    assert_eq!(entry_texts(&on_b, "user_message"), Vec::<String>::new());
+    b.sse(from_a, None).next_event().expect("a first event");
+    // The follower's notices, later, found them served: one live session each.
+    let metrics = b.request("GET", "/metrics", None).body;
+    assert_eq!(metric(&metrics, "spindle_sessions"), 22.0, "{metrics}");
+    assert_eq!(agent_text(&transcript(&b, long)).len(), 20_000);
+    a.stop();
+    b.stop();
+}
