@@ -374,6 +374,13 @@ impl Book {
             .collect()
     }
 
+    /// The ids of the client's requests waiting for an answer, sorted.
+    pub fn pending_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.pending.keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
     /// Fails one waiting request of the client (its answer went to a
     /// connection the server lost): the error response line, or `None` when
     /// the request is not waiting (already answered or failed).
@@ -429,12 +436,17 @@ impl Book {
     /// Like [`Book::reopen_sessions`] for a server with Spindle's event ids:
     /// each open session whose last event id is known is attached again
     /// from it (`session/attach` with `resumeFrom`: the server sends what
-    /// was missed, nothing twice), the others are reopened.
+    /// was missed, nothing twice), the others are reopened. The first
+    /// attach names `previous_connection_id` (the closed connection whose
+    /// answers the new one takes over; once per closed connection).
     pub fn reattach_sessions(
         &mut self,
         last_event_ids: &FxHashMap<String, String>,
+        previous_connection_id: Option<&str>,
     ) -> (Vec<Reopen>, Vec<String>) {
-        use spindle_wire::remote::{RESUME_FROM, ROLE, ROLE_CONTROLLER, SESSION_ATTACH};
+        use spindle_wire::remote::{
+            PREVIOUS_CONNECTION_ID, RESUME_FROM, ROLE, ROLE_CONTROLLER, SESSION_ATTACH,
+        };
         let mut attach = Vec::new();
         let mut ids: Vec<String> = self.sessions.keys().cloned().collect();
         ids.sort();
@@ -444,7 +456,7 @@ impl Book {
             };
             self.next_own_id += 1;
             let id = format!("{OWN_ID_PREFIX}{}", self.next_own_id);
-            let line = serde_json::json!({
+            let mut request = serde_json::json!({
                 "jsonrpc": "2.0",
                 "id": id,
                 "method": SESSION_ATTACH,
@@ -453,8 +465,13 @@ impl Book {
                     ROLE: ROLE_CONTROLLER,
                     RESUME_FROM: last,
                 },
-            })
-            .to_string();
+            });
+            if attach.is_empty()
+                && let Some(previous) = previous_connection_id
+            {
+                request["params"][PREVIOUS_CONNECTION_ID] = previous.into();
+            }
+            let line = request.to_string();
             self.own_requests.insert(
                 serde_json::to_string(&id).unwrap_or_default(),
                 session_id.clone(),
@@ -610,6 +627,37 @@ mod tests {
         );
         plain.incoming(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
         assert_eq!(plain.reopen_sessions(), (vec![], vec!["s1".to_owned()]));
+    }
+
+    #[test]
+    fn only_the_first_reattach_names_the_closed_connection() {
+        let mut book = Book::default();
+        let mut last = FxHashMap::default();
+        for (id, session) in [(1, "s1"), (2, "s2")] {
+            book.outgoing(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"session/new","params":{{"cwd":"/w"}}}}"#
+            ));
+            book.incoming(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"{session}"}}}}"#
+            ));
+            last.insert(session.to_owned(), format!("g-{id}"));
+        }
+        book.outgoing(
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#
+                .to_owned(),
+        );
+        assert_eq!(book.pending_ids(), ["3"]);
+        let (attach, lost) = book.reattach_sessions(&last, Some("c0ffee"));
+        assert!(lost.is_empty());
+        let params: Vec<serde_json::Value> = attach
+            .iter()
+            .map(|r| serde_json::from_str::<serde_json::Value>(&r.line).unwrap()["params"].clone())
+            .collect();
+        assert_eq!(params[0]["previousConnectionId"], "c0ffee");
+        assert_eq!(params[0]["resumeFrom"], "g-1");
+        assert!(params[1].get("previousConnectionId").is_none());
+        // The prompt still waits: its answer comes on the new connection.
+        assert_eq!(book.pending_ids(), ["3"]);
     }
 
     #[test]

@@ -292,8 +292,8 @@ pub async fn connect_remote(options: RemoteOptions) -> Result<RemoteLink, Remote
     };
     match options.profile {
         RemoteProfile::WebSocket => {
-            let socket = websocket::open(&http, &url, None).await?;
-            tokio::spawn(websocket::run(http, url, options, socket, pipes));
+            let opened = websocket::open(&http, &url).await?;
+            tokio::spawn(websocket::run(http, url, options, opened, pipes));
         }
         RemoteProfile::Http => {
             tokio::spawn(sse::run(http, url, options, pipes));

@@ -27,24 +27,38 @@ use super::{Pipes, RemoteError, RemoteNotice, RemoteOptions, backoff};
 /// An open WebSocket to the endpoint.
 pub(crate) type Socket = WebSocketStream<reqwest::Upgraded>;
 
+/// How long the upgrade may wait for the server's answer: a listener that
+/// accepts and never answers (a stale process, a proxy) must not hold a
+/// reconnection forever.
+const UPGRADE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// An open socket and the connection id the server gave it (the `101`
+/// answer's `Acp-Connection-Id`, named by `previousConnectionId` after a
+/// reconnect).
+pub(crate) struct Opened {
+    pub socket: Socket,
+    pub connection_id: Option<String>,
+}
+
 /// Opens the WebSocket (the HTTP/1.1 upgrade, checked as RFC 6455 says).
 pub(crate) async fn open(
     http: &reqwest::Client,
     url: &reqwest::Url,
-    _resume: Option<()>,
-) -> Result<Socket, RemoteError> {
+) -> Result<Opened, RemoteError> {
     use tokio_tungstenite::tungstenite::handshake::client::generate_key;
     use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
     let key = generate_key();
-    let response = http
+    let request = http
         .get(url.clone())
         .version(reqwest::Version::HTTP_11)
         .header(reqwest::header::CONNECTION, "Upgrade")
         .header(reqwest::header::UPGRADE, "websocket")
         .header(reqwest::header::SEC_WEBSOCKET_VERSION, "13")
         .header(reqwest::header::SEC_WEBSOCKET_KEY, &key)
-        .send()
+        .send();
+    let response = tokio::time::timeout(UPGRADE_WITHIN, request)
         .await
+        .map_err(|_| RemoteError::Connect(format!("no answer within {UPGRADE_WITHIN:?}")))?
         .map_err(|e| RemoteError::Connect(error_chain(&e)))?;
     let status = response.status();
     if status != reqwest::StatusCode::SWITCHING_PROTOCOLS {
@@ -64,14 +78,22 @@ pub(crate) async fn open(
             "the WebSocket upgrade answer has a wrong Sec-WebSocket-Accept".to_owned(),
         ));
     }
-    if response.headers().get(HEADER_CONNECTION_ID).is_none() {
+    let connection_id = response
+        .headers()
+        .get(HEADER_CONNECTION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if connection_id.is_none() {
         tracing::debug!("the WebSocket upgrade carried no {HEADER_CONNECTION_ID}");
     }
     let upgraded = response
         .upgrade()
         .await
         .map_err(|e| RemoteError::Connect(error_chain(&e)))?;
-    Ok(WebSocketStream::from_raw_socket(upgraded, Role::Client, None).await)
+    Ok(Opened {
+        socket: WebSocketStream::from_raw_socket(upgraded, Role::Client, None).await,
+        connection_id,
+    })
 }
 
 /// What the socket loop ended with.
@@ -99,14 +121,35 @@ struct Driver {
     /// After a reconnection: the id of the transport's own `initialize`,
     /// whose answer is kept from the client.
     own_initialize_id: Option<String>,
+    /// The server's id of the open socket's connection.
+    connection_id: Option<String>,
+    /// After a reconnection: the transport's `session/attach` that asked to
+    /// take over the closed connection's answers (`previousConnectionId`),
+    /// until it is answered.
+    takeover: Option<Takeover>,
+    /// Lines to send on the socket once the frame being read is handled.
+    resend: Vec<String>,
     out: Vec<u8>,
+}
+
+/// A `session/attach` with `previousConnectionId` waiting for its answer.
+struct Takeover {
+    /// Its id (JSON text).
+    id: String,
+    /// The same request without `previousConnectionId`: sent when the
+    /// server refuses the takeover, so the session is attached anyway.
+    plain_line: String,
+    /// The client's requests that were waiting when the socket dropped:
+    /// their answers come on the new socket once the server takes the old
+    /// connection over; they fail if it refuses.
+    waiting: Vec<String>,
 }
 
 pub(crate) async fn run(
     http: reqwest::Client,
     url: reqwest::Url,
     options: RemoteOptions,
-    socket: Socket,
+    opened: Opened,
     pipes: Pipes,
 ) {
     let Pipes {
@@ -123,9 +166,12 @@ pub(crate) async fn run(
         last_event_ids: FxHashMap::default(),
         announced: None,
         own_initialize_id: None,
+        connection_id: opened.connection_id,
+        takeover: None,
+        resend: Vec::new(),
         out: Vec::new(),
     };
-    let mut socket = socket;
+    let mut socket = opened.socket;
     loop {
         match driver.pump(&mut socket, &mut lines).await {
             Ended::ClientDone => {
@@ -181,7 +227,12 @@ impl Driver {
     {
         loop {
             tokio::select! {
-                line = lines.next_line() => {
+                // While the takeover attach waits for its answer the
+                // client's lines wait too: if it is refused, the session is
+                // attached only by the plain attach sent then, and a prompt
+                // for a session the connection has not attached is answered
+                // where this client does not listen.
+                line = lines.next_line(), if self.takeover.is_none() => {
                     let Ok(Some(line)) = line else { return Ended::ClientDone };
                     if line.trim().is_empty() {
                         continue;
@@ -214,6 +265,11 @@ impl Driver {
                             }
                             if !self.flush().await {
                                 return Ended::ClientGone;
+                            }
+                            for line in std::mem::take(&mut self.resend) {
+                                if let Err(e) = socket.send(WsMessage::text(line)).await {
+                                    return Ended::Dropped(error_chain(&e));
+                                }
                             }
                         }
                         Some(Ok(WsMessage::Close(frame))) => {
@@ -269,6 +325,14 @@ impl Driver {
                 }
             }
         }
+        if self
+            .takeover
+            .as_ref()
+            .is_some_and(|t| is_response_to(text, &t.id))
+        {
+            self.takeover_answered(text);
+            return false;
+        }
         if let Some(own) = &self.own_initialize_id
             && is_response_to(text, own)
         {
@@ -287,6 +351,40 @@ impl Driver {
         false
     }
 
+    /// The answer to the `session/attach` that named the closed connection.
+    /// Taken over: the waiting requests' answers come on this socket.
+    /// Refused (a server that does not keep closed connections, or one that
+    /// restarted): they fail, and the session is attached without it.
+    fn takeover_answered(&mut self, text: &str) {
+        let Some(takeover) = self.takeover.take() else {
+            return;
+        };
+        if !text.contains("\"error\"") {
+            // The book still routes the answer of its own request.
+            if self.book.incoming(text) != IncomingAction::Swallow {
+                tracing::debug!("an unexpected answer to the takeover attach: {text}");
+            }
+            return;
+        }
+        tracing::debug!("the server refused previousConnectionId: {text}");
+        let mut failed = 0;
+        for id in &takeover.waiting {
+            if let Some(line) = self.book.fail_request(id, TAKEOVER_REFUSED) {
+                one_line(&line, &mut self.out);
+                failed += 1;
+            }
+        }
+        if failed > 0 {
+            self.notice(RemoteNotice::Reconnecting {
+                reason: format!(
+                    "the server could not hand this connection the old socket's answers: \
+                     {failed} request(s) in flight failed"
+                ),
+            });
+        }
+        self.resend.push(takeover.plain_line);
+    }
+
     fn commit_announced(&mut self) {
         if let Some((session, id)) = self.announced.take() {
             if self.book.event_id_seen(&session) {
@@ -303,9 +401,9 @@ impl Driver {
     async fn reconnect(&mut self, http: &reqwest::Client, url: &reqwest::Url) -> Option<Socket> {
         let started = Instant::now();
         let mut attempt = 0;
-        let mut socket = loop {
-            match open(http, url, None).await {
-                Ok(socket) => break socket,
+        let opened = loop {
+            match open(http, url).await {
+                Ok(opened) => break opened,
                 Err(e) if started.elapsed() < self.options.reconnect_for => {
                     tracing::debug!("WebSocket reconnect failed: {e}");
                     tokio::time::sleep(backoff(attempt)).await;
@@ -317,25 +415,31 @@ impl Driver {
                 }
             }
         };
+        let mut socket = opened.socket;
+        let previous_connection_id =
+            std::mem::replace(&mut self.connection_id, opened.connection_id);
+        self.takeover = None;
         let Some(init) = self.book.initialize_line().map(str::to_owned) else {
             // Nothing was said yet: a fresh socket is all it takes.
             return Some(socket);
         };
-        // Requests in flight were asked on the old socket, which was the
-        // connection: their answers are gone with it (an attach from an
-        // event id brings back the session's messages, not the answers).
         self.announced = None;
         let resumable = !self.last_event_ids.is_empty();
-        let failed = self.book.fail_pending(
-            if resumable {
-                "the WebSocket dropped while this request was waiting: the session was attached \
-                 again from its last event id, but the answer was meant for the old socket"
-            } else {
-                "the WebSocket dropped and the server cannot resume (no event ids): the request \
-                 was not answered"
-            },
-            &FxHashSet::default(),
-        );
+        // Requests in flight were asked on the old socket, which was the
+        // connection: their answers are addressed to it. A server with
+        // Spindle's event ids hands them to this one when the first attach
+        // names the old connection (`previousConnectionId`); they wait for
+        // that. Without event ids (or a connection id) they are gone.
+        let takeover_from = previous_connection_id.filter(|_| resumable);
+        let failed = if takeover_from.is_some() {
+            Vec::new()
+        } else {
+            self.book.fail_pending(
+                "the WebSocket dropped and the server cannot resume (no event ids): the \
+                 request was not answered",
+                &FxHashSet::default(),
+            )
+        };
         let failed_requests = failed.len();
         for line in failed {
             one_line(&line, &mut self.out);
@@ -347,7 +451,29 @@ impl Driver {
             return None;
         }
         let (reopen, lost) = if resumable {
-            self.book.reattach_sessions(&self.last_event_ids)
+            let (reopen, lost) = self
+                .book
+                .reattach_sessions(&self.last_event_ids, takeover_from.as_deref());
+            if let Some(first) = reopen.first()
+                && let Some(previous) = &takeover_from
+                && let Some(id) = json_id(&first.line)
+            {
+                self.takeover = Some(Takeover {
+                    id,
+                    plain_line: without_previous_connection_id(&first.line),
+                    waiting: self.book.pending_ids(),
+                });
+                tracing::debug!("reattaching; taking over connection {previous}");
+            } else if takeover_from.is_some() {
+                // No session to attach: nothing can carry the takeover.
+                for line in self
+                    .book
+                    .fail_pending(TAKEOVER_REFUSED, &FxHashSet::default())
+                {
+                    one_line(&line, &mut self.out);
+                }
+            }
+            (reopen, lost)
         } else {
             self.book.reopen_sessions()
         };
@@ -385,6 +511,22 @@ impl Driver {
             reason: reason.to_owned(),
         });
     }
+}
+
+/// Why a request waiting on a dropped socket fails when the new connection
+/// could not take over the old one's answers.
+const TAKEOVER_REFUSED: &str = "the WebSocket dropped while this request was waiting and the \
+     server could not hand its answer to the new connection (previousConnectionId refused)";
+
+/// A `session/attach` line without `params.previousConnectionId`.
+fn without_previous_connection_id(line: &str) -> String {
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(line) else {
+        return line.to_owned();
+    };
+    if let Some(params) = value.get_mut("params").and_then(|p| p.as_object_mut()) {
+        params.remove(spindle_wire::remote::PREVIOUS_CONNECTION_ID);
+    }
+    value.to_string()
 }
 
 /// The generation part of a Spindle event id (`GENERATION-N`; a plain
