@@ -199,7 +199,10 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
         loop {
             let event = tokio::select! {
                 event = chat.conn.events.recv() => ChatEvent::Client(event),
-                event = input.next() => event,
+                // A closed input answers at once, forever: polled again
+                // while a turn is still running, it spun the loop (a piped
+                // chat whose server went away sat at 12% CPU).
+                event = input.next(), if !chat.input_closed => event,
                 event = chat.conn.services.next() => ChatEvent::Service(event),
                 Some(done) = task_results.recv() => ChatEvent::Task(done),
                 _ = interrupts.recv() => ChatEvent::Interrupt,
@@ -554,6 +557,7 @@ impl Chat<'_> {
 
     async fn typed(&mut self, line: Option<String>) -> Step {
         let Some(line) = line else {
+            tracing::debug!("chat input closed");
             self.input_closed = true;
             self.input_ended().await;
             if self.turn.is_none() && self.queued.is_empty() && self.controls_pending == 0 {

@@ -37,6 +37,10 @@ pub enum History {
     None,
 }
 
+/// How long (ms) to keep trying to reach a server that went away before the
+/// chat gives up (default 30 s: [`RemoteOptions::new`]).
+const RECONNECT_FOR_ENV: &str = "SPINDLE_REMOTE_RECONNECT_MS";
+
 /// The agent's end of the chat: a child process or a remote endpoint.
 #[derive(Debug)]
 pub(crate) enum AgentEnd {
@@ -60,6 +64,12 @@ pub(crate) async fn connect(
 ) -> anyhow::Result<(Connection, AgentEnd)> {
     let mut options = RemoteOptions::new(url, profile);
     options.attach = attach;
+    if let Some(ms) = std::env::var(RECONNECT_FOR_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        options.reconnect_for = Duration::from_millis(ms);
+    }
     if let Some(token) = std::env::var("SPINDLE_TOKEN")
         .ok()
         .filter(|t| !t.is_empty())

@@ -156,9 +156,14 @@ struct PipedChat {
 
 impl PipedChat {
     fn start(flags: &[&str]) -> PipedChat {
+        PipedChat::start_with_env(flags, &[])
+    }
+
+    fn start_with_env(flags: &[&str], env: &[(&str, &str)]) -> PipedChat {
         let mut child = Command::new(SPINDLE)
             .arg("chat")
             .args(flags)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -406,5 +411,97 @@ fn remote_client_server_restart_loads_the_session_on_a_new_connection() {
             assert_eq!(out.matches(reply).count(), 1, "{transport}: {out}");
         }
         served.stop();
+    }
+}
+
+/// A listener on a dead server's port that takes every connection and
+/// closes it at once, counting them: each is one reconnection attempt.
+struct CountingListener {
+    accepted: Arc<std::sync::atomic::AtomicUsize>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CountingListener {
+    fn start(bind: &str) -> CountingListener {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let listener = TcpListener::bind(bind).expect("bind the dead server's port");
+        listener.set_nonblocking(true).unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (count, done) = (accepted.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        count.fetch_add(1, Ordering::SeqCst);
+                        drop(stream);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        CountingListener { accepted, stop }
+    }
+
+    fn accepted(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for CountingListener {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The server killed and never started again, a prompt waiting for it and
+/// the chat's input closed (a test that failed mid-way left such chats
+/// behind, each spinning at ~12% CPU for as long as anyone let it): the
+/// chat retries with a growing delay, then gives up with a diagnostic and
+/// exits. Counted, not timed: the connections a listener on the dead port
+/// took during the reconnect window (a delay growing 50 ms -> 1 s gives a
+/// few per stream; a busy retry would give thousands), and how often the
+/// chat's loop was told its input closed (once; it used to be polled again
+/// and again while the turn waited).
+#[test]
+fn remote_client_gives_up_on_a_server_that_never_comes_back() {
+    let _serial = one_at_a_time();
+    for transport in ["http", "ws"] {
+        let dir = TempDir::new(&format!("remote-client-gone-{transport}"));
+        let state = dir.join("state");
+        let bind = format!("127.0.0.1:{}", free_port());
+        let served = serve_on(&dir, &bind, 0, state.to_str().unwrap(), &[]);
+        let url = format!("http://{bind}/acp");
+        let mut chat = PipedChat::start_with_env(
+            &["--connect", &url, "--transport", transport],
+            &[
+                // A 3 s reconnect window keeps the test short.
+                ("SPINDLE_REMOTE_RECONNECT_MS", "3000"),
+                ("SPINDLE_LOG", "spindle::chat=debug"),
+            ],
+        );
+        chat.send("/scenario thoughts");
+        chat.wait_stdout(scenarios::THOUGHTS_REPLY, 1);
+        served.sigkill();
+        let listener = CountingListener::start(&bind);
+        chat.send("/scenario notice");
+        let (code, out, err) = chat.finish();
+        let attempts = listener.accepted();
+        assert_ne!(code, Some(0), "{transport}: {out}\n{err}");
+        assert!(
+            err.contains("remote connection closed"),
+            "{transport}: no diagnostic\n{err}"
+        );
+        assert!(!out.contains(scenarios::NOTICE_REPLY), "{transport}: {out}");
+        assert!(attempts >= 1, "{transport}: it never tried again\n{err}");
+        assert!(
+            attempts <= 60,
+            "{transport}: {attempts} connection attempts in a 3 s window\n{err}"
+        );
+        assert_eq!(
+            err.matches("chat input closed").count(),
+            1,
+            "{transport}: the closed input was polled again\n{err}"
+        );
     }
 }

@@ -69,8 +69,10 @@ struct Driver {
     /// took one is known only once its POST is answered, so a new
     /// connection neither fails nor resends them before that.
     in_flight: FxHashSet<String>,
-    /// POSTs wait for the server to come back (since when).
+    /// POSTs wait for the server to come back (since when, and how many
+    /// retries so far: the wait between them grows).
     unreachable_since: Option<Instant>,
+    post_attempt: u32,
     posts_retry_scheduled: bool,
     client_done: bool,
     /// Opening a new connection: the notice is sent once the sessions are
@@ -109,6 +111,7 @@ pub(crate) async fn run(
         responses_busy: false,
         in_flight: FxHashSet::default(),
         unreachable_since: None,
+        post_attempt: 0,
         posts_retry_scheduled: false,
         client_done: false,
         failed_requests: 0,
@@ -483,6 +486,7 @@ impl Driver {
                 connection_id,
             } => {
                 self.unreachable_since = None;
+                self.post_attempt = 0;
                 match item {
                     Item::Client(o) if o.is_initialize() => {
                         return self.initialized(body, connection_id, true).await;
@@ -534,9 +538,11 @@ impl Driver {
                 }
                 queue.push_front(item);
                 self.posts_retry_scheduled = true;
+                let wait = backoff(self.post_attempt);
+                self.post_attempt += 1;
                 let events = self.events.clone();
                 tokio::spawn(async move {
-                    tokio::time::sleep(backoff(3)).await;
+                    tokio::time::sleep(wait).await;
                     let _ = events.send(Event::RetryPosts).await;
                 });
             }
