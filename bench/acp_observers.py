@@ -106,9 +106,12 @@ async def observer(host, port, session, ready, updates):
     count = 0
     started = False
     async for data in events(reader):
-        # Counted from the turn's own prompt (echoed to every client as user_message_chunk).
-        started = started or b'"user_message_chunk"' in data
-        if started and b'"session/update"' in data:
+        # Counted from the turn's own prompt (echoed to every other client as user_message_chunk;
+        # the echo itself is not counted: the controller that sent the prompt does not get it).
+        echo = b'"user_message_chunk"' in data
+        started = started or echo
+        if started and not echo and b'"session/update"' in data \
+                and b'"available_commands_update"' not in data:
             count += 1
             if count == updates:
                 break
@@ -165,10 +168,11 @@ async def run(args):
             started = time.perf_counter()
             await http(host, port, "POST", {"Acp-Connection-Id": controller, "Acp-Session-Id": session}, body)
             updates = 0
-            echoed = False
+            # A v1 client is not sent its own prompt back: everything after the previous answer
+            # is this turn's.
             async for data in events(sreader):
-                echoed = echoed or b'"user_message_chunk"' in data
-                if echoed and b'"session/update"' in data:
+                if (b'"session/update"' in data and b'"user_message_chunk"' not in data
+                        and b'"available_commands_update"' not in data):
                     updates += 1
                 if f'"id":{100 + turn}'.encode() in data and b'"result"' in data:
                     break
