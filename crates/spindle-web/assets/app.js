@@ -175,7 +175,7 @@
     });
     es.addEventListener("ops", (event) => {
       if (source !== es) return;
-      receive(event.data, event.lastEventId);
+      receive(window.SpindleCoalesce ? window.SpindleCoalesce(event.data) : event.data, event.lastEventId);
     });
   }
 
@@ -280,6 +280,9 @@
   }
 
   let frames = 0, events = 0, batches = 0; // counted for tests and the benchmark
+  // Per-frame timings [start, ops, apply ms, flush ms, render ms], kept only when a profiling
+  // tool asked for them (bench/browser/trace.js sets window.SpindleFrameLog before the page runs).
+  const frameLog = Array.isArray(window.SpindleFrameLog) ? window.SpindleFrameLog : null;
   const slowFrames = []; // frames over 40 ms: where the time went (the first 50)
 
   function frame() {
@@ -313,9 +316,11 @@
     const flushed = performance.now();
     window.SpindleWindow.renderAll(lists);
     // (Once the stream pauses, the entries it was still writing to are shed too, a second later.)
-    if (heldCount > HELD_LIMIT && shedFar() && !queue.length && !shedTimer) shedTimer = setTimeout(() => { shedTimer = 0; schedule(); }, 1100);
+    // (A pass looks at the held records only, at most every 250 ms while ops are still queued.)
+    if (heldRecs.size > HELD_LIMIT && (!queue.length || frameTime - shedAt >= SHED_EVERY_MS) && shedFar() && !queue.length && !shedTimer) shedTimer = setTimeout(() => { shedTimer = 0; schedule(); }, 1100);
     askTrees();
     const end = performance.now();
+    if (frameLog && frameLog.length < 5000) frameLog.push([Math.round(started), n, +(applied_ - started).toFixed(1), +(flushed - applied_).toFixed(1), +(end - flushed).toFixed(1)]);
     if (end - started > 40 && slowFrames.length < 50) {
       slowFrames.push({ ops: n, apply: Math.round(applied_ - started), flush: Math.round(flushed - applied_), render: Math.round(end - flushed) });
     }
@@ -404,7 +409,8 @@
     dirtyFill.clear();
     dirtyText.clear();
     loading = null;
-    heldCount = restoreHeld = 0;
+    heldRecs.clear();
+    restoreHeld = 0;
     restoring.clear(), restoreWanted.clear();
     for (const list of lists) list.clear();
     // Cards waiting outside any entry go too (the spacers stay).
@@ -439,7 +445,7 @@
     };
     entries.setText(rec, typeof entry.text === "string" ? entry.text : "");
     entries.facts(rec);
-    heldCount += 1;
+    heldRecs.add(rec);
     return rec;
   }
 
@@ -462,7 +468,7 @@
     if (rec.list) rec.list.remove(rec);
     if (rec.node) entries.unbuild(rec);
     recs.delete(rec.id);
-    if (!rec.shed) heldCount -= 1;
+    heldRecs.delete(rec);
     rec.shed = rec.long = null;
     rec.text = "";
     restoreWanted.delete(rec);
@@ -492,7 +498,7 @@
       place(newRecord(entry, index, skip));
       return;
     }
-    if (rec.shed) { rec.shed = null; heldCount += 1; }
+    if (rec.shed) { rec.shed = null; heldRecs.add(rec); }
     rec.touchedAt = frameTime;
     rec.view = viewOf(entry);
     const text = typeof entry.text === "string" ? entry.text : "";
@@ -575,7 +581,9 @@
   // (a page of entries cut at a batch; ops of later batches, held meanwhile, are applied after it).
   const HELD_LIMIT = 600; // records holding their text before a shedding pass
   const KEEP_NEAR = 150; // timeline positions on either side of the drawn records that keep theirs
-  let heldCount = 0; // records not shed
+  const heldRecs = new Set(); // records not shed (what a shedding pass looks at)
+  const SHED_EVERY_MS = 250;
+  let shedAt = -Infinity; // frameTime of the last shedding pass
   let frameTime = 0, shedTimer = 0; // performance.now() of the current frame; a later pass asked for
   const restoreWanted = new Set(); // records whose text is to be fetched back
   const restoring = new Map(); // record -> ops held until its text is back [{op, counter}]
@@ -592,7 +600,8 @@
       if (d.length) near.push([d[0].index - KEEP_NEAR, d[d.length - 1].index + KEEP_NEAR]);
     }
     if (!near.length && last) near.push([last.index - KEEP_NEAR, last.index]);
-    for (const rec of timeline) {
+    shedAt = frameTime;
+    for (const rec of heldRecs) {
       if (rec.shed || rec === last || rec.node || restoring.has(rec) || restoreWanted.has(rec) || hasCards(rec)) continue;
       // Plans are drawn in their pane; an entry still streaming (a text op in the last second)
       // keeps its text (a long one is held clipped anyway).
@@ -602,7 +611,7 @@
       if (rec.height == null && rec.estimated == null) entries.estimate(rec, 700);
       rec.shed = { length: entries.lengthOf(rec), hash: entries.hashOf(rec) };
       Object.assign(rec, { text: "", long: null, view: null, version: rec.version + 1 });
-      heldCount -= 1;
+      heldRecs.delete(rec);
     }
     return streaming;
   }
@@ -645,7 +654,7 @@
         const held = restoring.get(rec) || [];
         restoring.delete(rec), restoreWanted.delete(rec);
         restoreHeld -= held.length;
-        if (rec.shed) { rec.shed = null; heldCount += 1; }
+        if (rec.shed) { rec.shed = null; heldRecs.add(rec); }
         rec.view = viewOf(entry);
         entries.setText(rec, typeof entry.text === "string" ? entry.text : "");
         entries.facts(rec);
@@ -775,7 +784,7 @@
     stats: () => ({
       held: timeline.length, loadedFrom, queued, pendingOld: pendingCount, frames, events, batches, slowFrames,
       drawn: transcript.drawnCount() + thoughts.drawnCount(),
-      withText: heldCount, textLength: timeline.reduce((n, rec) => n + (rec.shed ? rec.shed.length : entries.lengthOf(rec)), 0),
+      withText: heldRecs.size, textLength: timeline.reduce((n, rec) => n + (rec.shed ? rec.shed.length : entries.lengthOf(rec)), 0),
     }),
   });
 
