@@ -39,9 +39,11 @@ impl Store {
     /// do), and tasks `work` wakes are queued where any worker takes them. A SQLite call (tens of
     /// microseconds) runs in place: handing the worker over would cost more than it waits.
     pub(crate) fn off_worker<T>(&self, work: impl FnOnce() -> T) -> T {
-        let multi_thread = tokio::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-        if multi_thread && self.inner.waits_on_server() {
+        let multi_thread = || {
+            tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+        };
+        if self.inner.waits_on_server() && multi_thread() {
             tokio::task::block_in_place(work)
         } else {
             work()
