@@ -158,6 +158,7 @@ async function main() {
     const w = await probe.window_(page, t0 - origin, done);
     if (noTrace) {
       const st = { frameLog: await page.evaluate(() => window.SpindleFrameLog) };
+      console.log("stats", JSON.stringify(await page.evaluate(() => { const s = window.SpindleView.stats(); delete s.slowFrames; return s; })));
       const frames = await page.evaluate(() => window.__spindleBench.frames);
       const from = t0 - origin;
       const fr = frames.filter((t) => t >= from && t <= done);

@@ -188,6 +188,35 @@ module.exports = function register(h) {
     await page.close();
   });
 
+  // What the page keeps loaded while following the end (app.js RECORD_LIMIT + DROP_SLACK).
+  const LOADED_LIMIT = 2500;
+
+  scenario("a live stream longer than the page keeps loaded drops its oldest entries, checked by digest, and scrolling up fetches them again", async ({ context, base }) => {
+    const page = await context.newPage();
+    const id = await longSession(page, base, 40000, "first-of-a-long-live-session");
+    const expected = await transcriptOf(page, base, id);
+    assert(expected.length > LOADED_LIMIT + 200, "a session longer than the limit: " + expected.length);
+    await eventually("the oldest entries dropped back to not loaded", async () => {
+      const st = await page.evaluate(() => window.SpindleView.stats());
+      return st.dropped > 0 && st.loaded <= LOADED_LIMIT && st.held === expected.length;
+    });
+    // Dropped entries are the server's when their digests add up to what the page applied.
+    let view = await viewOf(page);
+    assert(JSON.stringify(view) === JSON.stringify(expected), "every entry, the dropped ones checked by digest (" + view.length + " of " + expected.length + ")");
+    const shownKinds = expected.filter(transcriptKinds);
+    await scrollToTop(page, shownKinds[0].id);
+    const back = await page.evaluate(() => window.SpindleView.stats());
+    assert(back.dropped === 0 && back.loaded === expected.length, "scrolled to the top, all loaded again: " + JSON.stringify(back));
+    view = await viewOf(page);
+    assert(JSON.stringify(view) === JSON.stringify(expected), "every entry loaded back once, in order");
+    await scrollToBottom(page, shownKinds[shownKinds.length - 1].id);
+    await eventually("dropped again once following the end", async () => {
+      const st = await page.evaluate(() => window.SpindleView.stats());
+      return st.dropped > 0 && st.loaded <= LOADED_LIMIT;
+    });
+    await page.close();
+  });
+
   scenario("a permission card in an entry scrolled far away keeps its state", async ({ context, base }) => {
     const page = await context.newPage();
     const id = await longSession(page, base, 20000, "a long session first");

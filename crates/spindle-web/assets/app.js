@@ -317,6 +317,7 @@
     window.SpindleWindow.renderAll(lists);
     // (Once the stream pauses, the entries it was still writing to are shed too, a second later.)
     // (A pass looks at the held records only, at most every 250 ms while ops are still queued.)
+    if (timeline.length > RECORD_LIMIT + DROP_SLACK) dropFar();
     if (heldRecs.size > HELD_LIMIT && (!queue.length || frameTime - shedAt >= SHED_EVERY_MS) && shedFar() && !queue.length && !shedTimer) shedTimer = setTimeout(() => { shedTimer = 0; schedule(); }, 1100);
     askTrees();
     const end = performance.now();
@@ -404,6 +405,9 @@
     recs.clear();
     timeline = [];
     loadedFrom = 0;
+    lowestLoaded = 0;
+    dropped.count = dropped.sum = dropped.textLength = 0;
+    dropped.exact = true;
     pendingOld.clear();
     pendingCount = 0;
     dirtyFill.clear();
@@ -482,6 +486,8 @@
   // is not loaded yet; `false` when the entry is simply unknown.
   function holdForOlder(id, op, counter) {
     if (loadedFrom === 0) return false;
+    // (Maybe about a dropped entry: its text may now differ from what the digest says.)
+    if (dropped.count) dropped.exact = false;
     if (!pendingOld.has(id)) pendingOld.set(id, []);
     pendingOld.get(id).push({ op, counter });
     if (++pendingCount > PENDING_LIMIT) reconnect();
@@ -551,7 +557,7 @@
       if (rec.list) rec.list.changed(rec);
     },
     web_window: (op) => {
-      loadedFrom = Math.max(0, Number(op.first) || 0);
+      loadedFrom = lowestLoaded = Math.max(0, Number(op.first) || 0);
       transcript.setUnloaded(loadedFrom);
     },
     set_state: setState,
@@ -614,6 +620,83 @@
       heldRecs.delete(rec);
     }
     return streaming;
+  }
+
+  // Far entries go back to "not loaded" (so the page's records, not only their texts, are
+  // bounded whatever the session's length): while every list follows the end and nothing is
+  // being fetched, once more than RECORD_LIMIT + DROP_SLACK records are loaded, the oldest are
+  // dropped down to RECORD_LIMIT (never a drawn one, one holding a card, one being fetched back,
+  // one written to in the last second, the newest plan) and `loadedFrom` moves up past them;
+  // scrolling up fetches them again like any older entries. Ops about them are held like ops
+  // about not-yet-loaded entries. What the page applied to them stays checkable in O(1) memory:
+  // `dropped.sum` adds up a 32-bit digest of (id, kind, text length, text hash) per dropped
+  // record (records loaded back take the server's digest out), compared in SpindleView.entries()
+  // with the server's entries of that range.
+  const RECORD_LIMIT = 2000;
+  const DROP_SLACK = 500;
+  let lowestLoaded = 0; // lowest timeline index loaded since the snapshot (dropped ones included)
+  const dropped = { count: 0, sum: 0, textLength: 0, exact: true };
+  let keepLoaded = 0; // loadAll() running: nothing is dropped
+
+  function digestOf(id, kind, length, hash) {
+    let h = Math.imul(hash ^ length, 2654435761);
+    const key = id + "\u0000" + kind;
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
+    return h >>> 0;
+  }
+
+  function dropFar() {
+    if (timeline.length <= RECORD_LIMIT + DROP_SLACK || loading || restoreBusy || restoreWanted.size || keepLoaded || search.busy()) return;
+    if (!lists.every((list) => list.following())) return;
+    let upTo = timeline[timeline.length - RECORD_LIMIT].index;
+    for (const list of lists) { const d = list.drawn(); if (d.length) upTo = Math.min(upTo, d[0].index - KEEP_NEAR); }
+    let newestPlan = null;
+    for (let i = timeline.length - 1; i >= 0 && !newestPlan; i--) if (timeline[i].kind === "plan") newestPlan = timeline[i];
+    const gone = new Set();
+    const kept = [];
+    let i = 0;
+    for (; i < timeline.length && timeline[i].index < upTo; i++) {
+      const rec = timeline[i];
+      if (rec.node || hasCards(rec) || restoring.has(rec) || rec === newestPlan || frameTime - rec.touchedAt < 1000) { kept.push(rec); continue; }
+      gone.add(rec);
+    }
+    if (!gone.size) return;
+    for (const rec of gone) {
+      const length = rec.shed ? rec.shed.length : entries.lengthOf(rec);
+      const hash = rec.shed ? rec.shed.hash : entries.hashOf(rec);
+      dropped.sum = (dropped.sum + digestOf(rec.id, rec.kind, length, hash)) >>> 0;
+      dropped.count += 1;
+      dropped.textLength += length;
+      cards.release(rec);
+      recs.delete(rec.id);
+      heldRecs.delete(rec);
+      dirtyFill.delete(rec);
+      dirtyText.delete(rec);
+    }
+    for (const list of lists) list.removeMany(gone);
+    // Every entry below the first one not looked at is dropped or kept.
+    loadedFrom = Math.max(loadedFrom, i < timeline.length ? timeline[i].index : upTo);
+    timeline = kept.concat(timeline.slice(i));
+    transcript.setUnloaded(loadedFrom);
+  }
+
+  // The dropped range checked against the server's entries: those entries (id, kind, text) when
+  // their digests add up to what the page dropped, else a note.
+  function droppedEntries(doc) {
+    if (!dropped.count) return [];
+    const list = doc && Array.isArray(doc.entries) ? doc.entries : [];
+    let sum = 0, count = 0;
+    const out = [];
+    for (let index = lowestLoaded; index < loadedFrom && index < list.length; index++) {
+      const x = list[index];
+      if (!x || recs.has(String(x.id))) continue;
+      const text = typeof x.text === "string" ? x.text : "";
+      sum = (sum + digestOf(String(x.id), String(x.kind || "unknown"), text.length, entries.hashText(text))) >>> 0;
+      count += 1;
+      out.push({ id: String(x.id), kind: String(x.kind || "unknown"), text, index });
+    }
+    if (sum === dropped.sum && count === dropped.count) return out;
+    return [{ id: "dropped", kind: "note", text: "[" + dropped.count + " dropped entries differ from the server's (" + count + " there)" + (dropped.exact ? "" : "; ops came for not-loaded entries since") + "]" }];
   }
 
   // Asks for a shed record's text (or the whole of a clipped one) from the server.
@@ -696,8 +779,13 @@
         if (!entry || recs.has(String(entry.id))) continue;
         fresh.push(newRecord(entry, Number(item.index), cut.counter));
       }
-      for (const rec of fresh) place(rec);
+      for (const rec of fresh) {
+        place(rec);
+        // Back from a dropped range: out of the digest (the server's version, see dropFar).
+        if (dropped.count && rec.index >= lowestLoaded) { dropped.sum = (dropped.sum - digestOf(rec.id, rec.kind, entries.lengthOf(rec), entries.hashOf(rec))) >>> 0; dropped.count -= 1; dropped.textLength -= entries.lengthOf(rec); }
+      }
       loadedFrom = Math.min(loadedFrom, Math.max(0, Number(page.first) || 0));
+      lowestLoaded = Math.min(lowestLoaded, loadedFrom);
       transcript.setUnloaded(loadedFrom);
       // Ops that came for these entries after the page was cut are applied now, in order.
       for (const rec of fresh) {
@@ -721,12 +809,17 @@
   // Every older entry (the search needs them all).
   async function loadAll(progress) {
     const asked = epoch;
-    while (loadedFrom > 0 && asked === epoch) {
-      if (progress) progress(loadedFrom);
-      const ok = await loadOlder(500);
-      if (!ok && loadedFrom > 0) return false;
+    keepLoaded += 1;
+    try {
+      while (loadedFrom > 0 && asked === epoch) {
+        if (progress) progress(loadedFrom);
+        const ok = await loadOlder(500);
+        if (!ok && loadedFrom > 0) return false;
+      }
+      return asked === epoch;
+    } finally {
+      keepLoaded -= 1;
     }
-    return asked === epoch;
   }
 
   // The search reads the server's entries (the page holds the text of a few only), a page at a
@@ -779,12 +872,32 @@
   // buffer holds, in timeline order (every entry the page holds: after a reopen, the tail and
   // what was loaded since); `loadAll()` loads the older ones; `stats()` counts what is drawn.
   window.SpindleView = Object.freeze({
-    entries: () => entries.checked(timeline.slice(), () => api("/api/sessions/" + encodeURIComponent(current) + "/transcript")),
+    // (Entries dropped back to "not loaded" are answered with the server's when their digests add
+    // up to what the page dropped; see dropFar.)
+    entries: async () => {
+      const transcriptDoc = () => api("/api/sessions/" + encodeURIComponent(current) + "/transcript");
+      const doc = dropped.count ? await transcriptDoc() : null;
+      const list = timeline.slice();
+      const held = await entries.checked(list, doc ? () => doc : transcriptDoc);
+      if (!doc) return held;
+      const back = droppedEntries(doc);
+      if (back.length === 1 && back[0].id === "dropped") return back.concat(held);
+      // In timeline order: the dropped ones among the held records below loadedFrom.
+      const out = [];
+      let j = 0;
+      for (const x of back) {
+        while (j < held.length && list[j].index < x.index) out.push(held[j++]);
+        out.push({ id: x.id, kind: x.kind, text: x.text });
+      }
+      while (j < held.length) out.push(held[j++]);
+      return out;
+    },
     loadAll: () => loadAll(),
     stats: () => ({
-      held: timeline.length, loadedFrom, queued, pendingOld: pendingCount, frames, events, batches, slowFrames,
+      // (`held` and `textLength` count the dropped entries too: what the page applied.)
+      held: timeline.length + dropped.count, loaded: timeline.length, dropped: dropped.count, loadedFrom, queued, pendingOld: pendingCount, frames, events, batches, slowFrames,
       drawn: transcript.drawnCount() + thoughts.drawnCount(),
-      withText: heldRecs.size, textLength: timeline.reduce((n, rec) => n + (rec.shed ? rec.shed.length : entries.lengthOf(rec)), 0),
+      withText: heldRecs.size, textLength: dropped.textLength + timeline.reduce((n, rec) => n + (rec.shed ? rec.shed.length : entries.lengthOf(rec)), 0),
     }),
   });
 

@@ -554,7 +554,7 @@
 
     return Object.freeze({
       checked, warmFonts, build, unbuild, fill, facts, showText, estimate, expand, drawnAt, DRAWN_LIMIT, MARKDOWN_KINDS,
-      setText, appendText, lengthOf, hashOf,
+      setText, appendText, lengthOf, hashOf, hashText: (text) => hashText(FNV_OFFSET, text),
     });
   }
 

@@ -183,7 +183,8 @@
       highlight(rec.node, markedAt.nth);
     }
 
-    return Object.freeze({ open, close, reset, find, redrawn, matches: () => matches.length, current: () => at });
+    // Open: the page keeps what it loaded for a match (see app.js dropFar).
+    return Object.freeze({ open, close, reset, find, redrawn, matches: () => matches.length, current: () => at, busy: () => !bar.hidden });
   }
 
   window.SpindleSearch = Object.freeze({ create });

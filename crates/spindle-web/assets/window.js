@@ -124,6 +124,20 @@
       want();
     }
 
+    // Several records leave the list at once (far entries dropped back to "not loaded").
+    function removeMany(set) {
+      items = items.filter((rec) => !set.has(rec));
+      invalidateFrom(0);
+      for (const rec of set) {
+        if (rec.list !== api) continue;
+        release(rec);
+        edited.delete(rec);
+        rec.list = null;
+      }
+      drawn = drawn.filter((r) => !set.has(r));
+      want();
+    }
+
     // A record leaves the DOM: its node goes unless something in it must live on (a card).
     function release(rec) {
       if (!rec.node) return;
@@ -316,7 +330,7 @@
     }
 
     const api = Object.freeze({
-      insert, remove, clear, render, begin,
+      insert, remove, removeMany, clear, render, begin,
       prepare: () => { viewport = readViewport(); },
       // Content of a record changed (its height may have).
       // (Looked at once per frame, in `begin`, however many ops changed the record.)
