@@ -70,6 +70,12 @@ pub struct AgentConfig {
     /// Session ids are `{prefix}{n}`; default `sess_`. Agents that share a
     /// state directory need a prefix unique to the process.
     pub session_id_prefix: Option<String>,
+    /// Agent-owned ids (messages, tool calls, plans) are `{kind}{n}`
+    /// (`msg_a3`), counted per session from 1; with a tag `{kind}{tag}{n}`.
+    /// `--state-dir` sets a tag unique to the process: a session opened
+    /// again by a later agent process must not reuse the ids of its earlier
+    /// messages (a transcript merges updates of the same message id).
+    pub owned_id_tag: Option<String>,
 }
 
 impl Default for AgentConfig {
@@ -85,6 +91,7 @@ impl Default for AgentConfig {
             state_dir: None,
             clock_origin_unix_ms: None,
             session_id_prefix: None,
+            owned_id_tag: None,
         }
     }
 }
@@ -157,11 +164,15 @@ struct Session {
 }
 
 impl Session {
-    fn new(id: String, cwd: String) -> Session {
+    fn new(id: String, cwd: String, owned_id_tag: Option<&str>) -> Session {
+        let mut state = SessionState::new();
+        if let Some(tag) = owned_id_tag {
+            state.set_id_tag(tag);
+        }
         Session {
             id,
             cwd,
-            state: SessionState::new(),
+            state,
             turn: None,
             background: Runner::default(),
             queued: VecDeque::new(),

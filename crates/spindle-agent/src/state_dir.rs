@@ -57,8 +57,10 @@ pub fn append(dir: &Path, lines: &[PersistedLine]) -> std::io::Result<()> {
 }
 
 /// Fills in what `--state-dir` needs before the core starts: the stored
-/// sessions, a wall-clock origin for `updatedAt`, and a session id prefix
-/// unique to this process (agents sharing the directory never reuse an id).
+/// sessions, a wall-clock origin for `updatedAt`, a session id prefix
+/// unique to this process (agents sharing the directory never reuse an id),
+/// and a tag for agent-owned ids unique to this start (a session opened
+/// again after a restart never reuses a message id).
 pub(crate) fn prepare(config: &mut AgentConfig) -> std::io::Result<()> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -75,6 +77,18 @@ pub(crate) fn prepare(config: &mut AgentConfig) -> std::io::Result<()> {
         eprintln!("spindle agent: state directory: {warning}");
     }
     config.stored_sessions.extend(sessions);
+    if config.owned_id_tag.is_none() {
+        // Several agents may start in one process within a millisecond
+        // (tests run them in-process): a counter tells them apart.
+        static STARTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let start = STARTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        config.owned_id_tag = Some(format!(
+            "{}-{}-{}_",
+            base36(now),
+            base36(u64::from(std::process::id())),
+            base36(start)
+        ));
+    }
     if config.session_id_prefix.is_none() {
         config.session_id_prefix = Some(format!(
             "sess_{}-{}_",

@@ -36,6 +36,9 @@ pub(crate) const DEFAULT_EFFORT: &str = "medium";
 #[derive(Debug, Clone)]
 pub(crate) struct SessionState {
     next_id: u64,
+    /// Put between an id's kind and its number (see
+    /// [`AgentConfig::owned_id_tag`](crate::AgentConfig::owned_id_tag)).
+    id_tag: String,
     /// Context tokens in use, as reported by `usage_update`.
     pub used: u64,
     /// Turns since the session started or was last cleared.
@@ -55,6 +58,7 @@ impl SessionState {
     pub fn new() -> Self {
         SessionState {
             next_id: 1,
+            id_tag: String::new(),
             used: 0,
             turns: 0,
             mode: "default".to_owned(),
@@ -86,9 +90,14 @@ impl SessionState {
         true
     }
 
-    /// A fresh agent-owned id such as `msg_a3`.
+    /// Ids from now on are `{prefix}{tag}{n}`.
+    pub fn set_id_tag(&mut self, tag: &str) {
+        tag.clone_into(&mut self.id_tag);
+    }
+
+    /// A fresh agent-owned id such as `msg_a3` (with a tag `msg_a{tag}3`).
     pub fn next_id(&mut self, prefix: &str) -> String {
-        let id = format!("{prefix}{}", self.next_id);
+        let id = format!("{prefix}{}{}", self.id_tag, self.next_id);
         self.next_id += 1;
         id
     }

@@ -122,7 +122,7 @@ impl AgentCore {
             result["modes"] = scenarios::modes_state("default");
         }
         self.send_response(id, result);
-        let mut session = Session::new(session_id, cwd);
+        let mut session = Session::new(session_id, cwd, self.config.owned_id_tag.as_deref());
         session.updated_at = self.now_iso();
         let record =
             history::session_record(&session.id, &session.cwd, session.updated_at.as_deref());

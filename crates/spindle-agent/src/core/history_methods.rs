@@ -160,7 +160,11 @@ impl AgentCore {
             return None;
         };
         let stored = self.stored.remove(at);
-        let mut session = Session::new(stored.session_id, cwd.map_or(stored.cwd, str::to_owned));
+        let mut session = Session::new(
+            stored.session_id,
+            cwd.map_or(stored.cwd, str::to_owned),
+            self.config.owned_id_tag.as_deref(),
+        );
         session.title = stored.title;
         session.updated_at = stored.updated_at;
         session.history = stored.entries;

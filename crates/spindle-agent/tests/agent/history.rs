@@ -257,3 +257,58 @@ async fn without_a_state_dir_sessions_are_listed_in_memory_only() {
         assert_eq!(resp["error"]["code"], -32602);
     }
 }
+
+/// The message ids of `updates` (every update that names one; a message's
+/// chunks share one).
+fn message_ids(updates: &[Value]) -> std::collections::BTreeSet<String> {
+    updates
+        .iter()
+        .filter_map(|u| u["messageId"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A session opened again by a later agent process (same `--state-dir`)
+/// never reuses a message id: a transcript merges the updates of one
+/// message id, so a reply after a restart was shown as part of an earlier
+/// one (the new process counted from `msg_a1` again). Checked over three
+/// starts, each continuing the same session, in both versions.
+#[tokio::test]
+async fn message_ids_are_not_reused_after_a_restart_with_the_same_state_dir() {
+    for version in VERSIONS {
+        let dir = TempDir::new("message-ids");
+        let mut first = Peer::start(with_state(&dir));
+        first.initialize(version, &[]).await;
+        let (sid, _) = first.new_session().await;
+        let mut seen = message_ids(&first.prompt(&sid, "remember the blue door").await.updates);
+        assert!(!seen.is_empty(), "the turn named no message ids");
+        first.shutdown().await;
+        for start in 0..2 {
+            let mut peer = Peer::start(with_state(&dir));
+            peer.initialize(version, &[]).await;
+            let (method, params) = if version == 1 {
+                (
+                    "session/load",
+                    json!({"sessionId": sid, "cwd": "/tmp", "mcpServers": []}),
+                )
+            } else {
+                (
+                    "session/resume",
+                    json!({"sessionId": sid, "cwd": "/tmp", "mcpServers": []}),
+                )
+            };
+            let (resp, _) = peer.call(method, params).await;
+            assert!(resp.get("result").is_some(), "{resp}");
+            let turn = peer.prompt(&sid, "and the red key").await;
+            assert_eq!(turn.stop_reason, "end_turn");
+            for id in message_ids(&turn.updates) {
+                assert!(
+                    !seen.contains(&id),
+                    "v{version}, start {}: {id} was used before ({seen:?})",
+                    start + 2
+                );
+                seen.insert(id);
+            }
+            peer.shutdown().await;
+        }
+    }
+}
