@@ -386,15 +386,30 @@ fn remote_client_server_restart_loads_the_session_on_a_new_connection() {
             "{transport}"
         );
         // Again, the prompt typed while no server runs: it waits for the
-        // new connection and goes there. (Not compared in the transcript:
-        // the restarted reference agent numbers its message ids from the
-        // start again, so the replay would merge this reply with the last.)
+        // new connection and goes there. (The restarted agent's message ids
+        // are new ones, so the transcript keeps this reply apart from the
+        // last.)
         served.sigkill();
         chat.send("/scenario denoise");
         std::thread::sleep(Duration::from_millis(300));
         let served = serve_on(&dir, &bind, 0, state.to_str().unwrap(), &[]);
         chat.wait_stdout(scenarios::DENOISE_REPLY, 1);
+        chat.wait_stdout("[end_turn", 3);
         let (code, out, err) = chat.finish();
+        let replies: Vec<String> = shape(&replay(&rec))
+            .into_iter()
+            .filter(|(kind, _)| kind == "agent_message")
+            .map(|(_, text)| text)
+            .collect();
+        assert_eq!(
+            replies,
+            [
+                scenarios::THOUGHTS_REPLY,
+                scenarios::NOTICE_REPLY,
+                scenarios::DENOISE_REPLY
+            ],
+            "{transport}"
+        );
         assert_eq!(code, Some(0), "{transport}: {err}");
         // One `initialize` per connection: one to each of the three servers.
         assert_eq!(initialize_requests_received(&dir), 3, "{transport}: {err}");

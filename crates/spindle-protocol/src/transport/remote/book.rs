@@ -374,6 +374,12 @@ impl Book {
             .collect()
     }
 
+    /// Whether a request of the transport that opens `session_id` again
+    /// (resume, load, attach) is still unanswered.
+    pub fn reopening(&self, session_id: &str) -> bool {
+        self.own_requests.values().any(|s| s == session_id)
+    }
+
     /// The ids of the client's requests waiting for an answer, sorted.
     pub fn pending_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = self.pending.keys().cloned().collect();
