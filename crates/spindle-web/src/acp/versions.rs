@@ -254,6 +254,44 @@ mod tests {
     }
 
     #[test]
+    fn a_v2_diff_reaches_v1_clients_as_text_and_their_prompt_still_ends_the_turn() {
+        let mut t = Translation::new(2, 0);
+        let prompt = r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"edit"}]}}"#;
+        t.prompt(prompt, "7");
+        t.agent_line(
+            r#"{"jsonrpc":"2.0","id":7,"result":{"messageId":"u1"}}"#,
+            Some("7"),
+        );
+        t.agent_line(
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Edit","kind":"edit","status":"in_progress"}}}"#,
+            None,
+        );
+        let tool = t.agent_line(
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_content_chunk","toolCallId":"t1","content":{"type":"diff","changes":[{"operation":"modify","path":"/w/a.rs","fileType":"text"}],"patch":{"format":"git_patch","text":"-a\n+b\n"}}}}}"#,
+            None,
+        );
+        assert_eq!(tool.updates.len(), 1, "{tool:?}");
+        // The degrade fallback: the patch as text content (strict dropped it and failed the turn).
+        assert!(
+            tool.updates[0].contains(r#""text":"-a\n+b\n""#),
+            "{}",
+            tool.updates[0]
+        );
+        use spindle_protocol::schema_check::{Direction, validate_outgoing};
+        validate_outgoing(1, Direction::AgentToClient, &tool.updates[0]).unwrap();
+        let idle = t.agent_line(
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}"#,
+            None,
+        );
+        assert_eq!(idle.answers.len(), 1);
+        assert_eq!(
+            idle.answers[0].1["result"]["stopReason"], "end_turn",
+            "not an error: {:?}",
+            idle.answers[0].1
+        );
+    }
+
+    #[test]
     fn a_v1_turn_reaches_v2_clients_with_the_v2_lifecycle() {
         let mut t = Translation::new(1, 0);
         assert_eq!(t.version, 2);
