@@ -209,15 +209,14 @@ async def prompt(replica, session, text):
 
 
 async def wait_listed(replica, session, patience=60):
-    """Waits until `replica` lists `session` and serves it: a replica may list a session created
-    elsewhere (read from the database) a moment before it answers for it (404 "no session")."""
+    """Waits until `replica` lists `session`, and checks that it serves it at once (a session
+    created elsewhere and listed from the database is rebuilt on demand; a 404 fails the run)."""
     deadline = time.time() + patience
     while time.time() < deadline:
         listed = await get_json(replica, "/api/sessions")
         if any(s.get("id") == session for s in listed.get("sessions", [])):
-            status, _ = await request(replica, "GET", f"/api/sessions/{session}/transcript")
-            if status == 200:
-                return
+            await get_json(replica, f"/api/sessions/{session}/transcript")
+            return
         await asyncio.sleep(0.02)
     raise RuntimeError(f"session {session} never listed on {replica.id}")
 
