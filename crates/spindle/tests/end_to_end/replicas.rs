@@ -749,13 +749,17 @@ fn every_session_b_lists_b_serves_at_once() {
             "{id} not listed: {list}"
         );
         let on_b = transcript(&b, *id);
-        assert_eq!(entry_texts(&on_b, "user_message"), [text.clone()], "{on_b}");
+        assert_eq!(
+            entry_texts(&on_b, "user_message"),
+            [text.as_str()],
+            "{on_b}"
+        );
         let mut stream = b.sse(*id, None);
         let first = stream.next_event().expect("a first event");
         assert_eq!(first.event, "reset", "{first:?}");
         let mut view = TextView::default();
         view.apply_event(&first);
-        assert_eq!(view.texts_of("user_message"), [text.clone()]);
+        assert_eq!(view.texts_of("user_message"), [text.as_str()]);
     }
     // And one created through A's page API.
     let from_a = a.create_session();
