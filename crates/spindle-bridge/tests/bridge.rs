@@ -16,3 +16,5 @@ mod passthrough;
 mod v1_client_v2_agent;
 #[path = "bridge/v2_client_v1_agent.rs"]
 mod v2_client_v1_agent;
+#[path = "bridge/v2_inline_content.rs"]
+mod v2_inline_content;

@@ -13,6 +13,10 @@ use crate::state::Bridge;
 use crate::types::{Policy, Severity, Translated, clear_extension};
 
 pub(crate) const V1_BLOCKS: [&str; 5] = ["text", "image", "audio", "resource_link", "resource"];
+const V1_ROLES: [&str; 2] = ["user", "assistant"];
+/// A chunk line holding this key may carry a v2-only audience role, so it
+/// takes the general path instead of the verbatim relay.
+pub(crate) const AUDIENCE_KEY: &str = "\"audience\"";
 /// The separator of a marked re-push (seed 000's "separator & re-push"
 /// workaround), flagged in `_meta` so tools can tell it from agent text.
 pub(crate) const REPUSH_SEPARATOR: &str = "\n\n---\n\n";
@@ -90,7 +94,7 @@ impl Bridge {
     ) -> Option<Value> {
         let ty = block.get("type").and_then(Value::as_str).unwrap_or("");
         if V1_BLOCKS.contains(&ty) {
-            return Some(block);
+            return Some(self.down_audience(session, block, out));
         }
         let ty = ty.to_owned();
         self.down_unrepresentable(
@@ -107,6 +111,39 @@ impl Bridge {
                 META_KEY: {SPINDLE_META_KEY: {"bridgePlaceholder": true}},
             })),
         }
+    }
+
+    /// A v1-typed block whose `annotations.audience` names a role v1 lacks
+    /// (v2 roles are open, v1's are `user` / `assistant`): the block is kept
+    /// and those roles are left out (rejected under strict, a warning under
+    /// degrade).
+    fn down_audience(&mut self, session: &str, mut block: Value, out: &mut Translated) -> Value {
+        let Some(audience) = block
+            .get_mut("annotations")
+            .and_then(|a| a.get_mut("audience"))
+            .and_then(Value::as_array_mut)
+        else {
+            return block;
+        };
+        let unknown: Vec<String> = audience
+            .iter()
+            .filter(|r| !V1_ROLES.contains(&r.as_str().unwrap_or("")))
+            .map(Value::to_string)
+            .collect();
+        if unknown.is_empty() {
+            return block;
+        }
+        audience.retain(|r| V1_ROLES.contains(&r.as_str().unwrap_or("")));
+        self.down_unrepresentable(
+            session,
+            "audience_role",
+            format!(
+                "content annotation audience {} (v1 roles: user, assistant)",
+                unknown.join(", ")
+            ),
+            out,
+        );
+        block
     }
 
     /// Chunks for `blocks`, the first carrying `meta`.

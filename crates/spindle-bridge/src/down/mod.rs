@@ -8,6 +8,7 @@
 //! modes, [`output`] sends and reports, [`state`] holds what the client
 //! already shows.
 
+pub(crate) mod diffs;
 pub(crate) mod messages;
 pub(crate) mod modes;
 pub(crate) mod output;

@@ -5,9 +5,10 @@
 //! `toolCall`.
 
 use serde_json::{Map, Value, json};
-use spindle_wire::meta::META_KEY;
+use spindle_wire::meta::{META_KEY, SPINDLE_META_KEY};
 use spindle_wire::tags;
 
+use super::diffs::{self, DiffPart};
 use crate::state::Bridge;
 use crate::types::{Policy, Severity, TOOL_CALL_SUBJECT, Translated, owned_str, session_of};
 use crate::wire::{self, Frame};
@@ -105,43 +106,26 @@ impl Bridge {
         ));
     }
 
-    /// One v2 tool-call content item as v1, or None when rejected/dropped.
+    /// One v2 tool-call content item as v1 items: none when rejected or
+    /// dropped, several when a v2 diff holds several hunks or files.
     pub(crate) fn down_tool_item(
         &mut self,
         session: &str,
         item: Value,
         out: &mut Translated,
-    ) -> Option<Value> {
+    ) -> Vec<Value> {
         let ty = owned_str(item.get("type"));
         match ty.as_str() {
             "content" => {
                 let block = item.get("content").cloned().unwrap_or(Value::Null);
-                let block = self.down_block(session, block, out)?;
+                let Some(block) = self.down_block(session, block, out) else {
+                    return Vec::new();
+                };
                 let mut item = item;
                 item["content"] = block;
-                Some(item)
+                vec![item]
             }
-            "diff" => {
-                let paths: Vec<String> = item["changes"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| c.get("path").and_then(Value::as_str).map(str::to_owned))
-                    .collect();
-                self.down_unrepresentable(
-                    session,
-                    "v2_diff",
-                    format!("v2 diff of {paths:?} (no oldText/newText form)"),
-                    out,
-                );
-                if self.config.policy == Policy::Strict {
-                    return None;
-                }
-                let text = item["patch"]["text"]
-                    .as_str()
-                    .map_or_else(|| format!("changed: {}", paths.join(", ")), str::to_owned);
-                Some(json!({"type": "content", "content": {"type": "text", "text": text}}))
-            }
+            "diff" => self.down_diff(session, item, out),
             "terminal" => {
                 let id = item["terminalId"].as_str().unwrap_or("").to_owned();
                 self.down_unrepresentable(
@@ -151,11 +135,11 @@ impl Bridge {
                     out,
                 );
                 if self.config.policy == Policy::Strict {
-                    return None;
+                    return Vec::new();
                 }
-                Some(
+                vec![
                     json!({"type": "content", "content": {"type": "text", "text": format!("[terminal {id}]")}}),
-                )
+                ]
             }
             other => {
                 let other = other.to_owned();
@@ -165,9 +149,64 @@ impl Bridge {
                     format!("tool content of type {other:?}"),
                     out,
                 );
-                None
+                if self.config.policy == Policy::Strict {
+                    return Vec::new();
+                }
+                vec![json!({"type": "content", "content": {
+                    "type": "text",
+                    "text": format!("[{other} tool content not representable in ACP v1]"),
+                    META_KEY: {SPINDLE_META_KEY: {"bridgePlaceholder": true}},
+                }})]
             }
         }
+    }
+
+    /// A v2 diff as v1 diff items, one per hunk of each added or modified
+    /// file; each change v1 cannot show is rejected on its own (degrade: its
+    /// patch section as a text item). A v1-shaped diff passes as is.
+    fn down_diff(&mut self, session: &str, item: Value, out: &mut Translated) -> Vec<Value> {
+        let Value::Object(obj) = item else {
+            return Vec::new();
+        };
+        if diffs::is_v1_diff(&obj) {
+            out.diag(
+                Severity::Warning,
+                "v1_diff_from_v2_agent",
+                "a v1-shaped diff (path/oldText/newText) from the v2 agent passed as is".into(),
+            );
+            return vec![Value::Object(obj)];
+        }
+        let mut items = Vec::new();
+        for part in diffs::diff_v2_to_v1(&obj) {
+            match part {
+                DiffPart::Items(hunks) => {
+                    if hunks
+                        .iter()
+                        .any(|h| h[META_KEY][SPINDLE_META_KEY].get("hunk").is_some())
+                    {
+                        out.diag(
+                            Severity::Info,
+                            "diff_hunks",
+                            format!(
+                                "v2 diff of {} shown as {} v1 diff item(s), one per hunk (line numbers in _meta.spindle.hunk)",
+                                hunks[0]["path"],
+                                hunks.len()
+                            ),
+                        );
+                    }
+                    items.extend(hunks);
+                }
+                DiffPart::NoV1Form { reason, text } => {
+                    self.down_unrepresentable(session, "v2_diff", reason, out);
+                    if self.config.policy == Policy::Degrade {
+                        items.push(
+                            json!({"type": "content", "content": {"type": "text", "text": text}}),
+                        );
+                    }
+                }
+            }
+        }
+        items
     }
 
     /// v2 tool-call fields -> v1: null clears, open enums, content items.
@@ -228,9 +267,7 @@ impl Bridge {
         if let Some(Value::Array(items)) = u.remove("content") {
             let mut converted = Vec::with_capacity(items.len());
             for item in items {
-                if let Some(item) = self.down_tool_item(session, item, out) {
-                    converted.push(item);
-                }
+                converted.extend(self.down_tool_item(session, item, out));
             }
             u.insert("content".into(), Value::Array(converted));
         }
@@ -274,6 +311,40 @@ impl Bridge {
         out.update_to_client(session, u);
     }
 
+    /// A `tool_call` from the v2 agent (a v1-only tag v2 removed): still a
+    /// v1 `tool_call`, but its fields and inline content are translated as a
+    /// first `tool_call_update` would be, so no v2 shape reaches the client.
+    pub(crate) fn down_removed_tool_call(
+        &mut self,
+        session: &str,
+        mut u: Map<String, Value>,
+        out: &mut Translated,
+    ) {
+        let id = owned_str(u.get("toolCallId"));
+        out.diag(
+            Severity::Warning,
+            "removed_v1_update",
+            format!(
+                "the v2 agent sent the v1-only update \"tool_call\" ({id}); its fields translated"
+            ),
+        );
+        self.down_tool_fields(session, &mut u, true, out);
+        let content = match u.get("content") {
+            Some(Value::Array(c)) => c.clone(),
+            _ => Vec::new(),
+        };
+        self.down.session(session).tools.insert(id.clone(), content);
+        if !u.contains_key("title") {
+            out.diag(
+                Severity::Info,
+                "title_synthesized",
+                format!("tool call {id} had no title; v1 requires one"),
+            );
+            u.insert("title".into(), format!("Tool call {id}").into());
+        }
+        out.update_to_client(session, u);
+    }
+
     /// v2 `tool_call_content_chunk`: the tool call with its whole content so
     /// far (v1 replaces tool content, it never appends).
     pub(crate) fn down_tool_content_chunk(
@@ -284,13 +355,14 @@ impl Bridge {
     ) {
         let id = owned_str(u.get("toolCallId"));
         let item = u.remove("content").unwrap_or(Value::Null);
-        let Some(item) = self.down_tool_item(session, item, out) else {
+        let items = self.down_tool_item(session, item, out);
+        if items.is_empty() {
             return;
-        };
+        }
         let s = self.down.session(session);
         let first = !s.tools.contains_key(&id);
         let acc = s.tools.entry(id.clone()).or_default();
-        acc.push(item);
+        acc.extend(items);
         let content = Value::Array(acc.clone());
         let mut t = Map::new();
         let tag = if first {

@@ -7,7 +7,7 @@ use spindle_wire::extensions::Extension;
 use spindle_wire::scan::UpdateView;
 use spindle_wire::tags::{self, MessageKind, UpdateTag};
 
-use super::messages::V1_BLOCKS;
+use super::messages::{AUDIENCE_KEY, V1_BLOCKS};
 use crate::shapes;
 use crate::state::Bridge;
 use crate::types::{Severity, Translated, chunk_kind, owned_str};
@@ -25,7 +25,8 @@ impl Bridge {
         match chunk_kind(f.tag) {
             Some(kind)
                 if kind != MessageKind::User
-                    && f.content_type.is_some_and(|t| V1_BLOCKS.contains(&t)) =>
+                    && f.content_type.is_some_and(|t| V1_BLOCKS.contains(&t))
+                    && !line.contains(AUDIENCE_KEY) =>
             {
                 self.down_chunk(line, f.session_id, kind, f.message_id, out);
                 true
@@ -44,6 +45,7 @@ impl Bridge {
         if let Ok(head) = serde_json::from_str::<UpdateHead<'_>>(params.update.get())
             && let Some(kind) = chunk_kind(&head.tag)
             && kind != MessageKind::User
+            && !line.contains(AUDIENCE_KEY)
             && head
                 .content
                 .as_ref()
@@ -130,7 +132,8 @@ impl Bridge {
                     "{tag} not sent: for a v1 client the session/load response ends the replay"
                 ),
             ),
-            UpdateTag::Plan | UpdateTag::ToolCall | UpdateTag::CurrentModeUpdate => {
+            UpdateTag::ToolCall => self.down_removed_tool_call(session, u, out),
+            UpdateTag::Plan | UpdateTag::CurrentModeUpdate => {
                 out.diag(
                     Severity::Warning,
                     "removed_v1_update",
