@@ -74,7 +74,7 @@ fn change_to_v1(
     });
     let no_form = |reason: String| DiffPart::NoV1Form {
         text: section
-            .map(|s| s.text.trim_end().to_owned())
+            .map(|s| s.text.clone())
             .or_else(|| patch_text.map(str::to_owned))
             .unwrap_or_else(|| format!("{operation} {path}")),
         reason: format!("v2 diff of {path} ({operation}): {reason}"),

@@ -25,7 +25,7 @@ const MODIFY_PATCH: &str = "diff --git /w/a.rs /w/a.rs\n--- /w/a.rs\n+++ /w/a.rs
 const MULTI_PATCH: &str = "diff --git /w/new.txt /w/new.txt\nnew file mode 100644\n--- /dev/null\n+++ /w/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n\
 diff --git /w/a.rs /w/a.rs\n--- /w/a.rs\n+++ /w/a.rs\n@@ -1,2 +1,2 @@\n-x\n+y\n z\n@@ -10 +10 @@ fn b\n-p\n\\ No newline at end of file\n+q\n\\ No newline at end of file\n\
 diff --git /w/gone.txt /w/gone.txt\ndeleted file mode 100644\n--- /w/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n";
-const GONE_SECTION: &str = "diff --git /w/gone.txt /w/gone.txt\ndeleted file mode 100644\n--- /w/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye";
+const GONE_SECTION: &str = "diff --git /w/gone.txt /w/gone.txt\ndeleted file mode 100644\n--- /w/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n";
 const MOVE_PATCH: &str =
     "diff --git /w/a.rs /w/b.rs\nsimilarity index 100%\nrename from /w/a.rs\nrename to /w/b.rs\n";
 
@@ -171,7 +171,7 @@ fn cases() -> Vec<Case> {
         input: vec![upsert(vec![no_patch, moved, other_format])],
         output: vec![created(vec![
             item(text("modify /w/a.rs")),
-            item(text(MOVE_PATCH.trim_end())),
+            item(text(MOVE_PATCH)),
             item(text(MODIFY_PATCH)),
         ])],
         errors: &[],
