@@ -23,7 +23,6 @@
     });
 
   let current = null; // selected session id
-  let source = null; // EventSource of the selected session
   let epoch = 0; // changes whenever the view is cleared (answers for an older view are dropped)
   const recs = new Map(); // entry id -> record { id, kind, index, view, text, node?, height? }
   let timeline = []; // every record the page holds, by timeline index
@@ -121,7 +120,7 @@
 
 
   function select(id) {
-    if (source) { source.close(); source = null; }
+    feed.close();
     current = String(id);
     history.replaceState(null, "", "#session=" + encodeURIComponent(current));
     clearView();
@@ -139,45 +138,16 @@
     connect();
   }
 
-  // The session's events: through the shared worker (feed.js: one stream per session for all the
-  // tabs of this origin) where there is one, else an EventSource of this tab's own.
+  // The session's events (feed.js: through the shared worker, one stream per session for all the
+  // tabs of this origin, where there is one, else an EventSource of this tab's own).
   const setConn = (state) => { const c = $("connection"); c.dataset.state = state; c.textContent = state; };
-  let feed = null; // the shared worker's port
-  let base = null; // batch counter of the snapshot the view is built on (shared feed), null before
-  let early = []; // frames that came before that snapshot: [data, id]
-  try {
-    if (window.SharedWorker) {
-      const worker = new SharedWorker("/feed.js");
-      feed = worker.port;
-      feed.addEventListener("message", (event) => fromFeed(event.data || {}));
-      worker.addEventListener("error", () => { feed = null; if (current !== null) reconnect(); });
-      feed.start();
-      window.addEventListener("pagehide", () => { if (feed) feed.postMessage({ type: "unwatch" }); });
-    }
-  } catch (_) {
-    feed = null;
-  }
-
-  function connect() {
-    if (feed) {
-      base = null;
-      early = [];
-      feed.postMessage({ type: "watch", session: current });
-      return;
-    }
-    const es = new EventSource("/api/sessions/" + encodeURIComponent(current) + "/events");
-    source = es;
-    es.addEventListener("open", () => setConn("live"));
-    es.addEventListener("error", () => setConn(es.readyState === EventSource.CLOSED ? "offline" : "reconnecting"));
-    es.addEventListener("reset", (event) => {
-      if (source !== es) return;
-      reset(event.data, event.lastEventId);
-    });
-    es.addEventListener("ops", (event) => {
-      if (source !== es) return;
-      receive(window.SpindleCoalesce ? window.SpindleCoalesce(event.data) : event.data, event.lastEventId);
-    });
-  }
+  const feed = window.SpindleFeed.create({
+    api, banner, setConn, parseId, session: () => current,
+    reset: (data, id) => reset(data, id),
+    ops: (data, id, after) => receive(data, id, after),
+    broken: () => { if (current !== null) reconnect(); },
+  });
+  const connect = () => feed.connect();
 
   function reset(data, id) {
     queue.length = 0;
@@ -186,44 +156,9 @@
     receive(data, id);
   }
 
-  function fromFeed(message) {
-    if (String(message.session) !== String(current)) return;
-    if (message.type === "state") setConn(message.state);
-    else if (message.type === "joined") {
-      setConn(message.state === "connecting" ? "reconnecting" : message.state);
-      // A stream other tabs opened already: this tab starts from a snapshot of its own.
-      if (!message.fresh) fetchSnapshot();
-    } else if (message.type === "reset") {
-      const cut = parseId(message.id);
-      base = cut ? cut.counter : 0;
-      early = [];
-      reset(message.data, message.id);
-    } else if (message.type === "ops") {
-      if (base === null) early.push([message.data, message.id]);
-      else receive(message.data, message.id, base);
-    }
-  }
-
-  function fetchSnapshot() {
-    const session = current;
-    api("/api/sessions/" + encodeURIComponent(session) + "/snapshot").then((snapshot) => {
-      // A reset that came meanwhile is as good.
-      if (session !== current || base !== null) return;
-      const cut = parseId(snapshot.event);
-      base = cut ? cut.counter : 0;
-      reset(JSON.stringify({ ops: snapshot.ops || [] }), snapshot.event);
-      const waiting = early;
-      early = [];
-      for (const [data, id] of waiting) receive(data, id, base);
-    }).catch((e) => {
-      if (session === current) { banner("Cannot load the session: " + e.message, "error"); setTimeout(() => { if (session === current && base === null) fetchSnapshot(); }, 1000); }
-    });
-  }
-
   // Starts the view over from a fresh snapshot (the page could not keep up with old entries).
   function reconnect() {
-    if (source) source.close();
-    source = null;
+    feed.close();
     clearView();
     connect();
   }
@@ -319,7 +254,7 @@
     // (A pass looks at the held records only, at most every 250 ms while ops are still queued.)
     if (timeline.length > RECORD_LIMIT + DROP_SLACK) dropFar();
     if (heldRecs.size > HELD_LIMIT && (!queue.length || frameTime - shedAt >= SHED_EVERY_MS) && shedFar() && !queue.length && !shedTimer) shedTimer = setTimeout(() => { shedTimer = 0; schedule(); }, 1100);
-    askTrees();
+    trees.ask();
     const end = performance.now();
     if (frameLog && frameLog.length < 5000) frameLog.push([Math.round(started), n, +(applied_ - started).toFixed(1), +(flushed - applied_).toFixed(1), +(end - flushed).toFixed(1)]);
     if (end - started > 40 && slowFrames.length < 50) {
@@ -328,53 +263,14 @@
     if (queue.length) schedule();
   }
 
-  // ---- finished messages: the server's rendering --------------------------------------------
+  // ---- finished messages: the server's rendering (trees.js) ---------------------------------
 
-  // A drawn message that no longer streams gets the server's rendering of its markdown (with
-  // highlighted code; see markdown.js `show`), asked for in one batch per frame. Kept only while
-  // drawn: the server caches it, so asking again after a scroll is cheap.
   let running = false; // the session's turn is open (its last message may still stream)
-  let treesAsked = 0;
-  const TREE_BATCH = 200;
-  // A longer message keeps the page's own rendering: its tree would be one long task to parse and
-  // draw, and the server highlights no more than 64 KiB of a message anyway.
-  const TREE_MAX_TEXT = entries.DRAWN_LIMIT;
-
-  function streamingNow(rec) {
-    return running && rec === timeline[timeline.length - 1];
-  }
-
-  function askTrees() {
-    if (treesAsked > 0 || current === null || !window.SpindleMarkdown.streaming) return;
-    const wanted = [];
-    for (const list of [transcript]) {
-      for (const rec of list.drawn()) {
-        if (wanted.length >= TREE_BATCH) break;
-        if (rec.long || rec.shed || !rec.renderer || rec.treeAsked === rec.text.length || !rec.text || streamingNow(rec)) continue;
-        if (rec.text.length > TREE_MAX_TEXT) continue;
-        if (!entries.MARKDOWN_KINDS.has(rec.kind) || rec.renderer.hasTree) continue;
-        rec.treeAsked = rec.text.length;
-        wanted.push(rec);
-      }
-    }
-    if (!wanted.length) return;
-    const asked = epoch;
-    treesAsked += 1;
-    api("/api/sessions/" + encodeURIComponent(current) + "/rendered", { entries: wanted.map((rec) => rec.id) })
-      .then((answer) => {
-        if (asked !== epoch) return;
-        for (const item of Array.isArray(answer && answer.rendered) ? answer.rendered : []) {
-          const rec = recs.get(String(item.id));
-          // Only for the text the page shows now, and only while the entry is drawn.
-          if (!rec || !rec.renderer || rec.text.length !== item.length || rec.shownText !== rec.text) continue;
-          rec.renderer.show(item.tree, item.length);
-          if (rec.list) rec.list.changed(rec);
-          search.redrawn(rec);
-        }
-      })
-      .catch(() => { /* the page's own rendering stays */ })
-      .finally(() => { treesAsked -= 1; schedule(); });
-  }
+  const trees = window.SpindleTrees.create({
+    api, entries, recs, list: transcript, search: { redrawn: (rec) => search.redrawn(rec) },
+    session: () => current, epoch: () => epoch, schedule,
+    streaming: (rec) => running && rec === timeline[timeline.length - 1],
+  });
 
   function apply(op, counter) {
     const handler = handlers[op && op.op];
@@ -406,8 +302,7 @@
     timeline = [];
     loadedFrom = 0;
     lowestLoaded = 0;
-    dropped.count = dropped.sum = dropped.textLength = 0;
-    dropped.exact = true;
+    dropped.reset();
     pendingOld.clear();
     pendingCount = 0;
     dirtyFill.clear();
@@ -487,7 +382,7 @@
   function holdForOlder(id, op, counter) {
     if (loadedFrom === 0) return false;
     // (Maybe about a dropped entry: its text may now differ from what the digest says.)
-    if (dropped.count) dropped.exact = false;
+    dropped.opForUnloaded();
     if (!pendingOld.has(id)) pendingOld.set(id, []);
     pendingOld.get(id).push({ op, counter });
     if (++pendingCount > PENDING_LIMIT) reconnect();
@@ -629,21 +524,13 @@
   // one written to in the last second, the newest plan) and `loadedFrom` moves up past them;
   // scrolling up fetches them again like any older entries. Ops about them are held like ops
   // about not-yet-loaded entries. What the page applied to them stays checkable in O(1) memory:
-  // `dropped.sum` adds up a 32-bit digest of (id, kind, text length, text hash) per dropped
-  // record (records loaded back take the server's digest out), compared in SpindleView.entries()
+  // loaded.js keeps a sum of digests of the dropped records, compared in SpindleView.entries()
   // with the server's entries of that range.
   const RECORD_LIMIT = 2000;
   const DROP_SLACK = 500;
   let lowestLoaded = 0; // lowest timeline index loaded since the snapshot (dropped ones included)
-  const dropped = { count: 0, sum: 0, textLength: 0, exact: true };
+  const dropped = window.SpindleLoaded.create(entries);
   let keepLoaded = 0; // loadAll() running: nothing is dropped
-
-  function digestOf(id, kind, length, hash) {
-    let h = Math.imul(hash ^ length, 2654435761);
-    const key = id + "\u0000" + kind;
-    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
-    return h >>> 0;
-  }
 
   function dropFar() {
     if (timeline.length <= RECORD_LIMIT + DROP_SLACK || loading || restoreBusy || restoreWanted.size || keepLoaded || search.busy()) return;
@@ -662,11 +549,7 @@
     }
     if (!gone.size) return;
     for (const rec of gone) {
-      const length = rec.shed ? rec.shed.length : entries.lengthOf(rec);
-      const hash = rec.shed ? rec.shed.hash : entries.hashOf(rec);
-      dropped.sum = (dropped.sum + digestOf(rec.id, rec.kind, length, hash)) >>> 0;
-      dropped.count += 1;
-      dropped.textLength += length;
+      dropped.add(rec);
       cards.release(rec);
       recs.delete(rec.id);
       heldRecs.delete(rec);
@@ -678,25 +561,6 @@
     loadedFrom = Math.max(loadedFrom, i < timeline.length ? timeline[i].index : upTo);
     timeline = kept.concat(timeline.slice(i));
     transcript.setUnloaded(loadedFrom);
-  }
-
-  // The dropped range checked against the server's entries: those entries (id, kind, text) when
-  // their digests add up to what the page dropped, else a note.
-  function droppedEntries(doc) {
-    if (!dropped.count) return [];
-    const list = doc && Array.isArray(doc.entries) ? doc.entries : [];
-    let sum = 0, count = 0;
-    const out = [];
-    for (let index = lowestLoaded; index < loadedFrom && index < list.length; index++) {
-      const x = list[index];
-      if (!x || recs.has(String(x.id))) continue;
-      const text = typeof x.text === "string" ? x.text : "";
-      sum = (sum + digestOf(String(x.id), String(x.kind || "unknown"), text.length, entries.hashText(text))) >>> 0;
-      count += 1;
-      out.push({ id: String(x.id), kind: String(x.kind || "unknown"), text, index });
-    }
-    if (sum === dropped.sum && count === dropped.count) return out;
-    return [{ id: "dropped", kind: "note", text: "[" + dropped.count + " dropped entries differ from the server's (" + count + " there)" + (dropped.exact ? "" : "; ops came for not-loaded entries since") + "]" }];
   }
 
   // Asks for a shed record's text (or the whole of a clipped one) from the server.
@@ -782,7 +646,7 @@
       for (const rec of fresh) {
         place(rec);
         // Back from a dropped range: out of the digest (the server's version, see dropFar).
-        if (dropped.count && rec.index >= lowestLoaded) { dropped.sum = (dropped.sum - digestOf(rec.id, rec.kind, entries.lengthOf(rec), entries.hashOf(rec))) >>> 0; dropped.count -= 1; dropped.textLength -= entries.lengthOf(rec); }
+        if (dropped.count() && rec.index >= lowestLoaded) dropped.back(rec);
       }
       loadedFrom = Math.min(loadedFrom, Math.max(0, Number(page.first) || 0));
       lowestLoaded = Math.min(lowestLoaded, loadedFrom);
@@ -876,28 +740,18 @@
     // up to what the page dropped; see dropFar.)
     entries: async () => {
       const transcriptDoc = () => api("/api/sessions/" + encodeURIComponent(current) + "/transcript");
-      const doc = dropped.count ? await transcriptDoc() : null;
+      const doc = dropped.count() ? await transcriptDoc() : null;
       const list = timeline.slice();
       const held = await entries.checked(list, doc ? () => doc : transcriptDoc);
       if (!doc) return held;
-      const back = droppedEntries(doc);
-      if (back.length === 1 && back[0].id === "dropped") return back.concat(held);
-      // In timeline order: the dropped ones among the held records below loadedFrom.
-      const out = [];
-      let j = 0;
-      for (const x of back) {
-        while (j < held.length && list[j].index < x.index) out.push(held[j++]);
-        out.push({ id: x.id, kind: x.kind, text: x.text });
-      }
-      while (j < held.length) out.push(held[j++]);
-      return out;
+      return window.SpindleLoaded.merge(held, list, dropped.check(doc, lowestLoaded, loadedFrom, (id) => recs.has(id)));
     },
     loadAll: () => loadAll(),
     stats: () => ({
       // (`held` and `textLength` count the dropped entries too: what the page applied.)
-      held: timeline.length + dropped.count, loaded: timeline.length, dropped: dropped.count, loadedFrom, queued, pendingOld: pendingCount, frames, events, batches, slowFrames,
+      held: timeline.length + dropped.count(), loaded: timeline.length, dropped: dropped.count(), loadedFrom, queued, pendingOld: pendingCount, frames, events, batches, slowFrames,
       drawn: transcript.drawnCount() + thoughts.drawnCount(),
-      withText: heldRecs.size, textLength: dropped.textLength + timeline.reduce((n, rec) => n + (rec.shed ? rec.shed.length : entries.lengthOf(rec)), 0),
+      withText: heldRecs.size, textLength: dropped.textLength() + timeline.reduce((n, rec) => n + (rec.shed ? rec.shed.length : entries.lengthOf(rec)), 0),
     }),
   });
 

@@ -560,3 +560,83 @@
 
   window.SpindleEntries = Object.freeze({ create });
 })();
+
+// What the page applied to entries it dropped back to "not loaded" (app.js dropFar), kept in O(1)
+// memory: a count, the total text length, and a sum (mod 2^32) of a digest per entry of its id,
+// kind, text length and FNV-1a text hash. An entry loaded back takes the server's digest out, so
+// the sum stays that of the entries still dropped. `check` compares it with the server's entries
+// of the dropped range: equal sums mean the page applied what the server holds.
+
+(function () {
+  function digestOf(id, kind, length, hash) {
+    let h = Math.imul(hash ^ length, 2654435761);
+    const key = id + "\u0000" + kind;
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
+    return h >>> 0;
+  }
+
+  function create(entries) {
+    const state = { count: 0, sum: 0, textLength: 0, exact: true };
+
+    const lengthOf = (rec) => (rec.shed ? rec.shed.length : entries.lengthOf(rec));
+    const hashOf = (rec) => (rec.shed ? rec.shed.hash : entries.hashOf(rec));
+
+    return Object.freeze({
+      count: () => state.count,
+      textLength: () => state.textLength,
+      reset() { state.count = state.sum = state.textLength = 0; state.exact = true; },
+      // A record dropped (its text, or its shed length and hash, as the page applied it).
+      add(rec) {
+        const length = lengthOf(rec);
+        state.sum = (state.sum + digestOf(rec.id, rec.kind, length, hashOf(rec))) >>> 0;
+        state.count += 1;
+        state.textLength += length;
+      },
+      // A record of the dropped range loaded back from the server.
+      back(rec) {
+        const length = entries.lengthOf(rec);
+        state.sum = (state.sum - digestOf(rec.id, rec.kind, length, entries.hashOf(rec))) >>> 0;
+        state.count -= 1;
+        state.textLength -= length;
+      },
+      // An op came for an entry not loaded: maybe a dropped one, whose text may now differ.
+      opForUnloaded() { if (state.count) state.exact = false; },
+      // The server's entries of timeline indexes [from, to) the page does not hold (`held(id)`),
+      // as {id, kind, text, index}, when they add up to what was dropped; else one note.
+      check(doc, from, to, held) {
+        if (!state.count) return [];
+        const list = doc && Array.isArray(doc.entries) ? doc.entries : [];
+        let sum = 0, count = 0;
+        const out = [];
+        for (let index = from; index < to && index < list.length; index++) {
+          const x = list[index];
+          if (!x || held(String(x.id))) continue;
+          const text = typeof x.text === "string" ? x.text : "";
+          const kind = String(x.kind || "unknown");
+          sum = (sum + digestOf(String(x.id), kind, text.length, entries.hashText(text))) >>> 0;
+          count += 1;
+          out.push({ id: String(x.id), kind, text, index });
+        }
+        if (sum === state.sum && count === state.count) return out;
+        return [{ id: "dropped", kind: "note", text: "[" + state.count + " dropped entries differ from the server's (" + count + " there)"
+          + (state.exact ? "" : "; ops came for not-loaded entries since") + "]" }];
+      },
+    });
+  }
+
+  // The held entries (`held`, answers for the records `list`) and the checked dropped ones
+  // (`back`) in timeline order.
+  function merge(held, list, back) {
+    if (back.length === 1 && back[0].id === "dropped") return back.concat(held);
+    const out = [];
+    let j = 0;
+    for (const x of back) {
+      while (j < held.length && list[j].index < x.index) out.push(held[j++]);
+      out.push({ id: x.id, kind: x.kind, text: x.text });
+    }
+    while (j < held.length) out.push(held[j++]);
+    return out;
+  }
+
+  window.SpindleLoaded = Object.freeze({ create, merge });
+})();

@@ -10,7 +10,8 @@
 // one batch to the same entry become one op (a fast stream's batch is mostly chunks of one
 // message: about three ops in four go). The tab then parses a smaller frame and applies fewer
 // ops; each batch's op count (`batches`) is rewritten so the tab still knows each op's batch.
-// Loaded as a page script too (app.js coalesces the frames of its own EventSource the same way).
+// Loaded as a page script too: the tab's side of the feed (`SpindleFeed.create`), which coalesces
+// the frames of a tab's own EventSource (no shared worker) the same way.
 "use strict";
 
 (function () {
@@ -55,10 +56,89 @@ function coalesceOps(text) {
   if (marks) frame.batches = outMarks;
   return JSON.stringify(frame);
 }
-self.SpindleCoalesce = coalesceOps;
 
-// In a page (not the worker) only the function above is wanted.
-if (typeof SharedWorkerGlobalScope === "undefined" || !(self instanceof SharedWorkerGlobalScope)) return;
+// In a page: the tab's side of the feed (app.js). `reset(data, id)` starts the view from a
+// snapshot frame, `ops(data, id, after)` queues a frame (with `after`: only its batches after that
+// counter), `broken()` when the worker failed (the view starts over).
+function create({ api, banner, setConn, parseId, session, reset, ops, broken }) {
+  let port = null; // the shared worker's port
+  let source = null; // this tab's own EventSource, without a shared worker
+  let base = null; // batch counter of the snapshot the view is built on (shared feed), null before
+  let early = []; // frames that came before that snapshot: [data, id]
+  try {
+    if (self.SharedWorker) {
+      const worker = new SharedWorker("/feed.js");
+      port = worker.port;
+      port.addEventListener("message", (event) => fromFeed(event.data || {}));
+      worker.addEventListener("error", () => { port = null; broken(); });
+      port.start();
+      self.addEventListener("pagehide", () => { if (port) port.postMessage({ type: "unwatch" }); });
+    }
+  } catch (_) {
+    port = null;
+  }
+
+  function connect() {
+    if (port) {
+      base = null;
+      early = [];
+      port.postMessage({ type: "watch", session: session() });
+      return;
+    }
+    const es = new EventSource("/api/sessions/" + encodeURIComponent(session()) + "/events");
+    source = es;
+    es.addEventListener("open", () => setConn("live"));
+    es.addEventListener("error", () => setConn(es.readyState === EventSource.CLOSED ? "offline" : "reconnecting"));
+    es.addEventListener("reset", (event) => { if (source === es) reset(event.data, event.lastEventId); });
+    es.addEventListener("ops", (event) => { if (source === es) ops(coalesceOps(event.data), event.lastEventId); });
+  }
+
+  function close() {
+    if (source) source.close();
+    source = null;
+  }
+
+  function fromFeed(message) {
+    if (String(message.session) !== String(session())) return;
+    if (message.type === "state") setConn(message.state);
+    else if (message.type === "joined") {
+      setConn(message.state === "connecting" ? "reconnecting" : message.state);
+      // A stream other tabs opened already: this tab starts from a snapshot of its own.
+      if (!message.fresh) fetchSnapshot();
+    } else if (message.type === "reset") {
+      const cut = parseId(message.id);
+      base = cut ? cut.counter : 0;
+      early = [];
+      reset(message.data, message.id);
+    } else if (message.type === "ops") {
+      if (base === null) early.push([message.data, message.id]);
+      else ops(message.data, message.id, base);
+    }
+  }
+
+  function fetchSnapshot() {
+    const asked = session();
+    api("/api/sessions/" + encodeURIComponent(asked) + "/snapshot").then((snapshot) => {
+      // A reset that came meanwhile is as good.
+      if (asked !== session() || base !== null) return;
+      const cut = parseId(snapshot.event);
+      base = cut ? cut.counter : 0;
+      reset(JSON.stringify({ ops: snapshot.ops || [] }), snapshot.event);
+      const waiting = early;
+      early = [];
+      for (const [data, id] of waiting) ops(data, id, base);
+    }).catch((e) => {
+      if (asked === session()) { banner("Cannot load the session: " + e.message, "error"); setTimeout(() => { if (asked === session() && base === null) fetchSnapshot(); }, 1000); }
+    });
+  }
+
+  return Object.freeze({ connect, close });
+}
+
+if (typeof SharedWorkerGlobalScope === "undefined" || !(self instanceof SharedWorkerGlobalScope)) {
+  self.SpindleFeed = Object.freeze({ create, coalesce: coalesceOps });
+  return;
+}
 
 
 const streams = new Map(); // session -> { source, ports: Set<MessagePort>, state }
