@@ -68,10 +68,14 @@ fn change_to_v1(
         .and_then(Value::as_str)
         .unwrap_or("");
     // A bare hunk list (no file headers) belongs to the diff's one change.
-    let section = sections.iter().find(|s| s.path == path).or(match sections {
-        [only] if only.path.is_empty() && one_change => Some(only),
-        _ => None,
-    });
+    let section = sections
+        .iter()
+        .find(|s| s.path == path)
+        .or_else(|| relative_section(sections, path))
+        .or(match sections {
+            [only] if only.path.is_empty() && one_change => Some(only),
+            _ => None,
+        });
     let no_form = |reason: String| DiffPart::NoV1Form {
         text: section
             .map(|s| s.text.clone())
@@ -124,6 +128,24 @@ fn change_to_v1(
         })
         .collect();
     DiffPart::Items(items)
+}
+
+/// The one section whose relative path (git's `a/` / `b/` prefix or not)
+/// ends the absolute `path`: agents that write repository-relative patches
+/// although v2 asks for absolute paths.
+fn relative_section<'a>(sections: &'a [Section], path: &str) -> Option<&'a Section> {
+    let mut found = sections.iter().filter(|s| {
+        let p = s.path.as_str();
+        let bare = p.strip_prefix("a/").or(p.strip_prefix("b/")).unwrap_or(p);
+        !p.is_empty()
+            && !p.starts_with('/')
+            && [p, bare].iter().any(|rel| {
+                path.strip_suffix(rel)
+                    .is_some_and(|head| head.ends_with('/'))
+            })
+    });
+    let one = found.next()?;
+    found.next().is_none().then_some(one)
 }
 
 /// One `diff --git` section of a git patch.
@@ -309,5 +331,20 @@ mod tests {
         assert_eq!(items[0]["oldText"], "a\n\nb\n");
         assert_eq!(items[0]["newText"], "a\n\nc\n");
         assert_eq!(items[0]["_meta"]["spindle"]["hunk"], "@@ -4,3 +4,3 @@ fn x");
+    }
+
+    #[test]
+    fn a_repository_relative_patch_matches_the_absolute_change_path() {
+        let patch = "diff --git a/src/m.rs b/src/m.rs\n--- a/src/m.rs\n+++ b/src/m.rs\n@@ -1 +1 @@\n-a\n+b\n";
+        let got = parts(
+            json!({"type":"diff","changes":[{"operation":"modify","path":"/w/src/m.rs"}],
+            "patch":{"format":"git_patch","text":patch}}),
+        );
+        assert_eq!(
+            got,
+            vec![DiffPart::Items(vec![
+                json!({"type":"diff","path":"/w/src/m.rs","oldText":"a\n","newText":"b\n"})
+            ])]
+        );
     }
 }
