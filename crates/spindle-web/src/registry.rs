@@ -356,6 +356,13 @@ impl SessionManager {
             .store
             .create_session(&title)
             .map_err(WebError::storage)?;
+        if let Some(agent_session) = &new.agent_session_id {
+            // Listed with the agent session it opens from the start: the history the agent
+            // replays is shown before the agent answers the load that names it again.
+            self.store
+                .set_agent_session_id(id, agent_session)
+                .map_err(WebError::storage)?;
+        }
         let engine = TranscriptEngine::new(EngineConfig::default());
         let start = TaskStart {
             id,
