@@ -195,9 +195,15 @@ pub fn http(
     if let Some(body) = body {
         request.push_str(body);
     }
-    stream.write_all(request.as_bytes()).unwrap();
+    // A server refusing a huge body (413) answers and closes before the body is all sent: the
+    // write then fails (broken pipe, reset) although the answer is there to read.
+    let written = stream.write_all(request.as_bytes());
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
+    let read = stream.read_to_end(&mut raw);
+    if raw.is_empty() {
+        written.unwrap();
+        read.unwrap();
+    }
     let text = String::from_utf8_lossy(&raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let mut head_lines = head.lines();
