@@ -18,3 +18,5 @@ mod v1_client_v2_agent;
 mod v2_client_v1_agent;
 #[path = "bridge/v2_inline_content.rs"]
 mod v2_inline_content;
+#[path = "bridge/v2_only_values.rs"]
+mod v2_only_values;

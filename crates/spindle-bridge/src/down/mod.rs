@@ -3,7 +3,8 @@
 //! back ([`requests`]), the v1 prompt is held open until idle with a
 //! stopReason ([`prompt_lifecycle`]), message upserts fan out into chunks
 //! only where seed 002 allows it ([`messages`]), tool-call upserts become
-//! `tool_call` + `tool_call_update` ([`tools`]); [`updates`] routes each
+//! `tool_call` + `tool_call_update` ([`tools`]), plans collapse into the v1
+//! plan ([`plans`]); [`updates`] routes each
 //! agent update to its concern, [`modes`] shows config options as v1
 //! modes, [`output`] sends and reports, [`state`] holds what the client
 //! already shows.
@@ -12,6 +13,7 @@ pub(crate) mod diffs;
 pub(crate) mod messages;
 pub(crate) mod modes;
 pub(crate) mod output;
+pub(crate) mod plans;
 pub(crate) mod prompt_lifecycle;
 pub(crate) mod requests;
 pub(crate) mod state;

@@ -14,7 +14,8 @@ use crate::types::{Policy, Severity, TOOL_CALL_SUBJECT, Translated, owned_str, s
 use crate::wire::{self, Frame};
 
 const V1_TOOL_STATUS: [&str; 4] = ["pending", "in_progress", "completed", "failed"];
-const V1_PLAN_STATUS: [&str; 3] = ["pending", "in_progress", "completed"];
+const V1_PERMISSION_KINDS: [&str; 4] =
+    ["allow_once", "allow_always", "reject_once", "reject_always"];
 const V1_TOOL_KINDS: [&str; 10] = [
     "read",
     "edit",
@@ -99,11 +100,74 @@ impl Bridge {
             }
         };
         params.insert("toolCall".into(), Value::Object(tool));
+        if let Some(Value::Array(options)) = params.get_mut("options") {
+            let options = std::mem::take(options);
+            let kept = self.down_permission_options(&session, options, out);
+            if kept.is_empty() {
+                out.to_agent.push(wire::error_response(
+                    id,
+                    -32603,
+                    "the v1 client cannot show any option of this permission request",
+                    None,
+                ));
+                return;
+            }
+            params.insert("options".into(), Value::Array(kept));
+        }
         out.to_client.push(wire::request(
             id,
             "session/request_permission",
             Value::Object(params),
         ));
+    }
+
+    /// Permission options whose `kind` v1 lacks (v2 kinds are open): strict
+    /// leaves the option out; degrade keeps it as `allow_once` (a kind
+    /// starting `allow`) or `reject_once`, the original under
+    /// `_meta.spindle.kind`. The option id the client answers with is the
+    /// agent's own.
+    fn down_permission_options(
+        &mut self,
+        session: &str,
+        options: Vec<Value>,
+        out: &mut Translated,
+    ) -> Vec<Value> {
+        let mut kept = Vec::with_capacity(options.len());
+        for mut option in options {
+            let kind = owned_str(option.get("kind"));
+            if V1_PERMISSION_KINDS.contains(&kind.as_str()) || !option.is_object() {
+                kept.push(option);
+                continue;
+            }
+            let option_id = owned_str(option.get("optionId"));
+            self.down_unrepresentable(
+                session,
+                "permission_option_kind",
+                format!("permission option {option_id} of kind {kind:?}"),
+                out,
+            );
+            if self.config.policy == Policy::Strict {
+                continue;
+            }
+            let v1 = if kind.starts_with("allow") || kind.starts_with("_allow") {
+                "allow_once"
+            } else {
+                "reject_once"
+            };
+            option["kind"] = v1.into();
+            if !option.get(META_KEY).is_some_and(Value::is_object) {
+                option[META_KEY] = json!({});
+            }
+            if !option[META_KEY]
+                .get(SPINDLE_META_KEY)
+                .is_some_and(Value::is_object)
+            {
+                option[META_KEY][SPINDLE_META_KEY] = json!({});
+            }
+            option[META_KEY][SPINDLE_META_KEY]["kind"] = kind.into();
+            kept.push(option);
+        }
+        kept
     }
 
     /// One v2 tool-call content item as v1 items: none when rejected or
@@ -382,87 +446,6 @@ impl Bridge {
         }
         t.insert("content".into(), content);
         out.update_to_client(session, t);
-    }
-
-    pub(crate) fn down_plan_update(
-        &mut self,
-        session: &str,
-        u: &Map<String, Value>,
-        out: &mut Translated,
-    ) {
-        let plan = u.get("plan").cloned().unwrap_or(Value::Null);
-        let ty = plan.get("type").and_then(Value::as_str).unwrap_or("");
-        let plan_id = owned_str(plan.get("planId"));
-        if ty != "items" {
-            let ty = ty.to_owned();
-            self.down_unrepresentable(
-                session,
-                "plan_type",
-                format!("plan {plan_id} of type {ty:?} (v1 plans are entry lists)"),
-                out,
-            );
-            return;
-        }
-        let mut entries = Vec::new();
-        for mut e in plan["entries"].as_array().cloned().unwrap_or_default() {
-            let status = owned_str(e.get("status"));
-            if !V1_PLAN_STATUS.contains(&status.as_str()) {
-                self.down_unrepresentable(
-                    session,
-                    "plan_status",
-                    format!("plan {plan_id} entry status {status:?}"),
-                    out,
-                );
-                if self.config.policy == Policy::Strict {
-                    continue;
-                }
-                let content = e.get("content").and_then(Value::as_str).unwrap_or("");
-                e["content"] = format!("({status}) {content}").into();
-                e["status"] = if status == "cancelled" {
-                    "completed"
-                } else {
-                    "pending"
-                }
-                .into();
-            }
-            entries.push(e);
-        }
-        let s = self.down.session(session);
-        match s.plans.iter_mut().find(|(p, _)| *p == plan_id) {
-            Some((_, e)) => *e = entries,
-            None => s.plans.push((plan_id, entries)),
-        }
-        self.emit_plan(session, out);
-    }
-
-    /// The v1 plan: all v2 plans' entries in first-seen order.
-    pub(crate) fn emit_plan(&mut self, session: &str, out: &mut Translated) {
-        let s = self.down.session(session);
-        if s.plans.len() > 1 {
-            out.diag(
-                Severity::Info,
-                "plans_collapsed",
-                format!("{} plans shown as one v1 plan", s.plans.len()),
-            );
-        }
-        let entries: Vec<Value> = s.plans.iter().flat_map(|(_, e)| e.clone()).collect();
-        out.to_client.push(wire::update_line(
-            session,
-            json!({"sessionUpdate": tags::PLAN, "entries": entries}),
-        ));
-    }
-
-    /// v2 `plan_removed`: the v1 plan is sent again without its entries.
-    pub(crate) fn down_plan_removed(
-        &mut self,
-        session: &str,
-        u: &Map<String, Value>,
-        out: &mut Translated,
-    ) {
-        let id = u.get("planId").and_then(Value::as_str).unwrap_or("");
-        let s = self.down.session(session);
-        s.plans.retain(|(p, _)| p != id);
-        self.emit_plan(session, out);
     }
 
     /// A v2 tool status v1 lacks (`cancelled`, `paused`, `_x`): rejected, or

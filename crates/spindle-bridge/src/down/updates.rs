@@ -96,7 +96,7 @@ impl Bridge {
             UpdateTag::ToolCallUpdate => self.down_tool_call_update(session, u, out),
             UpdateTag::ToolCallContentChunk => self.down_tool_content_chunk(session, u, out),
             UpdateTag::PlanUpdate | UpdateTag::PlanRemoved if self.client_plan_ops => {
-                out.update_to_client(session, u)
+                self.down_plan_operation(session, u, out)
             }
             UpdateTag::PlanUpdate => self.down_plan_update(session, &u, out),
             UpdateTag::PlanRemoved => self.down_plan_removed(session, &u, out),
@@ -108,7 +108,7 @@ impl Bridge {
             UpdateTag::CompactionUpdate | UpdateTag::CompactionSummaryChunk
                 if self.client_compaction =>
             {
-                out.update_to_client(session, u)
+                self.down_compaction(session, u, out)
             }
             UpdateTag::AgentMessageClear => self.down_clear(session, MessageKind::Agent, u, out),
             UpdateTag::AgentThoughtClear => self.down_clear(session, MessageKind::Thought, u, out),
@@ -133,7 +133,8 @@ impl Bridge {
                 ),
             ),
             UpdateTag::ToolCall => self.down_removed_tool_call(session, u, out),
-            UpdateTag::Plan | UpdateTag::CurrentModeUpdate => {
+            UpdateTag::Plan => self.down_removed_plan(session, u, out),
+            UpdateTag::CurrentModeUpdate => {
                 out.diag(
                     Severity::Warning,
                     "removed_v1_update",
@@ -157,6 +158,38 @@ impl Bridge {
             let rejected = shapes::commands_v2_to_v1(commands);
             for r in rejected {
                 self.down_unrepresentable(session, "unknown_command_type", r, out);
+            }
+        }
+        out.update_to_client(session, u);
+    }
+
+    /// `compaction_update` / `compaction_summary_chunk` to a client with
+    /// v1's compaction: the summary's content blocks translated as message
+    /// blocks are (unknown types, v2-only audience roles). A summary chunk
+    /// whose one block is rejected is not sent; a summary whose every block
+    /// is rejected is left out rather than sent as `[]` (a clear).
+    fn down_compaction(&mut self, session: &str, mut u: Map<String, Value>, out: &mut Translated) {
+        if let Some(Value::Array(blocks)) = u.get_mut("summary") {
+            let blocks = std::mem::take(blocks);
+            let sent = !blocks.is_empty();
+            let mut kept = Vec::with_capacity(blocks.len());
+            for block in blocks {
+                kept.extend(self.down_block(session, block, out));
+            }
+            // `[]` would clear the summary: when every block was rejected,
+            // the summary is left out (unchanged) instead.
+            if sent && kept.is_empty() {
+                u.remove("summary");
+            } else {
+                u.insert("summary".into(), Value::Array(kept));
+            }
+        }
+        if let Some(block) = u.remove("content") {
+            match self.down_block(session, block, out) {
+                Some(block) => {
+                    u.insert("content".into(), block);
+                }
+                None => return,
             }
         }
         out.update_to_client(session, u);
