@@ -10,14 +10,34 @@ use crate::state::Bridge;
 use crate::types::Translated;
 use crate::wire;
 
+const V1_CONFIG_OPTION_TYPES: [&str; 2] = ["select", "boolean"];
+
 impl Bridge {
     /// v2 config options into a v1 result: `configOptions` plus `modes`.
+    /// An option of a type v1 lacks (v2 types are open; v1 has `select` and
+    /// `boolean`) is rejected and left out under both policies: v1 has no
+    /// form to show it in.
     pub(crate) fn down_options(
         &mut self,
         session: &str,
         options: &[Value],
         result: &mut Map<String, Value>,
+        out: &mut Translated,
     ) {
+        let mut shown = Vec::with_capacity(options.len());
+        for option in options {
+            let ty = option.get("type").and_then(Value::as_str).unwrap_or("");
+            if V1_CONFIG_OPTION_TYPES.contains(&ty) {
+                shown.push(option.clone());
+                continue;
+            }
+            let what = format!(
+                "config option {} of type {ty:?}",
+                option.get("configId").unwrap_or(&Value::Null)
+            );
+            self.down_unrepresentable(session, "config_option_type", what, out);
+        }
+        let options = &shown[..];
         let modes = shapes::modes_from_options(options);
         let s = self.down.session(session);
         s.mode = modes.as_ref().map(|(m, id)| {
@@ -49,7 +69,7 @@ impl Bridge {
         };
         let before = self.down.session(session).mode.clone();
         let mut r = Map::new();
-        self.down_options(session, &options, &mut r);
+        self.down_options(session, &options, &mut r, out);
         let mut c = Map::new();
         c.insert("sessionUpdate".into(), tags::CONFIG_OPTION_UPDATE.into());
         c.insert(

@@ -167,7 +167,7 @@ impl Bridge {
                     _ => owned_str(result.get("sessionId")),
                 };
                 if let Some(Value::Array(options)) = result.remove("configOptions") {
-                    self.down_options(&session, &options, &mut result);
+                    self.down_options(&session, &options, &mut result, out);
                 }
                 out.to_client
                     .push(wire::response(id, &Value::Object(result)));
@@ -184,7 +184,7 @@ impl Bridge {
             }
             ClientRequest::SetConfig(session) => {
                 if let Some(Value::Array(options)) = result.remove("configOptions") {
-                    self.down_options(&session, &options, &mut result);
+                    self.down_options(&session, &options, &mut result, out);
                     result.remove("modes");
                 }
                 out.to_client

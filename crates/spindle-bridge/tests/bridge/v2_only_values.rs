@@ -4,7 +4,7 @@
 //! v1 client: plan entry status and priority (in `plan_update`, in a v2
 //! agent's `plan`, in v1 plan operations), plan content types, compaction
 //! summaries' content blocks and audience roles, permission option kinds,
-//! tool status and kind in a v2 agent's `tool_call`. Each case runs under one
+//! tool status and kind in a v2 agent's `tool_call`, config option types. Each case runs under one
 //! policy and one client capability set; the rig validates every line the
 //! client gets against the official v1 schema, and the case pins what the
 //! client received and the error / warning codes.
@@ -228,6 +228,24 @@ fn cases() -> Vec<Case> {
         errors: &[],
         warnings: &["removed_v1_update", "tool_status"],
     });
+    // Config option types: v1 has select and boolean only.
+    let flag = json!({"type":"boolean","configId":"fast","name":"Fast","currentValue":true});
+    let slider = json!({"type":"_slider","configId":"t","name":"Temperature","min":0,"max":1});
+    for (policy, errors, warnings) in [
+        (Strict, &["config_option_type"][..], &[][..]),
+        (Degrade, &[][..], &["config_option_type"][..]),
+    ] {
+        cases.push(Case {
+            name: "config_option_update: an _x option type is left out",
+            policy,
+            capabilities: json!({}),
+            input: vec![json!({"sessionUpdate":"config_option_update","configOptions":[flag.clone(), slider.clone()]})],
+            output: vec![json!({"sessionUpdate":"config_option_update","configOptions":[
+                {"type":"boolean","id":"fast","name":"Fast","currentValue":true}]})],
+            errors,
+            warnings,
+        });
+    }
     cases
 }
 
@@ -289,4 +307,21 @@ fn permission_options_with_a_v2_only_kind() {
     let answer = crate::common::parse(&t.to_agent[0]);
     assert_eq!(answer["id"], "p1");
     assert_eq!(answer["error"]["code"], -32603);
+}
+
+#[test]
+fn session_new_config_options_of_a_v2_only_type_are_left_out() {
+    let mut r = rig(Policy::Degrade, &json!({}));
+    r.client(json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}));
+    r.agent(
+        json!({"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1","configOptions":[
+        {"type":"boolean","configId":"fast","name":"Fast","currentValue":false},
+        {"type":"_slider","configId":"t","name":"Temperature"}]}}),
+    );
+    let result = &r.client_log.last().unwrap()["result"];
+    assert_eq!(
+        result["configOptions"],
+        json!([{"type":"boolean","id":"fast","name":"Fast","currentValue":false}])
+    );
+    assert_eq!(r.warnings(), ["config_option_type"]);
 }
