@@ -170,6 +170,8 @@
   let frameRequested = false;
   let fallbackTimer = 0;
   const FRAME_BUDGET_MS = 6;
+  const DRAW_SLOW_MS = 6; // a frame's DOM work (flush, layout) this long lets the next one skip it
+  let drawLater = false;
 
   function parseId(id) {
     const m = /^(\d+)-(\d+)$/.exec(String(id || ""));
@@ -247,9 +249,13 @@
       document.body.dataset.lastEvent = item.id || "";
     }
     const applied_ = performance.now();
-    flush();
+    // Behind a fast stream (ops left over) after a frame whose DOM work was long: this frame only
+    // applies ops to the model, the next one draws (the DOM and its layout half as often).
+    const modelOnly = drawLater && queue.length > 0;
+    if (!modelOnly) flush();
     const flushed = performance.now();
-    window.SpindleWindow.renderAll(lists);
+    if (!modelOnly) window.SpindleWindow.renderAll(lists);
+    drawLater = !modelOnly && queue.length > 0 && performance.now() - applied_ > DRAW_SLOW_MS;
     // (Once the stream pauses, the entries it was still writing to are shed too, a second later.)
     // (A pass looks at the held records only, at most every 250 ms while ops are still queued.)
     if (timeline.length > RECORD_LIMIT + DROP_SLACK) dropFar();
