@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Spindle's client over the remote transports (HTTP+SSE, WebSocket) against stdio, in one run.
 #
-#   bench/remote.sh            # release build; N = 10^3, 10^4, 10^5; 200 latency turns; writes its
-#                              # section of BENCHMARKS.md (between the bench/remote.sh markers)
+#   bench/remote.sh            # release build; N = 10^3, 10^4, 10^5; 200 latency turns on the used
+#                              # gateway and on a fresh one; writes its section of BENCHMARKS.md
+#                              # (between the bench/remote.sh markers)
 #   bench/remote.sh --quick    # debug build, N = 10^3, 20 turns, report to stdout only (CI)
-# Extra options go to bench/remote_bench.py (--gateway bridge|serve, --sizes, --reps, --turns).
+# Extra options go to bench/remote_bench.py (--gateway bridge|serve, --sizes, --reps, --turns,
+# --used-gateway).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -25,7 +27,7 @@ if [[ $QUICK -eq 1 ]]; then
 fi
 cargo build --release --locked -q -p spindle
 "${PYTHON:-python3}" bench/remote_bench.py --spindle "$TARGET_DIR/release/spindle" \
-  --out "$TMP/remote.md" "${ARGS[@]+"${ARGS[@]}"}"
+  --used-gateway --out "$TMP/remote.md" "${ARGS[@]+"${ARGS[@]}"}"
 "${PYTHON:-python3}" - "$TMP/remote.md" "$ROOT/BENCHMARKS.md" <<'PY'
 import re, sys
 report = open(sys.argv[1]).read().rstrip()

@@ -119,6 +119,9 @@ def main():
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--turns", type=int, default=200)
+    ap.add_argument("--used-gateway", action="store_true",
+                    help="also measure the turn latency on the gateway that served the "
+                         "throughput runs, before the fresh gateway's (a row per transport)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="spindle-remote-bench-")
@@ -154,21 +157,33 @@ def main():
                      "end of turn read)\n" % args.turns)
         lines.append("| transport | p50 ms | p99 ms | added p50 ms | added p99 ms |")
         lines.append("|---|---|---|---|---|")
-        # A fresh gateway: after the throughput runs (sessions of up to 10^5 updates still
-        # open in it) HTTP+SSE turns took 420 ms p50 against 2 ms on a fresh one (2026-11-26;
-        # a server-side effect, reported), which would hide the transport's own cost.
+        # The turn latency is measured on a fresh gateway; with --used-gateway also on the one
+        # that has just served the throughput runs (its sessions still open), first.
+        used = None
+        if args.used_gateway:
+            # WebSocket first: the first session made after the big ones takes the hit,
+            # whatever its transport (the store's reply rows, see BENCHMARKS.md).
+            used = {t: latency(args.spindle, t, url, args.turns) for t in ("ws", "http")}
         gateway.send_signal(signal.SIGTERM)
         gateway.wait(timeout=10)
         gateway, url = start_gateway(args.spindle, args.gateway, tmp)
         lat = {t: latency(args.spindle, t, url, args.turns) for t in transports}
         b50, b99 = pct(lat["stdio"], 50) * 1e3, pct(lat["stdio"], 99) * 1e3
-        for t, label in (("stdio", "stdio"), ("http", "HTTP+SSE"), ("ws", "WebSocket")):
-            p50, p99 = pct(lat[t], 50) * 1e3, pct(lat[t], 99) * 1e3
+        rows = [("stdio", "stdio", lat), ("http", "HTTP+SSE", lat), ("ws", "WebSocket", lat)]
+        if used is not None:
+            rows += [("ws", "WebSocket, used gateway (first)", used),
+                     ("http", "HTTP+SSE, used gateway (second)", used)]
+        for t, label, source in rows:
+            p50, p99 = pct(source[t], 50) * 1e3, pct(source[t], 99) * 1e3
             lines.append("| %s | %.2f | %.2f | %s | %s |" % (
                 label, p50, p99,
                 "-" if t == "stdio" else "%+.2f" % (p50 - b50),
                 "-" if t == "stdio" else "%+.2f" % (p99 - b99)))
             print(lines[-1], flush=True)
+        if used is not None:
+            lines.append("")
+            lines.append("Used gateway: the one that served the throughput runs above (their "
+                         "sessions still open), measured before the fresh one, WebSocket first.")
     finally:
         gateway.send_signal(signal.SIGTERM)
         try:
