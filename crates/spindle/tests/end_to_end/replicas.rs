@@ -729,13 +729,24 @@ fn every_session_b_lists_b_serves_at_once() {
         (spindle_store::Direction::Agent, chunk),
         20_000,
     ));
+    // Every turn is answered: a log that ends inside a turn with nobody's lease is a session
+    // to take over (replica/takeover.rs), which would start an agent and add its text.
+    let answer = r#"{"jsonrpc":"2.0","id":"p1","result":{"stopReason":"end_turn"}}"#;
+    lines.push((spindle_store::Direction::Agent, answer));
     store.append_lines(long, 1, &lines).unwrap();
     let mut created = Vec::new();
     for n in 0..20 {
         let id = store.create_session(&format!("burst {n}")).unwrap();
         let line = prompt_line(&format!("burst {n}"));
         store
-            .append_lines(id, 1, &[(spindle_store::Direction::Client, &line)])
+            .append_lines(
+                id,
+                1,
+                &[
+                    (spindle_store::Direction::Client, &line),
+                    (spindle_store::Direction::Agent, answer),
+                ],
+            )
             .unwrap();
         created.push((id, format!("burst {n}")));
     }
