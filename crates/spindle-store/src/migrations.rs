@@ -13,7 +13,11 @@
 //! by the one that does. Version 4 gives each lease an epoch (a new one at every granted claim)
 //! and records under which lease a command was taken, at which log position, and when what it
 //! led to was logged (`finished_at`): commands a dead owner took but never logged are found and
-//! taken again by the next owner.
+//! taken again by the next owner. Version 5 rebuilds SQLite's `replies` and `wire_log` as rowid
+//! tables with `UNIQUE(session_id, turn)` / `UNIQUE(session_id, seq)`, the long text last: as
+//! `WITHOUT ROWID` tables their whole rows (a 2.4 MB reply) were b-tree keys, read at every seek
+//! beside them. PostgreSQL keeps rows in a heap apart from its indexes already, so its version 5
+//! changes nothing (it is there so that both lists keep the same versions).
 
 use crate::StoreError;
 
@@ -29,7 +33,7 @@ pub struct Migration {
 }
 
 /// The highest version this build knows.
-pub const LATEST: i64 = 4;
+pub const LATEST: i64 = 5;
 
 /// The SQLite migrations.
 pub const SQLITE: &[Migration] = &[
@@ -109,6 +113,36 @@ ALTER TABLE commands ADD COLUMN finished_at INTEGER;
 UPDATE commands SET finished_at = taken_at WHERE taken_by IS NOT NULL;
 DROP INDEX commands_waiting;
 CREATE INDEX commands_unfinished ON commands(session_id) WHERE finished_at IS NULL;
+",
+    },
+    Migration {
+        version: 5,
+        summary: "replies and wire log as rowid tables (long text out of the keys)",
+        sql: "
+CREATE TABLE replies_rowid(
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    turn INTEGER NOT NULL,
+    finished INTEGER NOT NULL,
+    stop_reason TEXT,
+    text TEXT NOT NULL,
+    UNIQUE(session_id, turn)
+);
+INSERT INTO replies_rowid(session_id, turn, finished, stop_reason, text)
+    SELECT session_id, turn, finished, stop_reason, text FROM replies ORDER BY session_id, turn;
+DROP TABLE replies;
+ALTER TABLE replies_rowid RENAME TO replies;
+CREATE TABLE wire_log_rowid(
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    seq INTEGER NOT NULL,
+    direction TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    line TEXT NOT NULL,
+    UNIQUE(session_id, seq)
+);
+INSERT INTO wire_log_rowid(session_id, seq, direction, at, line)
+    SELECT session_id, seq, direction, at, line FROM wire_log ORDER BY session_id, seq;
+DROP TABLE wire_log;
+ALTER TABLE wire_log_rowid RENAME TO wire_log;
 ",
     },
 ];
@@ -194,6 +228,13 @@ DROP INDEX commands_waiting;
 CREATE INDEX commands_unfinished ON commands(session_id) WHERE finished_at IS NULL;
 ",
     },
+    Migration {
+        version: 5,
+        summary: "replies and wire log as rowid tables (long text out of the keys)",
+        // PostgreSQL's tables are heaps beside their indexes (long values TOASTed): nothing to
+        // change.
+        sql: "",
+    },
 ];
 
 /// The migrations to apply to a database at version `current` (0: none applied), or the error
@@ -235,7 +276,7 @@ mod tests {
 
     #[test]
     fn pending_is_what_lies_above_the_current_version() {
-        assert_eq!(pending(SQLITE, 0).unwrap().len(), 4);
+        assert_eq!(pending(SQLITE, 0).unwrap().len(), 5);
         assert_eq!(pending(SQLITE, 1).unwrap()[0].version, 2);
         assert!(pending(POSTGRES, LATEST).unwrap().is_empty());
         let error = pending(POSTGRES, LATEST + 1).unwrap_err();

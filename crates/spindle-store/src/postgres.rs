@@ -606,14 +606,23 @@ impl Store for PostgresStore {
             )
             .await
             .map_err(&write)?;
-            tx.execute("DELETE FROM replies WHERE session_id = $1", &[&session])
-                .await
-                .map_err(&write)?;
+            // Only the turns that changed are written (an unchanged reply gets no new row
+            // version), and only the turns that are gone are deleted.
+            tx.execute(
+                "DELETE FROM replies WHERE session_id = $1 AND turn <> ALL($2::BIGINT[])",
+                &[&session, &turns],
+            )
+            .await
+            .map_err(&write)?;
             tx.execute(
                 "INSERT INTO replies(session_id, turn, text, finished, stop_reason)
                  SELECT $1, turn, text, finished, stop_reason
                  FROM UNNEST($2::BIGINT[], $3::TEXT[], $4::BOOLEAN[], $5::TEXT[])
-                     AS t(turn, text, finished, stop_reason)",
+                     AS t(turn, text, finished, stop_reason)
+                 ON CONFLICT(session_id, turn) DO UPDATE SET text = excluded.text,
+                     finished = excluded.finished, stop_reason = excluded.stop_reason
+                 WHERE (replies.finished, replies.stop_reason, replies.text)
+                     IS DISTINCT FROM (excluded.finished, excluded.stop_reason, excluded.text)",
                 &[&session, &turns, &texts, &finished, &reasons],
             )
             .await

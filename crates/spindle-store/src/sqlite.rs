@@ -376,24 +376,52 @@ impl Store for SqliteStore {
             params![session, upto_seq, replay_json, now],
         )
         .map_err(write_error)?;
-        tx.execute(
-            "DELETE FROM replies WHERE session_id = ?1",
-            params![session],
-        )
-        .map_err(write_error)?;
-        for reply in replies {
-            tx.execute(
-                "INSERT INTO replies(session_id, turn, text, finished, stop_reason)
-                 VALUES(?1, ?2, ?3, ?4, ?5)",
-                params![
-                    session,
-                    reply.turn,
-                    display_text(&reply.text),
-                    reply.finished,
-                    reply.stop_reason.as_deref().map(display_text)
-                ],
-            )
-            .map_err(write_error)?;
+        // Only the turns that changed are written: a reply saved before and unchanged is neither
+        // rewritten nor moved (its row and its index entry stay as they are).
+        let stored_turns: Vec<i64> = {
+            let mut statement = tx
+                .prepare_cached("SELECT turn FROM replies WHERE session_id = ?1")
+                .map_err(write_error)?;
+            let rows = statement
+                .query_map(params![session], |row| row.get(0))
+                .map_err(write_error)?;
+            rows.collect::<Result<_, _>>().map_err(write_error)?
+        };
+        {
+            let mut delete = tx
+                .prepare_cached("DELETE FROM replies WHERE session_id = ?1 AND turn = ?2")
+                .map_err(write_error)?;
+            for turn in stored_turns {
+                if !replies.iter().any(|reply| reply.turn == turn) {
+                    delete
+                        .execute(params![session, turn])
+                        .map_err(write_error)?;
+                }
+            }
+            // `finished` and `stop_reason` are compared first: they sit before `text` in the row,
+            // so a changed flag is found without reading a long text.
+            let mut upsert = tx
+                .prepare_cached(
+                    "INSERT INTO replies(session_id, turn, finished, stop_reason, text)
+                     VALUES(?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT(session_id, turn) DO UPDATE SET finished = excluded.finished,
+                         stop_reason = excluded.stop_reason, text = excluded.text
+                     WHERE finished IS NOT excluded.finished
+                         OR stop_reason IS NOT excluded.stop_reason
+                         OR text IS NOT excluded.text",
+                )
+                .map_err(write_error)?;
+            for reply in replies {
+                upsert
+                    .execute(params![
+                        session,
+                        reply.turn,
+                        reply.finished,
+                        reply.stop_reason.as_deref().map(display_text),
+                        display_text(&reply.text)
+                    ])
+                    .map_err(write_error)?;
+            }
         }
         tx.commit().map_err(write_error)
     }

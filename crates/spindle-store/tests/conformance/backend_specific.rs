@@ -189,3 +189,50 @@ fn postgres_servers_starting_together_migrate_once() {
         LATEST
     );
 }
+
+#[test]
+fn sqlite_no_table_is_without_rowid_after_migrating_from_version_4_or_fresh() {
+    let migrated = Backend::sqlite("rowid-migrated");
+    crate::replies::create_at_version(&migrated, 4);
+    let fresh = Backend::sqlite("rowid-fresh");
+    for backend in [migrated, fresh] {
+        drop(backend.open());
+        let Location::Sqlite(path) = backend.location() else {
+            unreachable!()
+        };
+        let connection = rusqlite::Connection::open(path).unwrap();
+        let mut statement = connection
+            .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+            .unwrap();
+        let tables: Vec<(String, String)> = statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(tables.iter().any(|(name, _)| name == "replies"));
+        for (name, sql) in &tables {
+            assert!(
+                !sql.to_uppercase().contains("WITHOUT ROWID"),
+                "{name}: {sql}"
+            );
+        }
+        // The uniqueness the upserts and reads rely on is an index of the two integers.
+        for (table, columns) in [
+            ("replies", "session_id,turn"),
+            ("wire_log", "session_id,seq"),
+        ] {
+            let unique: i64 = connection
+                .query_row(
+                    &format!(
+                        "SELECT COUNT(*) FROM pragma_index_list('{table}') AS l
+                         WHERE l.\"unique\" = 1 AND (SELECT group_concat(name, ',')
+                             FROM pragma_index_info(l.name)) = '{columns}'"
+                    ),
+                    [],
+                    |row| row.get(0),
+                )
+                .unwrap();
+            assert_eq!(unique, 1, "{table}");
+        }
+    }
+}

@@ -8,6 +8,7 @@ use spindle_store::{Direction, LoggedLine, Store, StoreError, StoredReply};
 use crate::Backend;
 pub use crate::commands::*;
 pub use crate::leases::*;
+pub use crate::replies::*;
 
 fn logged(store: &dyn Store, session: i64) -> Vec<(i64, Direction, String)> {
     let (lines, skipped) = store.lines(session).unwrap();

@@ -7,6 +7,7 @@ mod backend_specific;
 mod cases;
 mod commands;
 mod leases;
+mod replies;
 // The crate's `test-server` module, compiled in here (a package cannot turn on its own feature
 // for its tests).
 #[allow(dead_code)]
@@ -158,4 +159,6 @@ conformance!(
     the_lease_survey_tells_live_from_expired_leases_and_finds_waiting_commands,
     commands_a_dead_owner_took_are_found_and_taken_again_once,
     a_version_3_database_keeps_its_commands_and_counts_taken_ones_finished,
+    a_version_4_database_keeps_its_replies_and_wire_lines,
+    saving_a_turn_writes_only_the_replies_that_changed,
 );
