@@ -119,7 +119,7 @@ impl Bridge {
     /// degrade).
     fn down_audience(&mut self, session: &str, mut block: Value, out: &mut Translated) -> Value {
         let Some(audience) = block
-            .get_mut("annotations")
+            .get_mut(spindle_wire::routing::ANNOTATIONS_FIELD)
             .and_then(|a| a.get_mut("audience"))
             .and_then(Value::as_array_mut)
         else {
