@@ -33,7 +33,7 @@ pub struct BridgeArgs {
     /// Serve the agent over ACP's remote transport at `http://ADDR/acp` (RFD "Streamable HTTP
     /// & WebSocket") instead of stdio: a headless gateway, no web page. Each remote
     /// `session/new` starts its own agent process; the agent speaks `--agent-protocol` (default
-    /// 2), and so does the endpoint.
+    /// 2), and each connection speaks the version it asks for at `initialize` (translated).
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
     /// With --listen: the database of sessions (default: a fresh file in the temporary
