@@ -246,14 +246,8 @@ fn inline_v2_content_reaches_v1_clients_in_valid_v1_form() {
         let mut r = Rig::new(1, 2, case.policy);
         r.handshake(None);
         assert_eq!(r.bridge.route(), Route::V1ClientV2Agent);
-        let from = r.client_log.len();
-        for u in &case.input {
-            r.agent_update(u.clone());
-        }
         let name = format!("{} ({:?})", case.name, case.policy);
-        assert_eq!(r.client_updates(from), case.output, "{name}");
-        assert_eq!(r.errors(), case.errors, "{name}");
-        assert_eq!(r.warnings(), case.warnings, "{name}");
+        r.check_updates(&name, &case.input, &case.output, case.errors, case.warnings);
     }
 }
 

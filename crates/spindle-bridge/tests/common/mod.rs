@@ -182,6 +182,25 @@ impl Rig {
             .map(|l| l["params"]["update"].clone())
             .collect()
     }
+
+    /// Sends the agent updates `input` and checks every update the client received from them,
+    /// and the error and warning codes, naming the case `name` in a failure.
+    pub fn check_updates(
+        &mut self,
+        name: &str,
+        input: &[Value],
+        output: &[Value],
+        errors: &[&str],
+        warnings: &[&str],
+    ) {
+        let from = self.client_log.len();
+        for update in input {
+            self.agent_update(update.clone());
+        }
+        assert_eq!(self.client_updates(from), output, "{name}");
+        assert_eq!(self.errors(), errors, "{name}");
+        assert_eq!(self.warnings(), warnings, "{name}");
+    }
 }
 
 pub fn text(t: &str) -> Value {
