@@ -136,5 +136,5 @@ pub use model::{
     TerminalExit, ToolCall, ToolTerminal, Transcript, WriteStatus,
 };
 pub use model::{Diagnostic, EntryView};
-pub use ops::{Applied, RenderOp};
+pub use ops::{Applied, RenderOp, coalesce_render_ops};
 pub use replay::{TurnReply, recording_line_received, recording_line_sent, replay_recording};

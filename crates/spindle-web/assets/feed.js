@@ -6,57 +6,13 @@
 // and {session, type: "joined", fresh, state} once a tab watches (`fresh`: the stream was opened
 // for it, so its first `reset` is coming; otherwise the tab fetches a snapshot itself).
 //
-// The worker also coalesces each `ops` frame before posting it: consecutive `append_text` ops of
-// one batch to the same entry become one op (a fast stream's batch is mostly chunks of one
-// message: about three ops in four go). The tab then parses a smaller frame and applies fewer
-// ops; each batch's op count (`batches`) is rewritten so the tab still knows each op's batch.
-// Loaded as a page script too: the tab's side of the feed (`SpindleFeed.create`), which coalesces
-// the frames of a tab's own EventSource (no shared worker) the same way.
+// The frames are posted as they came: the server already sends each batch's appends to one entry
+// as one op, so the worker neither parses nor rewrites them (on two cores it competed with the
+// tab for a core while a fast stream lasted).
+// Loaded as a page script too: the tab's side of the feed (`SpindleFeed.create`).
 "use strict";
 
 (function () {
-// One frame's JSON text coalesced: appends merged within each batch only (the tab skips ops of
-// batches a record's content already reflects, so an op never spans two batches). Returns the
-// text unchanged when nothing merges or it is not a frame of ops.
-function coalesceOps(text) {
-  let frame;
-  try { frame = JSON.parse(text); } catch (_) { return text; }
-  if (!frame || !Array.isArray(frame.ops)) return text;
-  const ops = frame.ops;
-  const marks = Array.isArray(frame.batches) ? frame.batches : null;
-  const spans = marks || [[null, ops.length]];
-  const out = [];
-  const outMarks = [];
-  let at = 0;
-  let merged = 0;
-  for (const mark of spans) {
-    const end = Math.min(ops.length, at + Math.max(0, Number(mark[1]) || 0));
-    const first = out.length;
-    let run = null; // texts of the append run that ends `out`, or null
-    let runOp = null;
-    for (let k = at; k < end; k++) {
-      const op = ops[k];
-      if (run !== null && op && op.op === "append_text" && op.id === runOp.id && typeof op.text === "string") {
-        run.push(op.text);
-        merged += 1;
-        continue;
-      }
-      if (run !== null && run.length > 1) runOp.text = run.join("");
-      run = null;
-      if (op && op.op === "append_text" && typeof op.text === "string") { run = [op.text]; runOp = op; }
-      out.push(op);
-    }
-    if (run !== null && run.length > 1) runOp.text = run.join("");
-    outMarks.push([mark[0], out.length - first]);
-    at = end;
-  }
-  if (merged === 0) return text;
-  for (; at < ops.length; at++) out.push(ops[at]);
-  frame.ops = out;
-  if (marks) frame.batches = outMarks;
-  return JSON.stringify(frame);
-}
-
 // In a page: the tab's side of the feed (app.js). `reset(data, id)` starts the view from a
 // snapshot frame, `ops(data, id, after)` queues a frame (with `after`: only its batches after that
 // counter), `broken()` when the worker failed (the view starts over).
@@ -90,7 +46,7 @@ function create({ api, banner, setConn, parseId, session, reset, ops, broken }) 
     es.addEventListener("open", () => setConn("live"));
     es.addEventListener("error", () => setConn(es.readyState === EventSource.CLOSED ? "offline" : "reconnecting"));
     es.addEventListener("reset", (event) => { if (source === es) reset(event.data, event.lastEventId); });
-    es.addEventListener("ops", (event) => { if (source === es) ops(coalesceOps(event.data), event.lastEventId); });
+    es.addEventListener("ops", (event) => { if (source === es) ops(event.data, event.lastEventId); });
   }
 
   function close() {
@@ -136,7 +92,7 @@ function create({ api, banner, setConn, parseId, session, reset, ops, broken }) 
 }
 
 if (typeof SharedWorkerGlobalScope === "undefined" || !(self instanceof SharedWorkerGlobalScope)) {
-  self.SpindleFeed = Object.freeze({ create, coalesce: coalesceOps });
+  self.SpindleFeed = Object.freeze({ create });
   return;
 }
 
@@ -181,7 +137,7 @@ function open(session) {
     }
   });
   for (const type of ["reset", "ops"]) {
-    source.addEventListener(type, (event) => post(stream, { session, type, data: type === "ops" ? coalesceOps(event.data) : event.data, id: event.lastEventId }));
+    source.addEventListener(type, (event) => post(stream, { session, type, data: event.data, id: event.lastEventId }));
   }
   streams.set(session, stream);
   return stream;

@@ -140,7 +140,9 @@ impl SessionCore {
         }
         self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
         if !ops.is_empty() {
-            self.publish_ops(&ops);
+            // One batch is one SSE frame the page applies at once: its states in between are
+            // never seen, so a fast stream's appends go out as one op per entry.
+            self.publish_ops(&spindle_engine::coalesce_render_ops(ops));
         }
     }
 

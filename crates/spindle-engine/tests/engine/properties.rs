@@ -287,6 +287,42 @@ proptest! {
         prop_assert_eq!(text_only.replay_json(), scanned.replay_json());
     }
 
+    // What the web server publishes: each batch's ops coalesced. A view that applies whole
+    // batches ends every batch where the raw ops leave it, with no more ops than they had.
+    #[test]
+    fn coalesced_batches_rebuild_what_the_raw_ops_do(
+        config in config_strategy(),
+        lines in prop::collection::vec(line_strategy(), 0..40),
+        sizes in prop::collection::vec(1usize..8, 1..12),
+    ) {
+        let mut engine = TranscriptEngine::new(config);
+        let mut view = View::default();
+        let mut raw_view = View::default();
+        let lines: Vec<String> = lines.into_iter().filter(|l| !l.trim().is_empty()).collect();
+        let mut rest = lines.as_slice();
+        let mut size = sizes.iter().cycle();
+        while !rest.is_empty() {
+            let (batch, later) = rest.split_at((*size.next().unwrap()).min(rest.len()));
+            rest = later;
+            let ops: Vec<RenderOp> = batch.iter().flat_map(|line| engine.apply_recorded_line(line).ops).collect();
+            for op in &ops {
+                raw_view.apply(op).map_err(TestCaseError::fail)?;
+            }
+            let coalesced = spindle_engine::coalesce_render_ops(ops.clone());
+            prop_assert!(coalesced.len() <= ops.len());
+            for op in &coalesced {
+                view.apply(op).map_err(TestCaseError::fail)?;
+            }
+            prop_assert_eq!(view.rendered(), raw_view.rendered());
+            prop_assert_eq!(view.rendered(), snapshot_view(&engine));
+            let usage = |ops: &[RenderOp]| ops.iter().rev().find_map(|op| match op {
+                RenderOp::SetUsage { usage } => Some(usage.clone()),
+                _ => None,
+            });
+            prop_assert_eq!(usage(&coalesced), usage(&ops));
+        }
+    }
+
     #[test]
     fn chunk_splitting_never_changes_the_final_text(
         text in "\\PC{0,60}",
