@@ -3,7 +3,7 @@
 "use strict";
 
 module.exports = function register(h) {
-  const { scenario, eventually, assert, newSession, send, waitTurns, greeted, shot } = h;
+  const { scenario, eventually, assert, newSession, send, waitTurns, finishedTurns, greeted, shot } = h;
 
   // What the windowed list may draw at once (window.js MAX_DRAWN), per list.
   const MAX_DRAWN = 160;
@@ -180,10 +180,12 @@ module.exports = function register(h) {
     await page.evaluate(() => { document.getElementById("transcript").scrollTop = 0; });
     await waitTurns(page, base, id, 4);
     const expected = await transcriptOf(page, base, id);
-    await page.evaluate(() => window.SpindleView.loadAll());
+    // Everything loaded and read at once (the reader is at the top: in the next frame the page
+    // lets go of the newest entries again).
+    const loadedView = () => page.evaluate(async () => { await window.SpindleView.loadAll(); return window.SpindleView.entries(); });
     await eventually("page view equals the server transcript", async () =>
-      JSON.stringify(await viewOf(page)) === JSON.stringify(expected), 30000);
-    const ids = (await viewOf(page)).map((e) => e.id);
+      JSON.stringify(await loadedView()) === JSON.stringify(expected), 30000);
+    const ids = (await loadedView()).map((e) => e.id);
     assert(new Set(ids).size === ids.length, "no entry twice");
     await page.close();
   });
@@ -205,15 +207,55 @@ module.exports = function register(h) {
     assert(JSON.stringify(view) === JSON.stringify(expected), "every entry, the dropped ones checked by digest (" + view.length + " of " + expected.length + ")");
     const shownKinds = expected.filter(transcriptKinds);
     await scrollToTop(page, shownKinds[0].id);
+    // At the top, the oldest are back and the newest let go in turn (see the next scenario).
     const back = await page.evaluate(() => window.SpindleView.stats());
-    assert(back.dropped === 0 && back.loaded === expected.length, "scrolled to the top, all loaded again: " + JSON.stringify(back));
+    assert(back.dropped === 0 && back.loadedFrom === 0 && back.newerFrom !== null && back.loaded <= LOADED_LIMIT, "scrolled to the top, the oldest loaded again: " + JSON.stringify(back));
     view = await viewOf(page);
-    assert(JSON.stringify(view) === JSON.stringify(expected), "every entry loaded back once, in order");
+    const byId = new Map(expected.map((e, at) => [e.id, { at, json: JSON.stringify(e) }]));
+    assert(view.every((e, k) => byId.get(e.id) && byId.get(e.id).json === JSON.stringify(e) && (k === 0 || byId.get(view[k - 1].id).at < byId.get(e.id).at)),
+      "the entries held are the server's, once, in order");
     await scrollToBottom(page, shownKinds[shownKinds.length - 1].id);
+    view = await viewOf(page);
+    assert(JSON.stringify(view) === JSON.stringify(expected), "every entry back once, in order");
     await eventually("dropped again once following the end", async () => {
       const st = await page.evaluate(() => window.SpindleView.stats());
       return st.dropped > 0 && st.loaded <= LOADED_LIMIT;
     });
+    await page.close();
+  });
+
+  scenario("reading far up while a long turn streams, the page lets go of the newest entries and fetches them back scrolling down", async ({ context, base }) => {
+    const page = await context.newPage();
+    const id = await longSession(page, base, 20000, "top-of-a-session-read-while-it-grows");
+    const first = (await transcriptOf(page, base, id)).filter(transcriptKinds)[0].id;
+    await scrollToTop(page, first);
+    // The turn is sent by another client (a prompt sent here would follow the end).
+    const sent = await page.request.post(base + "/api/sessions/" + id + "/prompt", { data: { text: "/stream 40000 mixed" } });
+    assert(sent.ok(), "prompt accepted: " + sent.status());
+    let most = 0;
+    await eventually("the newest entries let go, the records bounded", async () => {
+      const st = await page.evaluate(() => window.SpindleView.stats());
+      most = Math.max(most, st.loaded);
+      assert(st.loaded <= LOADED_LIMIT + 300, "records bounded while the reader is up: " + JSON.stringify(st));
+      return st.newerFrom !== null && (await finishedTurns(page, base, id)) >= 4;
+    }, 60000);
+    await waitTurns(page, base, id, 4);
+    const st = await page.evaluate(() => window.SpindleView.stats());
+    assert(st.loaded <= LOADED_LIMIT && st.newerFrom !== null && st.newerEnd > st.newerFrom, "after the turn: " + JSON.stringify(st));
+    assert((await inView(page)).some((e) => e.id === first), "the reader's place kept at the top");
+    const expected = await transcriptOf(page, base, id);
+    assert(expected.length > LOADED_LIMIT + 200, "a session longer than the limit: " + expected.length);
+    const shown = expected.filter(transcriptKinds);
+    await scrollToBottom(page, shown[shown.length - 1].id);
+    await eventually("every newer entry back, following the end again", async () => {
+      const now = await page.evaluate(() => window.SpindleView.stats());
+      return now.newerFrom === null && now.loaded <= LOADED_LIMIT;
+    });
+    const view = await viewOf(page);
+    assert(JSON.stringify(view) === JSON.stringify(expected), "every entry once, in order (" + view.length + " of " + expected.length + ")");
+    await send(page, "after reading");
+    await waitTurns(page, base, id, 5);
+    assert((await page.textContent("#transcript")).includes("after reading"), "the next prompt shown at the end");
     await page.close();
   });
 

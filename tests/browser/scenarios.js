@@ -454,7 +454,7 @@ require("./daily.js")({
 require("./markdown.js")({ scenario, startServer, eventually, assert, newSession, send, waitTurns, shot });
 
 require("./perf.js")({
-  scenario, eventually, assert, newSession, send, waitTurns, greeted, shot,
+  scenario, eventually, assert, newSession, send, waitTurns, finishedTurns, greeted, shot,
 });
 
 // ---- runner ---------------------------------------------------------------------------------
@@ -465,11 +465,11 @@ require("./perf.js")({
 const assetDir = process.env.SPINDLE_BROWSER_ASSETS || "";
 async function serveAssetsFromDisk(context, dir) {
   const types = { "index.html": "text/html; charset=utf-8", "app.css": "text/css; charset=utf-8" };
-  await context.route(/\/(app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|entries\.js|window\.js|search\.js|feed\.js|app\.css)?$/, async (route) => {
+  await context.route(/\/(app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|entries\.js|window\.js|range\.js|search\.js|feed\.js|app\.css)?$/, async (route) => {
     const url = new URL(route.request().url());
     const name = url.pathname.slice(1) || "index.html";
     // The token URL answers with a redirect and a cookie: left to the server.
-    if (url.search || !/^(index\.html|app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|entries\.js|window\.js|search\.js|feed\.js|app\.css)$/.test(name)) {
+    if (url.search || !/^(index\.html|app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|entries\.js|window\.js|range\.js|search\.js|feed\.js|app\.css)$/.test(name)) {
       await route.continue();
       return;
     }

@@ -26,14 +26,9 @@
   let epoch = 0; // changes whenever the view is cleared (answers for an older view are dropped)
   const recs = new Map(); // entry id -> record { id, kind, index, view, text, node?, height? }
   let timeline = []; // every record the page holds, by timeline index
-  let loadedFrom = 0; // timeline index of the first entry of the loaded tail (older ones not here)
   let generation = null; // the server generation of the stream's event ids
   let applied = 0; // counter of the last batch applied
-  // Ops about entries not loaded yet (older than the tail), kept with their batch counter until
-  // the page of entries they belong to arrives (bounded; past the bound the view starts over).
-  const pendingOld = new Map();
-  let pendingCount = 0;
-  const PENDING_LIMIT = 20000;
+  const PENDING_LIMIT = 20000; // ops held for entries being fetched (past it the view starts over)
   let commands = []; // the agent's available commands (SetCommands)
 
   function el(tag, cls, text) {
@@ -64,7 +59,7 @@
     session: () => current,
     agent: () => panels.agent(),
     commands: () => commands,
-    sent: () => { refreshSessions(); transcript.followEnd(); schedule(); },
+    sent: () => { refreshSessions(); range.followEnd(); schedule(); },
   });
   const entries = window.SpindleEntries.create({
     el, fileDiff: window.SpindleCards.fileDiff, markdown: window.SpindleMarkdown,
@@ -90,12 +85,14 @@
   // ---- the windowed lists ------------------------------------------------------------------
 
   const hasCards = (rec) => !!(rec.cards && rec.cards.childNodes.length);
-  const drawnHooks = { wanted: () => schedule(), done: () => {} };
+  // `wanted`: the reader scrolled (drawn in the next frame); `again`: the list's own follow-up
+  // (heights measured, a clamped scroll), paced like the ops.
+  const drawnHooks = { wanted: () => schedule(), again: () => schedule(false), done: () => {} };
   const transcript = window.SpindleWindow.create({
-    container: $("transcript"), entries, keep: hasCards, needOlder: () => loadOlder(), onDrawn: drawnHooks, wantText: (rec) => restore(rec),
+    container: $("transcript"), entries, keep: hasCards, needOlder: () => range.loadOlder(), needNewer: () => range.loadNewer(), onDrawn: drawnHooks, wantText: (rec) => restore(rec),
   });
   const thoughts = window.SpindleWindow.create({
-    container: $("thoughts"), entries, keep: hasCards, needOlder: () => loadOlder(), onDrawn: drawnHooks, wantText: (rec) => restore(rec),
+    container: $("thoughts"), entries, keep: hasCards, needOlder: () => range.loadOlder(), needNewer: () => range.loadNewer(), onDrawn: drawnHooks, wantText: (rec) => restore(rec),
   });
   const lists = [transcript, thoughts];
   $("thoughts-pane").addEventListener("toggle", () => { thoughts.invalidate(); schedule(); });
@@ -172,6 +169,12 @@
   const FRAME_BUDGET_MS = 6;
   const DRAW_SLOW_MS = 6; // a frame's DOM work (flush, layout) this long lets the next one skip it
   let drawLater = false;
+  // While ops stream in, the DOM is drawn at most every DRAW_EVERY_MS (every other frame at 60 Hz):
+  // a frame that only applies ops to the model is cheap (no style, layout or paint), so the page's
+  // frames keep the display's rate and input stays smooth while text is redrawn at 30 Hz.
+  const DRAW_EVERY_MS = 30;
+  let drawnAt = -Infinity; // performance.now() of the last frame that drew
+  let drawWanted = true; // something other than ops asked for a frame since the last drawn one
 
   function parseId(id) {
     const m = /^(\d+)-(\d+)$/.exec(String(id || ""));
@@ -205,10 +208,13 @@
     batches += marks.length;
     queue.push({ ops, marks, id, at: 0, mark: 0, left: marks.length ? Number(marks[0][1]) : ops.length });
     queued += ops.length;
-    schedule();
+    schedule(false);
   }
 
-  function schedule() {
+  // A frame is wanted; `draw` (the default) for anything but ops and the lists' own follow-ups:
+  // that frame draws whatever the pacing (a click, a scroll, a resize is never held back).
+  function schedule(draw) {
+    if (draw !== false) drawWanted = true;
     if (frameRequested) return;
     frameRequested = true;
     requestAnimationFrame(frame);
@@ -251,14 +257,15 @@
     const applied_ = performance.now();
     // Behind a fast stream (ops left over) after a frame whose DOM work was long: this frame only
     // applies ops to the model, the next one draws (the DOM and its layout half as often).
-    const modelOnly = drawLater && queue.length > 0;
-    if (!modelOnly) flush();
+    const paced = n > 0 && !drawWanted && started - drawnAt < DRAW_EVERY_MS;
+    const modelOnly = (drawLater && queue.length > 0) || paced;
+    if (!modelOnly) { drawnAt = started; drawWanted = false; flush(); }
     const flushed = performance.now();
     if (!modelOnly) window.SpindleWindow.renderAll(lists);
     drawLater = !modelOnly && queue.length > 0 && performance.now() - applied_ > DRAW_SLOW_MS;
     // (Once the stream pauses, the entries it was still writing to are shed too, a second later.)
     // (A pass looks at the held records only, at most every 250 ms while ops are still queued.)
-    if (timeline.length > RECORD_LIMIT + DROP_SLACK) dropFar();
+    range.trim();
     if (heldRecs.size > HELD_LIMIT && (!queue.length || frameTime - shedAt >= SHED_EVERY_MS) && shedFar() && !queue.length && !shedTimer) shedTimer = setTimeout(() => { shedTimer = 0; schedule(); }, 1100);
     trees.ask();
     const end = performance.now();
@@ -266,7 +273,7 @@
     if (end - started > 40 && slowFrames.length < 50) {
       slowFrames.push({ ops: n, apply: Math.round(applied_ - started), flush: Math.round(flushed - applied_), render: Math.round(end - flushed) });
     }
-    if (queue.length) schedule();
+    if (queue.length || modelOnly) schedule(false);
   }
 
   // ---- finished messages: the server's rendering (trees.js) ---------------------------------
@@ -306,14 +313,9 @@
     for (const rec of timeline) if (rec.node) entries.unbuild(rec);
     recs.clear();
     timeline = [];
-    loadedFrom = 0;
-    lowestLoaded = 0;
-    dropped.reset();
-    pendingOld.clear();
-    pendingCount = 0;
+    range.reset();
     dirtyFill.clear();
     dirtyText.clear();
-    loading = null;
     heldRecs.clear();
     restoreHeld = 0;
     restoring.clear(), restoreWanted.clear();
@@ -383,18 +385,6 @@
     dirtyText.delete(rec);
   }
 
-  // An op about an entry the page does not hold: kept when it may be about an older entry that
-  // is not loaded yet; `false` when the entry is simply unknown.
-  function holdForOlder(id, op, counter) {
-    if (loadedFrom === 0) return false;
-    // (Maybe about a dropped entry: its text may now differ from what the digest says.)
-    dropped.opForUnloaded();
-    if (!pendingOld.has(id)) pendingOld.set(id, []);
-    pendingOld.get(id).push({ op, counter });
-    if (++pendingCount > PENDING_LIMIT) reconnect();
-    return true;
-  }
-
   // Whole-entry changes (insert of a known id, update): the view and the text are replaced.
   function updateRecord(rec, entry, counter) {
     const kind = String(entry.kind || "unknown");
@@ -421,12 +411,13 @@
       const entry = op.entry || {};
       const known = recs.get(String(entry.id));
       if (known) { if (counter > known.skipUpTo) updateRecord(known, entry, counter); }
+      else if (range.newerFrom() !== null) range.insertBelow(op, counter);
       else place(newRecord(entry, op.index, -1));
     },
     update_entry: (op, counter) => {
       const rec = recs.get(String(op.id));
       if (!rec) {
-        if (!holdForOlder(String(op.id), op, counter)) place(newRecord(op.entry || {}, undefined, -1));
+        if (!range.holdForOlder(String(op.id), op, counter)) place(newRecord(op.entry || {}, undefined, -1));
         return;
       }
       if (counter <= rec.skipUpTo) return;
@@ -435,7 +426,7 @@
     remove_entry: (op) => { const rec = recs.get(String(op.id)); if (rec) removeRecord(rec); },
     append_text: (op, counter) => {
       const rec = recs.get(String(op.id));
-      if (!rec) { holdForOlder(String(op.id), op, counter); return; }
+      if (!rec) { range.holdForOlder(String(op.id), op, counter); return; }
       if (counter <= rec.skipUpTo) return;
       rec.touchedAt = frameTime;
       if (rec.shed || restoring.has(rec)) { holdUntilRestored(rec, op, counter); return; }
@@ -445,7 +436,7 @@
     },
     truncate_text: (op, counter) => {
       const rec = recs.get(String(op.id));
-      if (!rec) { holdForOlder(String(op.id), op, counter); return; }
+      if (!rec) { range.holdForOlder(String(op.id), op, counter); return; }
       if (counter <= rec.skipUpTo) return;
       rec.touchedAt = frameTime;
       // Cut inside a text held clipped (or not held): the whole text comes from the server first.
@@ -458,8 +449,7 @@
       if (rec.list) rec.list.changed(rec);
     },
     web_window: (op) => {
-      loadedFrom = lowestLoaded = Math.max(0, Number(op.first) || 0);
-      transcript.setUnloaded(loadedFrom);
+      range.setWindow(op.first);
     },
     set_state: setState,
     set_usage: (op) => { usageOp = op; },
@@ -523,52 +513,6 @@
     return streaming;
   }
 
-  // Far entries go back to "not loaded" (so the page's records, not only their texts, are
-  // bounded whatever the session's length): while every list follows the end and nothing is
-  // being fetched, once more than RECORD_LIMIT + DROP_SLACK records are loaded, the oldest are
-  // dropped down to RECORD_LIMIT (never a drawn one, one holding a card, one being fetched back,
-  // one written to in the last second, the newest plan) and `loadedFrom` moves up past them;
-  // scrolling up fetches them again like any older entries. Ops about them are held like ops
-  // about not-yet-loaded entries. What the page applied to them stays checkable in O(1) memory:
-  // loaded.js keeps a sum of digests of the dropped records, compared in SpindleView.entries()
-  // with the server's entries of that range.
-  const RECORD_LIMIT = 2000;
-  const DROP_SLACK = 500;
-  let lowestLoaded = 0; // lowest timeline index loaded since the snapshot (dropped ones included)
-  const dropped = window.SpindleLoaded.create(entries);
-  let keepLoaded = 0; // loadAll() running: nothing is dropped
-
-  function dropFar() {
-    if (timeline.length <= RECORD_LIMIT + DROP_SLACK || loading || restoreBusy || restoreWanted.size || keepLoaded || search.busy()) return;
-    if (!lists.every((list) => list.following())) return;
-    let upTo = timeline[timeline.length - RECORD_LIMIT].index;
-    for (const list of lists) { const d = list.drawn(); if (d.length) upTo = Math.min(upTo, d[0].index - KEEP_NEAR); }
-    let newestPlan = null;
-    for (let i = timeline.length - 1; i >= 0 && !newestPlan; i--) if (timeline[i].kind === "plan") newestPlan = timeline[i];
-    const gone = new Set();
-    const kept = [];
-    let i = 0;
-    for (; i < timeline.length && timeline[i].index < upTo; i++) {
-      const rec = timeline[i];
-      if (rec.node || hasCards(rec) || restoring.has(rec) || rec === newestPlan || frameTime - rec.touchedAt < 1000) { kept.push(rec); continue; }
-      gone.add(rec);
-    }
-    if (!gone.size) return;
-    for (const rec of gone) {
-      dropped.add(rec);
-      cards.release(rec);
-      recs.delete(rec.id);
-      heldRecs.delete(rec);
-      dirtyFill.delete(rec);
-      dirtyText.delete(rec);
-    }
-    for (const list of lists) list.removeMany(gone);
-    // Every entry below the first one not looked at is dropped or kept.
-    loadedFrom = Math.max(loadedFrom, i < timeline.length ? timeline[i].index : upTo);
-    timeline = kept.concat(timeline.slice(i));
-    transcript.setUnloaded(loadedFrom);
-  }
-
   // Asks for a shed record's text (or the whole of a clipped one) from the server.
   function restore(rec) {
     if ((!rec.shed && !rec.long) || recs.get(rec.id) !== rec) return;
@@ -629,78 +573,33 @@
     });
   }
 
-  // ---- older entries, on demand -------------------------------------------------------------
-
-  let loading = null; // the page of older entries being fetched (a Promise)
-
-  function loadOlder(limit = 200) {
-    if (loading) return loading;
-    if (loadedFrom === 0 || current === null) return Promise.resolve(false);
-    const asked = epoch;
-    const session = current;
-    const url = "/api/sessions/" + encodeURIComponent(session) + "/entries?before=" + loadedFrom + "&limit=" + limit;
-    const done = api(url).then((page) => {
-      if (asked !== epoch || session !== current) return false;
-      const cut = parseId(page.event);
-      if (!cut || (generation !== null && cut.generation !== generation)) { reconnect(); return false; }
-      const fresh = [];
-      for (const item of Array.isArray(page.entries) ? page.entries : []) {
-        const entry = item && item.entry;
-        if (!entry || recs.has(String(entry.id))) continue;
-        fresh.push(newRecord(entry, Number(item.index), cut.counter));
-      }
-      for (const rec of fresh) {
-        place(rec);
-        // Back from a dropped range: out of the digest (the server's version, see dropFar).
-        if (dropped.count() && rec.index >= lowestLoaded) dropped.back(rec);
-      }
-      loadedFrom = Math.min(loadedFrom, Math.max(0, Number(page.first) || 0));
-      lowestLoaded = Math.min(lowestLoaded, loadedFrom);
-      transcript.setUnloaded(loadedFrom);
-      // Ops that came for these entries after the page was cut are applied now, in order.
-      for (const rec of fresh) {
-        const held = pendingOld.get(rec.id);
-        if (!held) continue;
-        pendingOld.delete(rec.id);
-        pendingCount -= held.length;
-        for (const { op, counter } of held) if (counter > cut.counter) apply(op, counter);
-      }
-      if (loadedFrom === 0) { pendingOld.clear(); pendingCount = 0; }
-      schedule();
-      return true;
-    }).catch((e) => {
-      if (asked === epoch) banner("Cannot load older entries: " + e.message, "error");
-      return false;
-    }).finally(() => { if (loading === done) loading = null; });
-    loading = done;
-    return done;
-  }
-
-  // Every older entry (the search needs them all).
-  async function loadAll(progress) {
-    const asked = epoch;
-    keepLoaded += 1;
-    try {
-      while (loadedFrom > 0 && asked === epoch) {
-        if (progress) progress(loadedFrom);
-        const ok = await loadOlder(500);
-        if (!ok && loadedFrom > 0) return false;
-      }
-      return asked === epoch;
-    } finally {
-      keepLoaded -= 1;
-    }
-  }
+  // Which entries the page holds records for (range.js): older ones on demand, far ones let go.
+  const range = window.SpindleRange.create({
+    api, banner, parseId, entries, lists, transcript, thoughts, listFor, hasCards, cards,
+    model: {
+      get timeline() { return timeline; },
+      set timeline(value) { timeline = value; },
+      recs, heldRecs, dirtyFill, dirtyText,
+    },
+    session: () => current, epoch: () => epoch, generation: () => generation,
+    reconnect, schedule, apply, place, newRecord, removeRecord,
+    busy: () => restoreBusy || restoreWanted.size > 0 || search.busy(),
+    restoring: (rec) => restoring.has(rec),
+    frameTime: () => frameTime,
+    keepNear: KEEP_NEAR,
+    pendingLimit: PENDING_LIMIT,
+  });
 
   // The search reads the server's entries (the page holds the text of a few only), a page at a
   // time; a match is brought in (older entries loaded, its text fetched back) when shown.
   const search = window.SpindleSearch.create({
     $, el,
-    end: () => (timeline.length ? timeline[timeline.length - 1].index + 1 : 0),
+    end: () => Math.max(range.newerEnd(), timeline.length ? timeline[timeline.length - 1].index + 1 : 0),
     fetchEntries: (before, limit) => api("/api/sessions/" + encodeURIComponent(current) + "/entries?before=" + before + "&limit=" + limit),
     reveal: async (match, done) => {
       const asked = epoch;
-      while (!recs.has(match.id) && loadedFrom > 0 && asked === epoch) if (!(await loadOlder(500))) break;
+      while (!recs.has(match.id) && range.loadedFrom() > 0 && asked === epoch) if (!(await range.loadOlder(500))) break;
+      while (!recs.has(match.id) && range.newerFrom() !== null && asked === epoch) if (!(await range.loadNewer(500))) break;
       const rec = recs.get(match.id);
       if (!rec || asked !== epoch) return;
       restore(rec);
@@ -740,24 +639,24 @@
 
   // Read-only view of the applied state, for tests and debugging: what each entry's text
   // buffer holds, in timeline order (every entry the page holds: after a reopen, the tail and
-  // what was loaded since); `loadAll()` loads the older ones; `stats()` counts what is drawn.
+  // what was loaded since); `loadAll()` loads the others; `stats()` counts what is drawn.
   window.SpindleView = Object.freeze({
     // (Entries dropped back to "not loaded" are answered with the server's when their digests add
-    // up to what the page dropped; see dropFar.)
+    // up to what the page dropped; see range.js.)
     entries: async () => {
       const transcriptDoc = () => api("/api/sessions/" + encodeURIComponent(current) + "/transcript");
-      const doc = dropped.count() ? await transcriptDoc() : null;
+      const doc = range.dropped().count() ? await transcriptDoc() : null;
       const list = timeline.slice();
       const held = await entries.checked(list, doc ? () => doc : transcriptDoc);
       if (!doc) return held;
-      return window.SpindleLoaded.merge(held, list, dropped.check(doc, lowestLoaded, loadedFrom, (id) => recs.has(id)));
+      return range.checkDropped(held, list, doc);
     },
-    loadAll: () => loadAll(),
+    loadAll: () => range.loadAll(),
     stats: () => ({
       // (`held` and `textLength` count the dropped entries too: what the page applied.)
-      held: timeline.length + dropped.count(), loaded: timeline.length, dropped: dropped.count(), loadedFrom, queued, pendingOld: pendingCount, frames, events, batches, slowFrames,
+      held: timeline.length + range.dropped().count(), loaded: timeline.length, ...range.stats(), queued, frames, events, batches, slowFrames,
       drawn: transcript.drawnCount() + thoughts.drawnCount(),
-      withText: heldRecs.size, textLength: dropped.textLength() + timeline.reduce((n, rec) => n + (rec.shed ? rec.shed.length : entries.lengthOf(rec)), 0),
+      withText: heldRecs.size, textLength: range.dropped().textLength() + timeline.reduce((n, rec) => n + (rec.shed ? rec.shed.length : entries.lengthOf(rec)), 0),
     }),
   });
 

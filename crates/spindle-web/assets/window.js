@@ -2,7 +2,9 @@
 // scroll container's viewport have DOM nodes; a spacer above and one below stand for the rest,
 // with their heights measured once drawn (cached per record) or guessed until then. Entries the
 // page has not loaded yet (older than its first record) are a number, guessed at the average
-// height, in the upper spacer.
+// height, in the upper spacer; entries newer than its last record that it let go (the reader
+// scrolled far up while the session grew) are a number in the lower spacer, and the list does not
+// follow the end until they are back.
 //
 // Layout is read once per frame, in `render()`, never per op. The list follows the end (stays
 // scrolled to the bottom) while the reader is there; otherwise the first visible record keeps
@@ -24,7 +26,7 @@
   // "At the end" for following: within this many pixels of the bottom.
   const FOLLOW_SLACK = 80;
 
-  function create({ container, entries, keep, needOlder, onDrawn, wantText }) {
+  function create({ container, entries, keep, needOlder, needNewer, onDrawn, wantText }) {
     const top = document.createElement("div");
     const bottom = document.createElement("div");
     top.className = bottom.className = "spacer";
@@ -36,6 +38,7 @@
     let items = []; // records in timeline order (by rec.index)
     let drawn = []; // the records drawn now, in order
     let unloaded = 0; // entries above items[0] the page has not loaded
+    let unloadedBelow = 0; // entries below the last record the page has not loaded (let go)
     let follow = true;
     let width = 0;
     let pending = false; // a render is wanted
@@ -52,7 +55,7 @@
       // changed size) does not decide anything: the reveal does.
       if (target) return;
       anchorRec = null;
-      follow = container.scrollHeight - container.scrollTop - container.clientHeight < FOLLOW_SLACK;
+      follow = unloadedBelow === 0 && container.scrollHeight - container.scrollTop - container.clientHeight < FOLLOW_SLACK;
       want();
       onDrawn.wanted();
     });
@@ -158,6 +161,7 @@
       edited.clear();
       drawn = [];
       unloaded = 0;
+      unloadedBelow = 0;
       follow = true;
       target = null;
       anchorRec = null;
@@ -192,7 +196,8 @@
       sumOffsets();
       // Offsets in the scroll container (records' offsets plus the unloaded entries above).
       const at = (i) => above + offsets[i];
-      const total = at(items.length);
+      const below = unloadedBelow > 0 ? unloadedBelow * averageHeight() : 0;
+      const total = at(items.length) + below;
       // The anchor: the record the reader looks at (kept from the last frame unless they
       // scrolled), and how far below its top the viewport starts.
       let anchor = -1;
@@ -265,7 +270,7 @@
         if (changed && !following) {
           sumOffsets();
           setHeight(top, at(first));
-          setHeight(bottom, Math.max(0, at(items.length) - at(last)));
+          setHeight(bottom, Math.max(0, at(items.length) + below - at(last)));
         }
         // Scroll: to the end, to the target, or keeping the anchor where it was on screen.
         if (target) {
@@ -290,10 +295,12 @@
         if (Math.abs(container.scrollTop - wantTop) > viewHeight / 2 && !target) pending = true;
         // Near the top of what is loaded: ask for older entries.
         if (!follow && unloaded > 0 && container.scrollTop < above + 2 * viewHeight) needOlder();
+        // Near the bottom of what is loaded, newer entries let go: ask for them.
+        if (unloadedBelow > 0 && container.scrollTop + 3 * viewHeight > at(items.length) && needNewer) needNewer();
         onDrawn.done(api);
         // Heights changed or the scroll was clamped: another frame (a few at most without news).
         // (Records still to build make progress every frame: not counted.)
-        if (pending && (unfinished || spins++ < 10)) onDrawn.wanted();
+        if (pending && (unfinished || spins++ < 10)) (onDrawn.again || onDrawn.wanted)();
       };
       return { measure, finish };
     }
@@ -340,6 +347,8 @@
       },
       invalidate: () => { validUpTo = 0; want(); },
       setUnloaded: (n) => { unloaded = Math.max(0, n); want(); },
+      // Newer entries let go (`n` > 0: the list stops following the end until they are back).
+      setUnloadedBelow: (n) => { unloadedBelow = Math.max(0, n); if (unloadedBelow) follow = false; want(); },
       unloaded: () => unloaded,
       followEnd: () => { follow = true; want(); },
       following: () => follow,

@@ -57,6 +57,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/cards.js", get(cards_js)),
         ("/entries.js", get(entries_js)),
         ("/window.js", get(window_js)),
+        ("/range.js", get(range_js)),
         ("/search.js", get(search_js)),
         ("/feed.js", get(feed_js)),
         ("/app.css", get(app_css)),
@@ -230,6 +231,13 @@ async fn window_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/window.js"),
+    )
+}
+
+async fn range_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/range.js"),
     )
 }
 
@@ -504,6 +512,7 @@ mod tests {
                 "/cards.js",
                 "/entries.js",
                 "/window.js",
+                "/range.js",
                 "/search.js",
                 "/feed.js",
                 "/app.css",

@@ -1,0 +1,341 @@
+// Which entries the page holds a record for (app.js asks): a loaded range of the timeline, with
+// older entries not loaded above it (a reopened session comes with its tail; scrolling up fetches
+// pages) and, while the reader is far up a growing session, newer entries let go below it. Far
+// records go back to "not loaded" so that the records, not only their texts, stay bounded
+// whatever the session's length. Ops about entries not loaded are held only while a page of
+// entries is being fetched: every page is cut at a batch, so one asked for later reflects them.
+"use strict";
+
+(function () {
+  function create(ctx) {
+    const {
+      api, banner, parseId, entries, model, lists, transcript, thoughts, listFor, hasCards, cards,
+      session, epoch, generation, reconnect, schedule, apply, place, newRecord, removeRecord,
+      busy, restoring, frameTime, keepNear, pendingLimit: PENDING_LIMIT,
+    } = ctx;
+    let loadedFrom = 0; // timeline index of the first entry of the loaded range (older ones not here)
+    // Newer entries let go while the reader is far up (see dropNewer): the index of the first one,
+    // or null when the page holds the end; `newerEnd`: one past the newest entry known.
+    let newerFrom = null;
+    let newerEnd = 0;
+    // Ops about entries not loaded, kept with their batch counter while a page of entries is
+    // fetched (bounded; past the bound the view starts over).
+    const pendingOld = new Map();
+    let pendingCount = 0;
+    let loading = null; // the page of older entries being fetched (a Promise)
+
+    // Far entries go back to "not loaded" (so the page's records, not only their texts, are
+    // bounded whatever the session's length): while every list follows the end and nothing is
+    // being fetched, once more than RECORD_LIMIT + DROP_SLACK records are loaded, the oldest are
+    // dropped down to RECORD_LIMIT (never a drawn one, one holding a card, one being fetched back,
+    // one written to in the last second, the newest plan) and `loadedFrom` moves up past them;
+    // scrolling up fetches them again like any older entries. Ops about them are held like ops
+    // about not-yet-loaded entries. What the page applied to them stays checkable in O(1) memory:
+    // loaded.js keeps a sum of digests of the dropped records, compared in SpindleView.entries()
+    // with the server's entries of that range.
+    const RECORD_LIMIT = 2000;
+    const DROP_SLACK = 500;
+    let lowestLoaded = 0; // lowest timeline index loaded since the snapshot (dropped ones included)
+    const dropped = window.SpindleLoaded.create(entries);
+    let keepLoaded = 0; // loadAll() running: nothing is dropped
+
+    function dropFar() {
+      if (model.timeline.length <= RECORD_LIMIT + DROP_SLACK || loading || keepLoaded || busy()) return;
+      // (Reading in the middle, those far above what is drawn: see dropNewer for those below.)
+      const margin = lists.every((list) => list.following()) ? keepNear : FAR_BELOW;
+      let upTo = model.timeline[model.timeline.length - RECORD_LIMIT].index;
+      for (const list of lists) { const d = list.drawn(); if (d.length) upTo = Math.min(upTo, d[0].index - margin); }
+      let newestPlan = null;
+      for (let i = model.timeline.length - 1; i >= 0 && !newestPlan; i--) if (model.timeline[i].kind === "plan") newestPlan = model.timeline[i];
+      const gone = new Set();
+      const kept = [];
+      let i = 0;
+      for (; i < model.timeline.length && model.timeline[i].index < upTo; i++) {
+        const rec = model.timeline[i];
+        if (rec.node || hasCards(rec) || restoring(rec) || rec === newestPlan || frameTime() - rec.touchedAt < 1000) { kept.push(rec); continue; }
+        gone.add(rec);
+      }
+      if (!gone.size) return;
+      for (const rec of gone) {
+        dropped.add(rec);
+        cards.release(rec);
+        model.recs.delete(rec.id);
+        model.heldRecs.delete(rec);
+        model.dirtyFill.delete(rec);
+        model.dirtyText.delete(rec);
+      }
+      for (const list of lists) list.removeMany(gone);
+      // Every entry below the first one not looked at is dropped or kept.
+      loadedFrom = Math.max(loadedFrom, i < model.timeline.length ? model.timeline[i].index : upTo);
+      model.timeline = kept.concat(model.timeline.slice(i));
+      transcript.setUnloaded(loadedFrom);
+    }
+
+    // An op about an entry the page does not hold: `true` when it may be about an entry not loaded
+    // (held while a page of entries is being fetched, else let go: a page asked for later is cut
+    // at a later batch and reflects it); `false` when the entry is simply unknown.
+    function holdForOlder(id, op, counter) {
+      if (loadedFrom === 0 && newerFrom === null) return false;
+      // (Maybe about a dropped entry: its text may now differ from what the digest says.)
+      dropped.opForUnloaded();
+      if (!loading && !loadingNewer) return true;
+      if (!pendingOld.has(id)) pendingOld.set(id, []);
+      pendingOld.get(id).push({ op, counter });
+      if (++pendingCount > PENDING_LIMIT) reconnect();
+      return true;
+    }
+
+    function loadOlder(limit = 200) {
+      if (loading) return loading;
+      if (loadedFrom === 0 || session() === null) return Promise.resolve(false);
+      const asked = epoch();
+      const askedSession = session();
+      const url = "/api/sessions/" + encodeURIComponent(askedSession) + "/entries?before=" + loadedFrom + "&limit=" + limit;
+      const done = api(url).then((page) => {
+        if (asked !== epoch() || askedSession !== session()) return false;
+        const cut = parseId(page.event);
+        if (!cut || (generation() !== null && cut.generation !== generation())) { reconnect(); return false; }
+        const fresh = [];
+        for (const item of Array.isArray(page.entries) ? page.entries : []) {
+          const entry = item && item.entry;
+          if (!entry || model.recs.has(String(entry.id))) continue;
+          fresh.push(newRecord(entry, Number(item.index), cut.counter));
+        }
+        for (const rec of fresh) {
+          place(rec);
+          // Back from a dropped range: out of the digest (the server's version, see dropFar).
+          if (dropped.count() && rec.index >= lowestLoaded) dropped.back(rec);
+        }
+        loadedFrom = Math.min(loadedFrom, Math.max(0, Number(page.first) || 0));
+        lowestLoaded = Math.min(lowestLoaded, loadedFrom);
+        transcript.setUnloaded(loadedFrom);
+        // Ops that came for these entries after the page was cut are applied now, in order.
+        for (const rec of fresh) {
+          const held = pendingOld.get(rec.id);
+          if (!held) continue;
+          pendingOld.delete(rec.id);
+          pendingCount -= held.length;
+          for (const { op, counter } of held) if (counter > cut.counter) apply(op, counter);
+        }
+        schedule();
+        return true;
+      }).catch((e) => {
+        if (asked === epoch()) banner("Cannot load older entries: " + e.message, "error");
+        return false;
+      }).finally(() => { if (loading === done) loading = null; settleHeld(); });
+      loading = done;
+      return done;
+    }
+
+    // Every entry: the older ones, and newer ones let go (the search needs them all).
+    async function loadAll(progress) {
+      const asked = epoch();
+      keepLoaded += 1;
+      try {
+        while (loadedFrom > 0 && asked === epoch()) {
+          if (progress) progress(loadedFrom);
+          const ok = await loadOlder(500);
+          if (!ok && loadedFrom > 0) return false;
+        }
+        while (newerFrom !== null && asked === epoch()) {
+          const ok = await loadNewer(500);
+          if (!ok && newerFrom !== null) return false;
+        }
+        return asked === epoch();
+      } finally {
+        keepLoaded -= 1;
+      }
+    }
+
+    // ---- newer entries let go while the reader is far up ------------------------------------
+
+    // Reading far up while the session grows, the page would hold a record for every new entry.
+    // Instead, past RECORD_LIMIT + DROP_SLACK records, those more than FAR_BELOW entries below what
+    // is drawn go back to "not loaded" (never one holding a card, being fetched back, or the newest
+    // plan) and so do the entries inserted after them (`newerFrom`..`newerEnd`, a number in the
+    // transcript's lower spacer). Thoughts go on arriving (their pane follows them), the newest
+    // LIVE_THOUGHTS only. Scrolling down fetches pages of them back; following the end again (a
+    // prompt sent from this page) starts the view over from the tail.
+    const FAR_BELOW = 400;
+    const LIVE_THOUGHTS = 300;
+    let loadingNewer = null; // the page of newer entries being fetched (a Promise)
+    const heldNewer = []; // inserts that came while it was fetched: [{op, counter}]
+    const liveThoughts = []; // thoughts inserted while newer entries are let go, oldest first
+
+    function thoughtKind(kind) { return listFor(kind) === thoughts; }
+
+    function setBelow() {
+      let below = 0;
+      if (newerFrom !== null) below = Math.max(0, newerEnd - newerFrom - liveThoughts.length);
+      transcript.setUnloadedBelow(below);
+    }
+
+    function insertBelow(op, counter) {
+      if (loadingNewer) {
+        heldNewer.push({ op, counter });
+        if (heldNewer.length > PENDING_LIMIT) reconnect();
+        return;
+      }
+      const entry = op.entry || {};
+      const index = Number.isInteger(op.index) ? op.index : newerEnd;
+      newerEnd = Math.max(newerEnd, index + 1);
+      if (thoughtKind(String(entry.kind || "unknown"))) {
+        const rec = newRecord(entry, index, -1);
+        place(rec);
+        liveThoughts.push(rec);
+        while (liveThoughts.length > LIVE_THOUGHTS) {
+          const old = liveThoughts[0];
+          if (old.node || hasCards(old) || restoring.has(old)) break;
+          liveThoughts.shift();
+          removeRecord(old);
+        }
+      }
+      setBelow();
+    }
+
+    function dropNewer() {
+      if (model.timeline.length <= RECORD_LIMIT + DROP_SLACK || loading || loadingNewer || keepLoaded || busy()) return;
+      if (transcript.following()) return;
+      const d = transcript.drawn();
+      if (!d.length) return;
+      const from = d[d.length - 1].index + FAR_BELOW;
+      let i = model.timeline.length;
+      while (i > 0 && model.timeline[i - 1].index >= from) i--;
+      if (i >= model.timeline.length) return;
+      let newestPlan = null;
+      for (let k = model.timeline.length - 1; k >= 0 && !newestPlan; k--) if (model.timeline[k].kind === "plan") newestPlan = model.timeline[k];
+      const gone = new Set();
+      const kept = [];
+      for (let k = i; k < model.timeline.length; k++) {
+        const rec = model.timeline[k];
+        // (The thoughts pane keeps its newest: it follows them.)
+        if (rec.node || hasCards(rec) || restoring(rec) || rec === newestPlan || (thoughtKind(rec.kind) && model.timeline.length - k <= LIVE_THOUGHTS)) kept.push(rec);
+        else gone.add(rec);
+      }
+      if (!gone.size) return;
+      newerEnd = Math.max(newerEnd, model.timeline[model.timeline.length - 1].index + 1);
+      newerFrom = newerFrom === null ? model.timeline[i].index : Math.min(newerFrom, model.timeline[i].index);
+      for (const rec of gone) {
+        cards.release(rec);
+        model.recs.delete(rec.id);
+        model.heldRecs.delete(rec);
+        model.dirtyFill.delete(rec);
+        model.dirtyText.delete(rec);
+      }
+      for (const list of lists) list.removeMany(gone);
+      model.timeline = model.timeline.slice(0, i).concat(kept);
+      liveThoughts.length = 0;
+      for (const rec of kept) if (thoughtKind(rec.kind)) liveThoughts.push(rec);
+      setBelow();
+    }
+
+    function loadNewer(limit = 200) {
+      if (loadingNewer) return loadingNewer;
+      if (newerFrom === null || session() === null) return Promise.resolve(false);
+      const asked = epoch();
+      const askedSession = session();
+      let cutAt = -1;
+      const url = "/api/sessions/" + encodeURIComponent(askedSession) + "/entries?before=" + (newerFrom + limit) + "&limit=" + limit;
+      const done = api(url).then((page) => {
+        if (asked !== epoch() || askedSession !== session()) return false;
+        const cut = parseId(page.event);
+        if (!cut || (generation() !== null && cut.generation !== generation())) { reconnect(); return false; }
+        cutAt = cut.counter;
+        const fresh = [];
+        let next = newerFrom;
+        for (const item of Array.isArray(page.entries) ? page.entries : []) {
+          const entry = item && item.entry;
+          if (!entry) continue;
+          next = Math.max(next, Number(item.index) + 1);
+          if (!model.recs.has(String(entry.id))) fresh.push(newRecord(entry, Number(item.index), cut.counter));
+        }
+        for (const rec of fresh) place(rec);
+        const total = Math.max(0, Number(page.total) || 0);
+        newerEnd = Math.max(newerEnd, total);
+        newerFrom = next >= newerEnd ? null : next;
+        const live = new Set(liveThoughts);
+        liveThoughts.length = 0;
+        if (newerFrom !== null) for (const rec of live) if (rec.index >= newerFrom) liveThoughts.push(rec);
+        for (const rec of fresh) {
+          const held = pendingOld.get(rec.id);
+          if (!held) continue;
+          pendingOld.delete(rec.id);
+          pendingCount -= held.length;
+          for (const { op, counter } of held) if (counter > cut.counter) apply(op, counter);
+        }
+        setBelow();
+        schedule();
+        return true;
+      }).catch((e) => {
+        if (asked === epoch()) banner("Cannot load newer entries: " + e.message, "error");
+        return false;
+      }).finally(() => {
+        if (loadingNewer !== done) return;
+        loadingNewer = null;
+        // Inserts that came meanwhile, after the page's cut: placed now (or counted again).
+        for (const { op, counter } of heldNewer.splice(0)) if (counter > cutAt) apply(op, counter);
+        // And the ops held for the entries those inserts placed (in order, each after its insert).
+        for (const [id, held] of pendingOld) {
+          if (!model.recs.has(id)) continue;
+          pendingOld.delete(id);
+          pendingCount -= held.length;
+          for (const { op, counter } of held) if (counter > cutAt) apply(op, counter);
+        }
+        settleHeld();
+      });
+      loadingNewer = done;
+      return done;
+    }
+
+    // Follow the end: the view starts over from the tail when newer entries were let go.
+    function followEnd() {
+      if (newerFrom !== null) reconnect();
+      else transcript.followEnd();
+    }
+
+    // Ops held for entries not loaded are needed only while a page is being fetched.
+    function settleHeld() {
+      if (!loading && !loadingNewer) { pendingOld.clear(); pendingCount = 0; }
+    }
+
+    function trim() {
+      if (model.timeline.length <= RECORD_LIMIT + DROP_SLACK) return;
+      dropFar();
+      dropNewer();
+    }
+
+    function reset() {
+      loadedFrom = lowestLoaded = 0;
+      newerFrom = null;
+      newerEnd = 0;
+      liveThoughts.length = 0;
+      heldNewer.length = 0;
+      loading = loadingNewer = null;
+      dropped.reset();
+      pendingOld.clear();
+      pendingCount = 0;
+    }
+
+    // The snapshot's `web_window`: the loaded range starts at `first`.
+    function setWindow(first) {
+      loadedFrom = lowestLoaded = Math.max(0, Number(first) || 0);
+      transcript.setUnloaded(loadedFrom);
+    }
+
+    // The records `held` (SpindleView.entries, in timeline order) with the dropped ranges answered
+    // from the server's transcript `doc` when their digests add up.
+    const checkDropped = (held, list, doc) =>
+      window.SpindleLoaded.merge(held, list, dropped.check(doc, lowestLoaded, loadedFrom, (id) => model.recs.has(id)));
+
+    return Object.freeze({
+      holdForOlder, insertBelow, trim, reset, setWindow, loadOlder, loadNewer, loadAll, followEnd, checkDropped,
+      loadedFrom: () => loadedFrom,
+      newerFrom: () => newerFrom,
+      newerEnd: () => newerEnd,
+      dropped: () => dropped,
+      stats: () => ({ dropped: dropped.count(), loadedFrom, newerFrom, newerEnd, pendingOld: pendingCount }),
+    });
+  }
+
+  window.SpindleRange = Object.freeze({ create });
+})();
