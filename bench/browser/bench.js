@@ -185,6 +185,35 @@ async function streamingFloor(context, base, n, timeoutMs) {
   return { fps: w.fps, longestFrameGapMs: w.longestFrameGapMs, longestTaskMs: w.longestTaskMs, serverMs: end.at - t0 };
 }
 
+// The reader far up the reopened session while a turn twice as long streams (sent by another
+// client; the generator's entry ids repeat, so it writes to the first turn's entries again and adds
+// as many new ones): the records the page holds, its DOM and heap after that turn, and its entries,
+// all loaded and read at once, against the server's.
+async function readingFarUp(tab, base, id, n, timeoutMs) {
+  for (let k = 0; k < 5; k++) {
+    await tab.page.evaluate(() => { document.getElementById("transcript").scrollTop = 0; });
+    await sleep(200);
+  }
+  const events = srv.openEvents(base, id);
+  await events.connected;
+  const t0 = srv.epochNow();
+  await srv.postPrompt(base, id, "/stream " + 2 * n + " mixed");
+  const end = await withTimeout(events.turnEnd(t0), timeoutMs, "the SSE reader to see the turn end");
+  events.close();
+  await sleep(1500);
+  const stats = await tab.page.evaluate(() => { const s = window.SpindleView.stats(); delete s.slowFrames; return s; });
+  const memory = await probe.memory(tab.cdp, tab.page);
+  const expected = srv.expectedEntries(await srv.transcript(base, id));
+  const shown = await tab.page.evaluate(async () => {
+    if (typeof window.SpindleView.loadAll === "function") await window.SpindleView.loadAll();
+    return window.SpindleView.entries();
+  });
+  const equal = JSON.stringify(shown) === JSON.stringify(expected);
+  const farUp = { serverMs: end.at - t0, entries: expected.length, stats, ...memory, ok: equal, verdict: equal ? "equal" : "MISMATCH: page has " + shown.length + " entries, server " + expected.length };
+  log("  reading far up during the next turn: " + stats.loaded + " records held, JS heap " + (memory.heapUsed / 2 ** 20).toFixed(1) + " MiB, " + memory.nodes + " nodes; entries " + farUp.verdict);
+  return farUp;
+}
+
 async function singleTab(browser, opts, n) {
   const server = await srv.startServer(opts.spindle);
   const context = await browser.newContext({ viewport: VIEWPORT });
@@ -239,8 +268,9 @@ async function singleTab(browser, opts, n) {
     log("  reopen: last entry rendered after " + (reopen.renderedMs / 1000).toFixed(2) + " s, "
       + (reopen.ms === null ? "NOT in view (top at " + Math.round(st.where.top) + " px, window " + st.where.windowHeight + " px)" : "in view after " + (reopen.ms / 1000).toFixed(2) + " s")
       + "; entries " + reopen.entries.verdict);
+    const farUp = await readingFarUp(tab, server.url, id, n, opts.timeoutMs);
     return {
-      size: n, tabs: 1, serverMs: turn.serverMs, sse: turn.sse, pages: turn.pages, reopen,
+      size: n, tabs: 1, serverMs: turn.serverMs, sse: turn.sse, pages: turn.pages, reopen, farUp,
       transcript: { entries: doc.entries.length, textBytes: doc.entries.reduce((s, e) => s + Buffer.byteLength(e.text || ""), 0) },
       server: srv.serverMemory(server.child),
     };
@@ -329,7 +359,7 @@ async function main() {
   const failures = [];
   const record = (run) => {
     result.runs.push(run);
-    const checks = [...run.pages.map((p) => p.entries), ...(run.reopen ? [run.reopen.entries] : [])];
+    const checks = [...run.pages.map((p) => p.entries), ...(run.reopen ? [run.reopen.entries] : []), ...(run.farUp ? [run.farUp] : [])];
     for (const c of checks) if (!c.ok) failures.push(run.size + " updates, " + run.tabs + " tab(s): " + c.verdict);
     // The reopened page opens at its end: a behaviour, checked in --quick (no time involved).
     if (opts.quick && run.reopen && run.reopen.ms === null) {

@@ -60,6 +60,26 @@ function singleRows(results) {
   return rows;
 }
 
+// The reader far up the session while the next turn streams (bench.js readingFarUp).
+function farUpRows(results) {
+  const rows = [];
+  const sizes = [...new Set(results.flatMap((r) => r.runs.filter((x) => x.tabs === 1).map((x) => x.size)))];
+  for (const size of sizes) {
+    for (const r of results) {
+      const run = r.runs.find((x) => x.tabs === 1 && x.size === size);
+      if (!run || run.error) continue;
+      const f = run.farUp;
+      if (!f) { rows.push("| " + int(size) + " updates | " + r.label + " | not measured |||||"); continue; }
+      rows.push("| " + [
+        int(size) + " updates", r.label, int(f.entries),
+        int(f.stats.loaded) + (f.stats.newerFrom != null ? " (" + int(f.stats.newerEnd - f.stats.newerFrom) + " newest let go)" : ""),
+        int(f.nodes) + " / " + int(f.elements), mib(f.heapUsed), f.verdict,
+      ].join(" | ") + " |");
+    }
+  }
+  return rows;
+}
+
 function tabRows(results) {
   const rows = [];
   const keys = [...new Set(results.flatMap((r) => r.runs.filter((x) => x.tabs > 1).map((x) => x.size + ":" + x.tabs + ":" + (x.separateContexts ? 1 : 0))))];
@@ -108,6 +128,15 @@ function markdown(results) {
       "| turn | page | SSE reader sees the turn end | page shows it done (target: 1.5x server + 0.5 s) | page / server | main thread busy | long tasks: total in count / longest (target: none over 50 ms) | frames per second while streaming (target: >= 50) | DOM nodes / elements after | JS heap after (GC) | reopen to last screen (target: < 0.5 s) | reopen: longest task, DOM nodes, JS heap |",
       "|---|---|---|---|---|---|---|---|---|---|---|---|",
       ...single,
+    );
+  }
+  const far = farUpRows(results);
+  if (far.some((row) => !row.includes("not measured"))) {
+    out.push(
+      "",
+      "| reader far up (at the top of the reopened session) while a turn of twice the updates streams | page | entries after it | records held (bound: 2,500) | DOM nodes / elements | JS heap (GC) | entries (all loaded, against the server's) |",
+      "|---|---|---|---|---|---|---|",
+      ...far,
     );
   }
   const tabs = tabRows(results);
