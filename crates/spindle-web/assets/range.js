@@ -185,7 +185,7 @@
         liveThoughts.push(rec);
         while (liveThoughts.length > LIVE_THOUGHTS) {
           const old = liveThoughts[0];
-          if (old.node || hasCards(old) || restoring.has(old)) break;
+          if (old.node || hasCards(old) || restoring(old)) break;
           liveThoughts.shift();
           removeRecord(old);
         }
