@@ -256,13 +256,21 @@ module.exports = function register(h) {
     await scrollToBottom(page, shown[shown.length - 1].id);
     await eventually("every newer entry back, following the end again", async () => {
       const now = await page.evaluate(() => window.SpindleView.stats());
-      return now.newerFrom === null && now.loaded <= LOADED_LIMIT;
+      return now.newerFrom === null && now.following && now.loaded <= LOADED_LIMIT;
     });
     const view = await viewOf(page);
     assert(JSON.stringify(view) === JSON.stringify(expected), "every entry once, in order (" + view.length + " of " + expected.length + ")");
-    await send(page, "after reading");
+    // Far up again, a prompt sent from this page: the view starts over from the tail and follows.
+    await scrollToTop(page, first);
+    await eventually("the newest let go again", async () => (await page.evaluate(() => window.SpindleView.stats())).newerFrom !== null);
+    await send(page, "sent from far up");
     await waitTurns(page, base, id, 5);
-    assert((await page.textContent("#transcript")).includes("after reading"), "the next prompt shown at the end");
+    await eventually("the prompt and its reply in view at the end", async () => {
+      const now = await page.evaluate(() => window.SpindleView.stats());
+      const last = (await transcriptOf(page, base, id)).filter(transcriptKinds).pop();
+      return now.newerFrom === null && now.following && (await inView(page)).some((e) => e.id === last.id)
+        && (await page.textContent("#transcript")).includes("sent from far up");
+    });
     await page.close();
   });
 

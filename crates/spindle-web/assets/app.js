@@ -655,7 +655,7 @@
     stats: () => ({
       // (`held` and `textLength` count the dropped entries too: what the page applied.)
       held: timeline.length + range.dropped().count(), loaded: timeline.length, ...range.stats(), queued, frames, events, batches, slowFrames,
-      drawn: transcript.drawnCount() + thoughts.drawnCount(),
+      drawn: transcript.drawnCount() + thoughts.drawnCount(), following: transcript.following(),
       withText: heldRecs.size, textLength: range.dropped().textLength() + timeline.reduce((n, rec) => n + (rec.shed ? rec.shed.length : entries.lengthOf(rec)), 0),
     }),
   });

@@ -39,18 +39,32 @@
     let drawn = []; // the records drawn now, in order
     let unloaded = 0; // entries above items[0] the page has not loaded
     let unloadedBelow = 0; // entries below the last record the page has not loaded (let go)
+    let refollow = false; // the last of them came back: follow again if the reader is at the end
     let follow = true;
     let width = 0;
     let pending = false; // a render is wanted
     let spins = 0; // renders asked for by render itself since the last outside change
     const want = () => { pending = true; spins = 0; };
-    let programmatic = false; // the last scroll event is our own
+    // Where our own last scroll put the container: a scroll event that finds it there is ours (one
+    // that finds it elsewhere is the reader's, even when both came before the event fired).
+    let ownTop = null;
     let target = null; // a record to bring into view { rec, block }
     let anchorRec = null; // the record the reader looks at, while not following
     let anchorDelta = 0; // how far below that record's top the viewport starts
 
     container.addEventListener("scroll", () => {
-      if (programmatic) { programmatic = false; return; }
+      const ours = ownTop !== null && Math.abs(container.scrollTop - ownTop) < 1;
+      ownTop = null;
+      if (ours) {
+        // Our own scroll (keeping the reader's place) that ends at the very end: following again.
+        if (!follow && !target && unloadedBelow === 0 && container.scrollHeight - container.scrollTop - container.clientHeight < 1) {
+          follow = true;
+          anchorRec = null;
+          want();
+          onDrawn.wanted();
+        }
+        return;
+      }
       // A scroll the browser made while a record is to be brought into view (content above it
       // changed size) does not decide anything: the reveal does.
       if (target) return;
@@ -272,6 +286,11 @@
           setHeight(top, at(first));
           setHeight(bottom, Math.max(0, at(items.length) + below - at(last)));
         }
+        // The last entries let go came back with the reader at the end: following again.
+        if (refollow && !target) {
+          refollow = false;
+          if (container.scrollHeight - container.scrollTop - viewHeight < FOLLOW_SLACK) { follow = true; anchorRec = null; }
+        }
         // Scroll: to the end, to the target, or keeping the anchor where it was on screen.
         if (target) {
           follow = false;
@@ -331,8 +350,8 @@
     function setScroll(value) {
       const v = Math.max(0, Math.round(value));
       if (Math.abs(container.scrollTop - v) >= 1) {
-        programmatic = true;
         container.scrollTop = v;
+        ownTop = container.scrollTop;
       }
     }
 
@@ -348,7 +367,12 @@
       invalidate: () => { validUpTo = 0; want(); },
       setUnloaded: (n) => { unloaded = Math.max(0, n); want(); },
       // Newer entries let go (`n` > 0: the list stops following the end until they are back).
-      setUnloadedBelow: (n) => { unloadedBelow = Math.max(0, n); if (unloadedBelow) follow = false; want(); },
+      setUnloadedBelow: (n) => {
+        refollow = unloadedBelow > 0 && n <= 0;
+        unloadedBelow = Math.max(0, n);
+        if (unloadedBelow) follow = false;
+        want();
+      },
       unloaded: () => unloaded,
       followEnd: () => { follow = true; want(); },
       following: () => follow,
