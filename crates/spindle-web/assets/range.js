@@ -39,6 +39,18 @@
     const dropped = window.SpindleLoaded.create(entries);
     let keepLoaded = 0; // loadAll() running: nothing is dropped
 
+    // Records back to "not loaded": out of the model and the lists (the caller cuts the timeline).
+    function letGo(gone) {
+      for (const rec of gone) {
+        cards.release(rec);
+        model.recs.delete(rec.id);
+        model.heldRecs.delete(rec);
+        model.dirtyFill.delete(rec);
+        model.dirtyText.delete(rec);
+      }
+      for (const list of lists) list.removeMany(gone);
+    }
+
     function dropFar() {
       if (model.timeline.length <= RECORD_LIMIT + DROP_SLACK || loading || keepLoaded || busy()) return;
       // (Reading in the middle, those far above what is drawn: see dropNewer for those below.)
@@ -56,15 +68,8 @@
         gone.add(rec);
       }
       if (!gone.size) return;
-      for (const rec of gone) {
-        dropped.add(rec);
-        cards.release(rec);
-        model.recs.delete(rec.id);
-        model.heldRecs.delete(rec);
-        model.dirtyFill.delete(rec);
-        model.dirtyText.delete(rec);
-      }
-      for (const list of lists) list.removeMany(gone);
+      for (const rec of gone) dropped.add(rec);
+      letGo(gone);
       // Every entry below the first one not looked at is dropped or kept.
       loadedFrom = Math.max(loadedFrom, i < model.timeline.length ? model.timeline[i].index : upTo);
       model.timeline = kept.concat(model.timeline.slice(i));
@@ -110,13 +115,7 @@
         lowestLoaded = Math.min(lowestLoaded, loadedFrom);
         transcript.setUnloaded(loadedFrom);
         // Ops that came for these entries after the page was cut are applied now, in order.
-        for (const rec of fresh) {
-          const held = pendingOld.get(rec.id);
-          if (!held) continue;
-          pendingOld.delete(rec.id);
-          pendingCount -= held.length;
-          for (const { op, counter } of held) if (counter > cut.counter) apply(op, counter);
-        }
+        applyHeld(fresh.map((rec) => rec.id), cut.counter);
         schedule();
         return true;
       }).catch((e) => {
@@ -215,14 +214,7 @@
       if (!gone.size) return;
       newerEnd = Math.max(newerEnd, model.timeline[model.timeline.length - 1].index + 1);
       newerFrom = newerFrom === null ? model.timeline[i].index : Math.min(newerFrom, model.timeline[i].index);
-      for (const rec of gone) {
-        cards.release(rec);
-        model.recs.delete(rec.id);
-        model.heldRecs.delete(rec);
-        model.dirtyFill.delete(rec);
-        model.dirtyText.delete(rec);
-      }
-      for (const list of lists) list.removeMany(gone);
+      letGo(gone);
       model.timeline = model.timeline.slice(0, i).concat(kept);
       liveThoughts.length = 0;
       for (const rec of kept) if (thoughtKind(rec.kind)) liveThoughts.push(rec);
@@ -256,13 +248,7 @@
         const live = new Set(liveThoughts);
         liveThoughts.length = 0;
         if (newerFrom !== null) for (const rec of live) if (rec.index >= newerFrom) liveThoughts.push(rec);
-        for (const rec of fresh) {
-          const held = pendingOld.get(rec.id);
-          if (!held) continue;
-          pendingOld.delete(rec.id);
-          pendingCount -= held.length;
-          for (const { op, counter } of held) if (counter > cut.counter) apply(op, counter);
-        }
+        applyHeld(fresh.map((rec) => rec.id), cut.counter);
         setBelow();
         schedule();
         return true;
@@ -275,12 +261,7 @@
         // Inserts that came meanwhile, after the page's cut: placed now (or counted again).
         for (const { op, counter } of heldNewer.splice(0)) if (counter > cutAt) apply(op, counter);
         // And the ops held for the entries those inserts placed (in order, each after its insert).
-        for (const [id, held] of pendingOld) {
-          if (!model.recs.has(id)) continue;
-          pendingOld.delete(id);
-          pendingCount -= held.length;
-          for (const { op, counter } of held) if (counter > cutAt) apply(op, counter);
-        }
+        applyHeld([...pendingOld.keys()].filter((id) => model.recs.has(id)), cutAt);
         settleHeld();
       });
       loadingNewer = done;
@@ -291,6 +272,17 @@
     function followEnd() {
       if (newerFrom !== null) reconnect();
       else transcript.followEnd();
+    }
+
+    // The ops held for `ids` that came after a page's cut (batch counter `cut`), in order.
+    function applyHeld(ids, cut) {
+      for (const id of ids) {
+        const held = pendingOld.get(id);
+        if (!held) continue;
+        pendingOld.delete(id);
+        pendingCount -= held.length;
+        for (const { op, counter } of held) if (counter > cut) apply(op, counter);
+      }
     }
 
     // Ops held for entries not loaded are needed only while a page is being fetched.
