@@ -24,15 +24,14 @@
     let pendingCount = 0;
     let loading = null; // the page of older entries being fetched (a Promise)
 
-    // Far entries go back to "not loaded" (so the page's records, not only their texts, are
-    // bounded whatever the session's length): while every list follows the end and nothing is
-    // being fetched, once more than RECORD_LIMIT + DROP_SLACK records are loaded, the oldest are
-    // dropped down to RECORD_LIMIT (never a drawn one, one holding a card, one being fetched back,
-    // one written to in the last second, the newest plan) and `loadedFrom` moves up past them;
-    // scrolling up fetches them again like any older entries. Ops about them are held like ops
-    // about not-yet-loaded entries. What the page applied to them stays checkable in O(1) memory:
-    // loaded.js keeps a sum of digests of the dropped records, compared in SpindleView.entries()
-    // with the server's entries of that range.
+    // Far entries above go back to "not loaded": while nothing is being fetched, once more than
+    // RECORD_LIMIT + DROP_SLACK records are loaded, the oldest are dropped down to RECORD_LIMIT,
+    // keeping those within `keepNear` entries above the drawn ones (FAR_BELOW while the reader is
+    // not following the end), a drawn one, one holding a card, one being fetched back, one written
+    // to in the last second and the newest plan; `loadedFrom` moves up past them, and scrolling up
+    // fetches them again like any older entries. What the page applied to them stays checkable in
+    // O(1) memory: `dropped` (SpindleLoaded, entries.js) keeps a sum of digests of the dropped
+    // records, compared in SpindleView.entries() with the server's entries of that range.
     const RECORD_LIMIT = 2000;
     const DROP_SLACK = 500;
     let lowestLoaded = 0; // lowest timeline index loaded since the snapshot (dropped ones included)
