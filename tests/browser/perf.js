@@ -250,6 +250,24 @@ module.exports = function register(h) {
     // kept for a card or as the newest plan.
     assert(st.loaded <= st.newerFrom + LIVE_THOUGHTS + 10, "past the let-go point, only the newest thoughts: " + JSON.stringify(st));
     assert((await inView(page)).some((e) => e.id === first), "the reader's place kept at the top");
+    // A prompt from elsewhere lands in the let-go part; the search finds it there and brings it in.
+    const needle = "needle-far-below-the-reader";
+    const more = await page.request.post(base + "/api/sessions/" + id + "/prompt", { data: { text: needle } });
+    assert(more.ok(), "second prompt accepted: " + more.status());
+    await waitTurns(page, base, id, 5);
+    assert((await page.evaluate(() => window.SpindleView.stats())).newerFrom !== null, "still let go");
+    const needleEntry = (await transcriptOf(page, base, id)).find((e) => e.kind === "user_message" && e.text === needle);
+    await page.click("#transcript");
+    await page.keyboard.press("Control+f");
+    await page.waitForSelector("#search:not([hidden])");
+    await page.keyboard.type(needle);
+    await page.keyboard.press("Enter");
+    await eventually("a match far below drawn and marked", async () => (await page.$$("#transcript > .search-current")).length === 1);
+    await page.keyboard.press("Shift+Enter");
+    await eventually("the prompt itself drawn, marked and in view", async () =>
+      (await page.$$('#transcript > .search-current[data-entry-id="' + needleEntry.id + '"]')).length === 1
+      && (await inView(page)).some((e) => e.id === needleEntry.id));
+    await page.keyboard.press("Escape");
     const expected = await transcriptOf(page, base, id);
     assert(expected.length > LOADED_LIMIT + 200, "a session longer than the limit: " + expected.length);
     const shown = expected.filter(transcriptKinds);
@@ -264,7 +282,7 @@ module.exports = function register(h) {
     await scrollToTop(page, first);
     await eventually("the newest let go again", async () => (await page.evaluate(() => window.SpindleView.stats())).newerFrom !== null);
     await send(page, "sent from far up");
-    await waitTurns(page, base, id, 5);
+    await waitTurns(page, base, id, 6);
     await eventually("the prompt and its reply in view at the end", async () => {
       const now = await page.evaluate(() => window.SpindleView.stats());
       const last = (await transcriptOf(page, base, id)).filter(transcriptKinds).pop();
