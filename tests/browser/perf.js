@@ -190,10 +190,10 @@ module.exports = function register(h) {
     await page.close();
   });
 
-  // What the page keeps loaded (range.js RECORD_LIMIT + DROP_SLACK), and of the thoughts that
-  // arrive while the reader is far up, how many (range.js LIVE_THOUGHTS).
+  // What the page keeps loaded (range.js RECORD_LIMIT + DROP_SLACK), and of the thoughts and plans
+  // that arrive while the reader is far up, how many (range.js LIVE_SIDE).
   const LOADED_LIMIT = 2500;
-  const LIVE_THOUGHTS = 300;
+  const LIVE_SIDE = 300;
 
   scenario("a live stream longer than the page keeps loaded drops its oldest entries, checked by digest, and scrolling up fetches them again", async ({ context, base }) => {
     const page = await context.newPage();
@@ -246,9 +246,12 @@ module.exports = function register(h) {
     await waitTurns(page, base, id, 4);
     const st = await page.evaluate(() => window.SpindleView.stats());
     assert(st.loaded <= LOADED_LIMIT && st.newerFrom !== null && st.newerEnd > st.newerFrom, "after the turn: " + JSON.stringify(st));
-    // Below the let-go point only the newest thoughts stay (range.js LIVE_THOUGHTS), and the few
-    // kept for a card or as the newest plan.
-    assert(st.loaded <= st.newerFrom + LIVE_THOUGHTS + 10, "past the let-go point, only the newest thoughts: " + JSON.stringify(st));
+    // Below the let-go point only the newest thoughts and plans stay (range.js LIVE_SIDE, trimmed
+    // past 50 more), and the few kept for a card.
+    assert(st.loaded <= st.newerFrom + LIVE_SIDE + 50 + 10, "past the let-go point, only the newest thoughts and plans: " + JSON.stringify(st));
+    // The plan pane followed the turn (the generator's one plan entry, updated all along).
+    const plan = (await transcriptOf(page, base, id)).filter((e) => e.kind === "plan").pop();
+    assert((await page.$$('#plan [data-entry-id="' + plan.id + '"]')).length === 1, "the plan in its pane");
     assert((await inView(page)).some((e) => e.id === first), "the reader's place kept at the top");
     // A prompt from elsewhere lands in the let-go part; the search finds it there and brings it in.
     const needle = "needle-far-below-the-reader";

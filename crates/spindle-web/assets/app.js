@@ -575,7 +575,7 @@
 
   // Which entries the page holds records for (range.js): older ones on demand, far ones let go.
   const range = window.SpindleRange.create({
-    api, banner, parseId, entries, lists, transcript, thoughts, listFor, hasCards, cards,
+    api, banner, parseId, entries, lists, transcript, listFor, hasCards, cards,
     model: {
       get timeline() { return timeline; },
       set timeline(value) { timeline = value; },

@@ -9,7 +9,7 @@
 (function () {
   function create(ctx) {
     const {
-      api, banner, parseId, entries, model, lists, transcript, thoughts, listFor, hasCards, cards,
+      api, banner, parseId, entries, model, lists, transcript, listFor, hasCards, cards,
       session, epoch, generation, reconnect, schedule, apply, place, newRecord, removeRecord,
       busy, restoring, frameTime, keepNear, pendingLimit: PENDING_LIMIT,
     } = ctx;
@@ -151,20 +151,21 @@
     // Instead, past RECORD_LIMIT + DROP_SLACK records, those more than FAR_BELOW entries below what
     // is drawn go back to "not loaded" (never one holding a card, being fetched back, or the newest
     // plan) and so do the entries inserted after them (`newerFrom`..`newerEnd`, a number in the
-    // transcript's lower spacer). Thoughts go on arriving (their pane follows them), the newest
-    // LIVE_THOUGHTS only. Scrolling down fetches pages of them back; following the end again (a
-    // prompt sent from this page) starts the view over from the tail.
+    // transcript's lower spacer). Thoughts and plans go on arriving (their panes follow them), the
+    // newest LIVE_SIDE only. Scrolling down fetches pages of them back; following the end again
+    // (a prompt sent from this page) starts the view over from the tail.
     const FAR_BELOW = 400;
-    const LIVE_THOUGHTS = 300;
+    const LIVE_SIDE = 300;
     let loadingNewer = null; // the page of newer entries being fetched (a Promise)
     const heldNewer = []; // inserts that came while it was fetched: [{op, counter}]
-    const liveThoughts = []; // thoughts inserted while newer entries are let go, oldest first
+    const liveSide = []; // thoughts and plans inserted while newer entries are let go, oldest first
 
-    function thoughtKind(kind) { return listFor(kind) === thoughts; }
+    // Thoughts and plans: their panes follow the newest, whatever the transcript shows.
+    function sideKind(kind) { return listFor(kind) !== transcript; }
 
     function setBelow() {
       let below = 0;
-      if (newerFrom !== null) below = Math.max(0, newerEnd - newerFrom - liveThoughts.length);
+      if (newerFrom !== null) below = Math.max(0, newerEnd - newerFrom - liveSide.length);
       transcript.setUnloadedBelow(below);
     }
 
@@ -177,15 +178,22 @@
       const entry = op.entry || {};
       const index = Number.isInteger(op.index) ? op.index : newerEnd;
       newerEnd = Math.max(newerEnd, index + 1);
-      if (thoughtKind(String(entry.kind || "unknown"))) {
+      if (sideKind(String(entry.kind || "unknown"))) {
         const rec = newRecord(entry, index, -1);
         place(rec);
-        liveThoughts.push(rec);
-        while (liveThoughts.length > LIVE_THOUGHTS) {
-          const old = liveThoughts[0];
-          if (old.node || hasCards(old) || restoring(old)) break;
-          liveThoughts.shift();
-          removeRecord(old);
+        liveSide.push(rec);
+        // Past the cap (and some slack, so this runs once per 50), the oldest go again; drawn ones
+        // (a plan is always drawn in its pane) and those with a card stay.
+        if (liveSide.length > LIVE_SIDE + 50) {
+          let excess = liveSide.length - LIVE_SIDE;
+          const kept = liveSide.filter((old) => {
+            if (excess <= 0 || old.node || hasCards(old) || restoring(old)) return true;
+            excess -= 1;
+            removeRecord(old);
+            return false;
+          });
+          liveSide.length = 0;
+          liveSide.push(...kept);
         }
       }
       setBelow();
@@ -206,8 +214,8 @@
       const kept = [];
       for (let k = i; k < model.timeline.length; k++) {
         const rec = model.timeline[k];
-        // (The thoughts pane keeps its newest: it follows them.)
-        if (rec.node || hasCards(rec) || restoring(rec) || rec === newestPlan || (thoughtKind(rec.kind) && model.timeline.length - k <= LIVE_THOUGHTS)) kept.push(rec);
+        // (The thoughts and plan panes keep their newest: they follow them.)
+        if (rec.node || hasCards(rec) || restoring(rec) || rec === newestPlan || (sideKind(rec.kind) && model.timeline.length - k <= LIVE_SIDE)) kept.push(rec);
         else gone.add(rec);
       }
       if (!gone.size) return;
@@ -215,8 +223,8 @@
       newerFrom = newerFrom === null ? model.timeline[i].index : Math.min(newerFrom, model.timeline[i].index);
       letGo(gone);
       model.timeline = model.timeline.slice(0, i).concat(kept);
-      liveThoughts.length = 0;
-      for (const rec of kept) if (thoughtKind(rec.kind)) liveThoughts.push(rec);
+      liveSide.length = 0;
+      for (const rec of kept) if (sideKind(rec.kind)) liveSide.push(rec);
       setBelow();
     }
 
@@ -244,9 +252,9 @@
         const total = Math.max(0, Number(page.total) || 0);
         newerEnd = Math.max(newerEnd, total);
         newerFrom = next >= newerEnd ? null : next;
-        const live = new Set(liveThoughts);
-        liveThoughts.length = 0;
-        if (newerFrom !== null) for (const rec of live) if (rec.index >= newerFrom) liveThoughts.push(rec);
+        const live = new Set(liveSide);
+        liveSide.length = 0;
+        if (newerFrom !== null) for (const rec of live) if (rec.index >= newerFrom) liveSide.push(rec);
         applyHeld(fresh.map((rec) => rec.id), cut.counter);
         setBelow();
         schedule();
@@ -299,7 +307,7 @@
       loadedFrom = lowestLoaded = 0;
       newerFrom = null;
       newerEnd = 0;
-      liveThoughts.length = 0;
+      liveSide.length = 0;
       heldNewer.length = 0;
       loading = loadingNewer = null;
       dropped.reset();
