@@ -378,6 +378,8 @@ impl Store for SqliteStore {
         .map_err(write_error)?;
         // Only the turns that changed are written: a reply saved before and unchanged is neither
         // rewritten nor moved (its row and its index entry stay as they are).
+        let kept_turns: std::collections::HashSet<i64> =
+            replies.iter().map(|reply| reply.turn).collect();
         let stored_turns: Vec<i64> = {
             let mut statement = tx
                 .prepare_cached("SELECT turn FROM replies WHERE session_id = ?1")
@@ -392,7 +394,7 @@ impl Store for SqliteStore {
                 .prepare_cached("DELETE FROM replies WHERE session_id = ?1 AND turn = ?2")
                 .map_err(write_error)?;
             for turn in stored_turns {
-                if !replies.iter().any(|reply| reply.turn == turn) {
+                if !kept_turns.contains(&turn) {
                     delete
                         .execute(params![session, turn])
                         .map_err(write_error)?;

@@ -25,7 +25,8 @@ fn logged(store: &dyn Store, session: i64) -> Vec<(i64, Direction, String)> {
         .collect()
 }
 
-fn reply(turn: i64, text: &str, finished: bool, stop: Option<&str>) -> StoredReply {
+/// A reply as the server saves it (also used by `replies.rs`).
+pub fn reply(turn: i64, text: &str, finished: bool, stop: Option<&str>) -> StoredReply {
     StoredReply {
         turn,
         text: text.into(),

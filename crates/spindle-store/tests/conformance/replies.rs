@@ -1,19 +1,11 @@
 //! Replies and wire lines across migration 5 (rowid tables), and saves that write only the
 //! turns that changed.
 
+use spindle_store::Direction;
 use spindle_store::migrations::{self, LATEST, Migration};
-use spindle_store::{Direction, StoredReply};
 
 use crate::Backend;
-
-fn reply(turn: i64, text: &str, finished: bool, stop: Option<&str>) -> StoredReply {
-    StoredReply {
-        turn,
-        text: text.into(),
-        finished,
-        stop_reason: stop.map(str::to_string),
-    }
-}
+use crate::cases::reply;
 
 fn list(backend: &Backend) -> &'static [Migration] {
     if backend.is_postgres() {
