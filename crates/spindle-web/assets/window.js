@@ -39,7 +39,6 @@
     let drawn = []; // the records drawn now, in order
     let unloaded = 0; // entries above items[0] the page has not loaded
     let unloadedBelow = 0; // entries below the last record the page has not loaded (let go)
-    let refollow = false; // the last of them came back: follow again if the reader is at the end
     let follow = true;
     let width = 0;
     let pending = false; // a render is wanted
@@ -286,11 +285,6 @@
           setHeight(top, at(first));
           setHeight(bottom, Math.max(0, at(items.length) + below - at(last)));
         }
-        // The last entries let go came back with the reader at the end: following again.
-        if (refollow && !target) {
-          refollow = false;
-          if (container.scrollHeight - container.scrollTop - viewHeight < FOLLOW_SLACK) { follow = true; anchorRec = null; }
-        }
         // Scroll: to the end, to the target, or keeping the anchor where it was on screen.
         if (target) {
           follow = false;
@@ -315,11 +309,11 @@
         // Near the top of what is loaded: ask for older entries.
         if (!follow && unloaded > 0 && container.scrollTop < above + 2 * viewHeight) needOlder();
         // Near the bottom of what is loaded, newer entries let go: ask for them.
-        if (unloadedBelow > 0 && container.scrollTop + 3 * viewHeight > at(items.length) && needNewer) needNewer();
+        if (unloadedBelow > 0 && container.scrollTop + 3 * viewHeight > at(items.length)) needNewer();
         onDrawn.done(api);
         // Heights changed or the scroll was clamped: another frame (a few at most without news).
         // (Records still to build make progress every frame: not counted.)
-        if (pending && (unfinished || spins++ < 10)) (onDrawn.again || onDrawn.wanted)();
+        if (pending && (unfinished || spins++ < 10)) onDrawn.again();
       };
       return { measure, finish };
     }
@@ -367,12 +361,9 @@
       invalidate: () => { validUpTo = 0; want(); },
       setUnloaded: (n) => { unloaded = Math.max(0, n); want(); },
       // Newer entries let go (`n` > 0: the list stops following the end until they are back).
-      setUnloadedBelow: (n) => {
-        refollow = unloadedBelow > 0 && n <= 0;
-        unloadedBelow = Math.max(0, n);
-        if (unloadedBelow) follow = false;
-        want();
-      },
+      // (When the last of them come back with the reader at the end, the scroll the browser makes
+      // as the spacer shrinks, or our own that ends there, makes the list follow again.)
+      setUnloadedBelow: (n) => { unloadedBelow = Math.max(0, n); if (unloadedBelow) follow = false; want(); },
       unloaded: () => unloaded,
       followEnd: () => { follow = true; want(); },
       following: () => follow,
