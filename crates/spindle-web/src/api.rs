@@ -13,10 +13,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::errors::WebError;
-use crate::handshake::OpenMode;
-use crate::registry::NewSession;
-use crate::routes::{AppState, body_refusal, session_id};
-use crate::task::PromptImage;
+use crate::extract::{AppState, body_refusal, session_id};
+use spindle_runtime::NewSession;
+use spindle_runtime::OpenMode;
+use spindle_runtime::PromptImage;
 
 /// Largest accepted prompt body (text and images): 16 MiB.
 pub(crate) const MAX_PROMPT_BODY: usize = 16 << 20;
@@ -214,9 +214,12 @@ pub(crate) async fn files(
     let session = state.manager.get(id).await?;
     let root = session.cwd().to_path_buf();
     let prefix = params.get("prefix").cloned().unwrap_or_default();
-    let files = tokio::task::spawn_blocking(move || crate::files::complete(&root, &prefix))
-        .await
-        .map_err(|_| WebError::unavailable("the completion failed"))??;
+    let files =
+        tokio::task::spawn_blocking(move || spindle_runtime::files::complete(&root, &prefix))
+            .await
+            .map_err(|_| {
+                WebError::new(StatusCode::SERVICE_UNAVAILABLE, "the completion failed")
+            })??;
     Ok(axum::Json(json!({ "files": files })).into_response())
 }
 

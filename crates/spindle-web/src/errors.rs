@@ -1,7 +1,10 @@
-//! [`WebError`]: what an HTTP handler answers when a session call fails, and the refusals the
-//! session task gives most often.
+//! [`WebError`]: what an HTTP handler answers when a call fails, and the one mapping of the
+//! runtime's [`SessionError`] to HTTP statuses.
 
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use spindle_runtime::SessionError;
 
 /// An error answered to an HTTP client.
 #[derive(Debug, Clone)]
@@ -23,46 +26,35 @@ impl WebError {
     pub(crate) fn bad_request(message: impl Into<String>) -> WebError {
         WebError::new(StatusCode::BAD_REQUEST, message)
     }
+}
 
-    pub(crate) fn storage(error: crate::store::StoreError) -> WebError {
-        WebError::new(StatusCode::SERVICE_UNAVAILABLE, error.to_string())
+/// The HTTP status of each runtime error (the page shows the message).
+pub(crate) fn status_of(error: &SessionError) -> StatusCode {
+    match error {
+        SessionError::NotFound(_) => StatusCode::NOT_FOUND,
+        SessionError::InvalidParams(_) => StatusCode::BAD_REQUEST,
+        SessionError::Conflict(_) | SessionError::AuthRequired { .. } | SessionError::Busy => {
+            StatusCode::CONFLICT
+        }
+        SessionError::Agent { .. } => StatusCode::BAD_GATEWAY,
+        SessionError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+        SessionError::Refused(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        SessionError::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
+        SessionError::Storage(_) | SessionError::Unavailable(_) | SessionError::Gone => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
+}
 
-    pub(crate) fn gone() -> WebError {
-        WebError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the session task stopped; restart the server",
-        )
+impl From<SessionError> for WebError {
+    fn from(error: SessionError) -> WebError {
+        WebError::new(status_of(&error), error.message())
     }
+}
 
-    /// Prompts are refused while the unsaved backlog is full.
-    pub(crate) fn storage_full() -> WebError {
-        WebError::new(
-            StatusCode::INSUFFICIENT_STORAGE,
-            "the database does not accept writes and as many lines as the server keeps in memory \
-             wait for it: prompts are refused until storage recovers",
-        )
-    }
-
-    /// A v1 agent takes one prompt at a time.
-    pub(crate) fn v1_busy() -> WebError {
-        WebError::new(
-            StatusCode::CONFLICT,
-            "a turn is running and this agent speaks ACP v1 (one prompt at a time): wait for it to \
-             end or cancel it",
-        )
-    }
-
-    /// The agent waits for the user to authenticate.
-    pub(crate) fn needs_auth() -> WebError {
-        WebError::new(
-            StatusCode::CONFLICT,
-            "the agent needs authentication first: pick one of its sign-in methods, then send \
-             the prompt again",
-        )
-    }
-
-    pub(crate) fn unavailable(message: impl Into<String>) -> WebError {
-        WebError::new(StatusCode::SERVICE_UNAVAILABLE, message)
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        (self.status, axum::Json(json!({ "error": self.message }))).into_response()
     }
 }

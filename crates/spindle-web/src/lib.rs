@@ -1,15 +1,11 @@
-//! spindle-web: the server behind `spindle serve`.
+//! spindle-web: the HTTP surfaces of `spindle serve` on top of [`spindle_runtime`].
 //!
-//! One [`spindle_engine::TranscriptEngine`] per session runs on the server; browsers receive its
-//! render ops over SSE and only paint them. Every line exchanged with an agent is committed to
-//! SQLite before the ops it causes are sent, and sessions are rebuilt after a restart by replaying
-//! that log.
-//!
-//! Each session's agent gets the client side of ACP from a [`spindle_host::Host`] rooted at the
-//! session's working directory, as far as the server's policy allows (`--fs`, `--terminals`):
-//! file reads and writes (a write under `ask` waits for the user's review), and terminals whose
-//! output is logged as `local` lines so that it is shown, and rebuilt, like the rest. Commands
-//! are only ever run at the agent's request; no route takes one from the browser.
+//! Two routers, each on its own: the page (its embedded assets, its API, the SSE event stream of
+//! render ops that browsers only paint, rendered markdown) and `/acp`, ACP's remote transport
+//! (HTTP+SSE and WebSocket) in front of the runtime's gateway. A gateway without the page
+//! ([`ServeOptions::page`] off, `spindle bridge --listen`) mounts no page route. Both share the
+//! access checks of [`security`] (Host, Origin, token) and map the runtime's errors to HTTP in
+//! one place (`errors.rs`). No route takes a command: terminals run only at the agent's request.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -39,38 +35,25 @@
 #![deny(missing_docs)]
 
 mod acp;
-mod agent_link;
 mod api;
-mod core;
 mod errors;
-mod facts;
-mod feed;
-mod files;
-mod handshake;
-mod history;
-pub mod hub;
-mod markdown;
-mod registry;
-pub mod replica;
+mod extract;
+mod markdown_routes;
+mod probes;
 mod routes;
 pub mod security;
-mod snapshot;
-pub mod store;
-mod task;
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use acp::AcpLimits;
-pub use agent_link::{MAX_LINE_BYTES, RemoteAgent};
 pub use errors::WebError;
-pub use handshake::{AgentSettings, OpenMode};
-pub use hub::HubLimits;
-pub use replica::ReplicaConfig;
-pub use spindle_host::FsPolicy;
-pub use spindle_protocol::transport::remote::RemoteProfile;
+pub use spindle_runtime::{
+    AcpLimits, AgentSettings, FsPolicy, HubLimits, MAX_LINE_BYTES, OpenMode, RemoteAgent,
+    RemoteProfile, ReplicaConfig, hub, replica, store,
+};
+use spindle_runtime::{Gateway, Runtime, RuntimeConfig, SessionManager};
 
 /// Everything `spindle serve` is configured with.
 #[derive(Debug, Clone)]
@@ -121,8 +104,8 @@ pub struct Server {
     listener: tokio::net::TcpListener,
     address: SocketAddr,
     token: Option<String>,
-    manager: Arc<registry::SessionManager>,
-    acp: acp::AcpState,
+    manager: Arc<SessionManager>,
+    acp: Gateway,
     router: axum::Router,
 }
 
@@ -161,52 +144,43 @@ impl Server {
         // Refuse an open bind before touching the database or the network.
         security::AccessPolicy::new(config.bind, config.token.clone(), &config.allow_hosts)
             .map_err(ServeError::Config)?;
-        let store = store::Store::open(&config.db).map_err(ServeError::Store)?;
         let listener = tokio::net::TcpListener::bind(config.bind)
             .await
             .map_err(ServeError::Io)?;
         let address = listener.local_addr().map_err(ServeError::Io)?;
-        // The default replica id needs the bound port (port 0 picks one).
-        let replica_id = config
-            .replica
-            .id
-            .clone()
-            .filter(|id| !id.trim().is_empty())
-            .unwrap_or_else(|| replica::default_id(address.port()));
-        let replica = Arc::new(replica::Replica::new(
-            replica_id,
-            config.replica.lease_ttl,
-            store.clone(),
-        ));
-        if matches!(
-            store::Location::from_path(&config.db),
-            store::Location::Sqlite(_)
-        ) {
-            // One server per SQLite file: its leases are this server's from an earlier run.
-            replica.clear_stale_leases().map_err(ServeError::Store)?;
-        }
-        // Listening starts before the rebuild: nothing committed in between is missed.
-        let changes = store.changes();
-        let manager =
-            registry::SessionManager::restore(store, config.agent, config.limits, replica)
-                .map_err(ServeError::Store)?;
+        let runtime = Runtime::start(RuntimeConfig {
+            db: config.db,
+            agent: config.agent,
+            limits: config.limits,
+            replica: config.replica,
+            // The default replica id needs the bound port (port 0 picks one).
+            replica_port: address.port(),
+        })
+        .map_err(ServeError::Store)?;
         // The real port is known only now (port 0 picks one): the Host allowlist needs it.
         let policy =
             security::AccessPolicy::new(address, config.token.clone(), &config.allow_hosts)
                 .map_err(ServeError::Config)?;
-        let manager = Arc::new(manager);
-        if let Some(changes) = changes {
-            replica::follow::spawn(manager.clone(), changes);
+        let manager = runtime.manager;
+        let acp = Gateway::new(manager.clone(), options.acp);
+        let policy = Arc::new(policy);
+        let mut router = acp::router(acp.clone());
+        if options.page {
+            router = router.merge(routes::router(extract::AppState {
+                manager: manager.clone(),
+                markdown: Arc::new(spindle_markdown::RenderCache::default()),
+            }));
         }
-        let acp = acp::AcpState::new(manager.clone(), options.acp);
-        let router = routes::router(routes::AppState {
-            policy: Arc::new(policy),
-            manager: manager.clone(),
-            acp: acp.clone(),
-            page: options.page,
-            markdown: Arc::new(markdown::RenderCache::default()),
-        })
-        .merge(replica::http::router(manager.clone()));
+        // Around every router: the body limit (routes with their own keep theirs), the access
+        // check and the security headers, also for unknown paths. The probes stay outside.
+        let router = router
+            .fallback(routes::not_found)
+            .layer(axum::extract::DefaultBodyLimit::max(routes::MAX_BODY))
+            .layer(axum::middleware::from_fn_with_state(
+                policy,
+                security::guard,
+            ))
+            .merge(probes::router(manager.clone()));
         Ok(Server {
             listener,
             address,

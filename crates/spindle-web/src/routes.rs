@@ -3,14 +3,12 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
@@ -20,33 +18,16 @@ use serde_json::json;
 
 use crate::api;
 use crate::errors::WebError;
-use crate::hub::{EventId, Frame};
-use crate::registry::SessionManager;
-use crate::security::{AccessPolicy, CONTENT_SECURITY_POLICY, TOKEN_COOKIE};
+use crate::extract::{AppState, body_refusal, session_id};
+use spindle_runtime::hub::{EventId, Frame};
 
 /// Largest accepted request body on every route but the prompt's (see
-/// [`api::MAX_PROMPT_BODY`]): 1 MiB.
-const MAX_BODY: usize = 1 << 20;
+/// [`api::MAX_PROMPT_BODY`]) and `/acp`'s: 1 MiB.
+pub(crate) const MAX_BODY: usize = 1 << 20;
 
-#[derive(Debug, Clone)]
-pub(crate) struct AppState {
-    pub(crate) policy: Arc<AccessPolicy>,
-    pub(crate) manager: Arc<SessionManager>,
-    pub(crate) acp: crate::acp::AcpState,
-    /// Whether the page and its API are served (`spindle bridge --listen` serves `/acp` only).
-    pub(crate) page: bool,
-    /// Rendered markdown trees, shared by every session (see [`crate::markdown`]).
-    pub(crate) markdown: Arc<crate::markdown::RenderCache>,
-}
-
-impl axum::extract::FromRef<AppState> for crate::acp::AcpState {
-    fn from_ref(state: &AppState) -> Self {
-        state.acp.clone()
-    }
-}
-
-/// Every route of the server, in one table: what a browser can reach is exactly this. No route
-/// takes a command to run: terminals are created only by the agent's `terminal/create`.
+/// Every route of the page, in one table: what a browser can reach is exactly this and `/acp`
+/// (`crate::acp`). No route takes a command to run: terminals are created only by the agent's
+/// `terminal/create`.
 fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
     vec![
         ("/", get(index)),
@@ -90,88 +71,23 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/api/sessions/{id}/stats", get(stats)),
         (
             "/api/sessions/{id}/rendered",
-            post(crate::markdown::http::rendered_batch),
+            post(crate::markdown_routes::rendered_batch),
         ),
         (
             "/api/sessions/{id}/entries/{entry}/rendered",
-            get(crate::markdown::http::rendered_entry),
-        ),
-        (
-            spindle_wire::remote::ACP_PATH,
-            get(crate::acp::get)
-                .post(crate::acp::post)
-                .delete(crate::acp::delete)
-                .layer(DefaultBodyLimit::max(spindle_wire::remote::MAX_POST_BODY)),
+            get(crate::markdown_routes::rendered_entry),
         ),
     ]
 }
 
+/// The page's router (the access check and the fallback are added by the server, around every
+/// router: [`crate::Server`]).
 pub(crate) fn router(state: AppState) -> Router {
     let mut router = Router::new();
     for (path, handler) in routes() {
-        if state.page || path == spindle_wire::remote::ACP_PATH {
-            router = router.route(path, handler);
-        }
+        router = router.route(path, handler);
     }
-    router
-        .fallback(not_found)
-        .layer(DefaultBodyLimit::max(MAX_BODY))
-        .layer(middleware::from_fn_with_state(state.clone(), guard))
-        .with_state(state)
-}
-
-/// The access check and the security headers, for every request including unknown paths.
-async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let query_token = (request.uri().path() == "/")
-        .then(|| query_param(request.uri().query(), "token"))
-        .flatten();
-    let checked = state.policy.check_target(request.uri()).and_then(|()| {
-        state
-            .policy
-            .check_request(request.method(), request.headers(), query_token.as_deref())
-    });
-    let mut response = match checked {
-        Err(refusal) => (refusal.status, refusal.reason).into_response(),
-        Ok(()) => match query_token {
-            // Trade the token in the URL for a cookie and drop it from the address bar.
-            Some(token) if state.policy.token_required() => Response::builder()
-                .status(StatusCode::SEE_OTHER)
-                .header(header::LOCATION, "/")
-                .header(
-                    header::SET_COOKIE,
-                    format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"),
-                )
-                .body(axum::body::Body::empty())
-                .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
-            _ => next.run(request).await,
-        },
-    };
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    headers
-        .entry(header::CACHE_CONTROL)
-        .or_insert(HeaderValue::from_static("no-store"));
-    response
-}
-
-fn query_param(query: Option<&str>, name: &str) -> Option<String> {
-    query?.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=')?;
-        // Tokens are plain ASCII; a percent-encoded token simply does not match.
-        (key == name).then(|| value.to_string())
-    })
+    router.with_state(state)
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
@@ -259,36 +175,8 @@ async fn app_css() -> Response {
     asset("text/css; charset=utf-8", include_str!("../assets/app.css"))
 }
 
-async fn not_found() -> Response {
+pub(crate) async fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "not found").into_response()
-}
-
-// Refusals never echo request content (F5): axum's own rejection texts quote the path segment
-// or the JSON that failed, so they are replaced by fixed messages.
-
-pub(crate) fn session_id(path: Result<Path<i64>, PathRejection>) -> Result<i64, WebError> {
-    match path {
-        Ok(Path(id)) => Ok(id),
-        Err(_) => Err(WebError::bad_request("the session id must be a number")),
-    }
-}
-
-pub(crate) fn body_refusal(rejection: &JsonRejection, expected: &str) -> WebError {
-    let message = match rejection {
-        JsonRejection::JsonSyntaxError(_) => "the request body is not valid JSON".to_string(),
-        JsonRejection::JsonDataError(_) => format!("the request body must be {expected}"),
-        JsonRejection::MissingJsonContentType(_) => {
-            "the request body must be application/json".to_string()
-        }
-        _ => "the request body could not be read (too large, or cut short)".to_string(),
-    };
-    WebError::new(rejection.status(), message)
-}
-
-impl IntoResponse for WebError {
-    fn into_response(self) -> Response {
-        (self.status, axum::Json(json!({ "error": self.message }))).into_response()
-    }
 }
 
 async fn list_sessions(State(state): State<AppState>) -> Result<Response, WebError> {
@@ -347,7 +235,7 @@ async fn transcript(
 }
 
 /// `GET /api/sessions/{id}/entries?before=INDEX&limit=N`: older entries for a page that got the
-/// tail first (see [`crate::snapshot::entries_page_json`]).
+/// tail first (see [`spindle_runtime::snapshot::entries_page_json`]).
 async fn entries(
     State(state): State<AppState>,
     id: Result<Path<i64>, PathRejection>,
@@ -428,7 +316,7 @@ const COALESCE_BYTES: usize = 256 << 10;
 /// The next SSE events of an observer, and a frame received but not sent yet. A batch that
 /// arrives alone goes out at once; when more are already queued (the stream is fast), they are
 /// collected for up to [`COALESCE_WINDOW`] into one `ops` frame (see
-/// [`crate::snapshot::merge_batches`]), whose id is its last batch's, so that `Last-Event-ID`
+/// [`spindle_runtime::snapshot::merge_batches`]), whose id is its last batch's, so that `Last-Event-ID`
 /// resumes exactly after it. `None` once the observer's stream ended.
 async fn next_events(
     receiver: &mut tokio::sync::mpsc::Receiver<Frame>,
@@ -485,7 +373,7 @@ async fn next_events(
             .iter()
             .map(|(id, data)| (id.counter, &**data))
             .collect();
-        match crate::snapshot::merge_batches(&parts) {
+        match spindle_runtime::snapshot::merge_batches(&parts) {
             Some(merged) => vec![ops(last, &merged)],
             None => batches.iter().map(|(id, data)| ops(*id, data)).collect(),
         }
@@ -536,7 +424,6 @@ mod tests {
                 "/api/sessions/{id}/stats",
                 "/api/sessions/{id}/rendered",
                 "/api/sessions/{id}/entries/{entry}/rendered",
-                "/acp",
             ]
         );
         for path in paths {

@@ -12,8 +12,12 @@
 //!   `spindle_token` cookie. `GET /?token=<token>` sets the cookie (HttpOnly, SameSite=Strict).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 
 /// The access policy of one server.
 #[derive(Debug, Clone)]
@@ -240,6 +244,62 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         difference |= x ^ b.get(i).copied().unwrap_or(!x);
     }
     difference == 0
+}
+
+/// The access check and the security headers, for every request including unknown paths.
+pub(crate) async fn guard(
+    State(policy): State<Arc<AccessPolicy>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let query_token = (request.uri().path() == "/")
+        .then(|| query_param(request.uri().query(), "token"))
+        .flatten();
+    let checked = policy.check_target(request.uri()).and_then(|()| {
+        policy.check_request(request.method(), request.headers(), query_token.as_deref())
+    });
+    let mut response = match checked {
+        Err(refusal) => (refusal.status, refusal.reason).into_response(),
+        Ok(()) => match query_token {
+            // Trade the token in the URL for a cookie and drop it from the address bar.
+            Some(token) if policy.token_required() => Response::builder()
+                .status(StatusCode::SEE_OTHER)
+                .header(header::LOCATION, "/")
+                .header(
+                    header::SET_COOKIE,
+                    format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"),
+                )
+                .body(axum::body::Body::empty())
+                .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
+            _ => next.run(request).await,
+        },
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+fn query_param(query: Option<&str>, name: &str) -> Option<String> {
+    query?.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=')?;
+        // Tokens are plain ASCII; a percent-encoded token simply does not match.
+        (key == name).then(|| value.to_string())
+    })
 }
 
 #[cfg(test)]

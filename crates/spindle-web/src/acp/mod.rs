@@ -12,82 +12,40 @@
 //! The page's access checks (`security.rs`: Host, Origin, token) run in front of every request
 //! (`routes.rs`); this module adds the RFD's header and content checks and the limits.
 
-mod client_lines;
-mod conn;
-mod dispatch;
-mod feed;
-mod history;
-mod item;
-mod streams;
-mod subscription;
-mod versions;
 mod ws;
 
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{FromRequestParts, Request, State};
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Value, json};
+use spindle_runtime::Gateway;
+use spindle_runtime::gateway::streams::{self, Out};
+use spindle_runtime::gateway::{KEEPALIVE, conn, dispatch};
+use spindle_runtime::hub::EventId;
 use spindle_wire::remote::{
-    EVENT_STREAM_MIME, HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME,
-    MAX_POST_BODY,
+    ACP_PATH, EVENT_STREAM_MIME, HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID,
+    JSON_MIME, MAX_POST_BODY,
 };
 
-pub use conn::AcpLimits;
-pub(crate) use feed::AcpFeed;
-pub(crate) use history::HistoryPolicy;
-pub(crate) use subscription::Subscription;
-
-use crate::hub::EventId;
-use crate::registry::SessionManager;
-use conn::Connections;
-use streams::Out;
-
-/// How often an idle stream gets a keepalive comment.
-const KEEPALIVE: Duration = Duration::from_secs(15);
-
-/// The endpoint's shared state.
-#[derive(Debug, Clone)]
-pub(crate) struct AcpState {
-    pub(crate) manager: Arc<SessionManager>,
-    pub(crate) conns: Arc<Connections>,
-    /// The protocol version `/acp` speaks: the one the session agents are asked for.
-    pub(crate) protocol: u16,
-}
-
-impl AcpState {
-    pub(crate) fn new(manager: Arc<SessionManager>, limits: AcpLimits) -> AcpState {
-        let protocol = manager.protocol_version();
-        let conns = Arc::new(Connections::new(limits));
-        // The reaper holds the registry weakly: it ends with the server.
-        let weak = Arc::downgrade(&conns);
-        tokio::spawn(async move {
-            let period = (limits.idle_timeout / 4).clamp(Duration::from_millis(50), KEEPALIVE);
-            loop {
-                tokio::time::sleep(period).await;
-                let Some(conns) = weak.upgrade() else { break };
-                let reaped = conns.reap(std::time::Instant::now());
-                if reaped > 0 {
-                    tracing::info!(reaped, "idle /acp connections closed");
-                }
-            }
-        });
-        AcpState {
-            manager,
-            conns,
-            protocol,
-        }
-    }
-
-    /// Closes every connection (server shutdown).
-    pub(crate) fn close_all(&self) {
-        self.conns.close_all();
-    }
+/// The `/acp` router: the one route of the remote transport.
+pub(crate) fn router(gateway: Gateway) -> Router {
+    Router::new()
+        .route(
+            ACP_PATH,
+            get(get_acp)
+                .post(post)
+                .delete(delete)
+                .layer(DefaultBodyLimit::max(MAX_POST_BODY)),
+        )
+        .with_state(gateway)
 }
 
 fn refuse(status: StatusCode, reason: &'static str) -> Response {
@@ -110,7 +68,7 @@ fn json_rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
 }
 
 /// `POST /acp`.
-pub(crate) async fn post(State(state): State<AcpState>, request: Request) -> Response {
+async fn post(State(state): State<Gateway>, request: Request) -> Response {
     let headers = request.headers().clone();
     let is_json = header_text(&headers, header::CONTENT_TYPE.as_str())
         .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim() == JSON_MIME));
@@ -212,7 +170,7 @@ pub(crate) async fn post(State(state): State<AcpState>, request: Request) -> Res
     StatusCode::ACCEPTED.into_response()
 }
 
-fn initialize(state: &AcpState, message: &Value) -> Response {
+fn initialize(state: &Gateway, message: &Value) -> Response {
     let Some(id) = message.get("id") else {
         return json_rpc_error(
             StatusCode::BAD_REQUEST,
@@ -236,7 +194,7 @@ fn initialize(state: &AcpState, message: &Value) -> Response {
 }
 
 /// `GET /acp`: an SSE stream, or the WebSocket upgrade.
-pub(crate) async fn get(State(state): State<AcpState>, request: Request) -> Response {
+async fn get_acp(State(state): State<Gateway>, request: Request) -> Response {
     let upgrade = request
         .headers()
         .get(header::UPGRADE)
@@ -316,7 +274,7 @@ fn connection_stream(conn: &Arc<conn::Conn>, last_event: Option<&str>) -> Respon
 }
 
 async fn session_sse(
-    state: &AcpState,
+    state: &Gateway,
     conn: &Arc<conn::Conn>,
     session: &str,
     last_event: Option<&str>,
@@ -393,7 +351,7 @@ fn sse_event(out: Out) -> Option<Event> {
 }
 
 /// `DELETE /acp`.
-pub(crate) async fn delete(State(state): State<AcpState>, headers: HeaderMap) -> Response {
+async fn delete(State(state): State<Gateway>, headers: HeaderMap) -> Response {
     let Some(connection) = header_text(&headers, HEADER_CONNECTION_ID) else {
         return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
     };

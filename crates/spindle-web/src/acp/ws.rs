@@ -17,13 +17,14 @@ use futures_util::stream::{SelectAll, Stream, StreamExt};
 use serde_json::{Value, json};
 use spindle_wire::remote::{HEADER_CONNECTION_ID, MAX_POST_BODY};
 
-use crate::acp::conn::Conn;
-use crate::acp::streams::{self, Out};
-use crate::acp::{AcpState, dispatch};
+use spindle_runtime::Gateway;
+use spindle_runtime::gateway::conn::Conn;
+use spindle_runtime::gateway::dispatch;
+use spindle_runtime::gateway::streams::{self, Out};
 
 type SessionOut = Pin<Box<dyn Stream<Item = (String, Out)> + Send>>;
 
-pub(crate) fn upgrade(state: AcpState, upgrade: WebSocketUpgrade) -> Response {
+pub(crate) fn upgrade(state: Gateway, upgrade: WebSocketUpgrade) -> Response {
     let Some(conn) = state.conns.create() else {
         return (
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
@@ -49,7 +50,7 @@ async fn send(socket: &mut WebSocket, text: &str) -> bool {
         .is_ok()
 }
 
-async fn run(state: AcpState, conn: Arc<Conn>, mut socket: WebSocket) {
+async fn run(state: Gateway, conn: Arc<Conn>, mut socket: WebSocket) {
     let guard = conn.stream_opened();
     let Some(mut outbox) = conn.subscribe_outbox(None) else {
         return;
@@ -150,7 +151,7 @@ async fn run(state: AcpState, conn: Arc<Conn>, mut socket: WebSocket) {
 }
 
 fn open_session(
-    state: &AcpState,
+    state: &Gateway,
     conn: &Arc<Conn>,
     session: &str,
     sessions: &mut SelectAll<SessionOut>,

@@ -1,0 +1,701 @@
+//! The state of one web session that observers see: the transcript engine, the fan-out hub and
+//! the server's own view facts (banner, open permission questions), kept under one lock so that a
+//! snapshot and the batches after it are cut at the same point.
+//!
+//! Invariant (durability): [`SessionCore::record`] commits lines to the wire log *before* they
+//! reach the engine, so every op an observer has seen derives from committed lines.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use spindle_engine::{RenderOp, TranscriptEngine};
+
+use crate::acp_feed::{AcpFeed, HistoryPolicy};
+use crate::feed::EngineFeed;
+use crate::hub::{Hub, HubStats};
+use crate::store::{Direction, Store, StoredReply};
+
+/// A banner shown above the transcript (server facts: agent exited, storage failing, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Banner {
+    pub(crate) level: &'static str,
+    pub(crate) text: String,
+}
+
+#[derive(Debug)]
+pub(crate) struct SessionCore {
+    pub(crate) session: i64,
+    pub(crate) engine: TranscriptEngine,
+    /// How logged lines reach `engine` (per-agent-process id scopes); the same state a rebuild
+    /// from the log reaches.
+    feed: EngineFeed,
+    pub(crate) hub: Hub,
+    /// What `/acp` clients attached to this session receive (a second hub, same lines).
+    pub(crate) acp: AcpFeed,
+    store: Store,
+    next_seq: i64,
+    /// Lines whose commit failed; retried, in order, before the next lines.
+    unsaved: Vec<(Direction, String)>,
+    /// Bytes of the lines in `unsaved`.
+    unsaved_bytes: usize,
+    /// The bound of `unsaved_bytes` (F6).
+    unsaved_limit: usize,
+    storage_error: Option<String>,
+    banner: Option<Banner>,
+    /// Open permission questions by key, as the `web_permission` op that shows them.
+    permissions: BTreeMap<String, Value>,
+    /// Open file-write reviews by key, as the `web_review` op that shows them.
+    reviews: BTreeMap<String, Value>,
+    /// Server facts shown by one op each, by op name (`web_status`, `web_standing_permissions`):
+    /// the latest op of each is part of every snapshot.
+    facts: BTreeMap<&'static str, Value>,
+    /// What the last saved replies looked like (count, finished count, total text length), to
+    /// save again only when a turn ended or a reply changed.
+    /// `turn_progress()` at the last save of the materialized transcript and replies.
+    saved_turns: (usize, usize),
+    pub(crate) diagnostics: u64,
+}
+
+impl SessionCore {
+    pub(crate) fn new(
+        session: i64,
+        (engine, feed): (TranscriptEngine, EngineFeed),
+        hub: Hub,
+        store: Store,
+        next_seq: i64,
+    ) -> SessionCore {
+        let saved_turns = engine.turn_progress();
+        let acp = AcpFeed::new(session, hub.last_id().generation, hub.limits(), 2);
+        SessionCore {
+            session,
+            engine,
+            feed,
+            hub,
+            acp,
+            store,
+            next_seq,
+            unsaved: Vec::new(),
+            unsaved_bytes: 0,
+            unsaved_limit: unsaved_limit(),
+            storage_error: None,
+            banner: None,
+            permissions: BTreeMap::new(),
+            reviews: BTreeMap::new(),
+            facts: BTreeMap::new(),
+            saved_turns,
+            diagnostics: 0,
+        }
+    }
+
+    /// Logs `lines` (committing any earlier unsaved ones first), applies them to the engine and
+    /// publishes the resulting ops as one batch. When the commit fails the lines are still shown
+    /// (the agent does not wait for the disk), kept for the next attempt, and a banner says so.
+    /// The callers keep that backlog bounded: see [`Self::backlog_full`].
+    pub(crate) fn record(&mut self, lines: Vec<(Direction, String)>) {
+        if lines.is_empty() {
+            return;
+        }
+        self.commit(&lines);
+        self.show(&lines);
+        self.save_replies_if_changed();
+    }
+
+    /// Applies the lines another replica logged after this core's last one, as a rebuild does,
+    /// and publishes their ops: how a replica that does not run the session follows it, and how
+    /// one catches up before it takes the session over. Returns how many lines it applied
+    /// (none while this core has lines of its own waiting for the database).
+    pub(crate) fn follow(&mut self) -> Result<usize, crate::store::StoreError> {
+        self.follow_to(i64::MAX)
+    }
+
+    /// [`Self::follow`] when the log may hold lines up to `seq` this core has not applied (a
+    /// notice of the owner's own commit reads nothing).
+    pub(crate) fn follow_to(&mut self, seq: i64) -> Result<usize, crate::store::StoreError> {
+        if seq < self.next_seq {
+            return Ok(0);
+        }
+        if !self.unsaved.is_empty() {
+            return Ok(0);
+        }
+        let (logged, _) = self.store.lines_after(self.session, self.next_seq - 1)?;
+        let Some(last) = logged.last() else {
+            return Ok(0);
+        };
+        self.next_seq = last.seq + 1;
+        let lines: Vec<(Direction, String)> =
+            logged.into_iter().map(|l| (l.direction, l.line)).collect();
+        self.show(&lines);
+        // The owner saves the materialized transcript; a follower only keeps its count.
+        self.saved_turns = self.engine.turn_progress();
+        Ok(lines.len())
+    }
+
+    /// Feeds logged `lines` to the engine and the `/acp` feed and publishes the ops.
+    fn show(&mut self, lines: &[(Direction, String)]) {
+        self.acp.on_lines(lines);
+        let mut ops = Vec::new();
+        for (direction, line) in lines {
+            ops.extend(self.feed.apply(&mut self.engine, *direction, line));
+        }
+        self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
+        if !ops.is_empty() {
+            // One batch is one SSE frame the page applies at once: its states in between are
+            // never seen, so a fast stream's appends go out as one op per entry.
+            self.publish_ops(&spindle_engine::coalesce_render_ops(ops));
+        }
+    }
+
+    /// Tries again to write the lines whose commit failed (the session task calls this on a
+    /// timer while there are any, so that storage recovers without new lines).
+    pub(crate) fn retry_unsaved(&mut self) {
+        if !self.unsaved.is_empty() {
+            self.commit(&[]);
+            self.save_replies_if_changed();
+        }
+    }
+
+    /// Whether lines wait in memory for the database.
+    pub(crate) fn has_backlog(&self) -> bool {
+        !self.unsaved.is_empty()
+    }
+
+    /// Whether the unsaved backlog reached its bound (F6): the session task then stops reading
+    /// the agent's output (its pipe fills and the agent blocks) and refuses prompts, until a
+    /// retry commits the backlog. The backlog can exceed the bound by at most the batch that
+    /// reached it (itself bounded by the agent link's queue).
+    pub(crate) fn backlog_full(&self) -> bool {
+        self.unsaved_bytes >= self.unsaved_limit
+    }
+
+    /// Commits the backlog and then `lines` in one transaction, or adds `lines` to the backlog.
+    fn commit(&mut self, lines: &[(Direction, String)]) {
+        let committed = {
+            let pending: Vec<(Direction, &str)> = self
+                .unsaved
+                .iter()
+                .chain(lines.iter())
+                .map(|(d, l)| (*d, l.as_str()))
+                .collect();
+            self.store
+                .append_lines(self.session, self.next_seq, &pending)
+                .map(|()| pending.len())
+        };
+        match committed {
+            Ok(count) => {
+                self.next_seq += i64::try_from(count).unwrap_or(i64::MAX);
+                self.unsaved.clear();
+                self.unsaved_bytes = 0;
+                if self.storage_error.take().is_some() {
+                    self.set_banner(Some(Banner {
+                        level: "info",
+                        text: "Storage recovered: every line is saved again.".into(),
+                    }));
+                }
+            }
+            Err(error) => {
+                tracing::error!(session = self.session, "{error}");
+                self.unsaved.extend(lines.iter().cloned());
+                self.unsaved_bytes += lines.iter().map(|(_, l)| l.len()).sum::<usize>();
+                let mut text = format!(
+                    "Not saved to disk ({error}); {} lines ({} KiB) wait in memory and will be \
+                     written when the database accepts writes again.",
+                    self.unsaved.len(),
+                    self.unsaved_bytes.div_ceil(1024),
+                );
+                if self.backlog_full() {
+                    text.push_str(
+                        " That is as much as the server keeps: the agent's output is paused and \
+                         new prompts are refused until then. A server stop now loses these lines.",
+                    );
+                }
+                self.storage_error = Some(text.clone());
+                self.set_banner(Some(Banner {
+                    level: "error",
+                    text,
+                }));
+            }
+        }
+    }
+
+    fn publish_ops(&mut self, ops: &[RenderOp]) {
+        match serde_json::to_string(&json!({ "ops": ops })) {
+            Ok(data) => {
+                self.hub.publish(Arc::from(data));
+            }
+            Err(error) => tracing::error!("render ops not serializable: {error}"),
+        }
+    }
+
+    fn publish_web_op(&mut self, op: Value) {
+        let data = json!({ "ops": [op] }).to_string();
+        self.hub.publish(Arc::from(data));
+    }
+
+    /// Persists the materialized transcript and the replies when a turn finished since the last
+    /// save (the reply count grew) or when `force` is set.
+    pub(crate) fn save_replies_if_changed(&mut self) {
+        // Saved when a turn starts or finishes, not for every streamed chunk: this runs once per
+        // batch, so it compares turn counts and builds the replies (every reply's text) only
+        // when they are due.
+        if self.engine.turn_progress() == self.saved_turns {
+            return;
+        }
+        let replies = replies_of(&self.engine);
+        self.save_materialized(replies);
+    }
+
+    pub(crate) fn save_now(&mut self) {
+        let replies = replies_of(&self.engine);
+        self.save_materialized(replies);
+    }
+
+    fn save_materialized(&mut self, replies: Vec<StoredReply>) {
+        // Streamed entry by entry: the whole session's JSON value is never built.
+        let replay = self.engine.replay_json_text();
+        let upto = self.next_seq - 1;
+        let result = self
+            .store
+            .save_materialized(self.session, upto, &replay, &replies);
+        match result {
+            Ok(()) => self.saved_turns = self.engine.turn_progress(),
+            Err(error) => tracing::error!(session = self.session, "{error}"),
+        }
+    }
+
+    pub(crate) fn set_banner(&mut self, banner: Option<Banner>) {
+        if self.banner == banner {
+            return;
+        }
+        self.banner = banner;
+        let op = banner_op(self.banner.as_ref());
+        self.publish_web_op(op);
+    }
+
+    pub(crate) fn open_permission(&mut self, key: String, op: Value) {
+        self.acp.permission_opened(&key);
+        self.permissions.insert(key, op.clone());
+        self.publish_web_op(op);
+    }
+
+    pub(crate) fn close_permission(&mut self, key: &str, outcome: &str) {
+        self.acp.permission_closed(key, outcome);
+        if self.permissions.remove(key).is_some() {
+            self.publish_web_op(json!({
+                "op": "web_permission_resolved", "key": key, "outcome": outcome,
+            }));
+        }
+    }
+
+    /// Shows a pending file-write review.
+    pub(crate) fn open_review(&mut self, key: String, op: Value) {
+        self.reviews.insert(key, op.clone());
+        self.publish_web_op(op);
+    }
+
+    /// Closes a review with its decision (`accept`, `reject`, `cancelled`, `error`); false when it
+    /// was not open.
+    pub(crate) fn close_review(
+        &mut self,
+        key: &str,
+        decision: &str,
+        message: Option<&str>,
+    ) -> bool {
+        let open = self.reviews.remove(key).is_some();
+        if open {
+            self.publish_web_op(json!({
+                "op": "web_review_resolved", "requestId": key, "decision": decision, "message": message,
+            }));
+        }
+        open
+    }
+
+    /// Sets a server fact shown by one op (see `facts`) and publishes it when it changed.
+    pub(crate) fn set_fact(&mut self, op: Value) {
+        let Some(name) = ["web_status", "web_standing_permissions"]
+            .into_iter()
+            .find(|name| op.get("op").and_then(Value::as_str) == Some(name))
+        else {
+            return;
+        };
+        if self.facts.get(name) != Some(&op) {
+            self.facts.insert(name, op.clone());
+            self.publish_web_op(op);
+        }
+    }
+
+    /// A server fact's op, if set.
+    pub(crate) fn fact(&self, name: &str) -> Option<&Value> {
+        self.facts.get(name)
+    }
+
+    /// Publishes a one-off op (not part of snapshots).
+    pub(crate) fn publish_note(&mut self, op: Value) {
+        self.publish_web_op(op);
+    }
+
+    /// What the log said besides the transcript (modes, cwd).
+    pub(crate) fn session_facts(&self) -> &crate::facts::SessionFacts {
+        &self.feed.facts
+    }
+
+    pub(crate) fn permission(&self, key: &str) -> Option<&Value> {
+        self.permissions.get(key)
+    }
+
+    pub(crate) fn open_permission_keys(&self) -> Vec<String> {
+        self.permissions.keys().cloned().collect()
+    }
+
+    /// The `reset` payload: the engine's snapshot (its last [`crate::snapshot::TAIL_ENTRIES`]
+    /// entries, see [`crate::snapshot::tail_json`]), then the server's own view facts. Written op
+    /// by op: the snapshot of a long session is never held as values.
+    pub(crate) fn snapshot_json(engine: &TranscriptEngine, extra: &[Value]) -> String {
+        crate::snapshot::tail_json(engine, extra, crate::snapshot::TAIL_ENTRIES)
+    }
+
+    /// A page of older entries (see [`crate::snapshot::entries_page_json`]), cut at the last
+    /// published batch.
+    pub(crate) fn entries_page(&self, before: Option<usize>, limit: usize) -> String {
+        crate::snapshot::entries_page_json(&self.engine, self.hub.last_id(), before, limit)
+    }
+
+    /// Attaches an observer (see [`Hub::subscribe`]).
+    pub(crate) fn subscribe(
+        &mut self,
+        last_seen: Option<crate::hub::EventId>,
+    ) -> tokio::sync::mpsc::Receiver<crate::hub::Frame> {
+        let extra = self.view_facts();
+        let engine = &self.engine;
+        self.hub
+            .subscribe(last_seen, || Self::snapshot_json(engine, &extra))
+    }
+
+    /// The server's view facts a snapshot ends with (banner, open questions, status).
+    fn view_facts(&self) -> Vec<Value> {
+        let mut extra = Vec::new();
+        if self.banner.is_some() {
+            extra.push(banner_op(self.banner.as_ref()));
+        }
+        extra.extend(self.permissions.values().cloned());
+        extra.extend(self.reviews.values().cloned());
+        extra.extend(self.facts.values().cloned());
+        extra
+    }
+
+    /// The `reset` payload as of now and the id of the last batch it includes: for a page whose
+    /// live batches come through a stream another tab opened (see `assets/feed.js`).
+    pub(crate) fn snapshot_now(&self) -> (crate::hub::EventId, String) {
+        let extra = self.view_facts();
+        (
+            self.hub.last_id(),
+            Self::snapshot_json(&self.engine, &extra),
+        )
+    }
+
+    /// Subscribes an `/acp` client stream (see [`AcpFeed::subscribe`]); a snapshot, when one is
+    /// needed, holds the history `policy` asks for, read from the wire log.
+    pub(crate) fn acp_subscribe(
+        &mut self,
+        last_seen: Option<crate::hub::EventId>,
+        policy: HistoryPolicy,
+        version: u16,
+    ) -> crate::acp_feed::Subscription {
+        let history = self.acp.history(policy, last_seen, version);
+        let store = self.store.clone();
+        let session = self.session;
+        self.acp.subscribe(
+            last_seen,
+            move || {
+                let logged = if history.needs_log() {
+                    match store.lines(session) {
+                        Ok((lines, _)) => {
+                            lines.into_iter().map(|l| (l.direction, l.line)).collect()
+                        }
+                        Err(error) => {
+                            tracing::error!(session, "history for an /acp client: {error}");
+                            Vec::new()
+                        }
+                    }
+                } else {
+                    Vec::new()
+                };
+                history.lines(&logged)
+            },
+            version,
+        )
+    }
+
+    /// Where an `/acp` client attaching now starts: the history `policy` asks for and the id
+    /// of the last message it covers, cut together.
+    pub(crate) fn acp_attach_point(
+        &mut self,
+        policy: HistoryPolicy,
+        version: u16,
+    ) -> (Option<String>, crate::hub::EventId) {
+        let history = self.acp.history(policy, None, version);
+        let text = (policy != HistoryPolicy::None).then(|| {
+            let logged = if history.needs_log() {
+                self.logged_lines()
+            } else {
+                Vec::new()
+            };
+            history.lines(&logged)
+        });
+        (text, self.acp.hub.last_id())
+    }
+
+    fn logged_lines(&self) -> Vec<(Direction, String)> {
+        match self.store.lines(self.session) {
+            Ok((lines, _)) => lines.into_iter().map(|l| (l.direction, l.line)).collect(),
+            Err(error) => {
+                tracing::error!(
+                    session = self.session,
+                    "history for an /acp client: {error}"
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    pub(crate) fn stats(&self) -> Value {
+        let HubStats {
+            observers,
+            dropped_slow,
+            resumed,
+            resets,
+        } = self.hub.stats();
+        let acp = self.acp.hub.stats();
+        json!({
+            "acpObservers": acp.observers,
+            "acpDroppedSlow": acp.dropped_slow,
+            "acpResumed": acp.resumed,
+            "acpResets": acp.resets,
+            "observers": observers,
+            "droppedSlow": dropped_slow,
+            "resumed": resumed,
+            "resets": resets,
+            "lastEventId": self.hub.last_id().to_string(),
+            "loggedLines": self.next_seq - 1,
+            "unsavedLines": self.unsaved.len(),
+            "unsavedBytes": self.unsaved_bytes,
+            "unsavedLimit": self.unsaved_limit,
+            "diagnostics": self.diagnostics,
+            "entries": self.engine.transcript().entries.len(),
+        })
+    }
+}
+
+/// The default bound of a session's unsaved backlog: 32 MiB.
+const UNSAVED_LIMIT: usize = 32 << 20;
+
+/// The bound of a session's unsaved backlog: [`UNSAVED_LIMIT`], or
+/// `SPINDLE_SERVE_MAX_UNSAVED_BYTES` from the environment (for small machines and for tests).
+fn unsaved_limit() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("SPINDLE_SERVE_MAX_UNSAVED_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(UNSAVED_LIMIT)
+    })
+}
+
+/// The engine's per-turn replies in the store's shape.
+pub(crate) fn replies_of(engine: &TranscriptEngine) -> Vec<StoredReply> {
+    engine
+        .turn_replies()
+        .into_iter()
+        .map(|r| StoredReply {
+            turn: i64::from(r.turn),
+            text: r.reply,
+            finished: r.finished,
+            stop_reason: r.stop_reason,
+        })
+        .collect()
+}
+
+fn banner_op(banner: Option<&Banner>) -> Value {
+    match banner {
+        Some(b) => json!({ "op": "web_banner", "level": b.level, "text": b.text }),
+        None => json!({ "op": "web_banner", "level": "info", "text": null }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::{Frame, HubLimits};
+    use spindle_engine::EngineConfig;
+
+    const PROMPT: &str = r#"{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}}"#;
+
+    fn chunk(text: &str) -> String {
+        serde_json::json!({
+            "jsonrpc": "2.0", "method": "session/update",
+            "params": { "sessionId": "s", "update": {
+                "sessionUpdate": "agent_message_chunk", "messageId": "a1",
+                "content": { "type": "text", "text": text } } },
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn the_reset_snapshot_is_the_engine_snapshot_then_the_server_ops() {
+        let mut engine = TranscriptEngine::new(EngineConfig::default());
+        engine.apply_client_line(PROMPT);
+        engine.apply_agent_line(&chunk("Hello"));
+        engine.apply_agent_line(&chunk(" <b>world</b> \u{1F600}"));
+        let extra = vec![serde_json::json!({"op": "web_banner", "text": "note"})];
+        let written: serde_json::Value =
+            serde_json::from_str(&SessionCore::snapshot_json(&engine, &extra)).unwrap();
+        let mut expected: Vec<serde_json::Value> = engine
+            .render_snapshot()
+            .iter()
+            .map(|op| serde_json::to_value(op).unwrap())
+            .collect();
+        expected.extend(extra);
+        assert_eq!(written, serde_json::json!({ "ops": expected }));
+        let empty = TranscriptEngine::new(EngineConfig::default());
+        let written: serde_json::Value =
+            serde_json::from_str(&SessionCore::snapshot_json(&empty, &[])).unwrap();
+        assert_eq!(written["ops"].as_array().unwrap().len(), 2, "{written}");
+    }
+
+    fn temp_db() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "spindle-web-core-{}-{:?}",
+            std::process::id(),
+            std::time::SystemTime::now()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("core.db")
+    }
+
+    fn frames(rx: &mut tokio::sync::mpsc::Receiver<Frame>) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        while let Ok(frame) = rx.try_recv() {
+            if let Frame::Ops { data, .. } = frame {
+                out.push(serde_json::from_str(&data).unwrap());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_failing_disk_keeps_the_session_live_and_the_log_complete_once_it_recovers() {
+        let path = temp_db();
+        let writable = Store::open(&path).unwrap();
+        let session = writable.create_session("s").unwrap();
+        drop(writable);
+        let read_only = Store::open_read_only(&path);
+        let engine = TranscriptEngine::new(EngineConfig::default());
+        let hub = Hub::new(1, HubLimits::default());
+        let mut core =
+            SessionCore::new(session, (engine, EngineFeed::default()), hub, read_only, 1);
+        let mut rx = core.subscribe(None);
+        core.record(vec![(Direction::Client, PROMPT.to_string())]);
+        core.record(vec![(Direction::Agent, chunk("Hel"))]);
+        // Shown anyway, with an error banner, and kept in memory.
+        let shown = frames(&mut rx);
+        let text = serde_json::to_string(&shown).unwrap();
+        assert!(text.contains("Hel"), "{text}");
+        assert!(text.contains("Not saved to disk"), "{text}");
+        assert_eq!(core.stats()["unsavedLines"], 2);
+
+        // The database accepts writes again: the backlog goes first, in order.
+        core.store = Store::open(&path).unwrap();
+        core.record(vec![(Direction::Agent, chunk("lo"))]);
+        assert_eq!(core.stats()["unsavedLines"], 0);
+        let text = serde_json::to_string(&frames(&mut rx)).unwrap();
+        assert!(text.contains("Storage recovered"), "{text}");
+        let (lines, _) = Store::open(&path).unwrap().lines(session).unwrap();
+        let logged: Vec<_> = lines.iter().map(|l| (l.seq, l.line.clone())).collect();
+        assert_eq!(
+            logged,
+            vec![(1, PROMPT.to_string()), (2, chunk("Hel")), (3, chunk("lo"))]
+        );
+        // Replaying the log gives the transcript the live engine has.
+        let mut replayed = TranscriptEngine::new(EngineConfig::default());
+        let mut feed = EngineFeed::default();
+        for line in &lines {
+            feed.apply(&mut replayed, line.direction, &line.line);
+        }
+        assert_eq!(replayed.replay_json(), core.engine.replay_json());
+    }
+
+    #[test]
+    fn the_unsaved_backlog_is_bounded_and_a_retry_writes_it_without_new_lines() {
+        let path = temp_db();
+        let writable = Store::open(&path).unwrap();
+        let session = writable.create_session("s").unwrap();
+        drop(writable);
+        let read_only = Store::open_read_only(&path);
+        let engine = (
+            TranscriptEngine::new(EngineConfig::default()),
+            EngineFeed::default(),
+        );
+        let mut core = SessionCore::new(
+            session,
+            engine,
+            Hub::new(1, HubLimits::default()),
+            read_only,
+            1,
+        );
+        core.unsaved_limit = 1000;
+        let mut rx = core.subscribe(None);
+        core.record(vec![(Direction::Client, PROMPT.to_string())]);
+        let mut sent = vec![PROMPT.to_string()];
+        while !core.backlog_full() {
+            let line = chunk("x");
+            sent.push(line.clone());
+            core.record(vec![(Direction::Agent, line)]);
+        }
+        let bytes = core.stats()["unsavedBytes"].as_u64().unwrap();
+        assert!(
+            (1000..1000 + chunk("x").len() as u64).contains(&bytes),
+            "{bytes}"
+        );
+        let text = serde_json::to_string(&frames(&mut rx)).unwrap();
+        assert!(text.contains("the agent's output is paused"), "{text}");
+        // Still failing: nothing changes.
+        core.retry_unsaved();
+        assert!(core.backlog_full());
+        // The database accepts writes again: a retry alone writes the backlog, in order.
+        core.store = Store::open(&path).unwrap();
+        core.retry_unsaved();
+        assert!(!core.has_backlog() && !core.backlog_full());
+        assert_eq!(core.stats()["unsavedBytes"], 0);
+        let text = serde_json::to_string(&frames(&mut rx)).unwrap();
+        assert!(text.contains("Storage recovered"), "{text}");
+        let (lines, _) = Store::open(&path).unwrap().lines(session).unwrap();
+        let logged: Vec<String> = lines.into_iter().map(|l| l.line).collect();
+        assert_eq!(logged, sent);
+    }
+
+    #[test]
+    fn garbage_from_the_agent_is_logged_and_diagnosed_never_fatal() {
+        let path = temp_db();
+        let store = Store::open(&path).unwrap();
+        let session = store.create_session("s").unwrap();
+        let engine = TranscriptEngine::new(EngineConfig::default());
+        let mut core = SessionCore::new(
+            session,
+            (engine, EngineFeed::default()),
+            Hub::new(1, HubLimits::default()),
+            store,
+            1,
+        );
+        core.record(vec![
+            (Direction::Agent, "not json at all".into()),
+            (
+                Direction::Agent,
+                "{\"jsonrpc\":\"2.0\",\"method\":\"session/update\"}".into(),
+            ),
+            (Direction::Agent, "[1,2,3]".into()),
+        ]);
+        assert!(core.stats()["diagnostics"].as_u64().unwrap() >= 2);
+        assert_eq!(core.stats()["loggedLines"], 3);
+    }
+}

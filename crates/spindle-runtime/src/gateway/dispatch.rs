@@ -1,0 +1,539 @@
+//! What Spindle does with one client message on `/acp`: Spindle is the agent toward the client.
+//! `session/new` creates a web session (with its own hosted agent, visible in the page);
+//! `session/load`, `session/resume` and `session/attach` join an existing one; prompts, cancels,
+//! modes and settings go to the session's task; a client's answer to a permission question
+//! goes to the session as the page's answer would (the first answer wins).
+//!
+//! Answers to requests that name a session go to that session's stream, in order with its
+//! updates; the others go to the connection stream.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use spindle_wire::client_methods::{AUTH_REQUIRED_CODE, RESOURCE_NOT_FOUND_CODE};
+use spindle_wire::client_methods::{
+    SESSION_CANCEL, SESSION_LIST, SESSION_LOAD, SESSION_NEW, SESSION_PROMPT, SESSION_RESUME,
+    SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE, fields,
+};
+use spindle_wire::remote::{
+    CONNECTED_CLIENTS, ERROR_SESSION_NOT_FOUND, HISTORY_POLICY, OPT_IN_ATTACH, OPT_IN_EVENT_IDS,
+    PREVIOUS_CONNECTION_ID, REMOTE_OPT_IN_KEY, RESUME_FROM, ROLE, ROLE_CONTROLLER, ROLE_OBSERVER,
+    SESSION_ATTACH, SESSION_DETACH,
+};
+
+use crate::acp_feed::history::HistoryPolicy;
+use crate::error::SessionError;
+use crate::gateway::Gateway;
+use crate::gateway::conn::{Attachment, Conn, Role};
+use crate::gateway::streams::parse_permission_request_id;
+use crate::hub::EventId;
+use crate::registry::{LiveSession, NewSession};
+use crate::task::RemoteTarget;
+
+/// JSON-RPC error codes.
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+const INTERNAL_ERROR: i64 = -32603;
+
+fn error(code: i64, message: impl Into<String>) -> Value {
+    json!({ "code": code, "message": message.into() })
+}
+
+/// The one mapping of a [`SessionError`] to a JSON-RPC error, in the client's `version`: ACP's
+/// `auth_required` (with the agent's methods) and resource-not-found codes where they apply,
+/// the agent's own code when it answered one, invalid params, else internal error.
+pub fn rpc_error(failure: &SessionError, version: u16) -> Value {
+    let message = failure.message();
+    match failure {
+        SessionError::AuthRequired { methods } => {
+            let id_key = if version >= 2 {
+                fields::METHOD_ID
+            } else {
+                fields::ID
+            };
+            let methods: Vec<Value> = methods
+                .iter()
+                .map(|m| {
+                    let mut method = serde_json::Map::new();
+                    method.insert(id_key.into(), m.id.clone().into());
+                    method.insert(fields::NAME.into(), m.name.clone().into());
+                    if let Some(description) = &m.description {
+                        method.insert(fields::DESCRIPTION.into(), description.clone().into());
+                    }
+                    Value::Object(method)
+                })
+                .collect();
+            json!({
+                "code": AUTH_REQUIRED_CODE,
+                "message": message,
+                "data": { fields::AUTH_METHODS: methods },
+            })
+        }
+        SessionError::NotFound(_) => error(RESOURCE_NOT_FOUND_CODE, message),
+        SessionError::InvalidParams(_) => error(INVALID_PARAMS, message),
+        SessionError::Agent {
+            code: Some(code), ..
+        } => error(*code, message),
+        _ => error(INTERNAL_ERROR, message),
+    }
+}
+
+/// The methods whose answer goes to a session stream and that need a session.
+pub fn is_session_scoped(method: &str) -> bool {
+    matches!(
+        method,
+        SESSION_PROMPT
+            | SESSION_CANCEL
+            | SESSION_LOAD
+            | SESSION_RESUME
+            | SESSION_SET_MODE
+            | SESSION_SET_CONFIG_OPTION
+            | SESSION_ATTACH
+            | SESSION_DETACH
+            | "session/close"
+    )
+}
+
+/// The methods that may name a session this connection has not attached yet.
+pub fn joins_session(method: &str) -> bool {
+    matches!(method, SESSION_LOAD | SESSION_RESUME | SESSION_ATTACH)
+}
+
+/// The `initialize` answer: Spindle as an agent of the version the session agents speak.
+pub fn initialize_result(protocol: u16, conn: &Conn, params: &Value) -> Value {
+    // Each connection speaks the version it asks for (1 or 2; a later one gets 2, none gets
+    // serve's `--protocol`): what a session's agent says in the other version is translated
+    // (`versions.rs`).
+    let version = match params.get("protocolVersion").and_then(Value::as_u64) {
+        Some(1) => 1,
+        Some(n) if n >= 2 => 2,
+        _ => protocol.clamp(1, 2),
+    };
+    *crate::sync::lock(&conn.protocol) = version;
+    let client_info = params
+        .get("clientInfo")
+        .or_else(|| params.get("info"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    *crate::sync::lock(&conn.client_info) = client_info;
+    let opted: Vec<&str> = params
+        .pointer("/_meta/spindle")
+        .and_then(|s| s.get(REMOTE_OPT_IN_KEY))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    *crate::sync::lock(&conn.opt_in) = (
+        opted.contains(&OPT_IN_ATTACH),
+        opted.contains(&OPT_IN_EVENT_IDS),
+    );
+    let info =
+        json!({ "name": "spindle", "title": "Spindle", "version": env!("CARGO_PKG_VERSION") });
+    let meta = json!({ "spindle": { REMOTE_OPT_IN_KEY: [OPT_IN_ATTACH, OPT_IN_EVENT_IDS] } });
+    // The proposal's capability ("Multi-Client Session Attach"), for peers that opted in.
+    let attach = json!({ "roles": [ROLE_CONTROLLER, ROLE_OBSERVER] });
+    let mut result = if version >= 2 {
+        json!({
+            "protocolVersion": 2,
+            "info": info,
+            "capabilities": { "session": { "prompt": { "image": {}, "embeddedContext": {} } } },
+            "authMethods": [],
+            "_meta": meta,
+        })
+    } else {
+        json!({
+            "protocolVersion": 1,
+            "agentCapabilities": {
+                "loadSession": true,
+                "promptCapabilities": { "image": true, "audio": false, "embeddedContext": true },
+                "sessionCapabilities": { "list": {}, "resume": {} },
+            },
+            "authMethods": [],
+            "agentInfo": info,
+            "_meta": meta,
+        })
+    };
+    if opted.contains(&OPT_IN_ATTACH) {
+        match version {
+            1 => result["agentCapabilities"]["sessionCapabilities"]["attach"] = attach,
+            _ => result["capabilities"]["session"]["attach"] = attach,
+        }
+    }
+    result
+}
+
+/// Where an answer goes.
+enum Route {
+    Connection,
+    Session(Arc<LiveSession>),
+}
+
+fn answer(state: &Gateway, conn: &Conn, route: &Route, id: &Value, result: Result<Value, Value>) {
+    match route {
+        Route::Session(live) => live.acp_respond(&conn.id, id, result),
+        Route::Connection => {
+            let mut message = json!({ "jsonrpc": "2.0", "id": id });
+            match result {
+                Ok(value) => message["result"] = value,
+                Err(error) => message["error"] = error,
+            }
+            conn.send(message.to_string(), state.conns.limits.connection_ring);
+        }
+    }
+}
+
+/// Handles one message (not `initialize`). Returns the sessions newly attached (a WebSocket
+/// opens their streams).
+pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<String> {
+    conn.touch();
+    let method = message.get("method").and_then(Value::as_str);
+    let id = message.get("id").cloned();
+    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    let Some(method) = method else {
+        if let Some(id) = id {
+            client_answer(state, conn, &id, &message).await;
+        }
+        return Vec::new();
+    };
+    let session_id = params
+        .get(fields::SESSION_ID)
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let live = match &session_id {
+        Some(sid) => sid
+            .parse::<i64>()
+            .ok()
+            .and_then(|n| state.manager.get_now(n)),
+        None => None,
+    };
+    let route = match (&live, method) {
+        (_, SESSION_DETACH) | (None, _) => Route::Connection,
+        (Some(live), _) => Route::Session(live.clone()),
+    };
+    let reply = |result: Result<Value, Value>| {
+        if let Some(id) = &id {
+            answer(state, conn, &route, id, result);
+        }
+    };
+    if is_session_scoped(method) && live.is_none() {
+        let sid = session_id.unwrap_or_default();
+        reply(Err(if method == SESSION_ATTACH {
+            // The proposal's error for an unknown session.
+            json!({ "code": ERROR_SESSION_NOT_FOUND, "message": "Session not found",
+                    "data": { "sessionId": sid } })
+        } else {
+            error(INVALID_PARAMS, format!("no session {sid:?}"))
+        }));
+        return Vec::new();
+    }
+    let sid = session_id.clone().unwrap_or_default();
+    let attached = conn.attachment(&sid);
+    if is_session_scoped(method) && !joins_session(method) && attached.is_none() {
+        reply(Err(error(
+            INVALID_REQUEST,
+            format!("session {sid} is not attached to this connection"),
+        )));
+        return Vec::new();
+    }
+    let controller = attached == Some(Role::Controller);
+    match method {
+        SESSION_NEW => {
+            if conn.session_count() >= state.conns.limits.max_sessions_per_connection {
+                reply(Err(error(
+                    INVALID_REQUEST,
+                    "too many sessions on this connection",
+                )));
+                return Vec::new();
+            }
+            let cwd = params.get("cwd").and_then(Value::as_str);
+            let new = NewSession {
+                cwd: cwd
+                    .filter(|c| state.manager.is_usable_cwd(c))
+                    .map(str::to_string),
+                ..NewSession::default()
+            };
+            match state.manager.create(new).await {
+                Ok(summary) => {
+                    let sid = summary.id().to_string();
+                    let Some(live) = state.manager.get_now(summary.id()) else {
+                        reply(Err(error(INTERNAL_ERROR, "the session vanished")));
+                        return Vec::new();
+                    };
+                    attach(
+                        conn,
+                        &sid,
+                        &live,
+                        Role::Controller,
+                        HistoryPolicy::None,
+                        None,
+                    );
+                    reply(Ok(json!({ "sessionId": sid })));
+                    vec![sid]
+                }
+                Err(e) => {
+                    reply(Err(rpc_error(&e, conn.protocol())));
+                    Vec::new()
+                }
+            }
+        }
+        SESSION_LOAD | SESSION_RESUME | SESSION_ATTACH => {
+            let live = live.expect("checked above");
+            if attached.is_none()
+                && conn.session_count() >= state.conns.limits.max_sessions_per_connection
+            {
+                reply(Err(error(
+                    INVALID_REQUEST,
+                    "too many sessions on this connection",
+                )));
+                return Vec::new();
+            }
+            let (role, policy) = match method {
+                SESSION_LOAD => (Role::Controller, HistoryPolicy::Full),
+                SESSION_RESUME => (Role::Controller, HistoryPolicy::None),
+                _ => {
+                    let role = match params.get(ROLE).and_then(Value::as_str) {
+                        Some(ROLE_OBSERVER) => Role::Observer,
+                        Some(ROLE_CONTROLLER) | None => Role::Controller,
+                        Some(other) => {
+                            reply(Err(error(
+                                INVALID_PARAMS,
+                                format!("unknown role {other:?}"),
+                            )));
+                            return Vec::new();
+                        }
+                    };
+                    let policy = match params.get(HISTORY_POLICY).and_then(Value::as_str) {
+                        None => HistoryPolicy::Full,
+                        Some(text) => match HistoryPolicy::parse(text) {
+                            Some(policy) => policy,
+                            None => {
+                                reply(Err(error(
+                                    INVALID_PARAMS,
+                                    format!("unknown historyPolicy {text:?}"),
+                                )));
+                                return Vec::new();
+                            }
+                        },
+                    };
+                    (role, policy)
+                }
+            };
+            let resume_from = params
+                .get(RESUME_FROM)
+                .and_then(Value::as_str)
+                .and_then(EventId::parse);
+            // A reattach after a reconnect: the answers still due to the closed connection
+            // (a prompt sent on it) come to this one.
+            if let Some(previous) = params.get(PREVIOUS_CONNECTION_ID).and_then(Value::as_str)
+                && previous != &*conn.id
+                && !state.conns.take_over(conn, previous)
+            {
+                // On the connection stream: this connection has no stream of the session.
+                if let Some(id) = &id {
+                    let refused = error(
+                        INVALID_PARAMS,
+                        "previousConnectionId is not a recently closed connection",
+                    );
+                    answer(state, conn, &Route::Connection, id, Err(refused));
+                }
+                return Vec::new();
+            }
+            attach(conn, &sid, &live, role, policy, resume_from);
+            let result = match method {
+                SESSION_ATTACH => json!({
+                    "sessionId": sid, ROLE: role.name(),
+                    "lastEventId": live.acp_last_id().to_string(),
+                    CONNECTED_CLIENTS: state.conns.attached_to(&sid),
+                }),
+                // `LoadSessionResponse` and `ResumeSessionResponse` are objects.
+                _ => json!({}),
+            };
+            reply(Ok(result));
+            vec![sid]
+        }
+        SESSION_DETACH => {
+            let was = conn.detach(&sid);
+            reply(if was {
+                // The proposal's result.
+                Ok(json!({ "sessionId": sid, "status": "detached" }))
+            } else {
+                Err(error(INVALID_REQUEST, "not attached"))
+            });
+            Vec::new()
+        }
+        SESSION_PROMPT | SESSION_CANCEL | SESSION_SET_MODE | SESSION_SET_CONFIG_OPTION
+            if !controller =>
+        {
+            reply(Err(error(
+                INVALID_REQUEST,
+                "observers may not change the session; attach as controller",
+            )));
+            Vec::new()
+        }
+        SESSION_PROMPT => {
+            let live = live.expect("checked above");
+            let Some(id) = id.clone() else {
+                return Vec::new();
+            };
+            let blocks = params.get("prompt").cloned().unwrap_or(Value::Null);
+            if !blocks.is_array() {
+                reply(Err(error(
+                    INVALID_PARAMS,
+                    "prompt must be an array of content blocks",
+                )));
+                return Vec::new();
+            }
+            let target = RemoteTarget {
+                connection: conn.id.clone(),
+                id: id.clone(),
+            };
+            if let Err(e) = live.remote_prompt(blocks, target).await {
+                live.acp_respond(&conn.id, &id, Err(rpc_error(&e, conn.protocol())));
+            }
+            Vec::new()
+        }
+        SESSION_CANCEL => {
+            let live = live.expect("checked above");
+            let result = live.cancel().await;
+            reply(
+                result
+                    .map(|()| Value::Null)
+                    .map_err(|e| rpc_error(&e, conn.protocol())),
+            );
+            Vec::new()
+        }
+        SESSION_SET_MODE | SESSION_SET_CONFIG_OPTION => {
+            let live = live.expect("checked above");
+            let result = if method == SESSION_SET_MODE {
+                let mode = params
+                    .get("modeId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                live.set_mode(mode.to_string()).await
+            } else {
+                let config = params
+                    .get("configId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let value = params.get("value").cloned().unwrap_or(Value::Null);
+                live.set_config(config.to_string(), value).await
+            };
+            reply(result.map_err(|e| rpc_error(&e, conn.protocol())));
+            Vec::new()
+        }
+        SESSION_LIST => {
+            reply(list_sessions(state, conn.protocol()));
+            Vec::new()
+        }
+        "authenticate" => {
+            reply(Ok(json!({})));
+            Vec::new()
+        }
+        other => {
+            reply(Err(error(
+                METHOD_NOT_FOUND,
+                format!("method {other:?} not found"),
+            )));
+            Vec::new()
+        }
+    }
+}
+
+fn attach(
+    conn: &Conn,
+    sid: &str,
+    live: &LiveSession,
+    role: Role,
+    policy: HistoryPolicy,
+    resume_from: Option<EventId>,
+) {
+    // The history and the point the live part continues from are cut together.
+    let (history, resume) = match resume_from {
+        Some(from) => (None, from),
+        None => live.acp_attach_point(policy, conn.protocol()),
+    };
+    conn.attach(
+        sid,
+        Attachment {
+            role,
+            history,
+            resume,
+            stop: None,
+            policy,
+        },
+    );
+}
+
+fn list_sessions(state: &Gateway, version: u16) -> Result<Value, Value> {
+    let sessions = state.manager.list().map_err(|e| rpc_error(&e, version))?;
+    let cwd = state.manager.default_cwd().display().to_string();
+    let list: Vec<Value> = sessions
+        .iter()
+        .map(|s| {
+            json!({
+                "sessionId": s.id().to_string(),
+                "cwd": s.cwd().unwrap_or(&cwd),
+                "title": s.title(),
+            })
+        })
+        .collect();
+    Ok(json!({ "sessions": list }))
+}
+
+/// A client's answer to a request Spindle sent: a permission answer.
+async fn client_answer(state: &Gateway, conn: &Arc<Conn>, id: &Value, message: &Value) {
+    let Some((sid, key)) = parse_permission_request_id(id) else {
+        tracing::debug!(connection = %conn.id, "an answer to no request of ours");
+        return;
+    };
+    let Some(Role::Controller) = conn.attachment(&sid) else {
+        return;
+    };
+    let Some(live) = sid
+        .parse::<i64>()
+        .ok()
+        .and_then(|n| state.manager.get_now(n))
+    else {
+        return;
+    };
+    let outcome = message.pointer("/result/outcome");
+    let option = match outcome
+        .and_then(|o| o.get("outcome"))
+        .and_then(Value::as_str)
+    {
+        Some("selected") => outcome
+            .and_then(|o| o.get("optionId"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        _ => None,
+    };
+    // A later answer finds the question closed: the first one won, the others were told.
+    if let Err(e) = live.answer_permission(&key, option).await {
+        tracing::debug!(connection = %conn.id, "permission answer not taken: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spindle_protocol::schema_check::{Direction, validate_with_method};
+
+    #[test]
+    fn the_initialize_answer_validates_for_both_versions_and_reads_the_opt_in() {
+        for version in [1u16, 2] {
+            let conn = Conn::for_test();
+            let params = json!({ "protocolVersion": version,
+                                 "_meta": { "spindle": { "remote": ["attach"] } } });
+            let result = initialize_result(version, &conn, &params);
+            let answer = json!({ "jsonrpc": "2.0", "id": 0, "result": result }).to_string();
+            validate_with_method(
+                version,
+                Direction::AgentToClient,
+                &answer,
+                Some("initialize"),
+            )
+            .unwrap_or_else(|e| panic!("v{version}: {e:?}\n{answer}"));
+            assert!(conn.opted_attach() && !conn.opted_event_ids());
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! What the agent says and what follows from it: its lines are recorded first, then decoded by
+//! the session's `ClientCore`; client events (permission questions, withdrawn requests, agent
+//! requests for the host), completed requests (waiting page requests, `/acp` prompts, prompt
+//! results, the startup handshake: opened, failed, needs authentication) and the agent's exit.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use spindle_protocol::{ClientEvent, Completion};
+
+use super::{SessionTask, request_key};
+use crate::agent_link::LinkEvent;
+use crate::core::Banner;
+use crate::error::SessionError;
+use crate::feed::agent_exited_note;
+use crate::handshake::{Pending, Phase, StartupStep, error_message};
+use crate::store::Direction;
+use crate::sync::lock;
+
+impl SessionTask {
+    pub(super) async fn agent_events(&mut self, events: Vec<LinkEvent>) {
+        let mut lines = Vec::new();
+        let mut closed = None;
+        // Held until the batch is processed, so the link's byte budget covers it.
+        let mut shares = Vec::new();
+        // The replay of a session the transcript already holds is logged apart; the replay of
+        // an earlier agent session opened from the history is the transcript.
+        let replaying = self.is_loading() && !self.startup.replay_is_transcript();
+        for event in events {
+            match event {
+                LinkEvent::Line(line, share) => {
+                    shares.push(share);
+                    let direction = if replaying && is_update_notification(&line) {
+                        Direction::AgentReplay
+                    } else {
+                        Direction::Agent
+                    };
+                    lines.push((direction, line));
+                }
+                LinkEvent::Dropped(why) => {
+                    tracing::warn!(session = self.id, "{why}");
+                    self.banner("warning", format!("Agent output dropped: {why}"));
+                }
+                LinkEvent::Closed(why) => closed = Some(why),
+            }
+        }
+        // Durability first: the batch is committed before anything decodes or reacts to it.
+        self.record(lines.clone());
+        for (_, line) in &lines {
+            let Some(agent) = self.agent.as_mut() else {
+                break;
+            };
+            agent.client.receive_line(line);
+            self.flush_client();
+        }
+        drop(shares);
+        if let Some(why) = closed {
+            self.agent_gone(&why).await;
+        }
+    }
+
+    /// Whether a `session/load` (or a resume with replay) is under way: the updates meanwhile
+    /// replay history.
+    fn is_loading(&self) -> bool {
+        self.agent.as_ref().is_some_and(|agent| {
+            agent
+                .client
+                .pending_requests()
+                .any(|(_, _, kind)| *kind == Pending::Load)
+        })
+    }
+
+    /// The task's own bookkeeping for one client event (the engine already applied the line).
+    pub(super) fn client_event(&mut self, event: ClientEvent) {
+        match event {
+            ClientEvent::PermissionRequest {
+                request_id, params, ..
+            } => self.permission_requested(request_id, params.get()),
+            ClientEvent::RequestCancelled { request_id } => {
+                let key = request_key(&request_id);
+                if self.agent_requests.remove(&key).is_some() {
+                    lock(&self.core).close_permission(&key, "cancelled");
+                }
+                if self.reviews.remove(&key).is_some() {
+                    lock(&self.core).close_review(
+                        &key,
+                        "cancelled",
+                        Some("the agent withdrew the write"),
+                    );
+                }
+            }
+            ClientEvent::AgentRequest {
+                request_id,
+                method,
+                params,
+            } => self.agent_request(request_id, method, params),
+            ClientEvent::Diagnostic { message } => {
+                tracing::debug!(session = self.id, "agent: {message}");
+            }
+            // The engine renders updates and turn ends from the logged lines themselves.
+            _ => {}
+        }
+    }
+
+    pub(super) fn completed(&mut self, completion: Completion<Pending>) {
+        if let Some(waiter) = self.waiting.remove(&completion.id) {
+            let answer = match &completion.result {
+                Ok(raw) => Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null)),
+                Err(error) => Err(SessionError::Agent {
+                    code: None,
+                    message: format!("the agent refused: {}", error_message(error)),
+                }),
+            };
+            let _ = waiter.send(answer);
+        }
+        if let Some(target) = self.remote_prompts.remove(&completion.id) {
+            let answer = match &completion.result {
+                Ok(raw) => Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null)),
+                Err(error) => Err(remote_error(error)),
+            };
+            lock(&self.core)
+                .acp
+                .respond(&target.connection, &target.id, answer);
+        }
+        match completion.data {
+            Pending::Prompt => {
+                if self.protocol() < 2 {
+                    self.v1_turn_running = false;
+                }
+                if let Err(error) = completion.result {
+                    self.banner(
+                        "error",
+                        format!("The agent rejected the prompt: {}", error_message(&error)),
+                    );
+                }
+                return;
+            }
+            Pending::Setting => return,
+            // A failed sign-in leaves the session waiting for another one.
+            Pending::Authenticate
+                if completion.result.is_err() && self.startup.phase == Phase::NeedsAuth =>
+            {
+                return;
+            }
+            _ => {}
+        }
+        let Some(agent) = self.agent.as_mut() else {
+            return;
+        };
+        if completion.data == Pending::Authenticate && self.startup.phase == Phase::NeedsAuth {
+            // Signed in: opening the session is bounded in time again.
+            self.startup_deadline =
+                Some(tokio::time::Instant::now() + self.settings.startup_timeout);
+        }
+        let steps = self
+            .startup
+            .answered(&mut agent.client, completion.data, completion.result);
+        self.flush_client();
+        if self.startup.phase == Phase::Opening {
+            self.status("starting", None);
+        }
+        for step in steps {
+            match step {
+                StartupStep::Warning(text) => self.banner("warning", text),
+                StartupStep::Opened(session) => self.session_opened(&session),
+                StartupStep::Failed(why) => self.startup_failed(&why),
+                StartupStep::NeedsAuth(message) => self.needs_auth(message),
+            }
+        }
+    }
+
+    fn needs_auth(&mut self, message: String) {
+        // The user takes their time: no startup deadline while the agent waits for them.
+        self.startup_deadline = None;
+        self.status("needs_auth", Some(message));
+        let refusal = self.auth_required();
+        for queued in self.queued.drain(..) {
+            let _ = queued.reply.send(Err(refusal.clone()));
+        }
+    }
+
+    fn session_opened(&mut self, session: &str) {
+        if let Err(error) = self.store.set_agent_session_id(self.id, session) {
+            self.banner("error", error.to_string());
+        }
+        self.startup_deadline = None;
+        self.status("ready", None);
+        self.flush_queued();
+    }
+
+    pub(super) fn startup_failed(&mut self, why: &str) {
+        self.startup_deadline = None;
+        self.banner("error", why.to_string());
+        self.status("no_agent", Some(why.to_string()));
+        self.fail_queued(why);
+        self.fail_waiting(why);
+        // Dropping the link kills the child; the next prompt tries again.
+        if let Some(agent) = self.agent.take() {
+            tokio::spawn(async move { agent.host.shutdown().await });
+        }
+        self.startup.reset();
+    }
+
+    pub(super) fn fail_waiting(&mut self, why: &str) {
+        for (_, waiter) in self.waiting.drain() {
+            let _ = waiter.send(Err(SessionError::unavailable(why.to_string())));
+        }
+    }
+
+    async fn agent_gone(&mut self, why: &str) {
+        let status = match self.agent.as_mut() {
+            Some(agent) => Some(agent.link.exit_report().await),
+            None => None,
+        };
+        if let Some(agent) = self.agent.take() {
+            // The agent's terminals end with it.
+            agent.host.shutdown().await;
+        }
+        self.startup.reset();
+        self.startup_deadline = None;
+        self.v1_turn_running = false;
+        let keys: Vec<String> = self.agent_requests.drain().map(|(k, _)| k).collect();
+        let reviews: Vec<String> = self.reviews.drain().map(|(k, _)| k).collect();
+        let exit = format!(
+            "{why}{}",
+            status.map(|s| format!(", {s}")).unwrap_or_default()
+        );
+        self.fail_waiting("the agent exited");
+        let mut core = lock(&self.core);
+        for (_, target) in self.remote_prompts.drain() {
+            let error = json!({ "code": -32603, "message": format!("the agent exited ({exit})") });
+            core.acp.respond(&target.connection, &target.id, Err(error));
+        }
+        for key in keys {
+            core.close_permission(&key, "agent exited");
+        }
+        for key in reviews {
+            core.close_review(&key, "cancelled", Some("the agent exited"));
+        }
+        // Logged, so that a rebuild ends the interrupted turn at the same place (F1).
+        let note = agent_exited_note(&format!(
+            "The agent exited ({exit}) before this turn finished."
+        ));
+        core.record(vec![(Direction::Server, note)]);
+        core.save_now();
+        core.set_banner(Some(Banner {
+            level: "warning",
+            text: format!("The agent exited ({exit}). The next prompt starts it again."),
+        }));
+        drop(core);
+        self.status("no_agent", Some(format!("The agent exited ({exit}).")));
+        self.fail_queued("the agent exited");
+    }
+}
+
+/// The JSON-RPC error an `/acp` client gets for a failed agent request.
+fn remote_error(error: &spindle_protocol::ClientError) -> Value {
+    match error {
+        spindle_protocol::ClientError::Rpc(rpc) => serde_json::to_value(rpc)
+            .unwrap_or_else(|_| json!({ "code": -32603, "message": error.to_string() })),
+        other => json!({ "code": -32603, "message": other.to_string() }),
+    }
+}
+
+/// Whether a line is a `session/update` notification (read before it is logged, to log
+/// `session/load` replays apart).
+fn is_update_notification(line: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_str::<Probe<'_>>(line)
+        .is_ok_and(|p| p.method.as_deref() == Some("session/update"))
+}

@@ -1,0 +1,750 @@
+//! One task per web session: it owns the session's agent process, speaks ACP to it through a
+//! [`spindle_protocol::ClientCore`] fed from the raw-line [`AgentLink`], and records every line
+//! both ways through [`SessionCore::record`] (an agent line before the core decodes it). The task
+//! reads one closed enum of inputs: commands from HTTP handlers, events from the agent, and the
+//! answers and events of the session's [`spindle_host::Host`] (the files and terminals the agent
+//! uses, `host.rs`). This file holds the task's loop, its state and the commands of HTTP handlers
+//! (starting the agent, queued prompts, cancel); what the agent's lines lead to (client events,
+//! completed requests, the startup handshake, the agent's exit) is in `agent.rs`, the page's own
+//! requests (authentication, modes, permissions remembered, prompts with mentions and images) in
+//! `features.rs`, the session's lease among replicas in `lease.rs`.
+
+mod agent;
+mod features;
+mod forward;
+mod host;
+mod lease;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use spindle_host::{Host, HostEvent, PendingWrite};
+use spindle_protocol::RequestId;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::agent_link::{AgentLink, LinkEvent};
+use crate::core::{Banner, SessionCore};
+use crate::error::SessionError;
+use crate::feed::request_id_prefix;
+use crate::handshake::{AgentClient, AgentSettings, OpenMode, Pending, Phase, Startup};
+use crate::replica::{LeaseHold, Refused, Replica, lease_lost};
+use crate::store::{Direction, Store};
+use crate::sync::lock;
+
+pub use features::PromptImage;
+pub(crate) use forward::show_followed_permissions;
+use host::HostDone;
+
+/// The answer an HTTP handler waits for.
+pub(crate) type Reply = oneshot::Sender<Result<(), SessionError>>;
+/// The answer an HTTP handler waits for, with a JSON value.
+pub(crate) type ValueReply = oneshot::Sender<Result<Value, SessionError>>;
+
+/// What HTTP handlers ask of a session task.
+#[derive(Debug)]
+pub(crate) enum Command {
+    StartAgent,
+    Prompt {
+        text: String,
+        images: Vec<PromptImage>,
+        /// An `/acp` client's prompt (see [`Command::RemotePrompt`]).
+        remote: Option<(Value, RemoteTarget)>,
+        reply: Reply,
+    },
+    /// A prompt from an `/acp` client: its blocks as sent; the agent's answer goes to the
+    /// client's stream (`SessionCore::acp`), in order with the updates.
+    RemotePrompt {
+        blocks: Value,
+        target: RemoteTarget,
+        reply: Reply,
+    },
+    Cancel(Reply),
+    Permission {
+        key: String,
+        option_id: Option<String>,
+        reply: Reply,
+    },
+    /// Forget a standing ("always") permission rule.
+    ForgetPermission {
+        key: String,
+        reply: Reply,
+    },
+    /// Accept or reject a pending file write (named by any of the keys).
+    Review {
+        keys: Vec<String>,
+        accept: bool,
+        reply: Reply,
+    },
+    Authenticate {
+        method_id: String,
+        reply: ValueReply,
+    },
+    SetMode {
+        mode_id: String,
+        reply: ValueReply,
+    },
+    SetConfig {
+        config_id: String,
+        value: Value,
+        reply: ValueReply,
+    },
+    /// What the agent offers and how the session is set up.
+    AgentInfo(oneshot::Sender<Value>),
+    Stop(oneshot::Sender<()>),
+    /// Another replica queued commands for this session in the database (see
+    /// [`crate::replica`]): taken when this replica runs the session.
+    TakeForwarded,
+    /// Nobody runs the session and it has work left (see [`crate::replica::takeover`]): claim
+    /// it and start the agent, unless another replica is quicker. With the lease its last
+    /// owner let expire, if any.
+    TakeOver(Option<spindle_store::Lease>),
+    /// Lines another replica logged were applied, and this task waits for some (the answers
+    /// to `/acp` prompts it forwarded; see `forward.rs`).
+    Followed,
+}
+
+/// Everything the session task reacts to.
+#[derive(Debug)]
+enum Input {
+    Command(Command),
+    Agent(Vec<LinkEvent>),
+    /// The agent did not finish `initialize` + opening the session in time.
+    StartupTimeout,
+    /// Time to try writing the unsaved backlog again.
+    RetryStorage,
+    /// Another replica took the session's lease (or it could not be renewed).
+    LeaseLost(String),
+    /// The lease another replica held may have expired: try to take the session again.
+    RetryLease,
+    /// The host finished an agent request.
+    HostDone(HostDone),
+    /// The host's terminals produced output or exited.
+    Host(HostEvent),
+}
+
+/// The most agent lines recorded in one transaction / one SSE batch.
+const MAX_BATCH: usize = 256;
+
+/// How often a session with unsaved lines tries to write them again.
+const STORAGE_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// One agent process: the pipe, the ACP client state and the host of that process.
+struct RunningAgent {
+    link: AgentLink,
+    client: AgentClient,
+    host: Host,
+    host_events: mpsc::UnboundedReceiver<HostEvent>,
+    /// Which of the task's processes this is (host answers of an earlier one are dropped).
+    process: u64,
+}
+
+/// A prompt waiting for the agent to be ready.
+#[derive(Debug)]
+struct QueuedPrompt {
+    text: String,
+    images: Vec<PromptImage>,
+    /// An `/acp` client's prompt: its blocks and where the answer goes.
+    remote: Option<(Value, RemoteTarget)>,
+    /// An `/acp` prompt another replica forwarded: its blocks (the answer goes to the log, see
+    /// `forward.rs`).
+    acp_forwarded: Option<Value>,
+    /// The id of the forwarded command this prompt came from (taken here from the database):
+    /// the line that sends it to the agent goes to the log with a note naming the command.
+    command: Option<String>,
+    reply: Reply,
+}
+
+/// Which `/acp` request a prompt answers: the connection and the client's request id.
+#[derive(Debug, Clone)]
+pub struct RemoteTarget {
+    /// The connection that sent the prompt.
+    pub connection: Arc<str>,
+    /// The client's request id.
+    pub id: Value,
+}
+
+pub(crate) struct SessionTask {
+    id: i64,
+    core: Arc<Mutex<SessionCore>>,
+    store: Store,
+    settings: Arc<AgentSettings>,
+    generation: u64,
+    agent: Option<RunningAgent>,
+    /// Agent processes started by this task, for request ids unique in the log.
+    processes: u64,
+    startup: Startup,
+    /// Prompts waiting for the agent to be ready.
+    queued: VecDeque<QueuedPrompt>,
+    v1_turn_running: bool,
+    /// Open agent requests (permission questions) by key: the JSON text of the id.
+    agent_requests: HashMap<String, RequestId>,
+    /// File writes waiting for the user's decision, by key (the JSON text of the request id).
+    reviews: HashMap<String, (RequestId, PendingWrite)>,
+    /// Requests asked for from the page, answered when the agent answers.
+    waiting: HashMap<RequestId, ValueReply>,
+    /// Prompts of `/acp` clients in flight, by the agent request's id.
+    remote_prompts: HashMap<RequestId, RemoteTarget>,
+    /// The working directory of the agent session: the host's root.
+    root: PathBuf,
+    host_done: (
+        mpsc::UnboundedSender<HostDone>,
+        mpsc::UnboundedReceiver<HostDone>,
+    ),
+    titled: bool,
+    startup_deadline: Option<tokio::time::Instant>,
+    /// This replica, and the session's lease while the agent runs here.
+    replica: Arc<Replica>,
+    lease: Option<LeaseHold>,
+    /// The other replica's lease the queued prompts wait on, and when to claim again.
+    lease_wait: Option<(spindle_store::Lease, tokio::time::Instant)>,
+    /// Set while a takeover claims the lease: the replica that ran the session, if known.
+    taking_over: Option<Option<String>>,
+    /// `/acp` prompts this replica forwarded, by command id, until the owner's note names the
+    /// agent request they became; then by that request's key, until its answer is logged.
+    forwarded_acp: HashMap<String, RemoteTarget>,
+    forwarded_turns: HashMap<String, RemoteTarget>,
+    /// The last line of the log read for those answers.
+    forward_cursor: i64,
+    /// Set while answers of forwarded prompts are awaited: the follower then tells the task
+    /// when lines were logged (shared with the session's `LiveSession`).
+    awaits_log: Arc<AtomicBool>,
+    /// Notes naming forwarded commands taken here, (command id, note), logged in the batch of
+    /// the lines the commands led to (see `forward.rs`).
+    command_notes: Vec<(String, String)>,
+    /// Commands whose notes were recorded and are not yet marked finished in the database.
+    noted_commands: Vec<String>,
+    /// Forwarded prompts taken here, until they were sent to the agent or refused.
+    command_outcomes: Vec<(String, oneshot::Receiver<Result<(), SessionError>>)>,
+}
+
+/// How a session task starts.
+#[derive(Debug)]
+pub(crate) struct TaskStart {
+    pub(crate) id: i64,
+    pub(crate) generation: u64,
+    /// The agent session to continue or open.
+    pub(crate) agent_session_id: Option<String>,
+    pub(crate) open: OpenMode,
+    /// The session's working directory.
+    pub(crate) root: PathBuf,
+}
+
+async fn startup_timer(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn storage_retry_timer(backlog: bool) {
+    if backlog {
+        tokio::time::sleep(STORAGE_RETRY).await;
+    } else {
+        std::future::pending::<()>().await;
+    }
+}
+
+impl SessionTask {
+    pub(crate) fn new(
+        start: TaskStart,
+        core: Arc<Mutex<SessionCore>>,
+        store: Store,
+        settings: Arc<AgentSettings>,
+        replica: Arc<Replica>,
+        awaits_log: Arc<AtomicBool>,
+    ) -> SessionTask {
+        let startup = Startup::new(start.agent_session_id, &start.root, start.open);
+        SessionTask {
+            id: start.id,
+            core,
+            store,
+            settings,
+            generation: start.generation,
+            agent: None,
+            processes: 0,
+            startup,
+            queued: VecDeque::new(),
+            v1_turn_running: false,
+            agent_requests: HashMap::new(),
+            reviews: HashMap::new(),
+            waiting: HashMap::new(),
+            remote_prompts: HashMap::new(),
+            root: start.root,
+            host_done: mpsc::unbounded_channel(),
+            titled: false,
+            startup_deadline: None,
+            replica,
+            lease: None,
+            lease_wait: None,
+            taking_over: None,
+            forwarded_acp: HashMap::new(),
+            forwarded_turns: HashMap::new(),
+            forward_cursor: 0,
+            awaits_log,
+            command_notes: Vec::new(),
+            noted_commands: Vec::new(),
+            command_outcomes: Vec::new(),
+        }
+    }
+
+    pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
+        self.status("no_agent", None);
+        loop {
+            if self.agent.is_none() {
+                // The lease is held only while the agent runs here (it exited or failed).
+                self.release_lease().await;
+            }
+            let (backlog, paused) = {
+                let core = lock(&self.core);
+                (core.has_backlog(), core.backlog_full())
+            };
+            let input = match &mut self.agent {
+                Some(agent) => tokio::select! {
+                    command = commands.recv() => match command {
+                        Some(c) => Input::Command(c),
+                        None => break,
+                    },
+                    () = startup_timer(self.startup_deadline) => Input::StartupTimeout,
+                    () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    why = lease_lost(&mut self.lease) => Input::LeaseLost(why),
+                    Some(done) = self.host_done.1.recv() => Input::HostDone(done),
+                    Some(event) = agent.host_events.recv(), if !paused => Input::Host(event),
+                    // A full backlog pauses the agent's output: its pipe fills and it blocks.
+                    event = agent.link.events.recv(), if !paused => match event {
+                        None => Input::Agent(vec![LinkEvent::Closed("the agent link closed".into())]),
+                        Some(first) => {
+                            let mut batch = vec![first];
+                            while batch.len() < MAX_BATCH {
+                                match agent.link.events.try_recv() {
+                                    Ok(event) => batch.push(event),
+                                    Err(_) => break,
+                                }
+                            }
+                            Input::Agent(batch)
+                        }
+                    }
+                },
+                None => tokio::select! {
+                    command = commands.recv() => match command {
+                        Some(c) => Input::Command(c),
+                        None => break,
+                    },
+                    () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    () = startup_timer(self.lease_wait.as_ref().map(|w| w.1)) => Input::RetryLease,
+                    Some(done) = self.host_done.1.recv() => Input::HostDone(done),
+                },
+            };
+            match input {
+                Input::Command(Command::Stop(done)) => {
+                    self.fail_forwarded("this replica stopped before the turn ended");
+                    self.stop_agent().await;
+                    let _ = done.send(());
+                    break;
+                }
+                Input::Command(command) => self.command(command),
+                Input::Agent(events) => {
+                    self.agent_events(events).await;
+                    // A streaming agent's next lines are ready at once: let the tasks this
+                    // batch woke (SSE writers queued on this worker) run before the next one.
+                    if self.store.waits_on_server() {
+                        tokio::task::yield_now().await;
+                    }
+                }
+                Input::RetryStorage => {
+                    let core = &self.core;
+                    self.store.off_worker(|| lock(core).retry_unsaved());
+                }
+                Input::LeaseLost(why) => self.lease_lost(&why).await,
+                Input::RetryLease => self.start_agent(),
+                Input::HostDone(done) => self.host_done(done),
+                Input::Host(event) => self.host_event(event),
+                Input::StartupTimeout => {
+                    let timeout = self.settings.startup_timeout;
+                    self.startup_failed(&format!(
+                        "the agent did not answer initialize and open a session within {timeout:?}",
+                    ));
+                }
+            }
+            self.settle_commands();
+        }
+        self.stop_agent().await;
+    }
+
+    fn protocol(&self) -> u16 {
+        self.agent
+            .as_ref()
+            .and_then(|a| a.client.protocol_version())
+            .unwrap_or(1)
+    }
+
+    /// Records and writes what the ACP client has to send, then reacts to what it reported.
+    /// Notes of forwarded commands waiting go in the same batch, so that a command and what it
+    /// led to are logged together or not at all.
+    fn flush_client(&mut self) {
+        if self.agent.is_none() {
+            return;
+        }
+        let notes = self.take_command_notes();
+        let Some(agent) = self.agent.as_mut() else {
+            return;
+        };
+        let outgoing = agent.client.take_outgoing();
+        let events = agent.client.take_events();
+        let completions = agent.client.take_completions();
+        if !outgoing.is_empty() || !notes.is_empty() {
+            let lines: Vec<String> = outgoing.iter().map(|m| m.to_json()).collect();
+            let mut batch: Vec<(Direction, String)> = lines
+                .iter()
+                .map(|line| (Direction::Client, line.clone()))
+                .collect();
+            batch.extend(notes);
+            let core = &self.core;
+            self.store.off_worker(|| lock(core).record(batch));
+            for line in lines {
+                agent.link.send(line);
+            }
+        }
+        for event in events {
+            self.client_event(event);
+        }
+        for completion in completions {
+            self.completed(completion);
+        }
+    }
+
+    /// Logs `lines` and publishes what they show ([`SessionCore::record`]), off this worker
+    /// while the store waits on a database server (see [`Store::off_worker`]).
+    fn record(&self, lines: Vec<(Direction, String)>) {
+        let core = &self.core;
+        self.store.off_worker(|| lock(core).record(lines));
+    }
+
+    fn banner(&self, level: &'static str, text: impl Into<String>) {
+        lock(&self.core).set_banner(Some(Banner {
+            level,
+            text: text.into(),
+        }));
+    }
+
+    /// The refusal of a call made while the agent waits for the user to sign in.
+    fn auth_required(&self) -> SessionError {
+        let methods = self
+            .agent
+            .as_ref()
+            .and_then(|a| a.client.initialize_outcome())
+            .map(features::auth_method_infos)
+            .unwrap_or_default();
+        SessionError::AuthRequired { methods }
+    }
+
+    /// Publishes where the agent stands (`web_status`).
+    fn status(&self, status: &str, message: Option<String>) {
+        let auth_methods = self
+            .agent
+            .as_ref()
+            .and_then(|a| a.client.initialize_outcome())
+            .map(features::auth_methods_json)
+            .unwrap_or_else(|| json!([]));
+        lock(&self.core).set_fact(json!({
+            "op": "web_status", "status": status, "authMethods": auth_methods,
+            "message": message,
+        }));
+    }
+
+    fn start_agent(&mut self) {
+        if self.agent.is_some() {
+            return;
+        }
+        if let Err(refused) = self.take_lease() {
+            self.forward_queued(&refused);
+            if self.wait_for_lease(&refused) {
+                return;
+            }
+            if let Refused::Owned(lease) = &refused
+                && self.queued.is_empty()
+            {
+                let owner = lease.owner.clone();
+                self.status(
+                    "no_agent",
+                    Some(format!(
+                        "The session runs on replica {owner}; prompts sent here go to it."
+                    )),
+                );
+                return;
+            }
+            let text = format!("Cannot start the agent here: {refused}.");
+            self.banner("error", text.clone());
+            self.status("no_agent", Some(text.clone()));
+            self.fail_queued(&text);
+            return;
+        }
+        let link = match &self.settings.remote {
+            Some(remote) => Ok(AgentLink::connect(remote, 1024)),
+            None => AgentLink::spawn(&self.settings.command, 1024),
+        };
+        let link = match link {
+            Ok(link) => link,
+            Err(error) => {
+                let text = format!("Cannot start the agent: {error}");
+                self.banner("error", text.clone());
+                self.status("no_agent", Some(text.clone()));
+                self.fail_queued(&text);
+                return;
+            }
+        };
+        self.processes += 1;
+        let prefix = request_id_prefix(self.generation, self.processes);
+        let config = self.host_config();
+        let mut options = self.settings.client_options();
+        config.advertise(&mut options);
+        let (host, host_events) = Host::new(config);
+        let client = self.startup.begin(options, prefix);
+        self.agent = Some(RunningAgent {
+            link,
+            client,
+            host,
+            host_events,
+            process: self.processes,
+        });
+        self.startup_deadline = Some(tokio::time::Instant::now() + self.settings.startup_timeout);
+        self.status("starting", None);
+        self.flush_client();
+        // Prompts other replicas forwarded while nobody ran the session.
+        self.take_forwarded();
+    }
+
+    fn command(&mut self, command: Command) {
+        match command {
+            Command::StartAgent => self.start_agent(),
+            Command::RemotePrompt {
+                blocks,
+                target,
+                reply,
+            } => self.command(Command::Prompt {
+                text: String::new(),
+                images: Vec::new(),
+                remote: Some((blocks, target)),
+                reply,
+            }),
+            Command::Prompt {
+                text,
+                images,
+                remote,
+                reply,
+            } => self.enqueue(QueuedPrompt {
+                text,
+                images,
+                remote,
+                acp_forwarded: None,
+                command: None,
+                reply,
+            }),
+            Command::TakeForwarded => self.take_forwarded(),
+            Command::TakeOver(expired) => self.take_over(expired),
+            Command::Followed => self.read_forwarded_answers(),
+            Command::Cancel(reply) => {
+                if self.agent.is_none() {
+                    let _ = reply.send(self.forward_cancel());
+                    return;
+                }
+                self.cancel();
+                let _ = reply.send(Ok(()));
+            }
+            Command::Permission {
+                key,
+                option_id,
+                reply,
+            } => {
+                // Shown here from the log while the agent runs on another replica: for it.
+                let result = if self.agent.is_none() {
+                    self.forward_permission(&key, option_id)
+                } else {
+                    self.answer_permission(&key, option_id)
+                };
+                let _ = reply.send(result);
+            }
+            Command::ForgetPermission { key, reply } => {
+                let _ = reply.send(self.forget_permission(&key));
+            }
+            Command::Review {
+                keys,
+                accept,
+                reply,
+            } => {
+                let key = keys.iter().find(|k| self.reviews.contains_key(*k));
+                let key = key.or(keys.first()).cloned().unwrap_or_default();
+                let _ = reply.send(self.review(&key, accept));
+            }
+            Command::Authenticate { method_id, reply } => self.authenticate(&method_id, reply),
+            Command::SetMode { mode_id, reply } => self.set_mode(&mode_id, reply),
+            Command::SetConfig {
+                config_id,
+                value,
+                reply,
+            } => self.set_config(&config_id, &value, reply),
+            Command::AgentInfo(reply) => {
+                let _ = reply.send(self.agent_info());
+            }
+            Command::Stop(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+
+    /// Queues a prompt and starts the agent or sends it, as the agent's state allows.
+    fn enqueue(&mut self, queued: QueuedPrompt) {
+        let reply = queued.reply;
+        if lock(&self.core).backlog_full() {
+            let _ = reply.send(Err(SessionError::StorageFull));
+            return;
+        }
+        // The version is known once `initialize` is answered; until then prompts wait
+        // in the queue and `flush_queued` applies the v1 rule to them.
+        if self.startup.phase == Phase::Ready && self.protocol() < 2 && self.v1_turn_running {
+            let _ = reply.send(Err(SessionError::Busy));
+            return;
+        }
+        if self.startup.phase == Phase::NeedsAuth {
+            let _ = reply.send(Err(self.auth_required()));
+            return;
+        }
+        self.queued.push_back(QueuedPrompt { reply, ..queued });
+        match self.startup.phase {
+            Phase::Ready => self.flush_queued(),
+            Phase::NoAgent => self.start_agent(),
+            Phase::Initializing | Phase::Opening | Phase::NeedsAuth => {}
+        }
+    }
+
+    /// Cancels the turn: open permission questions and file reviews are answered as cancelled,
+    /// `session/cancel` is sent and the session's terminals are killed.
+    fn cancel(&mut self) {
+        let open = lock(&self.core).open_permission_keys();
+        for key in open {
+            self.answer_permission_raw(&key, None);
+        }
+        self.cancel_reviews("the turn was cancelled");
+        if let (Some(session), Phase::Ready, Some(agent)) = (
+            self.startup.agent_session.clone(),
+            self.startup.phase,
+            self.agent.as_mut(),
+        ) {
+            // Permission questions were answered above; this sends `session/cancel`.
+            let _ = agent.client.cancel(&session);
+            let host = agent.host.clone();
+            tokio::spawn(async move { host.kill_session_terminals(&session).await });
+            self.flush_client();
+        }
+        self.fail_queued("cancelled before the agent was ready");
+    }
+
+    fn flush_queued(&mut self) {
+        while let Some(QueuedPrompt {
+            text,
+            images,
+            remote,
+            acp_forwarded,
+            command,
+            reply,
+        }) = self.queued.pop_front()
+        {
+            if lock(&self.core).backlog_full() {
+                let _ = reply.send(Err(SessionError::StorageFull));
+                continue;
+            }
+            if self.protocol() < 2 && self.v1_turn_running {
+                let _ = reply.send(Err(SessionError::Busy));
+                continue;
+            }
+            let (Some(session), Some(agent)) =
+                (self.startup.agent_session.clone(), self.agent.as_mut())
+            else {
+                let _ = reply.send(Err(SessionError::unavailable("no agent session")));
+                continue;
+            };
+            let from_blocks = remote.is_some() || acp_forwarded.is_some();
+            let (blocks, target) = match (remote, acp_forwarded) {
+                (Some((blocks, target)), _) => (blocks, Some(target)),
+                (None, Some(blocks)) => (blocks, None),
+                (None, None) => match features::prompt_blocks(agent, &text, &images) {
+                    Ok(blocks) => (blocks, None),
+                    Err(error) => {
+                        let _ = reply.send(Err(error));
+                        continue;
+                    }
+                },
+            };
+            let text = if from_blocks {
+                first_text(&blocks)
+            } else {
+                text
+            };
+            let request = agent.client.prompt(&session, &blocks, Pending::Prompt);
+            let sent = request.is_ok() && !agent.link.is_closed();
+            if let (Ok(request), Some(command)) = (&request, &command) {
+                // Logged with the request line: which agent request the command became.
+                self.note_command(command, json!({ "request": request_key(request) }));
+            }
+            if let (Ok(request), Some(target)) = (request, target) {
+                // The /acp fan-out: whose prompt this is (its answer, no echo to the sender).
+                let key = serde_json::to_string(&request).unwrap_or_default();
+                lock(&self.core).acp.remote_prompt_sent(
+                    key,
+                    target.connection.clone(),
+                    target.id.clone(),
+                );
+                self.remote_prompts.insert(request, target);
+            }
+            if !self.titled {
+                self.titled = true;
+                let title: String = text.chars().take(60).collect();
+                let _ = self.store.set_title(self.id, title.trim());
+                // The page's session list shows the new title.
+                lock(&self.core).publish_note(json!({ "op": "web_session" }));
+            }
+            self.flush_client();
+            if self.protocol() < 2 {
+                self.v1_turn_running = sent;
+            }
+            let _ = reply.send(if sent {
+                Ok(())
+            } else {
+                Err(SessionError::unavailable("the agent is gone"))
+            });
+        }
+    }
+
+    fn fail_queued(&mut self, why: &str) {
+        for queued in self.queued.drain(..) {
+            let _ = queued.reply.send(Err(SessionError::unavailable(why)));
+        }
+    }
+
+    async fn stop_agent(&mut self) {
+        if let Some(mut agent) = self.agent.take() {
+            agent.host.shutdown().await;
+            agent.link.kill().await;
+        }
+        lock(&self.core).save_now();
+        self.release_lease().await;
+    }
+}
+
+/// The text of a prompt's first text block (the session's title).
+fn first_text(blocks: &Value) -> String {
+    blocks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|b| b.get("text").and_then(Value::as_str))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The key of an agent request in the page: the JSON text of its id.
+fn request_key(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_else(|_| id.to_string())
+}
