@@ -150,7 +150,7 @@ module.exports = function register(h) {
       const box = document.createElement("div");
       const out = [];
       for (const text of ["no fs/read_text_file or snake_case_name here", "an _emphasised_ word", "a_b _c d_e", "_".repeat(5000) + "x_y"]) {
-        window.SpindleMarkdown.render(box, text, []);
+        window.SpindleMarkdown.streaming(box).update(text);
         out.push(box.innerHTML);
         box.replaceChildren();
       }

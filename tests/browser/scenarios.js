@@ -355,8 +355,7 @@ scenario("the markdown renderer keeps to its allowlist", async ({ context, base 
     const bad = [];
     const hrefs = [];
     for (const text of inputs) {
-      const cache = [];
-      window.SpindleMarkdown.render(box, text, cache);
+      window.SpindleMarkdown.streaming(box).update(text);
       for (const node of box.querySelectorAll("*")) {
         if (!allowed.has(node.tagName)) bad.push(node.tagName);
         for (const attr of node.attributes) {

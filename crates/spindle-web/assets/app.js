@@ -348,7 +348,7 @@
     const rec = {
       id: String(entry.id), kind, index: Number.isInteger(index) ? index : timeline.length ? timeline[timeline.length - 1].index + 1 : 0,
       view: viewOf(entry), text: "", long: null, shed: null, version: 0, touchedAt: -Infinity, node: null, height: null,
-      skipUpTo, cache: [],
+      skipUpTo,
     };
     entries.setText(rec, typeof entry.text === "string" ? entry.text : "");
     entries.facts(rec);

@@ -151,7 +151,6 @@
       rec.shownText = null;
       rec.shownVersion = null;
       rec.renderer = null;
-      rec.cache = [];
       rec.attachmentSignature = null;
       fill(rec);
       showText(rec);
@@ -161,7 +160,6 @@
     function unbuild(rec) {
       if (rec.node) rec.node.remove();
       for (const key of ["node", "head", "body", "extra", "term", "termExit", "attachments", "renderer", "shownText", "cards", "treeAsked", "clip", "clipped", "shownVersion"]) rec[key] = null;
-      rec.cache = [];
       rec.attachmentSignature = null;
     }
 
@@ -198,20 +196,16 @@
         showClipped(rec, length);
         rec.shownText = null;
       } else {
-        if (rec.clipped) { rec.body.replaceChildren(); rec.clipped = null; rec.renderer = null; rec.shownText = null; rec.cache = []; }
+        if (rec.clipped) { rec.body.replaceChildren(); rec.clipped = null; rec.renderer = null; rec.shownText = null; }
         showMarkdown(rec, rec.text);
         rec.shownText = rec.text;
       }
     }
 
     function showMarkdown(rec, text) {
-      if (markdown.streaming && markdown.build) {
-        if (!rec.renderer) rec.renderer = markdown.streaming(rec.body);
-        if (rec.shownText !== null && !text.startsWith(rec.shownText)) rec.renderer.truncated();
-        rec.renderer.update(text);
-      } else {
-        markdown.render(rec.body, text, rec.cache);
-      }
+      if (!rec.renderer) rec.renderer = markdown.streaming(rec.body);
+      if (rec.shownText !== null && !text.startsWith(rec.shownText)) rec.renderer.truncated();
+      rec.renderer.update(text);
     }
 
     // A message longer than DRAWN_LIMIT: its first part as markdown (HEAD_SHOWN, up to a line end,
@@ -236,9 +230,7 @@
         const head = el("div", "md-head");
         const tail = el("div", "md-tail");
         rec.body.append(head, tail);
-        const renderer = markdown.streaming ? markdown.streaming(head) : null;
-        if (renderer) renderer.update(start.slice(0, headCut));
-        else markdown.render(head, start.slice(0, headCut), []);
+        markdown.streaming(head).update(start.slice(0, headCut));
         rec.clipped = { headCut, tail };
       }
       const { headCut, tail } = rec.clipped;

@@ -147,12 +147,6 @@
     return { blocks, open };
   }
 
-  // The whole text as blocks (the renderer of earlier versions used this name).
-  function splitBlocks(text) {
-    return scanBlocks(text, 0, text.length).blocks
-      .map((b) => ({ kind: b.kind, lines: b.lines, src: b.kind + "\u0000" + b.lines.join("\n") }));
-  }
-
   const isWordChar = (ch) => ch !== undefined && /[\p{L}\p{N}]/u.test(ch);
 
   // Inline constructs, scanned left to right without regular expressions over the whole text, so
@@ -379,25 +373,7 @@
     };
   }
 
-  // Renders `text` into `container`, reusing the cached nodes of unchanged blocks (the renderer
-  // of earlier versions: the whole text is split on each call; prefer `streaming`).
-  function render(container, text, cache) {
-    const blocks = splitBlocks(text);
-    for (let n = 0; n < blocks.length; n++) {
-      const cached = cache[n];
-      if (cached && cached.src === blocks[n].src) continue;
-      const node = renderBlock(blocks[n]);
-      if (cached) container.replaceChild(node, cached.node);
-      else container.appendChild(node);
-      cache[n] = { src: blocks[n].src, node };
-    }
-    while (cache.length > blocks.length) {
-      const gone = cache.pop();
-      gone.node.remove();
-    }
-  }
-
-  window.SpindleMarkdown = { build, streaming, render, splitBlocks, safeHref };
+  window.SpindleMarkdown = Object.freeze({ build, streaming });
 })();
 
 // Finished messages get the server's rendering: a drawn message that no longer streams gets the
@@ -417,7 +393,7 @@
 
     function ask() {
       const current = session();
-      if (asked > 0 || current === null || !window.SpindleMarkdown.streaming) return;
+      if (asked > 0 || current === null) return;
       const wanted = [];
       for (const rec of list.drawn()) {
         if (wanted.length >= TREE_BATCH) break;
