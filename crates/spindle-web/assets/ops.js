@@ -2,7 +2,7 @@
 // The names and shapes are the server's: the engine's render ops (`RenderOp` in spindle-engine:
 // entries, text, state, usage, commands, session info, notices) and the web layer's `web_*` ops
 // (cards, banner, status, facts, the window of a snapshot). An op the table does not name is
-// ignored. The page reads the fields named here and nothing else of an op.
+// ignored. Each handler's comment names the fields the server sends with that op.
 //
 // `to` holds the page's parts the ops go to. `counter` is the op's batch counter: entry and text
 // ops of batches a fetched page of entries already reflects are not applied again (app.js).
@@ -35,11 +35,13 @@ export function opHandlers(to) {
     web_window: (op) => range.setWindow(op.first),
     // {level, text}: the line above the transcript (no text hides it).
     web_banner: (op) => to.banner(op.text, op.level),
-    // {key, title, options, toolCallId, ruleKey, ruleLabel}: a permission request, and its end.
+    // {key, title, options, toolCallId, ruleKey, ruleLabel}: a permission request.
     web_permission: (op) => cards.showPermission(op),
+    // {key, outcome}: the request was answered.
     web_permission_resolved: (op) => cards.resolvePermission(op),
-    // {requestId, ...}: a file write waiting for review, and its end.
+    // {requestId, sessionId, path, oldText, newText, toolCallId}: a file write to review.
     web_review: (op) => cards.showReview(op),
+    // {requestId, decision, message}: the review was decided.
     web_review_resolved: (op) => cards.resolveReview(op),
     // {title, toolCallId, optionId, ruleKey, ruleLabel}: an answer a standing permission gave.
     web_permission_auto: (op) => cards.showAutoAnswer(op),
