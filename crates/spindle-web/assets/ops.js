@@ -19,7 +19,7 @@ export function opHandlers(to) {
     append_text: (op, counter) => model.appendText(op, counter),
     // {id, len}: the entry's text cut to `len` UTF-16 code units.
     truncate_text: (op, counter) => model.truncateText(op, counter),
-    // {state: {status, stopReason?, error?, turnOpen?}}
+    // {state}: the session state (the page shows status, stopReason, error, turnOpen).
     set_state: (op) => to.setState(op),
     // {usage}: the latest wins; drawn once per frame (a fast stream sends one per chunk).
     set_usage: (op) => to.setUsage(op),
