@@ -5,7 +5,7 @@
 //
 //   node bench/browser/trace.js [--assets DIR] [--size N] [--json FILE] PATH/TO/spindle
 //   node bench/browser/trace.js --no-trace ...   # no trace: frame gaps and the page's own per-frame
-//                                                # timings (window.SpindleFrameLog) instead
+//                                                # timings (SpindleView.frameLog()) instead
 "use strict";
 
 const fs = require("node:fs");
@@ -133,11 +133,11 @@ async function main() {
     const id = await srv.createSession(server.url);
     const page = await context.newPage();
     const cdp = await probe.instrument(context, page);
-    if (noTrace) await page.addInitScript(() => { window.SpindleFrameLog = []; });
     await page.goto(server.url + "/#session=" + id, { waitUntil: "domcontentloaded" });
     await page.waitForSelector("#prompt-form:not([hidden])");
     await probe.waitFor("the greeting", async () => ((await probe.viewEntries(page)).length > 0 ? true : null), 30000);
     await sleep(800);
+    if (noTrace) await page.evaluate(() => window.SpindleView.recordFrames());
     const browserCdp = await browser.newBrowserCDPSession();
     const chunks = [];
     browserCdp.on("Tracing.dataCollected", (e) => chunks.push(...e.value));
@@ -157,7 +157,7 @@ async function main() {
     const done = await probe.waitFor("done", () => probe.doneAt(page), 120000);
     const w = await probe.window_(page, t0 - origin, done);
     if (noTrace) {
-      const st = { frameLog: await page.evaluate(() => window.SpindleFrameLog) };
+      const st = { frameLog: await page.evaluate(() => window.SpindleView.frameLog()) };
       console.log("stats", JSON.stringify(await page.evaluate(() => { const s = window.SpindleView.stats(); delete s.slowFrames; return s; })));
       const frames = await page.evaluate(() => window.__spindleBench.frames);
       const from = t0 - origin;

@@ -146,11 +146,12 @@ module.exports = function register(h) {
   scenario("underscores inside words stay text, between words they are emphasis", async ({ context, base }) => {
     const page = await context.newPage();
     await page.goto(base + "/");
-    const html = await page.evaluate(() => {
+    const html = await page.evaluate(async () => {
+      const { streaming } = await import("/markdown.js");
       const box = document.createElement("div");
       const out = [];
       for (const text of ["no fs/read_text_file or snake_case_name here", "an _emphasised_ word", "a_b _c d_e", "_".repeat(5000) + "x_y"]) {
-        window.SpindleMarkdown.render(box, text, []);
+        streaming(box).update(text);
         out.push(box.innerHTML);
         box.replaceChildren();
       }

@@ -54,7 +54,7 @@ module.exports = function register(h) {
         box.className = "md";
         box.id = "md-check";
         document.body.appendChild(box);
-        box.appendChild(window.SpindleMarkdown.build(item.tree));
+        box.appendChild((await import("/markdown.js")).build(item.tree));
         const code = box.querySelector("pre code.language-rust");
         return {
           status: response.status,
@@ -95,15 +95,15 @@ module.exports = function register(h) {
   scenario("markdown: a streaming message re-renders only its open block, and ends as a full render", async ({ context, base }) => {
     const page = await context.newPage();
     await page.goto(base + "/");
-    await page.waitForFunction(() => window.SpindleMarkdown && window.SpindleMarkdown.streaming);
-    const result = await page.evaluate(() => {
+    const result = await page.evaluate(async () => {
+      const { streaming } = await import("/markdown.js");
       const text = "# Title\n\nFirst paragraph with **bold** and `code`.\nSecond line.\n\n" +
         "- one\n- two\n  continued\n\n```js\nconst a = 1;\n\nconst b = 2;\n```\n\n> quoted\n> more\n\n" +
         "1. first\n2. second\n\nA [link](https://example.com) and <script>window.__xss = 5</script> as text.\n" +
         "Last words";
       const box = document.createElement("div");
       document.body.appendChild(box);
-      const renderer = window.SpindleMarkdown.streaming(box);
+      const renderer = streaming(box);
       const observer = new MutationObserver(() => {});
       observer.observe(box, { childList: true });
       let mostRemoved = 0;
@@ -120,12 +120,12 @@ module.exports = function register(h) {
       }
       renderer.update(text);
       const fresh = document.createElement("div");
-      window.SpindleMarkdown.streaming(fresh).update(text);
+      streaming(fresh).update(text);
       // A cut goes back to a render from the start, equal to a fresh one.
       renderer.truncated();
       renderer.update(text.slice(0, 40));
       const cut = document.createElement("div");
-      window.SpindleMarkdown.streaming(cut).update(text.slice(0, 40));
+      streaming(cut).update(text.slice(0, 40));
       const cutSame = box.innerHTML === cut.innerHTML && box.textContent.indexOf("Second") < 0;
       // A tree replaces the rendering; the same length keeps it, another length streams again.
       renderer.show([["p", {}, "from the server"]], 40);
@@ -147,13 +147,13 @@ module.exports = function register(h) {
       };
       const brackets = "[a ".repeat(10000) + "_b ".repeat(10000) + "*c ".repeat(10000) + "`d ".repeat(10000);
       try {
-        window.SpindleMarkdown.streaming(hostile).update(brackets + "\n\nend");
+        streaming(hostile).update(brackets + "\n\nend");
       } finally {
         String.prototype.indexOf = indexOf;
       }
       // An open block past 32 KiB is plain text that grows in place, then a block once it closes.
       const long = document.createElement("div");
-      const longRenderer = window.SpindleMarkdown.streaming(long);
+      const longRenderer = streaming(long);
       let paragraph = "";
       for (let n = 0; n < 10; n++) {
         paragraph += ("word **b** ").repeat(400);

@@ -209,9 +209,13 @@ module.exports = function register(h) {
     assert(JSON.stringify(view) === JSON.stringify(expected), "every entry, the dropped ones checked by digest (" + view.length + " of " + expected.length + ")");
     const shownKinds = expected.filter(transcriptKinds);
     await scrollToTop(page, shownKinds[0].id);
-    // At the top, the oldest are back and the newest let go in turn (see the next scenario).
-    const back = await page.evaluate(() => window.SpindleView.stats());
-    assert(back.dropped === 0 && back.loadedFrom === 0 && back.newerFrom !== null && back.loaded <= LOADED_LIMIT, "scrolled to the top, the oldest loaded again: " + JSON.stringify(back));
+    // At the top, the oldest are back and the newest let go in turn (see the next scenario). The
+    // letting go waits for the page's fetches to settle, so it may come a few frames later.
+    let back = null;
+    await eventually("scrolled to the top, the oldest loaded again and the newest let go", async () => {
+      back = await page.evaluate(() => window.SpindleView.stats());
+      return back.dropped === 0 && back.loadedFrom === 0 && back.newerFrom !== null && back.loaded <= LOADED_LIMIT;
+    }, 10000).catch((e) => { throw new Error(e.message + ": " + JSON.stringify(back)); });
     view = await viewOf(page);
     const byId = new Map(expected.map((e, at) => [e.id, { at, json: JSON.stringify(e) }]));
     assert(view.every((e, k) => byId.get(e.id) && byId.get(e.id).json === JSON.stringify(e) && (k === 0 || byId.get(view[k - 1].id).at < byId.get(e.id).at)),

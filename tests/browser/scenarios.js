@@ -343,7 +343,8 @@ scenario("clear and compaction boundaries show as dividers", async ({ context, b
 scenario("the markdown renderer keeps to its allowlist", async ({ context, base }) => {
   const page = await context.newPage();
   await page.goto(base + "/");
-  const result = await page.evaluate(() => {
+  const result = await page.evaluate(async () => {
+    const { streaming } = await import("/markdown.js");
     const inputs = [
       "[a](javascript:alert(1)) [b](JaVaScRiPt:alert(1)) [c]( javascript:alert(1)) [d](data:text/html,<b>x</b>)",
       "[e](vbscript:x) [f](//evil.example/x) [g](/relative) [h](http://ok.example/a?b=\"c\") [i](https://ok.example)",
@@ -355,8 +356,7 @@ scenario("the markdown renderer keeps to its allowlist", async ({ context, base 
     const bad = [];
     const hrefs = [];
     for (const text of inputs) {
-      const cache = [];
-      window.SpindleMarkdown.render(box, text, cache);
+      streaming(box).update(text);
       for (const node of box.querySelectorAll("*")) {
         if (!allowed.has(node.tagName)) bad.push(node.tagName);
         for (const attr of node.attributes) {
@@ -465,11 +465,11 @@ require("./perf.js")({
 const assetDir = process.env.SPINDLE_BROWSER_ASSETS || "";
 async function serveAssetsFromDisk(context, dir) {
   const types = { "index.html": "text/html; charset=utf-8", "app.css": "text/css; charset=utf-8" };
-  await context.route(/\/(app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|entries\.js|window\.js|range\.js|search\.js|feed\.js|app\.css)?$/, async (route) => {
+  await context.route(/\/([a-z]+\.js|app\.css)?$/, async (route) => {
     const url = new URL(route.request().url());
     const name = url.pathname.slice(1) || "index.html";
     // The token URL answers with a redirect and a cookie: left to the server.
-    if (url.search || !/^(index\.html|app\.js|cards\.js|composer\.js|panels\.js|markdown\.js|entries\.js|window\.js|range\.js|search\.js|feed\.js|app\.css)$/.test(name)) {
+    if (url.search || !/^(index\.html|[a-z]+\.js|app\.css)$/.test(name)) {
       await route.continue();
       return;
     }

@@ -1,491 +1,489 @@
 // Session-level controls around the transcript: the new-session form, the agent's own session
 // history, what the agent offers (sign-in methods, prompt capabilities, standing permissions) and
 // the mode and config pickers. Like the transcript they only show what the server says and post
-// what the user picks; app.js creates them with its helpers (SpindlePanels.create).
-"use strict";
+// what the user picks; app.js creates them (createPanels).
 
-window.SpindlePanels = Object.freeze({
-  create(ctx) {
-    const { $, el, api } = ctx;
-    const sessionPath = (tail) => "/api/sessions/" + encodeURIComponent(ctx.session()) + tail;
+import { $, el, api, banner } from "./dom.js";
 
-    // ---- the agent's facts (GET /api/sessions/{id}/agent) ------------------------------------
+export function createPanels(ctx) {
+  const sessionPath = (tail) => "/api/sessions/" + encodeURIComponent(ctx.session()) + tail;
 
-    let agent = null; // the current session's agent facts, null until loaded
-    let agentFor = null; // the session they belong to
-    let agentLoads = 0; // answers of older loads are dropped
+  // ---- the agent's facts (GET /api/sessions/{id}/agent) ------------------------------------
 
-    function clear() {
-      agent = null;
-      agentFor = null;
-      lastStatus = null;
-      showAuth(false);
-      $("agent-info").replaceChildren();
-      $("standing-list").replaceChildren();
-      $("standing-pane").hidden = true;
-      renderedInfo = "";
-      $("session-bar").hidden = true;
-      $("session-bar").replaceChildren();
-    }
+  let agent = null; // the current session's agent facts, null until loaded
+  let agentFor = null; // the session they belong to
+  let agentLoads = 0; // answers of older loads are dropped
 
-    async function loadAgent() {
-      const session = ctx.session();
-      if (session === null) return null;
-      const load = ++agentLoads;
-      let facts;
-      try {
-        facts = await api(sessionPath("/agent"));
-      } catch (e) {
-        if (load === agentLoads && session === ctx.session()) {
-          $("agent-info").replaceChildren(el("div", "muted", "Agent facts not available: " + e.message));
-        }
-        return null;
+  function clear() {
+    agent = null;
+    agentFor = null;
+    lastStatus = null;
+    showAuth(false);
+    $("agent-info").replaceChildren();
+    $("standing-list").replaceChildren();
+    $("standing-pane").hidden = true;
+    renderedInfo = "";
+    $("session-bar").hidden = true;
+    $("session-bar").replaceChildren();
+  }
+
+  async function loadAgent() {
+    const session = ctx.session();
+    if (session === null) return null;
+    const load = ++agentLoads;
+    let facts;
+    try {
+      facts = await api(sessionPath("/agent"));
+    } catch (e) {
+      if (load === agentLoads && session === ctx.session()) {
+        $("agent-info").replaceChildren(el("div", "muted", "Agent facts not available: " + e.message));
       }
-      if (load !== agentLoads || session !== ctx.session()) return agent;
-      agent = facts && typeof facts === "object" ? facts : {};
-      agentFor = session;
-      renderAgent();
-      if (Array.isArray(agent.standingPermissions)) renderStanding(agent.standingPermissions);
-      showAuth(!!agent.needsAuth);
-      return agent;
+      return null;
     }
+    if (load !== agentLoads || session !== ctx.session()) return agent;
+    agent = facts && typeof facts === "object" ? facts : {};
+    agentFor = session;
+    renderAgent();
+    if (Array.isArray(agent.standingPermissions)) renderStanding(agent.standingPermissions);
+    showAuth(!!agent.needsAuth);
+    return agent;
+  }
 
-    // The agent facts of the selected session, when loaded.
-    const currentAgent = () => (agentFor === ctx.session() ? agent : null);
-    // The same, only when they come from a started agent's handshake.
-    const startedAgent = () => {
-      const facts = currentAgent();
-      return facts && (facts.status === "ready" || facts.status == null) && facts.protocol != null ? facts : null;
-    };
+  // The agent facts of the selected session, when loaded.
+  const currentAgent = () => (agentFor === ctx.session() ? agent : null);
+  // The same, only when they come from a started agent's handshake.
+  const startedAgent = () => {
+    const facts = currentAgent();
+    return facts && (facts.status === "ready" || facts.status == null) && facts.protocol != null ? facts : null;
+  };
 
-    function renderAgent() {
-      const box = $("agent-info");
-      const info = agent.agentInfo && typeof agent.agentInfo === "object" ? agent.agentInfo : {};
-      const name = info.title || info.name || "The agent has not started yet";
-      const rows = [el("div", "agent-name", name + (info.version ? " " + info.version : ""))];
-      const facts = [];
-      if (agent.status && agent.status !== "ready") facts.push(String(agent.status).replace(/_/g, " "));
-      if (agent.protocol != null) facts.push("protocol v" + agent.protocol);
-      if (agent.fsPolicy) facts.push("files: " + agent.fsPolicy);
-      if (agent.terminals != null) facts.push("terminals: " + (agent.terminals ? "on" : "off"));
-      // What the agent accepts is known from its handshake only.
-      const caps = agent.status === "ready" || agent.status == null ? agent.promptCapabilities : null;
-      if (caps && typeof caps === "object") {
-        facts.push("images: " + (caps.image ? "accepted" : "not accepted"));
-        if (caps.embeddedContext) facts.push("embeds @files");
+  function renderAgent() {
+    const box = $("agent-info");
+    const info = agent.agentInfo && typeof agent.agentInfo === "object" ? agent.agentInfo : {};
+    const name = info.title || info.name || "The agent has not started yet";
+    const rows = [el("div", "agent-name", name + (info.version ? " " + info.version : ""))];
+    const facts = [];
+    if (agent.status && agent.status !== "ready") facts.push(String(agent.status).replace(/_/g, " "));
+    if (agent.protocol != null) facts.push("protocol v" + agent.protocol);
+    if (agent.fsPolicy) facts.push("files: " + agent.fsPolicy);
+    if (agent.terminals != null) facts.push("terminals: " + (agent.terminals ? "on" : "off"));
+    // What the agent accepts is known from its handshake only.
+    const caps = agent.status === "ready" || agent.status == null ? agent.promptCapabilities : null;
+    if (caps && typeof caps === "object") {
+      facts.push("images: " + (caps.image ? "accepted" : "not accepted"));
+      if (caps.embeddedContext) facts.push("embeds @files");
+    }
+    rows.push(el("div", "agent-facts", facts.join(" \u00b7 ")));
+    box.replaceChildren(...rows);
+  }
+
+  // ---- authentication ----------------------------------------------------------------------
+
+  // A method the client would have to run the agent's program for, interactively (`type` on
+  // the wire, `kind` in Spindle's description of it).
+  const runsInTerminal = (m) => m.type === "terminal" || m.kind === "terminal";
+
+  function showAuth(needed, methods) {
+    const card = $("auth");
+    card.hidden = !needed;
+    if (!needed) return;
+    const list = Array.isArray(methods) ? methods : (agent && Array.isArray(agent.authMethods) ? agent.authMethods : []);
+    const buttons = $("auth-methods");
+    buttons.replaceChildren();
+    $("auth-error").textContent = "";
+    if (!list.length) {
+      buttons.appendChild(el("div", "muted", "The agent names no sign-in method; sign in outside Spindle and restart the session."));
+    }
+    for (const m of list) {
+      if (!m || typeof m !== "object" || m.id == null) continue;
+      const item = el("div", "auth-method");
+      const b = el("button", null, m.name || m.id);
+      b.type = "button";
+      b.dataset.method = String(m.id);
+      if (runsInTerminal(m)) {
+        // The agent wants its own program run interactively: a browser cannot do that.
+        b.disabled = true;
+        item.append(b, el("span", "muted", " run the agent in a terminal to sign in this way"));
+      } else {
+        b.addEventListener("click", () => authenticate(String(m.id)));
+        item.appendChild(b);
       }
-      rows.push(el("div", "agent-facts", facts.join(" \u00b7 ")));
-      box.replaceChildren(...rows);
+      if (m.description) item.appendChild(el("div", "auth-description", m.description));
+      buttons.appendChild(item);
     }
+  }
 
-    // ---- authentication ----------------------------------------------------------------------
-
-    // A method the client would have to run the agent's program for, interactively (`type` on
-    // the wire, `kind` in Spindle's description of it).
-    const runsInTerminal = (m) => m.type === "terminal" || m.kind === "terminal";
-
-    function showAuth(needed, methods) {
-      const card = $("auth");
-      card.hidden = !needed;
-      if (!needed) return;
-      const list = Array.isArray(methods) ? methods : (agent && Array.isArray(agent.authMethods) ? agent.authMethods : []);
-      const buttons = $("auth-methods");
-      buttons.replaceChildren();
+  async function authenticate(methodId) {
+    const session = ctx.session();
+    for (const b of $("auth-methods").querySelectorAll("button")) b.disabled = true;
+    $("auth-error").textContent = "Signing in\u2026";
+    try {
+      await api(sessionPath("/authenticate"), { methodId });
+      if (session !== ctx.session()) return;
       $("auth-error").textContent = "";
-      if (!list.length) {
-        buttons.appendChild(el("div", "muted", "The agent names no sign-in method; sign in outside Spindle and restart the session."));
-      }
-      for (const m of list) {
-        if (!m || typeof m !== "object" || m.id == null) continue;
-        const item = el("div", "auth-method");
-        const b = el("button", null, m.name || m.id);
-        b.type = "button";
-        b.dataset.method = String(m.id);
-        if (runsInTerminal(m)) {
-          // The agent wants its own program run interactively: a browser cannot do that.
-          b.disabled = true;
-          item.append(b, el("span", "muted", " run the agent in a terminal to sign in this way"));
-        } else {
-          b.addEventListener("click", () => authenticate(String(m.id)));
-          item.appendChild(b);
-        }
-        if (m.description) item.appendChild(el("div", "auth-description", m.description));
-        buttons.appendChild(item);
-      }
-    }
-
-    async function authenticate(methodId) {
-      const session = ctx.session();
-      for (const b of $("auth-methods").querySelectorAll("button")) b.disabled = true;
-      $("auth-error").textContent = "Signing in\u2026";
-      try {
-        await api(sessionPath("/authenticate"), { methodId });
-        if (session !== ctx.session()) return;
-        $("auth-error").textContent = "";
-        showAuth(false);
-        loadAgent();
-      } catch (e) {
-        if (session !== ctx.session()) return;
-        enableAuthButtons();
-        $("auth-error").textContent = "Sign-in failed: " + e.message;
-      }
-    }
-
-    function enableAuthButtons() {
-      const methods = agent && Array.isArray(agent.authMethods) ? agent.authMethods : [];
-      for (const b of $("auth-methods").querySelectorAll("button")) {
-        const m = methods.find((x) => x && String(x.id) === b.dataset.method);
-        b.disabled = !!(m && runsInTerminal(m));
-      }
-    }
-
-    // A session status from the server (`web_status` op). The agent's
-    // facts are known once it is ready, so they are asked for again when the status changes.
-    let lastStatus = null;
-
-    function onStatus(status) {
-      if (!status || typeof status !== "object") return;
-      const changed = status.status !== lastStatus;
-      lastStatus = status.status;
-      if (status.status === "needs_auth") {
-        showAuth(true, status.authMethods);
-        if (status.message) $("auth-error").textContent = String(status.message);
-      } else {
-        showAuth(false);
-      }
-      if (changed) loadAgent();
-    }
-
-    // ---- standing permissions ------------------------------------------------------------------
-
-    // The "always" answers the server remembers for this session (`web_standing_permissions`
-    // op, or the agent facts).
-    function renderStanding(list) {
-      list = Array.isArray(list) ? list : [];
-      const ul = $("standing-list");
-      ul.replaceChildren();
-      $("standing-pane").hidden = list.length === 0;
-      for (const p of list) {
-        if (!p || typeof p !== "object" || p.key == null) continue;
-        const li = el("li");
-        li.dataset.key = String(p.key);
-        const decision = String(p.kind || p.decision || p.optionKind || "");
-        const allow = /allow/.test(decision);
-        const badge = el("span", "standing-decision", allow ? "always allow" : /reject/.test(decision) ? "always reject" : decision);
-        badge.dataset.decision = allow ? "allow" : "reject";
-        const label = el("span", "standing-label", p.label || p.title || p.tool || p.key);
-        const forget = el("button", null, "Forget");
-        forget.type = "button";
-        forget.addEventListener("click", () => forgetPermission(String(p.key), forget));
-        li.append(badge, label, forget);
-        ul.appendChild(li);
-      }
-    }
-
-    async function forgetPermission(key, button) {
-      button.disabled = true;
-      try {
-        await api(sessionPath("/permission/forget"), { key });
-      } catch (e) {
-        ctx.banner("Cannot forget that permission: " + e.message, "error");
-      }
+      showAuth(false);
       loadAgent();
+    } catch (e) {
+      if (session !== ctx.session()) return;
+      enableAuthButtons();
+      $("auth-error").textContent = "Sign-in failed: " + e.message;
     }
+  }
 
-    // ---- mode and config pickers (from the engine's SetSessionInfo op) -------------------------
-
-    let renderedInfo = "";
-
-    function onSessionInfo(info) {
-      info = info && typeof info === "object" ? info : {};
-      const title = typeof info.title === "string" ? info.title : "";
-      document.title = title ? title + " - Spindle" : "Spindle";
-      const modeState = info.modes && typeof info.modes === "object" ? info.modes : {};
-      const modes = Array.isArray(modeState.availableModes) ? modeState.availableModes
-        : Array.isArray(info.availableModes) ? info.availableModes : [];
-      const currentMode = info.currentModeId != null ? info.currentModeId : modeState.currentModeId;
-      const configs = (Array.isArray(info.configOptions) ? info.configOptions : [])
-        .filter((c) => c && typeof c === "object" && (c.configId != null || c.id != null));
-      // Rebuilt only when something it shows changed: an open dropdown is not reset by
-      // unrelated title updates.
-      const signature = JSON.stringify([modes, currentMode, configs]);
-      if (signature === renderedInfo) return;
-      renderedInfo = signature;
-      const bar = $("session-bar");
-      const parts = [];
-      // An agent that offers config options names its mode there too (category "mode"); the
-      // separate mode picker is then left out, as the protocol asks of clients.
-      const modeConfig = configs.some((c) => c.category === "mode");
-      if (!modeConfig && modes.length) parts.push(modePicker(modes, currentMode));
-      else if (!modeConfig && currentMode != null) parts.push(el("span", "picker-static", "mode: " + currentMode));
-      for (const c of configs) {
-        const picker = configPicker(c);
-        if (picker) parts.push(picker);
-      }
-      bar.replaceChildren(...parts);
-      bar.hidden = parts.length === 0;
+  function enableAuthButtons() {
+    const methods = agent && Array.isArray(agent.authMethods) ? agent.authMethods : [];
+    for (const b of $("auth-methods").querySelectorAll("button")) {
+      const m = methods.find((x) => x && String(x.id) === b.dataset.method);
+      b.disabled = !!(m && runsInTerminal(m));
     }
+  }
 
-    function modePicker(modes, current) {
-      const label = el("label", "picker");
-      label.appendChild(el("span", "picker-name", "Mode"));
-      const select = el("select");
-      select.id = "mode-select";
-      for (const m of modes) {
-        if (!m || m.id == null) continue;
-        const o = el("option", null, m.name || m.id);
-        o.value = String(m.id);
-        if (m.description) o.title = m.description;
-        select.appendChild(o);
-      }
-      if (current != null) select.value = String(current);
-      select.dataset.current = select.value;
-      select.addEventListener("change", () => choose(select, "/mode", { modeId: select.value }));
-      label.appendChild(select);
-      return label;
+  // A session status from the server (`web_status` op). The agent's
+  // facts are known once it is ready, so they are asked for again when the status changes.
+  let lastStatus = null;
+
+  function onStatus(status) {
+    if (!status || typeof status !== "object") return;
+    const changed = status.status !== lastStatus;
+    lastStatus = status.status;
+    if (status.status === "needs_auth") {
+      showAuth(true, status.authMethods);
+      if (status.message) $("auth-error").textContent = String(status.message);
+    } else {
+      showAuth(false);
     }
+    if (changed) loadAgent();
+  }
 
-    function configPicker(c) {
-      const id = String(c.configId != null ? c.configId : c.id);
-      const label = el("label", "picker");
-      label.dataset.category = String(c.category || "");
-      label.appendChild(el("span", "picker-name", c.name || id));
-      if (c.description) label.title = c.description;
-      if (c.type === "boolean" || typeof c.currentValue === "boolean") {
-        const box = el("input");
-        box.type = "checkbox";
-        box.dataset.configId = id;
-        box.checked = c.currentValue === true;
-        box.addEventListener("change", async () => {
-          box.disabled = true;
-          try {
-            await api(sessionPath("/config"), { configId: id, value: box.checked });
-          } catch (e) {
-            box.checked = !box.checked;
-            ctx.banner("Cannot change " + (c.name || id) + ": " + e.message, "error");
-          } finally {
-            box.disabled = false;
-          }
-        });
-        label.appendChild(box);
-        return label;
-      }
-      if (!Array.isArray(c.options)) return null; // an option type this page does not know
-      const select = el("select");
-      select.dataset.configId = id;
-      const addOption = (parent, o) => {
-        if (!o || o.value == null) return;
-        const opt = el("option", null, o.name || o.value);
-        opt.value = String(o.value);
-        if (o.description) opt.title = o.description;
-        parent.appendChild(opt);
-      };
-      for (const item of c.options) {
-        if (item && Array.isArray(item.options)) {
-          const group = el("optgroup");
-          group.label = String(item.name || item.groupId || item.group || "");
-          for (const o of item.options) addOption(group, o);
-          select.appendChild(group);
-        } else {
-          addOption(select, item);
+  // ---- standing permissions ------------------------------------------------------------------
+
+  // The "always" answers the server remembers for this session (`web_standing_permissions`
+  // op, or the agent facts).
+  function renderStanding(list) {
+    list = Array.isArray(list) ? list : [];
+    const ul = $("standing-list");
+    ul.replaceChildren();
+    $("standing-pane").hidden = list.length === 0;
+    for (const p of list) {
+      if (!p || typeof p !== "object" || p.key == null) continue;
+      const li = el("li");
+      li.dataset.key = String(p.key);
+      const decision = String(p.kind || p.decision || p.optionKind || "");
+      const allow = /allow/.test(decision);
+      const badge = el("span", "standing-decision", allow ? "always allow" : /reject/.test(decision) ? "always reject" : decision);
+      badge.dataset.decision = allow ? "allow" : "reject";
+      const label = el("span", "standing-label", p.label || p.title || p.tool || p.key);
+      const forget = el("button", null, "Forget");
+      forget.type = "button";
+      forget.addEventListener("click", () => forgetPermission(String(p.key), forget));
+      li.append(badge, label, forget);
+      ul.appendChild(li);
+    }
+  }
+
+  async function forgetPermission(key, button) {
+    button.disabled = true;
+    try {
+      await api(sessionPath("/permission/forget"), { key });
+    } catch (e) {
+      banner("Cannot forget that permission: " + e.message, "error");
+    }
+    loadAgent();
+  }
+
+  // ---- mode and config pickers (from the engine's SetSessionInfo op) -------------------------
+
+  let renderedInfo = "";
+
+  function onSessionInfo(info) {
+    info = info && typeof info === "object" ? info : {};
+    const title = typeof info.title === "string" ? info.title : "";
+    document.title = title ? title + " - Spindle" : "Spindle";
+    const modeState = info.modes && typeof info.modes === "object" ? info.modes : {};
+    const modes = Array.isArray(modeState.availableModes) ? modeState.availableModes
+      : Array.isArray(info.availableModes) ? info.availableModes : [];
+    const currentMode = info.currentModeId != null ? info.currentModeId : modeState.currentModeId;
+    const configs = (Array.isArray(info.configOptions) ? info.configOptions : [])
+      .filter((c) => c && typeof c === "object" && (c.configId != null || c.id != null));
+    // Rebuilt only when something it shows changed: an open dropdown is not reset by
+    // unrelated title updates.
+    const signature = JSON.stringify([modes, currentMode, configs]);
+    if (signature === renderedInfo) return;
+    renderedInfo = signature;
+    const bar = $("session-bar");
+    const parts = [];
+    // An agent that offers config options names its mode there too (category "mode"); the
+    // separate mode picker is then left out, as the protocol asks of clients.
+    const modeConfig = configs.some((c) => c.category === "mode");
+    if (!modeConfig && modes.length) parts.push(modePicker(modes, currentMode));
+    else if (!modeConfig && currentMode != null) parts.push(el("span", "picker-static", "mode: " + currentMode));
+    for (const c of configs) {
+      const picker = configPicker(c);
+      if (picker) parts.push(picker);
+    }
+    bar.replaceChildren(...parts);
+    bar.hidden = parts.length === 0;
+  }
+
+  function modePicker(modes, current) {
+    const label = el("label", "picker");
+    label.appendChild(el("span", "picker-name", "Mode"));
+    const select = el("select");
+    select.id = "mode-select";
+    for (const m of modes) {
+      if (!m || m.id == null) continue;
+      const o = el("option", null, m.name || m.id);
+      o.value = String(m.id);
+      if (m.description) o.title = m.description;
+      select.appendChild(o);
+    }
+    if (current != null) select.value = String(current);
+    select.dataset.current = select.value;
+    select.addEventListener("change", () => choose(select, "/mode", { modeId: select.value }));
+    label.appendChild(select);
+    return label;
+  }
+
+  function configPicker(c) {
+    const id = String(c.configId != null ? c.configId : c.id);
+    const label = el("label", "picker");
+    label.dataset.category = String(c.category || "");
+    label.appendChild(el("span", "picker-name", c.name || id));
+    if (c.description) label.title = c.description;
+    if (c.type === "boolean" || typeof c.currentValue === "boolean") {
+      const box = el("input");
+      box.type = "checkbox";
+      box.dataset.configId = id;
+      box.checked = c.currentValue === true;
+      box.addEventListener("change", async () => {
+        box.disabled = true;
+        try {
+          await api(sessionPath("/config"), { configId: id, value: box.checked });
+        } catch (e) {
+          box.checked = !box.checked;
+          banner("Cannot change " + (c.name || id) + ": " + e.message, "error");
+        } finally {
+          box.disabled = false;
         }
-      }
-      if (c.currentValue != null) select.value = String(c.currentValue);
-      select.dataset.current = select.value;
-      select.addEventListener("change", () => choose(select, "/config", { configId: id, value: select.value }));
-      label.appendChild(select);
+      });
+      label.appendChild(box);
       return label;
     }
-
-    // Posts a picked value; on refusal the picker goes back to the value the agent has.
-    async function choose(select, tail, body) {
-      select.disabled = true;
-      try {
-        await api(sessionPath(tail), body);
-        select.dataset.current = select.value;
-      } catch (e) {
-        select.value = select.dataset.current || "";
-        ctx.banner("The agent did not take that choice: " + e.message, "error");
-      } finally {
-        select.disabled = false;
-      }
-    }
-
-    // ---- new sessions and the agent's history ----------------------------------------------------
-
-    $("new-session-form").addEventListener("submit", async (event) => {
-      event.preventDefault();
-      const cwd = $("new-session-cwd").value.trim();
-      await open(cwd ? { cwd } : {}, "Cannot create a session: ");
-    });
-
-    async function open(body, failure) {
-      try {
-        const created = await api("/api/sessions", body);
-        await refreshSessions();
-        ctx.select(created.id);
-        return true;
-      } catch (e) {
-        ctx.banner(failure + e.message, "error");
-        return false;
-      }
-    }
-
-    let historyCursor = null;
-
-    async function refreshHistory(more) {
-      const status = $("history-status");
-      status.textContent = "Asking the agent\u2026";
-      let list;
-      try {
-        list = await api("/api/agent-sessions" + (more && historyCursor ? "?cursor=" + encodeURIComponent(historyCursor) : ""));
-      } catch (e) {
-        status.textContent = "Cannot list the agent's sessions: " + e.message;
-        return;
-      }
-      const ul = $("history-list");
-      if (!more) ul.replaceChildren();
-      if (!list || list.supported === false) {
-        status.textContent = "This agent does not list its sessions.";
-        $("history-more").hidden = true;
-        return;
-      }
-      const sessions = Array.isArray(list.sessions) ? list.sessions : [];
-      for (const s of sessions) {
-        if (s && s.sessionId != null) ul.appendChild(historyItem(s));
-      }
-      status.textContent = ul.children.length ? "" : "The agent has no earlier sessions.";
-      historyCursor = list.nextCursor || null;
-      $("history-more").hidden = !historyCursor;
-    }
-
-    function historyItem(s) {
-      const li = el("li", "history-item");
-      li.dataset.agentSession = String(s.sessionId);
-      li.appendChild(el("div", "history-title", s.title || s.sessionId));
-      const where = [s.cwd, s.updatedAt ? formatTime(s.updatedAt) : ""].filter(Boolean).join(" \u00b7 ");
-      if (where) li.appendChild(el("div", "history-where", where));
-      const buttons = el("div", "history-actions");
-      // Known only from a started agent: until then both ways are offered.
-      const facts = startedAgent();
-      for (const [how, label, can] of [["load", "Open", "canLoad"], ["resume", "Resume", "canResume"]]) {
-        if (facts && facts[can] === false) continue;
-        const b = el("button", null, label);
-        b.type = "button";
-        b.dataset.open = how;
-        b.title = how === "load" ? "Open it with its history replayed" : "Continue it without replaying the history";
-        b.addEventListener("click", async () => {
-          b.disabled = true;
-          const body = { agentSessionId: String(s.sessionId), open: how };
-          if (s.cwd) body.cwd = String(s.cwd);
-          await open(body, "Cannot open that session: ");
-          b.disabled = false;
-        });
-        buttons.appendChild(b);
-      }
-      li.appendChild(buttons);
-      return li;
-    }
-
-    function formatTime(text) {
-      const d = new Date(String(text));
-      return Number.isNaN(d.getTime()) ? String(text) : d.toLocaleString();
-    }
-
-    $("history-pane").addEventListener("toggle", () => {
-      if ($("history-pane").open) refreshHistory(false);
-    });
-    $("history-refresh").addEventListener("click", () => refreshHistory(false));
-    $("history-more").addEventListener("click", () => refreshHistory(true));
-
-    // ---- usage, notices, phone tabs (moved from app.js) -------------------------------------
-
-    function setUsage(op) {
-      const usage = op.usage || {};
-      const used = Number(usage.used), size = Number(usage.size);
-      const meter = $("usage-meter");
-      if (Number.isFinite(used) && Number.isFinite(size) && size > 0) {
-        meter.max = size;
-        meter.value = Math.min(used, size);
-        $("usage-text").textContent = "context: " + used + " / " + size + " (" + Math.round((100 * used) / size) + "%)";
+    if (!Array.isArray(c.options)) return null; // an option type this page does not know
+    const select = el("select");
+    select.dataset.configId = id;
+    const addOption = (parent, o) => {
+      if (!o || o.value == null) return;
+      const opt = el("option", null, o.name || o.value);
+      opt.value = String(o.value);
+      if (o.description) opt.title = o.description;
+      parent.appendChild(opt);
+    };
+    for (const item of c.options) {
+      if (item && Array.isArray(item.options)) {
+        const group = el("optgroup");
+        group.label = String(item.name || item.groupId || item.group || "");
+        for (const o of item.options) addOption(group, o);
+        select.appendChild(group);
       } else {
-        meter.max = 1;
-        meter.value = 0;
-        $("usage-text").textContent = "context: n/a";
+        addOption(select, item);
       }
     }
+    if (c.currentValue != null) select.value = String(c.currentValue);
+    select.dataset.current = select.value;
+    select.addEventListener("change", () => choose(select, "/config", { configId: id, value: select.value }));
+    label.appendChild(select);
+    return label;
+  }
 
-    // Notices are live events: shown for a while, never part of the transcript.
-    function showNotice(op) {
-      const box = $("notices");
-      const n = el("div", "notice");
-      n.dataset.severity = String(op.severity || "info");
-      n.appendChild(el("strong", null, op.title || "notice"));
-      if (op.description) n.appendChild(el("span", null, " " + op.description));
-      box.appendChild(n);
-      while (box.children.length > 3) box.firstChild.remove();
-      setTimeout(() => n.remove(), 8000);
+  // Posts a picked value; on refusal the picker goes back to the value the agent has.
+  async function choose(select, tail, body) {
+    select.disabled = true;
+    try {
+      await api(sessionPath(tail), body);
+      select.dataset.current = select.value;
+    } catch (e) {
+      select.value = select.dataset.current || "";
+      banner("The agent did not take that choice: " + e.message, "error");
+    } finally {
+      select.disabled = false;
     }
+  }
 
-    // Phone width: the sessions, the chat and the panes are tabs (see app.css); arrows move along.
-    const tabs = [...document.querySelectorAll("#tabs [role=tab]")];
-    function showTab(name, focus) {
-      document.body.dataset.tab = name;
-      for (const tab of tabs) {
-        const on = tab.dataset.tab === name;
-        tab.setAttribute("aria-selected", on ? "true" : "false");
-        tab.tabIndex = on ? 0 : -1;
-        if (on && focus) tab.focus();
-      }
-      ctx.layoutChanged();
+  // ---- new sessions and the agent's history ----------------------------------------------------
+
+  $("new-session-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const cwd = $("new-session-cwd").value.trim();
+    await open(cwd ? { cwd } : {}, "Cannot create a session: ");
+  });
+
+  async function open(body, failure) {
+    try {
+      const created = await api("/api/sessions", body);
+      await refreshSessions();
+      ctx.select(created.id);
+      return true;
+    } catch (e) {
+      banner(failure + e.message, "error");
+      return false;
     }
-    for (const tab of tabs) {
-      tab.addEventListener("click", () => showTab(tab.dataset.tab));
-      tab.addEventListener("keydown", (event) => {
-        const at = tabs.indexOf(tab);
-        const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
-        if (!step) return;
-        event.preventDefault();
-        showTab(tabs[(at + step + tabs.length) % tabs.length].dataset.tab, true);
+  }
+
+  let historyCursor = null;
+
+  async function refreshHistory(more) {
+    const status = $("history-status");
+    status.textContent = "Asking the agent\u2026";
+    let list;
+    try {
+      list = await api("/api/agent-sessions" + (more && historyCursor ? "?cursor=" + encodeURIComponent(historyCursor) : ""));
+    } catch (e) {
+      status.textContent = "Cannot list the agent's sessions: " + e.message;
+      return;
+    }
+    const ul = $("history-list");
+    if (!more) ul.replaceChildren();
+    if (!list || list.supported === false) {
+      status.textContent = "This agent does not list its sessions.";
+      $("history-more").hidden = true;
+      return;
+    }
+    const sessions = Array.isArray(list.sessions) ? list.sessions : [];
+    for (const s of sessions) {
+      if (s && s.sessionId != null) ul.appendChild(historyItem(s));
+    }
+    status.textContent = ul.children.length ? "" : "The agent has no earlier sessions.";
+    historyCursor = list.nextCursor || null;
+    $("history-more").hidden = !historyCursor;
+  }
+
+  function historyItem(s) {
+    const li = el("li", "history-item");
+    li.dataset.agentSession = String(s.sessionId);
+    li.appendChild(el("div", "history-title", s.title || s.sessionId));
+    const where = [s.cwd, s.updatedAt ? formatTime(s.updatedAt) : ""].filter(Boolean).join(" \u00b7 ");
+    if (where) li.appendChild(el("div", "history-where", where));
+    const buttons = el("div", "history-actions");
+    // Known only from a started agent: until then both ways are offered.
+    const facts = startedAgent();
+    for (const [how, label, can] of [["load", "Open", "canLoad"], ["resume", "Resume", "canResume"]]) {
+      if (facts && facts[can] === false) continue;
+      const b = el("button", null, label);
+      b.type = "button";
+      b.dataset.open = how;
+      b.title = how === "load" ? "Open it with its history replayed" : "Continue it without replaying the history";
+      b.addEventListener("click", async () => {
+        b.disabled = true;
+        const body = { agentSessionId: String(s.sessionId), open: how };
+        if (s.cwd) body.cwd = String(s.cwd);
+        await open(body, "Cannot open that session: ");
+        b.disabled = false;
       });
+      buttons.appendChild(b);
     }
+    li.appendChild(buttons);
+    return li;
+  }
 
-    // The session list (GET /api/sessions), the current one marked; resolves with the sessions.
-    async function refreshSessions() {
-      let list;
-      try { list = await api("/api/sessions"); } catch (e) { ctx.banner("Cannot list sessions: " + e.message, "error"); return; }
-      const ul = $("session-list");
-      ul.replaceChildren();
-      for (const s of list.sessions) {
-        const li = el("li");
-        const b = el("button", null, s.title || "Session " + s.id);
-        b.type = "button";
-        b.dataset.session = String(s.id);
-        const where = [s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
-        if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
-        if (String(s.id) === String(ctx.session())) b.setAttribute("aria-current", "true");
-        b.addEventListener("click", () => ctx.select(s.id));
-        li.appendChild(b);
-        ul.appendChild(li);
-      }
-      return list.sessions;
-    }
-    // The agent's commands (set_commands), listed in the commands pane.
-    function showCommands(commands) {
-      const ul = $("commands");
-      ul.replaceChildren();
-      for (const c of commands) {
-        const li = el("li", null, "/" + String(c.name || ""));
-        const hint = c.input && typeof c.input.hint === "string" ? c.input.hint : "";
-        if (hint) li.appendChild(el("span", "palette-hint", " " + hint));
-        if (c.description) li.appendChild(el("div", "palette-description", c.description));
-        ul.appendChild(li);
-      }
-    }
+  function formatTime(text) {
+    const d = new Date(String(text));
+    return Number.isNaN(d.getTime()) ? String(text) : d.toLocaleString();
+  }
 
-    return Object.freeze({
-      refreshSessions, showCommands, clear, loadAgent, agent: startedAgent, onStatus, onSessionInfo,
-      onStanding: renderStanding, refreshHistory, setUsage, showNotice, showTab,
+  $("history-pane").addEventListener("toggle", () => {
+    if ($("history-pane").open) refreshHistory(false);
+  });
+  $("history-refresh").addEventListener("click", () => refreshHistory(false));
+  $("history-more").addEventListener("click", () => refreshHistory(true));
+
+  // ---- usage, notices, phone tabs (moved from app.js) -------------------------------------
+
+  function setUsage(op) {
+    const usage = op.usage || {};
+    const used = Number(usage.used), size = Number(usage.size);
+    const meter = $("usage-meter");
+    if (Number.isFinite(used) && Number.isFinite(size) && size > 0) {
+      meter.max = size;
+      meter.value = Math.min(used, size);
+      $("usage-text").textContent = "context: " + used + " / " + size + " (" + Math.round((100 * used) / size) + "%)";
+    } else {
+      meter.max = 1;
+      meter.value = 0;
+      $("usage-text").textContent = "context: n/a";
+    }
+  }
+
+  // Notices are live events: shown for a while, never part of the transcript.
+  function showNotice(op) {
+    const box = $("notices");
+    const n = el("div", "notice");
+    n.dataset.severity = String(op.severity || "info");
+    n.appendChild(el("strong", null, op.title || "notice"));
+    if (op.description) n.appendChild(el("span", null, " " + op.description));
+    box.appendChild(n);
+    while (box.children.length > 3) box.firstChild.remove();
+    setTimeout(() => n.remove(), 8000);
+  }
+
+  // Phone width: the sessions, the chat and the panes are tabs (see app.css); arrows move along.
+  const tabs = [...document.querySelectorAll("#tabs [role=tab]")];
+  function showTab(name, focus) {
+    document.body.dataset.tab = name;
+    for (const tab of tabs) {
+      const on = tab.dataset.tab === name;
+      tab.setAttribute("aria-selected", on ? "true" : "false");
+      tab.tabIndex = on ? 0 : -1;
+      if (on && focus) tab.focus();
+    }
+    ctx.layoutChanged();
+  }
+  for (const tab of tabs) {
+    tab.addEventListener("click", () => showTab(tab.dataset.tab));
+    tab.addEventListener("keydown", (event) => {
+      const at = tabs.indexOf(tab);
+      const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+      if (!step) return;
+      event.preventDefault();
+      showTab(tabs[(at + step + tabs.length) % tabs.length].dataset.tab, true);
     });
-  },
-});
+  }
+
+  // The session list (GET /api/sessions), the current one marked; resolves with the sessions.
+  async function refreshSessions() {
+    let list;
+    try { list = await api("/api/sessions"); } catch (e) { banner("Cannot list sessions: " + e.message, "error"); return; }
+    const ul = $("session-list");
+    ul.replaceChildren();
+    for (const s of list.sessions) {
+      const li = el("li");
+      const b = el("button", null, s.title || "Session " + s.id);
+      b.type = "button";
+      b.dataset.session = String(s.id);
+      const where = [s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
+      if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
+      if (String(s.id) === String(ctx.session())) b.setAttribute("aria-current", "true");
+      b.addEventListener("click", () => ctx.select(s.id));
+      li.appendChild(b);
+      ul.appendChild(li);
+    }
+    return list.sessions;
+  }
+  // The agent's commands (set_commands), listed in the commands pane.
+  function showCommands(commands) {
+    const ul = $("commands");
+    ul.replaceChildren();
+    for (const c of commands) {
+      const li = el("li", null, "/" + String(c.name || ""));
+      const hint = c.input && typeof c.input.hint === "string" ? c.input.hint : "";
+      if (hint) li.appendChild(el("span", "palette-hint", " " + hint));
+      if (c.description) li.appendChild(el("div", "palette-description", c.description));
+      ul.appendChild(li);
+    }
+  }
+
+  return Object.freeze({
+    refreshSessions, showCommands, clear, loadAgent, agent: startedAgent, onStatus, onSessionInfo,
+    onStanding: renderStanding, refreshHistory, setUsage, showNotice, showTab,
+  });
+}

@@ -41,6 +41,10 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/range.js", get(range_js)),
         ("/search.js", get(search_js)),
         ("/feed.js", get(feed_js)),
+        ("/worker.js", get(worker_js)),
+        ("/dom.js", get(dom_js)),
+        ("/ops.js", get(ops_js)),
+        ("/trees.js", get(trees_js)),
         ("/app.css", get(app_css)),
         (
             "/api/sessions",
@@ -168,6 +172,34 @@ async fn feed_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/feed.js"),
+    )
+}
+
+async fn worker_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/worker.js"),
+    )
+}
+
+async fn dom_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/dom.js"),
+    )
+}
+
+async fn ops_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/ops.js"),
+    )
+}
+
+async fn trees_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/trees.js"),
     )
 }
 
@@ -403,6 +435,10 @@ mod tests {
                 "/range.js",
                 "/search.js",
                 "/feed.js",
+                "/worker.js",
+                "/dom.js",
+                "/ops.js",
+                "/trees.js",
                 "/app.css",
                 "/api/sessions",
                 "/api/agent-sessions",
