@@ -3,6 +3,9 @@
 its `#anchor` is an `id` (or an `<a name>`) of that file. mdBook does not check links itself.
 
 Usage: check_links.py BOOK_DIR    (prints each broken link; exit 0: none, 1: some, 2: no book)
+       check_links.py --markdown FILE.md...
+                                  (the repository's own Markdown outside the book, such as README.md:
+                                   every relative link names a file or directory that exists)
 
 Links with a scheme (`https:`, `mailto:`, ...) or a host (`//host/...`) are not followed: the book
 must not need the network, and a link out of the repository is a reviewer's question, not this
@@ -10,6 +13,7 @@ script's.
 """
 
 import os
+import re
 import sys
 from html.parser import HTMLParser
 from urllib.parse import unquote, urlsplit
@@ -81,7 +85,42 @@ def broken_links(book_dir):
     return problems
 
 
+# An inline Markdown link or image: [text](target) or [text](target "title").
+MARKDOWN_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+CODE_SPAN = re.compile(r"`[^`]*`")
+
+
+def broken_markdown_links(files):
+    """Every relative link of the Markdown files that names no existing file or directory. Anchors
+    are not checked here: a forge's heading ids differ from mdBook's."""
+    problems = []
+    for path in files:
+        in_fence = False
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if line.lstrip().startswith("```"):
+                    in_fence = not in_fence
+                    continue
+                if in_fence:
+                    continue
+                for match in MARKDOWN_LINK.finditer(CODE_SPAN.sub("", line)):
+                    link = match.group(1)
+                    parts = urlsplit(link)
+                    if parts.scheme or parts.netloc or not parts.path:
+                        continue
+                    target = os.path.join(os.path.dirname(path), unquote(parts.path))
+                    if not os.path.exists(target):
+                        problems.append(f"{path}:{number}: {link}: no such file")
+    return problems
+
+
 def main(argv):
+    if len(argv) >= 2 and argv[1] == "--markdown":
+        problems = broken_markdown_links(argv[2:])
+        for problem in problems:
+            print(problem)
+        print(f"check_links: {len(problems)} broken link(s) in {len(argv) - 2} Markdown file(s)")
+        return 1 if problems else 0
     if len(argv) != 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2

@@ -1,5 +1,5 @@
 """Tests of check_links.py on two tiny books: one whose links all resolve, one with one broken link
-of each kind the checker must catch. Run: python3 -m unittest discover -s docs/tests"""
+of each kind the checker must catch, and a Markdown page with links of each kind. Run: python3 -m unittest discover -s docs/tests"""
 
 import os
 import sys
@@ -35,6 +35,17 @@ class CheckLinksTest(unittest.TestCase):
     def test_a_directory_without_a_book_is_an_error(self):
         empty = os.path.join(FIXTURES, "ok", "sub", "nothing-here")
         self.assertEqual(check_links.main(["check_links.py", empty]), 2)
+
+    def test_markdown_links_name_existing_files(self):
+        page = os.path.join(FIXTURES, "markdown", "page.md")
+        self.assertEqual(
+            check_links.broken_markdown_links([page]),
+            [
+                f"{page}:4: missing-picture.png: no such file",
+                f"{page}:5: no-such-file.md#section: no such file",
+            ],
+        )
+        self.assertEqual(check_links.main(["check_links.py", "--markdown", page]), 1)
 
 
 if __name__ == "__main__":
