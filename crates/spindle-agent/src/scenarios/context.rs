@@ -32,7 +32,7 @@ pub(super) fn clear(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
         p.update(updates::session_cleared());
         p.say(MessageKind::Agent, &id, CLEAR_REPLY, None);
     } else {
-        // `_meta` is open in every ACP version, so option 1 is safe to send
+        // `_meta` is open in every ACP version, so the flag form is safe to send
         // to any client; it rides on the first chunk after the clear.
         let mut first = true;
         for piece in word_chunks(CLEAR_REPLY) {

@@ -459,7 +459,7 @@ async fn clear_follows_seed_003() {
                     .iter()
                     .position(|u| u.pointer("/_meta/claudeCode/clearBoundary").is_some())
                     .unwrap();
-                // Option 1: the flag rides on the first chunk after the clear.
+                // The `_meta` form: the flag rides on the first chunk after the clear.
                 let first_chunk = kinds
                     .iter()
                     .position(|k| k == "agent_message_chunk")
