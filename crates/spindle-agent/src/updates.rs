@@ -2,7 +2,7 @@
 //!
 //! Each function returns the `update` value only; the session id envelope is
 //! added when the line is written. v1 and v2 differ in tags and required
-//! fields (see ACP-SEMANTICS.md section 1); those differences live here and
+//! fields (see docs/src/semantics.md, "Session updates"); those differences live here and
 //! nowhere else.
 
 use serde_json::{Map, Value, json};
@@ -275,7 +275,7 @@ pub fn compaction_chunk(compaction_id: &str, text: &str) -> Value {
     })
 }
 
-/// `_meta` marking a message chunk as a seed-004 segment (`thought`, `plan`):
+/// `_meta` marking a message chunk as a routed segment (docs/src/routing.md) (`thought`, `plan`):
 /// `{"spindle":{"segment":kind}}`.
 pub fn segment_meta(kind: &str) -> Value {
     json!({SPINDLE_META_KEY: {SEGMENT_FIELD: kind}})
@@ -286,7 +286,7 @@ pub fn snapshot_meta() -> Value {
     json!({SPINDLE_META_KEY: {SNAPSHOT_FLAG: true}})
 }
 
-/// `_meta` carrying the seed-003 clear boundary (option 1).
+/// `_meta` carrying the clear boundary in its `_meta` form (docs/src/extensions.md).
 pub fn clear_boundary_meta() -> Value {
     json!({CLAUDE_CODE_META_KEY: {CLEAR_BOUNDARY_FLAG: true}})
 }

@@ -16,7 +16,7 @@ use spindle_wire::tags::COMPACTION_UPDATE;
 const IN_PROGRESS: &str = "in_progress";
 
 impl TranscriptEngine {
-    /// A clear boundary entry (seed 003), from `session_cleared` or a chunk's
+    /// A clear boundary entry (docs/src/extensions.md), from `session_cleared` or a chunk's
     /// `_meta.claudeCode.clearBoundary: true`. Both signals for one clear (with
     /// nothing in between) give one boundary.
     pub(crate) fn clear_boundary(&mut self, source: &'static str) {

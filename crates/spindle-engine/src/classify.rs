@@ -1,4 +1,4 @@
-//! Metadata-only routing of agent text (seed 004). Text is never inspected.
+//! Metadata-only routing of agent text (docs/src/routing.md). Text is never inspected.
 //!
 //! The fields and their order come from [`spindle_wire::routing`]: the
 //! update's [`UPDATE_FIELDS`], then the content block's [`CONTENT_FIELDS`],

@@ -40,7 +40,7 @@
 //!   (a `clear` boundary entry), and `_meta.spindle.snapshot: true|false` on a
 //!   chunk (this chunk replaces / appends to its message's content, overriding
 //!   [`StreamingPolicy`]).
-//! - Agent text is routed by metadata only (seed 004 priority order):
+//! - Agent text is routed by metadata only (in docs/src/routing.md's order):
 //!   think/thought/thinking/segment/intent become `agent_thought`, `plan`
 //!   becomes `plan_text`; the persisted reply holds `agent_message` text only.
 //! - Turns: a client prompt (or an agent user message, or v2 `running`) starts

@@ -72,14 +72,15 @@
 //! ```
 //!
 //! With an agent process and the transcript engine (`spindle-engine`), the
-//! way `spindle chat` uses them: the README's "Using the crates" example,
-//! compiled here as a doctest (`ReadmeDoctests`).
+//! way `spindle chat` uses them: the user guide's "Using the crates" example
+//! (`docs/src/library.md`), compiled here as a doctest (`LibraryChapterDoctests`).
 #![deny(missing_docs)]
 
-/// The README's code blocks, compiled as doctests so the README's library example stays true.
+/// The code blocks of the user guide's "Using the crates", compiled as doctests so its example
+/// stays true.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeDoctests;
+#[doc = include_str!("../../../docs/src/library.md")]
+struct LibraryChapterDoctests;
 
 pub mod client;
 pub mod extensions;

@@ -1,4 +1,4 @@
-//! Metadata-only routing of agent text (seed 004): which fields decide whether
+//! Metadata-only routing of agent text (docs/src/routing.md): which fields decide whether
 //! a chunk of agent text is reply, thought or plan, and in which order. Text
 //! is never inspected.
 //!

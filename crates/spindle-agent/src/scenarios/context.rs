@@ -1,4 +1,4 @@
-//! The conversation-context commands: `/clear` (seed 003: usage reset and
+//! The conversation-context commands: `/clear` (docs/src/extensions.md: usage reset and
 //! the clear boundary) and `/compact` (compaction updates or, for a plain v1
 //! client, the summary as reply text).
 
@@ -17,7 +17,8 @@ pub const CLEAR_REPLY: &str = "Context cleared. I remember nothing from before t
 pub(super) fn clear(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
     let v = ctx.version();
     let mut p = ctx.program();
-    // Seed 003: usage reset, the boundary signal, then a command refresh.
+    // The clear boundary (docs/src/extensions.md): usage reset, the boundary
+    // signal, then a command refresh.
     ctx.state.used = 0;
     ctx.state.turns = 0;
     p.update(updates::usage(0, ctx.context_size));
@@ -31,7 +32,7 @@ pub(super) fn clear(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
         p.update(updates::session_cleared());
         p.say(MessageKind::Agent, &id, CLEAR_REPLY, None);
     } else {
-        // `_meta` is open in every ACP version, so option 1 is safe to send
+        // `_meta` is open in every ACP version, so the flag form is safe to send
         // to any client; it rides on the first chunk after the clear.
         let mut first = true;
         for piece in word_chunks(CLEAR_REPLY) {

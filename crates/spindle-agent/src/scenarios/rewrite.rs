@@ -26,8 +26,8 @@ pub(super) fn thoughts(ctx: &mut TurnCtx<'_>) -> Program {
         None,
     );
     let id = ctx.state.next_id("msg_a");
-    // Seed 004: chunks of the reply message tagged as thought or plan by
-    // metadata belong to other panes; the text "Thought:" in an untagged
+    // Routing by metadata (docs/src/routing.md): chunks of the reply message
+    // tagged as thought or plan by metadata belong to other panes; the text "Thought:" in an untagged
     // chunk is reply text.
     let pieces: [(&str, Option<&str>); 5] = [
         ("Here is the answer. ", None),

@@ -109,7 +109,7 @@ async fn thoughts_native_and_metadata_tagged() {
         assert!(model.thoughts().contains("Native thought chunks"));
         let kinds: Vec<&str> = model.segments.iter().map(|(k, _)| k.as_str()).collect();
         assert!(kinds.contains(&"thought") && kinds.contains(&"plan"));
-        // Tagged chunks share the reply's message id (seed 004 routes per chunk).
+        // Tagged chunks share the reply's message id (routing is per chunk).
         let tagged = turn
             .updates
             .iter()
@@ -459,7 +459,7 @@ async fn clear_follows_seed_003() {
                     .iter()
                     .position(|u| u.pointer("/_meta/claudeCode/clearBoundary").is_some())
                     .unwrap();
-                // Option 1: the flag rides on the first chunk after the clear.
+                // The `_meta` form: the flag rides on the first chunk after the clear.
                 let first_chunk = kinds
                     .iter()
                     .position(|k| k == "agent_message_chunk")

@@ -38,7 +38,7 @@ fn lossless(sent: &Value, back: &Value, path: &str) -> Result<(), String> {
     match (sent, back) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in a {
-                // Seed 004's update-level `segment` is not an ACP field; the
+                // The update-level `segment` (docs/src/routing.md) is not an ACP field; the
                 // same tag also rides in `_meta.spindle.segment`, which survives.
                 if path == "/update" && k == "segment" {
                     continue;

@@ -1,6 +1,6 @@
 //! Messages, v1 client in front of a v2 agent (BRIDGE.md "Messages"): chunks
 //! relay verbatim, whole-message upserts fan out into chunks only where
-//! seed 002 allows it, replacements and clears use the clear extension or
+//! docs/src/semantics.md allows it, replacements and clears use the clear extension or
 //! the marked re-push.
 
 use serde_json::{Map, Value, json};
@@ -17,8 +17,8 @@ const V1_ROLES: [&str; 2] = ["user", "assistant"];
 /// A chunk line holding this key may carry a v2-only audience role, so it
 /// takes the general path instead of the verbatim relay.
 pub(crate) const AUDIENCE_KEY: &str = "\"audience\"";
-/// The separator of a marked re-push (seed 000's "separator & re-push"
-/// workaround), flagged in `_meta` so tools can tell it from agent text.
+/// The separator of a marked re-push (the "separator and re-push"
+/// workaround of docs/src/semantics.md), flagged in `_meta` so tools can tell it from agent text.
 pub(crate) const REPUSH_SEPARATOR: &str = "\n\n---\n\n";
 
 impl Bridge {

@@ -2,7 +2,7 @@
 //! the client's v1 requests are lifted to v2 and the agent's answers brought
 //! back ([`requests`]), the v1 prompt is held open until idle with a
 //! stopReason ([`prompt_lifecycle`]), message upserts fan out into chunks
-//! only where seed 002 allows it ([`messages`]), tool-call upserts become
+//! only where docs/src/semantics.md allows it ([`messages`]), tool-call upserts become
 //! `tool_call` + `tool_call_update` ([`tools`]), plans collapse into the v1
 //! plan ([`plans`]); [`updates`] routes each
 //! agent update to its concern, [`modes`] shows config options as v1

@@ -35,7 +35,7 @@ use controls::Controls;
 use services::Services;
 use session_open::Opened;
 
-/// Exit statuses of `spindle chat` (also in `--help` and the README).
+/// Exit statuses of `spindle chat` (also in `--help` and docs/src/exit-codes.md).
 pub mod exit {
     /// The turn ended with `end_turn`.
     pub const END_TURN: u8 = 0;

@@ -1,5 +1,5 @@
 //! A small reference reducer for the tests: applies `update` objects the way
-//! ACP-SEMANTICS.md and the seeds describe, independently of the agent code.
+//! docs/src/semantics.md describes, independently of the agent code.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +15,7 @@ pub struct Message {
 #[derive(Debug, Default)]
 pub struct Model {
     pub messages: Vec<Message>,
-    /// Chunks routed aside by seed-004 metadata: (segment, text).
+    /// Chunks routed aside by routing metadata: (segment, text).
     pub segments: Vec<(String, String)>,
     pub clear_boundaries: usize,
     pub usage: Vec<u64>,
