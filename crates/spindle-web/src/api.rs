@@ -5,15 +5,15 @@
 
 use std::collections::HashMap;
 
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::errors::WebError;
-use crate::extract::{AppState, body_refusal, session_id};
+use crate::extract::{AppState, SessionRoute, body_refusal};
 use spindle_runtime::NewSession;
 use spindle_runtime::OpenMode;
 use spindle_runtime::PromptImage;
@@ -94,11 +94,7 @@ pub(crate) async fn agent_sessions(
     Ok(axum::Json(list).into_response())
 }
 
-pub(crate) async fn agent(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
-) -> Result<Response, WebError> {
-    let session = state.manager.get(session_id(id)?).await?;
+pub(crate) async fn agent(SessionRoute(session): SessionRoute) -> Result<Response, WebError> {
     Ok(axum::Json(session.agent_info().await?).into_response())
 }
 
@@ -109,13 +105,10 @@ pub(crate) struct AuthenticateBody {
 }
 
 pub(crate) async fn authenticate(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     body: Result<axum::Json<AuthenticateBody>, JsonRejection>,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let axum::Json(body) = body.map_err(|e| body_refusal(&e, r#"{"methodId": "..."}"#))?;
-    let session = state.manager.get(id).await?;
     session.authenticate(body.method_id).await?;
     Ok(axum::Json(json!({ "authenticated": true })).into_response())
 }
@@ -127,13 +120,10 @@ pub(crate) struct ModeBody {
 }
 
 pub(crate) async fn mode(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     body: Result<axum::Json<ModeBody>, JsonRejection>,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let axum::Json(body) = body.map_err(|e| body_refusal(&e, r#"{"modeId": "..."}"#))?;
-    let session = state.manager.get(id).await?;
     session.set_mode(body.mode_id).await?;
     Ok(axum::Json(json!({ "set": true })).into_response())
 }
@@ -146,11 +136,9 @@ pub(crate) struct ConfigBody {
 }
 
 pub(crate) async fn config(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     body: Result<axum::Json<ConfigBody>, JsonRejection>,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let axum::Json(body) =
         body.map_err(|e| body_refusal(&e, r#"{"configId": "...", "value": "..."|true|false}"#))?;
     if !matches!(body.value, Value::String(_) | Value::Bool(_)) {
@@ -158,7 +146,6 @@ pub(crate) async fn config(
             "\"value\" must be a value id (a string) or a boolean",
         ));
     }
-    let session = state.manager.get(id).await?;
     let result = session.set_config(body.config_id, body.value).await?;
     Ok(axum::Json(json!({ "set": true, "result": result })).into_response())
 }
@@ -171,11 +158,9 @@ pub(crate) struct PromptBody {
 }
 
 pub(crate) async fn prompt(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     body: Result<axum::Json<PromptBody>, JsonRejection>,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let axum::Json(body) = body.map_err(|e| {
         body_refusal(
             &e,
@@ -195,7 +180,6 @@ pub(crate) async fn prompt(
             image.mime_type.chars().take(64).collect::<String>()
         )));
     }
-    let session = state.manager.get(id).await?;
     session.prompt(body.text, body.images).await?;
     Ok((
         StatusCode::ACCEPTED,
@@ -205,13 +189,10 @@ pub(crate) async fn prompt(
 }
 
 pub(crate) async fn files(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     params: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let params = query(params)?;
-    let session = state.manager.get(id).await?;
     let root = session.cwd().to_path_buf();
     let prefix = params.get("prefix").cloned().unwrap_or_default();
     let files =
@@ -245,11 +226,9 @@ fn review_keys(request_id: &Value) -> Result<Vec<String>, WebError> {
 }
 
 pub(crate) async fn review(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     body: Result<axum::Json<ReviewBody>, JsonRejection>,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let axum::Json(body) = body
         .map_err(|e| body_refusal(&e, r#"{"requestId": "...", "decision": "accept"|"reject"}"#))?;
     let accept = match body.decision.as_str() {
@@ -262,7 +241,6 @@ pub(crate) async fn review(
         }
     };
     let keys = review_keys(&body.request_id)?;
-    let session = state.manager.get(id).await?;
     session.review(keys, accept).await?;
     Ok(axum::Json(json!({ "decided": body.decision })).into_response())
 }
@@ -273,13 +251,10 @@ pub(crate) struct ForgetBody {
 }
 
 pub(crate) async fn forget_permission(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     body: Result<axum::Json<ForgetBody>, JsonRejection>,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let axum::Json(body) = body.map_err(|e| body_refusal(&e, r#"{"key": "..."}"#))?;
-    let session = state.manager.get(id).await?;
     session.forget_permission(body.key).await?;
     Ok(axum::Json(json!({ "forgotten": true })).into_response())
 }

@@ -58,3 +58,39 @@ impl IntoResponse for WebError {
         (self.status, axum::Json(json!({ "error": self.message }))).into_response()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_session_error_has_its_http_status() {
+        let cases = [
+            (SessionError::NotFound(String::new()), 404),
+            (SessionError::InvalidParams(String::new()), 400),
+            (SessionError::Conflict(String::new()), 409),
+            (SessionError::AuthRequired { methods: vec![] }, 409),
+            (SessionError::Busy, 409),
+            (
+                SessionError::Agent {
+                    code: None,
+                    message: String::new(),
+                },
+                502,
+            ),
+            (SessionError::Timeout(String::new()), 504),
+            (SessionError::Refused(String::new()), 422),
+            (SessionError::Storage(String::new()), 503),
+            (SessionError::StorageFull, 507),
+            (SessionError::Unavailable(String::new()), 503),
+            (SessionError::Gone, 503),
+            (SessionError::Internal(String::new()), 500),
+        ];
+        for (failure, status) in cases {
+            let message = failure.message();
+            let answered = WebError::from(failure);
+            assert_eq!(answered.status.as_u16(), status, "{message}");
+            assert_eq!(answered.message, message);
+        }
+    }
+}

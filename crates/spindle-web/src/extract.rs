@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use axum::extract::Path;
-use axum::extract::rejection::{JsonRejection, PathRejection};
-use spindle_runtime::SessionManager;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequestParts, RawPathParams};
+use axum::http::request::Parts;
+use spindle_runtime::{LiveSession, SessionManager};
 
 use crate::errors::WebError;
 
@@ -17,10 +18,38 @@ pub(crate) struct AppState {
     pub(crate) markdown: Arc<spindle_markdown::RenderCache>,
 }
 
-pub(crate) fn session_id(path: Result<Path<i64>, PathRejection>) -> Result<i64, WebError> {
-    match path {
-        Ok(Path(id)) => Ok(id),
-        Err(_) => Err(WebError::bad_request("the session id must be a number")),
+/// The `{id}` of a `/api/sessions/{id}/...` route (the routes that read the store only).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SessionId(pub(crate) i64);
+
+impl FromRequestParts<AppState> for SessionId {
+    type Rejection = WebError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, WebError> {
+        let refused = || WebError::bad_request("the session id must be a number");
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|_| refused())?;
+        let id = params
+            .iter()
+            .find(|(name, _)| *name == "id")
+            .and_then(|(_, value)| value.parse().ok())
+            .ok_or_else(refused)?;
+        Ok(SessionId(id))
+    }
+}
+
+/// The session a `/api/sessions/{id}/...` route names, served here or rebuilt from the store;
+/// an unknown id is refused before the handler runs.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionRoute(pub(crate) Arc<LiveSession>);
+
+impl FromRequestParts<AppState> for SessionRoute {
+    type Rejection = WebError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, WebError> {
+        let SessionId(id) = SessionId::from_request_parts(parts, state).await?;
+        Ok(SessionRoute(state.manager.get(id).await?))
     }
 }
 

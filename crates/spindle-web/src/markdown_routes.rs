@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use crate::errors::WebError;
-use crate::extract::{AppState, body_refusal, session_id};
+use crate::extract::{AppState, SessionRoute, body_refusal};
 use spindle_markdown::{MAX_BATCH, RenderCache, Source, batch_json, refusal, rendered_item};
 
 #[derive(Debug, Deserialize)]
@@ -37,17 +37,15 @@ async fn render_blocking(
 /// `POST /api/sessions/{id}/rendered`.
 pub(crate) async fn rendered_batch(
     State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     body: Result<Json<BatchBody>, JsonRejection>,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let Json(body) = body.map_err(|e| body_refusal(&e, r#"{"entries": ["<entry id>", ...]}"#))?;
     if body.entries.len() > MAX_BATCH {
         return Err(WebError::bad_request(format!(
             "at most {MAX_BATCH} entries per request"
         )));
     }
-    let session = state.manager.get(id).await?;
     let sources = session.message_sources(&body.entries);
     let ids = body.entries;
     let json = render_blocking(&state, move |cache| batch_json(&ids, &sources, cache)).await?;

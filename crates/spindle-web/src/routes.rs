@@ -6,8 +6,8 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -18,7 +18,7 @@ use serde_json::json;
 
 use crate::api;
 use crate::errors::WebError;
-use crate::extract::{AppState, body_refusal, session_id};
+use crate::extract::{AppState, SessionId, SessionRoute, body_refusal};
 use spindle_runtime::hub::{EventId, Frame};
 
 /// Largest accepted request body on every route but the prompt's (see
@@ -216,12 +216,7 @@ async fn list_sessions(State(state): State<AppState>) -> Result<Response, WebErr
     Ok(axum::Json(json!({ "sessions": sessions })).into_response())
 }
 
-async fn cancel(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
-) -> Result<Response, WebError> {
-    let id = session_id(id)?;
-    let session = state.manager.get(id).await?;
+async fn cancel(SessionRoute(session): SessionRoute) -> Result<Response, WebError> {
     session.cancel().await?;
     Ok(axum::Json(json!({ "cancelled": true })).into_response())
 }
@@ -235,33 +230,24 @@ struct PermissionBody {
 }
 
 async fn permission(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     body: Result<axum::Json<PermissionBody>, JsonRejection>,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let axum::Json(body) =
         body.map_err(|e| body_refusal(&e, r#"{"key": "...", "optionId": "..."}"#))?;
-    let session = state.manager.get(id).await?;
     session.answer_permission(&body.key, body.option_id).await?;
     Ok(axum::Json(json!({ "answered": true })).into_response())
 }
 
 async fn replies(
     State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionId(id): SessionId,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let replies = state.manager.replies(id)?;
     Ok(axum::Json(json!({ "replies": replies })).into_response())
 }
 
-async fn transcript(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
-) -> Result<Response, WebError> {
-    let id = session_id(id)?;
-    let session = state.manager.get(id).await?;
+async fn transcript(SessionRoute(session): SessionRoute) -> Result<Response, WebError> {
     let body = session.transcript_json();
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
@@ -269,11 +255,9 @@ async fn transcript(
 /// `GET /api/sessions/{id}/entries?before=INDEX&limit=N`: older entries for a page that got the
 /// tail first (see [`spindle_runtime::snapshot::entries_page_json`]).
 async fn entries(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     query: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Response, WebError> {
-    let id = session_id(id)?;
     let Ok(Query(query)) = query else {
         return Err(WebError::bad_request("the query string could not be read"));
     };
@@ -287,39 +271,25 @@ async fn entries(
     };
     let before = number("before")?;
     let limit = number("limit")?.unwrap_or(100);
-    let session = state.manager.get(id).await?;
     let body = session.entries_page(before, limit);
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 /// `GET /api/sessions/{id}/snapshot`: what a `reset` frame would carry now, with the id of the
 /// last batch it includes (a tab that shares another tab's event stream starts from it).
-async fn snapshot(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
-) -> Result<Response, WebError> {
-    let id = session_id(id)?;
-    let session = state.manager.get(id).await?;
+async fn snapshot(SessionRoute(session): SessionRoute) -> Result<Response, WebError> {
     let body = session.snapshot();
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-async fn stats(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
-) -> Result<Response, WebError> {
-    let id = session_id(id)?;
-    let session = state.manager.get(id).await?;
+async fn stats(SessionRoute(session): SessionRoute) -> Result<Response, WebError> {
     Ok(axum::Json(session.stats()).into_response())
 }
 
 async fn events(
-    State(state): State<AppState>,
-    id: Result<Path<i64>, PathRejection>,
+    SessionRoute(session): SessionRoute,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, WebError> {
-    let id = session_id(id)?;
-    let session = state.manager.get(id).await?;
     let last_seen = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())

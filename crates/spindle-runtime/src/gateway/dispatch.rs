@@ -516,6 +516,50 @@ async fn client_answer(state: &Gateway, conn: &Arc<Conn>, id: &Value, message: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_session_error_has_its_json_rpc_code() {
+        let method = crate::error::AuthMethodInfo {
+            id: "token".into(),
+            name: "Token".into(),
+            description: None,
+        };
+        let auth = SessionError::AuthRequired {
+            methods: vec![method],
+        };
+        let cases = [
+            (SessionError::NotFound("no session 9".into()), -32002),
+            (SessionError::InvalidParams("bad".into()), -32602),
+            (auth.clone(), -32000),
+            (
+                SessionError::Agent {
+                    code: Some(-32042),
+                    message: "no".into(),
+                },
+                -32042,
+            ),
+            (
+                SessionError::Agent {
+                    code: None,
+                    message: "gone".into(),
+                },
+                -32603,
+            ),
+            (SessionError::Busy, -32603),
+            (SessionError::StorageFull, -32603),
+            (SessionError::Gone, -32603),
+        ];
+        for (failure, code) in cases {
+            let answer = rpc_error(&failure, 1);
+            assert_eq!(answer["code"], code, "{failure:?}");
+            assert_eq!(answer["message"], failure.message());
+        }
+        // The methods in the client's version: v1 `id`, v2 `methodId`.
+        assert_eq!(rpc_error(&auth, 1)["data"]["authMethods"][0]["id"], "token");
+        let v2 = rpc_error(&auth, 2);
+        assert_eq!(v2["data"]["authMethods"][0]["methodId"], "token");
+        assert!(v2["data"]["authMethods"][0].get("id").is_none());
+    }
     use spindle_protocol::schema_check::{Direction, validate_with_method};
 
     #[test]

@@ -41,6 +41,7 @@ mod remote_attach;
 mod remote_bridge;
 mod remote_client_connect;
 mod remote_client_faults;
+mod remote_errors;
 mod remote_http;
 mod remote_limits;
 mod remote_resume;
