@@ -12,11 +12,11 @@
 //! them (only lines over [`MAX_LINE_BYTES`] or not UTF-8 are dropped, with a report).
 
 use std::ffi::OsString;
+use std::future::Future;
+use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::Arc;
 
-use spindle_protocol::transport::remote::{
-    RemoteLink, RemoteOptions, RemoteProfile, connect_remote,
-};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
@@ -48,23 +48,49 @@ pub enum LinkEvent {
 #[derive(Debug)]
 pub struct QueueShare(#[allow(dead_code)] Option<tokio::sync::OwnedSemaphorePermit>);
 
-/// A remote agent (`spindle serve --agent-url`): the endpoint and how to reach it.
-#[derive(Debug, Clone)]
-pub struct RemoteAgent {
-    /// The `/acp` endpoint (`http(s)://` or `ws(s)://`).
-    pub url: String,
-    /// WebSocket or HTTP+SSE.
-    pub profile: RemoteProfile,
-    /// Extra headers on every request (e.g. `Authorization: Bearer ...`).
-    pub headers: Vec<(String, String)>,
+/// The byte streams of a connected remote agent: the same newline-delimited lines a child's
+/// stdio gives.
+pub struct RemoteStreams {
+    /// Lines from the agent.
+    pub reader: Pin<Box<dyn AsyncRead + Send>>,
+    /// Lines to the agent; dropping it ends the connection.
+    pub writer: Pin<Box<dyn AsyncWrite + Send>>,
+    /// What happens to the connection (reconnecting, resumed, closed), as the transport says it.
+    pub notices: mpsc::UnboundedReceiver<RemoteNotice>,
 }
 
-impl RemoteAgent {
-    pub(crate) fn options(&self) -> RemoteOptions {
-        let mut options = RemoteOptions::new(self.url.clone(), self.profile);
-        options.headers = self.headers.clone();
-        options
+impl std::fmt::Debug for RemoteStreams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteStreams").finish_non_exhaustive()
     }
+}
+
+/// One notice of a remote agent's transport.
+#[derive(Debug, Clone)]
+pub struct RemoteNotice {
+    /// What happened, for the log.
+    pub text: String,
+    /// Set when the transport gave up: why the connection is closed.
+    pub closed: Option<String>,
+}
+
+/// What connecting to a remote agent gives: its streams, or why it could not be reached.
+pub type Connecting = Pin<Box<dyn Future<Output = Result<RemoteStreams, String>> + Send>>;
+
+/// Reaches a remote agent. The runtime knows no network transport and links no HTTP code: the
+/// front end brings one (`spindle-web` connects over ACP's remote transport).
+pub trait AgentConnector: Send + Sync + std::fmt::Debug {
+    /// Opens a new connection to the agent.
+    fn connect(&self) -> Connecting;
+}
+
+/// A remote agent (`spindle serve --agent-url`): where it is and how to reach it.
+#[derive(Debug, Clone)]
+pub struct RemoteAgent {
+    /// The agent's address, for messages.
+    pub url: String,
+    /// Opens connections to it.
+    pub connector: Arc<dyn AgentConnector>,
 }
 
 /// A running agent: a child process or a remote connection.
@@ -128,15 +154,15 @@ impl AgentLink {
         let (writer, write_rx) = mpsc::unbounded_channel::<String>();
         let (close, close_rx) = oneshot::channel();
         let closed = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let options = remote.options();
+        let connecting = remote.connector.connect();
         let url = remote.url.clone();
         let closed_reason = closed.clone();
         tokio::spawn(async move {
-            let RemoteLink {
+            let RemoteStreams {
                 reader,
                 writer,
                 mut notices,
-            } = match connect_remote(options).await {
+            } = match connecting.await {
                 Ok(link) => link,
                 Err(error) => {
                     let reason = format!("cannot reach the agent at {url}: {error}");
@@ -148,10 +174,8 @@ impl AgentLink {
             tokio::spawn(write_lines(writer, write_rx, Some(close_rx)));
             tokio::spawn(async move {
                 while let Some(notice) = notices.recv().await {
-                    tracing::warn!(agent = %url, "{notice}");
-                    if let spindle_protocol::transport::remote::RemoteNotice::Closed { reason } =
-                        notice
-                    {
+                    tracing::warn!(agent = %url, "{}", notice.text);
+                    if let Some(reason) = notice.closed {
                         *lock(&closed_reason) = Some(reason);
                     }
                 }

@@ -19,14 +19,16 @@ pub(crate) async fn list_agent_sessions(
 ) -> Result<Value, SessionError> {
     let (client, child) = match &settings.remote {
         Some(remote) => {
-            let link = spindle_protocol::transport::remote::connect_remote(remote.options())
-                .await
-                .map_err(|e| SessionError::unavailable(format!("cannot reach the agent: {e}")))?;
+            let streams =
+                remote.connector.connect().await.map_err(|e| {
+                    SessionError::unavailable(format!("cannot reach the agent: {e}"))
+                })?;
             let options = spindle_protocol::ConnectionOptions {
                 scan_chunk_updates: true,
                 ..Default::default()
             };
-            let (connection, _notices) = link.into_connection(options);
+            let connection =
+                spindle_protocol::Connection::from_io_with(streams.reader, streams.writer, options);
             // Dropping the client at the end closes the connection.
             let (client, _events) = AcpClient::start(connection, settings.client_options(), None);
             (client, None)

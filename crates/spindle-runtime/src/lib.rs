@@ -61,7 +61,9 @@ pub mod gateway;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use agent_link::{MAX_LINE_BYTES, RemoteAgent};
+pub use agent_link::{
+    AgentConnector, Connecting, MAX_LINE_BYTES, RemoteAgent, RemoteNotice, RemoteStreams,
+};
 pub use error::{AuthMethodInfo, SessionError};
 pub use gateway::{AcpLimits, Gateway};
 pub use handshake::{AgentSettings, OpenMode};
@@ -69,7 +71,6 @@ pub use hub::HubLimits;
 pub use registry::{LiveSession, NewSession, SessionManager};
 pub use replica::ReplicaConfig;
 pub use spindle_host::FsPolicy;
-pub use spindle_protocol::transport::remote::RemoteProfile;
 pub use task::{PromptImage, RemoteTarget};
 
 /// What the runtime is started with.

@@ -40,6 +40,7 @@ mod errors;
 mod extract;
 mod markdown_routes;
 mod probes;
+mod remote_agent;
 mod routes;
 pub mod security;
 
@@ -49,9 +50,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use errors::WebError;
+pub use remote_agent::remote_agent;
+pub use spindle_protocol::transport::remote::RemoteProfile;
 pub use spindle_runtime::{
     AcpLimits, AgentSettings, FsPolicy, HubLimits, MAX_LINE_BYTES, OpenMode, RemoteAgent,
-    RemoteProfile, ReplicaConfig, hub, replica, store,
+    ReplicaConfig, hub, replica, store,
 };
 use spindle_runtime::{Gateway, Runtime, RuntimeConfig, SessionManager};
 

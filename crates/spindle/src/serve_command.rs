@@ -130,14 +130,13 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
             startup_timeout: std::time::Duration::from_secs(args.agent_startup_timeout.max(1)),
             fs: args.fs,
             terminals: args.terminals,
-            remote: args.agent_url.map(|url| spindle_web::RemoteAgent {
-                url,
-                profile: args.agent_transport,
-                headers: std::env::var("SPINDLE_AGENT_TOKEN")
+            remote: args.agent_url.map(|url| {
+                let headers = std::env::var("SPINDLE_AGENT_TOKEN")
                     .ok()
                     .filter(|t| !t.is_empty())
                     .map(|t| vec![("Authorization".to_owned(), format!("Bearer {t}"))])
-                    .unwrap_or_default(),
+                    .unwrap_or_default();
+                spindle_web::remote_agent(url, args.agent_transport, headers)
             }),
         },
         limits: HubLimits::default(),
