@@ -89,3 +89,26 @@ fn remote_bridge_listen_serves_a_stdio_agent_over_both_profiles_and_no_page() {
     );
     drop(connection);
 }
+
+#[test]
+fn remote_bridge_serve_agent_url_runs_its_sessions_on_the_gateways_agent_over_both_profiles() {
+    let dir = temp_dir("remote-agent-url");
+    let gateway = bridge(&dir.join("bridge.db"));
+    for (n, transport) in ["ws", "http"].into_iter().enumerate() {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_spindle"));
+        command
+            .args(["serve", "--bind", "127.0.0.1:0", "--protocol", "1", "--db"])
+            .arg(dir.join(&format!("front-{n}.db")))
+            .args(["--agent-url", &gateway.url, "--agent-transport", transport]);
+        let front = serve_from(command);
+        let session = front.create_session();
+        front.prompt(session, &format!("over {transport}"));
+        let reply = front.wait_reply_containing(session, &format!("over {transport}"));
+        assert!(!reply.is_empty(), "{transport}: {reply:?}");
+        // The agent's list of sessions goes through the same connector.
+        let listed = front.get_json("/api/agent-sessions");
+        assert!(listed.get("sessions").is_some(), "{transport}: {listed}");
+        front.stop();
+    }
+    gateway.stop();
+}
