@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use spindle_engine::{EntryKind, TranscriptEngine};
 
-use crate::RenderCache;
+use crate::cache::RenderCache;
 
 /// Most entries one batch may name (a window of the transcript, with room to spare).
 pub const MAX_BATCH: usize = 200;

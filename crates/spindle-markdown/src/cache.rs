@@ -11,7 +11,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::render_json;
+use crate::convert::render_json;
 
 /// The guard of `mutex`, also after a panic elsewhere (the cache holds no invariant a panic breaks).
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -385,3 +385,9 @@ fn language_of(info: &str) -> Option<String> {
         .collect();
     (!name.is_empty()).then_some(name)
 }
+
+/// The tree of `text` as JSON (an array of nodes; see the `tree` module).
+pub fn render_json(text: &str) -> String {
+    let (nodes, _) = markdown_to_tree(text);
+    super::tree::to_json(&nodes)
+}

@@ -31,9 +31,4 @@ mod tests;
 
 pub use batch::{MAX_BATCH, Source, batch_json, message_sources, refusal, rendered_item};
 pub use cache::{DEFAULT_LIMIT, RenderCache};
-
-/// The tree of `text` as JSON (an array of nodes; see the `tree` module).
-pub fn render_json(text: &str) -> String {
-    let (nodes, _) = convert::markdown_to_tree(text);
-    tree::to_json(&nodes)
-}
+pub use convert::render_json;

@@ -60,7 +60,7 @@ async fn run(state: Gateway, conn: Arc<Conn>, mut socket: WebSocket) {
     let mut initialized = false;
     // Keepalive: a ping when nothing else was sent for a while (intermediaries close idle
     // sockets; a dead peer shows up as a failed send).
-    let mut keepalive = tokio::time::interval(super::KEEPALIVE);
+    let mut keepalive = tokio::time::interval(spindle_runtime::gateway::KEEPALIVE);
     keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     keepalive.tick().await;
     loop {
