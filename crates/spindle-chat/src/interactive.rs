@@ -17,8 +17,8 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::ask::Ask;
 use super::completion::{self, CommandInfo};
-use super::interactive_asks::Ask;
 use super::line_editor::{Edit, Key, LineEditor, RawInput, spawn_key_reader};
 use super::permission::Standing;
 use super::prompt_content::{self, Attachment};

@@ -27,6 +27,7 @@
 
 #![deny(missing_docs)]
 
+mod ask;
 mod completion;
 mod controls;
 mod interactive;
