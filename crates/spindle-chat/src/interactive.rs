@@ -13,6 +13,7 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use spindle_engine::{RenderOp, TranscriptEngine};
 use spindle_protocol::{ClientError, ClientEvent};
+use spindle_wire::client_methods::SESSION_CANCEL;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -622,7 +623,7 @@ impl Chat<'_> {
         turn.cancel_sent = true;
         let notification = json!({
             "jsonrpc": "2.0",
-            "method": "session/cancel",
+            "method": SESSION_CANCEL,
             "params": {"sessionId": self.conn.session_id},
         });
         let applied = self.engine.apply_client_line(&notification.to_string());

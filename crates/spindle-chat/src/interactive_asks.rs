@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use spindle_host::PendingWrite;
 use spindle_protocol::jsonrpc::METHOD_NOT_FOUND;
 use spindle_protocol::{RequestId, ResponseError};
+use spindle_wire::client_methods::SESSION_REQUEST_PERMISSION;
 
 use super::ask::Ask;
 use super::completion::{OWN_COMMANDS, split_command};
@@ -48,7 +49,7 @@ impl Chat<'_> {
         let request = json!({
             "jsonrpc": "2.0",
             "id": &request_id,
-            "method": "session/request_permission",
+            "method": SESSION_REQUEST_PERMISSION,
             "params": serde_json::from_str::<Value>(params).unwrap_or(Value::Null),
         });
         let applied = self.engine.apply_agent_line(&request.to_string());
