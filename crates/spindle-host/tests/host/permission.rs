@@ -37,112 +37,131 @@ fn page_path(params: &str, remembered: &str) -> Reading {
     }
 }
 
-/// (case, params, the standing answer's kind, title, rule key, the option it picks)
-const CASES: &[(&str, &str, &str, &str, Option<&str>, Option<&str>)] = &[
-    (
-        "v1 tool call title; allow_always offered",
-        r#"{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"rm -rf build","kind":"execute"},
+/// One request, the standing answer remembered for its tool, and what both front ends must read.
+struct Case {
+    case: &'static str,
+    params: &'static str,
+    /// The kind of the standing answer.
+    remembered: &'static str,
+    title: &'static str,
+    rule_key: Option<&'static str>,
+    /// The option the standing answer picks.
+    standing: Option<&'static str>,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        case: "v1 tool call title; allow_always offered",
+        params: r#"{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"rm -rf build","kind":"execute"},
            "options":[{"optionId":"once","kind":"allow_once"},{"optionId":"always","kind":"allow_always"}]}"#,
-        "allow_always",
-        "rm -rf build",
-        Some("execute:rm"),
-        Some("always"),
-    ),
-    (
-        "standing allow, only allow_once offered: the once option",
-        r#"{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"rm x","kind":"execute"},
+        remembered: "allow_always",
+        title: "rm -rf build",
+        rule_key: Some("execute:rm"),
+        standing: Some("always"),
+    },
+    Case {
+        case: "standing allow, only allow_once offered: the once option",
+        params: r#"{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"rm x","kind":"execute"},
            "options":[{"optionId":"no","kind":"reject_once"},{"optionId":"yes","kind":"allow_once"}]}"#,
-        "allow_always",
-        "rm x",
-        Some("execute:rm"),
-        Some("yes"),
-    ),
-    (
-        "standing reject, only allow options: asked",
-        r#"{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"rm x","kind":"execute"},
+        remembered: "allow_always",
+        title: "rm x",
+        rule_key: Some("execute:rm"),
+        standing: Some("yes"),
+    },
+    Case {
+        case: "standing reject, only allow options: asked",
+        params: r#"{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"rm x","kind":"execute"},
            "options":[{"optionId":"yes","kind":"allow_once"},{"optionId":"always","kind":"allow_always"}]}"#,
-        "reject_always",
-        "rm x",
-        Some("execute:rm"),
-        None,
-    ),
-    (
-        "standing reject_always offered after reject_once",
-        r#"{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"curl x","kind":"fetch"},
+        remembered: "reject_always",
+        title: "rm x",
+        rule_key: Some("execute:rm"),
+        standing: None,
+    },
+    Case {
+        case: "standing reject_always offered after reject_once",
+        params: r#"{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"curl x","kind":"fetch"},
            "options":[{"optionId":"r1","kind":"reject_once"},{"optionId":"ra","kind":"reject_always"}]}"#,
-        "reject_always",
-        "curl x",
-        Some("fetch:curl"),
-        Some("ra"),
-    ),
-    (
-        "v2: the request's own title wins over the tool call's",
-        r#"{"sessionId":"s","title":"Allow editing a.rs?","subject":{"type":"tool_call",
+        remembered: "reject_always",
+        title: "curl x",
+        rule_key: Some("fetch:curl"),
+        standing: Some("ra"),
+    },
+    Case {
+        case: "v2: the request's own title wins over the tool call's",
+        params: r#"{"sessionId":"s","title":"Allow editing a.rs?","subject":{"type":"tool_call",
            "toolCall":{"toolCallId":"t2","title":"Edit a.rs","kind":"edit"}},
            "options":[{"optionId":"a","kind":"allow_always"}]}"#,
-        "allow_always",
-        "Allow editing a.rs?",
-        Some("edit:Edit"),
-        Some("a"),
-    ),
-    (
-        "v2 without titles: the tool call's id",
-        r#"{"sessionId":"s","subject":{"type":"tool_call","toolCall":{"toolCallId":"t3"}},
+        remembered: "allow_always",
+        title: "Allow editing a.rs?",
+        rule_key: Some("edit:Edit"),
+        standing: Some("a"),
+    },
+    Case {
+        case: "v2 without titles: the tool call's id",
+        params: r#"{"sessionId":"s","subject":{"type":"tool_call","toolCall":{"toolCallId":"t3"}},
            "options":[{"optionId":"a","kind":"allow_once"}]}"#,
-        "allow_always",
-        "t3",
-        Some("other:"),
-        Some("a"),
-    ),
-    (
-        "the agent's tool name makes the rule",
-        r#"{"sessionId":"s","toolCall":{"toolCallId":"t","title":"ls -la",
+        remembered: "allow_always",
+        title: "t3",
+        rule_key: Some("other:"),
+        standing: Some("a"),
+    },
+    Case {
+        case: "the agent's tool name makes the rule",
+        params: r#"{"sessionId":"s","toolCall":{"toolCallId":"t","title":"ls -la",
            "_meta":{"claudeCode":{"toolName":"Bash"}}},
            "options":[{"optionId":"a","name":"Always","kind":"allow_always"}]}"#,
-        "allow_always",
-        "ls -la",
-        Some("tool:Bash"),
-        Some("a"),
-    ),
-    (
-        "no tool call, no title: unnamed, no rule",
-        r#"{"sessionId":"s","options":[{"optionId":"a","kind":"allow_once"}]}"#,
-        "allow_always",
-        spindle_host::UNNAMED_ACTION,
-        None,
-        Some("a"),
-    ),
-    (
-        "a remembered kind that is not an always kind picks nothing",
-        r#"{"sessionId":"s","toolCall":{"toolCallId":"t","title":"x"},
+        remembered: "allow_always",
+        title: "ls -la",
+        rule_key: Some("tool:Bash"),
+        standing: Some("a"),
+    },
+    Case {
+        case: "no tool call, no title: unnamed, no rule",
+        params: r#"{"sessionId":"s","options":[{"optionId":"a","kind":"allow_once"}]}"#,
+        remembered: "allow_always",
+        title: spindle_host::UNNAMED_ACTION,
+        rule_key: None,
+        standing: Some("a"),
+    },
+    Case {
+        case: "a remembered kind that is not an always kind picks nothing",
+        params: r#"{"sessionId":"s","toolCall":{"toolCallId":"t","title":"x"},
            "options":[{"optionId":"a","kind":"allow_once"}]}"#,
-        "allow_once",
-        "x",
-        Some("other:x"),
-        None,
-    ),
-    (
-        "options without an id are left out",
-        r#"{"sessionId":"s","toolCall":{"toolCallId":"t","title":"x"},
+        remembered: "allow_once",
+        title: "x",
+        rule_key: Some("other:x"),
+        standing: None,
+    },
+    Case {
+        case: "options without an id are left out",
+        params: r#"{"sessionId":"s","toolCall":{"toolCallId":"t","title":"x"},
            "options":[{"name":"broken","kind":"allow_always"},{"optionId":"ok","kind":"allow_once"}]}"#,
-        "allow_always",
-        "x",
-        Some("other:x"),
-        Some("ok"),
-    ),
-    (
-        "malformed params",
-        "{not json",
-        "allow_always",
-        spindle_host::UNNAMED_ACTION,
-        None,
-        None,
-    ),
+        remembered: "allow_always",
+        title: "x",
+        rule_key: Some("other:x"),
+        standing: Some("ok"),
+    },
+    Case {
+        case: "malformed params",
+        params: "{not json",
+        remembered: "allow_always",
+        title: spindle_host::UNNAMED_ACTION,
+        rule_key: None,
+        standing: None,
+    },
 ];
 
 #[test]
 fn chat_and_page_read_every_request_alike() {
-    for (case, params, remembered, title, rule_key, standing) in CASES {
+    for Case {
+        case,
+        params,
+        remembered,
+        title,
+        rule_key,
+        standing,
+    } in CASES
+    {
         let expected = Reading {
             title: title.to_string(),
             rule_key: rule_key.map(str::to_owned),
