@@ -9,7 +9,7 @@
 //!
 //! The flags are a [`clap::Args`], so a command line embeds them as they are:
 //!
-//! ```no_run
+//! ```
 //! use clap::Parser;
 //!
 //! #[derive(clap::Parser)]
@@ -19,10 +19,15 @@
 //! }
 //!
 //! let cli = Cli::parse_from(["chat", "--prompt", "hello", "--", "my-agent", "--stdio"]);
-//! // Starts `my-agent --stdio`, sends one prompt, prints the reply.
-//! let code = spindle_chat::run(cli.chat, Vec::new())?;
-//! std::process::exit(i32::from(code));
-//! # Ok::<(), anyhow::Error>(())
+//! assert_eq!(cli.chat.prompt.as_deref(), Some("hello"));
+//! assert_eq!(cli.chat.agent, ["my-agent", "--stdio"]);
+//!
+//! /// Starts `my-agent --stdio`, sends the prompt, prints the reply and returns the exit
+//! /// status ([`spindle_chat::exit`]). The vector is the agent command used when the command
+//! /// line gives none.
+//! fn chat(cli: Cli) -> anyhow::Result<u8> {
+//!     spindle_chat::run(cli.chat, Vec::new())
+//! }
 //! ```
 
 #![deny(missing_docs)]
