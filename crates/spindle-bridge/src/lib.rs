@@ -31,12 +31,18 @@
 //! assert!(out.diagnostics.is_empty());
 //! ```
 //!
+//! With the feature `proxy`, [`proxy::run_stdio`] drives a bridge between this
+//! process's stdio and an agent child process (tokio); without it the crate
+//! does no I/O.
+//!
 //! The translation table (lossless / lossy / rejected, each pinned by a
 //! test) is `BRIDGE.md` at the repository root.
 #![deny(missing_docs)]
 
 mod down;
 mod handshake;
+#[cfg(feature = "proxy")]
+pub mod proxy;
 mod shapes;
 mod state;
 mod types;

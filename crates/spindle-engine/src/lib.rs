@@ -119,6 +119,7 @@ mod model;
 mod ops;
 mod plan;
 mod replay;
+mod replay_stream;
 mod requests;
 mod session_results;
 mod session_state;

@@ -43,6 +43,7 @@ mod errors;
 mod fs;
 mod mention;
 mod output;
+mod permission;
 mod permission_rule;
 mod scope;
 mod terminals;
@@ -64,6 +65,9 @@ pub use errors::{FsError, FsErrorKind, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NO
 pub use fs::PendingWrite;
 pub use mention::{ResolvedFile, file_uri, mime_for_path};
 pub use output::{OutputBuffer, Utf8Stream};
+pub use permission::{
+    PermissionOption, PermissionQuestion, UNNAMED_ACTION, is_standing_kind, standing_option,
+};
 pub use permission_rule::PermissionRule;
 
 use errors::invalid_params;

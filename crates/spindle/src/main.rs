@@ -3,7 +3,6 @@
 
 mod agent_command;
 mod bridge_command;
-mod chat;
 mod replay_command;
 mod serve_command;
 
@@ -29,7 +28,7 @@ enum Command {
     /// Run the built-in deterministic reference agent on stdio.
     Agent(agent_command::AgentArgs),
     /// Chat with an agent in the terminal (default: the reference agent).
-    Chat(chat::ChatArgs),
+    Chat(spindle_chat::ChatArgs),
     /// Translate between a v1/v2 client on stdio and a v1/v2 agent child process.
     Bridge(bridge_command::BridgeArgs),
     /// Serve the web client (default: the reference agent, SQLite in the data directory).
@@ -103,7 +102,7 @@ fn main() -> ExitCode {
             } else {
                 Vec::new()
             };
-            chat::run(args, default_agent)
+            spindle_chat::run(args, default_agent)
         }
         Command::Bridge(args) => bridge_command::run(args),
         Command::Serve(args) => serve_command::run(args, default_agent_command),

@@ -6,7 +6,7 @@
 //! `diagnostics` array), 2 = could not read the input.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -72,14 +72,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("cannot open {}", args.file.display()))?;
         Box::new(file)
     };
-    let engine = replay_reader(BufReader::new(input), config)
+    let engine = TranscriptEngine::replay_recording(BufReader::new(input), config)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
 
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match args.format {
         ReplayFormat::Json => {
-            write_replay_json(&mut out, &engine)?;
+            engine.write_replay_json_pretty(&mut out)?;
             out.write_all(b"\n")?;
         }
         ReplayFormat::Text => out.write_all(engine.render_text().as_bytes())?,
@@ -90,101 +90,4 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<u8> {
     } else {
         1
     })
-}
-
-/// Writes `serde_json::to_writer_pretty(engine.replay_json())` byte for byte, one entry at a time:
-/// a session of 100,000 entries never has all of their JSON in memory at once.
-fn write_replay_json(out: &mut impl Write, engine: &TranscriptEngine) -> std::io::Result<()> {
-    // Pretty JSON has no raw newline inside strings, so this line is the top-level key only.
-    const SLOT: &str = "\n  \"entries\": []";
-    let shell = serde_json::to_string_pretty(&engine.replay_json_without_entries())?;
-    let entries = &engine.transcript().entries;
-    let Some(at) = shell.find(SLOT).filter(|_| !entries.is_empty()) else {
-        return out.write_all(shell.as_bytes());
-    };
-    let (head, tail) = shell.split_at(at + SLOT.len() - 1);
-    out.write_all(head.as_bytes())?;
-    for (index, entry) in entries.iter().enumerate() {
-        out.write_all(if index == 0 { b"\n" } else { b",\n" })?;
-        let pretty = serde_json::to_string_pretty(&entry.replay_json())?;
-        for (line_index, line) in pretty.lines().enumerate() {
-            if line_index > 0 {
-                out.write_all(b"\n")?;
-            }
-            out.write_all(b"    ")?;
-            out.write_all(line.as_bytes())?;
-        }
-    }
-    out.write_all(b"\n  ")?;
-    out.write_all(tail.as_bytes())
-}
-
-/// Streams a recording line by line (one reused buffer, so memory stays at
-/// the size of the longest line plus the transcript).
-fn replay_reader(
-    mut reader: impl BufRead,
-    config: EngineConfig,
-) -> std::io::Result<TranscriptEngine> {
-    let mut engine = TranscriptEngine::new(config);
-    // Batch replay: nothing renders, so skip building render ops.
-    engine.set_render_ops(false);
-    let mut buf = Vec::new();
-    let mut line_no = 0u64;
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
-            break;
-        }
-        line_no += 1;
-        let text = String::from_utf8_lossy(&buf);
-        let line = text.trim_end_matches(['\n', '\r']);
-        if line.trim().is_empty() {
-            continue;
-        }
-        engine.set_next_line_number(line_no);
-        engine.apply_recorded_line(line);
-    }
-    Ok(engine)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every golden fixture: the streamed writer prints exactly what pretty-printing the whole
-    /// object does.
-    #[test]
-    fn streamed_json_equals_the_whole_object_pretty_printed() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
-        let mut checked = 0;
-        for path in std::fs::read_dir(&dir)
-            .expect("fixtures")
-            .flatten()
-            .map(|e| e.path())
-        {
-            if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-                continue;
-            }
-            let file = File::open(&path).expect("fixture");
-            let engine =
-                replay_reader(BufReader::new(file), EngineConfig::default()).expect("read");
-            let mut streamed = Vec::new();
-            write_replay_json(&mut streamed, &engine).expect("write");
-            let whole = serde_json::to_string_pretty(&engine.replay_json()).expect("pretty");
-            assert_eq!(
-                String::from_utf8(streamed).unwrap(),
-                whole,
-                "{}",
-                path.display()
-            );
-            checked += 1;
-        }
-        assert!(checked > 10, "only {checked} fixtures found");
-        // No entries at all: the object as it is.
-        let empty = TranscriptEngine::new(EngineConfig::default());
-        let mut streamed = Vec::new();
-        write_replay_json(&mut streamed, &empty).expect("write");
-        let whole = serde_json::to_string_pretty(&empty.replay_json()).unwrap();
-        assert_eq!(String::from_utf8(streamed).unwrap(), whole);
-    }
 }

@@ -4,6 +4,7 @@
 mod engine_display;
 mod fs;
 mod mention;
+mod permission;
 mod security;
 mod support;
 mod terminals;

@@ -4,9 +4,8 @@
 //! description for the page.
 
 use serde_json::{Value, json};
-use spindle_host::PermissionRule;
+use spindle_host::{PermissionOption, PermissionQuestion, PermissionRule};
 use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
-use spindle_wire::client_methods::permission_kinds as kinds;
 use spindle_wire::web::{AVAILABLE_MODES, CURRENT_MODE_ID};
 
 use super::{RunningAgent, SessionTask, ValueReply, request_key};
@@ -26,12 +25,6 @@ pub struct PromptImage {
     pub data: String,
 }
 
-/// The option kinds that ask to remember a decision.
-const ALWAYS_KINDS: [(&str, &str); 2] = [
-    (kinds::ALLOW_ALWAYS, kinds::ALLOW_ONCE),
-    (kinds::REJECT_ALWAYS, kinds::REJECT_ONCE),
-];
-
 /// The rule noted on a `web_permission` op.
 pub(crate) fn rule_of_op(op: &Value) -> Option<PermissionRule> {
     Some(PermissionRule {
@@ -42,28 +35,14 @@ pub(crate) fn rule_of_op(op: &Value) -> Option<PermissionRule> {
 
 /// The `web_permission` op that shows the agent's permission request `key` with `params`.
 pub(crate) fn permission_op(key: &str, params: &Value) -> Value {
-    let title = params
-        .get("title")
-        .and_then(Value::as_str)
-        .or_else(|| params.pointer("/toolCall/title").and_then(Value::as_str))
-        .or_else(|| {
-            params
-                .pointer("/subject/toolCall/title")
-                .and_then(Value::as_str)
-        })
-        .unwrap_or("The agent asks for permission");
+    let question = PermissionQuestion::of_params(params);
+    // The page gets the options as the agent sent them; a standing answer reads them again.
     let options = params.get("options").cloned().unwrap_or(json!([]));
-    let tool_call_id = params
-        .pointer("/toolCall/toolCallId")
-        .or_else(|| params.pointer("/subject/toolCall/toolCallId"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    let rule = PermissionRule::of_params(params);
     json!({
-        "op": "web_permission", "key": key, "title": title,
-        "options": options, "toolCallId": tool_call_id,
-        "ruleKey": rule.as_ref().map(|r| r.key.clone()),
-        "ruleLabel": rule.as_ref().map(|r| r.label.clone()),
+        "op": "web_permission", "key": key, "title": question.title,
+        "options": options, "toolCallId": question.tool_call_id,
+        "ruleKey": question.rule.as_ref().map(|r| r.key.clone()),
+        "ruleLabel": question.rule.as_ref().map(|r| r.label.clone()),
     })
 }
 
@@ -205,15 +184,7 @@ impl SessionTask {
         let core = lock(&self.core);
         let rule = core.session_facts().standing.get(rule_key)?;
         let kind = rule.get("kind")?.as_str()?;
-        let once = ALWAYS_KINDS.iter().find(|(k, _)| *k == kind)?.1;
-        let options = options.as_array()?;
-        [kind, once].iter().find_map(|wanted| {
-            options
-                .iter()
-                .find(|o| o.get("kind").and_then(Value::as_str) == Some(wanted))
-                .and_then(|o| o.get("optionId")?.as_str())
-                .map(str::to_string)
-        })
+        spindle_host::standing_option(kind, &PermissionOption::list(options)).map(|o| o.id.clone())
     }
 
     /// The user chose `option` for a question under `rule`: an "always" kind is remembered.
@@ -221,7 +192,7 @@ impl SessionTask {
         let Some(kind) = option.get("kind").and_then(Value::as_str) else {
             return;
         };
-        if !ALWAYS_KINDS.iter().any(|(k, _)| *k == kind) {
+        if !spindle_host::is_standing_kind(kind) {
             return;
         }
         let note = standing_permission_note(&json!({

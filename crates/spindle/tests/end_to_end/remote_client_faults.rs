@@ -492,7 +492,7 @@ fn remote_client_gives_up_on_a_server_that_never_comes_back() {
             &[
                 // A 3 s reconnect window keeps the test short.
                 ("SPINDLE_REMOTE_RECONNECT_MS", "3000"),
-                ("SPINDLE_LOG", "spindle::chat=debug"),
+                ("SPINDLE_LOG", "spindle_chat=debug"),
             ],
         );
         chat.send("/scenario thoughts");

@@ -2,27 +2,19 @@
 //! non-interactive run gives. Never approves unless told to.
 
 use serde_json::{Value, json};
+pub use spindle_host::PermissionOption;
+use spindle_host::{PermissionQuestion, is_standing_kind};
 use spindle_wire::client_methods::permission_kinds::{
     ALLOW_ALWAYS, ALLOW_ONCE, REJECT_ALWAYS, REJECT_ONCE,
 };
 
 use super::render::{Line, Style};
 
-/// One option of a `session/request_permission`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PermissionOption {
-    /// `optionId`.
-    pub id: String,
-    /// Human-readable name.
-    pub name: String,
-    /// `allow_once`, `allow_always`, `reject_once`, `reject_always`, ...
-    pub kind: String,
-}
-
-/// A permission request as the chat shows it.
+/// A permission request as the chat shows it: read by `spindle_host`, as the
+/// page reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PermissionAsk {
-    /// What the agent wants to do (tool title, else its id).
+    /// What the agent wants to do (see [`PermissionQuestion::title`]).
     pub subject: String,
     /// The options, in the agent's order.
     pub options: Vec<PermissionOption>,
@@ -37,47 +29,19 @@ pub struct PermissionAsk {
 impl PermissionAsk {
     /// Reads the request params (malformed parts become empty).
     pub fn parse(params: &str) -> PermissionAsk {
-        let params: Value = serde_json::from_str(params).unwrap_or(Value::Null);
-        // v1: `toolCall`; v2: `subject.toolCall`.
-        let tool = params
-            .get("toolCall")
-            .or_else(|| params.get("subject").and_then(|s| s.get("toolCall")));
-        let subject = tool
-            .and_then(|t| t.get("title"))
-            .or_else(|| tool.and_then(|t| t.get("toolCallId")))
-            .and_then(Value::as_str)
-            .unwrap_or("an action")
-            .to_owned();
-        let options = params
-            .get("options")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|o| {
-                let text = |key: &str| o.get(key).and_then(Value::as_str).map(str::to_owned);
-                let id = text("optionId")?;
-                Some(PermissionOption {
-                    name: text("name").unwrap_or_else(|| id.clone()),
-                    kind: text("kind").unwrap_or_default(),
-                    id,
-                })
-            })
-            .collect();
-        let rule = spindle_host::PermissionRule::of_params(&params);
-        let (tool_key, tool) = rule
+        let question = PermissionQuestion::parse(params);
+        // A request without a tool call still gets one shared rule, so an
+        // "always" answer to it stands for the next such request.
+        let (tool_key, tool) = question
+            .rule
             .map(|r| (r.key, r.label))
             .unwrap_or_else(|| ("other:".to_owned(), "other".to_owned()));
         PermissionAsk {
-            subject,
-            options,
+            subject: question.title,
+            options: question.options,
             tool,
             tool_key,
         }
-    }
-
-    /// The option of `kind`, if offered.
-    pub fn option_of_kind(&self, kind: &str) -> Option<&PermissionOption> {
-        self.options.iter().find(|o| o.kind == kind)
     }
 
     /// `--yes`: the narrowest allowing option: an `allow_once`, else an
@@ -138,7 +102,7 @@ impl Standing {
     /// returns the line to show ("standing: allow always execute: rm").
     pub fn remember(&mut self, ask: &PermissionAsk, option_id: &str) -> Option<String> {
         let option = ask.options.iter().find(|o| o.id == option_id)?;
-        if option.kind != ALLOW_ALWAYS && option.kind != REJECT_ALWAYS {
+        if !is_standing_kind(&option.kind) {
             return None;
         }
         self.answers.retain(|(key, _, _)| *key != ask.tool_key);
@@ -147,14 +111,15 @@ impl Standing {
         Some(standing_line(&option.kind, &ask.tool))
     }
 
-    /// The standing answer for `ask`'s tool, as an option of this request,
-    /// with the line to show.
+    /// The standing answer for `ask`'s tool, as an option of this request
+    /// (picked by [`spindle_host::standing_option`], as in the page), with the
+    /// line to show.
     pub fn answer_for<'a>(&self, ask: &'a PermissionAsk) -> Option<(&'a PermissionOption, String)> {
         let (_, _, kind) = self
             .answers
             .iter()
             .find(|(key, _, _)| *key == ask.tool_key)?;
-        let option = ask.option_of_kind(kind)?;
+        let option = spindle_host::standing_option(kind, &ask.options)?;
         Some((option, standing_line(kind, &ask.tool)))
     }
 
@@ -283,6 +248,15 @@ mod tests {
                 .answer_for(&PermissionAsk::parse(&params("ls")))
                 .is_none()
         );
+        // The same tool offered without an "always" option: the standing
+        // answer picks its "once" option, as the page does.
+        let once_only = PermissionAsk::parse(
+            r#"{"sessionId":"s","toolCall":{"toolCallId":"t","title":"rm y","kind":"execute"},
+            "options":[{"optionId":"r1","name":"Reject","kind":"reject_once"},
+                       {"optionId":"a1","name":"Allow","kind":"allow_once"}]}"#,
+        );
+        let (option, _) = standing.answer_for(&once_only).expect("standing answer");
+        assert_eq!(option.id, "a1");
         assert_eq!(
             standing.command(""),
             [

@@ -1,10 +1,38 @@
-//! `spindle chat`: the terminal client.
+//! `spindle-chat`: the terminal ACP client behind `spindle chat`.
 //!
 //! Glue between the client runtime (`spindle_protocol::AcpClient`), the
 //! transcript engine and the terminal. `one_shot` is `--prompt` (no
 //! rendering: the final reply once, at the end); `interactive` is the chat
 //! proper, drawing the engine's render ops through `view` and `screen`.
+//! Permission questions are parsed and remembered by `spindle_host`, the same
+//! code the web page uses.
+//!
+//! The flags are a [`clap::Args`], so a command line embeds them as they are:
+//!
+//! ```
+//! use clap::Parser;
+//!
+//! #[derive(clap::Parser)]
+//! struct Cli {
+//!     #[command(flatten)]
+//!     chat: spindle_chat::ChatArgs,
+//! }
+//!
+//! let cli = Cli::parse_from(["chat", "--prompt", "hello", "--", "my-agent", "--stdio"]);
+//! assert_eq!(cli.chat.prompt.as_deref(), Some("hello"));
+//! assert_eq!(cli.chat.agent, ["my-agent", "--stdio"]);
+//!
+//! /// Starts `my-agent --stdio`, sends the prompt, prints the reply and returns the exit
+//! /// status ([`spindle_chat::exit`]). The vector is the agent command used when the command
+//! /// line gives none.
+//! fn chat(cli: Cli) -> anyhow::Result<u8> {
+//!     spindle_chat::run(cli.chat, Vec::new())
+//! }
+//! ```
 
+#![deny(missing_docs)]
+
+mod ask;
 mod completion;
 mod controls;
 mod interactive;
@@ -32,6 +60,7 @@ use spindle_protocol::{AcpClient, ClientEvents, InitializeOutcome, ProtocolChoic
 use tokio::sync::mpsc;
 
 use controls::Controls;
+pub use remote::{History, Role};
 use services::Services;
 use session_open::Opened;
 
@@ -141,11 +170,11 @@ pub struct ChatArgs {
     /// With `--attach URL SESSION`: join as controller (prompt, answer
     /// permissions) or observer (read only).
     #[arg(long, value_enum, default_value = "controller")]
-    pub role: remote::Role,
+    pub role: Role,
     /// With `--attach URL SESSION`: what to show first: the full session,
     /// only the open permission questions (pending-only), or none.
     #[arg(long, value_enum, default_value = "full")]
-    pub history: remote::History,
+    pub history: History,
     /// List the agent's sessions (session/list) and exit.
     #[arg(long, conflicts_with_all = ["prompt", "resume"])]
     pub list: bool,

@@ -8,63 +8,16 @@ use serde_json::{Value, json};
 use spindle_host::PendingWrite;
 use spindle_protocol::jsonrpc::METHOD_NOT_FOUND;
 use spindle_protocol::{RequestId, ResponseError};
+use spindle_wire::client_methods::SESSION_REQUEST_PERMISSION;
 
+use super::ask::Ask;
 use super::completion::{OWN_COMMANDS, split_command};
 use super::controls::ControlAction;
 use super::interactive::{Chat, TaskDone};
 use super::permission::{self, PermissionAsk};
-use super::render::{Line, Style};
-use super::services::{self, DiffStyle, ServiceDone, ServiceEvent};
+use super::services::{self, ServiceDone, ServiceEvent};
 use super::session_open::auth_method_lines;
 use super::view::Footer;
-
-/// A question waiting for the user.
-#[derive(Debug)]
-pub(super) enum Ask {
-    /// `session/request_permission`; `true` once an answer was not a number
-    /// from the list.
-    Permission(RequestId, PermissionAsk, bool),
-    /// `fs/write_text_file` under `--fs ask`.
-    Write(RequestId, PendingWrite),
-}
-
-impl Ask {
-    /// The question and the prompt under it.
-    pub(super) fn footer(&self) -> Footer {
-        match self {
-            Ask::Permission(_, ask, retry) => Footer::Input {
-                question: ask.question(),
-                prompt: if *retry {
-                    format!("type a number from 1 to {}: ", ask.options.len())
-                } else {
-                    format!("choose 1-{}: ", ask.options.len())
-                },
-            },
-            Ask::Write(_, write) => Footer::Input {
-                question: services::review_lines(write)
-                    .into_iter()
-                    .map(|(text, style)| {
-                        let style = match style {
-                            DiffStyle::Header => Style::Bold,
-                            DiffStyle::Hunk => Style::Hunk,
-                            DiffStyle::Added => Style::Added,
-                            DiffStyle::Removed => Style::Removed,
-                            DiffStyle::Context => Style::Plain,
-                        };
-                        Line::new(&text, style)
-                    })
-                    .collect(),
-                prompt: "apply? [y/N] ".to_owned(),
-            },
-        }
-    }
-
-    fn request_id(&self) -> &RequestId {
-        match self {
-            Ask::Permission(id, _, _) | Ask::Write(id, _) => id,
-        }
-    }
-}
 
 impl Chat<'_> {
     /// Sends the answer and tells the engine, which records it on the
@@ -96,7 +49,7 @@ impl Chat<'_> {
         let request = json!({
             "jsonrpc": "2.0",
             "id": &request_id,
-            "method": "session/request_permission",
+            "method": SESSION_REQUEST_PERMISSION,
             "params": serde_json::from_str::<Value>(params).unwrap_or(Value::Null),
         });
         let applied = self.engine.apply_agent_line(&request.to_string());

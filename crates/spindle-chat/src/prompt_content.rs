@@ -4,10 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::Value;
 use spindle_host::Host;
 use spindle_protocol::PromptCapabilities;
-use spindle_protocol::prompt::{encode_base64, image_mime_type};
+use spindle_protocol::prompt::image_mime_type;
 
 /// An image read from disk, ready to send.
 #[derive(Debug, Clone)]
@@ -55,7 +57,7 @@ fn load_one(path: &Path) -> Result<Attachment, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("--attach {shown}: {e}"))?;
     Ok(Attachment {
         mime,
-        data: encode_base64(&bytes),
+        data: BASE64.encode(&bytes),
     })
 }
 

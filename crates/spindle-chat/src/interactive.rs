@@ -13,12 +13,13 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use spindle_engine::{RenderOp, TranscriptEngine};
 use spindle_protocol::{ClientError, ClientEvent};
+use spindle_wire::client_methods::SESSION_CANCEL;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::ask::Ask;
 use super::completion::{self, CommandInfo};
-use super::interactive_asks::Ask;
 use super::line_editor::{Edit, Key, LineEditor, RawInput, spawn_key_reader};
 use super::permission::Standing;
 use super::prompt_content::{self, Attachment};
@@ -622,7 +623,7 @@ impl Chat<'_> {
         turn.cancel_sent = true;
         let notification = json!({
             "jsonrpc": "2.0",
-            "method": "session/cancel",
+            "method": SESSION_CANCEL,
             "params": {"sessionId": self.conn.session_id},
         });
         let applied = self.engine.apply_client_line(&notification.to_string());

@@ -1,0 +1,59 @@
+//! A question the interactive chat is waiting for the user to answer, and how
+//! it is shown. Below both `interactive` (which queues them) and
+//! `interactive_asks` (which asks and answers them).
+
+use spindle_host::PendingWrite;
+use spindle_protocol::RequestId;
+
+use super::permission::PermissionAsk;
+use super::render::{Line, Style};
+use super::services::{self, DiffStyle};
+use super::view::Footer;
+
+/// A question waiting for the user.
+#[derive(Debug)]
+pub(super) enum Ask {
+    /// `session/request_permission`; `true` once an answer was not a number
+    /// from the list.
+    Permission(RequestId, PermissionAsk, bool),
+    /// `fs/write_text_file` under `--fs ask`.
+    Write(RequestId, PendingWrite),
+}
+
+impl Ask {
+    /// The question and the prompt under it.
+    pub(super) fn footer(&self) -> Footer {
+        match self {
+            Ask::Permission(_, ask, retry) => Footer::Input {
+                question: ask.question(),
+                prompt: if *retry {
+                    format!("type a number from 1 to {}: ", ask.options.len())
+                } else {
+                    format!("choose 1-{}: ", ask.options.len())
+                },
+            },
+            Ask::Write(_, write) => Footer::Input {
+                question: services::review_lines(write)
+                    .into_iter()
+                    .map(|(text, style)| {
+                        let style = match style {
+                            DiffStyle::Header => Style::Bold,
+                            DiffStyle::Hunk => Style::Hunk,
+                            DiffStyle::Added => Style::Added,
+                            DiffStyle::Removed => Style::Removed,
+                            DiffStyle::Context => Style::Plain,
+                        };
+                        Line::new(&text, style)
+                    })
+                    .collect(),
+                prompt: "apply? [y/N] ".to_owned(),
+            },
+        }
+    }
+
+    pub(super) fn request_id(&self) -> &RequestId {
+        match self {
+            Ask::Permission(id, _, _) | Ask::Write(id, _) => id,
+        }
+    }
+}
