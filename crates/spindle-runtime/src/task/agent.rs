@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use spindle_protocol::{ClientEvent, Completion};
 
-use super::{SessionTask, request_key};
+use super::state::{SessionTask, request_key};
 use crate::agent_link::LinkEvent;
 use crate::core::Banner;
 use crate::error::SessionError;

@@ -8,22 +8,12 @@ use spindle_host::{PermissionOption, PermissionQuestion, PermissionRule};
 use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
 use spindle_wire::web::{AVAILABLE_MODES, CURRENT_MODE_ID};
 
-use super::{RunningAgent, SessionTask, ValueReply, request_key};
+use super::state::{PromptImage, RunningAgent, SessionTask, ValueReply, request_key};
 use crate::error::SessionError;
 use crate::feed::{forget_permission_note, standing_permission_note};
 use crate::handshake::{Pending, Phase};
 use crate::store::Direction;
 use crate::sync::lock;
-
-/// An image of a prompt, as the page sent it.
-#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PromptImage {
-    /// `image/png`, ...
-    pub mime_type: String,
-    /// Base64.
-    pub data: String,
-}
 
 /// The rule noted on a `web_permission` op.
 pub(crate) fn rule_of_op(op: &Value) -> Option<PermissionRule> {

@@ -35,7 +35,7 @@ use spindle_store::TakenCommand;
 use tokio::sync::oneshot::error::TryRecvError;
 
 use super::features::permission_op;
-use super::{QueuedPrompt, SessionTask};
+use super::state::{QueuedPrompt, Reply, SessionTask};
 use crate::core::SessionCore;
 use crate::error::SessionError;
 use crate::replica::Refused;
@@ -311,7 +311,7 @@ impl SessionTask {
 
     /// The reply of a forwarded prompt: its sender was answered when it queued the command;
     /// the outcome is logged ([`Self::settle_commands`]).
-    fn command_reply(&mut self, id: &str) -> super::Reply {
+    fn command_reply(&mut self, id: &str) -> Reply {
         let (reply, outcome) = tokio::sync::oneshot::channel();
         self.command_outcomes.push((id.to_owned(), outcome));
         reply

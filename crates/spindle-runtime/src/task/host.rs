@@ -12,19 +12,10 @@ use spindle_engine::EntryBody;
 use spindle_host::{Host, HostConfig, HostEvent, HostReply};
 use spindle_protocol::{RequestId, ResponseError};
 
-use super::{SessionTask, request_key};
+use super::state::{HostDone, MAX_BATCH, SessionTask, request_key};
 use crate::error::SessionError;
 use crate::store::Direction;
 use crate::sync::lock;
-
-/// A host request finished.
-#[derive(Debug)]
-pub(crate) struct HostDone {
-    /// The agent process that asked.
-    process: u64,
-    request_id: RequestId,
-    reply: HostReply,
-}
 
 impl SessionTask {
     /// The host configuration of the session: its working directory, the server's policy.
@@ -166,7 +157,7 @@ impl SessionTask {
     pub(super) fn host_event(&mut self, event: HostEvent) {
         let mut lines = vec![(Direction::Local, event.to_local_line())];
         if let Some(agent) = self.agent.as_mut() {
-            while lines.len() < super::MAX_BATCH {
+            while lines.len() < MAX_BATCH {
                 match agent.host_events.try_recv() {
                     Ok(event) => lines.push((Direction::Local, event.to_local_line())),
                     Err(_) => break,

@@ -2,7 +2,7 @@
 //! before the agent starts, after which the task catches up with what other replicas logged,
 //! and continues the agent session they had; a lost lease stops the agent without another write.
 
-use super::SessionTask;
+use super::state::SessionTask;
 use crate::replica::Refused;
 use crate::sync::lock;
 

@@ -14,97 +14,29 @@ mod features;
 mod forward;
 mod host;
 mod lease;
+mod state;
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use spindle_host::{Host, HostEvent, PendingWrite};
-use spindle_protocol::RequestId;
-use tokio::sync::{mpsc, oneshot};
+use spindle_host::{Host, HostEvent};
+use tokio::sync::mpsc;
 
 use crate::agent_link::{AgentLink, LinkEvent};
 use crate::core::{Banner, SessionCore};
 use crate::error::SessionError;
 use crate::feed::request_id_prefix;
-use crate::handshake::{AgentClient, AgentSettings, OpenMode, Pending, Phase, Startup};
-use crate::replica::{LeaseHold, Refused, Replica, lease_lost};
+use crate::handshake::{AgentSettings, Pending, Phase, Startup};
+use crate::replica::{Refused, Replica, lease_lost};
 use crate::store::{Direction, Store};
 use crate::sync::lock;
 
-pub use features::PromptImage;
 pub(crate) use forward::show_followed_permissions;
-use host::HostDone;
-
-/// The answer an HTTP handler waits for.
-pub(crate) type Reply = oneshot::Sender<Result<(), SessionError>>;
-/// The answer an HTTP handler waits for, with a JSON value.
-pub(crate) type ValueReply = oneshot::Sender<Result<Value, SessionError>>;
-
-/// What HTTP handlers ask of a session task.
-#[derive(Debug)]
-pub(crate) enum Command {
-    StartAgent,
-    Prompt {
-        text: String,
-        images: Vec<PromptImage>,
-        /// An `/acp` client's prompt (see [`Command::RemotePrompt`]).
-        remote: Option<(Value, RemoteTarget)>,
-        reply: Reply,
-    },
-    /// A prompt from an `/acp` client: its blocks as sent; the agent's answer goes to the
-    /// client's stream (`SessionCore::acp`), in order with the updates.
-    RemotePrompt {
-        blocks: Value,
-        target: RemoteTarget,
-        reply: Reply,
-    },
-    Cancel(Reply),
-    Permission {
-        key: String,
-        option_id: Option<String>,
-        reply: Reply,
-    },
-    /// Forget a standing ("always") permission rule.
-    ForgetPermission {
-        key: String,
-        reply: Reply,
-    },
-    /// Accept or reject a pending file write (named by any of the keys).
-    Review {
-        keys: Vec<String>,
-        accept: bool,
-        reply: Reply,
-    },
-    Authenticate {
-        method_id: String,
-        reply: ValueReply,
-    },
-    SetMode {
-        mode_id: String,
-        reply: ValueReply,
-    },
-    SetConfig {
-        config_id: String,
-        value: Value,
-        reply: ValueReply,
-    },
-    /// What the agent offers and how the session is set up.
-    AgentInfo(oneshot::Sender<Value>),
-    Stop(oneshot::Sender<()>),
-    /// Another replica queued commands for this session in the database (see
-    /// [`crate::replica`]): taken when this replica runs the session.
-    TakeForwarded,
-    /// Nobody runs the session and it has work left (see [`crate::replica::takeover`]): claim
-    /// it and start the agent, unless another replica is quicker. With the lease its last
-    /// owner let expire, if any.
-    TakeOver(Option<spindle_store::Lease>),
-    /// Lines another replica logged were applied, and this task waits for some (the answers
-    /// to `/acp` prompts it forwarded; see `forward.rs`).
-    Followed,
-}
+pub(crate) use state::{Command, SessionTask, TaskStart, ValueReply};
+use state::{HostDone, MAX_BATCH, QueuedPrompt, RunningAgent, request_key};
+pub use state::{PromptImage, RemoteTarget};
 
 /// Everything the session task reacts to.
 #[derive(Debug)]
@@ -125,112 +57,8 @@ enum Input {
     Host(HostEvent),
 }
 
-/// The most agent lines recorded in one transaction / one SSE batch.
-const MAX_BATCH: usize = 256;
-
 /// How often a session with unsaved lines tries to write them again.
 const STORAGE_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// One agent process: the pipe, the ACP client state and the host of that process.
-struct RunningAgent {
-    link: AgentLink,
-    client: AgentClient,
-    host: Host,
-    host_events: mpsc::UnboundedReceiver<HostEvent>,
-    /// Which of the task's processes this is (host answers of an earlier one are dropped).
-    process: u64,
-}
-
-/// A prompt waiting for the agent to be ready.
-#[derive(Debug)]
-struct QueuedPrompt {
-    text: String,
-    images: Vec<PromptImage>,
-    /// An `/acp` client's prompt: its blocks and where the answer goes.
-    remote: Option<(Value, RemoteTarget)>,
-    /// An `/acp` prompt another replica forwarded: its blocks (the answer goes to the log, see
-    /// `forward.rs`).
-    acp_forwarded: Option<Value>,
-    /// The id of the forwarded command this prompt came from (taken here from the database):
-    /// the line that sends it to the agent goes to the log with a note naming the command.
-    command: Option<String>,
-    reply: Reply,
-}
-
-/// Which `/acp` request a prompt answers: the connection and the client's request id.
-#[derive(Debug, Clone)]
-pub struct RemoteTarget {
-    /// The connection that sent the prompt.
-    pub connection: Arc<str>,
-    /// The client's request id.
-    pub id: Value,
-}
-
-pub(crate) struct SessionTask {
-    id: i64,
-    core: Arc<Mutex<SessionCore>>,
-    store: Store,
-    settings: Arc<AgentSettings>,
-    generation: u64,
-    agent: Option<RunningAgent>,
-    /// Agent processes started by this task, for request ids unique in the log.
-    processes: u64,
-    startup: Startup,
-    /// Prompts waiting for the agent to be ready.
-    queued: VecDeque<QueuedPrompt>,
-    v1_turn_running: bool,
-    /// Open agent requests (permission questions) by key: the JSON text of the id.
-    agent_requests: HashMap<String, RequestId>,
-    /// File writes waiting for the user's decision, by key (the JSON text of the request id).
-    reviews: HashMap<String, (RequestId, PendingWrite)>,
-    /// Requests asked for from the page, answered when the agent answers.
-    waiting: HashMap<RequestId, ValueReply>,
-    /// Prompts of `/acp` clients in flight, by the agent request's id.
-    remote_prompts: HashMap<RequestId, RemoteTarget>,
-    /// The working directory of the agent session: the host's root.
-    root: PathBuf,
-    host_done: (
-        mpsc::UnboundedSender<HostDone>,
-        mpsc::UnboundedReceiver<HostDone>,
-    ),
-    titled: bool,
-    startup_deadline: Option<tokio::time::Instant>,
-    /// This replica, and the session's lease while the agent runs here.
-    replica: Arc<Replica>,
-    lease: Option<LeaseHold>,
-    /// The other replica's lease the queued prompts wait on, and when to claim again.
-    lease_wait: Option<(spindle_store::Lease, tokio::time::Instant)>,
-    /// Set while a takeover claims the lease: the replica that ran the session, if known.
-    taking_over: Option<Option<String>>,
-    /// `/acp` prompts this replica forwarded, by command id, until the owner's note names the
-    /// agent request they became; then by that request's key, until its answer is logged.
-    forwarded_acp: HashMap<String, RemoteTarget>,
-    forwarded_turns: HashMap<String, RemoteTarget>,
-    /// The last line of the log read for those answers.
-    forward_cursor: i64,
-    /// Set while answers of forwarded prompts are awaited: the follower then tells the task
-    /// when lines were logged (shared with the session's `LiveSession`).
-    awaits_log: Arc<AtomicBool>,
-    /// Notes naming forwarded commands taken here, (command id, note), logged in the batch of
-    /// the lines the commands led to (see `forward.rs`).
-    command_notes: Vec<(String, String)>,
-    /// Commands whose notes were recorded and are not yet marked finished in the database.
-    noted_commands: Vec<String>,
-    /// Forwarded prompts taken here, until they were sent to the agent or refused.
-    command_outcomes: Vec<(String, oneshot::Receiver<Result<(), SessionError>>)>,
-}
-
-/// How a session task starts.
-#[derive(Debug)]
-pub(crate) struct TaskStart {
-    pub(crate) id: i64,
-    pub(crate) generation: u64,
-    /// The agent session to continue or open.
-    pub(crate) agent_session_id: Option<String>,
-    pub(crate) open: OpenMode,
-    /// The session's working directory.
-    pub(crate) root: PathBuf,
-}
 
 async fn startup_timer(deadline: Option<tokio::time::Instant>) {
     match deadline {
@@ -742,9 +570,4 @@ fn first_text(blocks: &Value) -> String {
         .find_map(|b| b.get("text").and_then(Value::as_str))
         .unwrap_or_default()
         .to_string()
-}
-
-/// The key of an agent request in the page: the JSON text of its id.
-fn request_key(id: &RequestId) -> String {
-    serde_json::to_string(id).unwrap_or_else(|_| id.to_string())
 }

@@ -1,0 +1,218 @@
+//! The session task's state and the values it exchanges: the task itself ([`SessionTask`]), the
+//! commands front ends send it, its queued prompts, the agent it runs and the host's answers.
+//! Every other module of the task uses these; this one uses none of them, so the task's files
+//! import each other one way only.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use spindle_host::{Host, HostEvent, HostReply, PendingWrite};
+use spindle_protocol::RequestId;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::agent_link::AgentLink;
+use crate::core::SessionCore;
+use crate::error::SessionError;
+use crate::handshake::{AgentClient, AgentSettings, OpenMode, Startup};
+use crate::replica::{LeaseHold, Replica};
+use crate::store::Store;
+
+/// The answer an HTTP handler waits for.
+pub(crate) type Reply = oneshot::Sender<Result<(), SessionError>>;
+
+/// The answer an HTTP handler waits for, with a JSON value.
+pub(crate) type ValueReply = oneshot::Sender<Result<Value, SessionError>>;
+
+/// What HTTP handlers ask of a session task.
+#[derive(Debug)]
+pub(crate) enum Command {
+    StartAgent,
+    Prompt {
+        text: String,
+        images: Vec<PromptImage>,
+        /// An `/acp` client's prompt (see [`Command::RemotePrompt`]).
+        remote: Option<(Value, RemoteTarget)>,
+        reply: Reply,
+    },
+    /// A prompt from an `/acp` client: its blocks as sent; the agent's answer goes to the
+    /// client's stream (`SessionCore::acp`), in order with the updates.
+    RemotePrompt {
+        blocks: Value,
+        target: RemoteTarget,
+        reply: Reply,
+    },
+    Cancel(Reply),
+    Permission {
+        key: String,
+        option_id: Option<String>,
+        reply: Reply,
+    },
+    /// Forget a standing ("always") permission rule.
+    ForgetPermission {
+        key: String,
+        reply: Reply,
+    },
+    /// Accept or reject a pending file write (named by any of the keys).
+    Review {
+        keys: Vec<String>,
+        accept: bool,
+        reply: Reply,
+    },
+    Authenticate {
+        method_id: String,
+        reply: ValueReply,
+    },
+    SetMode {
+        mode_id: String,
+        reply: ValueReply,
+    },
+    SetConfig {
+        config_id: String,
+        value: Value,
+        reply: ValueReply,
+    },
+    /// What the agent offers and how the session is set up.
+    AgentInfo(oneshot::Sender<Value>),
+    Stop(oneshot::Sender<()>),
+    /// Another replica queued commands for this session in the database (see
+    /// [`crate::replica`]): taken when this replica runs the session.
+    TakeForwarded,
+    /// Nobody runs the session and it has work left (see [`crate::replica::takeover`]): claim
+    /// it and start the agent, unless another replica is quicker. With the lease its last
+    /// owner let expire, if any.
+    TakeOver(Option<spindle_store::Lease>),
+    /// Lines another replica logged were applied, and this task waits for some (the answers
+    /// to `/acp` prompts it forwarded; see `forward.rs`).
+    Followed,
+}
+
+/// The most agent lines recorded in one transaction / one SSE batch.
+pub(super) const MAX_BATCH: usize = 256;
+
+/// One agent process: the pipe, the ACP client state and the host of that process.
+pub(super) struct RunningAgent {
+    pub(super) link: AgentLink,
+    pub(super) client: AgentClient,
+    pub(super) host: Host,
+    pub(super) host_events: mpsc::UnboundedReceiver<HostEvent>,
+    /// Which of the task's processes this is (host answers of an earlier one are dropped).
+    pub(super) process: u64,
+}
+
+/// A prompt waiting for the agent to be ready.
+#[derive(Debug)]
+pub(super) struct QueuedPrompt {
+    pub(super) text: String,
+    pub(super) images: Vec<PromptImage>,
+    /// An `/acp` client's prompt: its blocks and where the answer goes.
+    pub(super) remote: Option<(Value, RemoteTarget)>,
+    /// An `/acp` prompt another replica forwarded: its blocks (the answer goes to the log, see
+    /// `forward.rs`).
+    pub(super) acp_forwarded: Option<Value>,
+    /// The id of the forwarded command this prompt came from (taken here from the database):
+    /// the line that sends it to the agent goes to the log with a note naming the command.
+    pub(super) command: Option<String>,
+    pub(super) reply: Reply,
+}
+
+/// Which `/acp` request a prompt answers: the connection and the client's request id.
+#[derive(Debug, Clone)]
+pub struct RemoteTarget {
+    /// The connection that sent the prompt.
+    pub connection: Arc<str>,
+    /// The client's request id.
+    pub id: Value,
+}
+
+pub(crate) struct SessionTask {
+    pub(super) id: i64,
+    pub(super) core: Arc<Mutex<SessionCore>>,
+    pub(super) store: Store,
+    pub(super) settings: Arc<AgentSettings>,
+    pub(super) generation: u64,
+    pub(super) agent: Option<RunningAgent>,
+    /// Agent processes started by this task, for request ids unique in the log.
+    pub(super) processes: u64,
+    pub(super) startup: Startup,
+    /// Prompts waiting for the agent to be ready.
+    pub(super) queued: VecDeque<QueuedPrompt>,
+    pub(super) v1_turn_running: bool,
+    /// Open agent requests (permission questions) by key: the JSON text of the id.
+    pub(super) agent_requests: HashMap<String, RequestId>,
+    /// File writes waiting for the user's decision, by key (the JSON text of the request id).
+    pub(super) reviews: HashMap<String, (RequestId, PendingWrite)>,
+    /// Requests asked for from the page, answered when the agent answers.
+    pub(super) waiting: HashMap<RequestId, ValueReply>,
+    /// Prompts of `/acp` clients in flight, by the agent request's id.
+    pub(super) remote_prompts: HashMap<RequestId, RemoteTarget>,
+    /// The working directory of the agent session: the host's root.
+    pub(super) root: PathBuf,
+    pub(super) host_done: (
+        mpsc::UnboundedSender<HostDone>,
+        mpsc::UnboundedReceiver<HostDone>,
+    ),
+    pub(super) titled: bool,
+    pub(super) startup_deadline: Option<tokio::time::Instant>,
+    /// This replica, and the session's lease while the agent runs here.
+    pub(super) replica: Arc<Replica>,
+    pub(super) lease: Option<LeaseHold>,
+    /// The other replica's lease the queued prompts wait on, and when to claim again.
+    pub(super) lease_wait: Option<(spindle_store::Lease, tokio::time::Instant)>,
+    /// Set while a takeover claims the lease: the replica that ran the session, if known.
+    pub(super) taking_over: Option<Option<String>>,
+    /// `/acp` prompts this replica forwarded, by command id, until the owner's note names the
+    /// agent request they became; then by that request's key, until its answer is logged.
+    pub(super) forwarded_acp: HashMap<String, RemoteTarget>,
+    pub(super) forwarded_turns: HashMap<String, RemoteTarget>,
+    /// The last line of the log read for those answers.
+    pub(super) forward_cursor: i64,
+    /// Set while answers of forwarded prompts are awaited: the follower then tells the task
+    /// when lines were logged (shared with the session's `LiveSession`).
+    pub(super) awaits_log: Arc<AtomicBool>,
+    /// Notes naming forwarded commands taken here, (command id, note), logged in the batch of
+    /// the lines the commands led to (see `forward.rs`).
+    pub(super) command_notes: Vec<(String, String)>,
+    /// Commands whose notes were recorded and are not yet marked finished in the database.
+    pub(super) noted_commands: Vec<String>,
+    /// Forwarded prompts taken here, until they were sent to the agent or refused.
+    pub(super) command_outcomes: Vec<(String, oneshot::Receiver<Result<(), SessionError>>)>,
+}
+
+/// How a session task starts.
+#[derive(Debug)]
+pub(crate) struct TaskStart {
+    pub(crate) id: i64,
+    pub(crate) generation: u64,
+    /// The agent session to continue or open.
+    pub(crate) agent_session_id: Option<String>,
+    pub(crate) open: OpenMode,
+    /// The session's working directory.
+    pub(crate) root: PathBuf,
+}
+
+/// The key of an agent request in the page: the JSON text of its id.
+pub(super) fn request_key(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_else(|_| id.to_string())
+}
+
+/// An image of a prompt, as the page sent it.
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptImage {
+    /// `image/png`, ...
+    pub mime_type: String,
+    /// Base64.
+    pub data: String,
+}
+
+/// A host request finished.
+#[derive(Debug)]
+pub(crate) struct HostDone {
+    /// The agent process that asked.
+    pub(super) process: u64,
+    pub(super) request_id: RequestId,
+    pub(super) reply: HostReply,
+}
