@@ -18,17 +18,19 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::args::{ChatArgs, exit};
 use super::ask::Ask;
 use super::completion::{self, CommandInfo};
 use super::line_editor::{Edit, Key, LineEditor, RawInput, spawn_key_reader};
+use super::outcome::{exit_code_for_turn, report_agent_exit};
 use super::permission::Standing;
 use super::prompt_content::{self, Attachment};
 use super::render::RenderOptions;
 use super::screen::Screen;
 use super::services::ServiceEvent;
+use super::session_open::Connected;
 use super::session_open::Opened;
 use super::view::{EditLine, Footer, View};
-use super::{ChatArgs, Connected, exit, exit_code_for_turn, report_agent_exit};
 
 /// At most one redraw per this interval, however fast updates arrive.
 const REDRAW_INTERVAL: Duration = Duration::from_millis(16);

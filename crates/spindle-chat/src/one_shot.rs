@@ -16,9 +16,12 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use super::args::{ChatArgs, exit};
+use super::outcome::{exit_code_for_turn, report_agent_exit};
 use super::permission::{self, PermissionAsk, Standing};
+use super::prompt_content;
 use super::services::{self, ServiceDone, ServiceEvent};
-use super::{ChatArgs, Connected, exit, exit_code_for_turn, prompt_content, report_agent_exit};
+use super::session_open::Connected;
 
 /// Events handled per wake-up before the signal and timer arms are polled.
 const BATCH: usize = 4096;

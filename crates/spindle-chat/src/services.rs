@@ -12,7 +12,7 @@ use spindle_host::{FsPolicy, Host, HostConfig, HostEvent, HostReply, PendingWrit
 use spindle_protocol::{AcpClient, ClientOptions, RequestId, ResponseError};
 use tokio::sync::mpsc;
 
-use super::{ChatArgs, FsFlag};
+use super::args::{ChatArgs, FsFlag};
 
 /// An agent request the host finished (or that waits for the user's review).
 #[derive(Debug)]

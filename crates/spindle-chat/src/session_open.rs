@@ -5,21 +5,25 @@
 //! `session/resume`), and `--list`.
 
 use std::ffi::OsString;
-use std::io::{BufRead, IsTerminal};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use serde_json::json;
 use serde_json::value::RawValue;
+use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
 use spindle_protocol::transport::{ConnectionOptions, SpawnOptions, spawn_child};
-use spindle_protocol::{AcpClient, ClientError, ClientOptions, InitializeOutcome};
+use spindle_protocol::{AcpClient, ClientError, ClientEvents, ClientOptions, InitializeOutcome};
 use tokio::sync::mpsc;
 
+use super::args::{ChatArgs, exit};
 use super::controls::Controls;
-use super::remote;
-use super::{
-    AGENT_STDERR_TAIL_LINES, ChatArgs, Connected, Recorder, exit, report_agent_exit,
-    report_diagnostics, services, sleep_until_deadline,
+use super::outcome::{
+    AGENT_STDERR_TAIL_LINES, report_agent_exit, report_diagnostics, sleep_until_deadline,
 };
+use super::recorder::Recorder;
+use super::remote;
+use super::services::{self, Services};
 
 /// How the session was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -406,4 +410,70 @@ async fn list_sessions(
         );
     }
     Ok(Err(exit::END_TURN))
+}
+
+/// A started agent with an open session.
+#[derive(Debug)]
+pub(crate) struct Connected {
+    pub client: AcpClient,
+    pub events: ClientEvents,
+    pub session_id: String,
+    /// The negotiated version (1 or 2).
+    pub protocol_version: u16,
+    pub agent: remote::AgentEnd,
+    pub recorder: Option<Recorder>,
+    /// The session's modes and config options.
+    pub controls: Controls,
+    /// What `initialize` established.
+    pub init: Option<InitializeOutcome>,
+    /// The working directory (the session's `cwd` and the services' root).
+    pub cwd: PathBuf,
+    /// How the session was opened.
+    pub opened: Opened,
+    /// Files and terminals for the agent.
+    pub services: Services,
+}
+
+impl Connected {
+    /// A transcript engine for this session's protocol version.
+    pub fn engine(&self) -> TranscriptEngine {
+        TranscriptEngine::new(EngineConfig {
+            protocol: if self.protocol_version == 2 {
+                ProtocolHint::V2
+            } else {
+                ProtocolHint::V1
+            },
+            ..EngineConfig::default()
+        })
+    }
+
+    /// Writes what the wire tap holds to the recording.
+    pub fn drain_recording(&mut self) -> anyhow::Result<()> {
+        match &mut self.recorder {
+            Some(recorder) => recorder.drain(),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a local line (see [`Recorder::write_local`]).
+    pub fn record_local(&mut self, line: &str) -> anyhow::Result<()> {
+        match &mut self.recorder {
+            Some(recorder) => recorder.write_local(line),
+            None => Ok(()),
+        }
+    }
+
+    /// Flushes the recording; call last, after the agent is done.
+    pub fn finish_recording(&mut self) -> anyhow::Result<()> {
+        match &mut self.recorder {
+            Some(recorder) => {
+                recorder.drain()?;
+                recorder
+                    .out
+                    .flush()
+                    .with_context(|| format!("writing {}", recorder.path.display()))
+            }
+            None => Ok(()),
+        }
+    }
 }

@@ -3,15 +3,17 @@
 
 mod agent_command;
 mod bridge_command;
+mod data_dir;
 mod replay_command;
 mod serve_command;
 
+use anyhow::Context;
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Parser, Subcommand};
+
+use data_dir::data_dir;
 
 /// Spindle: ACP streaming done right.
 #[derive(Debug, Parser)]
@@ -38,21 +40,6 @@ enum Command {
 /// The directory under the data directory where the default agent keeps its
 /// sessions (`--state-dir`).
 const AGENT_SESSIONS_DIR: &str = "agent-sessions";
-
-/// Spindle's data directory, created when missing: `$XDG_DATA_HOME/spindle`,
-/// else `$HOME/.local/share/spindle`. `spindle serve` keeps its database
-/// there, the default agent its sessions.
-fn data_dir() -> anyhow::Result<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .context("no data directory: XDG_DATA_HOME and HOME are unset")?;
-    let dir = base.join("spindle");
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
-    Ok(dir)
-}
 
 /// The command line that starts the built-in reference agent: this same binary
 /// with the `agent` subcommand. Clients use it when no agent command is given.

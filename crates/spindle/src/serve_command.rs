@@ -88,7 +88,7 @@ fn on_off(value: &str) -> Result<bool, String> {
 }
 
 fn default_db() -> anyhow::Result<PathBuf> {
-    let dir = crate::data_dir().context("no place for the database (pass --db)")?;
+    let dir = crate::data_dir::data_dir().context("no place for the database (pass --db)")?;
     Ok(dir.join("spindle.db"))
 }
 

@@ -1,0 +1,20 @@
+//! Where Spindle keeps its files.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+/// Spindle's data directory, created when missing: `$XDG_DATA_HOME/spindle`,
+/// else `$HOME/.local/share/spindle`. `spindle serve` keeps its database
+/// there, the default agent its sessions.
+pub(crate) fn data_dir() -> anyhow::Result<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .context("no data directory: XDG_DATA_HOME and HOME are unset")?;
+    let dir = base.join("spindle");
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+    Ok(dir)
+}
