@@ -14,6 +14,7 @@ use spindle_engine::{RenderOp, TranscriptEngine};
 use crate::acp_feed::{AcpFeed, HistoryPolicy};
 use crate::feed::EngineFeed;
 use crate::hub::{Hub, HubStats};
+use crate::page_ops::PageOp;
 use crate::store::{Direction, Store, StoredReply};
 
 /// A banner shown above the transcript (server facts: agent exited, storage failing, ...).
@@ -227,8 +228,8 @@ impl SessionCore {
         }
     }
 
-    fn publish_web_op(&mut self, op: Value) {
-        let data = json!({ "ops": [op] }).to_string();
+    fn publish_web_op(&mut self, op: impl Into<Value>) {
+        let data = json!({ "ops": [op.into()] }).to_string();
         self.hub.publish(Arc::from(data));
     }
 
@@ -281,14 +282,16 @@ impl SessionCore {
     pub(crate) fn close_permission(&mut self, key: &str, outcome: &str) {
         self.acp.permission_closed(key, outcome);
         if self.permissions.remove(key).is_some() {
-            self.publish_web_op(json!({
-                "op": "web_permission_resolved", "key": key, "outcome": outcome,
-            }));
+            self.publish_web_op(PageOp::WebPermissionResolved {
+                key: key.to_string(),
+                outcome: outcome.to_string(),
+            });
         }
     }
 
     /// Shows a pending file-write review.
-    pub(crate) fn open_review(&mut self, key: String, op: Value) {
+    pub(crate) fn open_review(&mut self, key: String, op: PageOp) {
+        let op = op.to_value();
         self.reviews.insert(key, op.clone());
         self.publish_web_op(op);
     }
@@ -303,21 +306,25 @@ impl SessionCore {
     ) -> bool {
         let open = self.reviews.remove(key).is_some();
         if open {
-            self.publish_web_op(json!({
-                "op": "web_review_resolved", "requestId": key, "decision": decision, "message": message,
-            }));
+            self.publish_web_op(PageOp::WebReviewResolved {
+                request_id: key.to_string(),
+                decision: decision.to_string(),
+                message: message.map(str::to_string),
+            });
         }
         open
     }
 
     /// Sets a server fact shown by one op (see `facts`) and publishes it when it changed.
-    pub(crate) fn set_fact(&mut self, op: Value) {
-        let Some(name) = ["web_status", "web_standing_permissions"]
-            .into_iter()
-            .find(|name| op.get("op").and_then(Value::as_str) == Some(name))
-        else {
+    pub(crate) fn set_fact(&mut self, op: PageOp) {
+        let name = op.name();
+        if !matches!(
+            op,
+            PageOp::WebStatus { .. } | PageOp::WebStandingPermissions { .. }
+        ) {
             return;
-        };
+        }
+        let op = op.to_value();
         if self.facts.get(name) != Some(&op) {
             self.facts.insert(name, op.clone());
             self.publish_web_op(op);
@@ -330,7 +337,7 @@ impl SessionCore {
     }
 
     /// Publishes a one-off op (not part of snapshots).
-    pub(crate) fn publish_note(&mut self, op: Value) {
+    pub(crate) fn publish_note(&mut self, op: PageOp) {
         self.publish_web_op(op);
     }
 
@@ -375,7 +382,7 @@ impl SessionCore {
     fn view_facts(&self) -> Vec<Value> {
         let mut extra = Vec::new();
         if self.banner.is_some() {
-            extra.push(banner_op(self.banner.as_ref()));
+            extra.push(banner_op(self.banner.as_ref()).to_value());
         }
         extra.extend(self.permissions.values().cloned());
         extra.extend(self.reviews.values().cloned());
@@ -516,10 +523,16 @@ pub(crate) fn replies_of(engine: &TranscriptEngine) -> Vec<StoredReply> {
         .collect()
 }
 
-fn banner_op(banner: Option<&Banner>) -> Value {
+fn banner_op(banner: Option<&Banner>) -> PageOp {
     match banner {
-        Some(b) => json!({ "op": "web_banner", "level": b.level, "text": b.text }),
-        None => json!({ "op": "web_banner", "level": "info", "text": null }),
+        Some(b) => PageOp::WebBanner {
+            level: b.level.to_string(),
+            text: Some(b.text.clone()),
+        },
+        None => PageOp::WebBanner {
+            level: "info".to_string(),
+            text: None,
+        },
     }
 }
 

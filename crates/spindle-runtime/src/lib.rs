@@ -49,6 +49,7 @@ pub mod files;
 mod handshake;
 mod history;
 pub mod hub;
+pub mod page_ops;
 pub mod registry;
 pub mod replica;
 pub mod snapshot;

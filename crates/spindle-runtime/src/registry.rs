@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use spindle_engine::{EngineConfig, TranscriptEngine};
 use tokio::sync::{mpsc, oneshot};
 
@@ -16,6 +16,7 @@ use crate::error::SessionError;
 use crate::feed::{EngineFeed, session_cwd_note};
 use crate::handshake::{AgentSettings, OpenMode};
 use crate::hub::{EventId, Frame, Hub, HubLimits};
+use crate::page_ops::PageOp;
 use crate::replica::Replica;
 use crate::store::{Direction, Store, StoredReply};
 use crate::sync::lock;
@@ -267,7 +268,7 @@ impl SessionManager {
             core.acp.set_protocol(protocol);
             let rules = core.session_facts().standing_json();
             if rules.as_array().is_some_and(|r| !r.is_empty()) {
-                core.set_fact(json!({ "op": "web_standing_permissions", "permissions": rules }));
+                core.set_fact(PageOp::WebStandingPermissions { permissions: rules });
             }
         }
         let awaits_log = Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -65,7 +65,7 @@ pub fn tail_json(engine: &TranscriptEngine, extra: &[Value], tail: usize) -> Str
         push_op(&mut out, &mut started, &op);
     }
     if first > 0 {
-        let window = serde_json::json!({ "op": "web_window", "first": first, "total": total });
+        let window = crate::page_ops::PageOp::WebWindow { first, total }.to_value();
         push_op(&mut out, &mut started, &window);
         let plan = t.entries[..first]
             .iter()

@@ -12,6 +12,7 @@ use super::state::{PromptImage, RunningAgent, SessionTask, ValueReply, request_k
 use crate::error::SessionError;
 use crate::feed::{forget_permission_note, standing_permission_note};
 use crate::handshake::{Pending, Phase};
+use crate::page_ops::PageOp;
 use crate::store::Direction;
 use crate::sync::lock;
 
@@ -28,12 +29,15 @@ pub(crate) fn permission_op(key: &str, params: &Value) -> Value {
     let question = PermissionQuestion::of_params(params);
     // The page gets the options as the agent sent them; a standing answer reads them again.
     let options = params.get("options").cloned().unwrap_or(json!([]));
-    json!({
-        "op": "web_permission", "key": key, "title": question.title,
-        "options": options, "toolCallId": question.tool_call_id,
-        "ruleKey": question.rule.as_ref().map(|r| r.key.clone()),
-        "ruleLabel": question.rule.as_ref().map(|r| r.label.clone()),
-    })
+    PageOp::WebPermission {
+        key: key.to_string(),
+        title: question.title,
+        options,
+        tool_call_id: question.tool_call_id,
+        rule_key: question.rule.as_ref().map(|r| r.key.clone()),
+        rule_label: question.rule.as_ref().map(|r| r.label.clone()),
+    }
+    .to_value()
 }
 
 /// The agent's sign-in methods, for a [`SessionError::AuthRequired`].
@@ -100,11 +104,13 @@ impl SessionTask {
             let outcome = json!({ "outcome": "selected", "optionId": option });
             if agent.client.respond_permission(&id, &outcome).is_ok() {
                 self.flush_client();
-                lock(&self.core).publish_note(json!({
-                    "op": "web_permission_auto", "title": op["title"],
-                    "toolCallId": op["toolCallId"], "optionId": option,
-                    "ruleKey": rule.key, "ruleLabel": rule.label,
-                }));
+                lock(&self.core).publish_note(PageOp::WebPermissionAuto {
+                    title: op["title"].clone(),
+                    tool_call_id: op["toolCallId"].clone(),
+                    option_id: option,
+                    rule_key: rule.key.clone(),
+                    rule_label: rule.label.clone(),
+                });
                 return;
             }
         }
@@ -208,7 +214,7 @@ impl SessionTask {
         let mut core = lock(&self.core);
         core.record(vec![(Direction::Server, note)]);
         let rules = core.session_facts().standing_json();
-        core.set_fact(json!({ "op": "web_standing_permissions", "permissions": rules }));
+        core.set_fact(PageOp::WebStandingPermissions { permissions: rules });
     }
 
     /// The agent session, for a request from the page that needs it open.

@@ -6,7 +6,6 @@
 //! local lines and shown through the engine. Commands only ever come from the agent: nothing here
 //! takes one from the page.
 
-use serde_json::json;
 use serde_json::value::RawValue;
 use spindle_engine::EntryBody;
 use spindle_host::{Host, HostConfig, HostEvent, HostReply};
@@ -14,6 +13,7 @@ use spindle_protocol::{RequestId, ResponseError};
 
 use super::state::{HostDone, MAX_BATCH, SessionTask, request_key};
 use crate::error::SessionError;
+use crate::page_ops::PageOp;
 use crate::store::Direction;
 use crate::sync::lock;
 
@@ -80,11 +80,14 @@ impl SessionTask {
             HostReply::Done(result) => self.respond(&done.request_id, result),
             HostReply::NeedsApproval(write) => {
                 let key = request_key(&done.request_id);
-                let op = json!({
-                    "op": "web_review", "requestId": key, "sessionId": write.session_id,
-                    "path": write.display_path, "oldText": write.old_text,
-                    "newText": write.new_text, "toolCallId": self.open_tool_call(),
-                });
+                let op = PageOp::WebReview {
+                    request_id: key.clone(),
+                    session_id: write.session_id.clone(),
+                    path: write.display_path.clone(),
+                    old_text: write.old_text.clone(),
+                    new_text: write.new_text.clone(),
+                    tool_call_id: self.open_tool_call(),
+                };
                 self.reviews.insert(key.clone(), (done.request_id, write));
                 lock(&self.core).open_review(key, op);
             }

@@ -29,6 +29,7 @@ use crate::core::{Banner, SessionCore};
 use crate::error::SessionError;
 use crate::feed::request_id_prefix;
 use crate::handshake::{AgentSettings, Pending, Phase, Startup};
+use crate::page_ops::PageOp;
 use crate::replica::{Refused, Replica, lease_lost};
 use crate::store::{Direction, Store};
 use crate::sync::lock;
@@ -276,10 +277,11 @@ impl SessionTask {
             .and_then(|a| a.client.initialize_outcome())
             .map(features::auth_methods_json)
             .unwrap_or_else(|| json!([]));
-        lock(&self.core).set_fact(json!({
-            "op": "web_status", "status": status, "authMethods": auth_methods,
-            "message": message,
-        }));
+        lock(&self.core).set_fact(PageOp::WebStatus {
+            status: status.to_string(),
+            auth_methods,
+            message,
+        });
     }
 
     fn start_agent(&mut self) {
@@ -531,7 +533,7 @@ impl SessionTask {
                 let title: String = text.chars().take(60).collect();
                 let _ = self.store.set_title(self.id, title.trim());
                 // The page's session list shows the new title.
-                lock(&self.core).publish_note(json!({ "op": "web_session" }));
+                lock(&self.core).publish_note(PageOp::WebSession);
             }
             self.flush_client();
             if self.protocol() < 2 {
