@@ -234,11 +234,11 @@ fn initialize_id(line: &str) -> Option<Option<String>> {
         #[serde(default)]
         id: Option<Value>,
     }
-    if !line.contains("initialize") {
+    if !line.contains(spindle_wire::client_methods::INITIALIZE) {
         return None;
     }
     let request = serde_json::from_str::<Request<'_>>(line).ok()?;
-    (request.method.as_deref() == Some("initialize"))
+    (request.method.as_deref() == Some(spindle_wire::client_methods::INITIALIZE))
         .then(|| request.id.and_then(|id| id.as_str().map(str::to_string)))
 }
 

@@ -230,7 +230,9 @@ impl AcpFeed {
                     }
                     self.maybe_initialize_answer(probe.id.as_ref(), line);
                 }
-                (Direction::Client, Some("initialize")) => self.initialize_id = probe.id,
+                (Direction::Client, Some(spindle_wire::client_methods::INITIALIZE)) => {
+                    self.initialize_id = probe.id
+                }
                 (Direction::Client, Some(SESSION_PROMPT)) => {
                     let key = probe.id.as_ref().map(Value::to_string).unwrap_or_default();
                     self.prompt_logged(&key, line);

@@ -10,7 +10,9 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use spindle_wire::client_methods::{AUTH_REQUIRED_CODE, RESOURCE_NOT_FOUND_CODE};
+use spindle_wire::client_methods::{
+    AUTH_REQUIRED_CODE, AUTHENTICATE, RESOURCE_NOT_FOUND_CODE, SESSION_CLOSE,
+};
 use spindle_wire::client_methods::{
     SESSION_CANCEL, SESSION_LIST, SESSION_LOAD, SESSION_NEW, SESSION_PROMPT, SESSION_RESUME,
     SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE, fields,
@@ -91,7 +93,7 @@ pub fn is_session_scoped(method: &str) -> bool {
             | SESSION_SET_CONFIG_OPTION
             | SESSION_ATTACH
             | SESSION_DETACH
-            | "session/close"
+            | SESSION_CLOSE
     )
 }
 
@@ -425,7 +427,7 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
             reply(list_sessions(state, conn.protocol()));
             Vec::new()
         }
-        "authenticate" => {
+        AUTHENTICATE => {
             reply(Ok(json!({})));
             Vec::new()
         }

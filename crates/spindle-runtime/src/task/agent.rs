@@ -270,5 +270,5 @@ fn is_update_notification(line: &str) -> bool {
         method: Option<std::borrow::Cow<'a, str>>,
     }
     serde_json::from_str::<Probe<'_>>(line)
-        .is_ok_and(|p| p.method.as_deref() == Some("session/update"))
+        .is_ok_and(|p| p.method.as_deref() == Some(spindle_wire::client_methods::SESSION_UPDATE))
 }

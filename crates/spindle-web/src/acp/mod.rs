@@ -115,7 +115,7 @@ async fn post(State(state): State<Gateway>, request: Request) -> Response {
         .map(str::to_string);
     let method = method.as_deref();
     let connection = header_text(&headers, HEADER_CONNECTION_ID);
-    if method == Some("initialize") && connection.is_none() {
+    if method == Some(spindle_wire::client_methods::INITIALIZE) && connection.is_none() {
         return initialize(&state, &message);
     }
     let Some(connection) = connection else {

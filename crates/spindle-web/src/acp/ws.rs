@@ -92,7 +92,7 @@ async fn run(state: Gateway, conn: Arc<Conn>, mut socket: WebSocket) {
                 };
                 conn.record_sent(&message);
                 let method = message.get("method").and_then(Value::as_str);
-                if method == Some("initialize") {
+                if method == Some(spindle_wire::client_methods::INITIALIZE) {
                     let params = message.get("params").cloned().unwrap_or(Value::Null);
                     let result = dispatch::initialize_result(state.protocol, &conn, &params);
                     initialized = true;
