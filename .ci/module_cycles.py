@@ -14,6 +14,15 @@ defines the named module: an item of `a/b.rs` points at `a/b.rs`, an item of `a/
 a parent that uses its child (`use x::Y`, `pub use x::*`) has an edge to it, so a child reaching
 back with `super::` closes a cycle.
 
+A name that a module only brings in with `use` (a re-export such as `pub use types::Item` in
+lib.rs) leads on to the file that defines it: `use crate::Item` is an edge to types.rs, not to
+lib.rs, so a crate root's re-exports do not make every file depend on the root (the `pub use`
+itself is an edge from lib.rs to types.rs). A glob import binds no names this way.
+
+Only paths are read: a method called on a value of another module's type is no edge (its type
+was named somewhere, or came from a call that was). Paths inside `macro_rules!` bodies count for
+the file that defines the macro.
+
 Test-only code is left out: any item under `#[cfg(test)]` (the usual `mod tests`, a `tests.rs`
 declared with it, a test-only `use` or helper). Non-test code cannot name a test-only module
 (the crate would not build without `--cfg test`), so such a module can never sit in a cycle with
@@ -24,6 +33,7 @@ Prints every strongly connected component of more than one file with the edges t
 (file:lines -> file), then `N cycles`; exits 1 when N > 0. Standard library only.
 """
 
+import io
 import os
 import re
 import sys
@@ -51,7 +61,7 @@ def tokenize(src):
     i, n, line = 0, len(src), 1
 
     def skip_string(j, hashes):
-        # j is just past the opening quote; returns (index past the close, value, newlines)
+        # j is just past the opening quote; returns (index past the closing quote, contents)
         start = j
         while j < n:
             c = src[j]
@@ -558,6 +568,15 @@ FIXTURE_EXPECTED = {
     "without_cycles": [],
 }
 
+# Lines the report on `with_cycles` must print: edges with the lines that make them.
+FIXTURE_REPORT_LINES = [
+    "  p.rs:4 -> x/y.rs",
+    "  x/y.rs:5 -> p.rs",
+    "  u.rs:2,6 -> t.rs",
+    "  m/mod.rs:7 -> m/n.rs",
+    "5 cycles",
+]
+
 
 def self_test():
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "module_cycles_fixtures")
@@ -572,14 +591,19 @@ def self_test():
             print(f"self-test {fixture}: FAILED\n  want {want}\n  got  {got}\n  missing {missing}")
         else:
             print(f"self-test {fixture}: ok ({len(got)} cycles found as expected)")
-    # The report's exit status follows the count.
-    with open(os.devnull, "w") as devnull:
-        if report(os.path.join(here, "with_cycles"), devnull) == 0:
+    # The report names the lines of each edge, and its count decides the exit status.
+    text = io.StringIO()
+    count = report(os.path.join(here, "with_cycles"), text)
+    for line in FIXTURE_REPORT_LINES:
+        if line not in text.getvalue().splitlines():
             failed += 1
-            print("self-test: the report found no cycle in with_cycles")
-        if report(os.path.join(here, "without_cycles"), devnull) != 0:
-            failed += 1
-            print("self-test: the report found a cycle in without_cycles")
+            print(f"self-test: the report lacks {line!r}:\n{text.getvalue()}")
+    if count != len(FIXTURE_EXPECTED["with_cycles"]):
+        failed += 1
+        print(f"self-test: the report counted {count} cycles in with_cycles")
+    if report(os.path.join(here, "without_cycles"), io.StringIO()) != 0:
+        failed += 1
+        print("self-test: the report found a cycle in without_cycles")
     print(f"self-test: {'FAILED' if failed else 'ok'}")
     return 1 if failed else 0
 
@@ -588,7 +612,7 @@ def main(argv):
     if argv == ["--self-test"]:
         return self_test()
     if len(argv) != 1 or not os.path.isdir(argv[0]):
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print("\n".join(__doc__.strip().splitlines()[2:4]), file=sys.stderr)
         return 2
     return 1 if report(argv[0], sys.stdout) else 0
 
