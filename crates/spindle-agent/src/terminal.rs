@@ -6,6 +6,8 @@
 //! its own and keep their text decoder state across chunks. v1 terminals are
 //! client-side (`terminal/create`), so v1 gets the output as tool text.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
 
 use crate::program::Program;
@@ -24,28 +26,6 @@ const CUTS: [usize; 3] = [23, 39, 60];
 
 /// Final reply of `/scenario terminal`.
 pub const TERMINAL_REPLY: &str = "The tests passed: 3 passed, 0 failed.";
-
-/// Standard base64 with padding.
-pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for group in bytes.chunks(3) {
-        let b = [
-            group[0],
-            *group.get(1).unwrap_or(&0),
-            *group.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= group.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
 
 pub(crate) fn terminal(ctx: &mut TurnCtx<'_>) -> Program {
     let v = ctx.conn.version;
@@ -76,7 +56,7 @@ pub(crate) fn terminal(ctx: &mut TurnCtx<'_>) -> Program {
                 p.update(json!({
                     "sessionUpdate": tags::TERMINAL_OUTPUT_CHUNK,
                     "terminalId": term,
-                    "data": base64(&TERMINAL_OUTPUT[from..to]),
+                    "data": STANDARD.encode(&TERMINAL_OUTPUT[from..to]),
                 }));
                 p.pause(2);
                 from = to;
@@ -109,16 +89,6 @@ pub(crate) fn terminal(ctx: &mut TurnCtx<'_>) -> Program {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_known_values() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
-        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
-    }
 
     #[test]
     fn cuts_split_a_character_and_an_escape() {

@@ -6,7 +6,6 @@
 use spindle_wire::extensions::{Extension, Extensions};
 use spindle_wire::tags::MessageKind;
 
-use crate::program::Program;
 use crate::updates;
 use crate::wire::Version;
 
@@ -129,14 +128,10 @@ impl TurnCtx<'_> {
         self.conn.version
     }
 
-    pub(crate) fn program(&self) -> Program {
-        Program::new(self.delay_ms)
-    }
-
-    /// Adds the turn's tokens and reports usage.
-    pub(crate) fn usage(&mut self, program: &mut Program, tokens: u64) {
+    /// Adds the turn's tokens; returns the usage update that reports them.
+    pub(crate) fn usage(&mut self, tokens: u64) -> serde_json::Value {
         self.state.used = (self.state.used + tokens).min(self.context_size);
-        program.update(updates::usage(self.state.used, self.context_size));
+        updates::usage(self.state.used, self.context_size)
     }
 
     /// Whether a v1 client gets the clear extension: opted in, or forced by

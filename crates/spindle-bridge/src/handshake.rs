@@ -5,6 +5,7 @@
 //! version.
 
 use serde_json::Value;
+use spindle_wire::client_methods::INITIALIZE;
 use spindle_wire::extensions::{Extension, Extensions};
 use spindle_wire::meta::META_KEY;
 
@@ -79,7 +80,7 @@ impl Bridge {
                     p.entry(k).or_insert(v);
                 }
             }
-            wire::request(&id, "initialize", Value::Object(p))
+            wire::request(&id, INITIALIZE, Value::Object(p))
         } else if agent == client && asked == u64::from(client) {
             line.to_owned()
         } else {
@@ -92,7 +93,7 @@ impl Bridge {
                     p
                 }
             };
-            wire::request(&id, "initialize", Value::Object(params))
+            wire::request(&id, INITIALIZE, Value::Object(params))
         };
         self.provisional_agent = agent;
         out.to_agent.push(forwarded);

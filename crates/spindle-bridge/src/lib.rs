@@ -54,6 +54,7 @@ pub use spindle_wire::extensions::Extensions;
 pub use state::{Bridge, MAX_HELD_CLIENT_BYTES};
 pub use types::{BridgeConfig, BridgeDiagnostic, Policy, Route, Severity, Translated};
 
+use spindle_wire::client_methods::INITIALIZE;
 use types::ClientRequest;
 
 /// The two entry points: every line of either side goes through one of
@@ -85,7 +86,7 @@ impl Bridge {
                 return out;
             }
         };
-        if frame.method.as_deref() == Some("initialize") {
+        if frame.method.as_deref() == Some(INITIALIZE) {
             self.client_initialize(line, &frame, &mut out);
             return out;
         }

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use spindle_wire::client_methods::SESSION_UPDATE;
 use spindle_wire::scan::offset_in;
 
 /// One JSON-RPC message, fields borrowed from the line.
@@ -55,7 +56,7 @@ pub(crate) struct UpdateFrame<'a> {
 /// anything else (the caller then takes the generic path).
 pub(crate) fn parse_update_frame(line: &str) -> Option<UpdateFrame<'_>> {
     let f: UpdateFrame<'_> = serde_json::from_str(line).ok()?;
-    (f.method == "session/update" && f.id.is_none()).then_some(f)
+    (f.method == SESSION_UPDATE && f.id.is_none()).then_some(f)
 }
 
 /// The routing head of an update: its tag, messageId and content type.
@@ -167,7 +168,7 @@ pub(crate) fn update_line(session_id: &str, update: Value) -> String {
     let mut params = Map::new();
     params.insert("sessionId".into(), session_id.into());
     params.insert("update".into(), update);
-    notification("session/update", Value::Object(params))
+    notification(SESSION_UPDATE, Value::Object(params))
 }
 
 /// Parses raw JSON into a Value (rare paths only).

@@ -10,7 +10,9 @@ use crate::model::{EntryBody, EntryKind};
 use crate::ops::Applied;
 use crate::requests::request_key;
 use crate::wire::{EnvelopeProbe, LineProbe, ParamsProbe, RawParamsProbe, looks_like_chunk};
-use spindle_wire::client_methods::{FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE};
+use spindle_wire::client_methods::{
+    FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE, SESSION_REQUEST_PERMISSION, SESSION_UPDATE,
+};
 use spindle_wire::host::LOCAL_KEY;
 use spindle_wire::scan;
 use spindle_wire::tags::{MessageKind, UpdateTag};
@@ -193,7 +195,7 @@ impl TranscriptEngine {
         if looks_like_chunk(line)
             && let Ok(probe) = serde_json::from_str::<LineProbe<'_>>(line)
             && probe.sent.is_none()
-            && probe.method.as_deref() == Some("session/update")
+            && probe.method.as_deref() == Some(SESSION_UPDATE)
             && let Some(params) = probe.params
             && let Some(update) = params.update
             && self.try_fast_chunk(params.session_id.as_deref(), update)
@@ -205,7 +207,7 @@ impl TranscriptEngine {
                 if recorded {
                     return self.client_line(sent.get());
                 }
-            } else if probe.method.as_deref() == Some("session/update")
+            } else if probe.method.as_deref() == Some(SESSION_UPDATE)
                 && let Some(params) = probe.params
                 && let Some(update) = params.update
             {
@@ -233,11 +235,11 @@ impl TranscriptEngine {
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
         let id = msg.get("id").filter(|v| !v.is_null()).map(request_key);
         match (method.as_deref(), id) {
-            (Some("session/update"), _) => match msg.remove("params") {
+            (Some(SESSION_UPDATE), _) => match msg.remove("params") {
                 Some(Value::Object(mut params)) => self.update_params(&mut params),
                 _ => self.diag("malformed_update", "session/update without params object"),
             },
-            (Some("session/request_permission"), Some(id)) => {
+            (Some(SESSION_REQUEST_PERMISSION), Some(id)) => {
                 let params = msg.remove("params").unwrap_or(Value::Null);
                 self.permission_request(id, params);
             }

@@ -83,7 +83,7 @@
 //! A module uses only modules listed before it (no module cycles; the
 //! `impl TranscriptEngine` blocks of a layer call only methods of earlier
 //! layers):
-//! 1. utilities: [`text`], `base64`, `compact` (compact JSON objects), `config`;
+//! 1. utilities: [`text`], `compact` (compact JSON objects), `config`;
 //! 2. data: `model` (entries, messages, tool calls, session state,
 //!    diagnostics), `ops` (render ops), `ids` (id spaces), `keys` (wire id ->
 //!    entry), `local_state` (client terminals and writes between lines);
@@ -102,7 +102,6 @@
 //!    [`replay_recording`].
 #![deny(missing_docs)]
 
-mod base64;
 mod boundaries;
 mod classify;
 mod compact;

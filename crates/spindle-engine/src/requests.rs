@@ -14,7 +14,8 @@ use crate::ids::MsgKind;
 use crate::model::{EntryBody, EntryKind, Message};
 use crate::session_results::requested_mode;
 use spindle_wire::client_methods::{
-    SESSION_LOAD, SESSION_NEW, SESSION_RESUME, SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE,
+    INITIALIZE, SESSION_CANCEL, SESSION_LOAD, SESSION_NEW, SESSION_PROMPT,
+    SESSION_REQUEST_PERMISSION, SESSION_RESUME, SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE,
 };
 use spindle_wire::tags::TOOL_CALL;
 
@@ -99,7 +100,7 @@ impl TranscriptEngine {
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
         let id = msg.get("id").filter(|v| !v.is_null()).map(request_key);
         match method.as_deref() {
-            Some("session/prompt") => {
+            Some(SESSION_PROMPT) => {
                 let params = msg.remove("params");
                 self.adopt_session(params.as_ref().and_then(|p| p.get("sessionId")));
                 let prompt = params.and_then(|mut p| p.get_mut("prompt").map(Value::take));
@@ -120,13 +121,13 @@ impl TranscriptEngine {
                     }
                 }
             }
-            Some("session/cancel") => {
+            Some(SESSION_CANCEL) => {
                 if self.t.state.turn_open && !self.t.state.cancel_requested {
                     self.t.state.cancel_requested = true;
                     self.emit_state();
                 }
             }
-            Some("initialize") => {
+            Some(INITIALIZE) => {
                 if let Some(id) = id {
                     self.client_requests.insert(id, ClientRequest::Initialize);
                 }
@@ -286,7 +287,7 @@ impl TranscriptEngine {
         record.insert("outcome".into(), Value::Null);
         let idx = match tool {
             Some(Value::Object(tc)) => {
-                let Some(idx) = self.tool_upsert("session/request_permission", tc) else {
+                let Some(idx) = self.tool_upsert(SESSION_REQUEST_PERMISSION, tc) else {
                     return;
                 };
                 if let EntryBody::ToolCall(tc) = &mut self.t.entries[idx].body {

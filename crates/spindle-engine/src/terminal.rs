@@ -1,6 +1,9 @@
 //! v2 agent-owned terminals: `terminal_update` (fields, output replaced)
 //! and `terminal_output_chunk` (output appended), decoded as UTF-8.
 
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde_json::{Map, Value};
 
 use crate::core::TranscriptEngine;
@@ -36,11 +39,7 @@ impl TranscriptEngine {
         let output = match u.shift_remove("output") {
             None => None,
             Some(Value::Null) => Some(Vec::new()),
-            Some(o) => match o
-                .get("data")
-                .and_then(Value::as_str)
-                .map(crate::base64::decode)
-            {
+            Some(o) => match o.get("data").and_then(Value::as_str).map(decode_output) {
                 Some(Some(bytes)) => Some(bytes),
                 _ => {
                     return self.diag(
@@ -81,7 +80,7 @@ impl TranscriptEngine {
                 "terminal_output_chunk: terminalId and data strings required",
             );
         };
-        let Some(bytes) = crate::base64::decode(data) else {
+        let Some(bytes) = decode_output(data) else {
             return self.diag(
                 "malformed_update",
                 "terminal_output_chunk: data must be base64",
@@ -136,6 +135,24 @@ impl TranscriptEngine {
     }
 }
 
+/// Terminal output's base64: the standard alphabet; padding may be left
+/// out, and non-zero bits after the last byte are ignored.
+const OUTPUT_BASE64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
+
+/// Decodes terminal output data; `None` unless base64. Padding, when
+/// present, must complete the last group of four.
+fn decode_output(data: &str) -> Option<Vec<u8>> {
+    if data.ends_with('=') && !data.len().is_multiple_of(4) {
+        return None;
+    }
+    OUTPUT_BASE64.decode(data).ok()
+}
+
 /// Decodes `bytes[*decoded..]` into `text`, replacing invalid sequences with
 /// U+FFFD and leaving an incomplete trailing sequence for the next chunk.
 pub(crate) fn decode_utf8_into(bytes: &[u8], decoded: &mut usize, text: &mut String) {
@@ -163,5 +180,27 @@ pub(crate) fn decode_utf8_into(bytes: &[u8], decoded: &mut usize, text: &mut Str
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode_output;
+
+    #[test]
+    fn output_data_is_base64_with_or_without_padding() {
+        assert_eq!(decode_output("aGVsbG8=").as_deref(), Some(&b"hello"[..]));
+        assert_eq!(decode_output("aGVsbG8").as_deref(), Some(&b"hello"[..]));
+        assert_eq!(decode_output("aGk=").as_deref(), Some(&b"hi"[..]));
+        assert_eq!(decode_output("").as_deref(), Some(&b""[..]));
+        // Bits past the last byte are not checked.
+        assert_eq!(decode_output("aGl=").as_deref(), Some(&b"hi"[..]));
+        assert_eq!(decode_output("a"), None);
+        assert_eq!(decode_output("a!b="), None);
+        assert_eq!(decode_output("aGk==="), None);
+        assert_eq!(decode_output("aGk=="), None);
+        assert_eq!(decode_output("Zg="), None);
+        assert_eq!(decode_output("aG=k"), None);
+        assert_eq!(decode_output("aGk =").as_deref(), None);
     }
 }

@@ -16,9 +16,9 @@ use spindle_protocol::ResponseError;
 use spindle_wire::client_methods::RESOURCE_NOT_FOUND_CODE;
 use tokio::sync::{mpsc, watch};
 
-use crate::HostEvent;
 use crate::config::HostLimits;
 use crate::errors::{INTERNAL_ERROR, invalid_params};
+use crate::events::HostEvent;
 use crate::output::{OutputBuffer, Utf8Stream};
 
 /// How long an exit waits for the rest of the output (a background process

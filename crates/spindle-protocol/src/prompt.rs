@@ -38,6 +38,8 @@
 use std::ops::Range;
 use std::path::Path;
 
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use base64::{DecodeError, Engine as _, alphabet};
 use serde_json::{Map, Value, json};
 use spindle_wire::client_methods::blocks;
 
@@ -244,6 +246,15 @@ impl PromptBuilder {
     }
 }
 
+/// Image data's base64: the standard alphabet, padded (any bits after the
+/// last byte are let through, as agents decode them).
+const IMAGE_BASE64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::RequireCanonical)
+        .with_decode_allow_trailing_bits(true),
+);
+
 fn check_base64(data: &str) -> Result<(), String> {
     if data.is_empty() {
         return Err("the image data is empty".into());
@@ -251,39 +262,21 @@ fn check_base64(data: &str) -> Result<(), String> {
     if !data.len().is_multiple_of(4) {
         return Err("the image data is not padded base64 (length not a multiple of 4)".into());
     }
-    let body = data.trim_end_matches('=');
-    if data.len() - body.len() > 2 {
-        return Err("the image data has too much base64 padding".into());
-    }
-    match body
-        .bytes()
-        .position(|b| !(b.is_ascii_alphanumeric() || b == b'+' || b == b'/'))
-    {
-        Some(at) => Err(format!("the image data is not base64 (byte {at})")),
-        None => Ok(()),
+    match IMAGE_BASE64.decode(data) {
+        Ok(_) => Ok(()),
+        Err(DecodeError::InvalidByte(at, b'=')) => Err(format!(
+            "the image data has misplaced or too much base64 padding (byte {at})"
+        )),
+        Err(DecodeError::InvalidByte(at, _)) => {
+            Err(format!("the image data is not base64 (byte {at})"))
+        }
+        Err(other) => Err(format!("the image data is not base64 ({other})")),
     }
 }
 
 /// Standard base64 with padding (for image data).
 pub fn encode_base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for group in bytes.chunks(3) {
-        let b = [
-            group[0],
-            group.get(1).copied().unwrap_or(0),
-            group.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= group.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// The MIME type of an image file, by its extension (png, jpeg, gif, webp,
@@ -303,6 +296,24 @@ pub fn image_mime_type(path: &Path) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_data_must_be_padded_base64() {
+        assert_eq!(encode_base64(b"hi"), "aGk=");
+        assert_eq!(encode_base64(b"\x89PNG"), "iVBORw==");
+        for ok in ["aGk=", "aGVsbG8h", "iVBORw==", "aGl="] {
+            assert_eq!(check_base64(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "", "aGk", "aGk==", "a===", "====", "aG=k", "aGk!", "aGk =", "aGVsbG8",
+        ] {
+            assert!(check_base64(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            check_base64("aGk!"),
+            Err("the image data is not base64 (byte 3)".into())
+        );
+    }
 
     fn paths(text: &str) -> Vec<String> {
         parse_mentions(text).into_iter().map(|m| m.path).collect()

@@ -4,12 +4,9 @@
 use std::collections::{HashMap, HashSet};
 
 use serde_json::json;
+use spindle_wire::client_methods::CANCEL_REQUEST;
 
 use crate::jsonrpc::{Message, RequestId};
-
-/// The ACP method that cancels one outstanding request (unstable protocol
-/// method, `protocolMethods.cancel_request` in the schema's meta tables).
-pub const CANCEL_REQUEST_METHOD: &str = "$/cancel_request";
 
 /// Why a response could not be matched to an outgoing request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +129,7 @@ impl<O, I> ReqQueue<O, I> {
             return None;
         }
         p.cancelled = true;
-        Message::notification(CANCEL_REQUEST_METHOD, &json!({ "requestId": id })).ok()
+        Message::notification(CANCEL_REQUEST, &json!({ "requestId": id })).ok()
     }
 
     /// The pending outgoing request with this id.

@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
+use spindle_wire::client_methods::{INITIALIZE, SESSION_UPDATE};
 
 use crate::extensions::{AGENT_MESSAGE_CLEAR, AGENT_THOUGHT_CLEAR, SESSION_CLEARED};
 use crate::jsonrpc::RequestId;
@@ -239,7 +240,7 @@ fn check_value(
             }
             return;
         }
-        if method == "session/update" && s.closed_update_union && is_exempt_update(&params) {
+        if method == SESSION_UPDATE && s.closed_update_union && is_exempt_update(&params) {
             if !params.get("sessionId").is_some_and(Value::is_string) {
                 errors.push("session/update needs a string sessionId".into());
             }
@@ -328,7 +329,7 @@ impl SchemaConversation {
         let mut answered = None;
         match (method, &id) {
             (Some(m), Some(id)) => {
-                if m == "initialize" {
+                if m == INITIALIZE {
                     let asked = value["params"]["protocolVersion"].as_u64() == Some(2);
                     let asked = if asked { 2 } else { 1 };
                     self.asked_version = Some(asked);
@@ -338,7 +339,7 @@ impl SchemaConversation {
             }
             (None, Some(id)) => {
                 answered = self.pending.remove(&(direction.opposite(), id.clone()));
-                if answered.as_deref() == Some("initialize") {
+                if answered.as_deref() == Some(INITIALIZE) {
                     let chosen = value["result"]["protocolVersion"].as_u64();
                     if let Some(v @ (1 | 2)) = chosen {
                         self.version = Some(v as u16);

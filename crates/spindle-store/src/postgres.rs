@@ -17,19 +17,25 @@ use std::future::Future;
 use std::str::FromStr;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
-use tokio_postgres::config::Host;
 
+mod convert;
 mod leases;
+
+pub(crate) use convert::describe_url;
+use convert::{
+    CONNECTION_LOST, ErrorKind, describe_config, describe_pg, note_connection_lost, pg, pool,
+    text_of,
+};
 
 use crate::listen::{self, LogChange};
 use crate::migrations;
-use crate::types::{display_text, now_ms, seq_at};
-use crate::{
-    Direction, Lease, LeaseSurvey, LoggedLine, Store, StoreError, StoredReply, StoredSession,
-    TakenCommand,
+use crate::store::Store;
+use crate::types::{
+    Direction, Lease, LeaseSurvey, LoggedLine, StoreError, StoredReply, StoredSession, TakenCommand,
 };
+use crate::types::{display_text, now_ms, seq_at};
 
 /// How long one call may take, pool wait included, before it fails (the database is then treated
 /// as failing: the web server keeps the lines in memory and retries).
@@ -43,15 +49,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// then falls back to its in-memory backlog without stalling its observers, and its retries (twice
 /// a second) reach the server about once per period.
 pub const UNREACHABLE_PERIOD: Duration = Duration::from_secs(1);
-
-tokio::task_local! {
-    /// Set by the error mappers of a call when it failed for want of a connection.
-    static CONNECTION_LOST: std::cell::Cell<bool>;
-}
-
-fn note_connection_lost() {
-    let _ = CONNECTION_LOST.try_with(|lost| lost.set(true));
-}
 
 /// The connections the pool keeps at most.
 const POOL_SIZE: usize = 8;
@@ -80,75 +77,6 @@ impl Drop for PostgresStore {
             runtime.shutdown_background();
         }
     }
-}
-
-/// `postgres://user@host:port/database` without the password (for messages), or a note that
-/// the URL cannot be read.
-pub(crate) fn describe_url(url: &str) -> String {
-    match tokio_postgres::Config::from_str(url) {
-        Ok(config) => describe_config(&config),
-        Err(_) => "an unreadable PostgreSQL URL".into(),
-    }
-}
-
-fn describe_config(config: &tokio_postgres::Config) -> String {
-    let host = match config.get_hosts().first() {
-        Some(Host::Tcp(host)) => host.clone(),
-        Some(Host::Unix(path)) => path.display().to_string(),
-        None => "localhost".into(),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let user = config
-        .get_user()
-        .map(|u| format!("{u}@"))
-        .unwrap_or_default();
-    let database = config.get_dbname().unwrap_or("");
-    format!("postgres://{user}{host}:{port}/{database}")
-}
-
-/// The driver's message: the server's own (with its SQLSTATE) when it sent one, else the
-/// client-side cause chain (connection refused, timed out, ...).
-fn describe_pg(error: &tokio_postgres::Error) -> String {
-    if error.as_db_error().is_none() {
-        note_connection_lost();
-    }
-    if let Some(db) = error.as_db_error() {
-        let mut text = format!("{} (SQLSTATE {})", db.message(), db.code().code());
-        if let Some(detail) = db.detail() {
-            text.push_str(": ");
-            text.push_str(detail);
-        }
-        return text;
-    }
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-fn describe_pool(error: &PoolError) -> String {
-    match error {
-        PoolError::Backend(error) => describe_pg(error),
-        other => {
-            note_connection_lost();
-            other.to_string()
-        }
-    }
-}
-
-/// Builds the error of one kind from a message.
-type ErrorKind = fn(String) -> StoreError;
-
-fn pg(kind: ErrorKind) -> impl Fn(tokio_postgres::Error) -> StoreError {
-    move |e| kind(describe_pg(&e))
-}
-
-fn pool(kind: ErrorKind) -> impl Fn(PoolError) -> StoreError {
-    move |e| kind(describe_pool(&e))
 }
 
 impl PostgresStore {
@@ -339,10 +267,6 @@ SELECT COUNT(*)
 FROM UNNEST($2::BIGINT[], $3::TEXT[], $4::BYTEA[]) AS i(seq, direction, line)
 JOIN wire_log w ON w.session_id = $1 AND w.seq = i.seq
 WHERE w.seq BETWEEN $5 AND $6 AND w.direction = i.direction AND w.line = i.line";
-
-fn text_of(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
 
 impl Store for PostgresStore {
     fn describe(&self) -> String {

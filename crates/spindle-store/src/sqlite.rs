@@ -13,11 +13,11 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 mod leases;
 
 use crate::migrations::{self, Migration};
-use crate::types::{display_text, now_ms, seq_at};
-use crate::{
-    Direction, Lease, LeaseSurvey, LoggedLine, Store, StoreError, StoredReply, StoredSession,
-    TakenCommand,
+use crate::store::Store;
+use crate::types::{
+    Direction, Lease, LeaseSurvey, LoggedLine, StoreError, StoredReply, StoredSession, TakenCommand,
 };
+use crate::types::{display_text, now_ms, seq_at};
 
 /// A SQLite database file.
 #[derive(Debug)]

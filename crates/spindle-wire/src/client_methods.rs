@@ -16,6 +16,8 @@ pub const INITIALIZE: &str = "initialize";
 pub const AUTHENTICATE: &str = "authenticate";
 /// v2 `auth/login` (params `{methodId}`), the v2 name of `authenticate`.
 pub const AUTH_LOGIN: &str = "auth/login";
+/// v1 `logout` (unstable), the v1 name of `auth/logout`.
+pub const LOGOUT: &str = "logout";
 /// v2 `auth/logout`.
 pub const AUTH_LOGOUT: &str = "auth/logout";
 /// `session/new`.
@@ -40,6 +42,9 @@ pub const SESSION_CANCEL: &str = "session/cancel";
 pub const SESSION_UPDATE: &str = "session/update";
 /// `session/request_permission` (agent to client).
 pub const SESSION_REQUEST_PERMISSION: &str = "session/request_permission";
+/// `$/cancel_request` (a notification, either way): the sender gave up on
+/// one of its requests (params `{requestId}`).
+pub const CANCEL_REQUEST: &str = "$/cancel_request";
 
 /// v1 `fs/read_text_file` (agent to client; params `{sessionId, path, line?, limit?}`).
 pub const FS_READ_TEXT_FILE: &str = "fs/read_text_file";

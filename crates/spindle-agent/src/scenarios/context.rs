@@ -16,7 +16,7 @@ pub const CLEAR_REPLY: &str = "Context cleared. I remember nothing from before t
 
 pub(super) fn clear(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
     let v = ctx.version();
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     // The clear boundary (docs/src/extensions.md): usage reset, the boundary
     // signal, then a command refresh.
     ctx.state.used = 0;
@@ -51,7 +51,7 @@ pub(super) fn clear(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
 pub const COMPACT_REPLY: &str = "Compacting completed.";
 
 pub(super) fn compact(ctx: &mut TurnCtx<'_>) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let summary = format!(
         "Summary of {} earlier turn(s): the user explored the reference agent's scenarios.",
         ctx.state.turns.saturating_sub(1)

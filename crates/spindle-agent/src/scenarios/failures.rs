@@ -13,7 +13,7 @@ pub const ERROR_TEXT: &str = "Looking that up in the model backend... ";
 pub const ERROR_MESSAGE: &str = "simulated failure: the model backend is unavailable";
 
 pub(super) fn error(ctx: &mut TurnCtx<'_>) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     p.say(MessageKind::Agent, &id, ERROR_TEXT, None);
     p.steps.push(Step::Fail(ERROR_MESSAGE.to_owned()));
@@ -21,7 +21,7 @@ pub(super) fn error(ctx: &mut TurnCtx<'_>) -> Program {
 }
 
 pub(super) fn crash(ctx: &mut TurnCtx<'_>) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     p.say(
         MessageKind::Agent,
@@ -37,7 +37,7 @@ pub(super) fn crash(ctx: &mut TurnCtx<'_>) -> Program {
 pub const STALL_TEXT: &str = "Working on it; this turn stalls until you cancel it.";
 
 pub(super) fn stall(ctx: &mut TurnCtx<'_>) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     p.say(MessageKind::Agent, &id, STALL_TEXT, None);
     p.steps.push(Step::Stall);

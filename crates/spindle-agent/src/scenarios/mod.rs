@@ -52,7 +52,7 @@ use tools::{background, tools};
 
 /// The updates sent right after `session/new`.
 pub(crate) fn session_start(ctx: &mut TurnCtx<'_>) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     p.update(updates::available_commands(ctx.version(), &COMMANDS));
     if ctx.version() == Version::V2 {
         // v2 lets the agent speak first: one whole-message upsert.
@@ -188,18 +188,18 @@ fn client_program(
     ctx: &mut TurnCtx<'_>,
     fill: impl FnOnce(&mut TurnCtx<'_>, &mut Program),
 ) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     fill(ctx, &mut p);
-    ctx.usage(&mut p, 60);
+    p.update(ctx.usage(60));
     p.end("end_turn");
     p
 }
 
 pub(crate) fn simple_reply(ctx: &mut TurnCtx<'_>, reply: &str) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     p.say(MessageKind::Agent, &id, reply, None);
-    ctx.usage(&mut p, 20 + reply.len() as u64 / 4);
+    p.update(ctx.usage(20 + reply.len() as u64 / 4));
     p.end("end_turn");
     p
 }
@@ -235,13 +235,13 @@ fn help(ctx: &mut TurnCtx<'_>) -> Program {
 pub const SLOW_REPLY: &str = "Slow streaming: every word arrives after a pause, so you can watch the reply grow and cancel it halfway through if you like.";
 
 fn slow(ctx: &mut TurnCtx<'_>) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     for piece in word_chunks(SLOW_REPLY) {
         p.update(updates::chunk(MessageKind::Agent, &id, piece, None));
         p.pause(5);
     }
-    ctx.usage(&mut p, 40);
+    p.update(ctx.usage(40));
     p.end("end_turn");
     p
 }
@@ -263,7 +263,7 @@ pub const NOTICES: [(&str, &str, &str); 2] = [
 ];
 
 fn notice(ctx: &mut TurnCtx<'_>) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     // v1 typed decoders only accept `notice` from clients advertising
     // `session.notices`; others get the notices as reply text.
@@ -301,7 +301,7 @@ fn stream(
     let Some(mix) = StreamMix::parse(mix.unwrap_or("mixed")) else {
         return simple_reply(ctx, "Unknown mix. Mixes: mixed, refine, snapshot, chunks.");
     };
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     p.steps.push(Step::Stream(Box::new(StreamGenerator::new(
         ctx.version(),
         mix,

@@ -17,7 +17,7 @@ pub const THOUGHTS_REPLY: &str =
     "Here is the answer. Thought: this line is part of the reply and must stay in it. Done.";
 
 pub(super) fn thoughts(ctx: &mut TurnCtx<'_>) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let thought = ctx.state.next_id("msg_t");
     p.say(
         MessageKind::Thought,
@@ -57,7 +57,7 @@ pub(super) fn thoughts(ctx: &mut TurnCtx<'_>) -> Program {
             p.pause(1);
         }
     }
-    ctx.usage(&mut p, 60);
+    p.update(ctx.usage(60));
     p.end("end_turn");
     p
 }
@@ -68,7 +68,7 @@ pub const REFINE_REPLY: &str =
 
 pub(super) fn refine(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
     let v = ctx.version();
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let thought = ctx.state.next_id("msg_t");
     p.say(
         MessageKind::Thought,
@@ -133,7 +133,7 @@ pub(super) fn refine(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
             p.say(MessageKind::Agent, &id2, REFINE_REPLY, None);
         }
     }
-    ctx.usage(&mut p, 80);
+    p.update(ctx.usage(80));
     p.end("end_turn");
     p
 }
@@ -164,7 +164,7 @@ pub fn denoise_step(step: u64) -> String {
 
 pub(super) fn denoise(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
     let v = ctx.version();
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     match v {
         Version::V2 => {
@@ -195,7 +195,7 @@ pub(super) fn denoise(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
         // Degrade: without a way to retract, only the clean text is streamed.
         Version::V1 => p.say(MessageKind::Agent, &id, DENOISE_REPLY, None),
     }
-    ctx.usage(&mut p, 40);
+    p.update(ctx.usage(40));
     p.end("end_turn");
     p
 }
@@ -205,7 +205,7 @@ pub const SPECULATIVE_REPLY: &str = "The answer is 4, because 2 + 2 = 4.";
 
 pub(super) fn speculative(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Program {
     let v = ctx.version();
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     let accepted = "The answer is";
     p.say(MessageKind::Agent, &id, accepted, None);
@@ -232,7 +232,7 @@ pub(super) fn speculative(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Progr
             p.say(MessageKind::Agent, &id2, SPECULATIVE_REPLY, None);
         }
     }
-    ctx.usage(&mut p, 30);
+    p.update(ctx.usage(30));
     p.end("end_turn");
     p
 }
@@ -241,7 +241,7 @@ pub(super) fn speculative(ctx: &mut TurnCtx<'_>, variant: Option<&str>) -> Progr
 pub const SNAPSHOT_REPLY: &str = "Snapshot streaming sends the whole text so far in every chunk.";
 
 pub(super) fn snapshot(ctx: &mut TurnCtx<'_>) -> Program {
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     let meta = updates::snapshot_meta();
     let mut so_far = String::new();
@@ -255,7 +255,7 @@ pub(super) fn snapshot(ctx: &mut TurnCtx<'_>) -> Program {
         ));
         p.pause(1);
     }
-    ctx.usage(&mut p, 30);
+    p.update(ctx.usage(30));
     p.end("end_turn");
     p
 }

@@ -18,7 +18,7 @@ pub const TOOLS_REPLY_REJECTED: &str =
 
 pub(super) fn tools(ctx: &mut TurnCtx<'_>) -> Program {
     let v = ctx.version();
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let plan_id = ctx.state.next_id("plan_");
     let plan = |read: &str, edit: &str, sum: &str| {
         updates::plan(
@@ -117,7 +117,7 @@ pub(super) fn tools(ctx: &mut TurnCtx<'_>) -> Program {
         on_allow: allow.steps,
         on_reject: reject.steps,
     })));
-    ctx.usage(&mut p, 120);
+    p.update(ctx.usage(120));
     p.end("end_turn");
     p
 }
@@ -130,7 +130,7 @@ pub const BACKGROUND_LATE_MESSAGE: &str = "Background task finished: indexed 42 
 
 pub(super) fn background(ctx: &mut TurnCtx<'_>) -> Program {
     let v = ctx.version();
-    let mut p = ctx.program();
+    let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");
     p.say(MessageKind::Agent, &id, BACKGROUND_REPLY, None);
     let task = ctx.state.next_id("call_");
@@ -142,7 +142,7 @@ pub(super) fn background(ctx: &mut TurnCtx<'_>) -> Program {
         json!({"path": "."}),
     ));
     p.update(updates::tool_call_status(&task, "in_progress", None));
-    ctx.usage(&mut p, 40);
+    p.update(ctx.usage(40));
     p.end("end_turn");
     // After the turn: v2 sends these while idle; v1 after the prompt response.
     p.pause(5);

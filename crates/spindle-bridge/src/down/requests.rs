@@ -4,6 +4,11 @@
 //! shown as v1 modes.
 
 use serde_json::{Map, Value, json};
+use spindle_wire::client_methods::{
+    AUTH_LOGIN, AUTH_LOGOUT, AUTHENTICATE, LOGOUT, SESSION_LOAD, SESSION_NEW, SESSION_PROMPT,
+    SESSION_REQUEST_PERMISSION, SESSION_RESUME, SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE,
+    SESSION_UPDATE,
+};
 use spindle_wire::meta::META_KEY;
 
 use crate::shapes;
@@ -20,30 +25,30 @@ impl Bridge {
         let mut params = wire::object_of(frame.params).unwrap_or_default();
         let session = session_of(&params);
         match method {
-            "session/prompt" => self.down_prompt_request(line, id, session, out),
-            "session/new" => {
+            SESSION_PROMPT => self.down_prompt_request(line, id, session, out),
+            SESSION_NEW => {
                 convert_mcp(&mut params, out);
                 self.requests.insert(id.clone(), ClientRequest::NewSession);
                 out.to_agent
                     .push(wire::request(&id, method, Value::Object(params)));
             }
-            "session/load" => {
+            SESSION_LOAD => {
                 convert_mcp(&mut params, out);
                 params.insert("replayFrom".into(), json!({"type": "start"}));
                 self.requests
                     .insert(id.clone(), ClientRequest::Load(session));
                 out.to_agent
-                    .push(wire::request(&id, "session/resume", Value::Object(params)));
+                    .push(wire::request(&id, SESSION_RESUME, Value::Object(params)));
             }
-            "session/resume" => {
+            SESSION_RESUME => {
                 convert_mcp(&mut params, out);
                 self.requests
                     .insert(id.clone(), ClientRequest::Resume(session));
                 out.to_agent
                     .push(wire::request(&id, method, Value::Object(params)));
             }
-            "session/set_mode" => self.down_set_mode(&id, session, &params, out),
-            "session/set_config_option" => {
+            SESSION_SET_MODE => self.down_set_mode(&id, session, &params, out),
+            SESSION_SET_CONFIG_OPTION => {
                 if !params.contains_key("type") && params.get("value").is_some_and(Value::is_string)
                 {
                     params.insert("type".into(), "id".into());
@@ -53,18 +58,18 @@ impl Bridge {
                 out.to_agent
                     .push(wire::request(&id, method, Value::Object(params)));
             }
-            "authenticate" => {
+            AUTHENTICATE => {
                 if let Some(m) = params.remove("methodId") {
                     params.insert("methodId".into(), m);
                 }
                 self.requests.insert(id.clone(), ClientRequest::Other);
                 out.to_agent
-                    .push(wire::request(&id, "auth/login", Value::Object(params)));
+                    .push(wire::request(&id, AUTH_LOGIN, Value::Object(params)));
             }
-            "logout" => {
+            LOGOUT => {
                 self.requests.insert(id.clone(), ClientRequest::Other);
                 out.to_agent
-                    .push(wire::request(&id, "auth/logout", Value::Object(params)));
+                    .push(wire::request(&id, AUTH_LOGOUT, Value::Object(params)));
             }
             _ => {
                 self.requests.insert(id, ClientRequest::Other);
@@ -95,7 +100,7 @@ impl Bridge {
                 self.requests
                     .insert(id.to_owned(), ClientRequest::SetMode(session, value));
                 out.to_agent
-                    .push(wire::request(id, "session/set_config_option", p));
+                    .push(wire::request(id, SESSION_SET_CONFIG_OPTION, p));
             }
             None => {
                 out.diag(
@@ -115,8 +120,8 @@ impl Bridge {
 
     pub(crate) fn down_from_agent(&mut self, line: &str, frame: &Frame<'_>, out: &mut Translated) {
         match (frame.method.as_deref(), frame.id_key()) {
-            (Some("session/update"), None) => out.malformed_update_params(frame),
-            (Some("session/request_permission"), Some(id)) => self.down_permission(&id, frame, out),
+            (Some(SESSION_UPDATE), None) => out.malformed_update_params(frame),
+            (Some(SESSION_REQUEST_PERMISSION), Some(id)) => self.down_permission(&id, frame, out),
             (Some(_), _) => out.to_client.push(line.to_owned()),
             (None, Some(id)) => self.down_response(line, &id, frame, out),
             (None, None) => out.malformed_agent_line(line),

@@ -5,6 +5,7 @@
 //! `toolCall`.
 
 use serde_json::{Map, Value, json};
+use spindle_wire::client_methods::SESSION_REQUEST_PERMISSION;
 use spindle_wire::meta::{META_KEY, SPINDLE_META_KEY};
 use spindle_wire::tags;
 
@@ -116,7 +117,7 @@ impl Bridge {
         }
         out.to_client.push(wire::request(
             id,
-            "session/request_permission",
+            SESSION_REQUEST_PERMISSION,
             Value::Object(params),
         ));
     }

@@ -4,6 +4,10 @@
 //! shown as a `mode` config option.
 
 use serde_json::{Map, Value, json};
+use spindle_wire::client_methods::{
+    SESSION_LOAD, SESSION_NEW, SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_RESUME,
+    SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE, SESSION_UPDATE,
+};
 use spindle_wire::tags;
 
 use crate::shapes;
@@ -22,8 +26,8 @@ impl Bridge {
         let mut params = wire::object_of(frame.params).unwrap_or_default();
         let session = session_of(&params);
         match method {
-            "session/prompt" => self.up_prompt_request(&id, frame, session, params, out),
-            "session/new" => {
+            SESSION_PROMPT => self.up_prompt_request(&id, frame, session, params, out),
+            SESSION_NEW => {
                 if let Some(servers) = params.get_mut("mcpServers") {
                     shapes::mcp_servers_v2_to_v1(servers);
                 } else {
@@ -33,8 +37,8 @@ impl Bridge {
                 out.to_agent
                     .push(wire::request(&id, method, Value::Object(params)));
             }
-            "session/resume" => self.up_resume(id, method, session, params, out),
-            "session/set_config_option" => {
+            SESSION_RESUME => self.up_resume(id, method, session, params, out),
+            SESSION_SET_CONFIG_OPTION => {
                 let mode_id = self
                     .up
                     .sessions
@@ -49,7 +53,7 @@ impl Bridge {
                     self.requests
                         .insert(id.clone(), ClientRequest::SetMode(session, value));
                     out.to_agent
-                        .push(wire::request(&id, "session/set_mode", Value::Object(p)));
+                        .push(wire::request(&id, SESSION_SET_MODE, Value::Object(p)));
                 } else {
                     if params.get("type").and_then(Value::as_str) == Some("id") {
                         params.remove("type");
@@ -99,7 +103,7 @@ impl Bridge {
                 self.requests
                     .insert(id.clone(), ClientRequest::Load(session));
                 out.to_agent
-                    .push(wire::request(&id, "session/load", Value::Object(params)));
+                    .push(wire::request(&id, SESSION_LOAD, Value::Object(params)));
             }
             other => {
                 let what = other.map_or_else(|| replay.to_string(), str::to_owned);
@@ -120,7 +124,7 @@ impl Bridge {
 
     pub(crate) fn up_from_agent(&mut self, line: &str, frame: &Frame<'_>, out: &mut Translated) {
         match (frame.method.as_deref(), frame.id_key()) {
-            (Some("session/update"), None) => out.malformed_update_params(frame),
+            (Some(SESSION_UPDATE), None) => out.malformed_update_params(frame),
             (Some(method), Some(id)) => self.up_agent_request(line, method, &id, frame, out),
             (Some(_), None) => out.to_client.push(line.to_owned()),
             (None, Some(id)) => self.up_response(line, &id, frame, out),
@@ -136,7 +140,7 @@ impl Bridge {
         frame: &Frame<'_>,
         out: &mut Translated,
     ) {
-        if method == "session/request_permission" {
+        if method == SESSION_REQUEST_PERMISSION {
             let mut params = wire::object_of(frame.params).unwrap_or_default();
             let mut tool = match params.remove("toolCall") {
                 Some(Value::Object(t)) => t,

@@ -5,7 +5,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::diff::{FileDiff, ShownChange, diffs_of_content};
+use super::diff::{ShownChange, diffs_of_content};
+use super::file_diff::FileDiff;
 
 /// Where an `fs/write_text_file` request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! bare `---`/`+++` unified diffs) into [`FileDiff`]s. Lenient: lines it does
 //! not understand are skipped, never an error.
 
-use super::diff::{DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, FileDiff};
+use super::file_diff::{DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, FileDiff};
 
 /// The files of a patch, in order.
 pub(crate) fn parse(text: &str) -> Vec<FileDiff> {

@@ -1,7 +1,7 @@
 //! The transcript model the engine maintains: entries (`entry`), message
-//! content (`message`), tool calls (`tool_call`) with their file diffs (`diff`,
-//! `git_patch`), and the session-level state
-//! and diagnostics kept beside them.
+//! content (`message`), terminals (`terminal`), tool calls (`tool_call`) with
+//! their file diffs (`file_diff`, built by `diff` and `git_patch`), and the
+//! session-level state and diagnostics kept beside them.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -9,15 +9,18 @@ use serde_json::Value;
 mod client_activity;
 mod diff;
 mod entry;
+mod file_diff;
 mod git_patch;
 mod message;
+mod terminal;
 mod tool_call;
 
 pub use client_activity::{ClientActivity, ClientWrite, WriteStatus};
-pub use diff::{DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, FileDiff};
-pub use entry::{Boundary, Entry, EntryBody, EntryKind, EntryView, Terminal, TerminalExit};
+pub use entry::{Boundary, Entry, EntryBody, EntryKind, EntryView};
+pub use file_diff::{DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, FileDiff};
 pub(crate) use message::Block;
 pub use message::Message;
+pub use terminal::{Terminal, TerminalExit};
 pub use tool_call::{DiffWrite, ToolCall, ToolTerminal};
 
 /// The session's foreground state.

@@ -8,8 +8,9 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use super::client_activity::{ClientActivity, ClientWrite};
-use super::diff::{FileDiff, ShownChange, diffs_of_content, shown_change};
-use super::entry::TerminalExit;
+use super::diff::{ShownChange, diffs_of_content, shown_change};
+use super::file_diff::FileDiff;
+use super::terminal::TerminalExit;
 use crate::compact::{CompactObject, MemberChange};
 
 /// The display-only terminal production agents attach to a tool call when the

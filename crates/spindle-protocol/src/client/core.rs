@@ -24,11 +24,11 @@ use crate::jsonrpc::{
     DecodeError, INVALID_PARAMS, METHOD_NOT_FOUND, Message, REQUEST_CANCELLED, RequestId,
     ResponseError, to_raw,
 };
-use crate::req_queue::{CANCEL_REQUEST_METHOD, ReqQueue};
+use crate::req_queue::ReqQueue;
 use crate::transport::{Incoming, decode_line_into};
 use spindle_wire::client_methods::{
-    FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE, INITIALIZE, SESSION_CANCEL, SESSION_NEW, SESSION_PROMPT,
-    SESSION_REQUEST_PERMISSION, SESSION_UPDATE, TERMINAL_PREFIX, fields,
+    CANCEL_REQUEST, FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE, INITIALIZE, SESSION_CANCEL, SESSION_NEW,
+    SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE, TERMINAL_PREFIX, fields,
 };
 
 /// Why the client sent a request; decides what its response does.
@@ -520,7 +520,7 @@ impl<T> ClientCore<T> {
                 let v2 = self.protocol_version() == Some(2);
                 self.sessions.update(params, v2, &mut self.events);
             }
-            CANCEL_REQUEST_METHOD => self.agent_cancelled_request(params.as_deref()),
+            CANCEL_REQUEST => self.agent_cancelled_request(params.as_deref()),
             _ => self
                 .events
                 .push(ClientEvent::AgentNotification { method, params }),

@@ -5,10 +5,10 @@
 use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 
-use super::{pg, pool};
+use super::convert::{pg, pool, text_of};
 use crate::listen;
+use crate::types::{Lease, LeaseSurvey, LoggedLine, StoreError, TakenCommand};
 use crate::types::{display_text, now_ms};
-use crate::{Lease, LeaseSurvey, LoggedLine, StoreError, TakenCommand};
 
 /// Milliseconds since the Unix epoch on the database's clock, as SQL.
 const NOW_MS: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
@@ -327,7 +327,7 @@ pub(super) async fn server_notes(
         .map(|row| LoggedLine {
             seq: row.get(0),
             direction: crate::Direction::Server,
-            line: super::text_of(row.get(1)),
+            line: text_of(row.get(1)),
         })
         .collect())
 }

@@ -5,8 +5,8 @@
 use rusqlite::{OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
 use super::{SqliteStore, lock, read_error, write_error};
+use crate::types::{Direction, Lease, LeaseSurvey, LoggedLine, StoreError, TakenCommand};
 use crate::types::{display_text, now_ms};
-use crate::{Direction, Lease, LeaseSurvey, LoggedLine, StoreError, TakenCommand};
 
 fn lease_of(row: &Row<'_>) -> rusqlite::Result<Lease> {
     Ok(Lease {

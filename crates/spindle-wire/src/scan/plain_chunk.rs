@@ -96,7 +96,7 @@ fn scan_line(line: &str, strict_version: bool) -> Option<(PlainChunk<'_>, Range<
             }
             "method" if !method => {
                 method = true;
-                if c.string()? != "session/update" {
+                if c.string()? != crate::client_methods::SESSION_UPDATE {
                     return None;
                 }
             }

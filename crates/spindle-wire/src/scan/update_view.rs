@@ -87,7 +87,7 @@ fn update_view_with_text(line: &str) -> Option<(UpdateView<'_>, Option<Range<usi
     if f.has_id || f.message_id_bad || f.routed {
         return None;
     }
-    if plain_string(f.method?)? != "session/update" {
+    if plain_string(f.method?)? != crate::client_methods::SESSION_UPDATE {
         return None;
     }
     let view = UpdateView {

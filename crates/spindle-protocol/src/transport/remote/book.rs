@@ -188,7 +188,7 @@ impl Book {
             {
                 return IncomingAction::Replace(format!(
                     r#"{{"jsonrpc":"2.0","method":"{}","params":{{"requestId":{}}}}}"#,
-                    crate::req_queue::CANCEL_REQUEST_METHOD,
+                    methods::CANCEL_REQUEST,
                     request_id.get()
                 ));
             }

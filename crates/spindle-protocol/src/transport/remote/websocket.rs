@@ -21,8 +21,8 @@ use tokio_tungstenite::tungstenite::Message as WsMessage;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
 use super::book::{Book, IncomingAction, one_line, with_remote_opt_in};
+use super::link::{Pipes, RemoteError, RemoteNotice, RemoteOptions, backoff};
 use super::sse::{error_chain, short};
-use super::{Pipes, RemoteError, RemoteNotice, RemoteOptions, backoff};
 
 /// An open WebSocket to the endpoint.
 pub(crate) type Socket = WebSocketStream<reqwest::Upgraded>;

@@ -25,7 +25,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use super::book::{Book, IncomingAction, error_response, one_line, with_remote_opt_in};
-use super::{Pipes, RemoteNotice, RemoteOptions, backoff};
+use super::link::{Pipes, RemoteNotice, RemoteOptions, backoff};
 use requests::{Event, Item, PostOutcome, SseEnd, StreamKey, post, read_client_lines, read_stream};
 pub(crate) use requests::{error_chain, short};
 

@@ -1,0 +1,5 @@
+use super::M;
+
+pub fn helper() -> Option<M> {
+    None
+}

@@ -1,0 +1,3 @@
+pub use crate::r::R;
+
+pub struct Q;

@@ -1,0 +1,5 @@
+pub struct R;
+
+pub fn f() {
+    crate::s::g()
+}

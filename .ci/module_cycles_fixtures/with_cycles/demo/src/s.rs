@@ -1,0 +1,5 @@
+use crate::q::*;
+
+pub fn g() -> Option<Q> {
+    None
+}

@@ -1,0 +1,3 @@
+pub mod y;
+
+pub struct Top;

@@ -1,0 +1,7 @@
+mod cli;
+
+pub struct Config;
+
+fn main() {
+    cli::parse();
+}

@@ -1,0 +1,4 @@
+// Declares its child without using it.
+mod b;
+
+pub struct Item;
