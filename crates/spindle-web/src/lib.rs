@@ -35,12 +35,17 @@
 #![deny(missing_docs)]
 
 mod acp;
+#[cfg(feature = "page")]
 mod api;
+#[cfg(feature = "page")]
 mod errors;
+#[cfg(feature = "page")]
 mod extract;
+#[cfg(feature = "page")]
 mod markdown_routes;
 mod probes;
 mod remote_agent;
+#[cfg(feature = "page")]
 mod routes;
 pub mod security;
 
@@ -49,6 +54,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+#[cfg(feature = "page")]
 pub use errors::WebError;
 pub use remote_agent::remote_agent;
 pub use spindle_protocol::transport::remote::RemoteProfile;
@@ -57,6 +63,32 @@ pub use spindle_runtime::{
     ReplicaConfig, hub, replica, store,
 };
 use spindle_runtime::{Gateway, Runtime, RuntimeConfig, SessionManager};
+
+/// Largest accepted request body on every route but the prompt's (`api::MAX_PROMPT_BODY`) and
+/// `/acp`'s: 1 MiB.
+const MAX_BODY: usize = 1 << 20;
+
+async fn not_found() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (axum::http::StatusCode::NOT_FOUND, "not found").into_response()
+}
+
+/// The page's router, in a build with the page (feature `page`, on by default).
+#[cfg(feature = "page")]
+fn page_router(manager: &Arc<SessionManager>) -> Result<axum::Router, ServeError> {
+    Ok(routes::router(extract::AppState {
+        manager: manager.clone(),
+        markdown: Arc::new(spindle_markdown::RenderCache::default()),
+    }))
+}
+
+/// A build without the feature `page` links no page code: asking for the page is refused.
+#[cfg(not(feature = "page"))]
+fn page_router(_: &Arc<SessionManager>) -> Result<axum::Router, ServeError> {
+    Err(ServeError::Config(
+        "this build has no page (spindle-web without the feature `page`): serve /acp only".into(),
+    ))
+}
 
 /// Everything `spindle serve` is configured with.
 #[derive(Debug, Clone)]
@@ -169,16 +201,13 @@ impl Server {
         let policy = Arc::new(policy);
         let mut router = acp::router(acp.clone());
         if options.page {
-            router = router.merge(routes::router(extract::AppState {
-                manager: manager.clone(),
-                markdown: Arc::new(spindle_markdown::RenderCache::default()),
-            }));
+            router = router.merge(page_router(&manager)?);
         }
         // Around every router: the body limit (routes with their own keep theirs), the access
         // check and the security headers, also for unknown paths. The probes stay outside.
         let router = router
-            .fallback(routes::not_found)
-            .layer(axum::extract::DefaultBodyLimit::max(routes::MAX_BODY))
+            .fallback(not_found)
+            .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
             .layer(axum::middleware::from_fn_with_state(
                 policy,
                 security::guard,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
@@ -20,10 +20,6 @@ use crate::api;
 use crate::errors::WebError;
 use crate::extract::{AppState, SessionId, SessionRoute, body_refusal};
 use spindle_runtime::hub::{EventId, Frame};
-
-/// Largest accepted request body on every route but the prompt's (see
-/// [`api::MAX_PROMPT_BODY`]) and `/acp`'s: 1 MiB.
-pub(crate) const MAX_BODY: usize = 1 << 20;
 
 /// Every route of the page, in one table: what a browser can reach is exactly this and `/acp`
 /// (`crate::acp`). No route takes a command to run: terminals are created only by the agent's
@@ -205,10 +201,6 @@ async fn trees_js() -> Response {
 
 async fn app_css() -> Response {
     asset("text/css; charset=utf-8", include_str!("../assets/app.css"))
-}
-
-pub(crate) async fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, "not found").into_response()
 }
 
 async fn list_sessions(State(state): State<AppState>) -> Result<Response, WebError> {
