@@ -234,8 +234,7 @@ function frame() {
 
 let running = false; // the session's turn is open (its last message may still stream)
 const trees = createTrees({
-  entries, recs, list: transcript, search: { redrawn: (rec) => search.redrawn(rec) },
-  session, epoch, schedule,
+  search: { redrawn: (rec) => search.redrawn(rec) }, schedule,
   streaming: (rec) => running && rec === timeline[timeline.length - 1],
 });
 
