@@ -1,20 +1,25 @@
-// Which entries the page holds a record for (app.js asks): a loaded range of the timeline, with
-// older entries not loaded above it (a reopened session comes with its tail; scrolling up fetches
-// pages) and, while the reader is far up a growing session, newer entries let go below it. Far
-// records go back to "not loaded" so that the records, not only their texts, stay bounded
-// whatever the session's length. Ops about entries not loaded are held only while a page of
-// entries is being fetched: every page is cut at a batch, so one asked for later reflects them.
+// Which entries the page holds a record for (the records are model.js's): a loaded range of the
+// timeline, with older entries not loaded above it (a reopened session comes with its tail;
+// scrolling up fetches pages) and, while the reader is far up a growing session, newer entries
+// let go below it. Far records go back to "not loaded" so that the records, not only their
+// texts, stay bounded whatever the session's length. Ops about entries not loaded are held only
+// while a page of entries is being fetched: every page is cut at a batch, so one asked for later
+// reflects them.
 
 import { api, banner } from "./dom.js";
 import { hasCards } from "./cards.js";
 import { parseId } from "./feed.js";
+import {
+  PENDING_LIMIT, KEEP_NEAR, entries, lists, transcript, listFor, recs, timeline, setTimeline,
+  session, epoch, generation, frameTime, newRecord, place, removeRecord, letGo, isRestoring, restoresPending,
+} from "./model.js";
 
-export function createRange(ctx) {
-  const {
-    entries, model, lists, transcript, listFor, cards,
-    session, epoch, generation, reconnect, schedule, apply, place, newRecord, removeRecord,
-    busy, restoring, frameTime, keepNear, pendingLimit: PENDING_LIMIT,
-  } = ctx;
+// The app's own, which range.js cannot import (app.js imports it): `schedule` (a frame is
+// wanted), `reconnect` (the view starts over from a fresh snapshot: the feed's), `apply` (an op
+// through the page's handler table, for ops held while a page was fetched) and `searching` (the
+// search is reading the server's entries: nothing is let go meanwhile).
+export function createRange({ schedule, reconnect, apply, searching }) {
+  const busy = () => restoresPending() || searching();
   let loadedFrom = 0; // timeline index of the first entry of the loaded range (older ones not here)
   // Newer entries let go while the reader is far up (see dropNewer): the index of the first one,
   // or null when the page holds the end; `newerEnd`: one past the newest entry known.
@@ -28,7 +33,7 @@ export function createRange(ctx) {
 
   // Far entries above go back to "not loaded": while nothing is being fetched, once more than
   // RECORD_LIMIT + DROP_SLACK records are loaded, the oldest are dropped down to RECORD_LIMIT,
-  // keeping those within `keepNear` entries above the drawn ones (FAR_BELOW while the reader is
+  // keeping those within `KEEP_NEAR` entries above the drawn ones (FAR_BELOW while the reader is
   // not following the end), a drawn one, one holding a card, one being fetched back, one written
   // to in the last second and the newest plan; `loadedFrom` moves up past them, and scrolling up
   // fetches them again like any older entries. What the page applied to them stays checkable in
@@ -37,43 +42,31 @@ export function createRange(ctx) {
   const RECORD_LIMIT = 2000;
   const DROP_SLACK = 500;
   let lowestLoaded = 0; // lowest timeline index loaded since the snapshot (dropped ones included)
-  const dropped = createLoaded(entries);
+  const dropped = createLoaded();
   let keepLoaded = 0; // loadAll() running: nothing is dropped
 
-  // Records back to "not loaded": out of the model and the lists (the caller cuts the timeline).
-  function letGo(gone) {
-    for (const rec of gone) {
-      cards.release(rec);
-      model.recs.delete(rec.id);
-      model.heldRecs.delete(rec);
-      model.dirtyFill.delete(rec);
-      model.dirtyText.delete(rec);
-    }
-    for (const list of lists) list.removeMany(gone);
-  }
-
   function dropFar() {
-    if (model.timeline.length <= RECORD_LIMIT + DROP_SLACK || loading || keepLoaded || busy()) return;
+    if (timeline.length <= RECORD_LIMIT + DROP_SLACK || loading || keepLoaded || busy()) return;
     // (Reading in the middle, those far above what is drawn: see dropNewer for those below.)
-    const margin = lists.every((list) => list.following()) ? keepNear : FAR_BELOW;
-    let upTo = model.timeline[model.timeline.length - RECORD_LIMIT].index;
+    const margin = lists.every((list) => list.following()) ? KEEP_NEAR : FAR_BELOW;
+    let upTo = timeline[timeline.length - RECORD_LIMIT].index;
     for (const list of lists) { const d = list.drawn(); if (d.length) upTo = Math.min(upTo, d[0].index - margin); }
     let newestPlan = null;
-    for (let i = model.timeline.length - 1; i >= 0 && !newestPlan; i--) if (model.timeline[i].kind === "plan") newestPlan = model.timeline[i];
+    for (let i = timeline.length - 1; i >= 0 && !newestPlan; i--) if (timeline[i].kind === "plan") newestPlan = timeline[i];
     const gone = new Set();
     const kept = [];
     let i = 0;
-    for (; i < model.timeline.length && model.timeline[i].index < upTo; i++) {
-      const rec = model.timeline[i];
-      if (rec.node || hasCards(rec) || restoring(rec) || rec === newestPlan || frameTime() - rec.touchedAt < 1000) { kept.push(rec); continue; }
+    for (; i < timeline.length && timeline[i].index < upTo; i++) {
+      const rec = timeline[i];
+      if (rec.node || hasCards(rec) || isRestoring(rec) || rec === newestPlan || frameTime() - rec.touchedAt < 1000) { kept.push(rec); continue; }
       gone.add(rec);
     }
     if (!gone.size) return;
     for (const rec of gone) dropped.add(rec);
     letGo(gone);
     // Every entry below the first one not looked at is dropped or kept.
-    loadedFrom = Math.max(loadedFrom, i < model.timeline.length ? model.timeline[i].index : upTo);
-    model.timeline = kept.concat(model.timeline.slice(i));
+    loadedFrom = Math.max(loadedFrom, i < timeline.length ? timeline[i].index : upTo);
+    setTimeline(kept.concat(timeline.slice(i)));
     transcript.setUnloaded(loadedFrom);
   }
 
@@ -104,7 +97,7 @@ export function createRange(ctx) {
       const fresh = [];
       for (const item of Array.isArray(page.entries) ? page.entries : []) {
         const entry = item && item.entry;
-        if (!entry || model.recs.has(String(entry.id))) continue;
+        if (!entry || recs.has(String(entry.id))) continue;
         fresh.push(newRecord(entry, Number(item.index), cut.counter));
       }
       for (const rec of fresh) {
@@ -189,7 +182,7 @@ export function createRange(ctx) {
       if (liveSide.length > LIVE_SIDE + 50) {
         let excess = liveSide.length - LIVE_SIDE;
         const kept = liveSide.filter((old) => {
-          if (excess <= 0 || old.node || hasCards(old) || restoring(old)) return true;
+          if (excess <= 0 || old.node || hasCards(old) || isRestoring(old)) return true;
           excess -= 1;
           removeRecord(old);
           return false;
@@ -202,29 +195,29 @@ export function createRange(ctx) {
   }
 
   function dropNewer() {
-    if (model.timeline.length <= RECORD_LIMIT + DROP_SLACK || loading || loadingNewer || keepLoaded || busy()) return;
+    if (timeline.length <= RECORD_LIMIT + DROP_SLACK || loading || loadingNewer || keepLoaded || busy()) return;
     if (transcript.following()) return;
     const d = transcript.drawn();
     if (!d.length) return;
     const from = d[d.length - 1].index + FAR_BELOW;
-    let i = model.timeline.length;
-    while (i > 0 && model.timeline[i - 1].index >= from) i--;
-    if (i >= model.timeline.length) return;
+    let i = timeline.length;
+    while (i > 0 && timeline[i - 1].index >= from) i--;
+    if (i >= timeline.length) return;
     let newestPlan = null;
-    for (let k = model.timeline.length - 1; k >= 0 && !newestPlan; k--) if (model.timeline[k].kind === "plan") newestPlan = model.timeline[k];
+    for (let k = timeline.length - 1; k >= 0 && !newestPlan; k--) if (timeline[k].kind === "plan") newestPlan = timeline[k];
     const gone = new Set();
     const kept = [];
-    for (let k = i; k < model.timeline.length; k++) {
-      const rec = model.timeline[k];
+    for (let k = i; k < timeline.length; k++) {
+      const rec = timeline[k];
       // (The thoughts and plan panes keep their newest: they follow them.)
-      if (rec.node || hasCards(rec) || restoring(rec) || rec === newestPlan || (sideKind(rec.kind) && model.timeline.length - k <= LIVE_SIDE)) kept.push(rec);
+      if (rec.node || hasCards(rec) || isRestoring(rec) || rec === newestPlan || (sideKind(rec.kind) && timeline.length - k <= LIVE_SIDE)) kept.push(rec);
       else gone.add(rec);
     }
     if (!gone.size) return;
-    newerEnd = Math.max(newerEnd, model.timeline[model.timeline.length - 1].index + 1);
-    newerFrom = newerFrom === null ? model.timeline[i].index : Math.min(newerFrom, model.timeline[i].index);
+    newerEnd = Math.max(newerEnd, timeline[timeline.length - 1].index + 1);
+    newerFrom = newerFrom === null ? timeline[i].index : Math.min(newerFrom, timeline[i].index);
     letGo(gone);
-    model.timeline = model.timeline.slice(0, i).concat(kept);
+    setTimeline(timeline.slice(0, i).concat(kept));
     liveSide.length = 0;
     for (const rec of kept) if (sideKind(rec.kind)) liveSide.push(rec);
     setBelow();
@@ -248,7 +241,7 @@ export function createRange(ctx) {
         const entry = item && item.entry;
         if (!entry) continue;
         next = Math.max(next, Number(item.index) + 1);
-        if (!model.recs.has(String(entry.id))) fresh.push(newRecord(entry, Number(item.index), cut.counter));
+        if (!recs.has(String(entry.id))) fresh.push(newRecord(entry, Number(item.index), cut.counter));
       }
       for (const rec of fresh) place(rec);
       const total = Math.max(0, Number(page.total) || 0);
@@ -270,7 +263,7 @@ export function createRange(ctx) {
       // Inserts that came meanwhile, after the page's cut: placed now (or counted again).
       for (const { op, counter } of heldNewer.splice(0)) if (counter > cutAt) apply(op, counter);
       // And the ops held for the entries those inserts placed (in order, each after its insert).
-      applyHeld([...pendingOld.keys()].filter((id) => model.recs.has(id)), cutAt);
+      applyHeld([...pendingOld.keys()].filter((id) => recs.has(id)), cutAt);
       settleHeld();
     });
     loadingNewer = done;
@@ -300,7 +293,7 @@ export function createRange(ctx) {
   }
 
   function trim() {
-    if (model.timeline.length <= RECORD_LIMIT + DROP_SLACK) return;
+    if (timeline.length <= RECORD_LIMIT + DROP_SLACK) return;
     dropFar();
     dropNewer();
   }
@@ -326,7 +319,7 @@ export function createRange(ctx) {
   // The records `held` (SpindleView.entries, in timeline order) with the dropped ranges answered
   // from the server's transcript `doc` when their digests add up.
   const checkDropped = (held, list, doc) =>
-    mergeLoaded(held, list, dropped.check(doc, lowestLoaded, loadedFrom, (id) => model.recs.has(id)));
+    mergeLoaded(held, list, dropped.check(doc, lowestLoaded, loadedFrom, (id) => recs.has(id)));
 
   return Object.freeze({
     holdForOlder, insertBelow, trim, reset, setWindow, loadOlder, loadNewer, loadAll, followEnd, checkDropped,
@@ -351,7 +344,7 @@ function digestOf(id, kind, length, hash) {
   return h >>> 0;
 }
 
-function createLoaded(entries) {
+function createLoaded() {
   const state = { count: 0, sum: 0, textLength: 0, exact: true };
 
   const lengthOf = (rec) => (rec.shed ? rec.shed.length : entries.lengthOf(rec));

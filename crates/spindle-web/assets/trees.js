@@ -5,20 +5,21 @@
 // parse and draw, and the server highlights no more than 64 KiB of a message anyway.
 
 import { api } from "./dom.js";
+import { entries, recs, transcript, session, epoch } from "./model.js";
 
 const TREE_BATCH = 200;
 
-// `session()`: the session shown (null: none); `epoch()`: changes when the view starts over;
-// `streaming(rec)`: the record may still grow; `list`: the transcript's windowed list.
-export function createTrees({ entries, recs, list, search, session, epoch, streaming, schedule }) {
+// The app's: `streaming(rec)`: the record may still grow (the session's turn is open);
+// `search.redrawn(rec)`: a record's DOM was replaced; `schedule()`: a frame is wanted.
+export function createTrees({ search, streaming, schedule }) {
   let asked = 0;
-  const maxText = entries.DRAWN_LIMIT;
 
   function ask() {
     const current = session();
     if (asked > 0 || current === null) return;
     const wanted = [];
-    for (const rec of list.drawn()) {
+    const maxText = entries.DRAWN_LIMIT;
+    for (const rec of transcript.drawn()) {
       if (wanted.length >= TREE_BATCH) break;
       if (rec.long || rec.shed || !rec.renderer || rec.treeAsked === rec.text.length || !rec.text || streaming(rec)) continue;
       if (rec.text.length > maxText) continue;

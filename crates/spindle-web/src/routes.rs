@@ -35,6 +35,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/entries.js", get(entries_js)),
         ("/window.js", get(window_js)),
         ("/range.js", get(range_js)),
+        ("/model.js", get(model_js)),
         ("/search.js", get(search_js)),
         ("/feed.js", get(feed_js)),
         ("/worker.js", get(worker_js)),
@@ -154,6 +155,13 @@ async fn range_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/range.js"),
+    )
+}
+
+async fn model_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/model.js"),
     )
 }
 
@@ -395,6 +403,7 @@ mod tests {
                 "/entries.js",
                 "/window.js",
                 "/range.js",
+                "/model.js",
                 "/search.js",
                 "/feed.js",
                 "/worker.js",
