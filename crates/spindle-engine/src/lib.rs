@@ -113,6 +113,7 @@ mod ids;
 mod keys;
 mod local;
 mod local_state;
+mod message_sources;
 mod messages;
 mod model;
 mod ops;
@@ -130,6 +131,7 @@ mod wire;
 
 pub use crate::core::TranscriptEngine;
 pub use config::{EngineConfig, ProtocolHint, StreamingPolicy};
+pub use message_sources::MessageSource;
 pub use model::{
     Boundary, ClientActivity, ClientWrite, DiffChangeKind, DiffHunk, DiffLine, DiffLineKind,
     DiffWrite, Entry, EntryBody, EntryKind, FileDiff, Message, SessionInfo, SessionState, Terminal,

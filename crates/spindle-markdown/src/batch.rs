@@ -1,55 +1,14 @@
-//! One batch of rendered entries as the page asks for them: which entries of a transcript are
-//! messages ([`message_sources`]), and the JSON answer ([`batch_json`], [`rendered_item`]). Each
-//! tree comes with `length`: the UTF-16 length of the text it was made from, so the page can tell
-//! it matches the text it holds.
+//! One batch of rendered entries as the page asks for them: the JSON answer ([`batch_json`],
+//! [`rendered_item`]) for what the entries hold (a [`Source`] each, read from the transcript by
+//! [`spindle_engine::TranscriptEngine::message_sources`]). Each tree comes with `length`: the
+//! UTF-16 length of the text it was made from, so the page can tell it matches the text it holds.
 
-use std::collections::HashMap;
-
-use spindle_engine::{EntryKind, TranscriptEngine};
+pub use spindle_engine::MessageSource as Source;
 
 use crate::cache::RenderCache;
 
 /// Most entries one batch may name (a window of the transcript, with room to spare).
 pub const MAX_BATCH: usize = 200;
-
-/// What an entry named by the page holds, read under the session's lock.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    /// A message: its text.
-    Message(String),
-    /// Another kind of entry (its kind), which has no markdown.
-    NotMessage(&'static str),
-    /// No entry has this id.
-    Missing,
-}
-
-/// The sources of the entries `ids` names, in one pass over the transcript.
-pub fn message_sources(engine: &TranscriptEngine, ids: &[String]) -> Vec<Source> {
-    let mut wanted: HashMap<&str, usize> = HashMap::with_capacity(ids.len());
-    for (n, id) in ids.iter().enumerate() {
-        wanted.entry(id.as_str()).or_insert(n);
-    }
-    let mut sources = vec![Source::Missing; ids.len()];
-    for entry in &engine.transcript().entries {
-        let Some(&n) = wanted.get(entry.id.as_str()) else {
-            continue;
-        };
-        sources[n] = match entry.kind {
-            EntryKind::AgentMessage | EntryKind::UserMessage => {
-                Source::Message(entry.text().to_string())
-            }
-            other => Source::NotMessage(other.as_str()),
-        };
-    }
-    // A repeated id gets the answer of its first mention.
-    for (n, id) in ids.iter().enumerate() {
-        let first = wanted[id.as_str()];
-        if first != n {
-            sources[n] = sources[first].clone();
-        }
-    }
-    sources
-}
 
 fn json_string(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())

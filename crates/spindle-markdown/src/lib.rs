@@ -29,6 +29,6 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
-pub use batch::{MAX_BATCH, Source, batch_json, message_sources, refusal, rendered_item};
+pub use batch::{MAX_BATCH, Source, batch_json, refusal, rendered_item};
 pub use cache::{DEFAULT_LIMIT, RenderCache};
 pub use convert::render_json;

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use spindle_engine::{EngineConfig, TranscriptEngine};
 
-use super::batch::{Source, batch_json, message_sources};
+use super::batch::{Source, batch_json};
 use super::cache::RenderCache;
 use super::convert::{MAX_CELLS, MAX_DEPTH, markdown_to_tree, safe_href};
 use super::highlight::{BLOCK_LIMIT, LINE_LIMIT, MESSAGE_LIMIT};
@@ -455,7 +455,7 @@ fn sources_name_messages_and_refuse_other_entries() {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let sources = message_sources(&engine, &ids);
+    let sources = engine.message_sources(&ids);
     assert_eq!(
         sources,
         vec![

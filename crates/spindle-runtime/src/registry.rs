@@ -679,9 +679,9 @@ impl LiveSession {
         lock(&self.core).entries_page(before, limit)
     }
 
-    /// What the entries `ids` hold, for their markdown (see [`spindle_markdown`]).
-    pub fn message_sources(&self, ids: &[String]) -> Vec<spindle_markdown::Source> {
-        spindle_markdown::message_sources(&lock(&self.core).engine, ids)
+    /// What the entries `ids` hold, for the page's markdown.
+    pub fn message_sources(&self, ids: &[String]) -> Vec<spindle_engine::MessageSource> {
+        lock(&self.core).engine.message_sources(ids)
     }
 
     /// Counters for tests and the benchmark.
