@@ -51,8 +51,9 @@ impl UpdateParams {
     /// [`Message::to_json`](crate::Message::to_json) writes a decoded one
     /// (for the wire tap).
     pub fn notification_json(&self) -> String {
+        let method = spindle_wire::client_methods::SESSION_UPDATE;
         format!(
-            r#"{{"jsonrpc":"2.0","method":"session/update","params":{}}}"#,
+            r#"{{"jsonrpc":"2.0","method":"{method}","params":{}}}"#,
             self.json
         )
     }

@@ -24,8 +24,9 @@ impl Bridge {
         let agent_id = wire::json_string(&self.up.mint("prompt"));
         let message_id = self.up.mint("user");
         let raw = frame.params.map_or("{}", |p| p.get());
+        let method = spindle_wire::client_methods::SESSION_PROMPT;
         out.to_agent.push(format!(
-            r#"{{"jsonrpc":"2.0","id":{agent_id},"method":"session/prompt","params":{raw}}}"#
+            r#"{{"jsonrpc":"2.0","id":{agent_id},"method":"{method}","params":{raw}}}"#
         ));
         out.to_client
             .push(wire::response(id, &json!({ "messageId": message_id })));
