@@ -3,7 +3,7 @@
 use std::fmt;
 
 use spindle_protocol::ResponseError;
-use spindle_wire::client_methods::RESOURCE_NOT_FOUND_CODE;
+use spindle_wire::client_methods::{RESOURCE_NOT_FOUND_CODE, RESOURCE_NOT_FOUND_MESSAGE};
 use spindle_wire::host::{REFUSAL_REASON_KEY, REFUSAL_REJECTED};
 
 /// JSON-RPC "invalid params": a malformed request, or a path or size the
@@ -66,9 +66,12 @@ impl FsError {
     }
 
     /// The JSON-RPC error for the agent: `-32602` for bad paths and sizes,
-    /// `-32002` (resource not found) for a missing file, `-32601` when the
-    /// policy is off, `-32603` otherwise.
+    /// `-32002` (resource not found, with ACP's message) for a missing file,
+    /// `-32601` when the policy is off, `-32603` otherwise.
     pub fn to_response_error(&self) -> ResponseError {
+        if self.kind == FsErrorKind::NotFound {
+            return resource_not_found(&self.message);
+        }
         let code = match self.kind {
             FsErrorKind::InvalidPath | FsErrorKind::OutsideRoot | FsErrorKind::TooLarge => {
                 INVALID_PARAMS
@@ -93,6 +96,17 @@ impl From<FsError> for ResponseError {
     fn from(e: FsError) -> Self {
         e.to_response_error()
     }
+}
+
+/// `-32002` with ACP's message for it, "Resource not found", then what is missing. Agents
+/// recognise a missing file by that message (Gemini CLI's adapter looks for it, or for
+/// "ENOENT", "does not exist", "No such file", before it creates a file), so the words are
+/// ACP's, not ours.
+pub(crate) fn resource_not_found(detail: &str) -> ResponseError {
+    ResponseError::new(
+        RESOURCE_NOT_FOUND_CODE,
+        format!("{RESOURCE_NOT_FOUND_MESSAGE}: {detail}"),
+    )
 }
 
 /// `-32602` with this message.

@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use spindle_protocol::ResponseError;
-use spindle_wire::client_methods::RESOURCE_NOT_FOUND_CODE;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::HostLimits;
@@ -188,12 +187,9 @@ fn needs_shell(command: &str) -> bool {
 }
 
 fn unknown_terminal(session_id: &str, terminal_id: &str) -> ResponseError {
-    ResponseError::new(
-        RESOURCE_NOT_FOUND_CODE,
-        format!(
-            "no terminal {terminal_id:?} in session {session_id:?} (never created, or released)"
-        ),
-    )
+    crate::errors::resource_not_found(&format!(
+        "no terminal {terminal_id:?} in session {session_id:?} (never created, or released)"
+    ))
 }
 
 impl Terminals {

@@ -67,6 +67,8 @@ pub const TERMINAL_PREFIX: &str = "terminal/";
 pub const AUTH_REQUIRED_CODE: i64 = -32000;
 /// JSON-RPC error code ACP uses for "resource not found".
 pub const RESOURCE_NOT_FOUND_CODE: i64 = -32002;
+/// ACP's message for [`RESOURCE_NOT_FOUND_CODE`], which agents match on.
+pub const RESOURCE_NOT_FOUND_MESSAGE: &str = "Resource not found";
 
 /// Request and result fields of the typed calls.
 pub mod fields {

@@ -56,6 +56,8 @@ async fn read_errors_are_clear() {
     std::fs::create_dir_all(f.ws_path("dir")).unwrap();
     let e = f.read(&f.ws("missing.txt")).await.unwrap_err();
     assert_error(&e, -32002, "no such file");
+    // ACP's own words first: adapters (Gemini CLI's) recognise a missing file by them.
+    assert!(e.message.starts_with("Resource not found: "), "{e}");
     let e = f.read(&f.ws("dir")).await.unwrap_err();
     assert_error(&e, -32603, "is a directory");
     let e = f.read(&f.ws("bin.dat")).await.unwrap_err();
