@@ -17,6 +17,15 @@ use crate::hub::{Hub, HubStats};
 use crate::page_ops::PageOp;
 use crate::store::{Direction, Store, StoredReply};
 
+/// The server facts a snapshot ends with, one op each, in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum PageFact {
+    /// `web_standing_permissions`.
+    StandingPermissions,
+    /// `web_status`.
+    Status,
+}
+
 /// A banner shown above the transcript (server facts: agent exited, storage failing, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Banner {
@@ -48,9 +57,9 @@ pub(crate) struct SessionCore {
     permissions: BTreeMap<String, Value>,
     /// Open file-write reviews by key, as the `web_review` op that shows them.
     reviews: BTreeMap<String, Value>,
-    /// Server facts shown by one op each, by op name (`web_status`, `web_standing_permissions`):
+    /// Server facts shown by one op each (`web_standing_permissions`, `web_status`):
     /// the latest op of each is part of every snapshot.
-    facts: BTreeMap<&'static str, Value>,
+    facts: BTreeMap<PageFact, Value>,
     /// What the last saved replies looked like (count, finished count, total text length), to
     /// save again only when a turn ended or a reply changed.
     /// `turn_progress()` at the last save of the materialized transcript and replies.
@@ -317,23 +326,21 @@ impl SessionCore {
 
     /// Sets a server fact shown by one op (see `facts`) and publishes it when it changed.
     pub(crate) fn set_fact(&mut self, op: PageOp) {
-        let name = op.name();
-        if !matches!(
-            op,
-            PageOp::WebStatus { .. } | PageOp::WebStandingPermissions { .. }
-        ) {
-            return;
-        }
+        let fact = match op {
+            PageOp::WebStandingPermissions { .. } => PageFact::StandingPermissions,
+            PageOp::WebStatus { .. } => PageFact::Status,
+            _ => return,
+        };
         let op = op.to_value();
-        if self.facts.get(name) != Some(&op) {
-            self.facts.insert(name, op.clone());
+        if self.facts.get(&fact) != Some(&op) {
+            self.facts.insert(fact, op.clone());
             self.publish_web_op(op);
         }
     }
 
     /// A server fact's op, if set.
-    pub(crate) fn fact(&self, name: &str) -> Option<&Value> {
-        self.facts.get(name)
+    pub(crate) fn fact(&self, fact: PageFact) -> Option<&Value> {
+        self.facts.get(&fact)
     }
 
     /// Publishes a one-off op (not part of snapshots).

@@ -4,16 +4,7 @@
 
 use std::fmt;
 
-/// A sign-in method the agent offers, as its `initialize` answer gave it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthMethodInfo {
-    /// The method's id (`id` in v1, `methodId` in v2).
-    pub id: String,
-    /// Its name, shown to the user.
-    pub name: String,
-    /// Its description, if the agent gave one.
-    pub description: Option<String>,
-}
+use spindle_protocol::AuthMethod;
 
 /// Why a call into the session runtime was refused or failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,8 +19,8 @@ pub enum SessionError {
     Conflict(String),
     /// The agent waits for the user to sign in with one of these methods.
     AuthRequired {
-        /// The agent's sign-in methods.
-        methods: Vec<AuthMethodInfo>,
+        /// The agent's sign-in methods, as its `initialize` answer gave them.
+        methods: Vec<AuthMethod>,
     },
     /// A turn is running and the agent speaks ACP v1 (one prompt at a time).
     Busy,

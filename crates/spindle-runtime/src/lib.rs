@@ -65,7 +65,7 @@ use std::sync::Arc;
 pub use agent_link::{
     AgentConnector, Connecting, MAX_LINE_BYTES, RemoteAgent, RemoteNotice, RemoteStreams,
 };
-pub use error::{AuthMethodInfo, SessionError};
+pub use error::SessionError;
 pub use gateway::{AcpLimits, Gateway};
 pub use handshake::{AgentSettings, OpenMode};
 pub use hub::HubLimits;

@@ -117,22 +117,6 @@ impl PageOp {
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
-
-    /// The op's name (`web_status`, ...).
-    pub fn name(&self) -> &'static str {
-        match self {
-            PageOp::WebPermission { .. } => "web_permission",
-            PageOp::WebPermissionAuto { .. } => "web_permission_auto",
-            PageOp::WebPermissionResolved { .. } => "web_permission_resolved",
-            PageOp::WebStandingPermissions { .. } => "web_standing_permissions",
-            PageOp::WebReview { .. } => "web_review",
-            PageOp::WebReviewResolved { .. } => "web_review_resolved",
-            PageOp::WebStatus { .. } => "web_status",
-            PageOp::WebSession => "web_session",
-            PageOp::WebBanner { .. } => "web_banner",
-            PageOp::WebWindow { .. } => "web_window",
-        }
-    }
 }
 
 #[cfg(test)]
@@ -228,7 +212,6 @@ mod tests {
         ];
         for (op, wire) in cases {
             assert_eq!(op.to_value(), wire);
-            assert_eq!(op.to_value()["op"], op.name());
         }
     }
 }

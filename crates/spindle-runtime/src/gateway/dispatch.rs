@@ -521,10 +521,11 @@ mod tests {
 
     #[test]
     fn each_session_error_has_its_json_rpc_code() {
-        let method = crate::error::AuthMethodInfo {
+        let method = spindle_protocol::AuthMethod {
             id: "token".into(),
             name: "Token".into(),
             description: None,
+            kind: "agent".into(),
         };
         let auth = SessionError::AuthRequired {
             methods: vec![method],

@@ -9,6 +9,7 @@ use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
 use spindle_wire::web::{AVAILABLE_MODES, CURRENT_MODE_ID};
 
 use super::state::{PromptImage, RunningAgent, SessionTask, ValueReply, request_key};
+use crate::core::PageFact;
 use crate::error::SessionError;
 use crate::feed::{forget_permission_note, standing_permission_note};
 use crate::handshake::{Pending, Phase};
@@ -38,18 +39,6 @@ pub(crate) fn permission_op(key: &str, params: &Value) -> Value {
         rule_label: question.rule.as_ref().map(|r| r.label.clone()),
     }
     .to_value()
-}
-
-/// The agent's sign-in methods, for a [`SessionError::AuthRequired`].
-pub(crate) fn auth_method_infos(init: &InitializeOutcome) -> Vec<crate::error::AuthMethodInfo> {
-    init.auth_methods()
-        .into_iter()
-        .map(|m| crate::error::AuthMethodInfo {
-            id: m.id,
-            name: m.name,
-            description: m.description,
-        })
-        .collect()
 }
 
 /// The agent's auth methods as the page shows them.
@@ -303,7 +292,7 @@ impl SessionTask {
         let facts = core.session_facts();
         let info = &core.engine.transcript().session_info;
         let status = core
-            .fact("web_status")
+            .fact(PageFact::Status)
             .and_then(|op| op.get("status").cloned())
             .unwrap_or_else(|| json!("no_agent"));
         let prompt = init.map(InitializeOutcome::prompt_capabilities);

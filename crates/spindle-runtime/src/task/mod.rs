@@ -264,7 +264,7 @@ impl SessionTask {
             .agent
             .as_ref()
             .and_then(|a| a.client.initialize_outcome())
-            .map(features::auth_method_infos)
+            .map(|init| init.auth_methods())
             .unwrap_or_default();
         SessionError::AuthRequired { methods }
     }
