@@ -48,10 +48,10 @@ fn measure(store: &SqliteStore, mut save: impl FnMut(i64, &[StoredReply])) -> Ve
         stop_reason: Some("end_turn".into()),
     };
     for _ in 0..6 {
-        let id = store.create_session("throughput").unwrap();
+        let id = store.create_session("throughput", None).unwrap();
         save(id, std::slice::from_ref(&big));
     }
-    let id = store.create_session("later").unwrap();
+    let id = store.create_session("later", None).unwrap();
     let mut samples: Vec<Duration> = (1..=TURNS)
         .map(|turn| {
             let all = replies(turn);

@@ -49,7 +49,7 @@ fn run(store: &Arc<dyn Store>, workload: &Workload) -> Outcome {
             let store = Arc::clone(store);
             let (commits, per) = (workload.commits, workload.lines_per_commit);
             std::thread::spawn(move || {
-                let session = store.create_session("bench").unwrap();
+                let session = store.create_session("bench", None).unwrap();
                 let lines: Vec<String> = (0..per).map(chunk_line).collect();
                 let batch: Vec<(Direction, &str)> = lines
                     .iter()

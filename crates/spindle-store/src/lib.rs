@@ -41,7 +41,8 @@ pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;
 pub use types::{
-    Direction, Lease, LeaseSurvey, LoggedLine, StoreError, StoredReply, StoredSession, TakenCommand,
+    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, StoreError, StoredReply,
+    StoredSession, TakenCommand,
 };
 
 /// Opens the store `location` names, applying the migrations it lacks: a SQLite file (created

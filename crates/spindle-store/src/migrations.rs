@@ -17,7 +17,9 @@
 //! tables with `UNIQUE(session_id, turn)` / `UNIQUE(session_id, seq)`, the long text last: as
 //! `WITHOUT ROWID` tables their whole rows (a 2.4 MB reply) were b-tree keys, read at every seek
 //! beside them. PostgreSQL keeps rows in a heap apart from its indexes already, so its version 5
-//! changes nothing (it is there so that both lists keep the same versions).
+//! changes nothing (it is there so that both lists keep the same versions). Version 6 records the
+//! agent each session runs (`sessions.agent_id`, `agent_version`): `spindle serve` offers several
+//! agents, and every replica starts a session's own; older rows stay `NULL` (the default agent).
 
 use crate::StoreError;
 
@@ -33,7 +35,7 @@ pub struct Migration {
 }
 
 /// The highest version this build knows.
-pub const LATEST: i64 = 5;
+pub const LATEST: i64 = 6;
 
 /// The SQLite migrations.
 pub const SQLITE: &[Migration] = &[
@@ -145,6 +147,14 @@ DROP TABLE wire_log;
 ALTER TABLE wire_log_rowid RENAME TO wire_log;
 ",
     },
+    Migration {
+        version: 6,
+        summary: "the agent each session runs",
+        sql: "
+ALTER TABLE sessions ADD COLUMN agent_id TEXT;
+ALTER TABLE sessions ADD COLUMN agent_version TEXT;
+",
+    },
 ];
 
 /// The PostgreSQL migrations. Lines are `bytea` (a wire line may hold U+0000, which `text`
@@ -235,6 +245,14 @@ CREATE INDEX commands_unfinished ON commands(session_id) WHERE finished_at IS NU
         // change.
         sql: "",
     },
+    Migration {
+        version: 6,
+        summary: "the agent each session runs",
+        sql: "
+ALTER TABLE sessions ADD COLUMN agent_id TEXT;
+ALTER TABLE sessions ADD COLUMN agent_version TEXT;
+",
+    },
 ];
 
 /// The migrations to apply to a database at version `current` (0: none applied), or the error
@@ -276,7 +294,7 @@ mod tests {
 
     #[test]
     fn pending_is_what_lies_above_the_current_version() {
-        assert_eq!(pending(SQLITE, 0).unwrap().len(), 5);
+        assert_eq!(pending(SQLITE, 0).unwrap().len(), 6);
         assert_eq!(pending(SQLITE, 1).unwrap()[0].version, 2);
         assert!(pending(POSTGRES, LATEST).unwrap().is_empty());
         let error = pending(POSTGRES, LATEST + 1).unwrap_err();

@@ -33,7 +33,8 @@ use crate::listen::{self, LogChange};
 use crate::migrations;
 use crate::store::Store;
 use crate::types::{
-    Direction, Lease, LeaseSurvey, LoggedLine, StoreError, StoredReply, StoredSession, TakenCommand,
+    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, StoreError, StoredReply,
+    StoredSession, TakenCommand,
 };
 use crate::types::{display_text, now_ms, seq_at};
 
@@ -312,16 +313,18 @@ impl Store for PostgresStore {
         })
     }
 
-    fn create_session(&self, title: &str) -> Result<i64, StoreError> {
+    fn create_session(&self, title: &str, agent: Option<&SessionAgent>) -> Result<i64, StoreError> {
         let title = display_text(title).into_owned();
+        let agent_id = agent.map(|a| display_text(&a.id).into_owned());
+        let agent_version = agent.map(|a| display_text(&a.version).into_owned());
         self.run(StoreError::Write, |pool| async move {
             let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
             let now = now_ms();
             let row = client
                 .query_one(
-                    "INSERT INTO sessions(title, created_at, updated_at) VALUES($1, $2, $2)
-                     RETURNING id",
-                    &[&title, &now],
+                    "INSERT INTO sessions(title, created_at, updated_at, agent_id, agent_version)
+                     VALUES($1, $2, $2, $3, $4) RETURNING id",
+                    &[&title, &now, &agent_id, &agent_version],
                 )
                 .await
                 .map_err(pg(StoreError::Write))?;
@@ -352,6 +355,22 @@ impl Store for PostgresStore {
         })
     }
 
+    fn set_session_agent(&self, session: i64, agent: &SessionAgent) -> Result<(), StoreError> {
+        let id = display_text(&agent.id).into_owned();
+        let version = display_text(&agent.version).into_owned();
+        self.run(StoreError::Write, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            client
+                .execute(
+                    "UPDATE sessions SET agent_id = $2, agent_version = $3 WHERE id = $1",
+                    &[&session, &id, &version],
+                )
+                .await
+                .map_err(pg(StoreError::Write))?;
+            Ok(())
+        })
+    }
+
     fn set_title(&self, session: i64, title: &str) -> Result<(), StoreError> {
         let title = display_text(title).into_owned();
         self.run(StoreError::Write, move |pool| async move {
@@ -372,7 +391,8 @@ impl Store for PostgresStore {
             let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
             let rows = client
                 .query(
-                    "SELECT id, title, agent_session_id, created_at, updated_at
+                    "SELECT id, title, agent_session_id, created_at, updated_at, agent_id,
+                        agent_version
                      FROM sessions ORDER BY id",
                     &[],
                 )
@@ -386,6 +406,10 @@ impl Store for PostgresStore {
                     agent_session_id: row.get(2),
                     created_at: row.get(3),
                     updated_at: row.get(4),
+                    agent: row.get::<_, Option<String>>(5).map(|id| SessionAgent {
+                        id,
+                        version: row.get::<_, Option<String>>(6).unwrap_or_default(),
+                    }),
                 })
                 .collect())
         })

@@ -15,7 +15,8 @@ mod leases;
 use crate::migrations::{self, Migration};
 use crate::store::Store;
 use crate::types::{
-    Direction, Lease, LeaseSurvey, LoggedLine, StoreError, StoredReply, StoredSession, TakenCommand,
+    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, StoreError, StoredReply,
+    StoredSession, TakenCommand,
 };
 use crate::types::{display_text, now_ms, seq_at};
 
@@ -228,16 +229,36 @@ impl Store for SqliteStore {
         Ok(next)
     }
 
-    fn create_session(&self, title: &str) -> Result<i64, StoreError> {
+    fn create_session(&self, title: &str, agent: Option<&SessionAgent>) -> Result<i64, StoreError> {
         let now = now_ms();
         let writer = lock(&self.writer);
         writer
             .execute(
-                "INSERT INTO sessions(title, created_at, updated_at) VALUES(?1, ?2, ?2)",
-                params![display_text(title), now],
+                "INSERT INTO sessions(title, created_at, updated_at, agent_id, agent_version)
+                 VALUES(?1, ?2, ?2, ?3, ?4)",
+                params![
+                    display_text(title),
+                    now,
+                    agent.map(|a| display_text(&a.id).into_owned()),
+                    agent.map(|a| display_text(&a.version).into_owned()),
+                ],
             )
             .map_err(write_error)?;
         Ok(writer.last_insert_rowid())
+    }
+
+    fn set_session_agent(&self, session: i64, agent: &SessionAgent) -> Result<(), StoreError> {
+        lock(&self.writer)
+            .execute(
+                "UPDATE sessions SET agent_id = ?2, agent_version = ?3 WHERE id = ?1",
+                params![
+                    session,
+                    display_text(&agent.id),
+                    display_text(&agent.version)
+                ],
+            )
+            .map_err(write_error)?;
+        Ok(())
     }
 
     fn set_agent_session_id(&self, session: i64, agent_session_id: &str) -> Result<(), StoreError> {
@@ -264,18 +285,24 @@ impl Store for SqliteStore {
         let reader = lock(&self.reader);
         let mut statement = reader
             .prepare_cached(
-                "SELECT id, title, agent_session_id, created_at, updated_at
+                "SELECT id, title, agent_session_id, created_at, updated_at, agent_id, agent_version
                  FROM sessions ORDER BY id",
             )
             .map_err(read_error)?;
         let rows = statement
             .query_map([], |row| {
+                let agent_id: Option<String> = row.get(5)?;
+                let agent_version: Option<String> = row.get(6)?;
                 Ok(StoredSession {
                     id: row.get(0)?,
                     title: row.get(1)?,
                     agent_session_id: row.get(2)?,
                     created_at: row.get(3)?,
                     updated_at: row.get(4)?,
+                    agent: agent_id.map(|id| SessionAgent {
+                        id,
+                        version: agent_version.unwrap_or_default(),
+                    }),
                 })
             })
             .map_err(read_error)?;
@@ -550,7 +577,7 @@ mod tests {
     fn a_full_disk_fails_the_batch_and_leaves_the_database_intact() {
         let path = temp_db("full");
         let store = SqliteStore::open(&path).unwrap();
-        let id = store.create_session("s").unwrap();
+        let id = store.create_session("s", None).unwrap();
         store
             .append_lines(id, 1, &[(Direction::Agent, "kept")])
             .unwrap();
@@ -582,10 +609,10 @@ mod tests {
     fn writes_to_a_read_only_database_fail_cleanly_and_reads_still_work() {
         let path = temp_db("readonly");
         let writable = SqliteStore::open(&path).unwrap();
-        let id = writable.create_session("x").unwrap();
+        let id = writable.create_session("x", None).unwrap();
         drop(writable);
         let store = SqliteStore::open_read_only(&path).unwrap();
-        let error = store.create_session("x").unwrap_err();
+        let error = store.create_session("x", None).unwrap_err();
         assert!(matches!(error, StoreError::Write(_)), "{error:?}");
         let error = store
             .append_lines(id, 1, &[(Direction::Agent, "x")])

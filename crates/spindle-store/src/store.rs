@@ -2,7 +2,8 @@
 
 use crate::listen::LogChange;
 use crate::types::{
-    Direction, Lease, LeaseSurvey, LoggedLine, StoreError, StoredReply, StoredSession, TakenCommand,
+    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, StoreError, StoredReply,
+    StoredSession, TakenCommand,
 };
 
 /// The storage of `spindle serve`. Every method is one transaction: it commits whole or not at
@@ -20,8 +21,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// that event ids from a previous run are recognised as stale.
     fn next_generation(&self) -> Result<u64, StoreError>;
 
-    /// Creates a web session and returns its id (ids only grow).
-    fn create_session(&self, title: &str) -> Result<i64, StoreError>;
+    /// Creates a web session running `agent` (`None`: unrecorded, the server's default) and
+    /// returns its id (ids only grow). The session and its agent are written together: another
+    /// replica never sees the session without its agent.
+    fn create_session(&self, title: &str, agent: Option<&SessionAgent>) -> Result<i64, StoreError>;
+
+    /// Records the agent a session runs (its version changes when the agent was updated).
+    fn set_session_agent(&self, session: i64, agent: &SessionAgent) -> Result<(), StoreError>;
 
     /// Records the ACP session id the agent gave the web session.
     fn set_agent_session_id(&self, session: i64, agent_session_id: &str) -> Result<(), StoreError>;

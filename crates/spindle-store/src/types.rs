@@ -65,10 +65,24 @@ pub struct StoredSession {
     pub title: String,
     /// The ACP `sessionId` of the most recent agent session, if one was created.
     pub agent_session_id: Option<String>,
+    /// The agent the session runs; `None` for a session created before schema version 6
+    /// (the server's default agent runs it).
+    pub agent: Option<SessionAgent>,
     /// Milliseconds since the Unix epoch.
     pub created_at: i64,
     /// Milliseconds since the Unix epoch of the last logged line.
     pub updated_at: i64,
+}
+
+/// The agent a session runs, as recorded: its id among the server's agents and the version it
+/// ran when last started.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SessionAgent {
+    /// The agent's id (`spindle`, an installed agent's registry id, or the id `serve` gave its
+    /// `-- AGENT_CMD`).
+    pub id: String,
+    /// Its version (empty when unknown, e.g. a plain command).
+    pub version: String,
 }
 
 /// Who runs a session and until when: a row of `session_leases`. A replica runs a session only

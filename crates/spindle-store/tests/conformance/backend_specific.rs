@@ -37,7 +37,7 @@ fn postgres_a_lost_connection_fails_at_most_one_call_and_nothing_is_doubled() {
     };
     let (server, database) = backend.postgres_target().unwrap();
     let store = backend.open();
-    let id = store.create_session("s").unwrap();
+    let id = store.create_session("s", None).unwrap();
     store
         .append_lines(id, 1, &[(Direction::Agent, "before")])
         .unwrap();
@@ -82,7 +82,7 @@ fn postgres_a_partition_fails_calls_at_once_and_the_batch_lands_once_when_it_hea
     let relay = pg_server::Relay::start(server.port());
     let url = format!("postgres://postgres@127.0.0.1:{}/{database}", relay.port);
     let store = spindle_store::open(&Location::parse(&url)).unwrap();
-    let id = store.create_session("s").unwrap();
+    let id = store.create_session("s", None).unwrap();
     store
         .append_lines(id, 1, &[(Direction::Agent, "before")])
         .unwrap();
@@ -156,7 +156,7 @@ fn postgres_a_unix_socket_url_works_and_describe_names_the_socket() {
         server.port()
     );
     let store = spindle_store::open(&Location::parse(&url)).unwrap();
-    let id = store.create_session("over a socket").unwrap();
+    let id = store.create_session("over a socket", None).unwrap();
     store
         .append_lines(id, 1, &[(Direction::Agent, "x")])
         .unwrap();

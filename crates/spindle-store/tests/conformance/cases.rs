@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use spindle_store::migrations::{self, LATEST};
-use spindle_store::{Direction, LoggedLine, Store, StoreError, StoredReply};
+use spindle_store::{Direction, LoggedLine, SessionAgent, Store, StoreError, StoredReply};
 
 use crate::Backend;
 pub use crate::commands::*;
@@ -38,7 +38,7 @@ pub fn reply(turn: i64, text: &str, finished: bool, stop: Option<&str>) -> Store
 pub fn log_round_trips_in_order_across_reopen(backend: &Backend) {
     let id = {
         let store = backend.open();
-        let id = store.create_session("first").unwrap();
+        let id = store.create_session("first", None).unwrap();
         store
             .append_lines(id, 1, &[(Direction::Client, "{\"a\":1}")])
             .unwrap();
@@ -78,7 +78,7 @@ pub fn log_round_trips_in_order_across_reopen(backend: &Backend) {
 
 pub fn a_conflicting_batch_commits_nothing(backend: &Backend) {
     let store = backend.open();
-    let id = store.create_session("s").unwrap();
+    let id = store.create_session("s", None).unwrap();
     store
         .append_lines(id, 1, &[(Direction::Agent, "one")])
         .unwrap();
@@ -114,7 +114,7 @@ pub fn a_conflicting_batch_commits_nothing(backend: &Backend) {
 
 pub fn a_retried_batch_is_committed_once(backend: &Backend) {
     let store = backend.open();
-    let id = store.create_session("s").unwrap();
+    let id = store.create_session("s", None).unwrap();
     let batch = [(Direction::Client, "p"), (Direction::Agent, "a")];
     store.append_lines(id, 1, &batch).unwrap();
     // The commit's answer was lost: the caller sends the same batch again.
@@ -144,7 +144,7 @@ pub fn a_batch_for_a_missing_session_fails(backend: &Backend) {
 
 pub fn every_byte_of_a_line_is_kept(backend: &Backend) {
     let store = backend.open();
-    let id = store.create_session("s").unwrap();
+    let id = store.create_session("s", None).unwrap();
     let big = format!("{{\"text\":\"{}\"}}", "y".repeat(1 << 20));
     let odd = [
         String::new(),
@@ -168,8 +168,8 @@ pub fn every_byte_of_a_line_is_kept(backend: &Backend) {
 
 pub fn lines_after_reads_only_the_tail(backend: &Backend) {
     let store = backend.open();
-    let id = store.create_session("s").unwrap();
-    let other = store.create_session("other").unwrap();
+    let id = store.create_session("s", None).unwrap();
+    let other = store.create_session("other", None).unwrap();
     let lines: Vec<String> = (1..=10).map(|i| format!("line {i}")).collect();
     let batch: Vec<(Direction, &str)> = lines
         .iter()
@@ -189,7 +189,7 @@ pub fn lines_after_reads_only_the_tail(backend: &Backend) {
 
 pub fn unknown_directions_are_skipped_and_counted(backend: &Backend) {
     let store = backend.open();
-    let id = store.create_session("s").unwrap();
+    let id = store.create_session("s", None).unwrap();
     store
         .append_lines(id, 1, &[(Direction::Agent, "known")])
         .unwrap();
@@ -208,8 +208,8 @@ pub fn unknown_directions_are_skipped_and_counted(backend: &Backend) {
 
 pub fn replies_and_transcript_are_replaced_whole(backend: &Backend) {
     let store = backend.open();
-    let id = store.create_session("s").unwrap();
-    let other = store.create_session("other").unwrap();
+    let id = store.create_session("s", None).unwrap();
+    let other = store.create_session("other", None).unwrap();
     assert_eq!(store.transcript(id).unwrap(), None);
     assert!(store.replies(id).unwrap().is_empty());
     store
@@ -260,7 +260,7 @@ pub fn replies_and_transcript_are_replaced_whole(backend: &Backend) {
 
 pub fn display_texts_hold_no_nul(backend: &Backend) {
     let store = backend.open();
-    let id = store.create_session("a\0b \u{1F600}").unwrap();
+    let id = store.create_session("a\0b \u{1F600}", None).unwrap();
     store.set_agent_session_id(id, "s\0").unwrap();
     store
         .save_materialized(id, 0, "{}", &[reply(1, "x\0y", true, Some("end\0"))])
@@ -276,9 +276,9 @@ pub fn display_texts_hold_no_nul(backend: &Backend) {
 
 pub fn sessions_are_listed_oldest_first_with_their_fields(backend: &Backend) {
     let store = backend.open();
-    let a = store.create_session("").unwrap();
-    let b = store.create_session("Agent session x").unwrap();
-    let c = store.create_session("third").unwrap();
+    let a = store.create_session("", None).unwrap();
+    let b = store.create_session("Agent session x", None).unwrap();
+    let c = store.create_session("third", None).unwrap();
     assert!(a < b && b < c);
     store.set_title(a, "renamed").unwrap();
     let before = store.sessions().unwrap()[1].updated_at;
@@ -321,7 +321,7 @@ pub fn a_fresh_database_is_at_the_latest_version_and_reopening_applies_nothing(b
         LATEST
     );
     // Version 2's table exists.
-    let id = store.create_session("s").unwrap();
+    let id = store.create_session("s", None).unwrap();
     backend.sql(&format!(
         "INSERT INTO session_leases(session_id, owner, expires_at) VALUES({id}, 'a', 1)"
     ));
@@ -370,7 +370,7 @@ pub fn many_sessions_written_from_many_threads_at_once(backend: &Backend) {
         .map(|t| {
             let store = Arc::clone(&store);
             std::thread::spawn(move || {
-                let id = store.create_session(&format!("thread {t}")).unwrap();
+                let id = store.create_session(&format!("thread {t}"), None).unwrap();
                 for batch in 0..25 {
                     let lines: Vec<String> = (0..3)
                         .map(|i| format!("{{\"t\":{t},\"b\":{batch},\"i\":{i}}}"))
@@ -409,7 +409,7 @@ pub fn the_store_is_usable_and_droppable_inside_a_tokio_runtime(backend: &Backen
         .unwrap();
     runtime.block_on(async {
         let store = backend.open();
-        let id = store.create_session("async").unwrap();
+        let id = store.create_session("async", None).unwrap();
         store
             .append_lines(id, 1, &[(Direction::Agent, "x")])
             .unwrap();
@@ -420,4 +420,38 @@ pub fn the_store_is_usable_and_droppable_inside_a_tokio_runtime(backend: &Backen
         });
         assert_eq!(task.await.unwrap(), 1);
     });
+}
+
+pub fn a_session_keeps_the_agent_it_runs_and_a_version_5_one_has_none(backend: &Backend) {
+    crate::replies::create_at_version(backend, 5);
+    backend.sql("INSERT INTO sessions(id, title, created_at, updated_at) VALUES(7, 'old', 1, 1)");
+    let store = backend.open();
+    assert_eq!(store.schema_version().unwrap(), LATEST);
+    let gemini = SessionAgent {
+        id: "gemini".into(),
+        version: "0.20.0".into(),
+    };
+    let id = store.create_session("new", Some(&gemini)).unwrap();
+    let plain = store.create_session("plain", None).unwrap();
+    let agents = |store: &dyn Store| -> Vec<(i64, Option<SessionAgent>)> {
+        store
+            .sessions()
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.id, s.agent))
+            .collect()
+    };
+    // PostgreSQL's identity does not skip the id 7 inserted by hand: compare by id.
+    let mut expected = vec![(7, None), (id, Some(gemini.clone())), (plain, None)];
+    expected.sort_by_key(|(id, _)| *id);
+    assert_eq!(agents(store.as_ref()), expected);
+    let updated = SessionAgent {
+        id: "gemini".into(),
+        version: "0.21.0".into(),
+    };
+    store.set_session_agent(id, &updated).unwrap();
+    drop(store);
+    let store = backend.open();
+    assert_eq!(store.session(id).unwrap().unwrap().agent, Some(updated));
+    assert_eq!(store.session(7).unwrap().unwrap().title, "old");
 }

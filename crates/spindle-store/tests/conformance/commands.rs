@@ -15,7 +15,7 @@ fn ids(commands: &[TakenCommand]) -> Vec<&str> {
 
 pub fn a_command_is_taken_once_and_sending_it_again_queues_nothing(backend: &Backend) {
     let store = backend.open();
-    let session = store.create_session("commands").unwrap();
+    let session = store.create_session("commands", None).unwrap();
     let lease = store.claim_lease(session, "a", LONG).unwrap();
     store
         .submit_command("c1", session, "{\"prompt\":\"one\"}")
@@ -67,10 +67,10 @@ pub fn the_lease_survey_tells_live_from_expired_leases_and_finds_waiting_command
     backend: &Backend,
 ) {
     let store = backend.open();
-    let live = store.create_session("live").unwrap();
-    let expired = store.create_session("expired").unwrap();
-    let released = store.create_session("released").unwrap();
-    let idle = store.create_session("idle").unwrap();
+    let live = store.create_session("live", None).unwrap();
+    let expired = store.create_session("expired", None).unwrap();
+    let released = store.create_session("released", None).unwrap();
+    let idle = store.create_session("idle", None).unwrap();
     assert_eq!(store.lease_survey().unwrap(), Default::default());
 
     let held = store.claim_lease(live, "replica-a", LONG).unwrap();
@@ -124,7 +124,7 @@ pub fn the_lease_survey_tells_live_from_expired_leases_and_finds_waiting_command
 
 pub fn commands_a_dead_owner_took_are_found_and_taken_again_once(backend: &Backend) {
     let store = backend.open();
-    let session = store.create_session("retake").unwrap();
+    let session = store.create_session("retake", None).unwrap();
     store
         .append_lines(session, 1, &[(Direction::Client, "{\"before\":1}")])
         .unwrap();

@@ -11,7 +11,7 @@ const LONG: Duration = Duration::from_secs(600);
 
 pub fn a_lease_is_held_by_one_owner_until_released(backend: &Backend) {
     let store = backend.open();
-    let session = store.create_session("leased").unwrap();
+    let session = store.create_session("leased", None).unwrap();
     assert!(store.leases().unwrap().is_empty());
 
     let a = store.claim_lease(session, "replica-a", LONG).unwrap();
@@ -51,7 +51,7 @@ pub fn a_lease_is_held_by_one_owner_until_released(backend: &Backend) {
 
 pub fn an_expired_lease_is_taken_and_its_old_owner_cannot_renew_it(backend: &Backend) {
     let store = backend.open();
-    let session = store.create_session("expired").unwrap();
+    let session = store.create_session("expired", None).unwrap();
     // A lease of no time has expired as soon as it is written.
     let a = store
         .claim_lease(session, "replica-a", Duration::ZERO)
@@ -86,7 +86,7 @@ pub fn an_expired_lease_is_taken_and_its_old_owner_cannot_renew_it(backend: &Bac
 pub fn concurrent_claims_of_an_expired_lease_have_one_winner(backend: &Backend) {
     let store = backend.open();
     let sessions: Vec<i64> = (0..8)
-        .map(|i| store.create_session(&format!("s{i}")).unwrap())
+        .map(|i| store.create_session(&format!("s{i}"), None).unwrap())
         .collect();
     for session in &sessions {
         store.claim_lease(*session, "dead", Duration::ZERO).unwrap();
@@ -135,7 +135,7 @@ pub fn other_servers_hear_of_new_sessions_and_committed_lines(backend: &Backend)
             .expect("the listener runs")
     };
     assert_eq!(next(), LogChange::RESYNC);
-    let session = writer.create_session("heard").unwrap();
+    let session = writer.create_session("heard", None).unwrap();
     assert_eq!(next(), LogChange { session, seq: 0 });
     // A batch that fails is not announced: the next notice is the committed one.
     writer

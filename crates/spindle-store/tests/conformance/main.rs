@@ -161,4 +161,5 @@ conformance!(
     a_version_3_database_keeps_its_commands_and_counts_taken_ones_finished,
     a_version_4_database_keeps_its_replies_and_wire_lines,
     saving_a_turn_writes_only_the_replies_that_changed,
+    a_session_keeps_the_agent_it_runs_and_a_version_5_one_has_none,
 );

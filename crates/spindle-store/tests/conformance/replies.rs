@@ -152,7 +152,7 @@ fn writes(backend: &Backend, turn: i64) -> i64 {
 
 pub fn saving_a_turn_writes_only_the_replies_that_changed(backend: &Backend) {
     let store = backend.open();
-    let id = store.create_session("s").unwrap();
+    let id = store.create_session("s", None).unwrap();
     count_reply_writes(backend);
     let long = "y".repeat(50_000);
     let mut replies = vec![
