@@ -128,6 +128,16 @@ pub struct ChatArgs {
     /// Sign in with the agent's method METHOD_ID before opening the session.
     #[arg(long, value_name = "METHOD_ID")]
     pub auth: Option<String>,
+    /// Run the installed agent ID (`spindle agents list`; `spindle` is the
+    /// built-in reference agent) with the registry's and agents.toml's args
+    /// and env. Default: the agent agents.toml marks `default = true`, else
+    /// the reference agent.
+    #[arg(long = "agent", value_name = "ID", conflicts_with_all = ["agent", "connect"])]
+    pub agent_id: Option<String>,
+    /// Environment variables for the agent command (set by the binary from
+    /// `--agent ID`'s install record and settings).
+    #[arg(skip)]
+    pub agent_env: Vec<(OsString, OsString)>,
     /// The agent command (default: `spindle agent`), after `--`.
     #[arg(last = true, value_name = "AGENT_CMD")]
     pub agent: Vec<OsString>,

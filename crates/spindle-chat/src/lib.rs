@@ -118,7 +118,7 @@ fn split_attach(args: &mut ChatArgs) -> Result<(), String> {
         if args.attach_session.is_some() {
             return Err("--attach URL SESSION may be given once".into());
         }
-        if args.connect.is_some() || !args.agent.is_empty() {
+        if args.connect.is_some() || !args.agent.is_empty() || args.agent_id.is_some() {
             return Err(
                 "--attach URL SESSION names its endpoint: no --connect or agent command".into(),
             );

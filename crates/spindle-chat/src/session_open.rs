@@ -66,6 +66,7 @@ pub(crate) async fn connect(
             scan_chunk_updates: true,
             ..ConnectionOptions::default()
         },
+        env: args.agent_env.clone(),
         ..SpawnOptions::default()
     };
     let remote_url = args

@@ -116,12 +116,17 @@ enum AgentEnd {
 
 impl AgentLink {
     /// Starts `command` with piped stdin/stdout (stderr is inherited so agent logs stay visible).
-    pub fn spawn(command: &[OsString], queue: usize) -> std::io::Result<AgentLink> {
+    pub fn spawn(
+        command: &[OsString],
+        env: &[(OsString, OsString)],
+        queue: usize,
+    ) -> std::io::Result<AgentLink> {
         let (program, args) = command.split_first().ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty agent command")
         })?;
         let mut child = Command::new(program)
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -368,7 +373,7 @@ mod tests {
 
     async fn events_of(script: &str) -> Vec<String> {
         let command: Vec<OsString> = vec!["sh".into(), "-c".into(), script.into()];
-        let mut link = AgentLink::spawn(&command, 16).unwrap();
+        let mut link = AgentLink::spawn(&command, &[], 16).unwrap();
         let mut seen = Vec::new();
         while let Some(event) = link.events.recv().await {
             match event {
@@ -404,7 +409,7 @@ mod tests {
     #[tokio::test]
     async fn an_agent_that_cannot_start_is_an_error_not_a_panic() {
         let missing = vec![OsString::from("/nonexistent/spindle-agent-binary")];
-        assert!(AgentLink::spawn(&missing, 4).is_err());
-        assert!(AgentLink::spawn(&[], 4).is_err());
+        assert!(AgentLink::spawn(&missing, &[], 4).is_err());
+        assert!(AgentLink::spawn(&[], &[], 4).is_err());
     }
 }

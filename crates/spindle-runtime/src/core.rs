@@ -607,7 +607,7 @@ mod tests {
     fn a_failing_disk_keeps_the_session_live_and_the_log_complete_once_it_recovers() {
         let path = temp_db();
         let writable = Store::open(&path).unwrap();
-        let session = writable.create_session("s").unwrap();
+        let session = writable.create_session("s", None).unwrap();
         drop(writable);
         let read_only = Store::open_read_only(&path);
         let engine = TranscriptEngine::new(EngineConfig::default());
@@ -649,7 +649,7 @@ mod tests {
     fn the_unsaved_backlog_is_bounded_and_a_retry_writes_it_without_new_lines() {
         let path = temp_db();
         let writable = Store::open(&path).unwrap();
-        let session = writable.create_session("s").unwrap();
+        let session = writable.create_session("s", None).unwrap();
         drop(writable);
         let read_only = Store::open_read_only(&path);
         let engine = (
@@ -698,7 +698,7 @@ mod tests {
     fn garbage_from_the_agent_is_logged_and_diagnosed_never_fatal() {
         let path = temp_db();
         let store = Store::open(&path).unwrap();
-        let session = store.create_session("s").unwrap();
+        let session = store.create_session("s", None).unwrap();
         let engine = TranscriptEngine::new(EngineConfig::default());
         let mut core = SessionCore::new(
             session,

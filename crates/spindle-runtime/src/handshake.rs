@@ -13,11 +13,54 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use spindle_protocol::{ClientCore, ClientError, ClientInfo, ClientOptions, ProtocolChoice};
 
+use crate::error::SessionError;
+
+/// One agent sessions may run: `spindle serve` offers several, and each session runs the one
+/// it was created with (recorded in the store, so every replica and every restart starts the
+/// same one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentChoice {
+    /// Its id: unique among the server's agents (`[a-z][a-z0-9-]*`, a registry id).
+    pub id: String,
+    /// What the page shows.
+    pub name: String,
+    /// Its version (empty when unknown).
+    pub version: String,
+    /// The command line that starts it (unused with [`AgentSettings::remote`]).
+    pub command: Vec<OsString>,
+    /// Environment variables set for it, over the server's own.
+    pub env: Vec<(String, String)>,
+}
+
+impl AgentChoice {
+    /// `{"id", "name", "version"}`: how the page and the API name the agent.
+    pub fn describe(&self) -> serde_json::Value {
+        json!({ "id": self.id, "name": self.name, "version": self.version })
+    }
+
+    /// What the store records of it.
+    pub fn recorded(&self) -> spindle_store::SessionAgent {
+        spindle_store::SessionAgent {
+            id: self.id.clone(),
+            version: self.version.clone(),
+        }
+    }
+
+    pub(crate) fn env_os(&self) -> Vec<(OsString, OsString)> {
+        self.env
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+}
+
 /// How sessions start their agents.
 #[derive(Debug, Clone)]
 pub struct AgentSettings {
-    /// The agent command line, fixed at server start.
-    pub command: Vec<OsString>,
+    /// The agents sessions may run, in the order the page lists them (fixed at server start).
+    pub agents: Vec<AgentChoice>,
+    /// The id of the agent a session runs when none is asked for; one of `agents`.
+    pub default_agent: String,
     /// The ACP protocol version to request in `initialize` (1 or 2; the agent may answer lower,
     /// and an agent that rejects 2 is asked again with 1).
     pub protocol_version: u64,
@@ -30,12 +73,109 @@ pub struct AgentSettings {
     pub fs: spindle_host::FsPolicy,
     /// Whether the agent may run commands in terminals (`--terminals`).
     pub terminals: bool,
-    /// A remote agent to use instead of `command` (`--agent-url`): each session opens its own
-    /// connection to it.
+    /// A remote agent to use instead of the agents' commands (`--agent-url`): each session
+    /// opens its own connection to it.
     pub remote: Option<crate::agent_link::RemoteAgent>,
 }
 
 impl AgentSettings {
+    /// The agent `id`, if the server offers it.
+    pub fn agent(&self, id: &str) -> Option<&AgentChoice> {
+        self.agents.iter().find(|a| a.id == id)
+    }
+
+    /// The agent asked for by id, or the default one; an unknown id is refused with a message
+    /// naming the agents there are.
+    pub fn choose(&self, asked: Option<&str>) -> Result<&AgentChoice, SessionError> {
+        let id = asked.unwrap_or(&self.default_agent);
+        self.agent(id).ok_or_else(|| {
+            SessionError::invalid_params(format!(
+                "no agent {id:?} here; this server offers: {}",
+                self.known_ids()
+            ))
+        })
+    }
+
+    /// The agent a stored session runs: the recorded one (a session from before agents were
+    /// recorded runs the default one). `Err` is the message for a session whose agent this
+    /// server does not offer.
+    pub(crate) fn for_session(
+        &self,
+        recorded: Option<&spindle_store::SessionAgent>,
+    ) -> Result<&AgentChoice, String> {
+        let Some(recorded) = recorded else {
+            return self
+                .choose(None)
+                .map_err(|e| format!("the default agent is missing: {}", e.message()));
+        };
+        self.agent(&recorded.id).ok_or_else(|| {
+            let version = if recorded.version.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", recorded.version)
+            };
+            format!(
+                "This session runs the agent {:?}{version}, which this server does not offer \
+                 (it offers: {}). The transcript stays readable; start the server with that \
+                 agent to continue the session.",
+                recorded.id,
+                self.known_ids()
+            )
+        })
+    }
+
+    /// `{id, name, version, available}` of the agent a stored session runs (the default one
+    /// when none was recorded; `available`: whether this server offers it). The version is the
+    /// recorded one: what the session last ran.
+    pub(crate) fn describe_session(
+        &self,
+        recorded: Option<&spindle_store::SessionAgent>,
+    ) -> serde_json::Value {
+        match (recorded, self.for_session(recorded)) {
+            (_, Ok(choice)) => json!({
+                "id": choice.id,
+                "name": choice.name,
+                "version": recorded.map_or(choice.version.as_str(), |r| r.version.as_str()),
+                "available": true,
+            }),
+            (Some(recorded), Err(_)) => json!({
+                "id": recorded.id,
+                "name": recorded.id,
+                "version": recorded.version,
+                "available": false,
+            }),
+            (None, Err(_)) => serde_json::Value::Null,
+        }
+    }
+
+    /// The ids of the agents, comma-separated.
+    pub fn known_ids(&self) -> String {
+        self.agents
+            .iter()
+            .map(|a| a.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Whether the settings hold together: at least one agent, unique ids, the default one
+    /// among them.
+    pub fn check(&self) -> Result<(), String> {
+        let mut ids = std::collections::BTreeSet::new();
+        for agent in &self.agents {
+            if !ids.insert(agent.id.as_str()) {
+                return Err(format!("two agents have the id {:?}", agent.id));
+            }
+        }
+        if self.agent(&self.default_agent).is_none() {
+            return Err(format!(
+                "the default agent {:?} is not among the agents ({})",
+                self.default_agent,
+                self.known_ids()
+            ));
+        }
+        Ok(())
+    }
+
     /// What `spindle serve` says about itself in `initialize`: notices and compaction updates and
     /// every Spindle extension; files and terminals are added by the session's host
     /// ([`spindle_host::HostConfig::advertise`]) as far as they are enabled.
@@ -294,7 +434,8 @@ mod tests {
 
     fn settings(protocol_version: u64) -> AgentSettings {
         AgentSettings {
-            command: Vec::new(),
+            agents: vec![choice("spindle")],
+            default_agent: "spindle".into(),
             protocol_version,
             cwd: "/work".into(),
             startup_timeout: std::time::Duration::from_secs(1),
@@ -302,6 +443,43 @@ mod tests {
             terminals: false,
             remote: None,
         }
+    }
+
+    fn choice(id: &str) -> AgentChoice {
+        AgentChoice {
+            id: id.into(),
+            name: format!("{id} agent"),
+            version: "1.0".into(),
+            command: vec!["true".into()],
+            env: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_agent_is_chosen_by_id_and_a_session_runs_the_recorded_one() {
+        let mut settings = settings(2);
+        settings.agents.push(choice("gemini"));
+        assert_eq!(settings.check(), Ok(()));
+        assert_eq!(settings.choose(None).unwrap().id, "spindle");
+        assert_eq!(settings.choose(Some("gemini")).unwrap().id, "gemini");
+        let refused = settings.choose(Some("codex")).unwrap_err().message();
+        assert!(refused.contains("\"codex\""), "{refused}");
+        assert!(refused.contains("spindle, gemini"), "{refused}");
+        assert_eq!(settings.for_session(None).unwrap().id, "spindle");
+        let recorded = |id: &str| spindle_store::SessionAgent {
+            id: id.into(),
+            version: "0.9".into(),
+        };
+        let gemini = recorded("gemini");
+        assert_eq!(settings.for_session(Some(&gemini)).unwrap().id, "gemini");
+        let missing = settings.for_session(Some(&recorded("codex"))).unwrap_err();
+        assert!(missing.contains("\"codex\" 0.9"), "{missing}");
+        assert!(missing.contains("stays readable"), "{missing}");
+        settings.agents.push(choice("gemini"));
+        assert!(settings.check().unwrap_err().contains("two agents"));
+        settings.agents.pop();
+        settings.default_agent = "codex".into();
+        assert!(settings.check().unwrap_err().contains("\"codex\""));
     }
 
     fn sent(client: &mut AgentClient) -> Vec<Value> {

@@ -1,5 +1,5 @@
 //! `GET /api/agent-sessions`: the agent's earlier sessions (`session/list`), asked of a
-//! short-lived agent process of the server's agent command (no web session is involved, and
+//! short-lived process of the agent asked about (no web session is involved, and
 //! nothing of it is logged). Sessions whose directory lies outside the server's are left out: a
 //! web session only opens directories inside it.
 
@@ -9,12 +9,13 @@ use serde_json::{Value, json};
 use spindle_protocol::{AcpClient, ClientError, SpawnOptions};
 
 use crate::error::SessionError;
-use crate::handshake::{AgentSettings, error_message};
+use crate::handshake::{AgentChoice, AgentSettings, error_message};
 
 /// One page of the agent's sessions, as the page lists them:
 /// `{supported, sessions: [{sessionId, cwd, title, updatedAt}], nextCursor}`.
 pub(crate) async fn list_agent_sessions(
     settings: &AgentSettings,
+    agent: &AgentChoice,
     cursor: Option<&str>,
 ) -> Result<Value, SessionError> {
     let (client, child) = match &settings.remote {
@@ -36,10 +37,11 @@ pub(crate) async fn list_agent_sessions(
         None => {
             let spawn = SpawnOptions {
                 cwd: Some(settings.cwd.clone()),
+                env: agent.env_os(),
                 ..SpawnOptions::default()
             };
             let (client, _events, child) =
-                AcpClient::spawn(&settings.command, spawn, settings.client_options()).map_err(
+                AcpClient::spawn(&agent.command, spawn, settings.client_options()).map_err(
                     |e| SessionError::unavailable(format!("cannot start the agent: {e}")),
                 )?;
             (client, Some(child))

@@ -17,11 +17,18 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use spindle_runtime::{AgentSettings, Runtime, RuntimeConfig};
+//! use spindle_runtime::{AgentChoice, AgentSettings, Runtime, RuntimeConfig};
 //! let runtime = Runtime::start(RuntimeConfig {
 //!     db: "/tmp/spindle-demo.db".into(),
 //!     agent: AgentSettings {
-//!         command: vec!["spindle".into(), "agent".into()],
+//!         agents: vec![AgentChoice {
+//!             id: "spindle".into(),
+//!             name: "Spindle reference agent".into(),
+//!             version: "0.1.0".into(),
+//!             command: vec!["spindle".into(), "agent".into()],
+//!             env: Vec::new(),
+//!         }],
+//!         default_agent: "spindle".into(),
 //!         protocol_version: 1,
 //!         cwd: std::env::current_dir()?,
 //!         startup_timeout: std::time::Duration::from_secs(30),
@@ -67,7 +74,7 @@ pub use agent_link::{
 };
 pub use error::SessionError;
 pub use gateway::{AcpLimits, Gateway};
-pub use handshake::{AgentSettings, OpenMode};
+pub use handshake::{AgentChoice, AgentSettings, OpenMode};
 pub use hub::HubLimits;
 pub use registry::{LiveSession, NewSession, SessionManager};
 pub use replica::ReplicaConfig;
@@ -79,7 +86,7 @@ pub use task::{PromptImage, RemoteTarget};
 pub struct RuntimeConfig {
     /// The database: a SQLite file (created if missing) or a `postgres://` URL.
     pub db: PathBuf,
-    /// The agent every session runs, fixed at start.
+    /// The agents sessions run, fixed at start.
     pub agent: AgentSettings,
     /// Per-session hub limits.
     pub limits: HubLimits,

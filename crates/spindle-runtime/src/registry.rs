@@ -32,6 +32,8 @@ pub struct NewSession {
     pub agent_session_id: Option<String>,
     /// How to open it: load (its history becomes the transcript) or resume.
     pub open: Option<OpenMode>,
+    /// The id of the agent to run (one of the server's); the default agent when `None`.
+    pub agent: Option<String>,
 }
 
 /// A session as listed by `GET /api/sessions`.
@@ -45,6 +47,9 @@ pub struct SessionSummary {
     cwd: Option<String>,
     created_at: i64,
     updated_at: i64,
+    /// The agent it runs: `{id, name, version, available}` (`available`: whether this server
+    /// offers it).
+    agent: Value,
 }
 
 impl SessionSummary {
@@ -61,6 +66,11 @@ impl SessionSummary {
     /// Its own working directory, if any.
     pub fn cwd(&self) -> Option<&str> {
         self.cwd.as_deref()
+    }
+
+    /// The agent it runs (`{id, name, version, available}`).
+    pub fn agent(&self) -> &Value {
+        &self.agent
     }
 }
 
@@ -134,6 +144,7 @@ impl SessionManager {
                 agent_session_id: session.agent_session_id.clone(),
                 open: OpenMode::Continue,
                 root,
+                agent: session.agent.clone(),
             };
             let live = manager.start_session(start, engine, next_seq)?;
             if was_running {
@@ -298,6 +309,7 @@ impl SessionManager {
         Ok(stored
             .into_iter()
             .map(|s| SessionSummary {
+                agent: self.settings.describe_session(s.agent.as_ref()),
                 id: s.id,
                 title: s.title,
                 agent_session_id: s.agent_session_id,
@@ -306,6 +318,19 @@ impl SessionManager {
                 updated_at: s.updated_at,
             })
             .collect())
+    }
+
+    /// The agents sessions may run, in the server's order: `{id, name, version, default}`.
+    pub fn agents(&self) -> Vec<Value> {
+        self.settings
+            .agents
+            .iter()
+            .map(|a| {
+                let mut described = a.describe();
+                described["default"] = Value::Bool(a.id == self.settings.default_agent);
+                described
+            })
+            .collect()
     }
 
     /// A working directory asked for by the page: an existing directory inside the server's.
@@ -334,6 +359,7 @@ impl SessionManager {
 
     /// Creates a session and starts its agent.
     pub async fn create(&self, new: NewSession) -> Result<SessionSummary, SessionError> {
+        let agent = self.settings.choose(new.agent.as_deref())?.recorded();
         let root = match &new.cwd {
             Some(cwd) => self.session_cwd(cwd)?,
             None => self.settings.cwd.clone(),
@@ -355,7 +381,7 @@ impl SessionManager {
         let starting = lock(&self.starting);
         let id = self
             .store
-            .create_session(&title)
+            .create_session(&title, Some(&agent))
             .map_err(SessionError::storage)?;
         if let Some(agent_session) = &new.agent_session_id {
             // Listed with the agent session it opens from the start: the history the agent
@@ -371,6 +397,7 @@ impl SessionManager {
             agent_session_id: new.agent_session_id.clone(),
             open,
             root: root.clone(),
+            agent: Some(agent),
         };
         let live = self.start_session(start, (engine, EngineFeed::default()), 1);
         drop(starting);
@@ -390,9 +417,15 @@ impl SessionManager {
             .ok_or_else(|| SessionError::Internal("session vanished".into()))
     }
 
-    /// One page of the agent's earlier sessions (see `history.rs`).
-    pub async fn agent_sessions(&self, cursor: Option<&str>) -> Result<Value, SessionError> {
-        crate::history::list_agent_sessions(&self.settings, cursor).await
+    /// One page of the earlier sessions of the agent `agent` (the default one when `None`; see
+    /// `history.rs`).
+    pub async fn agent_sessions(
+        &self,
+        agent: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<Value, SessionError> {
+        let choice = self.settings.choose(agent)?;
+        crate::history::list_agent_sessions(&self.settings, choice, cursor).await
     }
 
     /// A live session by id. One the database holds and this replica does not serve yet (just

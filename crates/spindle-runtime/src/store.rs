@@ -11,7 +11,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-pub use spindle_store::{Direction, Location, LoggedLine, StoreError, StoredReply, StoredSession};
+pub use spindle_store::{
+    Direction, Location, LoggedLine, SessionAgent, StoreError, StoredReply, StoredSession,
+};
 
 /// The server's store, shared by every session (a clone is another handle on the same store).
 #[derive(Debug, Clone)]
@@ -113,7 +115,7 @@ mod tests {
         let relay = Relay::start(server.port());
         let url = format!("postgres://postgres@127.0.0.1:{}/{database}", relay.port);
         let store = Store::open(Path::new(&url)).unwrap();
-        let session = store.create_session("s").unwrap();
+        let session = store.create_session("s", None).unwrap();
         let engine = TranscriptEngine::new(EngineConfig::default());
         let hub = Hub::new(1, HubLimits::default());
         let mut core = SessionCore::new(

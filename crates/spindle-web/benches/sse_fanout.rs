@@ -115,11 +115,18 @@ fn server() {
             token: None,
             allow_hosts: Vec::new(),
             agent: spindle_web::AgentSettings {
-                command: vec![
-                    OsString::from(exe),
-                    OsString::from("--role"),
-                    OsString::from("agent"),
-                ],
+                agents: vec![spindle_web::AgentChoice {
+                    id: "peer".into(),
+                    name: "peer".into(),
+                    version: String::new(),
+                    command: vec![
+                        OsString::from(exe),
+                        OsString::from("--role"),
+                        OsString::from("agent"),
+                    ],
+                    env: Vec::new(),
+                }],
+                default_agent: "peer".into(),
                 protocol_version: 1,
                 cwd: std::env::temp_dir(),
                 startup_timeout: Duration::from_secs(30),

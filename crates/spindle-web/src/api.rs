@@ -36,6 +36,7 @@ pub(crate) struct CreateBody {
     cwd: Option<String>,
     agent_session_id: Option<String>,
     open: Option<String>,
+    agent: Option<String>,
 }
 
 pub(crate) async fn create_session(
@@ -48,7 +49,7 @@ pub(crate) async fn create_session(
     } else {
         serde_json::from_slice(&body).map_err(|_| {
             WebError::bad_request(
-                r#"the request body must be {"cwd"?: "...", "agentSessionId"?: "...", "open"?: "load"|"resume"}"#,
+                r#"the request body must be {"agent"?: "ID", "cwd"?: "...", "agentSessionId"?: "...", "open"?: "load"|"resume"}"#,
             )
         })?
     };
@@ -77,6 +78,7 @@ pub(crate) async fn create_session(
             cwd: body.cwd,
             agent_session_id: body.agent_session_id,
             open,
+            agent: body.agent,
         })
         .await?;
     Ok((StatusCode::CREATED, axum::Json(summary)).into_response())
@@ -89,9 +91,17 @@ pub(crate) async fn agent_sessions(
     let params = query(params)?;
     let list = state
         .manager
-        .agent_sessions(params.get("cursor").map(String::as_str))
+        .agent_sessions(
+            params.get("agent").map(String::as_str),
+            params.get("cursor").map(String::as_str),
+        )
         .await?;
     Ok(axum::Json(list).into_response())
+}
+
+/// `GET /api/agents`: the agents a session may run, `{agents: [{id, name, version, default}]}`.
+pub(crate) async fn agents(State(state): State<AppState>) -> Response {
+    axum::Json(json!({ "agents": state.manager.agents() })).into_response()
 }
 
 pub(crate) async fn agent(SessionRoute(session): SessionRoute) -> Result<Response, WebError> {

@@ -9,14 +9,21 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use spindle_web::{AgentSettings, ServeConfig};
+//! use spindle_web::{AgentChoice, AgentSettings, ServeConfig};
 //! let config = ServeConfig {
 //!     bind: "127.0.0.1:0".parse()?,
 //!     db: "/tmp/spindle-demo.db".into(),
 //!     token: None,
 //!     allow_hosts: Vec::new(),
 //!     agent: AgentSettings {
-//!         command: vec!["spindle".into(), "agent".into()],
+//!         agents: vec![AgentChoice {
+//!             id: "spindle".into(),
+//!             name: "Spindle reference agent".into(),
+//!             version: "0.1.0".into(),
+//!             command: vec!["spindle".into(), "agent".into()],
+//!             env: Vec::new(),
+//!         }],
+//!         default_agent: "spindle".into(),
 //!         protocol_version: 2,
 //!         cwd: std::env::current_dir()?,
 //!         startup_timeout: std::time::Duration::from_secs(30),
@@ -59,8 +66,8 @@ pub use errors::WebError;
 pub use remote_agent::remote_agent;
 pub use spindle_protocol::transport::remote::RemoteProfile;
 pub use spindle_runtime::{
-    AcpLimits, AgentSettings, FsPolicy, HubLimits, MAX_LINE_BYTES, OpenMode, RemoteAgent,
-    ReplicaConfig, hub, replica, store,
+    AcpLimits, AgentChoice, AgentSettings, FsPolicy, HubLimits, MAX_LINE_BYTES, OpenMode,
+    RemoteAgent, ReplicaConfig, hub, replica, store,
 };
 use spindle_runtime::{Gateway, Runtime, RuntimeConfig, SessionManager};
 
@@ -173,8 +180,14 @@ impl Server {
         config: ServeConfig,
         options: ServeOptions,
     ) -> Result<Server, ServeError> {
-        if config.agent.command.is_empty() {
-            return Err(ServeError::Config("the agent command is empty".into()));
+        config.agent.check().map_err(ServeError::Config)?;
+        if config.agent.remote.is_none()
+            && let Some(agent) = config.agent.agents.iter().find(|a| a.command.is_empty())
+        {
+            return Err(ServeError::Config(format!(
+                "the command of agent {:?} is empty",
+                agent.id
+            )));
         }
         // Refuse an open bind before touching the database or the network.
         security::AccessPolicy::new(config.bind, config.token.clone(), &config.allow_hosts)

@@ -47,6 +47,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
             "/api/sessions",
             get(list_sessions).post(api::create_session),
         ),
+        ("/api/agents", get(api::agents)),
         ("/api/agent-sessions", get(api::agent_sessions)),
         ("/api/sessions/{id}/events", get(events)),
         (
@@ -412,6 +413,7 @@ mod tests {
                 "/trees.js",
                 "/app.css",
                 "/api/sessions",
+                "/api/agents",
                 "/api/agent-sessions",
                 "/api/sessions/{id}/events",
                 "/api/sessions/{id}/prompt",

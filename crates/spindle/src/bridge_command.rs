@@ -96,7 +96,14 @@ fn listen(address: std::net::SocketAddr, args: BridgeArgs) -> anyhow::Result<u8>
             .filter(|t| !t.is_empty()),
         allow_hosts: Vec::new(),
         agent: spindle_web::AgentSettings {
-            command: args.agent.iter().map(std::ffi::OsString::from).collect(),
+            agents: vec![spindle_web::AgentChoice {
+                id: "bridged".into(),
+                name: args.agent.first().cloned().unwrap_or_default(),
+                version: String::new(),
+                command: args.agent.iter().map(std::ffi::OsString::from).collect(),
+                env: Vec::new(),
+            }],
+            default_agent: "bridged".into(),
             protocol_version: u64::from(args.agent_protocol.unwrap_or(2)),
             cwd: std::env::current_dir().context("no current directory")?,
             startup_timeout: std::time::Duration::from_secs(30),

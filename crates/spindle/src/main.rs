@@ -1,6 +1,7 @@
 //! `spindle`: the command-line entry point. Glue only: every subcommand lives in
 //! its own module and the protocol logic lives in the library crates.
 
+mod agent_choices;
 mod agent_command;
 mod bridge_command;
 mod data_dir;
@@ -66,6 +67,27 @@ fn default_agent_command() -> Vec<OsString> {
     command
 }
 
+/// `spindle chat`: the agent is `--agent ID`, else the command after `--`, else the one
+/// agents.toml marks `default = true`, else the reference agent.
+fn chat(mut args: spindle_chat::ChatArgs) -> anyhow::Result<u8> {
+    // `--connect URL` and `--attach URL SESSION` start no agent.
+    let remote = args.connect.is_some() || args.attach_args.iter().any(|a| a.contains("://"));
+    if !args.agent.is_empty() || (remote && args.agent_id.is_none()) {
+        return spindle_chat::run(args, Vec::new());
+    }
+    let id = match args.agent_id.clone() {
+        Some(id) => Some(id),
+        None => agent_choices::configured_default(agent_choices::agents_dirs().as_ref())?,
+    };
+    let Some(id) = id else {
+        // Only the default agent needs the data directory made.
+        return spindle_chat::run(args, default_agent_command());
+    };
+    let (command, env) = agent_choices::chat_agent(&id, default_agent_command)?;
+    args.agent_env = env;
+    spindle_chat::run(args, command)
+}
+
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SPINDLE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
@@ -82,15 +104,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Replay(args) => replay_command::run(args),
         Command::Agent(args) => agent_command::run(args),
-        Command::Chat(args) => {
-            // Only the default agent needs the data directory made.
-            let default_agent = if args.agent.is_empty() {
-                default_agent_command()
-            } else {
-                Vec::new()
-            };
-            spindle_chat::run(args, default_agent)
-        }
+        Command::Chat(args) => chat(args),
         Command::Bridge(args) => bridge_command::run(args),
         Command::Serve(args) => serve_command::run(args, default_agent_command),
     };

@@ -5,7 +5,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use spindle_web::{AgentSettings, HubLimits, ServeConfig, Server};
+use spindle_web::{AgentChoice, AgentSettings, HubLimits, ServeConfig, Server};
+
+use crate::agent_choices;
 
 /// Arguments of `spindle serve`.
 #[derive(Debug, clap::Args)]
@@ -48,8 +50,15 @@ pub struct ServeArgs {
     /// WebSocket transport": `http(s)://HOST:PORT/acp` or `ws(s)://...`) instead of an agent
     /// command; every session opens its own connection. Its token, if it needs one, is read
     /// from SPINDLE_AGENT_TOKEN (sent as `Authorization: Bearer`).
-    #[arg(long, value_name = "URL", conflicts_with = "agent")]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["agent", "agent_id"])]
     agent_url: Option<String>,
+    /// The default agent of new sessions, by id: `spindle` (the built-in reference agent), an
+    /// installed agent (`spindle agents list`) or the id `-- AGENT_CMD` gets. Default: the
+    /// command after `--`, else the agent agents.toml marks `default = true`, else `spindle`.
+    /// Every installed agent is offered either way; each session runs the agent it was
+    /// created with.
+    #[arg(long = "agent", value_name = "ID")]
+    agent_id: Option<String>,
     /// With --agent-url: the transport profile, ws (WebSocket) or http (HTTP+SSE).
     #[arg(
         long,
@@ -66,7 +75,8 @@ pub struct ServeArgs {
     /// others may take its sessions over once this much time has passed.
     #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = lease_seconds)]
     lease_ttl: f64,
-    /// The agent command (default: the built-in reference agent). Fixed for the server's lifetime.
+    /// An agent command, offered beside the built-in and installed agents (its id: its
+    /// program's file name) and the default one unless --agent names another.
     #[arg(last = true)]
     agent: Vec<OsString>,
 }
@@ -102,10 +112,18 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
         Some(db) => db,
         None => default_db()?,
     };
-    let command = if args.agent.is_empty() {
-        default_agent()
-    } else {
-        args.agent
+    let (agents, default_agent) = match &args.agent_url {
+        Some(url) => {
+            let remote = AgentChoice {
+                id: "remote".into(),
+                name: url.clone(),
+                version: String::new(),
+                command: Vec::new(),
+                env: Vec::new(),
+            };
+            (vec![remote], "remote".to_owned())
+        }
+        None => offered_agents(args.agent_id, args.agent, default_agent)?,
     };
     let cwd = match args.cwd {
         Some(dir) => dir,
@@ -124,7 +142,8 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
             .filter(|t| !t.is_empty()),
         allow_hosts: args.allow_hosts,
         agent: AgentSettings {
-            command,
+            agents,
+            default_agent,
             protocol_version: args.protocol,
             cwd,
             startup_timeout: std::time::Duration::from_secs(args.agent_startup_timeout.max(1)),
@@ -155,6 +174,41 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
         server.run_until(shutdown_signal()).await?;
         anyhow::Ok(0)
     })
+}
+
+/// The agents the server offers (the built-in one, the installed ones, the `--` command) and
+/// the id of the default one.
+fn offered_agents(
+    asked: Option<String>,
+    command: Vec<OsString>,
+    builtin_command: impl FnOnce() -> Vec<OsString>,
+) -> anyhow::Result<(Vec<AgentChoice>, String)> {
+    let dirs = agent_choices::agents_dirs();
+    let mut agents = vec![agent_choices::builtin(builtin_command())];
+    if let Some(dirs) = &dirs {
+        agents.extend(agent_choices::installed(dirs));
+    }
+    let command_id = (!command.is_empty()).then(|| {
+        let choice = agent_choices::command_choice(command, &agents);
+        let id = choice.id.clone();
+        agents.push(choice);
+        id
+    });
+    let default = match (asked, command_id) {
+        (Some(asked), _) => asked,
+        (None, Some(id)) => id,
+        (None, None) => agent_choices::configured_default(dirs.as_ref())?
+            .unwrap_or_else(|| agent_choices::BUILTIN_ID.to_owned()),
+    };
+    if !agents.iter().any(|a| a.id == default) {
+        let known: Vec<&str> = agents.iter().map(|a| a.id.as_str()).collect();
+        anyhow::bail!(
+            "no agent {default:?} to serve (installed agents: `spindle agents list`); the \
+             agents here: {}",
+            known.join(", ")
+        );
+    }
+    Ok((agents, default))
 }
 
 async fn shutdown_signal() {

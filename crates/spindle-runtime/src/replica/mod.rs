@@ -305,7 +305,7 @@ mod tests {
     use super::*;
 
     async fn two_replicas_share_one_lease(store: Store) {
-        let session = store.create_session("s").unwrap();
+        let session = store.create_session("s", None).unwrap();
         let ttl = Duration::from_secs(5);
         let a = Arc::new(Replica::new("a:1".into(), ttl, store.clone()));
         let b = Arc::new(Replica::new("b:2".into(), ttl, store.clone()));

@@ -298,6 +298,7 @@ impl SessionTask {
         let prompt = init.map(InitializeOutcome::prompt_capabilities);
         json!({
             "status": status,
+            "agent": self.settings.describe_session(self.recorded_agent.as_ref()),
             "protocol": init.map(|i| i.protocol_version),
             "agentInfo": init.and_then(|i| serde_json::from_str::<Value>(i.agent_info.as_ref()?.get()).ok()),
             "authMethods": init.map(auth_methods_json).unwrap_or_else(|| json!([])),

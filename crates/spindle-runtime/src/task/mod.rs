@@ -91,6 +91,7 @@ impl SessionTask {
             core,
             store,
             settings,
+            recorded_agent: start.agent,
             generation: start.generation,
             agent: None,
             processes: 0,
@@ -311,9 +312,21 @@ impl SessionTask {
             self.fail_queued(&text);
             return;
         }
-        let link = match &self.settings.remote {
+        let settings = self.settings.clone();
+        let choice = match settings.for_session(self.recorded_agent.as_ref()) {
+            Ok(choice) => choice,
+            Err(text) => {
+                // Refused here, the session stays readable (its log is all it needs).
+                self.banner("error", text.clone());
+                self.status("no_agent", Some(text.clone()));
+                self.fail_queued(&text);
+                return;
+            }
+        };
+        self.note_agent_version(choice);
+        let link = match &settings.remote {
             Some(remote) => Ok(AgentLink::connect(remote, 1024)),
-            None => AgentLink::spawn(&self.settings.command, 1024),
+            None => AgentLink::spawn(&choice.command, &choice.env_os(), 1024),
         };
         let link = match link {
             Ok(link) => link,
@@ -344,6 +357,21 @@ impl SessionTask {
         self.flush_client();
         // Prompts other replicas forwarded while nobody ran the session.
         self.take_forwarded();
+    }
+
+    /// Records the version of the agent starting now when it is not the one the session ran
+    /// before (the agent was updated; a session from before agents were recorded gets its).
+    fn note_agent_version(&mut self, choice: &crate::handshake::AgentChoice) {
+        let recorded = choice.recorded();
+        if self.recorded_agent.as_ref() == Some(&recorded) {
+            return;
+        }
+        let store = &self.store;
+        let id = self.id;
+        match store.off_worker(|| store.set_session_agent(id, &recorded)) {
+            Ok(()) => self.recorded_agent = Some(recorded),
+            Err(error) => tracing::warn!(session = id, %error, "cannot record the session's agent"),
+        }
     }
 
     fn command(&mut self, command: Command) {

@@ -132,6 +132,8 @@ pub(crate) struct SessionTask {
     pub(super) core: Arc<Mutex<SessionCore>>,
     pub(super) store: Store,
     pub(super) settings: Arc<AgentSettings>,
+    /// The agent the session runs, as recorded (`None`: the default one).
+    pub(super) recorded_agent: Option<spindle_store::SessionAgent>,
     pub(super) generation: u64,
     pub(super) agent: Option<RunningAgent>,
     /// Agent processes started by this task, for request ids unique in the log.
@@ -191,6 +193,8 @@ pub(crate) struct TaskStart {
     pub(crate) open: OpenMode,
     /// The session's working directory.
     pub(crate) root: PathBuf,
+    /// The agent the session runs, as recorded (`None`: the default one).
+    pub(crate) agent: Option<spindle_store::SessionAgent>,
 }
 
 /// The key of an agent request in the page: the JSON text of its id.

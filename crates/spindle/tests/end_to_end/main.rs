@@ -29,6 +29,7 @@ mod chat_tmux;
 
 // `spindle serve`.
 mod security_web;
+mod serve_agents;
 mod serve_durability;
 mod serve_faults;
 mod serve_features;

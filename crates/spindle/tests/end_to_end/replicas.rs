@@ -721,7 +721,7 @@ fn every_session_b_lists_b_serves_at_once() {
     // Written straight to the database: a long session, which keeps B's follower busy
     // rebuilding it, then a burst of short ones it hears of after that, one by one.
     let store = open_store(&url);
-    let long = store.create_session("long").unwrap();
+    let long = store.create_session("long", None).unwrap();
     let prompt = prompt_line("long");
     let chunk = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"a1","content":{"type":"text","text":"x"}}}}"#;
     let mut lines = vec![(spindle_store::Direction::Client, prompt.as_str())];
@@ -736,7 +736,7 @@ fn every_session_b_lists_b_serves_at_once() {
     store.append_lines(long, 1, &lines).unwrap();
     let mut created = Vec::new();
     for n in 0..20 {
-        let id = store.create_session(&format!("burst {n}")).unwrap();
+        let id = store.create_session(&format!("burst {n}"), None).unwrap();
         let line = prompt_line(&format!("burst {n}"));
         store
             .append_lines(
