@@ -1,5 +1,5 @@
-// Session-level controls around the transcript: the new-session form, the agent's own session
-// history, what the agent offers (sign-in methods, prompt capabilities, standing permissions) and
+// Session-level controls around the transcript: the new-session form (which agent, which
+// directory), the session's agent named above the transcript, the agent's own session history, what the agent offers (sign-in methods, prompt capabilities, standing permissions) and
 // the mode and config pickers. Like the transcript they only show what the server says and post
 // what the user picks; app.js creates them (createPanels).
 
@@ -25,6 +25,26 @@ export function createPanels(ctx) {
     renderedInfo = "";
     $("session-bar").hidden = true;
     $("session-bar").replaceChildren();
+    showSessionAgent();
+  }
+
+  // ---- the agent a session runs (`agent` of GET /api/sessions and .../agent) ----------------
+
+  let sessionAgents = new Map(); // session id -> {id, name, version, available}, from the list
+
+  // "Name 1.2.3" of a session's agent.
+  const agentLabel = (a) => String(a.name || a.id) + (a.version ? " " + a.version : "");
+
+  // The selected session's agent above its transcript.
+  function showSessionAgent() {
+    const a = ctx.session() === null ? null : sessionAgents.get(String(ctx.session()));
+    const head = $("session-head");
+    head.hidden = !a;
+    if (!a) return;
+    const name = $("session-agent");
+    name.textContent = agentLabel(a);
+    name.dataset.available = String(a.available !== false);
+    head.title = a.available === false ? "This server does not offer this agent: the session is read-only here" : "Agent id: " + a.id;
   }
 
   async function loadAgent() {
@@ -43,6 +63,10 @@ export function createPanels(ctx) {
     if (load !== agentLoads || session !== ctx.session()) return agent;
     agent = facts && typeof facts === "object" ? facts : {};
     agentFor = session;
+    if (agent.agent && typeof agent.agent === "object") {
+      sessionAgents.set(String(session), agent.agent);
+      showSessionAgent();
+    }
     renderAgent();
     if (Array.isArray(agent.standingPermissions)) renderStanding(agent.standingPermissions);
     showAuth(!!agent.needsAuth);
@@ -60,8 +84,12 @@ export function createPanels(ctx) {
   function renderAgent() {
     const box = $("agent-info");
     const info = agent.agentInfo && typeof agent.agentInfo === "object" ? agent.agentInfo : {};
-    const name = info.title || info.name || "The agent has not started yet";
-    const rows = [el("div", "agent-name", name + (info.version ? " " + info.version : ""))];
+    // The agent's own name from its handshake; else the name the server knows it by.
+    const known = agent.agent && typeof agent.agent === "object" ? agent.agent : null;
+    const name = info.title || info.name
+      ? (info.title || info.name) + (info.version ? " " + info.version : "")
+      : known && agent.protocol != null ? agentLabel(known) : "The agent has not started yet";
+    const rows = [el("div", "agent-name", name)];
     const facts = [];
     if (agent.status && agent.status !== "ready") facts.push(String(agent.status).replace(/_/g, " "));
     if (agent.protocol != null) facts.push("protocol v" + agent.protocol);
@@ -312,10 +340,38 @@ export function createPanels(ctx) {
 
   // ---- new sessions and the agent's history ----------------------------------------------------
 
+  // The agents a session may run (GET /api/agents), the default one picked.
+  async function loadAgents() {
+    let list;
+    try { list = await api("/api/agents"); } catch (e) { banner("Cannot list the agents: " + e.message, "error"); return; }
+    const select = $("new-session-agent");
+    const picked = select.value;
+    select.replaceChildren();
+    for (const a of Array.isArray(list && list.agents) ? list.agents : []) {
+      if (!a || a.id == null) continue;
+      const o = el("option", null, agentLabel(a));
+      o.value = String(a.id);
+      o.title = "Agent id: " + a.id;
+      if (a.default) o.selected = true;
+      select.appendChild(o);
+    }
+    if (picked && [...select.options].some((o) => o.value === picked)) select.value = picked;
+  }
+  loadAgents();
+
+  // The agent picked in the form (the server's default until the list is loaded).
+  const pickedAgent = () => $("new-session-agent").value || null;
+
   $("new-session-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const cwd = $("new-session-cwd").value.trim();
-    await open(cwd ? { cwd } : {}, "Cannot create a session: ");
+    const body = cwd ? { cwd } : {};
+    if (pickedAgent()) body.agent = pickedAgent();
+    await open(body, "Cannot create a session: ");
+  });
+  // The history is the picked agent's.
+  $("new-session-agent").addEventListener("change", () => {
+    if ($("history-pane").open) refreshHistory(false);
   });
 
   async function open(body, failure) {
@@ -335,9 +391,13 @@ export function createPanels(ctx) {
   async function refreshHistory(more) {
     const status = $("history-status");
     status.textContent = "Asking the agent\u2026";
+    const query = new URLSearchParams();
+    const agentId = pickedAgent();
+    if (agentId) query.set("agent", agentId);
+    if (more && historyCursor) query.set("cursor", historyCursor);
     let list;
     try {
-      list = await api("/api/agent-sessions" + (more && historyCursor ? "?cursor=" + encodeURIComponent(historyCursor) : ""));
+      list = await api("/api/agent-sessions" + (query.size ? "?" + query : ""));
     } catch (e) {
       status.textContent = "Cannot list the agent's sessions: " + e.message;
       return;
@@ -351,22 +411,23 @@ export function createPanels(ctx) {
     }
     const sessions = Array.isArray(list.sessions) ? list.sessions : [];
     for (const s of sessions) {
-      if (s && s.sessionId != null) ul.appendChild(historyItem(s));
+      if (s && s.sessionId != null) ul.appendChild(historyItem(s, agentId));
     }
     status.textContent = ul.children.length ? "" : "The agent has no earlier sessions.";
     historyCursor = list.nextCursor || null;
     $("history-more").hidden = !historyCursor;
   }
 
-  function historyItem(s) {
+  function historyItem(s, agentId) {
     const li = el("li", "history-item");
     li.dataset.agentSession = String(s.sessionId);
     li.appendChild(el("div", "history-title", s.title || s.sessionId));
     const where = [s.cwd, s.updatedAt ? formatTime(s.updatedAt) : ""].filter(Boolean).join(" \u00b7 ");
     if (where) li.appendChild(el("div", "history-where", where));
     const buttons = el("div", "history-actions");
-    // Known only from a started agent: until then both ways are offered.
-    const facts = startedAgent();
+    // Known only from a started agent of the same id: until then both ways are offered.
+    const running = ctx.session() === null ? null : sessionAgents.get(String(ctx.session()));
+    const facts = running && running.id === agentId ? startedAgent() : null;
     for (const [how, label, can] of [["load", "Open", "canLoad"], ["resume", "Resume", "canResume"]]) {
       if (facts && facts[can] === false) continue;
       const b = el("button", null, label);
@@ -377,6 +438,7 @@ export function createPanels(ctx) {
         b.disabled = true;
         const body = { agentSessionId: String(s.sessionId), open: how };
         if (s.cwd) body.cwd = String(s.cwd);
+        if (agentId) body.agent = agentId;
         await open(body, "Cannot open that session: ");
         b.disabled = false;
       });
@@ -455,11 +517,17 @@ export function createPanels(ctx) {
     try { list = await api("/api/sessions"); } catch (e) { banner("Cannot list sessions: " + e.message, "error"); return; }
     const ul = $("session-list");
     ul.replaceChildren();
+    sessionAgents = new Map();
     for (const s of list.sessions) {
       const li = el("li");
       const b = el("button", null, s.title || "Session " + s.id);
       b.type = "button";
       b.dataset.session = String(s.id);
+      if (s.agent && typeof s.agent === "object") {
+        sessionAgents.set(String(s.id), s.agent);
+        const name = b.appendChild(el("span", "session-agent-name", agentLabel(s.agent)));
+        name.dataset.available = String(s.agent.available !== false);
+      }
       const where = [s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
       if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
       if (String(s.id) === String(ctx.session())) b.setAttribute("aria-current", "true");
@@ -467,6 +535,7 @@ export function createPanels(ctx) {
       li.appendChild(b);
       ul.appendChild(li);
     }
+    showSessionAgent();
     return list.sessions;
   }
   // The agent's commands (set_commands), listed in the commands pane.

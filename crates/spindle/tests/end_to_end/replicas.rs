@@ -552,8 +552,18 @@ fn a_prompt_the_owner_took_and_never_logged_runs_once_on_the_next_owner() {
         return;
     };
     // A's agent reads its input and never answers: a prompt A takes stays in A's queue, taken
-    // in the database and in no log line, as if A died just after taking it.
-    let silent: Vec<std::ffi::OsString> = vec!["sh".into(), "-c".into(), "cat >/dev/null".into()];
+    // in the database and in no log line, as if A died just after taking it. Its program is
+    // named `spindle` like B's and C's, so that all three offer the session's agent under one
+    // id (`spindle-2`: the built-in agent has `spindle`), as replicas of one deployment do.
+    let dir = crate::harness::TempDir::new("replicas-silent");
+    let silent_program = dir.join("spindle");
+    std::fs::write(&silent_program, "#!/bin/sh\ncat >/dev/null\n").unwrap();
+    std::fs::set_permissions(
+        &silent_program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let silent: Vec<std::ffi::OsString> = vec![silent_program.into()];
     let a = start_serve(
         Path::new(&url),
         &[
@@ -783,5 +793,68 @@ fn every_session_b_lists_b_serves_at_once() {
     assert_eq!(metric(&metrics, "spindle_sessions"), 22.0, "{metrics}");
     assert_eq!(agent_text(&transcript(&b, long)).len(), 20_000);
     a.stop();
+    b.stop();
+}
+
+#[test]
+fn a_replica_without_the_sessions_agent_refuses_its_prompts_and_still_shows_it() {
+    let Some(url) = database("replicas_agent_missing") else {
+        return;
+    };
+    // A offers an agent B does not: the reference agent under another program name.
+    let dir = crate::harness::TempDir::new("replicas-agent-missing");
+    let program = dir.join("solo-agent");
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\nexec '{}' agent \"$@\"\n",
+            env!("CARGO_BIN_EXE_spindle")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let a = start_serve(
+        Path::new(&url),
+        &["--replica-id", "a", "--lease-ttl", "4"],
+        &[program.into()],
+        None,
+        &[],
+    );
+    let b = replica(&url, "b", 0);
+    let session = a.create_session();
+    a.prompt(session, "run by a");
+    a.wait_reply_containing(session, "run by a");
+    wait_listed(&b, session);
+    // A hands its leases over as it stops: B may run the session, but has not its agent.
+    a.stop();
+    let listed = b.get_json("/api/sessions");
+    let entry = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == session)
+        .cloned()
+        .unwrap();
+    assert_eq!(entry["agent"]["id"], "solo-agent", "{entry}");
+    assert_eq!(entry["agent"]["available"], false, "{entry}");
+    let refused = b.post_json(
+        &format!("/api/sessions/{session}/prompt"),
+        r#"{"text": "run by b?"}"#,
+    );
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert!(
+        refused.body.contains("solo-agent") && refused.body.contains("does not offer"),
+        "{}",
+        refused.body
+    );
+    // Readable still, and B's own sessions run.
+    assert!(agent_text(&transcript(&b, session)).contains("run by a"));
+    let own = b.create_session();
+    b.prompt(own, "b's own");
+    b.wait_reply_containing(own, "b's own");
     b.stop();
 }
