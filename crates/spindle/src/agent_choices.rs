@@ -137,11 +137,14 @@ fn command_id(name: &str) -> String {
     id
 }
 
+/// An agent's command line and the environment variables set for it.
+pub(crate) type CommandAndEnv = (Vec<OsString>, Vec<(OsString, OsString)>);
+
 /// How `spindle chat --agent ID` starts the agent: the command and its env.
 pub(crate) fn chat_agent(
     id: &str,
     builtin_command: impl FnOnce() -> Vec<OsString>,
-) -> anyhow::Result<(Vec<OsString>, Vec<(OsString, OsString)>)> {
+) -> anyhow::Result<CommandAndEnv> {
     if id == BUILTIN_ID {
         return Ok((builtin_command(), Vec::new()));
     }

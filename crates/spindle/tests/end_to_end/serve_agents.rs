@@ -198,11 +198,27 @@ fn serve_agents_sessions_of_several_agents_run_side_by_side_and_keep_their_agent
     assert_eq!(listed_agents(&served), expected);
     let info = served.get_json(&format!("/api/sessions/{beta}/agent"));
     assert_eq!(info["agent"]["id"], "beta");
+    // The history is asked of the agent named (beta's process starts only with its env).
+    let history = served.get_json("/api/agent-sessions?agent=beta");
+    assert_eq!(history["supported"], true, "{history}");
+    let refused = served.request("GET", "/api/agent-sessions?agent=gamma", None);
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    let reopened = create(
+        &served,
+        json!({"agent": "beta", "agentSessionId": "earlier", "open": "resume"}),
+    );
+    assert_eq!(reopened["agent"]["id"], "beta");
+    assert_eq!(reopened["agentSessionId"], "earlier");
     served.stop();
 
     // Another default after a restart: every session keeps its own agent.
     let served = homes.serve(&db, &["--agent", "spindle"]);
-    assert_eq!(listed_agents(&served), expected);
+    let mut listed = listed_agents(&served);
+    assert_eq!(
+        listed.remove(&reopened["id"].as_i64().unwrap()),
+        Some(entry("beta", "Beta Agent", "0.3.1"))
+    );
+    assert_eq!(listed, expected);
     served.prompt(beta, "beta again");
     served.wait_reply_containing(beta, "beta again");
     served.prompt(default, "alpha again");
