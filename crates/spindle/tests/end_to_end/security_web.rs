@@ -326,7 +326,8 @@ fn security_web_non_loopback_bind_needs_a_token_and_every_route_checks_it() {
         ],
     );
     assert_eq!(response.status, 403);
-    // The agent command is fixed at start: extra fields in a session request change nothing.
+    // The agent commands are fixed at start (a request names an agent by id only): a command
+    // in a session request changes nothing.
     let sneaky = http(
         served.addr,
         "POST",
