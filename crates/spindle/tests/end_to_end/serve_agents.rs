@@ -211,7 +211,9 @@ fn serve_agents_sessions_of_several_agents_run_side_by_side_and_keep_their_agent
     assert_eq!(reopened["agentSessionId"], "earlier");
     served.stop();
 
-    // Another default after a restart: every session keeps its own agent.
+    // Another default after a restart, and alpha updated: every session keeps its own agent,
+    // and alpha's records the version it runs once it started.
+    homes.install("alpha", "Alpha Agent", "1.3.0");
     let served = homes.serve(&db, &["--agent", "spindle"]);
     let mut listed = listed_agents(&served);
     assert_eq!(
@@ -223,6 +225,10 @@ fn serve_agents_sessions_of_several_agents_run_side_by_side_and_keep_their_agent
     served.wait_reply_containing(beta, "beta again");
     served.prompt(default, "alpha again");
     served.wait_reply_containing(default, "alpha again");
+    assert_eq!(
+        listed_agents(&served)[&default],
+        entry("alpha", "Alpha Agent", "1.3.0")
+    );
     served.stop();
 
     // An agent gone: its session says so and stays readable; the others run.
