@@ -18,3 +18,17 @@ pub(crate) fn data_dir() -> anyhow::Result<PathBuf> {
         .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
     Ok(dir)
 }
+
+/// Spindle's config directory, created when missing: `$XDG_CONFIG_HOME/spindle`,
+/// else `$HOME/.config/spindle`. It holds `agents.toml`.
+pub(crate) fn config_dir() -> anyhow::Result<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .context("no config directory: XDG_CONFIG_HOME and HOME are unset")?;
+    let dir = base.join("spindle");
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the config directory {}", dir.display()))?;
+    Ok(dir)
+}

@@ -2,6 +2,7 @@
 //! its own module and the protocol logic lives in the library crates.
 
 mod agent_command;
+mod agents_command;
 mod bridge_command;
 mod data_dir;
 mod replay_command;
@@ -35,6 +36,8 @@ enum Command {
     Bridge(bridge_command::BridgeArgs),
     /// Serve the web client (default: the reference agent, SQLite in the data directory).
     Serve(serve_command::ServeArgs),
+    /// Agents from the ACP registry: list, show, install, update, remove, doctor.
+    Agents(agents_command::AgentsArgs),
 }
 
 /// The directory under the data directory where the default agent keeps its
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         }
         Command::Bridge(args) => bridge_command::run(args),
         Command::Serve(args) => serve_command::run(args, default_agent_command),
+        Command::Agents(args) => agents_command::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
