@@ -56,7 +56,11 @@ pub struct DoctorAuthMethod {
 
 /// What `session/new` answered.
 #[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase", tag = "outcome")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "outcome"
+)]
 pub enum SessionNewReport {
     /// A session was opened.
     Ok {
@@ -153,6 +157,13 @@ pub async fn doctor(
     if !report.healthy() {
         // Give the agent's last words a moment to arrive when it died.
         let _ = tokio::time::timeout(Duration::from_millis(300), child.wait()).await;
+        if let Some(exit) = child.try_exit() {
+            let failure = report.failure.get_or_insert_with(String::new);
+            if !failure.is_empty() {
+                failure.push_str("; ");
+            }
+            failure.push_str(&format!("the agent exited ({exit})"));
+        }
         let tail = child.stderr_tail();
         if !tail.trim().is_empty() {
             report.stderr_tail = Some(tail);

@@ -130,7 +130,10 @@ pub fn load_registry(
                 path: path.clone(),
                 source,
             })?;
-            let origin = path.display().to_string();
+            let origin = std::path::absolute(path)
+                .unwrap_or_else(|_| path.clone())
+                .display()
+                .to_string();
             let registry = parse_registry(&text).map_err(|error| LoadError::Malformed {
                 origin: origin.clone(),
                 error,
