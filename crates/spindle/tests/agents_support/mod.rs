@@ -28,10 +28,16 @@ pub struct Server {
 
 impl Server {
     pub fn start(routes: Vec<(&str, Body)>) -> Server {
+        let routes: Vec<(String, Body)> =
+            routes.into_iter().map(|(p, b)| (p.to_owned(), b)).collect();
+        Server::start_with(move |_| routes)
+    }
+
+    /// Starts with the routes `make` returns given the server's base URL (`http://127.0.0.1:PORT`).
+    pub fn start_with(make: impl FnOnce(&str) -> Vec<(String, Body)>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let routes: Arc<Vec<(String, Body)>> =
-            Arc::new(routes.into_iter().map(|(p, b)| (p.to_owned(), b)).collect());
+        let routes = Arc::new(make(&format!("http://127.0.0.1:{port}")));
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
@@ -61,9 +67,15 @@ fn serve(mut stream: TcpStream, routes: &[(String, Body)]) {
             }
         }
         let path = request.split_whitespace().nth(1).unwrap_or("/").to_owned();
+        // A PEP 503 page (its path ends with '/') must say it is HTML.
+        let content_type = if path.ends_with('/') {
+            "text/html"
+        } else {
+            "application/octet-stream"
+        };
         let head = |status: &str, len: u64| {
             format!(
-                "HTTP/1.1 {status}\r\nContent-Length: {len}\r\nContent-Type: application/octet-stream\r\n\r\n"
+                "HTTP/1.1 {status}\r\nContent-Length: {len}\r\nContent-Type: {content_type}\r\n\r\n"
             )
         };
         match routes.iter().find(|(p, _)| *p == path).map(|(_, b)| b) {
