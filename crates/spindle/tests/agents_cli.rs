@@ -40,10 +40,16 @@ impl Env {
     }
 
     fn command(&self, args: &[&str]) -> Command {
+        let registry = self.registry.display().to_string();
+        let mut with_registry = vec!["--registry", registry.as_str()];
+        with_registry.extend_from_slice(args);
+        self.command_without_registry(&with_registry)
+    }
+
+    /// `spindle agents ARGS` without `--registry` (and without `SPINDLE_REGISTRY`).
+    fn command_without_registry(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_spindle"));
         cmd.arg("agents")
-            .arg("--registry")
-            .arg(&self.registry)
             .args(args)
             .env("XDG_DATA_HOME", &self.data)
             .env("XDG_CONFIG_HOME", &self.config)
@@ -382,4 +388,36 @@ fn an_install_killed_halfway_leaves_the_earlier_one_working() {
             "spindle/agents/spindle-reference/install.json",
         ]
     );
+}
+
+#[test]
+fn a_registry_url_that_fails_falls_back_to_the_cached_copy() {
+    let env = Env::new();
+    env.write_registry("1.0.0", "https://example.invalid/spindle.tar.gz", None);
+    let index = std::fs::read(&env.registry).unwrap();
+    let server = Server::start(vec![(
+        "/registry.json",
+        Body::Once(std::sync::Mutex::new(Some(index))),
+    )]);
+    let url = server.url("/registry.json");
+    let run = |args: &[&str]| {
+        let mut cmd = env.command_without_registry(args);
+        cmd.env("SPINDLE_REGISTRY", &url).output().unwrap()
+    };
+    let first = run(&["list"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(env.data.join("spindle/agents/registry.json").is_file());
+    let second = run(&["show", "spindle-reference"]);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the server answered 503; using the copy fetched"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("ago from {url}")), "{stderr}");
+    assert!(String::from_utf8_lossy(&second.stdout).contains("registry version: 1.0.0"));
 }

@@ -11,6 +11,8 @@ use std::sync::{Arc, mpsc};
 pub enum Body {
     /// The bytes, with their length.
     Full(Vec<u8>),
+    /// The bytes the first time, then 503 (a registry that went away).
+    Once(std::sync::Mutex<Option<Vec<u8>>>),
     /// `declared` as Content-Length, then `body` (shorter), then the connection closes.
     Short { declared: u64, body: Vec<u8> },
     /// `declared` as Content-Length, then `first`, a message on `sent`, then nothing, ever.
@@ -85,6 +87,18 @@ fn serve(mut stream: TcpStream, routes: &[(String, Body)]) {
                     .and_then(|()| stream.write_all(bytes))
                     .is_err()
                 {
+                    return;
+                }
+            }
+            Some(Body::Once(once)) => {
+                let taken = once.lock().unwrap().take();
+                let sent = match taken {
+                    Some(bytes) => stream
+                        .write_all(head("200 OK", bytes.len() as u64).as_bytes())
+                        .and_then(|()| stream.write_all(&bytes)),
+                    None => stream.write_all(head("503 Service Unavailable", 0).as_bytes()),
+                };
+                if sent.is_err() {
                     return;
                 }
             }
