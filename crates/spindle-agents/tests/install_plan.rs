@@ -40,14 +40,16 @@ fn the_distribution_version_and_source_chosen() {
     let no_tools = |k: DistributionKind| k == Binary;
     let no_node = |k: DistributionKind| k != Npx;
     type Present = dyn Fn(DistributionKind) -> bool;
-    let cases: &[(
-        &str,
-        &str,
-        &Present,
+    type Expected = Result<(DistributionKind, &'static str, &'static str), &'static str>;
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a Present,
         Option<DistributionKind>,
-        Option<&str>,
-        Result<(DistributionKind, &str, &str), &str>,
-    )] = &[
+        Option<&'a str>,
+        Expected,
+    );
+    let cases: &[Case] = &[
         (
             "all",
             "linux-x86_64",
