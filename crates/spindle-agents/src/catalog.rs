@@ -4,9 +4,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::install::{
-    InstallError, InstallOptions, InstallOutcome, find_entry, install, plan_install,
-};
+use crate::install::{InstallOptions, InstallOutcome, find_entry, install, plan_install};
+use crate::install_error::InstallError;
 use crate::registry::{Registry, RegistryEntry};
 use crate::{AgentsDirs, AgentsError, DistributionKind, InstallRecord, valid_id};
 

@@ -32,11 +32,13 @@
 
 mod catalog;
 mod clock;
+mod dirs;
 mod doctor;
 mod error;
 mod extract;
 mod http;
 mod install;
+mod install_error;
 mod launch;
 mod lock;
 mod packages;
@@ -49,6 +51,8 @@ pub use catalog::{
     ListRow, UpdateOutcome, format_list, format_show, installed_records, list_rows, update_one,
 };
 pub use clock::{age_in_words, parse_rfc3339, rfc3339};
+pub(crate) use dirs::check_id;
+pub use dirs::{AgentsDirs, valid_id};
 pub use doctor::{
     DEFAULT_DOCTOR_TIMEOUT, DoctorAuthMethod, DoctorReport, SessionNewReport, doctor, format_doctor,
 };
@@ -56,9 +60,10 @@ pub use error::AgentsError;
 pub use extract::{ArchiveKind, ExtractError, ExtractLimits, extract};
 pub use http::{ARCHIVE_LIMIT, DownloadError, Downloaded, INDEX_LIMIT, download_file, fetch_bytes};
 pub use install::{
-    InstallError, InstallOptions, InstallOutcome, InstallPlan, choose_distribution, find_entry,
-    install, plan_install, plan_install_on, remove, tools_present,
+    InstallOptions, InstallOutcome, InstallPlan, choose_distribution, find_entry, install,
+    plan_install, plan_install_on, remove, tools_present,
 };
+pub use install_error::InstallError;
 pub use launch::{AgentLaunch, installed, launch};
 pub use lock::AgentLock;
 pub use packages::{find_on_path, split_npm_spec, split_python_spec};
@@ -69,48 +74,3 @@ pub use registry::{
 };
 pub use settings::{AgentUserSettings, UserSettings};
 pub use source::{LoadError, LoadedRegistry, REGISTRY_ENV, RegistrySource, load_registry};
-
-use std::path::PathBuf;
-
-/// Where Spindle keeps installed agents and reads the user's agent settings.
-#[derive(Debug, Clone)]
-pub struct AgentsDirs {
-    /// Spindle's data directory (`$XDG_DATA_HOME/spindle`); installs live in `agents/` below it.
-    pub data: PathBuf,
-    /// Spindle's config directory (`$XDG_CONFIG_HOME/spindle`); holds `agents.toml`.
-    pub config: PathBuf,
-}
-
-impl AgentsDirs {
-    /// `<data>/agents`: one directory per installed agent id.
-    pub fn agents_root(&self) -> PathBuf {
-        self.data.join("agents")
-    }
-
-    /// `<data>/agents/<id>`.
-    pub fn agent_dir(&self, id: &str) -> PathBuf {
-        self.agents_root().join(id)
-    }
-
-    /// `<config>/agents.toml`.
-    pub fn settings_file(&self) -> PathBuf {
-        self.config.join("agents.toml")
-    }
-}
-
-/// Whether `id` is a registry id (`^[a-z][a-z0-9-]*$`, the registry schema's pattern). Ids
-/// name directories, so nothing else is ever joined onto a path.
-pub fn valid_id(id: &str) -> bool {
-    let mut chars = id.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))
-        && id.len() <= 64
-}
-
-pub(crate) fn check_id(id: &str) -> Result<(), AgentsError> {
-    if valid_id(id) {
-        Ok(())
-    } else {
-        Err(AgentsError::InvalidId(id.to_owned()))
-    }
-}

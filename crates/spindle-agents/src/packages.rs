@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::install::InstallError;
+use crate::install_error::InstallError;
 use crate::registry::PackageDistribution;
 
 /// Extra environment for the package managers (a test's local registry, a proxy).
