@@ -228,9 +228,18 @@ pub fn install(
     clean_leftovers(dirs, id, previous.as_ref())?;
     if let Some(record) = &previous
         && record.version == plan.version
-        && record.distribution == plan.kind
         && record.program.exists()
     {
+        // Replacing a working directory in place cannot be one rename: refused rather than
+        // risk the install that works.
+        if record.distribution != plan.kind {
+            return Err(InstallError::InstalledAsOtherKind {
+                id: id.to_owned(),
+                version: record.version.clone(),
+                installed: record.distribution.as_str(),
+                asked: plan.kind.as_str(),
+            });
+        }
         return Ok(InstallOutcome {
             record: record.clone(),
             replaced: None,
@@ -322,7 +331,8 @@ fn build_and_commit(
     let program_rel = check_program(id, staging, &program_rel)?;
     let final_dir = dirs.agent_dir(id).join(&plan.version);
     // A directory of this version that no record names is a leftover (removed by
-    // clean_leftovers); one the record names is replaced only after the new record is written.
+    // clean_leftovers). One the record names is a damaged install (its program is gone, see
+    // `install`): it is moved aside, replaced, and removed once the new record is written.
     let swap = previous.is_some_and(|p| p.path == final_dir);
     let parked = dirs.agent_dir(id).join(format!(
         "{}.old",

@@ -65,6 +65,20 @@ pub enum InstallError {
         /// The registry's.
         offered: String,
     },
+    /// The same version is installed from another distribution.
+    #[error(
+        "{id} {version} is installed already as {installed}; remove it first (`spindle agents remove {id}`) to install it as {asked}"
+    )]
+    InstalledAsOtherKind {
+        /// The id.
+        id: String,
+        /// The version.
+        version: String,
+        /// The installed kind.
+        installed: &'static str,
+        /// The kind asked for.
+        asked: &'static str,
+    },
     /// A version that is not one.
     #[error("{0:?} is not a version (MAJOR.MINOR.PATCH, letters, digits, '.', '-', '+', '_')")]
     InvalidVersion(String),

@@ -119,7 +119,8 @@ fn cache_files(dirs: &AgentsDirs) -> (PathBuf, PathBuf) {
 }
 
 /// Reads the index from `source`. A URL whose fetch fails (or whose answer is not a registry)
-/// falls back to the cached copy of that same URL, with a notice giving its age.
+/// falls back to the cached copy of that same URL, with a notice giving its age. Blocking (the
+/// download uses reqwest's blocking client): call it off the async runtime's threads.
 pub fn load_registry(
     dirs: &AgentsDirs,
     source: &RegistrySource,
