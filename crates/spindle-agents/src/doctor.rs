@@ -155,8 +155,8 @@ pub async fn doctor(
         }
     }
     if !report.healthy() {
-        // Give the agent's last words a moment to arrive when it died.
-        let _ = tokio::time::timeout(Duration::from_millis(300), child.wait()).await;
+        // An agent that closed its output is usually exiting: wait for its exit and last words.
+        let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
         if let Some(exit) = child.try_exit() {
             let failure = report.failure.get_or_insert_with(String::new);
             if !failure.is_empty() {

@@ -421,3 +421,38 @@ fn a_registry_url_that_fails_falls_back_to_the_cached_copy() {
     assert!(stderr.contains(&format!("ago from {url}")), "{stderr}");
     assert!(String::from_utf8_lossy(&second.stdout).contains("registry version: 1.0.0"));
 }
+
+#[test]
+fn doctor_checks_any_command() {
+    let env = Env::new();
+    let spindle = env!("CARGO_BIN_EXE_spindle");
+    let v1 = env.ok(&["doctor", "--", spindle, "agent", "--protocol", "1"]);
+    for needle in [
+        "== command",
+        "protocol version: 1",
+        "capabilities: loadSession, promptCapabilities.image",
+        "session/new: ok",
+        "modes: default*, plan",
+    ] {
+        assert!(v1.contains(needle), "{needle:?} missing from:\n{v1}");
+    }
+    let out = env.run(&["doctor", "--", "sh", "-c", "echo dying >&2; exit 3"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for needle in [
+        "failed: initialize failed: agent connection closed; the agent exited (exit status: 3)",
+        "agent stderr (last lines):\n  dying",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
+    let out = env.run(&["doctor", "--json", "--", "/nonexistent/agent"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        report["failure"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot start /nonexistent/agent"),
+        "{report}"
+    );
+}
