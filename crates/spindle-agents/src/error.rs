@@ -18,18 +18,37 @@ pub enum AgentsError {
         "the install record {path} is damaged: {reason} (reinstall with `spindle agents install {id}`)"
     )]
     DamagedRecord {
+        /// The id.
         id: String,
+        /// The record file.
         path: PathBuf,
+        /// What is wrong with it.
         reason: String,
+    },
+    /// Another process installs, updates or removes this agent.
+    #[error("agent {id:?} is being installed, updated or removed by another process{}; try again when it is done", holder.map(|pid| format!(" (pid {pid})")).unwrap_or_default())]
+    Busy {
+        /// The id.
+        id: String,
+        /// The pid in the lock file, when readable.
+        holder: Option<u32>,
     },
     /// The user's settings file cannot be read.
     #[error("{path}: {reason}")]
-    Settings { path: PathBuf, reason: String },
+    Settings {
+        /// `agents.toml`.
+        path: PathBuf,
+        /// The parser's message.
+        reason: String,
+    },
     /// A file operation failed.
     #[error("{what} {path}: {source}")]
     Io {
+        /// What was being done.
         what: &'static str,
+        /// To which file.
         path: PathBuf,
+        /// The cause.
         #[source]
         source: std::io::Error,
     },

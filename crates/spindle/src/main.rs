@@ -3,6 +3,7 @@
 
 mod agent_choices;
 mod agent_command;
+mod agents_command;
 mod bridge_command;
 mod data_dir;
 mod replay_command;
@@ -36,6 +37,8 @@ enum Command {
     Bridge(bridge_command::BridgeArgs),
     /// Serve the web client (default: the reference agent, SQLite in the data directory).
     Serve(serve_command::ServeArgs),
+    /// Agents from the ACP registry: list, show, install, update, remove, doctor.
+    Agents(agents_command::AgentsArgs),
 }
 
 /// The directory under the data directory where the default agent keeps its
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Command::Chat(args) => chat(args),
         Command::Bridge(args) => bridge_command::run(args),
         Command::Serve(args) => serve_command::run(args, default_agent_command),
+        Command::Agents(args) => agents_command::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
