@@ -43,7 +43,7 @@ pub struct ListRow {
     pub registry_version: Option<String>,
     /// The installed version.
     pub installed_version: Option<String>,
-    /// Installed, and the registry has another version.
+    /// Installed, and the registry has a newer version.
     pub update_available: bool,
     /// The installed distribution, or the kinds offered.
     pub distribution: String,
@@ -72,7 +72,9 @@ pub fn list_rows(
                 name: entry.name.clone(),
                 registry_version: Some(entry.version.clone()),
                 installed_version: record.map(|r| r.version.clone()),
-                update_available: record.is_some_and(|r| r.version != entry.version),
+                update_available: record.is_some_and(|r| {
+                    version_order(&entry.version, &r.version) == std::cmp::Ordering::Greater
+                }),
                 distribution: record
                     .map(|r| r.distribution.as_str().to_owned())
                     .unwrap_or_else(|| entry.distribution.kinds().join(",")),
@@ -230,6 +232,25 @@ pub enum UpdateOutcome {
     Updated(InstallOutcome),
     /// The registry no longer lists it.
     NotInRegistry(InstallRecord),
+    /// The installed version is newer than the registry's (installed with `--version`): kept,
+    /// an update never downgrades. The registry's version is the second field.
+    Newer(InstallRecord, String),
+}
+
+/// Orders two version strings: semantic versions by SemVer precedence, anything else by its
+/// dot-separated numbers, then as text. `update` and `list` use it so that a version newer than
+/// the registry's (installed with `--version`) is neither "update available" nor downgraded.
+pub fn version_order(a: &str, b: &str) -> std::cmp::Ordering {
+    if let (Ok(a), Ok(b)) = (semver::Version::parse(a), semver::Version::parse(b)) {
+        return a.cmp(&b);
+    }
+    let numbers = |v: &str| -> Vec<u64> {
+        v.split(|c: char| !c.is_ascii_digit())
+            .filter(|part| !part.is_empty())
+            .map(|part| part.parse().unwrap_or(u64::MAX))
+            .collect()
+    };
+    numbers(a).cmp(&numbers(b)).then_with(|| a.cmp(b))
 }
 
 /// Brings the installed agent `id` to the registry's version, keeping its distribution kind
@@ -246,8 +267,12 @@ pub fn update_one(
         Err(InstallError::UnknownId { .. }) => return Ok(UpdateOutcome::NotInRegistry(record)),
         Err(e) => return Err(e),
     };
-    if entry.version == record.version {
-        return Ok(UpdateOutcome::UpToDate(record));
+    match version_order(&entry.version, &record.version) {
+        std::cmp::Ordering::Equal => return Ok(UpdateOutcome::UpToDate(record)),
+        std::cmp::Ordering::Less => {
+            return Ok(UpdateOutcome::Newer(record, entry.version.clone()));
+        }
+        std::cmp::Ordering::Greater => {}
     }
     let offered = match record.distribution {
         DistributionKind::Binary => !entry.distribution.binary.is_empty(),
@@ -263,4 +288,27 @@ pub fn update_one(
     Ok(UpdateOutcome::Updated(install(
         dirs, &plan, origin, &options,
     )?))
+}
+
+#[cfg(test)]
+mod version_order_tests {
+    use super::version_order;
+    use std::cmp::Ordering::{Equal, Greater, Less};
+
+    #[test]
+    fn versions_order_by_precedence_not_text() {
+        let cases = [
+            ("0.61.0", "0.27.3", Greater),
+            ("0.9.2", "0.10.0", Less),
+            ("2.6.0", "2.6.0", Equal),
+            ("1.0.0-beta.2", "1.0.0", Less),
+            ("1.0.0-beta.10", "1.0.0-beta.2", Greater),
+            ("0.10.48", "0.10.5", Greater),
+            ("2024.1", "2023.12", Greater),
+        ];
+        for (a, b, want) in cases {
+            assert_eq!(version_order(a, b), want, "{a} vs {b}");
+            assert_eq!(version_order(b, a), want.reverse(), "{b} vs {a}");
+        }
+    }
 }

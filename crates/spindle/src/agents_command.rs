@@ -195,6 +195,10 @@ pub(crate) fn run(args: AgentsArgs) -> anyhow::Result<u8> {
                     Ok(UpdateOutcome::UpToDate(r)) => {
                         println!("{} {} is up to date", r.id, r.version)
                     }
+                    Ok(UpdateOutcome::Newer(r, offered)) => println!(
+                        "{} {} is newer than the registry's {offered}; left as it is",
+                        r.id, r.version
+                    ),
                     Ok(UpdateOutcome::NotInRegistry(r)) => {
                         println!(
                             "{} {} is not in the registry; left as it is",
