@@ -63,7 +63,7 @@ class AgentSpec:
     def installed(self):
         return self.version() != "not installed"
 
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         """Write config files; return (command, env)."""
         raise NotImplementedError
 
@@ -74,8 +74,19 @@ def write_json(path, value):
         json.dump(value, f, indent=2)
 
 
+# Claude Code and Codex start a session in a mode where a reviewer decides instead of the user
+# (Claude's "auto": a classifier the model API runs, see emulator.tool_use_verdicts; Codex's "agent":
+# a guardian sub-agent, emulator.is_codex_guardian): a harmless write asks no permission. The
+# reject scripts are about the user's "no", so they run in the mode that asks, set as a user would.
+MANUAL_SCRIPTS = ("reject",)
+
+
 class Claude(AgentSpec):
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
+        if script in MANUAL_SCRIPTS:
+            # Manual (`default`): ~/.claude/settings.json permissions.defaultMode, which the
+            # adapter reads for a new session (resolveInitialPermissionMode, session-mode.js).
+            write_json(os.path.join(home, ".claude", "settings.json"), {"permissions": {"defaultMode": "default"}})
         env = {
             "ANTHROPIC_BASE_URL": base_url,
             "ANTHROPIC_API_KEY": DUMMY_KEY,
@@ -90,7 +101,7 @@ class Claude(AgentSpec):
 
 
 class Qwen(AgentSpec):
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         write_json(
             os.path.join(home, ".qwen", "settings.json"),
             {
@@ -110,7 +121,7 @@ class Qwen(AgentSpec):
 
 
 class Gemini(AgentSpec):
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         write_json(
             os.path.join(home, ".gemini", "settings.json"),
             {
@@ -132,7 +143,7 @@ class Gemini(AgentSpec):
 
 
 class OpenCode(AgentSpec):
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         config = {
             "$schema": "https://opencode.ai/config.json",
             "autoupdate": False,
@@ -166,12 +177,12 @@ class OpenCode(AgentSpec):
 
 
 class Codex(AgentSpec):
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         codex_home = os.path.join(home, ".codex")
         os.makedirs(codex_home, exist_ok=True)
         with open(os.path.join(codex_home, "config.toml"), "w") as f:
             f.write(
-                'model = "gpt-5.4"\n'
+                'model = "gpt-5.5"\n'
                 'model_provider = "emulator"\n'
                 'approval_policy = "on-request"\n'
                 'sandbox_mode = "read-only"\n'
@@ -187,14 +198,20 @@ class Codex(AgentSpec):
                 'trust_level = "trusted"\n'
             )
         env = {"CODEX_HOME": codex_home, "EMULATOR_API_KEY": DUMMY_KEY, "OPENAI_API_KEY": DUMMY_KEY}
-        binary = os.path.join(NODE_MODULES, "@zed-industries", "codex-acp-linux-x64", "bin", "codex-acp")
-        return [binary], env
+        if script in MANUAL_SCRIPTS:
+            # codex-acp 2.x starts in "agent" (Auto review: its guardian sub-agent approves, see
+            # emulator.is_codex_guardian) and reads its first mode from INITIAL_AGENT_MODE only
+            # (AgentMode.getInitialAgentMode in its dist/index.js), not from config.toml.
+            env["INITIAL_AGENT_MODE"] = "read-only"
+        # codex-acp 2.x is a Node adapter over `codex app-server` (the @openai/codex package it
+        # depends on); 0.x was a native binary of its own.
+        return ["node", os.path.join(NODE_MODULES, self.package, "dist", "index.js")], env
 
 
 class FastAgent(AgentSpec):
     """fast-agent with its built-in passthrough model: no model API at all (echoes the prompt)."""
 
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         command = [os.path.join(VENV, "bin", "fast-agent"), "--no-update-check", "acp", "--model", "passthrough"]
         return command, {}
 
@@ -202,7 +219,7 @@ class FastAgent(AgentSpec):
 class FastAgentAnthropic(AgentSpec):
     """fast-agent driving the emulator through its Anthropic provider, with its shell runtime on."""
 
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         config = os.path.join(home, "fastagent.config.yaml")
         with open(config, "w") as f:
             f.write(
@@ -228,7 +245,7 @@ NO_CLIENT = {s: OWN_TOOLS for s in ["client-read", "client-write", "client-edit"
 
 AGENTS = [
     Claude(
-        "claude", "@zed-industries/claude-agent-acp", "anthropic",
+        "claude", "@agentclientprotocol/claude-agent-acp", "anthropic",
         unsupported={
             **NO_CLIENT,
             "serve-auth": "not probed: its auth_required comes from session/prompt, with no method to sign in with (see claude/auth)",
@@ -269,16 +286,16 @@ AGENTS = [
         controls={"mode": "plan", "mode_via": "config", "model": "emulator/emulated-model-2", "model_api": "emulated-model-2"},
     ),
     Codex(
-        "codex", "@zed-industries/codex-acp", "responses",
+        "codex", "@agentclientprotocol/codex-acp", "responses",
         unsupported={
             **NO_CLIENT,
             "auth": "not probed: without its key the prompt fails with -32603 \"Missing environment variable\", not auth_required (probe.py --no-creds)",
         },
-        controls={"mode": "auto", "model": "gpt-5.5", "model_api": "gpt-5.5"},
+        controls={"mode": "workspace-write", "model": "gpt-5.6-sol", "model_api": "gpt-5.6-sol"},
     ),
     FastAgent(
         "fast-agent",
-        "pypi:fast-agent-mcp",
+        "pypi:fast-agent-acp",
         "none",
         unsupported={
             **{
@@ -293,7 +310,7 @@ AGENTS = [
     ),
     FastAgentAnthropic(
         "fast-agent-anthropic",
-        "pypi:fast-agent-mcp",
+        "pypi:fast-agent-acp",
         "anthropic",
         unsupported={
             "reject": "not offered: fast-agent runs its tools without session/request_permission",

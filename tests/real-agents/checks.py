@@ -190,6 +190,14 @@ def main_requests(run):
     return out
 
 
+def shown_added_text(entry):
+    """The lines the entry's shown diffs add (`diffs`, what the engine draws from either wire shape
+    of a diff: v1 `oldText`/`newText` or the `changes` + `patch` of newer adapters), joined, with
+    the final newline a file of them ends with."""
+    added = [line[1:] for d in entry.get("diffs") or [] for h in d.get("hunks") or [] for line in h.get("lines") or [] if line.startswith("+")]
+    return "\n".join(added) + "\n" if added else ""
+
+
 def read(path):
     try:
         with open(path) as f:
@@ -215,9 +223,11 @@ def tool_output_text(entry):
 
 
 def late_updates(record_lines):
-    """The session updates an agent sent after the response to the session/prompt before them
-    (the turn had ended): [(line number, update)]. `record_lines` are the recording's lines."""
-    prompts, ended, late = set(), False, []
+    """The session updates an agent sent after the turn before them had ended: [(line number,
+    update)]. A protocol 1 turn ends with the response to its session/prompt (`stopReason`); a
+    protocol 2 response only accepts the prompt (`messageId`) and the turn ends with the
+    `state_update` to `idle`. `record_lines` are the recording's lines."""
+    prompts, ended, accepted, late = set(), False, False, []
     for number, line in enumerate(record_lines, 1):
         if not line.strip():
             continue
@@ -226,10 +236,15 @@ def late_updates(record_lines):
             sent = msg["sent"] or {}
             if sent.get("method") == "session/prompt":
                 prompts.add(json.dumps(sent.get("id")))
-                ended = False
+                ended = accepted = False
             continue
+        update = (msg.get("params") or {}).get("update") or {} if msg.get("method") == "session/update" else {}
         if "id" in msg and "method" not in msg and json.dumps(msg["id"]) in prompts:
-            ended = True
+            result = msg.get("result") or {}
+            accepted = "stopReason" not in result and "messageId" in result
+            ended = not accepted
+        elif accepted and update.get("sessionUpdate") == "state_update" and update.get("state") == "idle":
+            ended, accepted = True, False
         elif ended and msg.get("method") == "session/update":
             late.append((number, (msg.get("params") or {}).get("update") or {}))
     return late
@@ -400,11 +415,11 @@ def check_run(run):
             add("file", now == want, f"edit.txt is {now!r}")
         else:
             add("file-untouched", now is None, f"new.txt exists after the rejection: {now!r}")
-        diffs = [b for c in calls for b in c["toolCall"].get("content") or [] if b.get("type") == "diff"]
+        shown = [shown_added_text(c) for c in calls]
         if script == "write":
-            add("diff", any(b.get("newText") == ms.WRITE_CONTENT for b in diffs), f"diff blocks {json.dumps(diffs)[:200]}")
+            add("diff", ms.WRITE_CONTENT in shown, f"added lines of the shown diffs {shown}")
         elif script == "edit":
-            add("diff", any(ms.EDIT_NEW in (b.get("newText") or "") for b in diffs), f"diff blocks {json.dumps(diffs)[:200]}")
+            add("diff", any(ms.EDIT_NEW in s for s in shown), f"added lines of the shown diffs {shown}")
         statuses = [c["toolCall"].get("status") for c in calls]
         perms = [c.get("permission") for c in calls if c.get("permission")]
         outcomes = [((p or {}).get("outcome") or {}) for p in perms]

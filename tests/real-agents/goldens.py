@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import model_scripts as ms
-from checks import late_update_problems, xfail_reason
+from checks import late_update_problems, shown_added_text, xfail_reason
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -54,9 +54,9 @@ def checks_for(agent, script, t, record_lines):
         thoughts = "".join(e.get("text") or "" for e in entries if e.get("kind") == "agent_thought")
         yield "thought", ms.THOUGHT_TEXT in thoughts, f"thoughts {thoughts[:100]!r}"
     if script in ("write", "edit"):
-        diffs = [b for e in entries for b in (e.get("toolCall") or {}).get("content") or [] if b.get("type") == "diff"]
+        shown = [shown_added_text(e) for e in entries]
         want = ms.WRITE_CONTENT if script == "write" else ms.EDIT_NEW
-        yield "diff", any(want in (b.get("newText") or "") for b in diffs), f"{len(diffs)} diff blocks"
+        yield "diff", any(want in s for s in shown), f"added lines of the shown diffs {[s for s in shown if s]}"
     if script == "reject":
         perms = [e["permission"] for e in entries if e.get("permission")]
         yield "permission-outcome", all(p.get("outcome") for p in perms), f"permissions {perms}"

@@ -95,9 +95,10 @@ def prompt_for(script):
     }[script]
 
 
-def agent_env(agent, home, work, run_dir, base_url):
-    """The agent's command and the whole environment of a run (fresh HOME, XDG dirs, TMPDIR)."""
-    command, agent_vars = agent.setup(home, work, base_url)
+def agent_env(agent, home, work, run_dir, base_url, script=None):
+    """The agent's command and the whole environment of a run (fresh HOME, XDG dirs, TMPDIR);
+    `script` is the model script of the run (an agent may set itself up for it)."""
+    command, agent_vars = agent.setup(home, work, base_url, script)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": home,
@@ -154,7 +155,7 @@ def run_one(spindle, agent, label, root):
     log = os.path.join(run_dir, "emulator.jsonl")
     emulator, port = start_emulator(script, work, log)
     try:
-        command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}")
+        command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}", script)
         record = os.path.join(run_dir, "record.jsonl")
         timeout = CANCEL_AFTER.get(agent.name, CANCEL_AFTER["default"]) if script == "cancel" else RUN_TIMEOUT
         args = [spindle, "chat"] + host_flags(spindle, "chat", variant == "client")
