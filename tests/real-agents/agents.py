@@ -289,7 +289,7 @@ AGENTS = [
         "codex", "@agentclientprotocol/codex-acp", "responses",
         unsupported={
             **NO_CLIENT,
-            "auth": "not probed: without its key the prompt fails with -32603 \"Missing environment variable\", not auth_required (probe.py --no-creds)",
+            "auth": "not probed: without its key (2.6.0) session/new succeeds and the prompt ends end_turn with the agent message \"Missing environment variable: `EMULATOR_API_KEY`.\", no auth_required (methods api-key, chat-gpt)",
         },
         controls={"mode": "workspace-write", "model": "gpt-5.6-sol", "model_api": "gpt-5.6-sol"},
     ),

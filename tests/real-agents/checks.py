@@ -15,12 +15,7 @@ from client_checks import client_checks
 # (agent, script, check) -> (who, why it fails today). who is "spindle" (a Spindle quirk waiting
 # for a fix) or "agent" (the agent's own bug: Spindle shows faithfully what the agent sent).
 XFAIL = {
-    ("claude", "api-500-mid", "recovered-reply"): (
-        "agent",
-        "the model stream fails mid-answer (SSE `error` event); Claude Code retries and the retry "
-        "answers in full (emulator log: 2 calls), but the adapter forwards only the first attempt's "
-        "partial text and ends the turn end_turn: the recovered answer never reaches the client",
-    ),
+    # (claude/api-500-mid/recovered-reply passes with claude-agent-acp 0.101.0: its entry went.)
     ("opencode", "write", "diff"): (
         "agent",
         "opencode reports a new file's write as text only ({\"type\":\"content\",...\"Wrote file "
@@ -52,14 +47,22 @@ XFAIL = {
     ),
     ("fast-agent-anthropic", "serve-*", "replay-clean"): ("agent", "same as fast-agent/serve-*/replay-clean: v2 agreed, chunks without messageId"),
     # modes-history: what the agents keep when a session is opened again.
+    # (claude-agent-acp 0.101.0 keeps both: its entries went with the 0.23.1 pin.)
+    ("qwen", "modes-history", "resumed-keeps-mode"): (
+        "agent",
+        "Qwen Code answers session/load (and session/resume) with its default mode, not the one set "
+        "before (the session's history is kept, its mode is not)",
+    ),
     **{
-        (agent, "modes-history", f"resumed-keeps-{kind}"): (
+        ("codex", "modes-history", f"resumed-keeps-{kind}"): (
             "agent",
-            f"{name} answers session/load (and session/resume) with its default {kind}, not the one set "
-            "before (the session's history is kept, its mode and model are not)",
+            f"codex-acp 2.6.0 answers session/load (and session/resume) with its default {kind}, not the one "
+            "set before: both build the session's state with AgentMode.getInitialAgentMode(...) (the "
+            "INITIAL_AGENT_MODE variable, else \"agent\"; node_modules/@agentclientprotocol/codex-acp/"
+            "dist/index.js lines 51573 and 53438), and the model in its answer is the configured "
+            "default (gpt-5.5), not gpt-5.6-sol",
         )
-        for agent, name, kinds in (("claude", "claude-agent-acp", ("mode", "model")), ("qwen", "Qwen Code", ("mode",)), ("codex", "codex-acp", ("mode", "model")))
-        for kind in kinds
+        for kind in ("mode", "model")
     },
     **{
         ("gemini", "modes-history", check): (
@@ -206,11 +209,29 @@ def read(path):
         return None
 
 
-def tool_output_text(entry):
-    """All the text a tool-call entry carries: its content blocks, raw output and `_meta`, and the
-    display-only terminal output the engine lifts out of `_meta` (the entry's text)."""
+def embedded_terminals(transcript, entry):
+    """The v2 agent-owned terminals (`terminal_update`; entries of kind `terminal`) that a tool
+    call's content embeds (`{"type": "terminal", "terminalId": ...}`): a protocol 2 adapter reports
+    its command's output there, not in the v1 `_meta.terminal_*` the engine lifts onto the call."""
+    ids = {b.get("terminalId") for b in entry["toolCall"].get("content") or [] if b.get("type") == "terminal"}
+    return [e for e in entries(transcript, "terminal") if (e.get("terminal") or {}).get("terminalId") in ids]
+
+
+def terminal_exit_codes(transcript, entry):
+    """The exit codes shown for a tool call: its display-only terminal's (v1 `_meta.terminal_exit`)
+    and those of the v2 terminals it embeds."""
+    own = [((entry.get("terminal") or {}).get("exitStatus") or {}).get("exitCode")]
+    return own + [((t.get("terminal") or {}).get("exitStatus") or {}).get("exitCode") for t in embedded_terminals(transcript, entry)]
+
+
+def tool_output_text(entry, transcript=None):
+    """All the text a tool-call entry carries: its content blocks, raw output and `_meta`, the
+    display-only terminal output the engine lifts out of `_meta` (the entry's text), and the output
+    of the v2 terminals it embeds (with the transcript)."""
     call = entry["toolCall"]
     parts = [entry.get("text") or ""]
+    if transcript is not None:
+        parts += [t.get("text") or "" for t in embedded_terminals(transcript, entry)]
     for block in call.get("content") or []:
         inner = block.get("content") if isinstance(block.get("content"), dict) else block
         if isinstance(inner, dict) and inner.get("text"):
@@ -445,11 +466,11 @@ def check_run(run):
     elif script == "shell":
         add("file", read(os.path.join(run["work"], "shell.txt")) == ms.SHELL_OUTPUT + "\n", "shell.txt was not written by the command")
         add("tool-completed", any(c["toolCall"].get("status") == "completed" for c in calls), f"tool calls {[c['toolCall'].get('status') for c in calls]}")
-        add("terminal-output", any(ms.SHELL_OUTPUT in tool_output_text(c) for c in calls), "the command output is in no tool call of the transcript")
+        add("terminal-output", any(ms.SHELL_OUTPUT in tool_output_text(c, t) for c in calls), "the command output is in no tool call of the transcript")
         if agent in ("claude", "codex"):
             # Both follow the display-only terminal convention Spindle asks for with
             # clientCapabilities._meta.terminal_output: the engine lifts it into the entry's terminal.
-            exits = [((c.get("terminal") or {}).get("exitStatus") or {}).get("exitCode") for c in calls]
+            exits = [code for c in calls for code in terminal_exit_codes(t, c)]
             add("terminal-exit-shown", 0 in exits, f"terminal exit codes on the tool calls: {exits}")
         add("reply", reply == ms.SHELL_REPLY, f"reply {reply[:120]!r}")
     elif script == "write-outside":

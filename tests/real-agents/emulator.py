@@ -154,6 +154,17 @@ def is_codex_guardian(body):
     return (body.get("client_metadata") or {}).get("x-openai-subagent") == "guardian"
 
 
+def is_codex_turn(body):
+    """Codex names what each request is for (`client_metadata["x-codex-turn-metadata"]`, a JSON
+    text with `request_kind`: `turn`, `compaction`, ...). A turn is the conversation even with no
+    `tools` (Codex 0.166 sends none to gpt-5.6-sol, the model modes-history switches to)."""
+    try:
+        meta = json.loads((body.get("client_metadata") or {}).get("x-codex-turn-metadata") or "{}")
+    except ValueError:
+        return False
+    return isinstance(meta, dict) and meta.get("request_kind") == "turn"
+
+
 def is_claude_suggestion(body):
     """Claude Code's prompt suggestion: a copy of the conversation (tools included, for the cache)
     whose last user message asks what the user might type next. Not a turn of the script."""
@@ -376,6 +387,9 @@ class Handler(BaseHTTPRequestHandler):
         usage = {"input_tokens": 100, "output_tokens": 20}
         if step.get("usage") != "no-cache":
             usage.update(cache_creation_input_tokens=0, cache_read_input_tokens=0)
+        # A fresh id per answer, as the API gives: the Claude adapter makes it the ACP messageId, and
+        # a reused one would merge a resumed session's new reply into the message its load replayed.
+        message_id = f"msg_emulated_{next(self.state.counter)}"
         if not body.get("stream"):
             content = []
             for part in parts:
@@ -385,11 +399,11 @@ class Handler(BaseHTTPRequestHandler):
                     content.append({"type": "text", "text": part[1]})
                 else:
                     content.append({"type": "tool_use", "id": f"toolu_{self.state.counter.__next__()}", "name": part[1], "input": part[2]})
-            self.send_json(200, {"id": "msg_emulated", "type": "message", "role": "assistant", "model": model, "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage})
+            self.send_json(200, {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage})
             return 200
         verdicts = {}  # tool_use id -> the classifier's outcome, when the request asks for one
         self.start_sse()
-        self.sse({"type": "message_start", "message": {"id": "msg_emulated", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}}, "message_start")
+        self.sse({"type": "message_start", "message": {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}}, "message_start")
         for index, part in enumerate(parts):
             if part[0] == "thinking":
                 self.sse({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}, "content_block_start")
@@ -485,7 +499,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def openai_responses(self, body):
         tools = [(t.get("name"), t.get("parameters")) for t in body.get("tools") or [] if t.get("name")]
-        if not tools or is_codex_guardian(body):
+        if is_codex_guardian(body) or not (tools or is_codex_turn(body)):
             text = ms.side_answer(json.dumps(body), ((body.get("text") or {}).get("format") or {}).get("schema"))
             return self.responses_answer(body, {"deltas": 1}, [("text", text)]), "responses", "side", None
         step, index = self.state.step(responses_position(body))
