@@ -64,6 +64,14 @@ XFAIL = {
         )
         for kind in ("mode", "model")
     },
+    ("codex", "modes-history", "resumed"): (
+        "agent",
+        "the session is loaded and the new prompt answered, but the reply starts with Codex's own "
+        "warning, sent as an agent_message_chunk: \"Warning: This session was recorded with model "
+        "`gpt-5.6-sol` but is resuming with `gpt-5.5`...\" (the text is in the codex binary the "
+        "adapter runs, node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/"
+        "codex; the model it resumes with is the default, see resumed-keeps-model)",
+    ),
     **{
         ("gemini", "modes-history", check): (
             "agent",
@@ -341,6 +349,14 @@ def check_run(run):
     api_paths = sorted({r["path"] for r in run["requests"]})
     unknown = sorted({r["path"] for r in run["requests"] if r.get("status") == 404})
     offline_detail = f"model API requests: {len(run['requests'])} ({', '.join(api_paths)[:200]})"
+
+    # A tool call the agent names (`name`: protocol 2's field, which claude-agent-acp 0.101.0 sends
+    # in protocol 1 too) is shown under that name: the entry's `toolName`, which chat prints beside
+    # the title and the page in its tool-name span.
+    named = [c for c in tool_calls(t) if isinstance(c["toolCall"].get("name"), str)]
+    if named:
+        wrong = [(c["toolCall"]["name"], c.get("toolName")) for c in named if c.get("toolName") != c["toolCall"]["name"]]
+        add("tool-name-shown", not wrong, f"(wire name, shown name) {wrong}")
 
     # Every scripted model turn must have reached the emulator (fast-agent calls no model).
     if run["agent"].api != "none":

@@ -44,8 +44,13 @@ def checks_for(agent, script, t, record_lines):
     else:
         yield "replay-clean", not diagnostics, f"diagnostics {diagnostics}"
     if script == "usage-partial" and agent == "claude":
+        # The last usage_update's size is kept, and its used unless null (claude-agent-acp 0.23.1
+        # sent used: null when the model's usage lacked the cache counts; 0.101.0 sends a number).
+        updates = [json.loads(line).get("params", {}).get("update", {}) for line in record_lines if '"usage_update"' in line]
+        last = updates[-1] if updates else {}
         usage = t.get("usage") or {}
-        yield "usage", usage.get("size") == 200000, f"usage {usage} (the usage_update had used: null, size 200000)"
+        want_used = last.get("used") if last.get("used") is not None else usage.get("used")
+        yield "usage", bool(last) and usage.get("size") == last.get("size") and usage.get("used") == want_used, f"usage {usage} (the last usage_update had used {last.get('used')!r}, size {last.get('size')!r})"
     yield "turn-finished", not state.get("turnOpen"), f"state {state}"
     recovered = script != "api-429" or state.get("stopReason") == "end_turn"  # Codex reports the 429
     if script in REPLIES and agent != "fast-agent" and recovered:
