@@ -1,5 +1,9 @@
 """How each production agent is started and pointed at the emulator, offline.
 
+The agents are installed by `spindle agents install` (registry_install.py, run by install.sh) into
+Spindle's data directory under `agents-data/`; each command is the install record's `program` and
+`args` (`agents-data/spindle/agents/<id>/install.json`), with what a run adds after them.
+
 Each `AgentSpec` says: the command line, the environment (base URL of the scripted model API, a
 dummy key, telemetry and update checks off), the config files written into the run's temporary
 HOME, which API the agent speaks, and which scripts it cannot express (with the reason). Nothing
@@ -11,8 +15,9 @@ import os
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NODE_MODULES = os.path.join(HERE, "node_modules")
-VENV = os.path.join(HERE, "venv")
+# XDG_DATA_HOME of the installs (registry_install.py --data-home): Spindle's data directory is
+# DATA_HOME/spindle, an agent's install record DATA_HOME/spindle/agents/<id>/install.json.
+DATA_HOME = os.environ.get("REAL_AGENTS_DATA_HOME") or os.path.join(HERE, "agents-data")
 DUMMY_KEY = "sk-emulated-dummy-key"
 
 QUIET_ENV = {
@@ -27,10 +32,19 @@ QUIET_ENV = {
 }
 
 
+def install_record(install_id):
+    """The install record `spindle agents install` wrote for `install_id`, or None."""
+    try:
+        with open(os.path.join(DATA_HOME, "spindle", "agents", install_id, "install.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 @dataclass
 class AgentSpec:
     name: str
-    package: str  # where the pinned version is read from (npm package or PyPI distribution)
+    package: str  # the pinned package (npm, or `pypi:` + the PyPI distribution), for the reports
     api: str  # which model API the agent calls (anthropic, openai, responses, gemini, none)
     unsupported: dict = field(default_factory=dict)  # script -> why the agent cannot express it (chat and serve)
     # What modes-history asks for (from the agent's own session/new answer, see probe.py):
@@ -44,24 +58,25 @@ class AgentSpec:
     # What the adapter routes through the client's fs when offered (probe.py): client-edit checks
     # the read only where the agent reads through the client.
     client_fs: tuple = ("read", "write")
+    install_id: str = ""  # the registry id it is installed under (default: the name)
+
+    def record(self):
+        return install_record(self.install_id or self.name)
 
     def version(self):
-        if self.package.startswith("pypi:"):
-            name = self.package[5:]
-            for entry in os.listdir(os.path.join(VENV, "lib")) if os.path.isdir(os.path.join(VENV, "lib")) else []:
-                site = os.path.join(VENV, "lib", entry, "site-packages")
-                for dist in os.listdir(site):
-                    if dist.lower().startswith(name.replace("-", "_") + "-") and dist.endswith(".dist-info"):
-                        return dist[len(name) + 1 : -len(".dist-info")]
-            return "not installed"
-        try:
-            with open(os.path.join(NODE_MODULES, self.package, "package.json")) as f:
-                return json.load(f)["version"]
-        except OSError:
-            return "not installed"
+        record = self.record()
+        return record["version"] if record else "not installed"
 
     def installed(self):
-        return self.version() != "not installed"
+        record = self.record()
+        return bool(record) and os.access(record.get("program") or "", os.X_OK)
+
+    def installed_command(self):
+        """The install record's program and arguments (what `spindle --agent ID` would run)."""
+        record = self.record()
+        if not record:
+            raise RuntimeError(f"{self.name}: not installed (tests/real-agents/install.sh: spindle agents install {self.install_id or self.name})")
+        return [record["program"], *record.get("args", [])]
 
     def setup(self, home, work, base_url, script=None):
         """Write config files; return (command, env)."""
@@ -96,8 +111,7 @@ class Claude(AgentSpec):
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "CLAUDE_CODE_MAX_RETRIES": "2",
         }
-        command = ["node", os.path.join(NODE_MODULES, self.package, "dist", "index.js")]
-        return command, env
+        return self.installed_command(), env
 
 
 class Qwen(AgentSpec):
@@ -117,7 +131,7 @@ class Qwen(AgentSpec):
             "OPENAI_API_KEY": DUMMY_KEY,
             "OPENAI_MODEL": "qwen3-coder-plus",
         }
-        return [os.path.join(NODE_MODULES, ".bin", "qwen"), "--acp", "--approval-mode", "default"], env
+        return self.installed_command(), env  # args: --acp --approval-mode default (registry entry)
 
 
 class Gemini(AgentSpec):
@@ -139,7 +153,7 @@ class Gemini(AgentSpec):
             "GOOGLE_GEMINI_BASE_URL": base_url,
             "GEMINI_CLI_NO_RELAUNCH": "true",
         }
-        return [os.path.join(NODE_MODULES, ".bin", "gemini"), "--acp"], env
+        return self.installed_command(), env
 
 
 class OpenCode(AgentSpec):
@@ -173,7 +187,7 @@ class OpenCode(AgentSpec):
             "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
             "OPENCODE_DISABLE_SHARE": "1",
         }
-        return [os.path.join(NODE_MODULES, ".bin", "opencode"), "acp"], env
+        return self.installed_command(), env
 
 
 class Codex(AgentSpec):
@@ -205,15 +219,14 @@ class Codex(AgentSpec):
             env["INITIAL_AGENT_MODE"] = "read-only"
         # codex-acp 2.x is a Node adapter over `codex app-server` (the @openai/codex package it
         # depends on); 0.x was a native binary of its own.
-        return ["node", os.path.join(NODE_MODULES, self.package, "dist", "index.js")], env
+        return self.installed_command(), env
 
 
 class FastAgent(AgentSpec):
     """fast-agent with its built-in passthrough model: no model API at all (echoes the prompt)."""
 
     def setup(self, home, work, base_url, script=None):
-        command = [os.path.join(VENV, "bin", "fast-agent"), "--no-update-check", "acp", "--model", "passthrough"]
-        return command, {}
+        return self.installed_command() + ["--model", "passthrough"], {}
 
 
 class FastAgentAnthropic(AgentSpec):
@@ -227,10 +240,7 @@ class FastAgentAnthropic(AgentSpec):
                 "logger:\n  level: error\n  progress_display: false\n  show_chat: false\n  show_tools: false\n"
                 f"anthropic:\n  api_key: {DUMMY_KEY}\n  base_url: {base_url}\n"
             )
-        command = [
-            os.path.join(VENV, "bin", "fast-agent"), "--no-update-check", "acp",
-            "--config-path", config, "--model", "anthropic.claude-sonnet-4-5", "--shell",
-        ]
+        command = self.installed_command() + ["--config-path", config, "--model", "anthropic.claude-sonnet-4-5", "--shell"]
         return command, {"ANTHROPIC_API_KEY": DUMMY_KEY}
 
 
@@ -312,6 +322,7 @@ AGENTS = [
         "fast-agent-anthropic",
         "pypi:fast-agent-acp",
         "anthropic",
+        install_id="fast-agent",
         unsupported={
             "reject": "not offered: fast-agent runs its tools without session/request_permission",
             "client-read": READ_IN_EDIT,

@@ -8,7 +8,7 @@ output; only the text between the section's heading and the next `## ` heading i
 import os
 import tempfile
 
-from agents import NODE_MODULES, VENV
+from agents import DATA_HOME
 
 HEADING = "## Pinned versions"
 API_NAMES = {
@@ -21,13 +21,14 @@ API_NAMES = {
 
 
 def shown_command(agent):
-    """The agent's command line as agents.py builds it, with the install paths shortened."""
+    """The agent's command line as agents.py builds it (the install record's program, from
+    `<id>/` of Spindle's agents directory)."""
     with tempfile.TemporaryDirectory(prefix="compat-pins-") as home:  # setup writes config files there
         command, _ = agent.setup(home, os.path.join(home, "work"), "http://127.0.0.1:PORT")
         command = [part.replace(home, "HOME") for part in command]
     shown = []
     for part in command:
-        part = part.replace(NODE_MODULES + os.sep, "node_modules/").replace(VENV + os.sep, "venv/")
+        part = part.replace(os.path.join(DATA_HOME, "spindle", "agents") + os.sep, "")
         shown.append(part)
     return " ".join(shown)
 
@@ -42,8 +43,9 @@ def section(agents, per_agent, run_date, summary, xfails):
         "",
         f"Written by `tests/real-agents/run.sh --update-compatibility` (compat_pins.py) after the run of {run_date}:",
         f"`{summary}`, {xfails} expected failures (the run's own list). The versions are the installed ones",
-        "(`install.sh`: package-lock.json, requirements.txt); `tests/real-agents/pin_age.py` says how far",
-        "each pin is behind its registry.",
+        "(`install.sh`: `spindle agents install` of package.json's and requirements.txt's pins from a loopback",
+        "registry); the command is the install record's (`<id>/` under `agents-data/spindle/agents/`) with what",
+        "the run adds. `tests/real-agents/pin_age.py` says how far each pin is behind its registry.",
         "",
         "| agent set-up | package (registry) | version | ACP command | model API | run | passed / failed / xfail |",
         "|---|---|---|---|---|---|---|",
