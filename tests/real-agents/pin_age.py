@@ -8,8 +8,9 @@ dates its releases (npm), how many days lie between the two. Packages that moved
 are named with their successor (`RENAMED`). Always exits 0: it informs, it does not gate.
 
 Usage: pin_age.py [--dir DIR] [--python PYTHON]   (DIR holds the package.json and
-requirements.txt to read, default this directory; PYTHON runs `pip index versions`; default the agents' venv,
-else python3: a package whose releases need a newer Python is listed by that Python only)
+requirements.txt to read, default this directory; PYTHON runs `pip index versions`, default a
+Python >= 3.13 when one is found, else python3: a package whose releases need a newer Python is
+listed by that Python only)
 """
 
 import argparse
@@ -18,6 +19,8 @@ import os
 import re
 import subprocess
 from datetime import datetime
+
+from registry_install import python313_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -39,7 +42,8 @@ def npm_facts(package):
     """(newest, [versions], {version: date}) from `npm view`, or an error text."""
     out = subprocess.run(["npm", "view", package, "time", "dist-tags", "--json"], capture_output=True, text=True)
     if out.returncode != 0:
-        return f"npm view failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"
+        said = [line for line in out.stderr.splitlines() if line.strip() and "complete log" not in line]
+        return f"npm view failed: {' / '.join(said[:2]) if said else out.returncode}"
     facts = json.loads(out.stdout)
     times = {v: t for v, t in facts["time"].items() if v not in ("created", "modified")}
     return facts["dist-tags"]["latest"], sorted(times, key=version_key), times
@@ -98,8 +102,8 @@ def renamed_behind(successor, pin_time):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    venv_python = os.path.join(HERE, "venv", "bin", "python")
-    parser.add_argument("--python", default=venv_python if os.path.exists(venv_python) else "python3")
+    newer = python313_dir()  # fast-agent's releases need Python >= 3.13: pip lists them to such a Python only
+    parser.add_argument("--python", default=os.path.join(newer, "python3") if newer else "python3")
     parser.add_argument("--dir", default=HERE, help="where package.json and requirements.txt are")
     args = parser.parse_args()
     with open(os.path.join(args.dir, "package.json")) as f:
