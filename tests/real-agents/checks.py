@@ -58,8 +58,8 @@ XFAIL = {
             "agent",
             f"codex-acp 2.6.0 answers session/load (and session/resume) with its default {kind}, not the one "
             "set before: both build the session's state with AgentMode.getInitialAgentMode(...) (the "
-            "INITIAL_AGENT_MODE variable, else \"agent\"; node_modules/@agentclientprotocol/codex-acp/"
-            "dist/index.js lines 51573 and 53438), and the model in its answer is the configured "
+            "INITIAL_AGENT_MODE variable, else \"agent\"; agents-data/spindle/agents/codex/2.6.0/"
+            "node_modules/@agentclientprotocol/codex-acp/dist/index.js lines 51573 and 53438), and the model in its answer is the configured "
             "default (gpt-5.5), not gpt-5.6-sol",
         )
         for kind in ("mode", "model")
@@ -69,8 +69,8 @@ XFAIL = {
         "the session is loaded and the new prompt answered, but the reply starts with Codex's own "
         "warning, sent as an agent_message_chunk: \"Warning: This session was recorded with model "
         "`gpt-5.6-sol` but is resuming with `gpt-5.5`...\" (the text is in the codex binary the "
-        "adapter runs, node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/"
-        "codex; the model it resumes with is the default, see resumed-keeps-model)",
+        "adapter runs, agents-data/spindle/agents/codex/2.6.0/node_modules/@openai/codex-linux-x64/"
+        "vendor/x86_64-unknown-linux-musl/bin/codex; the model it resumes with is the default, see resumed-keeps-model)",
     ),
     **{
         ("gemini", "modes-history", check): (
