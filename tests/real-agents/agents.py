@@ -1,5 +1,9 @@
 """How each production agent is started and pointed at the emulator, offline.
 
+The agents are installed by `spindle agents install` (registry_install.py, run by install.sh) into
+Spindle's data directory under `agents-data/`; each command is the install record's `program` and
+`args` (`agents-data/spindle/agents/<id>/install.json`), with what a run adds after them.
+
 Each `AgentSpec` says: the command line, the environment (base URL of the scripted model API, a
 dummy key, telemetry and update checks off), the config files written into the run's temporary
 HOME, which API the agent speaks, and which scripts it cannot express (with the reason). Nothing
@@ -11,8 +15,9 @@ import os
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NODE_MODULES = os.path.join(HERE, "node_modules")
-VENV = os.path.join(HERE, "venv")
+# XDG_DATA_HOME of the installs (registry_install.py --data-home): Spindle's data directory is
+# DATA_HOME/spindle, an agent's install record DATA_HOME/spindle/agents/<id>/install.json.
+DATA_HOME = os.environ.get("REAL_AGENTS_DATA_HOME") or os.path.join(HERE, "agents-data")
 DUMMY_KEY = "sk-emulated-dummy-key"
 
 QUIET_ENV = {
@@ -27,10 +32,19 @@ QUIET_ENV = {
 }
 
 
+def install_record(install_id):
+    """The install record `spindle agents install` wrote for `install_id`, or None."""
+    try:
+        with open(os.path.join(DATA_HOME, "spindle", "agents", install_id, "install.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 @dataclass
 class AgentSpec:
     name: str
-    package: str  # where the pinned version is read from (npm package or PyPI distribution)
+    package: str  # the pinned package (npm, or `pypi:` + the PyPI distribution), for the reports
     api: str  # which model API the agent calls (anthropic, openai, responses, gemini, none)
     unsupported: dict = field(default_factory=dict)  # script -> why the agent cannot express it (chat and serve)
     # What modes-history asks for (from the agent's own session/new answer, see probe.py):
@@ -44,26 +58,27 @@ class AgentSpec:
     # What the adapter routes through the client's fs when offered (probe.py): client-edit checks
     # the read only where the agent reads through the client.
     client_fs: tuple = ("read", "write")
+    install_id: str = ""  # the registry id it is installed under (default: the name)
+
+    def record(self):
+        return install_record(self.install_id or self.name)
 
     def version(self):
-        if self.package.startswith("pypi:"):
-            name = self.package[5:]
-            for entry in os.listdir(os.path.join(VENV, "lib")) if os.path.isdir(os.path.join(VENV, "lib")) else []:
-                site = os.path.join(VENV, "lib", entry, "site-packages")
-                for dist in os.listdir(site):
-                    if dist.lower().startswith(name.replace("-", "_") + "-") and dist.endswith(".dist-info"):
-                        return dist[len(name) + 1 : -len(".dist-info")]
-            return "not installed"
-        try:
-            with open(os.path.join(NODE_MODULES, self.package, "package.json")) as f:
-                return json.load(f)["version"]
-        except OSError:
-            return "not installed"
+        record = self.record()
+        return record["version"] if record else "not installed"
 
     def installed(self):
-        return self.version() != "not installed"
+        record = self.record()
+        return bool(record) and os.access(record.get("program") or "", os.X_OK)
 
-    def setup(self, home, work, base_url):
+    def installed_command(self):
+        """The install record's program and arguments (what `spindle --agent ID` would run)."""
+        record = self.record()
+        if not record:
+            raise RuntimeError(f"{self.name}: not installed (tests/real-agents/install.sh: spindle agents install {self.install_id or self.name})")
+        return [record["program"], *record.get("args", [])]
+
+    def setup(self, home, work, base_url, script=None):
         """Write config files; return (command, env)."""
         raise NotImplementedError
 
@@ -74,8 +89,19 @@ def write_json(path, value):
         json.dump(value, f, indent=2)
 
 
+# Claude Code and Codex start a session in a mode where a reviewer decides instead of the user
+# (Claude's "auto": a classifier the model API runs, see emulator.tool_use_verdicts; Codex's "agent":
+# a guardian sub-agent, emulator.is_codex_guardian): a harmless write asks no permission. The
+# reject scripts are about the user's "no", so they run in the mode that asks, set as a user would.
+MANUAL_SCRIPTS = ("reject",)
+
+
 class Claude(AgentSpec):
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
+        if script in MANUAL_SCRIPTS:
+            # Manual (`default`): ~/.claude/settings.json permissions.defaultMode, which the
+            # adapter reads for a new session (resolveInitialPermissionMode, session-mode.js).
+            write_json(os.path.join(home, ".claude", "settings.json"), {"permissions": {"defaultMode": "default"}})
         env = {
             "ANTHROPIC_BASE_URL": base_url,
             "ANTHROPIC_API_KEY": DUMMY_KEY,
@@ -85,12 +111,11 @@ class Claude(AgentSpec):
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "CLAUDE_CODE_MAX_RETRIES": "2",
         }
-        command = ["node", os.path.join(NODE_MODULES, self.package, "dist", "index.js")]
-        return command, env
+        return self.installed_command(), env
 
 
 class Qwen(AgentSpec):
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         write_json(
             os.path.join(home, ".qwen", "settings.json"),
             {
@@ -106,11 +131,11 @@ class Qwen(AgentSpec):
             "OPENAI_API_KEY": DUMMY_KEY,
             "OPENAI_MODEL": "qwen3-coder-plus",
         }
-        return [os.path.join(NODE_MODULES, ".bin", "qwen"), "--acp", "--approval-mode", "default"], env
+        return self.installed_command(), env  # args: --acp --approval-mode default (registry entry)
 
 
 class Gemini(AgentSpec):
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         write_json(
             os.path.join(home, ".gemini", "settings.json"),
             {
@@ -128,11 +153,11 @@ class Gemini(AgentSpec):
             "GOOGLE_GEMINI_BASE_URL": base_url,
             "GEMINI_CLI_NO_RELAUNCH": "true",
         }
-        return [os.path.join(NODE_MODULES, ".bin", "gemini"), "--acp"], env
+        return self.installed_command(), env
 
 
 class OpenCode(AgentSpec):
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         config = {
             "$schema": "https://opencode.ai/config.json",
             "autoupdate": False,
@@ -162,16 +187,16 @@ class OpenCode(AgentSpec):
             "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
             "OPENCODE_DISABLE_SHARE": "1",
         }
-        return [os.path.join(NODE_MODULES, ".bin", "opencode"), "acp"], env
+        return self.installed_command(), env
 
 
 class Codex(AgentSpec):
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         codex_home = os.path.join(home, ".codex")
         os.makedirs(codex_home, exist_ok=True)
         with open(os.path.join(codex_home, "config.toml"), "w") as f:
             f.write(
-                'model = "gpt-5.4"\n'
+                'model = "gpt-5.5"\n'
                 'model_provider = "emulator"\n'
                 'approval_policy = "on-request"\n'
                 'sandbox_mode = "read-only"\n'
@@ -187,22 +212,27 @@ class Codex(AgentSpec):
                 'trust_level = "trusted"\n'
             )
         env = {"CODEX_HOME": codex_home, "EMULATOR_API_KEY": DUMMY_KEY, "OPENAI_API_KEY": DUMMY_KEY}
-        binary = os.path.join(NODE_MODULES, "@zed-industries", "codex-acp-linux-x64", "bin", "codex-acp")
-        return [binary], env
+        if script in MANUAL_SCRIPTS:
+            # codex-acp 2.x starts in "agent" (Auto review: its guardian sub-agent approves, see
+            # emulator.is_codex_guardian) and reads its first mode from INITIAL_AGENT_MODE only
+            # (AgentMode.getInitialAgentMode in its dist/index.js), not from config.toml.
+            env["INITIAL_AGENT_MODE"] = "read-only"
+        # codex-acp 2.x is a Node adapter over `codex app-server` (the @openai/codex package it
+        # depends on); 0.x was a native binary of its own.
+        return self.installed_command(), env
 
 
 class FastAgent(AgentSpec):
     """fast-agent with its built-in passthrough model: no model API at all (echoes the prompt)."""
 
-    def setup(self, home, work, base_url):
-        command = [os.path.join(VENV, "bin", "fast-agent"), "--no-update-check", "acp", "--model", "passthrough"]
-        return command, {}
+    def setup(self, home, work, base_url, script=None):
+        return self.installed_command() + ["--model", "passthrough"], {}
 
 
 class FastAgentAnthropic(AgentSpec):
     """fast-agent driving the emulator through its Anthropic provider, with its shell runtime on."""
 
-    def setup(self, home, work, base_url):
+    def setup(self, home, work, base_url, script=None):
         config = os.path.join(home, "fastagent.config.yaml")
         with open(config, "w") as f:
             f.write(
@@ -210,10 +240,7 @@ class FastAgentAnthropic(AgentSpec):
                 "logger:\n  level: error\n  progress_display: false\n  show_chat: false\n  show_tools: false\n"
                 f"anthropic:\n  api_key: {DUMMY_KEY}\n  base_url: {base_url}\n"
             )
-        command = [
-            os.path.join(VENV, "bin", "fast-agent"), "--no-update-check", "acp",
-            "--config-path", config, "--model", "anthropic.claude-sonnet-4-5", "--shell",
-        ]
+        command = self.installed_command() + ["--config-path", config, "--model", "anthropic.claude-sonnet-4-5", "--shell"]
         return command, {"ANTHROPIC_API_KEY": DUMMY_KEY}
 
 
@@ -228,7 +255,7 @@ NO_CLIENT = {s: OWN_TOOLS for s in ["client-read", "client-write", "client-edit"
 
 AGENTS = [
     Claude(
-        "claude", "@zed-industries/claude-agent-acp", "anthropic",
+        "claude", "@agentclientprotocol/claude-agent-acp", "anthropic",
         unsupported={
             **NO_CLIENT,
             "serve-auth": "not probed: its auth_required comes from session/prompt, with no method to sign in with (see claude/auth)",
@@ -269,16 +296,16 @@ AGENTS = [
         controls={"mode": "plan", "mode_via": "config", "model": "emulator/emulated-model-2", "model_api": "emulated-model-2"},
     ),
     Codex(
-        "codex", "@zed-industries/codex-acp", "responses",
+        "codex", "@agentclientprotocol/codex-acp", "responses",
         unsupported={
             **NO_CLIENT,
-            "auth": "not probed: without its key the prompt fails with -32603 \"Missing environment variable\", not auth_required (probe.py --no-creds)",
+            "auth": "not probed: without its key (2.6.0) session/new succeeds and the prompt ends end_turn with the agent message \"Missing environment variable: `EMULATOR_API_KEY`.\", no auth_required (methods api-key, chat-gpt)",
         },
-        controls={"mode": "auto", "model": "gpt-5.5", "model_api": "gpt-5.5"},
+        controls={"mode": "workspace-write", "model": "gpt-5.6-sol", "model_api": "gpt-5.6-sol"},
     ),
     FastAgent(
         "fast-agent",
-        "pypi:fast-agent-mcp",
+        "pypi:fast-agent-acp",
         "none",
         unsupported={
             **{
@@ -293,8 +320,9 @@ AGENTS = [
     ),
     FastAgentAnthropic(
         "fast-agent-anthropic",
-        "pypi:fast-agent-mcp",
+        "pypi:fast-agent-acp",
         "anthropic",
+        install_id="fast-agent",
         unsupported={
             "reject": "not offered: fast-agent runs its tools without session/request_permission",
             "client-read": READ_IN_EDIT,

@@ -15,12 +15,7 @@ from client_checks import client_checks
 # (agent, script, check) -> (who, why it fails today). who is "spindle" (a Spindle quirk waiting
 # for a fix) or "agent" (the agent's own bug: Spindle shows faithfully what the agent sent).
 XFAIL = {
-    ("claude", "api-500-mid", "recovered-reply"): (
-        "agent",
-        "the model stream fails mid-answer (SSE `error` event); Claude Code retries and the retry "
-        "answers in full (emulator log: 2 calls), but the adapter forwards only the first attempt's "
-        "partial text and ends the turn end_turn: the recovered answer never reaches the client",
-    ),
+    # (claude/api-500-mid/recovered-reply passes with claude-agent-acp 0.101.0: its entry went.)
     ("opencode", "write", "diff"): (
         "agent",
         "opencode reports a new file's write as text only ({\"type\":\"content\",...\"Wrote file "
@@ -52,15 +47,31 @@ XFAIL = {
     ),
     ("fast-agent-anthropic", "serve-*", "replay-clean"): ("agent", "same as fast-agent/serve-*/replay-clean: v2 agreed, chunks without messageId"),
     # modes-history: what the agents keep when a session is opened again.
+    # (claude-agent-acp 0.101.0 keeps both: its entries went with the 0.23.1 pin.)
+    ("qwen", "modes-history", "resumed-keeps-mode"): (
+        "agent",
+        "Qwen Code answers session/load (and session/resume) with its default mode, not the one set "
+        "before (the session's history is kept, its mode is not)",
+    ),
     **{
-        (agent, "modes-history", f"resumed-keeps-{kind}"): (
+        ("codex", "modes-history", f"resumed-keeps-{kind}"): (
             "agent",
-            f"{name} answers session/load (and session/resume) with its default {kind}, not the one set "
-            "before (the session's history is kept, its mode and model are not)",
+            f"codex-acp 2.6.0 answers session/load (and session/resume) with its default {kind}, not the one "
+            "set before: both build the session's state with AgentMode.getInitialAgentMode(...) (the "
+            "INITIAL_AGENT_MODE variable, else \"agent\"; agents-data/spindle/agents/codex/2.6.0/"
+            "node_modules/@agentclientprotocol/codex-acp/dist/index.js lines 51573 and 53438), and the model in its answer is the configured "
+            "default (gpt-5.5), not gpt-5.6-sol",
         )
-        for agent, name, kinds in (("claude", "claude-agent-acp", ("mode", "model")), ("qwen", "Qwen Code", ("mode",)), ("codex", "codex-acp", ("mode", "model")))
-        for kind in kinds
+        for kind in ("mode", "model")
     },
+    ("codex", "modes-history", "resumed"): (
+        "agent",
+        "the session is loaded and the new prompt answered, but the reply starts with Codex's own "
+        "warning, sent as an agent_message_chunk: \"Warning: This session was recorded with model "
+        "`gpt-5.6-sol` but is resuming with `gpt-5.5`...\" (the text is in the codex binary the "
+        "adapter runs, agents-data/spindle/agents/codex/2.6.0/node_modules/@openai/codex-linux-x64/"
+        "vendor/x86_64-unknown-linux-musl/bin/codex; the model it resumes with is the default, see resumed-keeps-model)",
+    ),
     **{
         ("gemini", "modes-history", check): (
             "agent",
@@ -190,6 +201,14 @@ def main_requests(run):
     return out
 
 
+def shown_added_text(entry):
+    """The lines the entry's shown diffs add (`diffs`, what the engine draws from either wire shape
+    of a diff: v1 `oldText`/`newText` or the `changes` + `patch` of newer adapters), joined, with
+    the final newline a file of them ends with."""
+    added = [line[1:] for d in entry.get("diffs") or [] for h in d.get("hunks") or [] for line in h.get("lines") or [] if line.startswith("+")]
+    return "\n".join(added) + "\n" if added else ""
+
+
 def read(path):
     try:
         with open(path) as f:
@@ -198,11 +217,29 @@ def read(path):
         return None
 
 
-def tool_output_text(entry):
-    """All the text a tool-call entry carries: its content blocks, raw output and `_meta`, and the
-    display-only terminal output the engine lifts out of `_meta` (the entry's text)."""
+def embedded_terminals(transcript, entry):
+    """The v2 agent-owned terminals (`terminal_update`; entries of kind `terminal`) that a tool
+    call's content embeds (`{"type": "terminal", "terminalId": ...}`): a protocol 2 adapter reports
+    its command's output there, not in the v1 `_meta.terminal_*` the engine lifts onto the call."""
+    ids = {b.get("terminalId") for b in entry["toolCall"].get("content") or [] if b.get("type") == "terminal"}
+    return [e for e in entries(transcript, "terminal") if (e.get("terminal") or {}).get("terminalId") in ids]
+
+
+def terminal_exit_codes(transcript, entry):
+    """The exit codes shown for a tool call: its display-only terminal's (v1 `_meta.terminal_exit`)
+    and those of the v2 terminals it embeds."""
+    own = [((entry.get("terminal") or {}).get("exitStatus") or {}).get("exitCode")]
+    return own + [((t.get("terminal") or {}).get("exitStatus") or {}).get("exitCode") for t in embedded_terminals(transcript, entry)]
+
+
+def tool_output_text(entry, transcript=None):
+    """All the text a tool-call entry carries: its content blocks, raw output and `_meta`, the
+    display-only terminal output the engine lifts out of `_meta` (the entry's text), and the output
+    of the v2 terminals it embeds (with the transcript)."""
     call = entry["toolCall"]
     parts = [entry.get("text") or ""]
+    if transcript is not None:
+        parts += [t.get("text") or "" for t in embedded_terminals(transcript, entry)]
     for block in call.get("content") or []:
         inner = block.get("content") if isinstance(block.get("content"), dict) else block
         if isinstance(inner, dict) and inner.get("text"):
@@ -215,9 +252,11 @@ def tool_output_text(entry):
 
 
 def late_updates(record_lines):
-    """The session updates an agent sent after the response to the session/prompt before them
-    (the turn had ended): [(line number, update)]. `record_lines` are the recording's lines."""
-    prompts, ended, late = set(), False, []
+    """The session updates an agent sent after the turn before them had ended: [(line number,
+    update)]. A protocol 1 turn ends with the response to its session/prompt (`stopReason`); a
+    protocol 2 response only accepts the prompt (`messageId`) and the turn ends with the
+    `state_update` to `idle`. `record_lines` are the recording's lines."""
+    prompts, ended, accepted, late = set(), False, False, []
     for number, line in enumerate(record_lines, 1):
         if not line.strip():
             continue
@@ -226,10 +265,15 @@ def late_updates(record_lines):
             sent = msg["sent"] or {}
             if sent.get("method") == "session/prompt":
                 prompts.add(json.dumps(sent.get("id")))
-                ended = False
+                ended = accepted = False
             continue
+        update = (msg.get("params") or {}).get("update") or {} if msg.get("method") == "session/update" else {}
         if "id" in msg and "method" not in msg and json.dumps(msg["id"]) in prompts:
-            ended = True
+            result = msg.get("result") or {}
+            accepted = "stopReason" not in result and "messageId" in result
+            ended = not accepted
+        elif accepted and update.get("sessionUpdate") == "state_update" and update.get("state") == "idle":
+            ended, accepted = True, False
         elif ended and msg.get("method") == "session/update":
             late.append((number, (msg.get("params") or {}).get("update") or {}))
     return late
@@ -305,6 +349,14 @@ def check_run(run):
     api_paths = sorted({r["path"] for r in run["requests"]})
     unknown = sorted({r["path"] for r in run["requests"] if r.get("status") == 404})
     offline_detail = f"model API requests: {len(run['requests'])} ({', '.join(api_paths)[:200]})"
+
+    # A tool call the agent names (`name`: protocol 2's field, which claude-agent-acp 0.101.0 sends
+    # in protocol 1 too) is shown under that name: the entry's `toolName`, which chat prints beside
+    # the title and the page in its tool-name span.
+    named = [c for c in tool_calls(t) if isinstance(c["toolCall"].get("name"), str)]
+    if named:
+        wrong = [(c["toolCall"]["name"], c.get("toolName")) for c in named if c.get("toolName") != c["toolCall"]["name"]]
+        add("tool-name-shown", not wrong, f"(wire name, shown name) {wrong}")
 
     # Every scripted model turn must have reached the emulator (fast-agent calls no model).
     if run["agent"].api != "none":
@@ -400,11 +452,11 @@ def check_run(run):
             add("file", now == want, f"edit.txt is {now!r}")
         else:
             add("file-untouched", now is None, f"new.txt exists after the rejection: {now!r}")
-        diffs = [b for c in calls for b in c["toolCall"].get("content") or [] if b.get("type") == "diff"]
+        shown = [shown_added_text(c) for c in calls]
         if script == "write":
-            add("diff", any(b.get("newText") == ms.WRITE_CONTENT for b in diffs), f"diff blocks {json.dumps(diffs)[:200]}")
+            add("diff", ms.WRITE_CONTENT in shown, f"added lines of the shown diffs {shown}")
         elif script == "edit":
-            add("diff", any(ms.EDIT_NEW in (b.get("newText") or "") for b in diffs), f"diff blocks {json.dumps(diffs)[:200]}")
+            add("diff", any(ms.EDIT_NEW in s for s in shown), f"added lines of the shown diffs {shown}")
         statuses = [c["toolCall"].get("status") for c in calls]
         perms = [c.get("permission") for c in calls if c.get("permission")]
         outcomes = [((p or {}).get("outcome") or {}) for p in perms]
@@ -430,11 +482,11 @@ def check_run(run):
     elif script == "shell":
         add("file", read(os.path.join(run["work"], "shell.txt")) == ms.SHELL_OUTPUT + "\n", "shell.txt was not written by the command")
         add("tool-completed", any(c["toolCall"].get("status") == "completed" for c in calls), f"tool calls {[c['toolCall'].get('status') for c in calls]}")
-        add("terminal-output", any(ms.SHELL_OUTPUT in tool_output_text(c) for c in calls), "the command output is in no tool call of the transcript")
+        add("terminal-output", any(ms.SHELL_OUTPUT in tool_output_text(c, t) for c in calls), "the command output is in no tool call of the transcript")
         if agent in ("claude", "codex"):
             # Both follow the display-only terminal convention Spindle asks for with
             # clientCapabilities._meta.terminal_output: the engine lifts it into the entry's terminal.
-            exits = [((c.get("terminal") or {}).get("exitStatus") or {}).get("exitCode") for c in calls]
+            exits = [code for c in calls for code in terminal_exit_codes(t, c)]
             add("terminal-exit-shown", 0 in exits, f"terminal exit codes on the tool calls: {exits}")
         add("reply", reply == ms.SHELL_REPLY, f"reply {reply[:120]!r}")
     elif script == "write-outside":

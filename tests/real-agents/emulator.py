@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import model_scripts as ms
 
 SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"}
-MODEL_IDS = ["emulated-model", "claude-sonnet-4-5", "gpt-5.4", "gemini-2.5-pro", "qwen3-coder-plus"]
+MODEL_IDS = ["emulated-model", "claude-sonnet-4-5", "gpt-5.5", "gemini-2.5-pro", "qwen3-coder-plus"]
 
 
 MAX_MAIN_REQUESTS = 40
@@ -123,6 +123,56 @@ def gemini_tools(body):
 
 
 APPLY_PATCH_NAMES = ("apply_patch",)
+
+# Claude Code's auto permission mode asks the API itself to classify each tool call: its request
+# carries `safeguards: [{"type": "dangerous_tool_use", "classifier_context": ...}]` (and the beta
+# header dangerous-tool-use-2026-09-03), and it reads the verdicts from the `message_delta` of the
+# answer, `delta.safeguard_results` (parser next to "server_no_result" in the bundled claude
+# binary of @anthropic-ai/claude-agent-sdk-linux-x64 0.3.318). A response without them makes it
+# print a notice about the gateway into the reply and classify locally from then on.
+TOOL_USE_SAFEGUARD = "dangerous_tool_use"
+
+
+def asks_tool_use_verdict(body):
+    return any(isinstance(s, dict) and s.get("type") == TOOL_USE_SAFEGUARD for s in body.get("safeguards") or [])
+
+
+def tool_use_verdicts(verdicts):
+    """The `safeguard_results` item: one evaluated outcome per tool_use of the answer (the scripts
+    call only harmless tools: `not_flagged`; a run that needs a user's "no" runs Claude in its
+    Manual mode, see agents.py)."""
+    tool_uses = {tool_id: {"type": "evaluated", "outcome": outcome} for tool_id, outcome in verdicts.items()}
+    return {"type": TOOL_USE_SAFEGUARD, "status": {"type": "available", "tool_uses": tool_uses}}
+
+
+def is_codex_guardian(body):
+    """Codex's automatic approval review (its "Auto review" mode, the default of codex-acp 2.x): a
+    sub-agent request, tools included, that asks for a JSON verdict (`text.format` schema with
+    `outcome` allow/deny; `client_metadata["x-openai-subagent"] == "guardian"`). Answered from the
+    schema (side_answer: `allow` for outcome, the first value of other enums); not a turn of the
+    script, so the script's steps are not spent on it."""
+    return (body.get("client_metadata") or {}).get("x-openai-subagent") == "guardian"
+
+
+def is_codex_turn(body):
+    """Codex names what each request is for (`client_metadata["x-codex-turn-metadata"]`, a JSON
+    text with `request_kind`: `turn`, `compaction`, ...). A turn is the conversation even with no
+    `tools` (Codex 0.166 sends none to gpt-5.6-sol, the model modes-history switches to)."""
+    try:
+        meta = json.loads((body.get("client_metadata") or {}).get("x-codex-turn-metadata") or "{}")
+    except ValueError:
+        return False
+    return isinstance(meta, dict) and meta.get("request_kind") == "turn"
+
+
+def is_claude_suggestion(body):
+    """Claude Code's prompt suggestion: a copy of the conversation (tools included, for the cache)
+    whose last user message asks what the user might type next. Not a turn of the script."""
+    messages = body.get("messages") or []
+    last = messages[-1] if messages else {}
+    content = last.get("content")
+    texts = [content] if isinstance(content, str) else [b.get("text") or "" for b in content or [] if isinstance(b, dict)]
+    return last.get("role") == "user" and any("[SUGGESTION MODE:" in t for t in texts)
 
 
 def plan_reply(state, step, tools, api):
@@ -321,8 +371,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def anthropic(self, body):
         tools = anthropic_tools(body)
-        if not tools:
-            text = ms.side_answer(json.dumps(body))
+        if not tools or is_claude_suggestion(body):
+            text = ms.side_answer(json.dumps(body), ((body.get("output_config") or {}).get("format") or {}).get("schema"))
             return self.anthropic_answer(body, {"deltas": 1}, [("text", text)]), "anthropic", "side", None
         step, index = self.state.step(anthropic_position(body))
         self.mark_serving("anthropic", index)
@@ -337,6 +387,9 @@ class Handler(BaseHTTPRequestHandler):
         usage = {"input_tokens": 100, "output_tokens": 20}
         if step.get("usage") != "no-cache":
             usage.update(cache_creation_input_tokens=0, cache_read_input_tokens=0)
+        # A fresh id per answer, as the API gives: the Claude adapter makes it the ACP messageId, and
+        # a reused one would merge a resumed session's new reply into the message its load replayed.
+        message_id = f"msg_emulated_{next(self.state.counter)}"
         if not body.get("stream"):
             content = []
             for part in parts:
@@ -346,10 +399,11 @@ class Handler(BaseHTTPRequestHandler):
                     content.append({"type": "text", "text": part[1]})
                 else:
                     content.append({"type": "tool_use", "id": f"toolu_{self.state.counter.__next__()}", "name": part[1], "input": part[2]})
-            self.send_json(200, {"id": "msg_emulated", "type": "message", "role": "assistant", "model": model, "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage})
+            self.send_json(200, {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage})
             return 200
+        verdicts = {}  # tool_use id -> the classifier's outcome, when the request asks for one
         self.start_sse()
-        self.sse({"type": "message_start", "message": {"id": "msg_emulated", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}}, "message_start")
+        self.sse({"type": "message_start", "message": {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}}, "message_start")
         for index, part in enumerate(parts):
             if part[0] == "thinking":
                 self.sse({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}, "content_block_start")
@@ -367,12 +421,16 @@ class Handler(BaseHTTPRequestHandler):
                         return 500
             else:
                 tool_id = f"toolu_emulated_{next(self.state.counter)}"
+                verdicts[tool_id] = "not_flagged"
                 self.sse({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": tool_id, "name": part[1], "input": {}}}, "content_block_start")
                 args = json.dumps(part[2])
                 for piece in ms.split_text(args, 3):
                     self.sse({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": piece}}, "content_block_delta")
             self.sse({"type": "content_block_stop", "index": index}, "content_block_stop")
-        self.sse({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}}, "message_delta")
+        delta = {"stop_reason": stop, "stop_sequence": None}
+        if asks_tool_use_verdict(body):
+            delta["safeguard_results"] = [tool_use_verdicts(verdicts)]
+        self.sse({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 20}}, "message_delta")
         self.sse({"type": "message_stop"}, "message_stop")
         self.flush()
         return 200
@@ -441,7 +499,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def openai_responses(self, body):
         tools = [(t.get("name"), t.get("parameters")) for t in body.get("tools") or [] if t.get("name")]
-        if not tools:
+        if is_codex_guardian(body) or not (tools or is_codex_turn(body)):
             text = ms.side_answer(json.dumps(body), ((body.get("text") or {}).get("format") or {}).get("schema"))
             return self.responses_answer(body, {"deltas": 1}, [("text", text)]), "responses", "side", None
         step, index = self.state.step(responses_position(body))

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import model_scripts as ms
-from checks import late_update_problems, xfail_reason
+from checks import late_update_problems, shown_added_text, xfail_reason
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -44,8 +44,13 @@ def checks_for(agent, script, t, record_lines):
     else:
         yield "replay-clean", not diagnostics, f"diagnostics {diagnostics}"
     if script == "usage-partial" and agent == "claude":
+        # The last usage_update's size is kept, and its used unless null (claude-agent-acp 0.23.1
+        # sent used: null when the model's usage lacked the cache counts; 0.101.0 sends a number).
+        updates = [json.loads(line).get("params", {}).get("update", {}) for line in record_lines if '"usage_update"' in line]
+        last = updates[-1] if updates else {}
         usage = t.get("usage") or {}
-        yield "usage", usage.get("size") == 200000, f"usage {usage} (the usage_update had used: null, size 200000)"
+        want_used = last.get("used") if last.get("used") is not None else usage.get("used")
+        yield "usage", bool(last) and usage.get("size") == last.get("size") and usage.get("used") == want_used, f"usage {usage} (the last usage_update had used {last.get('used')!r}, size {last.get('size')!r})"
     yield "turn-finished", not state.get("turnOpen"), f"state {state}"
     recovered = script != "api-429" or state.get("stopReason") == "end_turn"  # Codex reports the 429
     if script in REPLIES and agent != "fast-agent" and recovered:
@@ -54,9 +59,9 @@ def checks_for(agent, script, t, record_lines):
         thoughts = "".join(e.get("text") or "" for e in entries if e.get("kind") == "agent_thought")
         yield "thought", ms.THOUGHT_TEXT in thoughts, f"thoughts {thoughts[:100]!r}"
     if script in ("write", "edit"):
-        diffs = [b for e in entries for b in (e.get("toolCall") or {}).get("content") or [] if b.get("type") == "diff"]
+        shown = [shown_added_text(e) for e in entries]
         want = ms.WRITE_CONTENT if script == "write" else ms.EDIT_NEW
-        yield "diff", any(want in (b.get("newText") or "") for b in diffs), f"{len(diffs)} diff blocks"
+        yield "diff", any(want in s for s in shown), f"added lines of the shown diffs {[s for s in shown if s]}"
     if script == "reject":
         perms = [e["permission"] for e in entries if e.get("permission")]
         yield "permission-outcome", all(p.get("outcome") for p in perms), f"permissions {perms}"

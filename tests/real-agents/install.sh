@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Installs the pinned production ACP agents for the real-agent tests, from the registries only:
-# the npm agents at the versions of the committed package-lock.json (tests/real-agents/node_modules),
-# fast-agent-acp from PyPI into tests/real-agents/venv (it needs Python >= 3.13).
-# Install scripts stay off (npm's default here): every agent runs without them.
+# Installs the pinned production ACP agents for the real-agent tests the way a user does: with
+# `spindle agents install ID` from a registry file served on loopback (registry_install.py: npx
+# entries for package.json's npm pins, a uvx entry for requirements.txt's fast-agent pin, a binary
+# entry built from the spindle binary), into Spindle's data directory under agents-data/.
+# Needs a built spindle (SPINDLE, default target/debug/spindle: cargo build -p spindle), node and
+# npm, and Python >= 3.13 for fast-agent. Install scripts stay off (npm's default here): every
+# agent runs without them.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-cd "$here"
+spindle="${SPINDLE:-$here/../../target/debug/spindle}"
+[ -x "$spindle" ] || { echo "install.sh: no spindle binary at $spindle (cargo build -p spindle)" >&2; exit 2; }
 start=$(date +%s)
-# npm ci refuses this lock (npm 11 leaves out other platforms' optional packages, then calls the
-# lock out of sync), so install from the lock without rewriting it: every version stays as locked.
-npm install --no-save --no-audit --no-fund --loglevel=error
 # Codex runs its shell commands in a bubblewrap sandbox: without bwrap every command fails.
 if ! command -v bwrap >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
@@ -18,17 +19,5 @@ if ! command -v bwrap >/dev/null 2>&1; then
     echo "install.sh: bwrap (Debian package bubblewrap) is missing: Codex's shell checks will fail" >&2
   fi
 fi
-python=""
-for candidate in python3.13 python3.14 /root/.pyenv/versions/3.13*/bin/python3 python3; do
-  if command -v "$candidate" >/dev/null 2>&1 &&
-     "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 13) else 1)' 2>/dev/null; then
-    python="$candidate"; break
-  fi
-done
-if [ -n "$python" ]; then
-  [ -x venv/bin/python ] || "$python" -m venv venv
-  venv/bin/pip install --quiet -r requirements.txt
-else
-  echo "install.sh: no Python >= 3.13 found: fast-agent-acp is not installed (its checks will fail)" >&2
-fi
-echo "install.sh: agents installed in $(( $(date +%s) - start ))s ($(du -sh node_modules | cut -f1) node_modules)"
+python3 "$here/registry_install.py" --spindle "$spindle" --data-home "$here/agents-data"
+echo "install.sh: agents installed in $(( $(date +%s) - start ))s ($(du -sh "$here/agents-data" | cut -f1) in agents-data)"

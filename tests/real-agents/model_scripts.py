@@ -194,6 +194,8 @@ def json_for_schema(schema):
         for key, prop in (schema.get("properties") or {}).items():
             if key == "next_speaker":
                 out[key] = "user"
+            elif key == "outcome" and "allow" in (prop.get("enum") or []):
+                out[key] = "allow"  # Codex's approval review: the scripts' tool calls are harmless
             else:
                 out[key] = json_for_schema(prop)
         return out
@@ -208,6 +210,8 @@ def json_for_schema(schema):
 
 def side_answer(body_text, schema=None):
     """The answer to a request that is not the conversation itself (titles, checks, routing)."""
+    if "[SUGGESTION MODE:" in body_text:
+        return ""  # Claude Code's suggestion of the user's next prompt: stay silent
     if schema:
         return json.dumps(json_for_schema(schema))
     if "next_speaker" in body_text:

@@ -13,6 +13,7 @@ The `client-<script>` runs repeat a script with Spindle's fs and terminals adver
 feature runs (feature_runs.py, serve_features.py).
 
 Usage: runner.py [--spindle PATH] [--agents a,b] [--scripts s,t] [--jobs N] [--keep DIR] [--save-recordings]
+                 [--update-compatibility]
 """
 
 import argparse
@@ -25,6 +26,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import compat_pins
 import model_scripts as ms
 from agents import AGENTS, QUIET_ENV
 from checks import check_run, xfail_reason
@@ -95,9 +97,10 @@ def prompt_for(script):
     }[script]
 
 
-def agent_env(agent, home, work, run_dir, base_url):
-    """The agent's command and the whole environment of a run (fresh HOME, XDG dirs, TMPDIR)."""
-    command, agent_vars = agent.setup(home, work, base_url)
+def agent_env(agent, home, work, run_dir, base_url, script=None):
+    """The agent's command and the whole environment of a run (fresh HOME, XDG dirs, TMPDIR);
+    `script` is the model script of the run (an agent may set itself up for it)."""
+    command, agent_vars = agent.setup(home, work, base_url, script)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": home,
@@ -154,7 +157,7 @@ def run_one(spindle, agent, label, root):
     log = os.path.join(run_dir, "emulator.jsonl")
     emulator, port = start_emulator(script, work, log)
     try:
-        command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}")
+        command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}", script)
         record = os.path.join(run_dir, "record.jsonl")
         timeout = CANCEL_AFTER.get(agent.name, CANCEL_AFTER["default"]) if script == "cancel" else RUN_TIMEOUT
         args = [spindle, "chat"] + host_flags(spindle, "chat", variant == "client")
@@ -265,15 +268,21 @@ def main():
     parser.add_argument("--keep", help="keep the run directories here (default: a temp dir, removed)")
     parser.add_argument("--save-recordings", action="store_true", help="copy each recording to recordings/")
     parser.add_argument("--no-goldens", action="store_true", help="skip replaying the golden recordings")
+    parser.add_argument("--update-compatibility", action="store_true", help="rewrite COMPATIBILITY.md's pinned versions with this run's versions, date and counts (compat_pins.py)")
     args = parser.parse_args()
     root = args.keep or tempfile.mkdtemp(prefix="spindle-real-agents-")
     wanted_agents = args.agents.split(",")
     wanted_scripts = args.scripts.split(",")
     passed, failed, xfailed = 0, 0, []
+    per_agent = {}  # agent name -> {"pass": n, "fail": n, "xfail": n}
     started = time.monotonic()
+    run_date = time.strftime("%Y-%m-%d", time.gmtime())
 
-    def tally(kind, line, xfail=None):
+    def tally(kind, line, xfail=None, agent=None):
         nonlocal passed, failed
+        if agent is not None and kind in ("pass", "fail", "xfail"):
+            counts = per_agent.setdefault(agent, {"pass": 0, "fail": 0, "xfail": 0})
+            counts[kind] += 1
         if kind == "pass":
             passed += 1
         elif kind == "fail":
@@ -296,9 +305,9 @@ def main():
     agents = [a for a in AGENTS if a.name in wanted_agents]
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = [pool.submit(run_agent, args.spindle, a, wanted_scripts, root, args.save_recordings) for a in agents]
-        for future in futures:
+        for agent, future in zip(agents, futures):
             for item in future.result():
-                tally(*item)
+                tally(*item, agent=agent.name)
     if xfailed:
         print(f"\n{len(xfailed)} expected failures, not counted ([spindle]: a Spindle quirk awaiting its fix; [agent]: the agent's own):")
         for label, detail in xfailed:
@@ -306,7 +315,11 @@ def main():
     print(f"\nreal agents: {time.monotonic() - started:.0f}s ({args.jobs} agents at a time); run directories in {root}")
     if not args.keep and failed == 0:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
+    summary = f"{passed} passed, {failed} failed"
+    if args.update_compatibility:
+        compat_pins.update(os.path.join(REPO, "COMPATIBILITY.md"), agents, per_agent, run_date, summary, len(xfailed))
+        print(f"COMPATIBILITY.md: pinned versions of {len(agents)} agent set-ups, run of {run_date}")
+    print(summary)
     return 1 if failed else 0
 
 

@@ -99,7 +99,9 @@ def serve_modes_history(spindle, agent, run_dir, work, env, command, flags, chec
             target = controls.get(kind)
             if not target:
                 continue
-            if kind == "mode" and controls.get("mode_via") != "config":
+            # Protocol 2 has no session/set_mode (modes are the config option of category
+            # "mode"): the server refuses POST .../mode for such an agent and names the option.
+            if kind == "mode" and controls.get("mode_via") != "config" and (t or {}).get("protocol") != 2:
                 status, body = api.call("POST", f"/api/sessions/{sid}/mode", {"modeId": target})
             else:
                 status, body = api.call("POST", f"/api/sessions/{sid}/config", {"configId": controls.get(kind + "_config", kind), "value": target})

@@ -195,7 +195,7 @@ def serve_run(spindle, agent, script, root, prompt, label=None, flags=()):
     checks = []
     started = time.monotonic()
     try:
-        command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}")
+        command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}", script)
         bind = f"127.0.0.1:{free_port()}"
         server = subprocess.Popen(
             [spindle, "serve", "--bind", bind, "--db", db, "--agent-startup-timeout", "90", *flags, "--"] + command,
