@@ -68,10 +68,13 @@ pub enum SessionNewReport {
         session_id: String,
         /// Mode ids, the current one first marked.
         modes: Vec<String>,
-        /// Config option ids.
+        /// Config options as `id=current value` (v1 names the id `id`, v2 `configId`).
         config_options: Vec<String>,
         /// Model ids.
         models: Vec<String>,
+        /// The names of the commands the answer lists (v2 puts them in `session/new`'s result;
+        /// v1 agents send them later in an `available_commands_update`).
+        commands: Vec<String>,
     },
     /// A JSON-RPC error (`auth_required` is -32000).
     Error {
@@ -194,13 +197,14 @@ async fn check(client: &AcpClient, cwd: &str, report: &mut DoctorReport) -> Resu
                         "id",
                         &["modes", "currentModeId"],
                     ),
-                    config_options: ids(&result, &["configOptions"], "id", &[]),
+                    config_options: config_options(&result),
                     models: ids(
                         &result,
                         &["models", "availableModels"],
                         "modelId",
                         &["models", "currentModelId"],
                     ),
+                    commands: ids(&result, &["availableCommands"], "name", &[]),
                 }
             }
             Err(e) => SessionNewReport::Error {
@@ -214,6 +218,27 @@ async fn check(client: &AcpClient, cwd: &str, report: &mut DoctorReport) -> Resu
         },
     );
     Ok(())
+}
+
+/// `configOptions` as `id=value`: v1 names an option's id `id`, v2 `configId`.
+fn config_options(result: &Value) -> Vec<String> {
+    let Some(options) = result.get("configOptions").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    options
+        .iter()
+        .filter_map(|option| {
+            let id = option
+                .get("configId")
+                .or_else(|| option.get("id"))
+                .and_then(Value::as_str)?;
+            Some(match option.get("currentValue") {
+                Some(Value::String(value)) => format!("{id}={value}"),
+                Some(value) if !value.is_null() => format!("{id}={value}"),
+                _ => id.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// The ids of the objects at `path`, the one at `current` marked with `*`.
@@ -376,6 +401,7 @@ pub fn format_doctor(report: &DoctorReport) -> String {
             modes,
             config_options,
             models,
+            commands,
         }) => {
             let _ = writeln!(out, "session/new: ok, session {session_id}");
             let list = |l: &Vec<String>| {
@@ -388,6 +414,9 @@ pub fn format_doctor(report: &DoctorReport) -> String {
             let _ = writeln!(out, "  modes: {}", list(modes));
             let _ = writeln!(out, "  config options: {}", list(config_options));
             let _ = writeln!(out, "  models: {}", list(models));
+            if !commands.is_empty() {
+                let _ = writeln!(out, "  commands: {}", list(commands));
+            }
         }
         Some(SessionNewReport::Error {
             message,
@@ -416,4 +445,37 @@ pub fn format_doctor(report: &DoctorReport) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod session_new_tests {
+    use serde_json::json;
+
+    #[test]
+    fn config_options_are_read_in_both_protocol_spellings() {
+        let cases = [
+            // v1: `id`, a select's value a string.
+            (
+                json!({"configOptions": [{"id": "mode", "type": "select", "currentValue": "plan"}]}),
+                vec!["mode=plan"],
+            ),
+            // v2: `configId`, a boolean option.
+            (
+                json!({"configOptions": [
+                    {"configId": "model", "type": "select", "currentValue": "default"},
+                    {"configId": "fast", "type": "boolean", "currentValue": false}
+                ]}),
+                vec!["model=default", "fast=false"],
+            ),
+            // Neither id: left out, the others kept.
+            (
+                json!({"configOptions": [{"name": "x"}, {"id": "effort"}]}),
+                vec!["effort"],
+            ),
+            (json!({}), vec![]),
+        ];
+        for (result, want) in cases {
+            assert_eq!(super::config_options(&result), want, "{result}");
+        }
+    }
 }
