@@ -1,7 +1,8 @@
 //! `spindle agents install` of `npx` and `uvx` entries with the real npm and pip, against local
 //! registries on loopback: an npm registry (a packument and a tarball built here) and a PEP 503
 //! simple index serving a wheel built here. These tests need node, npm and python3 (with its venv
-//! module); CI installs them, and a missing one fails the test with the install's own error.
+//! module), and uv (SPINDLE_TEST_UV, the pinned one of requirements-uv.txt, or one on PATH); CI
+//! installs them all, and a missing one fails the test there.
 
 mod agents_support;
 
@@ -197,8 +198,81 @@ fn wheel(version: &str) -> Vec<u8> {
     writer.finish().unwrap().into_inner()
 }
 
+/// Which tool builds the venv: PATH is set so that the other one cannot be found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum PythonInstaller {
+    /// `python3 -m venv` and pip: no `uv` on PATH.
+    Pip,
+    /// `uv venv` and `uv pip install`: the pinned uv first on PATH (SPINDLE_TEST_UV).
+    Uv,
+}
+
+/// PATH without any directory holding a `uv`, for the pip path.
+fn path_without_uv() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join("uv").exists())
+        .collect();
+    assert!(
+        dirs.iter().any(|dir| dir.join("python3").exists()),
+        "python3 shares its directory with uv: the pip path cannot be tested apart"
+    );
+    std::env::join_paths(dirs).unwrap().into_string().unwrap()
+}
+
+/// PATH with uv first: SPINDLE_TEST_UV (CI sets it to the pinned uv of requirements-uv.txt),
+/// else a `uv` already on PATH. `None` when neither exists outside CI (`CI` unset): a developer
+/// machine without uv runs the README's test command without this one case; in CI a missing uv
+/// fails the test.
+fn path_with_uv() -> Option<String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let uv = match std::env::var_os("SPINDLE_TEST_UV").map(PathBuf::from) {
+        Some(uv) => uv,
+        None => match std::env::split_paths(&path)
+            .map(|d| d.join("uv"))
+            .find(|p| p.is_file())
+        {
+            Some(uv) => uv,
+            None if std::env::var_os("CI").is_some() => panic!(
+                "no uv: install the pinned one (crates/spindle/tests/requirements-uv.txt) as \
+                 .ci/run does and set SPINDLE_TEST_UV to its path"
+            ),
+            None => {
+                eprintln!(
+                    "no uv on PATH and SPINDLE_TEST_UV unset: the uv install is not tested here"
+                );
+                return None;
+            }
+        },
+    };
+    assert!(
+        uv.is_file(),
+        "SPINDLE_TEST_UV={}: no such file",
+        uv.display()
+    );
+    let mut dirs = vec![uv.parent().unwrap().to_owned()];
+    dirs.extend(std::env::split_paths(&path));
+    Some(std::env::join_paths(dirs).unwrap().into_string().unwrap())
+}
+
 #[test]
-fn uvx_entries_install_into_a_venv_of_their_own() {
+fn uvx_entries_install_into_a_venv_of_their_own_with_pip() {
+    uvx_install(PythonInstaller::Pip);
+}
+
+#[test]
+fn uvx_entries_install_into_a_venv_of_their_own_with_uv_when_present() {
+    uvx_install(PythonInstaller::Uv);
+}
+
+fn uvx_install(installer: PythonInstaller) {
+    let path = match installer {
+        PythonInstaller::Pip => path_without_uv(),
+        PythonInstaller::Uv => match path_with_uv() {
+            Some(path) => path,
+            None => return,
+        },
+    };
     let env = Env::new();
     let wheel = wheel("1.0.0");
     let file = "tiny_py_agent-1.0.0-py3-none-any.whl";
@@ -218,6 +292,13 @@ fn uvx_entries_install_into_a_venv_of_their_own() {
         ("UV_INDEX_URL", server.url("/simple/")),
         ("PIP_CONFIG_FILE", "/dev/null".to_owned()),
         ("PIP_NO_CACHE_DIR", "1".to_owned()),
+        (
+            "UV_CACHE_DIR",
+            env.root.join("uv-cache").display().to_string(),
+        ),
+        // A Python from PATH, never one downloaded.
+        ("UV_PYTHON_DOWNLOADS", "never".to_owned()),
+        ("PATH", path),
     ];
     env.write_registry(json!({"id": "tiny-py", "name": "Tiny Python agent", "version": "1.0.0", "description": "d",
                               "distribution": {"uvx": {"package": "tiny-py-agent==1.0.0", "args": ["serve"]}}}));
@@ -229,6 +310,13 @@ fn uvx_entries_install_into_a_venv_of_their_own() {
         .unwrap()
         .unwrap();
     assert_eq!(record.program, record.path.join("bin/tiny-py-agent"));
+    // uv writes its version into the venv's pyvenv.cfg; `python3 -m venv` does not.
+    let cfg = std::fs::read_to_string(record.path.join("pyvenv.cfg")).unwrap();
+    assert_eq!(
+        cfg.lines().any(|l| l.starts_with("uv =")),
+        installer == PythonInstaller::Uv,
+        "{installer:?}: {cfg}"
+    );
     let script = std::fs::read_to_string(&record.program).unwrap();
     assert!(!script.contains(".staging-"), "{script}");
     assert!(
