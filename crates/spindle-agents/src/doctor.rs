@@ -37,6 +37,8 @@ pub struct DoctorReport {
     pub meta_keys: Vec<String>,
     /// The outcome of `session/new`.
     pub session_new: Option<SessionNewReport>,
+    /// The session methods the registry's protocol matrix probes, and how each was answered.
+    pub method_probes: Vec<crate::MethodProbe>,
     /// Why the check stopped early (start, `initialize`, timeout).
     pub failure: Option<String>,
     /// The end of the agent's stderr, when something failed.
@@ -94,6 +96,25 @@ impl DoctorReport {
     }
 }
 
+/// `command` with a relative program path that names a directory (`./agent`, `bin/agent`) made
+/// absolute against the current directory; a bare name (`node`) is left for `PATH`.
+fn absolute_program(command: &[OsString]) -> Vec<OsString> {
+    let mut command = command.to_vec();
+    if let Some(program) = command.first_mut() {
+        let path = std::path::Path::new(program.as_os_str());
+        if path.is_relative()
+            && path.components().count() > 1
+            && let Ok(cwd) = std::env::current_dir()
+        {
+            *program = cwd.join(path).into_os_string();
+        }
+    }
+    command
+}
+
+/// How long each method probe may wait for its answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Runs the check against `command` with `env` added to the environment.
 pub async fn doctor(
     command: &[OsString],
@@ -113,6 +134,7 @@ pub async fn doctor(
         spindle_extensions: Vec::new(),
         meta_keys: Vec::new(),
         session_new: None,
+        method_probes: Vec::new(),
         failure: None,
         stderr_tail: None,
     };
@@ -132,7 +154,10 @@ pub async fn doctor(
         spindle_extensions: true,
         ..ClientOptions::default()
     };
-    let (client, _events, child) = match AcpClient::spawn(command, spawn, options) {
+    // The agent runs in a directory of its own: a program named relative to ours (`./agent`,
+    // `target/debug/x`) is made absolute first, as the user meant it.
+    let command = absolute_program(command);
+    let (client, _events, child) = match AcpClient::spawn(&command, spawn, options) {
         Ok(started) => started,
         Err(e) => {
             report.failure = Some(format!("cannot start {}: {e}", report.command.join(" ")));
@@ -156,6 +181,28 @@ pub async fn doctor(
                 }
             ))
         }
+    }
+    if report.protocol_version.is_some() && report.failure.is_none() {
+        let (session_id, current_model) = match &report.session_new {
+            Some(SessionNewReport::Ok {
+                session_id, models, ..
+            }) => (
+                Some(session_id.clone()),
+                models
+                    .iter()
+                    .find_map(|m| m.strip_suffix('*'))
+                    .map(str::to_owned),
+            ),
+            _ => (None, None),
+        };
+        report.method_probes = crate::doctor_probes::probe_methods(
+            &client,
+            session_id.as_deref(),
+            &cwd.to_string_lossy(),
+            current_model.as_deref(),
+            PROBE_TIMEOUT,
+        )
+        .await;
     }
     if !report.healthy() {
         // An agent that closed its output is usually exiting: wait for its exit and last words.
@@ -434,6 +481,13 @@ pub fn format_doctor(report: &DoctorReport) -> String {
             );
         }
         None => {}
+    }
+    if !report.method_probes.is_empty() {
+        let _ = writeln!(
+            out,
+            "methods: {}",
+            crate::doctor_probes::describe_probes(&report.method_probes)
+        );
     }
     if let Some(failure) = &report.failure {
         let _ = writeln!(out, "failed: {failure}");

@@ -40,6 +40,8 @@ mod clock;
 mod dirs;
 #[cfg(feature = "doctor")]
 mod doctor;
+#[cfg(feature = "doctor")]
+mod doctor_probes;
 mod error;
 #[cfg(feature = "install")]
 mod extract;
@@ -71,6 +73,8 @@ pub use dirs::{AgentsDirs, valid_id};
 pub use doctor::{
     DEFAULT_DOCTOR_TIMEOUT, DoctorAuthMethod, DoctorReport, SessionNewReport, doctor, format_doctor,
 };
+#[cfg(feature = "doctor")]
+pub use doctor_probes::{MethodProbe, ProbeOutcome};
 pub use error::AgentsError;
 #[cfg(feature = "install")]
 pub use extract::{ArchiveKind, ExtractError, ExtractLimits, extract};

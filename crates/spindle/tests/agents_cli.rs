@@ -205,6 +205,11 @@ fn install_list_show_doctor_update_remove() {
         "protocol version: 2",
         "session/new: ok",
         "Spindle extensions: agent_message_clear",
+        // v2 names a config option `configId`; the values are shown.
+        "config options: mode=default, model=spindle-fast",
+        // The registry matrix's method probes: what the reference agent answers and lacks.
+        "methods: session/list supported, session/set_model method not found, \
+         session/fork method not found, session/resume supported, session/close supported",
     ] {
         assert!(
             doctor.contains(needle),
@@ -215,6 +220,11 @@ fn install_list_show_doctor_update_remove() {
         serde_json::from_str(env.ok(&["doctor", "--json", "spindle-reference"]).trim()).unwrap();
     assert_eq!(report["protocolVersion"], 2);
     assert_eq!(report["sessionNew"]["outcome"], "ok");
+    assert_eq!(
+        report["methodProbes"][0],
+        serde_json::json!({"method": "session/list", "outcome": "supported"})
+    );
+    assert_eq!(report["methodProbes"][2]["outcome"], "methodNotFound");
 
     // The registry moves on: update installs the new version beside, then drops the old.
     env.write_registry("1.1.0", &server.url("/v2/spindle.tar.gz"), None);
@@ -436,6 +446,21 @@ fn doctor_checks_any_command() {
     ] {
         assert!(v1.contains(needle), "{needle:?} missing from:\n{v1}");
     }
+    // A program named relative to the current directory is found although the agent runs in a
+    // directory of its own.
+    let exe = std::path::Path::new(spindle);
+    let relative = std::process::Command::new(exe)
+        .current_dir(exe.parent().unwrap())
+        .args(["agents", "doctor", "--"])
+        .arg(std::path::Path::new(".").join(exe.file_name().unwrap()))
+        .arg("agent")
+        .env("XDG_DATA_HOME", &env.data)
+        .env("XDG_CONFIG_HOME", &env.config)
+        .env("HOME", &env.home)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&relative.stdout);
+    assert!(text.contains("session/new: ok"), "{text}");
     let out = env.run(&["doctor", "--", "sh", "-c", "echo dying >&2; exit 3"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
