@@ -184,13 +184,18 @@ pub async fn doctor(
     }
     if report.protocol_version.is_some() && report.failure.is_none() {
         let (session_id, current_model) = match &report.session_new {
+            // The current model: the one `models` marks, else the `model` config option's value.
             Some(SessionNewReport::Ok {
-                session_id, models, ..
+                session_id,
+                models,
+                config_options,
+                ..
             }) => (
                 Some(session_id.clone()),
                 models
                     .iter()
                     .find_map(|m| m.strip_suffix('*'))
+                    .or_else(|| config_options.iter().find_map(|o| o.strip_prefix("model=")))
                     .map(str::to_owned),
             ),
             _ => (None, None),
