@@ -18,7 +18,16 @@ const THOUGHTS_REPLY =
 const SLOW_REPLY =
   "Slow streaming: every word arrives after a pause, so you can watch the reply grow and cancel it halfway through if you like.";
 
+// The suite's servers ask for protocol 2 unless their arguments name one: its scenarios were
+// written against v2 (the reference agent greets a new session there, and the turns counted
+// include that opening one). `spindle serve`'s own default (1) is tested by defaults.js, which
+// starts its servers with `startServerAsIs`.
 function startServer(dbPath, extra = [], agentArgs = ["--delay-ms", "20"]) {
+  return startServerAsIs(dbPath, extra.includes("--protocol") ? extra : ["--protocol", "2", ...extra], agentArgs);
+}
+
+// `spindle serve` with exactly these arguments (no protocol chosen for it).
+function startServerAsIs(dbPath, extra = [], agentArgs = ["--delay-ms", "20"]) {
   return new Promise((resolve, reject) => {
     const child = spawn(
       spindle,
@@ -450,6 +459,8 @@ require("./daily.js")({
   scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted,
   agentTexts, userTexts, shot,
 });
+
+require("./defaults.js")({ scenario, startServer: startServerAsIs, eventually, assert, newSession, send, waitTurns, greeted, shot });
 
 require("./markdown.js")({ scenario, startServer, eventually, assert, newSession, send, waitTurns, shot });
 

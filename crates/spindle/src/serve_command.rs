@@ -29,7 +29,7 @@ pub struct ServeArgs {
     #[arg(long = "allow-host")]
     allow_hosts: Vec<String>,
     /// ACP protocol version to ask the agent for (the agent may answer lower).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=2))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=2))]
     protocol: u64,
     /// What the agent may do with files under the session's directory: off, read-only, ask
     /// (each write waits for Accept/Reject in the page) or allow.
