@@ -93,8 +93,15 @@ export function createPanels(ctx) {
     const facts = [];
     if (agent.status && agent.status !== "ready") facts.push(String(agent.status).replace(/_/g, " "));
     if (agent.protocol != null) facts.push("protocol v" + agent.protocol);
-    if (agent.fsPolicy) facts.push("files: " + agent.fsPolicy);
-    if (agent.terminals != null) facts.push("terminals: " + (agent.terminals ? "on" : "off"));
+    // Files and terminals as negotiated: protocol v2 has no client file system or terminals, so
+    // the --fs and --terminals settings do nothing there and are not shown as if they did.
+    if (agent.hostInProtocol === false) {
+      const missing = "not in protocol v" + agent.protocol;
+      facts.push("files: " + missing, "terminals: " + missing);
+    } else {
+      if (agent.fsPolicy) facts.push("files: " + agent.fsPolicy);
+      if (agent.terminals != null) facts.push("terminals: " + (agent.terminals ? "on" : "off"));
+    }
     // What the agent accepts is known from its handshake only.
     const caps = agent.status === "ready" || agent.status == null ? agent.promptCapabilities : null;
     if (caps && typeof caps === "object") {

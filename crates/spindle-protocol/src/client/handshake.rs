@@ -150,4 +150,22 @@ mod tests {
             assert_eq!(caps(&shown, version)["terminal"], json!(false));
         }
     }
+
+    #[test]
+    fn a_v2_request_offers_no_client_files_or_terminals() {
+        let host = ClientOptions {
+            fs_read_text_file: true,
+            fs_write_text_file: true,
+            terminal: true,
+            session_notices: true,
+            ..ClientOptions::default()
+        };
+        let params: Value = serde_json::from_str(initialize_params(&host, 2).get()).unwrap();
+        // What a v2 agent reads: the session capabilities only (v2 has no client files or
+        // terminals).
+        assert_eq!(params["capabilities"], json!({"session": {"notices": {}}}));
+        // The v1 fields ride along for a v1 agent answering 1, which may use them.
+        assert_eq!(params["clientCapabilities"]["terminal"], json!(true));
+        assert_eq!(caps(&host, 1)["fs"]["writeTextFile"], json!(true));
+    }
 }

@@ -310,6 +310,9 @@ impl SessionTask {
             "needsAuth": self.startup.phase == Phase::NeedsAuth,
             "fsPolicy": self.settings.fs.as_str(),
             "terminals": self.settings.terminals,
+            // Client files and terminals exist in protocol v1 only: false once v2 is negotiated
+            // (the settings above then do nothing), null before the handshake.
+            "hostInProtocol": init.map(|i| i.protocol_version < 2),
             "canList": init.is_some_and(InitializeOutcome::can_list_sessions),
             "canLoad": init.is_some_and(InitializeOutcome::can_load_session),
             "canResume": init.is_some_and(InitializeOutcome::can_resume_session),
