@@ -114,6 +114,8 @@ pub struct PermissionStep {
     pub title: String,
     /// Tool kind (`edit`, `execute`, ...).
     pub kind: String,
+    /// The tool call's content sent with the request (an edit's diff), shown before the answer.
+    pub content: Vec<Value>,
     /// Steps to run when the client selects the allow option.
     pub on_allow: Vec<Step>,
     /// Steps to run when the client rejects or answers with an error.

@@ -183,20 +183,7 @@ pub fn tool_diff(version: Version, path: &str, old_text: &str, new_text: &str) -
         Version::V2 => {
             let rel = path.trim_start_matches('/');
             let mut patch = format!("diff --git a/{rel} b/{rel}\n--- a/{rel}\n+++ b/{rel}\n");
-            let old_lines: Vec<&str> = old_text.lines().collect();
-            let new_lines: Vec<&str> = new_text.lines().collect();
-            patch.push_str(&format!(
-                "@@ -1,{} +1,{} @@\n",
-                old_lines.len(),
-                new_lines.len()
-            ));
-            // Whole-file replacement hunk: enough for a display patch.
-            for line in &old_lines {
-                patch.push_str(&format!("-{line}\n"));
-            }
-            for line in &new_lines {
-                patch.push_str(&format!("+{line}\n"));
-            }
+            patch.push_str(&one_hunk(old_text, new_text));
             json!({
                 "type": "diff",
                 "changes": [{"operation": "modify", "path": path, "fileType": "text"}],
@@ -204,6 +191,48 @@ pub fn tool_diff(version: Version, path: &str, old_text: &str, new_text: &str) -
             })
         }
     }
+}
+
+/// One unified-diff hunk from `old` to `new`: the lines that differ between the common first
+/// and last lines, with up to three unchanged lines around them (a display patch, as an agent
+/// would send for a small edit: not the whole file removed and added again).
+fn one_hunk(old: &str, new: &str) -> String {
+    const CONTEXT: usize = 3;
+    let old: Vec<&str> = old.lines().collect();
+    let new: Vec<&str> = new.lines().collect();
+    let same_head = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let same_tail = old[same_head..]
+        .iter()
+        .rev()
+        .zip(new[same_head..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let start = same_head.saturating_sub(CONTEXT);
+    let lead = &old[start..same_head];
+    let trail_end = (old.len() - same_tail + CONTEXT).min(old.len());
+    let trail = &old[old.len() - same_tail..trail_end];
+    let removed = &old[same_head..old.len() - same_tail];
+    let added = &new[same_head..new.len() - same_tail];
+    let old_count = lead.len() + removed.len() + trail.len();
+    let new_count = lead.len() + added.len() + trail.len();
+    let first = |count: usize| if count == 0 { start } else { start + 1 };
+    let mut hunk = format!(
+        "@@ -{},{} +{},{} @@\n",
+        first(old_count),
+        old_count,
+        first(new_count),
+        new_count
+    );
+    let lines = (lead.iter().map(|l| (' ', l)))
+        .chain(removed.iter().map(|l| ('-', l)))
+        .chain(added.iter().map(|l| ('+', l)))
+        .chain(trail.iter().map(|l| (' ', l)));
+    for (marker, line) in lines {
+        hunk.push(marker);
+        hunk.push_str(line);
+        hunk.push('\n');
+    }
+    hunk
 }
 
 /// v2 `tool_call_content_chunk`: appends one content item.
@@ -231,7 +260,8 @@ pub const PERMISSION_REJECT_ALWAYS: &str = "reject_always";
 /// The options an answer allows by.
 pub const PERMISSION_ALLOWING: [&str; 2] = [PERMISSION_ALLOW, PERMISSION_ALLOW_ALWAYS];
 
-/// `session/request_permission` params for a tool call. The options are
+/// `session/request_permission` params for a tool call, with `content` (say, the diff of an
+/// edit) in its tool call as production agents send it. The options are
 /// Allow, Reject, Always allow, Always reject, in that order. The agent
 /// itself remembers no "always" answer: it asks again each time, so a
 /// client that remembers one is what answers without the user.
@@ -241,6 +271,7 @@ pub fn permission_params(
     tool_call_id: &str,
     title: &str,
     kind: &str,
+    content: &[Value],
 ) -> Value {
     let options = json!([
         {"optionId": PERMISSION_ALLOW, "name": "Allow", "kind": kinds::ALLOW_ONCE},
@@ -248,8 +279,12 @@ pub fn permission_params(
         {"optionId": PERMISSION_ALLOW_ALWAYS, "name": "Always allow", "kind": kinds::ALLOW_ALWAYS},
         {"optionId": PERMISSION_REJECT_ALWAYS, "name": "Always reject", "kind": kinds::REJECT_ALWAYS},
     ]);
-    let tool_call =
+    let mut tool_call =
         json!({"toolCallId": tool_call_id, "title": title, "kind": kind, "status": "pending"});
+    // What the call would do (an edit's diff), shown before the user answers.
+    if !content.is_empty() {
+        tool_call["content"] = Value::Array(content.to_vec());
+    }
     match version {
         Version::V1 => json!({"sessionId": session_id, "toolCall": tool_call, "options": options}),
         Version::V2 => json!({
@@ -289,4 +324,41 @@ pub fn snapshot_meta() -> Value {
 /// `_meta` carrying the clear boundary in its `_meta` form (docs/src/extensions.md).
 pub fn clear_boundary_meta() -> Value {
     json!({CLAUDE_CODE_META_KEY: {CLEAR_BOUNDARY_FLAG: true}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_v2_diff_patch_is_one_hunk_of_the_changed_lines_with_context() {
+        let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let new = "a\nb\nc\nd\nE\nf\ng\nh\n";
+        let diff = tool_diff(Version::V2, "/w/x.txt", old, new);
+        assert_eq!(
+            diff["patch"]["text"],
+            "diff --git a/w/x.txt b/w/x.txt\n--- a/w/x.txt\n+++ b/w/x.txt\n\
+             @@ -2,7 +2,7 @@\n b\n c\n d\n-e\n+E\n f\n g\n h\n"
+        );
+        let added = tool_diff(Version::V2, "/w/new.txt", "", "one\ntwo\n");
+        assert!(
+            added["patch"]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with("@@ -0,0 +1,2 @@\n+one\n+two\n"),
+            "{added}"
+        );
+    }
+
+    #[test]
+    fn a_permission_request_carries_the_content_of_its_tool_call() {
+        let diff = tool_diff(Version::V1, "/w/a.rs", "x\n", "y\n");
+        let v1 = permission_params(Version::V1, "s", "c", "Edit", "edit", &[diff.clone()]);
+        assert_eq!(v1["toolCall"]["content"], json!([diff]));
+        let v2_diff = tool_diff(Version::V2, "/w/a.rs", "x\n", "y\n");
+        let v2 = permission_params(Version::V2, "s", "c", "Edit", "edit", &[v2_diff.clone()]);
+        assert_eq!(v2["subject"]["toolCall"]["content"], json!([v2_diff]));
+        let bare = permission_params(Version::V1, "s", "c", "Run", "execute", &[]);
+        assert!(bare["toolCall"].get("content").is_none());
+    }
 }

@@ -199,6 +199,7 @@ impl AgentCore {
                     &step.tool_call_id,
                     &step.title,
                     &step.kind,
+                    &step.content,
                 );
                 let request = json!({
                     "jsonrpc": "2.0",

@@ -114,6 +114,7 @@ pub(super) fn tools(ctx: &mut TurnCtx<'_>) -> Program {
         tool_call_id: edit.clone(),
         title: title.to_owned(),
         kind: "edit".to_owned(),
+        content: vec![updates::tool_diff(v, "/workspace/src/main.rs", old, new)],
         on_allow: allow.steps,
         on_reject: reject.steps,
     })));
