@@ -113,9 +113,18 @@ fn v2_diff(item: &Value, out: &mut Vec<FileDiff>) {
                 .and_then(Value::as_str)
                 .unwrap_or("modify"),
         );
-        let found = from_patch.iter().position(|f| {
-            f.path == path || (old_path.is_some() && f.old_path.as_deref() == old_path)
-        });
+        // The same path first; else the patch's path relative to the change's (a git patch names
+        // files from its root, `changes` absolutely): one diff per file, never two headers.
+        let found = from_patch
+            .iter()
+            .position(|f| {
+                f.path == path || (old_path.is_some() && f.old_path.as_deref() == old_path)
+            })
+            .or_else(|| {
+                from_patch
+                    .iter()
+                    .position(|f| same_file_relative(path, &f.path))
+            });
         let mut diff = match found {
             Some(i) => from_patch.remove(i),
             None => FileDiff::new(path, kind.clone()),
@@ -129,6 +138,16 @@ fn v2_diff(item: &Value, out: &mut Vec<FileDiff>) {
 }
 
 /// The unified hunks turning `old` into `new`.
+/// Whether `patch_path`, as a git patch names a file (relative to its root), is the file at the
+/// absolute or longer `change_path`: `src/a.rs` is `/w/src/a.rs`, not `/w/xsrc/a.rs`.
+fn same_file_relative(change_path: &str, patch_path: &str) -> bool {
+    let relative = patch_path.trim_start_matches('/');
+    !relative.is_empty()
+        && change_path
+            .strip_suffix(relative)
+            .is_some_and(|head| head.is_empty() || head.ends_with('/'))
+}
+
 pub(crate) fn text_hunks(old: &str, new: &str) -> Vec<DiffHunk> {
     if old == new {
         return Vec::new();
@@ -307,6 +326,19 @@ mod tests {
         assert_eq!(diffs[2].change, DiffChangeKind::Moved);
         assert_eq!(diffs[2].old_path.as_deref(), Some("/w/c.rs"));
         assert!(diffs[2].hunks.is_empty());
+        // A patch naming files from its root matches the absolute path of its change.
+        let diffs = diffs_of_content(&[json!({"type": "diff", "changes": [
+            {"operation": "modify", "path": "/workspace/src/main.rs"},
+            {"operation": "add", "path": "/workspace/xsrc/main.rs"},
+        ], "patch": {"format": "git_patch", "text": "diff --git a/workspace/src/main.rs b/workspace/src/main.rs\n--- a/workspace/src/main.rs\n+++ b/workspace/src/main.rs\n@@ -1 +1 @@\n-a\n+b\n"}})]);
+        assert_eq!(diffs.len(), 2, "{diffs:?}");
+        assert_eq!(diffs[0].path, "/workspace/src/main.rs");
+        assert_eq!(lines(&diffs[0]), ["@@ -1,1 +1,1 @@", "-a", "+b"]);
+        assert_eq!(diffs[1].path, "/workspace/xsrc/main.rs");
+        assert!(diffs[1].hunks.is_empty());
+        assert!(same_file_relative("/w/src/a.rs", "src/a.rs"));
+        assert!(!same_file_relative("/w/xsrc/a.rs", "src/a.rs"));
+        assert!(!same_file_relative("/w/a.rs", ""));
         // Without a patch, the changes alone.
         let bare = diffs_of_content(&[
             json!({"type": "diff", "changes": [{"operation": "delete", "path": "/w/z"}]}),
