@@ -460,7 +460,7 @@ require("./daily.js")({
   agentTexts, userTexts, shot,
 });
 
-require("./defaults.js")({ scenario, startServer: startServerAsIs, eventually, assert, newSession, send, waitTurns, greeted, shot });
+require("./defaults.js")({ scenario, startServer: startServerAsIs, eventually, assert, newSession, send, waitTurns, shot });
 
 require("./markdown.js")({ scenario, startServer, eventually, assert, newSession, send, waitTurns, shot });
 

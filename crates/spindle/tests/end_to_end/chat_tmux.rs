@@ -314,7 +314,14 @@ fn permission_is_asked_on_the_terminal_and_the_typed_choice_is_sent() {
     }
     let pane = ChatPane::start("permission", &[]);
     pane.type_line("/scenario tools");
-    pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
+    let asked = pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
+    // The edit's diff, sent with the request, is on screen before the answer (it is rejected
+    // below, so nothing else ever carries it).
+    assert!(
+        asked.contains("-    println!(\"hello\");")
+            && asked.contains("+    println!(\"hello, spindle\");"),
+        "{asked}"
+    );
     // Not a number from the list: asked again, nothing sent.
     pane.type_line("yes");
     pane.wait_until("the question again", |s| {

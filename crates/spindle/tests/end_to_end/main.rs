@@ -30,6 +30,7 @@ mod chat_tmux;
 // `spindle serve`.
 mod security_web;
 mod serve_agents;
+mod serve_defaults;
 mod serve_durability;
 mod serve_faults;
 mod serve_features;
