@@ -41,8 +41,8 @@ XFAIL = {
     ),
     ("fast-agent", "serve-*", "replay-clean"): (
         "agent",
-        "fast-agent answers initialize with protocolVersion 2 (spindle serve asks for 2; spindle chat "
-        "for 1) and then sends v1 chunks: agent_message_chunk with no messageId; the text is shown "
+        "fast-agent answers initialize with protocolVersion 2 (when asked for 2: spindle serve --protocol 2; "
+        "both serve and chat ask for 1 by default since issue 25, so without the flag this entry goes stale) and then sends v1 chunks: agent_message_chunk with no messageId; the text is shown "
         "(it continues the streaming message) with a missing_message_id diagnostic",
     ),
     ("fast-agent-anthropic", "serve-*", "replay-clean"): ("agent", "same as fast-agent/serve-*/replay-clean: v2 agreed, chunks without messageId"),
@@ -88,7 +88,7 @@ XFAIL = {
     ),
     ("fast-agent-anthropic", "serve-modes-history", "listed"): (
         "agent",
-        "fast-agent agrees to protocol 2 (spindle serve asks for 2) but advertises session/list in v1's "
+        "fast-agent agrees to protocol 2 (when spindle serve --protocol 2 asks for it) but advertises session/list in v1's "
         "shape (agentCapabilities.sessionCapabilities.list), so the server's v2 client finds no "
         "session/list: GET /api/agent-sessions answers supported: false (through chat, v1, it is listed)",
     ),

@@ -132,12 +132,18 @@ def host_flags(spindle, command, client):
     """The client variant: `--fs allow --terminals on` through chat; through serve `--fs ask`
     (its default: each write waits for a review, which serve_runner accepts with POST .../review).
     Otherwise `--fs off --terminals off` (when this spindle has the flags: the agent's own tools,
-    as before they existed)."""
+    as before they existed). Serve asks for its default protocol (1) unless
+    SPINDLE_TEST_SERVE_PROTOCOL names one (`2`: the draft, which has no client files or
+    terminals, so the client variant's checks of them fail there by design)."""
+    protocol = os.environ.get("SPINDLE_TEST_SERVE_PROTOCOL", "") if command == "serve" else ""
+    if protocol not in ("", "1", "2"):
+        raise RuntimeError(f"SPINDLE_TEST_SERVE_PROTOCOL must be 1 or 2, not {protocol!r}")
+    chosen = ["--protocol", protocol] if protocol else []
     if client:
         if not has_flag(spindle, command, "--terminals"):
             raise RuntimeError(f"spindle {command} has no --fs/--terminals flags (the client services are not built)")
-        return ["--fs", "allow" if command == "chat" else "ask", "--terminals", "on"]
-    return ["--fs", "off", "--terminals", "off"] if has_flag(spindle, command, "--terminals") else []
+        return ["--fs", "allow" if command == "chat" else "ask", "--terminals", "on", *chosen]
+    return (["--fs", "off", "--terminals", "off"] if has_flag(spindle, command, "--terminals") else []) + chosen
 
 
 def base_script(label):
