@@ -353,10 +353,24 @@ mod tests {
     #[test]
     fn a_permission_request_carries_the_content_of_its_tool_call() {
         let diff = tool_diff(Version::V1, "/w/a.rs", "x\n", "y\n");
-        let v1 = permission_params(Version::V1, "s", "c", "Edit", "edit", &[diff.clone()]);
+        let v1 = permission_params(
+            Version::V1,
+            "s",
+            "c",
+            "Edit",
+            "edit",
+            std::slice::from_ref(&diff),
+        );
         assert_eq!(v1["toolCall"]["content"], json!([diff]));
         let v2_diff = tool_diff(Version::V2, "/w/a.rs", "x\n", "y\n");
-        let v2 = permission_params(Version::V2, "s", "c", "Edit", "edit", &[v2_diff.clone()]);
+        let v2 = permission_params(
+            Version::V2,
+            "s",
+            "c",
+            "Edit",
+            "edit",
+            std::slice::from_ref(&v2_diff),
+        );
         assert_eq!(v2["subject"]["toolCall"]["content"], json!([v2_diff]));
         let bare = permission_params(Version::V1, "s", "c", "Run", "execute", &[]);
         assert!(bare["toolCall"].get("content").is_none());

@@ -35,9 +35,16 @@ pub struct Served {
 }
 
 impl Served {
-    /// Starts `spindle serve` with the reference agent streaming with `delay_ms` between pieces.
+    /// Starts `spindle serve` with the reference agent streaming with `delay_ms` between pieces,
+    /// asking it for protocol 2 unless `serve_args` name a protocol: the tests using this were
+    /// written against v2 (the agent's greeting opens each session, prompts queue while a turn
+    /// runs). Serve's own default (1) is tested with [`start_serve`] (serve_defaults.rs).
     pub fn start(db: &Path, serve_args: &[&str], delay_ms: u32) -> Served {
-        start_serve(db, serve_args, &reference_agent(delay_ms), None, &[])
+        let mut args = serve_args.to_vec();
+        if !args.contains(&"--protocol") {
+            args.splice(0..0, ["--protocol", "2"]);
+        }
+        start_serve(db, &args, &reference_agent(delay_ms), None, &[])
     }
 
     pub fn host(&self) -> String {
