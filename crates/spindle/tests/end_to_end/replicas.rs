@@ -26,10 +26,12 @@ fn database(name: &str) -> Option<String> {
 
 /// The lease time is short for the failover test, long enough that a loaded machine never
 /// misses a renewal (a missed one moves the session, which these tests would read as a fault).
+/// Protocol 2 is asked for: prompts forwarded from several replicas at once queue in a v2 turn
+/// (v1 refuses a prompt while one runs).
 fn replica(url: &str, id: &str, delay_ms: u32) -> Served {
     start_serve(
         Path::new(url),
-        &["--replica-id", id, "--lease-ttl", "4"],
+        &["--replica-id", id, "--lease-ttl", "4", "--protocol", "2"],
         &reference_agent(delay_ms),
         None,
         &[],
@@ -44,7 +46,7 @@ fn replica_with_state(url: &str, id: &str, delay_ms: u32, state: &Path) -> Serve
     agent.push(state.into());
     start_serve(
         Path::new(url),
-        &["--replica-id", id, "--lease-ttl", "4"],
+        &["--replica-id", id, "--lease-ttl", "4", "--protocol", "2"],
         &agent,
         None,
         &[],
