@@ -200,7 +200,7 @@ fi
 kill "$HTTP_AGENT_PID" 2>/dev/null; wait "$HTTP_AGENT_PID" 2>/dev/null; rm -f "$HTTP_AGENT_OUT"
 
 # --- (e) the official SDK clients drive agents through Spindle's /acp -------------------
-# `spindle serve` (default: a v2 agent, translated for these v1 clients per connection) and
+# `spindle serve --protocol 2` (a v2 agent, translated for these v1 clients per connection) and
 # `spindle bridge --listen --agent-protocol 1` (a v1 agent: passed on as is) serve the reference
 # agent over the RFD transport; the official Rust client (`sdk-http-client`,
 # agent-client-protocol-http) and the npm SDK's experimental http-client and ws-client (all v1)
@@ -222,7 +222,7 @@ start_acp() {
 }
 ACP_OUT=$(mktemp)
 ACP_DB=$(mktemp -d)
-start_acp "$ACP_OUT" "$SPINDLE_BIN" serve --bind 127.0.0.1:0 --db "$ACP_DB/serve.db" -- "${AGENT[@]}"
+start_acp "$ACP_OUT" "$SPINDLE_BIN" serve --bind 127.0.0.1:0 --db "$ACP_DB/serve.db" --protocol 2 -- "${AGENT[@]}"
 if [[ -z "$ACP_BASE" ]]; then
   fail "spindle serve did not start"
 else

@@ -1,7 +1,8 @@
 // Clients on the official ACP TypeScript SDK's experimental remote transports
 // (@agentclientprotocol/sdk/experimental/http-client and ws-client) driving an agent behind an
 // RFD `/acp` endpoint: Spindle's `spindle serve` or `spindle bridge --listen`, as a v1 client
-// (the SDK's default; a default `spindle serve` runs v2 agents and translates for it).
+// (the SDK's default; `spindle serve --protocol 2`, as run.sh starts it, runs v2 agents and
+// translates for it).
 //
 //   node --experimental-websocket remote.mjs http|ws URL
 //
