@@ -137,7 +137,6 @@ fn v2_diff(item: &Value, out: &mut Vec<FileDiff>) {
     out.extend(from_patch);
 }
 
-/// The unified hunks turning `old` into `new`.
 /// Whether `patch_path`, as a git patch names a file (relative to its root), is the file at the
 /// absolute or longer `change_path`: `src/a.rs` is `/w/src/a.rs`, not `/w/xsrc/a.rs`.
 fn same_file_relative(change_path: &str, patch_path: &str) -> bool {
@@ -148,6 +147,7 @@ fn same_file_relative(change_path: &str, patch_path: &str) -> bool {
             .is_some_and(|head| head.is_empty() || head.ends_with('/'))
 }
 
+/// The unified hunks turning `old` into `new`.
 pub(crate) fn text_hunks(old: &str, new: &str) -> Vec<DiffHunk> {
     if old == new {
         return Vec::new();
