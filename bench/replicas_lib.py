@@ -138,7 +138,10 @@ class Replica:
     def __init__(self, spindle, url, replica_id, ttl, agent, log_dir, extra=(), env=None):
         self.id = replica_id
         self.log = os.path.join(log_dir, f"replica-{replica_id}-{time.time_ns()}.log")
-        argv = [spindle, "serve", "--bind", "127.0.0.1:0", "--db", url, "--replica-id", replica_id,
+        # Protocol 2 unless `extra` names one: the benches count the reference agent's greeting
+        # turn (sent in v2 only) and queue prompts during a turn, which v1 refuses.
+        protocol = () if "--protocol" in extra else ("--protocol", "2")
+        argv = [spindle, "serve", *protocol, "--bind", "127.0.0.1:0", "--db", url, "--replica-id", replica_id,
                 "--lease-ttl", str(ttl), *extra, "--", *agent]
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log,

@@ -20,7 +20,8 @@ function startServer(spindle) {
   return new Promise((resolve, reject) => {
     const child = spawn(
       spindle,
-      ["serve", "--bind", "127.0.0.1:0", "--db", path.join(dir, "spindle.db"), "--", spindle, "agent"],
+      // Protocol 2: the bench waits for the reference agent's greeting turn, which it sends in v2.
+      ["serve", "--protocol", "2", "--bind", "127.0.0.1:0", "--db", path.join(dir, "spindle.db"), "--", spindle, "agent"],
       { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
