@@ -101,6 +101,12 @@ def agent_env(agent, home, work, run_dir, base_url, script=None):
     """The agent's command and the whole environment of a run (fresh HOME, XDG dirs, TMPDIR);
     `script` is the model script of the run (an agent may set itself up for it)."""
     command, agent_vars = agent.setup(home, work, base_url, script)
+    return command, {**run_env(home, run_dir), **agent_vars}
+
+
+def run_env(home, run_dir):
+    """The environment of a run without an agent's own variables: fresh HOME and XDG dirs,
+    TMPDIR under the run (created), quiet telemetry and update checks."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": home,
@@ -112,10 +118,9 @@ def agent_env(agent, home, work, run_dir, base_url, script=None):
         "LANG": "C.UTF-8",
         "TERM": "dumb",
         **QUIET_ENV,
-        **agent_vars,
     }
     os.makedirs(env["TMPDIR"], exist_ok=True)
-    return command, env
+    return env
 
 
 _HELP = {}

@@ -23,6 +23,7 @@ import sys
 import tempfile
 
 import agents as agent_specs
+import runner
 from model_scripts import PLAIN_TEXT
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -91,19 +92,7 @@ def main():
     home = os.path.join(run_dir, "home")
     work = os.path.join(run_dir, "work")
     os.makedirs(work, exist_ok=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": home,
-        "XDG_CONFIG_HOME": os.path.join(home, ".config"),
-        "XDG_DATA_HOME": os.path.join(home, ".local", "share"),
-        "XDG_CACHE_HOME": os.path.join(home, ".cache"),
-        "XDG_STATE_HOME": os.path.join(home, ".local", "state"),
-        "TMPDIR": os.path.join(run_dir, "tmp"),
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        **agent_specs.QUIET_ENV,
-    }
-    os.makedirs(env["TMPDIR"], exist_ok=True)
+    env = runner.run_env(home, run_dir)
     emulator, port = start(
         [sys.executable, os.path.join(HERE, "emulator.py"), "--script", "plain", "--workdir", work,
          "--log", os.path.join(run_dir, "emulator.jsonl")],
