@@ -183,7 +183,7 @@ pub fn tool_diff(version: Version, path: &str, old_text: &str, new_text: &str) -
         Version::V2 => {
             let rel = path.trim_start_matches('/');
             let mut patch = format!("diff --git a/{rel} b/{rel}\n--- a/{rel}\n+++ b/{rel}\n");
-            patch.push_str(&one_hunk(old_text, new_text));
+            patch.push_str(&spindle_engine::unified_hunks(old_text, new_text));
             json!({
                 "type": "diff",
                 "changes": [{"operation": "modify", "path": path, "fileType": "text"}],
@@ -191,48 +191,6 @@ pub fn tool_diff(version: Version, path: &str, old_text: &str, new_text: &str) -
             })
         }
     }
-}
-
-/// One unified-diff hunk from `old` to `new`: the lines that differ between the common first
-/// and last lines, with up to three unchanged lines around them (a display patch, as an agent
-/// would send for a small edit: not the whole file removed and added again).
-fn one_hunk(old: &str, new: &str) -> String {
-    const CONTEXT: usize = 3;
-    let old: Vec<&str> = old.lines().collect();
-    let new: Vec<&str> = new.lines().collect();
-    let same_head = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
-    let same_tail = old[same_head..]
-        .iter()
-        .rev()
-        .zip(new[same_head..].iter().rev())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let start = same_head.saturating_sub(CONTEXT);
-    let lead = &old[start..same_head];
-    let trail_end = (old.len() - same_tail + CONTEXT).min(old.len());
-    let trail = &old[old.len() - same_tail..trail_end];
-    let removed = &old[same_head..old.len() - same_tail];
-    let added = &new[same_head..new.len() - same_tail];
-    let old_count = lead.len() + removed.len() + trail.len();
-    let new_count = lead.len() + added.len() + trail.len();
-    let first = |count: usize| if count == 0 { start } else { start + 1 };
-    let mut hunk = format!(
-        "@@ -{},{} +{},{} @@\n",
-        first(old_count),
-        old_count,
-        first(new_count),
-        new_count
-    );
-    let lines = (lead.iter().map(|l| (' ', l)))
-        .chain(removed.iter().map(|l| ('-', l)))
-        .chain(added.iter().map(|l| ('+', l)))
-        .chain(trail.iter().map(|l| (' ', l)));
-    for (marker, line) in lines {
-        hunk.push(marker);
-        hunk.push_str(line);
-        hunk.push('\n');
-    }
-    hunk
 }
 
 /// v2 `tool_call_content_chunk`: appends one content item.

@@ -135,7 +135,7 @@ pub use message_sources::MessageSource;
 pub use model::{
     Boundary, ClientActivity, ClientWrite, DiffChangeKind, DiffHunk, DiffLine, DiffLineKind,
     DiffWrite, Entry, EntryBody, EntryKind, FileDiff, Message, SessionInfo, SessionState, Terminal,
-    TerminalExit, ToolCall, ToolTerminal, Transcript, WriteStatus,
+    TerminalExit, ToolCall, ToolTerminal, Transcript, WriteStatus, unified_hunks,
 };
 pub use model::{Diagnostic, EntryView};
 pub use ops::{Applied, RenderOp, coalesce_render_ops};

@@ -147,6 +147,22 @@ fn same_file_relative(change_path: &str, patch_path: &str) -> bool {
             .is_some_and(|head| head.is_empty() || head.ends_with('/'))
 }
 
+/// The hunks turning `old` into `new` as unified-diff text (headers and marked lines), the body
+/// of a patch: what an agent sends as a v2 diff's `patch` after its file headers.
+pub fn unified_hunks(old: &str, new: &str) -> String {
+    let mut text = String::new();
+    for hunk in text_hunks(old, new) {
+        text.push_str(&hunk.header());
+        text.push('\n');
+        for line in &hunk.lines {
+            text.push(line.kind.marker());
+            text.push_str(&line.text);
+            text.push('\n');
+        }
+    }
+    text
+}
+
 /// The unified hunks turning `old` into `new`.
 pub(crate) fn text_hunks(old: &str, new: &str) -> Vec<DiffHunk> {
     if old == new {
