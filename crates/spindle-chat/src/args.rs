@@ -72,6 +72,10 @@ pub struct ChatArgs {
     /// does not speak it).
     #[arg(long, default_value = "1", value_parser = parse_protocol)]
     pub protocol: ProtocolChoice,
+    /// On a terminal, chat line by line (scrollback, a redrawn bottom
+    /// region) instead of the full-screen interface.
+    #[arg(long, conflicts_with = "prompt")]
+    pub plain: bool,
     /// Do not show the agent's thoughts.
     #[arg(long)]
     pub hide_thoughts: bool,

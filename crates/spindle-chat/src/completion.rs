@@ -21,7 +21,7 @@ pub struct CommandInfo {
 }
 
 /// Spindle's own commands: name, hint, description.
-pub const OWN_COMMANDS: [(&str, &str, &str); 5] = [
+pub const OWN_COMMANDS: [(&str, &str, &str); 7] = [
     (
         "mode",
         "[mode id]",
@@ -43,6 +43,12 @@ pub const OWN_COMMANDS: [(&str, &str, &str); 5] = [
         "[forget N]",
         "list the standing \"always\" answers, or drop one",
     ),
+    (
+        "quit",
+        "",
+        "leave the chat (prints how to resume the session)",
+    ),
+    ("exit", "", "leave the chat (as /quit)"),
 ];
 
 /// Spindle's commands followed by the agent's (`commands`: the
@@ -199,6 +205,34 @@ pub fn complete(
             }
         }
     }
+}
+
+/// While a command name is typed (`/na`, no space yet): a line per command
+/// it may become, or why there is none; `None` for any other text.
+pub fn matching_commands(line: &str, commands: &[CommandInfo]) -> Option<Vec<String>> {
+    let body = line.strip_prefix('/')?;
+    if body.contains(char::is_whitespace) {
+        return None;
+    }
+    let matches: Vec<&CommandInfo> = commands
+        .iter()
+        .filter(|c| c.name.starts_with(body))
+        .collect();
+    if matches.is_empty() {
+        return Some(vec![format!("no command starts with /{body}")]);
+    }
+    let mut shown: Vec<String> = matches
+        .iter()
+        .take(SHOWN_CANDIDATES)
+        .map(|c| format!("  /{}  {}", c.name, c.description))
+        .collect();
+    if matches.len() > SHOWN_CANDIDATES {
+        shown.push(format!(
+            "  ... and {} more",
+            matches.len() - SHOWN_CANDIDATES
+        ));
+    }
+    Some(shown)
 }
 
 /// The hint line for the command being typed (`/name hint — description`).

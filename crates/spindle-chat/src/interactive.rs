@@ -1,9 +1,11 @@
 //! The interactive chat: one loop over one closed [`ChatEvent`] (client
-//! events, keys or typed lines, Ctrl-C, terminal resizes, the redraw timer,
-//! the client services' results, answers to Spindle's own commands). Every
-//! change to the screen comes from the engine's render ops (through [`View`]);
-//! this loop decides when turns start and end, and asks the user what only
-//! the user can answer (`interactive_asks`).
+//! events, keys or typed lines, terminal events, Ctrl-C, terminal resizes,
+//! the redraw timer, the client services' results, answers to Spindle's own
+//! commands). This is the driver of the session for both front ends
+//! ([`Front`]: the line chat and the full-screen one): it decides when turns
+//! start and end, and asks the user what only the user can answer
+//! (`interactive_asks`); every change to the transcript comes from the
+//! engine's render ops, drawn by the front end.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, IsTerminal};
@@ -21,6 +23,7 @@ use tokio::time::Instant;
 use super::args::{ChatArgs, exit};
 use super::ask::Ask;
 use super::completion::{self, CommandInfo};
+use super::front::{self, Ending, Front};
 use super::line_editor::{Edit, Key, LineEditor, RawInput, spawn_key_reader};
 use super::outcome::{exit_code_for_turn, report_agent_exit};
 use super::permission::Standing;
@@ -30,6 +33,7 @@ use super::screen::Screen;
 use super::services::ServiceEvent;
 use super::session_open::Connected;
 use super::session_open::Opened;
+use super::tui::{self, Tui};
 use super::view::{EditLine, Footer, View};
 
 /// At most one redraw per this interval, however fast updates arrive.
@@ -41,7 +45,9 @@ const DIAGNOSTIC_LIMIT: usize = 20;
 /// The input prompt.
 const PROMPT: &str = "> ";
 /// Paths an `@` completion lists at most.
-const PATH_CANDIDATES: usize = 50;
+pub(super) const PATH_CANDIDATES: usize = 50;
+/// How often a running turn's spinner moves on the full screen.
+const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The running turn.
 #[derive(Debug)]
@@ -73,6 +79,10 @@ enum ChatEvent {
     Typed(Option<String>),
     /// A key, when this program edits the line itself; `None` at EOF.
     Key(Option<Key>),
+    /// A terminal event of the full screen; `None` when reading failed.
+    Terminal(Option<ratatui::crossterm::event::Event>),
+    /// The full screen's spinner moves.
+    Tick,
     /// SIGINT (Ctrl-C).
     Interrupt,
     /// SIGWINCH: the terminal was resized.
@@ -94,7 +104,7 @@ pub(super) struct Chat<'a> {
     pub(super) args: &'a ChatArgs,
     pub(super) conn: Connected,
     pub(super) engine: TranscriptEngine,
-    pub(super) view: View,
+    pub(super) front: Front,
     v2: bool,
     pub(super) stdin_tty: bool,
     turn: Option<Turn>,
@@ -125,6 +135,7 @@ pub(super) struct Chat<'a> {
 enum Input {
     Lines(mpsc::UnboundedReceiver<String>),
     Keys(mpsc::UnboundedReceiver<Key>),
+    Terminal(mpsc::UnboundedReceiver<ratatui::crossterm::event::Event>),
 }
 
 impl Input {
@@ -132,6 +143,7 @@ impl Input {
         match self {
             Input::Lines(rx) => ChatEvent::Typed(rx.recv().await),
             Input::Keys(rx) => ChatEvent::Key(rx.recv().await),
+            Input::Terminal(rx) => ChatEvent::Terminal(rx.recv().await),
         }
     }
 }
@@ -152,9 +164,11 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
             return Ok(exit::USAGE);
         }
     };
-    // Keys are read raw (and the line drawn here, with Tab completion) when
-    // both ends are a terminal; otherwise whole lines, as typed or piped.
-    let raw = if stdin_tty && stdout_tty {
+    // Both ends a terminal: the full screen, or with `--plain` keys read
+    // raw (and the line drawn here, with Tab completion); otherwise whole
+    // lines, as typed or piped.
+    let full = stdin_tty && stdout_tty && !args.plain;
+    let raw = if stdin_tty && stdout_tty && !full {
         RawInput::enable().ok()
     } else {
         None
@@ -168,12 +182,17 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
         user_messages: !stdin_tty || loaded,
     };
     let (tasks, mut task_results) = mpsc::unbounded_channel();
+    let front = if full {
+        Front::Full(Box::new(Tui::enter(front::first_state(&conn, args))?))
+    } else {
+        Front::Line(View::new(screen, options))
+    };
     let mut chat = Chat {
         args,
         v2: conn.protocol_version == 2,
         engine: conn.engine(),
         conn,
-        view: View::new(screen, options),
+        front,
         stdin_tty,
         turn: None,
         queued: VecDeque::new(),
@@ -187,14 +206,18 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
         tasks,
         controls_pending: 0,
     };
-    let mut input = if raw.is_some() {
-        chat.view.set_edit(Some(EditLine::default()));
+    let mut input = if full {
+        Input::Terminal(tui::spawn_event_reader())
+    } else if raw.is_some() {
+        chat.front.set_edit(Some(EditLine::default()));
         Input::Keys(spawn_key_reader())
     } else {
         Input::Lines(spawn_line_reader())
     };
     let mut interrupts = signal(SignalKind::interrupt())?;
     let mut resizes = signal(SignalKind::window_change())?;
+    let mut ticks = tokio::time::interval(SPINNER_INTERVAL);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     chat.opening_note(loaded).await?;
     chat.show_input_prompt();
     let mut next_redraw = Instant::now();
@@ -210,15 +233,17 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
                 Some(done) = task_results.recv() => ChatEvent::Task(done),
                 _ = interrupts.recv() => ChatEvent::Interrupt,
                 _ = resizes.recv() => ChatEvent::Resize,
-                () = tokio::time::sleep_until(next_redraw), if chat.view.is_dirty() => ChatEvent::RedrawDue,
+                _ = ticks.tick(), if chat.front.animating() => ChatEvent::Tick,
+                () = tokio::time::sleep_until(next_redraw), if chat.front.is_dirty() => ChatEvent::RedrawDue,
             };
             if let Some(code) = chat.handle(event).await? {
                 return Ok::<u8, anyhow::Error>(code);
             }
             chat.conn.drain_recording()?;
             let now = Instant::now();
-            if chat.view.is_dirty() && now >= next_redraw {
-                chat.view.redraw()?;
+            if chat.front.is_dirty() && now >= next_redraw {
+                chat.refresh_status();
+                chat.front.redraw()?;
                 next_redraw = now + REDRAW_INTERVAL;
             }
         }
@@ -226,10 +251,20 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
     .await;
     // Terminals die with the chat, whatever ended it.
     chat.conn.services.shutdown().await;
-    chat.view.set_edit(None);
-    chat.view.set_footer(Footer::None);
-    chat.view.commit(None)?;
+    chat.front.set_edit(None);
+    chat.front.set_footer(Footer::None);
+    chat.front.commit(None)?;
     drop(raw);
+    if matches!(chat.front, Front::Full(_)) {
+        chat.front.leave();
+        match front::resume_command(args, &chat.conn) {
+            Some(command) => println!("Resume this session with: {command}"),
+            None => println!(
+                "Session {} ended (the agent cannot reopen sessions).",
+                chat.conn.session_id
+            ),
+        }
+    }
     chat.conn.finish_recording()?;
     result
 }
@@ -241,9 +276,14 @@ impl Chat<'_> {
             ChatEvent::Client(None) => self.agent_gone().await,
             ChatEvent::Typed(line) => self.typed(line).await,
             ChatEvent::Key(key) => self.key(key).await,
+            ChatEvent::Terminal(event) => self.terminal_event(event).await,
+            ChatEvent::Tick => {
+                self.front.touch();
+                Ok(None)
+            }
             ChatEvent::Interrupt => self.interrupt().await,
             ChatEvent::Resize => {
-                self.view.resize();
+                self.front.resize();
                 Ok(None)
             }
             ChatEvent::Service(event) => self.service_event(event).await,
@@ -266,7 +306,7 @@ impl Chat<'_> {
         let id = self.conn.session_id.clone();
         match self.conn.opened {
             Opened::New => {}
-            Opened::Resumed => self.view.note(&format!(
+            Opened::Resumed => self.front.note(&format!(
                 "resumed session {id} (the agent replays no history)"
             )),
             Opened::Loaded => {
@@ -275,11 +315,11 @@ impl Chat<'_> {
                         break;
                     }
                 }
-                self.view.commit(Some(&format!("[session {id} loaded]")))?;
+                self.front.commit(Some(&format!("[session {id} loaded]")))?;
             }
         }
         if loaded {
-            self.view.set_options(RenderOptions {
+            self.front.set_options(RenderOptions {
                 thoughts: !self.args.hide_thoughts,
                 user_messages: !self.stdin_tty,
             });
@@ -295,11 +335,11 @@ impl Chat<'_> {
                 self.conn.controls.update_from(info);
             }
         }
-        self.view.apply(ops);
+        self.front.apply(ops);
     }
 
     /// The commands Tab completes and hints describe, as they stand now.
-    fn commands(&self) -> Vec<CommandInfo> {
+    pub(super) fn commands(&self) -> Vec<CommandInfo> {
         completion::catalogue(self.engine.transcript().commands.as_ref())
     }
 
@@ -309,7 +349,7 @@ impl Chat<'_> {
         };
         let Some(key) = key else {
             self.editor = None;
-            self.view.set_edit(None);
+            self.front.set_edit(None);
             return self.typed(None).await;
         };
         match editor.key(key) {
@@ -329,7 +369,7 @@ impl Chat<'_> {
                 self.refresh_edit(done.shown);
             }
             Edit::Submit(line) => {
-                self.view.set_edit(Some(EditLine {
+                self.front.set_edit(Some(EditLine {
                     text: line.clone(),
                     hints: Vec::new(),
                 }));
@@ -339,7 +379,7 @@ impl Chat<'_> {
             }
             Edit::EndOfInput => {
                 self.editor = None;
-                self.view.set_edit(None);
+                self.front.set_edit(None);
                 return self.typed(None).await;
             }
         }
@@ -359,22 +399,37 @@ impl Chat<'_> {
         {
             shown.push(hint);
         }
-        self.view.set_edit(Some(EditLine { text, hints: shown }));
+        self.front.set_edit(Some(EditLine { text, hints: shown }));
+    }
+
+    /// Whether a turn runs.
+    pub(super) fn turn_running(&self) -> bool {
+        self.turn.is_some()
+    }
+
+    /// The exit status of the last finished turn.
+    pub(super) fn last_code(&self) -> u8 {
+        self.last_code
     }
 
     pub(super) fn show_input_prompt(&mut self) {
+        if matches!(self.front, Front::Full(_)) {
+            let cancelling = self.turn.as_ref().is_some_and(|t| t.cancel_sent);
+            self.show_phase(self.turn.is_some(), cancelling);
+            return;
+        }
         if let Some(ask) = self.asks.front() {
             let footer = ask.footer();
-            self.view.set_footer(footer);
+            self.front.set_footer(footer);
         } else if self.turn.is_some() {
-            self.view.set_footer(Footer::Status);
+            self.front.set_footer(Footer::Status);
         } else if self.stdin_tty && !self.input_closed {
-            self.view.set_footer(Footer::Input {
+            self.front.set_footer(Footer::Input {
                 question: Vec::new(),
                 prompt: PROMPT.to_owned(),
             });
         } else {
-            self.view.set_footer(Footer::None);
+            self.front.set_footer(Footer::None);
         }
     }
 
@@ -419,18 +474,23 @@ impl Chat<'_> {
                 let applied = self.engine.apply_prompt_response(response);
                 self.apply_ops(applied.ops);
                 if refused && let Err(error) = &result {
-                    self.view
-                        .note(&format!("the agent refused the prompt: {}", error.get()));
-                    return self.turn_ended(None, true).await;
+                    let ending = Ending {
+                        stop_reason: None,
+                        error: Some(error.get()),
+                        refused: true,
+                    };
+                    return self.turn_ended(ending).await;
                 }
             }
             ClientEvent::TurnFinished {
                 stop_reason, error, ..
             } if self.turn.as_ref().is_some_and(|t| t.accepted) => {
-                if let Some(error) = &error {
-                    self.view.note(&format!("agent error: {}", error.get()));
-                }
-                return self.turn_ended(stop_reason, error.is_some()).await;
+                let ending = Ending {
+                    stop_reason: stop_reason.as_deref(),
+                    error: error.as_ref().map(|e| e.get()),
+                    refused: false,
+                };
+                return self.turn_ended(ending).await;
             }
             ClientEvent::PermissionRequest {
                 request_id, params, ..
@@ -455,25 +515,16 @@ impl Chat<'_> {
     fn diagnostic(&mut self, message: &str) {
         self.diagnostics += 1;
         if self.diagnostics <= DIAGNOSTIC_LIMIT {
-            self.view.note(&format!("diagnostic: {message}"));
+            self.front.note(&format!("diagnostic: {message}"));
         } else if self.diagnostics == DIAGNOSTIC_LIMIT + 1 {
-            self.view.note("more diagnostics follow; not shown");
+            self.front.note("more diagnostics follow; not shown");
         }
     }
 
-    async fn turn_ended(&mut self, stop_reason: Option<String>, failed: bool) -> Step {
+    async fn turn_ended(&mut self, ending: Ending<'_>) -> Step {
         self.turn = None;
-        self.last_code = exit_code_for_turn(stop_reason.as_deref(), failed);
-        let mut note = match (&stop_reason, failed) {
-            (_, true) => "turn failed".to_owned(),
-            (Some(reason), false) => reason.clone(),
-            (None, false) => "turn over".to_owned(),
-        };
-        if let Some(usage) = self.view.usage_text() {
-            note = format!("{note} | {usage}");
-        }
-        self.view.set_footer(Footer::None);
-        self.view.commit(Some(&format!("[{note}]")))?;
+        self.last_code = exit_code_for_turn(ending.stop_reason, ending.error.is_some());
+        self.front.turn_over(ending)?;
         if !self.asks.is_empty() {
             // A question outlived the turn (a write the agent did not wait for).
             self.show_input_prompt();
@@ -504,8 +555,10 @@ impl Chat<'_> {
 
     async fn agent_gone(&mut self) -> Step {
         let during_turn = self.turn.is_some();
-        self.view.set_footer(Footer::None);
-        self.view.commit(None)?;
+        self.front.set_footer(Footer::None);
+        self.front.commit(None)?;
+        // What follows goes to stderr: the full screen gives the terminal back first.
+        self.front.leave();
         if during_turn {
             eprintln!("spindle chat: the agent stopped before the turn ended");
         }
@@ -534,7 +587,7 @@ impl Chat<'_> {
             match prompt_content::build(&text, &attachments, self.conn.services.host(), caps) {
                 Ok(blocks) => blocks,
                 Err(message) => {
-                    self.view.note(&format!("not sent: {message}"));
+                    self.front.note(&format!("not sent: {message}"));
                     self.attachments = attachments;
                     return;
                 }
@@ -549,7 +602,7 @@ impl Chat<'_> {
             accepted: !self.v2,
             cancel_sent: false,
         });
-        self.view.set_footer(Footer::Status);
+        self.show_input_prompt();
         // A failed send means the connection is gone: `AgentExited` follows.
         let _ = self
             .conn
@@ -558,7 +611,7 @@ impl Chat<'_> {
             .await;
     }
 
-    async fn typed(&mut self, line: Option<String>) -> Step {
+    pub(super) async fn typed(&mut self, line: Option<String>) -> Step {
         let Some(line) = line else {
             tracing::debug!("chat input closed");
             self.input_closed = true;
@@ -569,7 +622,7 @@ impl Chat<'_> {
             return Ok(None);
         };
         if !self.asks.is_empty() {
-            self.view.accept_input()?;
+            self.front.accept_input()?;
             self.answer_typed(&line).await;
             self.show_input_prompt();
             if self.asks.is_empty() && self.turn.is_none() {
@@ -577,23 +630,31 @@ impl Chat<'_> {
             }
             return Ok(None);
         }
+        if matches!(line.trim(), "/quit" | "/exit") {
+            self.front.accept_input()?;
+            return Ok(Some(if self.turn.is_some() {
+                exit::CANCELLED
+            } else {
+                self.last_code
+            }));
+        }
         if self.turn.is_some() || self.controls_pending > 0 {
             if self.editor.is_none() {
-                self.view.stray_input(&line);
+                self.front.stray_input(&line);
             }
             if !line.trim().is_empty() {
                 if self.stdin_tty {
-                    self.view
+                    self.front
                         .note(&format!("queued until the turn ends: {line}"));
                 }
                 self.queued.push_back(line);
             }
             return Ok(None);
         }
-        if self.view.is_terminal() {
-            self.view.accept_input()?;
+        if self.front.is_terminal() {
+            self.front.accept_input()?;
         } else {
-            self.view.commit(None)?;
+            self.front.commit(None)?;
         }
         if !line.trim().is_empty() {
             self.submit(line).await?;
@@ -604,7 +665,7 @@ impl Chat<'_> {
         Ok(None)
     }
 
-    async fn interrupt(&mut self) -> Step {
+    pub(super) async fn interrupt(&mut self) -> Step {
         if self.turn.is_none() {
             if let Some(editor) = self.editor.as_mut()
                 && !editor.text().is_empty()
@@ -630,7 +691,7 @@ impl Chat<'_> {
         });
         let applied = self.engine.apply_client_line(&notification.to_string());
         self.apply_ops(applied.ops);
-        self.view.note("cancelling the turn (Ctrl-C again quits)");
+        self.front.note("cancelling the turn (Ctrl-C again quits)");
         let _ = self.conn.client.cancel(&self.conn.session_id).await;
         // Writes waiting for review are refused; the session's terminals die.
         self.reject_reviews("the turn was cancelled").await;

@@ -57,29 +57,28 @@ impl Chat<'_> {
         let ask = PermissionAsk::parse(params);
         if let Some((option, line)) = self.standing.answer_for(&ask) {
             let outcome = permission::selected(option);
-            self.view.note(&format!("{line} (answered without asking)"));
+            self.front
+                .note(&format!("{line} (answered without asking)"));
             self.answer_permission(&request_id, &outcome).await;
             return Ok(());
         }
         let answer = if self.args.yes
             && let Some(option) = ask.allow_for_yes()
         {
-            self.view.clear_live()?;
-            eprintln!(
-                "spindle chat: --yes: approving {:?} with {:?}",
+            self.front.warn(&format!(
+                "--yes: approving {:?} with {:?}",
                 ask.subject, option.name
-            );
+            ))?;
             Some(permission::selected(option))
         } else if !self.stdin_tty || self.input_closed {
             let (outcome, what) = match ask.reject_unasked() {
                 Some(option) => (permission::selected(option), "rejected"),
                 None => (permission::cancelled(), "cancelled"),
             };
-            self.view.clear_live()?;
-            eprintln!(
-                "spindle chat: permission for {:?} {what}: no terminal to ask and no --yes",
+            self.front.warn(&format!(
+                "permission for {:?} {what}: no terminal to ask and no --yes",
                 ask.subject
-            );
+            ))?;
             Some(outcome)
         } else {
             None
@@ -96,8 +95,8 @@ impl Chat<'_> {
         if self.asks.is_empty() {
             // The entries so far become scrollback; the question waits at
             // the bottom.
-            self.view.set_footer(Footer::None);
-            self.view.commit(None)?;
+            self.front.set_footer(Footer::None);
+            self.front.commit(None)?;
         }
         self.asks.push_back(ask);
         self.show_input_prompt();
@@ -111,7 +110,7 @@ impl Chat<'_> {
         let before = self.asks.len();
         self.asks.retain(|a| a.request_id() != request_id);
         if self.asks.len() != before {
-            self.view.note("the agent withdrew its question");
+            self.front.note("the agent withdrew its question");
             self.show_input_prompt();
         }
     }
@@ -126,7 +125,7 @@ impl Chat<'_> {
                 Some(option) => {
                     let outcome = permission::selected(option);
                     if let Some(standing) = self.standing.remember(&ask, &option.id.clone()) {
-                        self.view.note(&standing);
+                        self.front.note(&standing);
                     }
                     self.answer_permission(&request_id, &outcome).await;
                 }
@@ -147,9 +146,9 @@ impl Chat<'_> {
             Err(self.conn.services.host().reject(&write))
         };
         match &result {
-            Ok(_) => self.view.note(&format!("wrote {shown}")),
+            Ok(_) => self.front.note(&format!("wrote {shown}")),
             Err(error) => self
-                .view
+                .front
                 .note(&format!("not written: {shown}: {}", error.message)),
         }
         self.send_response(&request_id, result).await;
@@ -188,7 +187,7 @@ impl Chat<'_> {
         while let Some(ask) = self.asks.pop_front() {
             match ask {
                 Ask::Write(request_id, write) => {
-                    self.view
+                    self.front
                         .note(&format!("{why}: not writing {}", write.display_path));
                     self.finish_review(request_id, write, false).await;
                 }
@@ -231,11 +230,10 @@ impl Chat<'_> {
                 }
                 spindle_host::HostReply::NeedsApproval(write) => {
                     if !self.stdin_tty || self.input_closed {
-                        self.view.clear_live()?;
-                        eprintln!(
-                            "spindle chat: write to {} refused: --fs ask and no terminal to ask (use --yes or --fs allow)",
+                        self.front.warn(&format!(
+                            "write to {} refused: --fs ask and no terminal to ask (use --yes or --fs allow)",
                             write.display_path
-                        );
+                        ))?;
                         self.finish_review(request_id, write, false).await;
                     } else {
                         self.push_ask(Ask::Write(request_id, write))?;
@@ -260,10 +258,14 @@ impl Chat<'_> {
         if !OWN_COMMANDS.iter().any(|(own, _, _)| *own == name) {
             return false;
         }
+        // The full screen picks a mode or model from a menu.
+        if rest.is_empty() && matches!(name, "mode" | "model") && self.open_picker(name) {
+            return true;
+        }
         if !self.stdin_tty {
             // Piped input is not on the screen: say what is being answered
             // (a terminal shows the typed line already).
-            self.view.note(&format!("you> {}", line.trim()));
+            self.front.note(&format!("you> {}", line.trim()));
         }
         let action = match name {
             "mode" => self.conn.controls.mode_command(rest),
@@ -281,7 +283,7 @@ impl Chat<'_> {
         match action {
             ControlAction::Show(lines) => {
                 for l in lines {
-                    self.view.note(&l);
+                    self.front.note(&l);
                 }
             }
             ControlAction::SetMode(mode) => {
@@ -318,7 +320,7 @@ impl Chat<'_> {
         };
         if rest.is_empty() {
             for line in auth_method_lines(&init) {
-                self.view.note(&line);
+                self.front.note(&line);
             }
             return true;
         }
@@ -347,9 +349,9 @@ impl Chat<'_> {
                 if let Some(mode) = done.mode {
                     self.conn.controls.current_mode = Some(mode);
                 }
-                self.view.note(&format!("done: {}", done.what));
+                self.front.note(&format!("done: {}", done.what));
             }
-            Err(error) => self.view.note(&format!("failed: {}: {error}", done.what)),
+            Err(error) => self.front.note(&format!("failed: {}: {error}", done.what)),
         }
     }
 }

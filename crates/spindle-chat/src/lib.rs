@@ -3,7 +3,9 @@
 //! Glue between the client runtime (`spindle_protocol::AcpClient`), the
 //! transcript engine and the terminal. `one_shot` is `--prompt` (no
 //! rendering: the final reply once, at the end); `interactive` is the chat
-//! proper, drawing the engine's render ops through `view` and `screen`.
+//! proper: one driver of the session for two front ends (`front`): the
+//! full-screen terminal UI (`tui`) on a terminal, and the line chat
+//! (`view` and `screen`) for pipes and `--plain`.
 //! Permission questions are parsed and remembered by `spindle_host`, the same
 //! code the web page uses.
 //!
@@ -36,6 +38,7 @@ mod args;
 mod ask;
 mod completion;
 mod controls;
+mod front;
 mod interactive;
 mod interactive_asks;
 mod line_editor;
@@ -49,6 +52,7 @@ mod render;
 mod screen;
 mod services;
 mod session_open;
+mod tui;
 mod view;
 
 use std::ffi::OsString;

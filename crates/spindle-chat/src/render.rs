@@ -420,7 +420,7 @@ pub fn rows_for(text: &str, cols: usize) -> usize {
     rows
 }
 
-fn char_width(c: char) -> usize {
+pub(crate) fn char_width(c: char) -> usize {
     match c as u32 {
         0x0300..=0x036f | 0x200b..=0x200d | 0xfe00..=0xfe0f | 0x20d0..=0x20ff => 0,
         0x1100..=0x115f

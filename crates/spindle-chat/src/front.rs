@@ -1,0 +1,572 @@
+//! The chat's two front ends behind one driver: the line chat (`View`,
+//! scrollback and a redrawn live region; pipes, `--plain`) and the
+//! full-screen chat (`tui`). `interactive` drives the session (turns,
+//! questions, services, own commands) once for both and tells the front end
+//! what happened through [`Front`]; the full-screen one's keys come back as
+//! [`Action`]s carried out here.
+
+use std::ffi::OsString;
+
+use ratatui::crossterm::event::Event;
+use serde_json::Value;
+use spindle_engine::RenderOp;
+
+use super::args::{ChatArgs, exit};
+use super::ask::Ask;
+use super::completion;
+use super::controls::{Choice as ControlChoice, Controls};
+use super::interactive::{Chat, Step};
+use super::render::RenderOptions;
+use super::session_open::{Connected, Opened};
+use super::tui::{Action, Choice, Menu, Status, Tui, TuiState, TurnEnd};
+use super::view::{EditLine, Footer, View};
+
+/// Where the chat is shown.
+#[derive(Debug)]
+pub(super) enum Front {
+    /// Lines: scrollback plus a live region (or plain output when piped).
+    Line(View),
+    /// The full-screen terminal UI.
+    Full(Box<Tui>),
+}
+
+/// How a turn ended, as the driver knows it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ending<'a> {
+    /// The stop reason, when the agent gave one.
+    pub stop_reason: Option<&'a str>,
+    /// The error the turn failed with (raw JSON).
+    pub error: Option<&'a str>,
+    /// The prompt was refused before the turn began.
+    pub refused: bool,
+}
+
+impl Front {
+    /// A dimmed note in the transcript (diagnostics, notices, answers).
+    pub(super) fn note(&mut self, text: &str) {
+        match self {
+            Front::Line(view) => view.note(text),
+            Front::Full(tui) => tui.state.note(text),
+        }
+    }
+
+    /// The engine's render ops.
+    pub(super) fn apply(&mut self, ops: Vec<RenderOp>) {
+        match self {
+            Front::Line(view) => view.apply(ops),
+            Front::Full(tui) => tui.state.apply(ops),
+        }
+    }
+
+    /// A warning: a line on stderr in line mode (under the live region), a
+    /// note on the full screen (stderr would tear it).
+    pub(super) fn warn(&mut self, text: &str) -> std::io::Result<()> {
+        match self {
+            Front::Line(view) => {
+                view.clear_live()?;
+                eprintln!("spindle chat: {text}");
+            }
+            Front::Full(tui) => tui.state.note(text),
+        }
+        Ok(())
+    }
+
+    /// Line mode: what the bottom of the live region shows.
+    pub(super) fn set_footer(&mut self, footer: Footer) {
+        if let Front::Line(view) = self {
+            view.set_footer(footer);
+        }
+    }
+
+    /// Line mode: the live entries become scrollback, `note` after them.
+    /// The full screen keeps everything; the note joins the transcript.
+    pub(super) fn commit(&mut self, note: Option<&str>) -> std::io::Result<()> {
+        match self {
+            Front::Line(view) => view.commit(note),
+            Front::Full(tui) => {
+                if let Some(note) = note {
+                    tui.state
+                        .note(note.trim_start_matches('[').trim_end_matches(']'));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn set_edit(&mut self, edit: Option<EditLine>) {
+        if let Front::Line(view) = self {
+            view.set_edit(edit);
+        }
+    }
+
+    pub(super) fn set_options(&mut self, options: RenderOptions) {
+        if let Front::Line(view) = self {
+            view.set_options(options);
+        }
+    }
+
+    pub(super) fn accept_input(&mut self) -> std::io::Result<()> {
+        match self {
+            Front::Line(view) => view.accept_input(),
+            Front::Full(_) => Ok(()),
+        }
+    }
+
+    pub(super) fn stray_input(&mut self, typed: &str) {
+        if let Front::Line(view) = self {
+            view.stray_input(typed);
+        }
+    }
+
+    /// Whether output goes to a terminal.
+    pub(super) fn is_terminal(&self) -> bool {
+        match self {
+            Front::Line(view) => view.is_terminal(),
+            Front::Full(_) => true,
+        }
+    }
+
+    pub(super) fn is_dirty(&self) -> bool {
+        match self {
+            Front::Line(view) => view.is_dirty(),
+            Front::Full(tui) => tui.state.dirty,
+        }
+    }
+
+    /// A spinner moves: the screen is redrawn on a timer.
+    pub(super) fn animating(&self) -> bool {
+        matches!(self, Front::Full(tui) if tui.state.running_since.is_some())
+    }
+
+    pub(super) fn touch(&mut self) {
+        if let Front::Full(tui) = self {
+            tui.state.dirty = true;
+        }
+    }
+
+    pub(super) fn redraw(&mut self) -> std::io::Result<()> {
+        match self {
+            Front::Line(view) => view.redraw(),
+            Front::Full(tui) => tui.redraw(),
+        }
+    }
+
+    pub(super) fn resize(&mut self) {
+        match self {
+            Front::Line(view) => view.resize(),
+            Front::Full(tui) => tui.state.dirty = true,
+        }
+    }
+
+    /// Gives the terminal back (full screen); later output goes to the
+    /// normal screen.
+    pub(super) fn leave(&mut self) {
+        if let Front::Full(tui) = self {
+            tui.leave();
+        }
+    }
+
+    /// The end of a turn.
+    pub(super) fn turn_over(&mut self, ending: Ending<'_>) -> std::io::Result<()> {
+        match self {
+            Front::Line(view) => {
+                if let Some(error) = ending.error {
+                    if ending.refused {
+                        view.note(&format!("the agent refused the prompt: {error}"));
+                    } else {
+                        view.note(&format!("agent error: {error}"));
+                    }
+                }
+                let mut note = match (ending.stop_reason, ending.error.is_some()) {
+                    (_, true) => "turn failed".to_owned(),
+                    (Some(reason), false) => reason.to_owned(),
+                    (None, false) => "turn over".to_owned(),
+                };
+                if let Some(usage) = view.usage_text() {
+                    note = format!("{note} | {usage}");
+                }
+                view.set_footer(Footer::None);
+                view.commit(Some(&format!("[{note}]")))
+            }
+            Front::Full(tui) => {
+                let usage = tui.state.usage_text();
+                tui.state.turn_end(turn_end(ending, usage));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The sentence that ends a turn in the full-screen transcript.
+pub(super) fn turn_end(ending: Ending<'_>, usage: Option<String>) -> TurnEnd {
+    if let Some(error) = ending.error {
+        let value: Value = serde_json::from_str(error).unwrap_or(Value::Null);
+        let message = value
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| error.to_owned(), str::to_owned);
+        let mut detail = value
+            .get("code")
+            .map(|code| format!("code {code}"))
+            .unwrap_or_default();
+        if let Some(data) = value.get("data") {
+            let data = data.to_string();
+            let data: String = data.chars().take(200).collect();
+            detail = format!("{detail}; data {data}");
+        }
+        let verb = if ending.refused {
+            "the agent refused the prompt"
+        } else {
+            "error"
+        };
+        return TurnEnd {
+            sentence: format!("{verb}: {message}"),
+            detail: (!detail.is_empty()).then_some(detail),
+            ok: false,
+        };
+    }
+    let (sentence, ok) = match ending.stop_reason {
+        Some("end_turn") | None => ("done".to_owned(), true),
+        Some("cancelled") => ("cancelled".to_owned(), true),
+        Some("max_tokens") => (
+            "stopped: the reply reached the token limit".to_owned(),
+            false,
+        ),
+        Some("max_turn_requests") => (
+            "stopped: the turn reached its limit of model requests".to_owned(),
+            false,
+        ),
+        Some("refusal") => ("refused: the agent declined to go on".to_owned(), false),
+        Some(other) => (format!("stopped: {other}"), false),
+    };
+    TurnEnd {
+        sentence: match usage {
+            Some(usage) => format!("{sentence} · {usage}"),
+            None => sentence,
+        },
+        detail: None,
+        ok,
+    }
+}
+
+/// The agent's name and version from `initialize`, or `agent`.
+fn agent_name(conn: &Connected) -> String {
+    let info: Option<Value> = conn
+        .init
+        .as_ref()
+        .and_then(|i| i.agent_info.as_ref())
+        .and_then(|raw| serde_json::from_str(raw.get()).ok());
+    let field = |key: &str| {
+        info.as_ref()
+            .and_then(|i| i.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let name = field("title")
+        .or_else(|| field("name"))
+        .unwrap_or_else(|| "agent".to_owned());
+    match field("version") {
+        Some(version) => format!("{name} {version}"),
+        None => name,
+    }
+}
+
+/// The name of the choice `id` among `choices`, else `id`.
+fn choice_name(choices: &[ControlChoice], id: &str) -> String {
+    choices
+        .iter()
+        .find(|c| c.id == id)
+        .map_or_else(|| id.to_owned(), |c| c.name.clone())
+}
+
+/// The current mode's and model's names.
+fn mode_and_model(controls: &Controls) -> (Option<String>, Option<String>) {
+    let mode = match (&controls.current_mode, controls.option_of("mode")) {
+        (Some(id), _) => Some(choice_name(&controls.modes, id)),
+        (None, Some(option)) => Some(choice_name(&option.choices, &option.current_text())),
+        (None, None) => None,
+    };
+    let model = controls
+        .option_of("model")
+        .map(|o| choice_name(&o.choices, &o.current_text()));
+    (mode, model)
+}
+
+/// The folder, `~` for the home directory.
+fn folder(conn: &Connected) -> String {
+    let shown = conn.cwd.display().to_string();
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() && shown.starts_with(&home) => {
+            format!("~{}", &shown[home.len()..])
+        }
+        _ => shown,
+    }
+}
+
+/// The full screen's state before anything happened: the first screen
+/// says who, where, and how.
+pub(super) fn first_state(conn: &Connected, args: &ChatArgs) -> TuiState {
+    let (mode, model) = mode_and_model(&conn.controls);
+    let opened = match conn.opened {
+        Opened::New => "new session",
+        Opened::Resumed => "resumed session (the agent replays no history)",
+        Opened::Loaded => "resumed session",
+    };
+    let header = vec![
+        format!("spindle chat · {}", agent_name(conn)),
+        format!("folder   {}", folder(conn)),
+        format!(
+            "mode     {}   model   {}",
+            mode.as_deref().unwrap_or("(none offered)"),
+            model.as_deref().unwrap_or("(none offered)")
+        ),
+        format!("{opened} {}", conn.session_id),
+        "Enter sends · Alt+Enter new line · / commands · @ files · Tab completes".to_owned(),
+        "Ctrl-O opens tool calls · PgUp/PgDn scroll · Esc or Ctrl-C cancels a turn · /quit"
+            .to_owned(),
+    ];
+    TuiState {
+        header,
+        show_thoughts: !args.hide_thoughts,
+        ..TuiState::default()
+    }
+}
+
+/// The menu for the question waiting for the user.
+pub(super) fn ask_menu(ask: &Ask) -> Menu {
+    match ask {
+        Ask::Permission(id, permission, _) => Menu {
+            key: format!("{id:?}"),
+            title: format!("Allow {}?", permission.subject),
+            detail: Vec::new(),
+            choices: permission
+                .options
+                .iter()
+                .enumerate()
+                .map(|(i, o)| Choice {
+                    label: o.name.clone(),
+                    action: Action::Answer((i + 1).to_string()),
+                })
+                .collect(),
+            selected: 0,
+            dismissable: false,
+        },
+        Ask::Write(id, write) => Menu {
+            key: format!("{id:?}"),
+            title: format!("Write {}?", write.display_path),
+            detail: match ask.footer() {
+                Footer::Input { question, .. } => question,
+                _ => Vec::new(),
+            },
+            choices: vec![
+                Choice {
+                    label: "Write it".to_owned(),
+                    action: Action::Answer("y".to_owned()),
+                },
+                Choice {
+                    label: "Do not write it".to_owned(),
+                    action: Action::Answer("n".to_owned()),
+                },
+            ],
+            selected: 0,
+            dismissable: false,
+        },
+    }
+}
+
+/// The picker `/mode` or `/model` opens without an argument (`None`: the
+/// agent offers no such choice; the command explains).
+pub(super) fn picker(controls: &Controls, command: &str) -> Option<Menu> {
+    let (choices, current) = match command {
+        "mode" if !controls.modes.is_empty() => {
+            (controls.modes.clone(), controls.current_mode.clone())
+        }
+        "mode" | "model" => {
+            let option = controls.option_of(command)?;
+            if option.choices.is_empty() {
+                return None;
+            }
+            (option.choices.clone(), Some(option.current_text()))
+        }
+        _ => return None,
+    };
+    let selected = choices
+        .iter()
+        .position(|c| Some(&c.id) == current.as_ref())
+        .unwrap_or(0);
+    Some(Menu {
+        key: command.to_owned(),
+        title: format!("Choose the {command}"),
+        detail: Vec::new(),
+        choices: choices
+            .iter()
+            .map(|c| Choice {
+                label: if Some(&c.id) == current.as_ref() {
+                    format!("{} ({}) · current", c.name, c.id)
+                } else {
+                    format!("{} ({})", c.name, c.id)
+                },
+                action: Action::Submit(format!("/{command} {}", c.id)),
+            })
+            .collect(),
+        selected,
+        dismissable: true,
+    })
+}
+
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+".contains(c))
+    {
+        return word.to_owned();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// The command that opens this session again, with what reaches the same
+/// agent (`None` when the agent cannot reopen sessions).
+pub(super) fn resume_command(args: &ChatArgs, conn: &Connected) -> Option<String> {
+    let mut words: Vec<String> = vec!["spindle".into(), "chat".into()];
+    if conn.protocol_version == 2 {
+        words.extend(["--protocol".into(), "2".into()]);
+    }
+    if let Some((url, session)) = &args.attach_session {
+        words.extend(["--attach".into(), url.clone(), session.clone()]);
+        return Some(
+            words
+                .iter()
+                .map(|w| shell_word(w))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    let init = conn.init.as_ref()?;
+    if !(init.can_load_session() || init.can_resume_session()) {
+        return None;
+    }
+    words.extend(["--resume".into(), conn.session_id.clone()]);
+    if let Some(url) = &args.connect {
+        words.extend(["--connect".into(), url.clone()]);
+    } else if let Some(id) = &args.agent_id {
+        words.extend(["--agent".into(), id.clone()]);
+    } else if !args.agent.is_empty() {
+        words.push("--".into());
+        words.extend(
+            args.agent
+                .iter()
+                .map(|a: &OsString| a.to_string_lossy().into_owned()),
+        );
+    }
+    Some(
+        words
+            .iter()
+            .map(|w| shell_word(w))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+impl Chat<'_> {
+    /// The status line's facts, from the session as it stands.
+    pub(super) fn refresh_status(&mut self) {
+        let Front::Full(tui) = &mut self.front else {
+            return;
+        };
+        let (mode, model) = mode_and_model(&self.conn.controls);
+        let status = Status {
+            agent: agent_name(&self.conn),
+            folder: folder(&self.conn),
+            mode,
+            model,
+            context: None,
+        };
+        if tui.state.status != status {
+            tui.state.status = status;
+            tui.state.dirty = true;
+        }
+    }
+
+    /// The full screen's question menu and turn state, after a change.
+    pub(super) fn show_phase(&mut self, running: bool, cancelling: bool) {
+        let menu = self.asks.front().map(ask_menu);
+        if let Front::Full(tui) = &mut self.front {
+            tui.state.set_phase(running, cancelling, menu);
+        }
+    }
+
+    /// Opens the `/mode` or `/model` picker on the full screen.
+    pub(super) fn open_picker(&mut self, command: &str) -> bool {
+        let Front::Full(tui) = &mut self.front else {
+            return false;
+        };
+        match picker(&self.conn.controls, command) {
+            Some(menu) => {
+                tui.state.open_picker(menu);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// One terminal event of the full screen; `None`: the terminal is gone.
+    pub(super) async fn terminal_event(&mut self, event: Option<Event>) -> Step {
+        let Some(event) = event else {
+            return self.typed(None).await;
+        };
+        let Front::Full(tui) = &mut self.front else {
+            return Ok(None);
+        };
+        match tui.state.event(event) {
+            Action::None => Ok(None),
+            Action::Edited => {
+                self.composer_hints(false);
+                Ok(None)
+            }
+            Action::Complete => {
+                self.composer_hints(true);
+                Ok(None)
+            }
+            Action::Submit(line) | Action::Answer(line) => self.typed(Some(line)).await,
+            Action::Cancel => self.interrupt().await,
+            Action::Quit => Ok(Some(self.quit_code())),
+        }
+    }
+
+    /// Hints for the composer's text: the commands a `/` word may become,
+    /// the hint of the command being typed, or (Tab) its completion.
+    fn composer_hints(&mut self, complete: bool) {
+        let commands = self.commands();
+        let host = self.conn.services.host();
+        let Front::Full(tui) = &mut self.front else {
+            return;
+        };
+        let text = tui.state.composer.text().to_owned();
+        let hints = if complete {
+            let paths = |typed: &str| {
+                host.complete_path(typed, super::interactive::PATH_CANDIDATES)
+                    .map_err(|e| e.message().to_owned())
+            };
+            let done = completion::complete(&text, &commands, &self.conn.controls, &paths);
+            if let Some(new) = done.line {
+                tui.state.composer.set_text(new);
+            }
+            done.shown
+        } else if let Some(matches) = completion::matching_commands(&text, &commands) {
+            matches
+        } else {
+            completion::hint_for(&text, &commands).into_iter().collect()
+        };
+        tui.state.hints = hints;
+    }
+
+    /// The exit status of leaving now.
+    fn quit_code(&self) -> u8 {
+        if self.turn_running() {
+            exit::CANCELLED
+        } else {
+            self.last_code()
+        }
+    }
+}

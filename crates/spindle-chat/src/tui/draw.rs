@@ -1,0 +1,516 @@
+//! Draws a [`TuiState`] on a ratatui frame: the transcript (word-wrapped,
+//! scrolled), the hints, the open menu, the composer and the status line.
+//! Entries are drawn from the engine's entry views; tool call, plan and
+//! terminal bodies reuse `render`'s lines.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line as Row, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+use serde_json::Value;
+use spindle_engine::{EntryKind, EntryView};
+
+use super::state::{Item, Menu, TuiState};
+use crate::render::{self, Line, RenderOptions, char_width, display_width, sanitize};
+
+/// Spinner frames, one per 100 ms.
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/// Composer rows shown at most (it scrolls beyond).
+const COMPOSER_ROWS: usize = 8;
+/// Hint rows shown at most.
+const HINT_ROWS: usize = 8;
+/// The composer's prompt.
+const PROMPT: &str = "› ";
+
+fn style_of(style: render::Style) -> Style {
+    match style {
+        render::Style::Plain => Style::default(),
+        render::Style::Dim => Style::default().fg(Color::DarkGray),
+        render::Style::Bold => Style::default().add_modifier(Modifier::BOLD),
+        render::Style::Added => Style::default().fg(Color::Green),
+        render::Style::Removed => Style::default().fg(Color::Red),
+        render::Style::Hunk => Style::default().fg(Color::Cyan),
+    }
+}
+
+fn dim() -> Style {
+    Style::default().fg(Color::DarkGray)
+}
+
+/// Word-wraps one line of sanitised text to `width` columns: breaks at
+/// spaces, a word longer than a row is split; continuation rows keep the
+/// line's indentation.
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    if display_width(text) <= width {
+        return vec![text.to_owned()];
+    }
+    let indent_len = text.len() - text.trim_start_matches(' ').len();
+    let indent = " ".repeat(indent_len.min(width / 2));
+    let mut rows = Vec::new();
+    let mut row = String::new();
+    let mut row_width = 0;
+    let words = text[indent_len..].split(' ');
+    row.push_str(&text[..indent_len.min(width / 2)]);
+    row_width += indent_len.min(width / 2);
+    for (i, word) in words.enumerate() {
+        let word_width = display_width(word);
+        let space = usize::from(i > 0 && row_width > indent.len());
+        if row_width + space + word_width > width && row_width > indent.len() {
+            rows.push(std::mem::take(&mut row));
+            row.push_str(&indent);
+            row_width = indent.len();
+        } else if space == 1 {
+            row.push(' ');
+            row_width += 1;
+        }
+        for c in word.chars() {
+            let w = char_width(c);
+            if row_width + w > width && row_width > indent.len() {
+                rows.push(std::mem::take(&mut row));
+                row.push_str(&indent);
+                row_width = indent.len();
+            }
+            row.push(c);
+            row_width += w;
+        }
+    }
+    rows.push(row);
+    rows
+}
+
+/// Rows of `text` (several lines), wrapped, the first with `first` before
+/// it and the rest with as many spaces.
+fn push_text(rows: &mut Vec<Row<'static>>, first: &str, text: &str, style: Style, width: usize) {
+    let pad = " ".repeat(display_width(first));
+    let mut lead = first.to_owned();
+    for line in text.lines() {
+        for piece in wrap(&sanitize(line), width.saturating_sub(pad.len())) {
+            rows.push(Row::from(vec![
+                Span::styled(std::mem::replace(&mut lead, pad.clone()), style),
+                Span::styled(piece, style),
+            ]));
+        }
+    }
+}
+
+fn push_lines(rows: &mut Vec<Row<'static>>, lines: &[Line], width: usize) {
+    for line in lines {
+        for piece in wrap(&line.text, width) {
+            rows.push(Row::styled(piece, style_of(line.style)));
+        }
+    }
+}
+
+fn str_field<'a>(v: Option<&'a Value>, key: &str) -> Option<&'a str> {
+    v.and_then(|v| v.get(key)).and_then(Value::as_str)
+}
+
+/// The one-line form of a tool call: `▸ kind title · status`.
+fn tool_header(entry: &EntryView, open: bool, width: usize) -> Row<'static> {
+    let tool = entry.fields.get("toolCall");
+    let title = sanitize(str_field(tool, "title").unwrap_or("tool call"));
+    let kind = str_field(tool, "kind").unwrap_or("tool");
+    let status = str_field(tool, "status").unwrap_or("pending");
+    let waiting = entry
+        .fields
+        .get("permission")
+        .is_some_and(|p| p.get("outcome").is_none_or(Value::is_null));
+    let (status, colour) = match status {
+        "completed" => ("done", Color::Green),
+        "failed" => ("failed", Color::Red),
+        "in_progress" => ("running", Color::Yellow),
+        _ if waiting => ("waiting for permission", Color::Yellow),
+        other => (other, Color::Yellow),
+    };
+    // The title gives way: kind and status stay on the line.
+    let fixed = 2 + display_width(kind) + 1 + 3 + display_width(status);
+    let title = truncate(&title, width.saturating_sub(fixed).max(8));
+    Row::from(vec![
+        Span::styled(if open { "▾ " } else { "▸ " }, dim()),
+        Span::styled(format!("{kind} "), Style::default().fg(Color::Cyan)),
+        Span::styled(title, Style::default().add_modifier(Modifier::BOLD)),
+        Span::styled(" · ", dim()),
+        Span::styled(status.to_owned(), Style::default().fg(colour)),
+    ])
+}
+
+/// The rows of one entry.
+fn entry_rows(state: &TuiState, entry: &EntryView, width: usize, rows: &mut Vec<Row<'static>>) {
+    let options = RenderOptions {
+        thoughts: true,
+        user_messages: true,
+    };
+    match entry.kind {
+        EntryKind::UserMessage => {
+            let style = Style::default().add_modifier(Modifier::BOLD);
+            push_text(rows, PROMPT, &entry.text, style, width);
+        }
+        EntryKind::AgentMessage => push_text(rows, "● ", &entry.text, Style::default(), width),
+        EntryKind::AgentThought => {
+            let style = dim().add_modifier(Modifier::ITALIC);
+            if state.is_expanded(entry) {
+                rows.push(Row::styled("▾ thinking", style));
+                push_text(rows, "  ", &entry.text, style, width);
+            } else {
+                let first = entry.text.lines().find(|l| !l.trim().is_empty());
+                let more = entry.text.lines().count().saturating_sub(1);
+                let mut line = format!("▸ thinking: {}", sanitize(first.unwrap_or("")));
+                if more > 0 {
+                    line.push_str(&format!(" (+{more} lines)"));
+                }
+                let cut: String = truncate(&line, width);
+                rows.push(Row::styled(cut, style));
+            }
+        }
+        EntryKind::ToolCall => {
+            let open = state.is_expanded(entry);
+            rows.push(tool_header(entry, open, width));
+            if open {
+                let mut lines = Vec::new();
+                render::entry_lines(entry, options, &mut lines);
+                push_lines(rows, lines.get(1..).unwrap_or_default(), width);
+            }
+        }
+        // The menu asks; the tool call says it waits.
+        EntryKind::Permission => {}
+        _ => {
+            let mut lines = Vec::new();
+            render::entry_lines(entry, options, &mut lines);
+            push_lines(rows, &lines, width);
+        }
+    }
+}
+
+/// `text` cut to `width` columns, with `…` when cut.
+fn truncate(text: &str, width: usize) -> String {
+    if display_width(text) <= width {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = char_width(c);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// Entries with nothing to show (empty text, hidden thoughts; permission
+/// entries, which the menu and the tool call show).
+fn is_hidden(state: &TuiState, entry: &EntryView) -> bool {
+    (entry.kind == EntryKind::AgentThought && !state.show_thoughts)
+        || entry.kind == EntryKind::Permission
+        || (entry.text.is_empty()
+            && matches!(
+                entry.kind,
+                EntryKind::AgentMessage | EntryKind::AgentThought | EntryKind::PlanText
+            ))
+}
+
+/// Every transcript row, and the entry each row belongs to.
+fn transcript_rows(state: &TuiState, width: usize) -> (Vec<Row<'static>>, Vec<Option<usize>>) {
+    let mut rows: Vec<Row<'static>> = Vec::new();
+    let mut owners = Vec::new();
+    for (i, line) in state.header.iter().enumerate() {
+        let style = if i == 0 {
+            Style::default().add_modifier(Modifier::BOLD)
+        } else {
+            dim()
+        };
+        for piece in wrap(line, width) {
+            rows.push(Row::styled(piece, style));
+            owners.push(None);
+        }
+    }
+    let mut previous_note = false;
+    for item in &state.items {
+        if let Item::Entry(index) = item
+            && is_hidden(state, &state.entries[*index])
+        {
+            continue;
+        }
+        let is_note = matches!(item, Item::Note(_));
+        if !(is_note && previous_note) {
+            rows.push(Row::default());
+            owners.push(None);
+        }
+        previous_note = is_note;
+        let mut owner = None;
+        match item {
+            Item::Entry(index) => {
+                let entry = &state.entries[*index];
+                if matches!(entry.kind, EntryKind::ToolCall | EntryKind::AgentThought) {
+                    owner = Some(*index);
+                }
+                entry_rows(state, entry, width, &mut rows);
+            }
+            Item::Note(text) => {
+                let style = if text.starts_with("diagnostic") {
+                    Style::default().fg(Color::Yellow)
+                } else {
+                    dim()
+                };
+                push_text(&mut rows, "· ", text, style, width);
+            }
+            Item::TurnEnd(end) => {
+                let style = if end.ok {
+                    dim()
+                } else {
+                    Style::default().fg(Color::Red)
+                };
+                push_text(&mut rows, "└ ", &end.sentence, style, width);
+                if let Some(detail) = &end.detail {
+                    push_text(&mut rows, "  ", detail, dim(), width);
+                }
+            }
+        }
+        owners.resize(rows.len(), owner);
+    }
+    (rows, owners)
+}
+
+/// The composer's rows (char-wrapped) and the cursor's row and column.
+fn composer_rows(state: &TuiState, width: usize) -> (Vec<String>, (usize, usize)) {
+    let text = state.composer.text();
+    let cursor = state.composer.cursor();
+    let inner = width.saturating_sub(PROMPT.chars().count()).max(1);
+    let mut rows = vec![String::new()];
+    let mut column = 0;
+    let mut at = (0, 0);
+    for (offset, c) in text.char_indices() {
+        if offset == cursor {
+            at = (rows.len() - 1, column);
+        }
+        if c == '\n' {
+            rows.push(String::new());
+            column = 0;
+            continue;
+        }
+        let c = sanitize(c.encode_utf8(&mut [0; 4]));
+        let w = display_width(&c);
+        if column + w > inner {
+            rows.push(String::new());
+            column = 0;
+        }
+        if let Some(last) = rows.last_mut() {
+            last.push_str(&c);
+        }
+        column += w;
+    }
+    if cursor >= text.len() {
+        if column >= inner {
+            rows.push(String::new());
+            column = 0;
+        }
+        at = (rows.len() - 1, column);
+    }
+    (rows, at)
+}
+
+fn status_row(state: &TuiState, now: Instant, width: usize) -> Row<'static> {
+    let mut spans = Vec::new();
+    if let Some(since) = state.running_since {
+        let elapsed = now.saturating_duration_since(since);
+        let frame = SPINNER[(elapsed.as_millis() / 100) as usize % SPINNER.len()];
+        let what = if state.cancelling {
+            "cancelling"
+        } else {
+            "working"
+        };
+        spans.push(Span::styled(
+            format!("{frame} {what} {}s", elapsed.as_secs()),
+            Style::default().fg(Color::Yellow),
+        ));
+        spans.push(Span::styled(" · ", dim()));
+    }
+    let s = &state.status;
+    let mut facts = vec![s.agent.clone(), s.folder.clone()];
+    if let Some(mode) = &s.mode {
+        facts.push(format!("mode {mode}"));
+    }
+    if let Some(model) = &s.model {
+        facts.push(format!("model {model}"));
+    }
+    if let Some(context) = state.usage_text() {
+        facts.push(context);
+    }
+    if let Some(top) = state.scroll_top {
+        let below = state.total_rows.saturating_sub(top + state.page_rows);
+        facts.push(format!("{below} rows below (PgDn)"));
+    }
+    let used: usize = spans.iter().map(|s| display_width(&s.content)).sum();
+    facts.retain(|f| !f.is_empty());
+    let text = truncate(&facts.join(" · "), width.saturating_sub(used));
+    spans.push(Span::styled(text, dim()));
+    Row::from(spans)
+}
+
+fn menu_rows(menu: &Menu, width: usize, max_detail: usize) -> Vec<Row<'static>> {
+    let mut rows = Vec::new();
+    let mut detail = Vec::new();
+    push_lines(&mut detail, &menu.detail, width);
+    if detail.len() > max_detail {
+        let skipped = detail.len() - max_detail;
+        detail.truncate(max_detail);
+        detail.push(Row::styled(format!("… {skipped} more lines"), dim()));
+    }
+    rows.extend(detail);
+    for (i, choice) in menu.choices.iter().enumerate() {
+        let label = truncate(&format!("{}. {}", i + 1, choice.label), width - 2);
+        if i == menu.selected {
+            rows.push(Row::styled(
+                format!("› {label}"),
+                Style::default()
+                    .fg(Color::Cyan)
+                    .add_modifier(Modifier::BOLD),
+            ));
+        } else {
+            rows.push(Row::raw(format!("  {label}")));
+        }
+    }
+    let close = if menu.dismissable {
+        " · Esc closes"
+    } else {
+        ""
+    };
+    rows.push(Row::styled(
+        format!("↑/↓ Enter · 1-{}{close}", menu.choices.len()),
+        dim(),
+    ));
+    rows
+}
+
+/// Draws the whole screen.
+pub(crate) fn draw(state: &mut TuiState, frame: &mut Frame, now: Instant) {
+    let area = frame.area();
+    let width = usize::from(area.width).max(8);
+    let (composer, cursor) = composer_rows(state, width);
+    let composer_height = composer.len().min(COMPOSER_ROWS);
+    let menu = state.question.as_ref().or(state.picker.as_ref());
+    let menu_rows = menu.map(|m| {
+        let max_detail = usize::from(area.height / 2).saturating_sub(m.choices.len() + 4);
+        menu_rows(m, width.saturating_sub(2), max_detail.max(3))
+    });
+    let menu_height = menu_rows.as_ref().map_or(0, |r| r.len() + 2);
+    let hints_height = state.hints.len().min(HINT_ROWS);
+    let [
+        transcript_area,
+        hints_area,
+        menu_area,
+        rule_area,
+        composer_area,
+        status_area,
+    ] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(hints_height as u16),
+        Constraint::Length(menu_height as u16),
+        Constraint::Length(1),
+        Constraint::Length(composer_height as u16),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+
+    // The transcript, scrolled.
+    let (rows, owners) = transcript_rows(state, width);
+    let height = usize::from(transcript_area.height);
+    state.page_rows = height;
+    state.total_rows = rows.len();
+    let bottom = rows.len().saturating_sub(height);
+    let top = match state.scroll_top {
+        Some(top) if top < bottom => top,
+        _ => {
+            state.scroll_top = None;
+            bottom
+        }
+    };
+    let shown: Vec<Row<'static>> = rows.into_iter().skip(top).take(height).collect();
+    state.row_entries = owners
+        .iter()
+        .skip(top)
+        .take(height)
+        .enumerate()
+        .filter_map(|(i, o)| o.map(|index| (transcript_area.y + i as u16, index)))
+        .collect();
+    frame.render_widget(Paragraph::new(shown), transcript_area);
+
+    let hints: Vec<Row> = state
+        .hints
+        .iter()
+        .take(HINT_ROWS)
+        .map(|h| Row::styled(truncate(&sanitize(h), width), dim()))
+        .collect();
+    frame.render_widget(Paragraph::new(hints), hints_area);
+
+    if let (Some(menu), Some(rows)) = (menu, menu_rows) {
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(Style::default().fg(Color::Cyan))
+            .title(Span::styled(
+                format!(" {} ", truncate(&menu.title, width.saturating_sub(4))),
+                Style::default().add_modifier(Modifier::BOLD),
+            ));
+        frame.render_widget(Paragraph::new(rows).block(block), menu_area);
+    }
+
+    frame.render_widget(
+        Paragraph::new(Row::styled("─".repeat(width), dim())),
+        rule_area,
+    );
+    draw_composer(state, frame, composer_area, &composer, cursor);
+    frame.render_widget(Paragraph::new(status_row(state, now, width)), status_area);
+}
+
+fn draw_composer(
+    state: &TuiState,
+    frame: &mut Frame,
+    area: Rect,
+    rows: &[String],
+    cursor: (usize, usize),
+) {
+    if state.confirm_quit {
+        frame.render_widget(
+            Paragraph::new(Row::styled(
+                "Quit the chat? y or Ctrl-C again quits; any other key stays",
+                Style::default().fg(Color::Yellow),
+            )),
+            area,
+        );
+        return;
+    }
+    let height = usize::from(area.height).max(1);
+    let first = (cursor.0 + 1).saturating_sub(height);
+    let mut shown: Vec<Row> = Vec::new();
+    for (i, row) in rows.iter().enumerate().skip(first).take(height) {
+        let lead = if i == 0 { PROMPT } else { "  " };
+        shown.push(Row::from(vec![
+            Span::styled(lead, Style::default().fg(Color::Cyan)),
+            Span::raw(row.clone()),
+        ]));
+    }
+    if state.composer.is_empty() {
+        let placeholder = if state.question.is_some() {
+            "answer the question above (↑/↓ and Enter)"
+        } else {
+            "message the agent · / commands · @ files · Alt+Enter new line"
+        };
+        shown = vec![Row::from(vec![
+            Span::styled(PROMPT, Style::default().fg(Color::Cyan)),
+            Span::styled(placeholder, dim()),
+        ])];
+    }
+    frame.render_widget(Paragraph::new(shown), area);
+    if state.question.is_none() && state.picker.is_none() {
+        let x = area.x + (PROMPT.chars().count() + cursor.1) as u16;
+        let y = area.y + (cursor.0 - first) as u16;
+        frame.set_cursor_position(Position::new(x.min(area.right() - 1), y));
+    }
+}
