@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use serde_json::Value;
 use spindle_engine::{EntryKind, EntryView};
 
-use super::state::{Item, Menu, TuiState};
+use super::state::{CachedRows, Item, Menu, TuiState};
 use crate::render::{self, Line, RenderOptions, char_width, display_width, sanitize};
 
 /// Spinner frames, one per 100 ms.
@@ -216,66 +216,133 @@ fn is_hidden(state: &TuiState, entry: &EntryView) -> bool {
             ))
 }
 
-/// Every transcript row, and the entry each row belongs to.
-fn transcript_rows(state: &TuiState, width: usize) -> (Vec<Row<'static>>, Vec<Option<usize>>) {
+/// The rows of one item (after a blank separator row when `separator`),
+/// and the entry a click on them opens or closes.
+fn item_rows(state: &TuiState, item: &Item, width: usize, separator: bool) -> CachedRows {
     let mut rows: Vec<Row<'static>> = Vec::new();
-    let mut owners = Vec::new();
-    for (i, line) in state.header.iter().enumerate() {
-        let style = if i == 0 {
-            Style::default().add_modifier(Modifier::BOLD)
-        } else {
-            dim()
-        };
-        for piece in wrap(line, width) {
-            rows.push(Row::styled(piece, style));
-            owners.push(None);
+    if separator {
+        rows.push(Row::default());
+    }
+    let mut owner = None;
+    match item {
+        Item::Entry(index) => {
+            let entry = &state.entries[*index];
+            if matches!(entry.kind, EntryKind::ToolCall | EntryKind::AgentThought) {
+                owner = Some(*index);
+            }
+            entry_rows(state, entry, width, &mut rows);
+        }
+        Item::Note(text) => {
+            let style = if text.starts_with("diagnostic") {
+                Style::default().fg(Color::Yellow)
+            } else {
+                dim()
+            };
+            push_text(&mut rows, "· ", text, style, width);
+        }
+        Item::TurnEnd(end) => {
+            let style = if end.ok {
+                dim()
+            } else {
+                Style::default().fg(Color::Red)
+            };
+            push_text(&mut rows, "└ ", &end.sentence, style, width);
+            if let Some(detail) = &end.detail {
+                push_text(&mut rows, "  ", detail, dim(), width);
+            }
         }
     }
+    CachedRows {
+        width,
+        expanded: false,
+        separator,
+        rows,
+        owner,
+    }
+}
+
+/// Brings every item's cached rows up to date for `width`: only items
+/// whose entry changed (the cache entry was dropped), or whose width or
+/// open state differ, are laid out again.
+fn refresh_rows(state: &mut TuiState, width: usize) {
     let mut previous_note = false;
-    for item in &state.items {
-        if let Item::Entry(index) = item
-            && is_hidden(state, &state.entries[*index])
-        {
-            continue;
-        }
-        let is_note = matches!(item, Item::Note(_));
-        if !(is_note && previous_note) {
-            rows.push(Row::default());
-            owners.push(None);
-        }
-        previous_note = is_note;
-        let mut owner = None;
-        match item {
+    for i in 0..state.items.len() {
+        let (hidden, expanded) = match &state.items[i] {
             Item::Entry(index) => {
                 let entry = &state.entries[*index];
-                if matches!(entry.kind, EntryKind::ToolCall | EntryKind::AgentThought) {
-                    owner = Some(*index);
-                }
-                entry_rows(state, entry, width, &mut rows);
+                (is_hidden(state, entry), state.is_expanded(entry))
             }
-            Item::Note(text) => {
-                let style = if text.starts_with("diagnostic") {
-                    Style::default().fg(Color::Yellow)
-                } else {
-                    dim()
-                };
-                push_text(&mut rows, "· ", text, style, width);
-            }
-            Item::TurnEnd(end) => {
-                let style = if end.ok {
-                    dim()
-                } else {
-                    Style::default().fg(Color::Red)
-                };
-                push_text(&mut rows, "└ ", &end.sentence, style, width);
-                if let Some(detail) = &end.detail {
-                    push_text(&mut rows, "  ", detail, dim(), width);
-                }
-            }
+            _ => (false, false),
+        };
+        if hidden {
+            state.row_cache.remove(&i);
+            continue;
         }
-        owners.resize(rows.len(), owner);
+        let is_note = matches!(state.items[i], Item::Note(_));
+        let separator = !(is_note && previous_note);
+        previous_note = is_note;
+        let fresh = state.row_cache.get(&i).is_some_and(|c| {
+            c.width == width && c.expanded == expanded && c.separator == separator
+        });
+        if !fresh {
+            let mut cached = item_rows(state, &state.items[i], width, separator);
+            cached.expanded = expanded;
+            state.row_cache.insert(i, cached);
+        }
     }
-    (rows, owners)
+}
+
+/// Draws the transcript rows `top..top + height` (of `total`) in `area`.
+fn draw_transcript(state: &mut TuiState, frame: &mut Frame, area: Rect, width: usize) {
+    refresh_rows(state, width);
+    let header: Vec<Row<'static>> = state
+        .header
+        .iter()
+        .enumerate()
+        .flat_map(|(i, line)| {
+            let style = if i == 0 {
+                Style::default().add_modifier(Modifier::BOLD)
+            } else {
+                dim()
+            };
+            wrap(line, width)
+                .into_iter()
+                .map(move |piece| Row::styled(piece, style))
+        })
+        .collect();
+    let blocks: Vec<&CachedRows> = (0..state.items.len())
+        .filter_map(|i| state.row_cache.get(&i))
+        .collect();
+    let total = header.len() + blocks.iter().map(|b| b.rows.len()).sum::<usize>();
+    let height = usize::from(area.height);
+    let bottom = total.saturating_sub(height);
+    let top = match state.scroll_top {
+        Some(top) if top < bottom => Some(top),
+        _ => None,
+    };
+    let first = top.unwrap_or(bottom);
+    let mut shown = Vec::with_capacity(height);
+    let mut owners = Vec::new();
+    let all = header
+        .iter()
+        .map(|r| (r, None))
+        .chain(blocks.iter().flat_map(|b| {
+            b.rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r, b.owner.filter(|_| i > 0 || !b.separator)))
+        }));
+    for (row_number, (row, owner)) in all.skip(first).take(height).enumerate() {
+        shown.push(row.clone());
+        if let Some(index) = owner {
+            owners.push((area.y + row_number as u16, index));
+        }
+    }
+    frame.render_widget(Paragraph::new(shown), area);
+    state.scroll_top = top;
+    state.page_rows = height;
+    state.total_rows = total;
+    state.row_entries = owners;
 }
 
 /// The composer's rows (char-wrapped) and the cursor's row and column.
@@ -333,7 +400,13 @@ fn status_row(state: &TuiState, now: Instant, width: usize) -> Row<'static> {
         spans.push(Span::styled(" · ", dim()));
     }
     let s = &state.status;
-    let mut facts = vec![s.agent.clone(), s.folder.clone()];
+    // Most telling first: the folder, the longest, is what gets cut.
+    let mut facts = Vec::new();
+    if let Some(top) = state.scroll_top {
+        let below = state.total_rows.saturating_sub(top + state.page_rows);
+        facts.push(format!("{below} rows below (PgDn)"));
+    }
+    facts.push(s.agent.clone());
     if let Some(mode) = &s.mode {
         facts.push(format!("mode {mode}"));
     }
@@ -343,10 +416,7 @@ fn status_row(state: &TuiState, now: Instant, width: usize) -> Row<'static> {
     if let Some(context) = state.usage_text() {
         facts.push(context);
     }
-    if let Some(top) = state.scroll_top {
-        let below = state.total_rows.saturating_sub(top + state.page_rows);
-        facts.push(format!("{below} rows below (PgDn)"));
-    }
+    facts.push(s.folder.clone());
     let used: usize = spans.iter().map(|s| display_width(&s.content)).sum();
     facts.retain(|f| !f.is_empty());
     let text = truncate(&facts.join(" · "), width.saturating_sub(used));
@@ -400,6 +470,7 @@ pub(crate) fn draw(state: &mut TuiState, frame: &mut Frame, now: Instant) {
         let max_detail = usize::from(area.height / 2).saturating_sub(m.choices.len() + 4);
         menu_rows(m, width.saturating_sub(2), max_detail.max(3))
     });
+    let menu_title = menu.map(|m| m.title.clone());
     let menu_height = menu_rows.as_ref().map_or(0, |r| r.len() + 2);
     let hints_height = state.hints.len().min(HINT_ROWS);
     let [
@@ -420,27 +491,7 @@ pub(crate) fn draw(state: &mut TuiState, frame: &mut Frame, now: Instant) {
     .areas(area);
 
     // The transcript, scrolled.
-    let (rows, owners) = transcript_rows(state, width);
-    let height = usize::from(transcript_area.height);
-    state.page_rows = height;
-    state.total_rows = rows.len();
-    let bottom = rows.len().saturating_sub(height);
-    let top = match state.scroll_top {
-        Some(top) if top < bottom => top,
-        _ => {
-            state.scroll_top = None;
-            bottom
-        }
-    };
-    let shown: Vec<Row<'static>> = rows.into_iter().skip(top).take(height).collect();
-    state.row_entries = owners
-        .iter()
-        .skip(top)
-        .take(height)
-        .enumerate()
-        .filter_map(|(i, o)| o.map(|index| (transcript_area.y + i as u16, index)))
-        .collect();
-    frame.render_widget(Paragraph::new(shown), transcript_area);
+    draw_transcript(state, frame, transcript_area, width);
 
     let hints: Vec<Row> = state
         .hints
@@ -450,12 +501,12 @@ pub(crate) fn draw(state: &mut TuiState, frame: &mut Frame, now: Instant) {
         .collect();
     frame.render_widget(Paragraph::new(hints), hints_area);
 
-    if let (Some(menu), Some(rows)) = (menu, menu_rows) {
+    if let (Some(title), Some(rows)) = (menu_title, menu_rows) {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(Style::default().fg(Color::Cyan))
             .title(Span::styled(
-                format!(" {} ", truncate(&menu.title, width.saturating_sub(4))),
+                format!(" {} ", truncate(&title, width.saturating_sub(4))),
                 Style::default().add_modifier(Modifier::BOLD),
             ));
         frame.render_widget(Paragraph::new(rows).block(block), menu_area);

@@ -85,6 +85,17 @@ pub(crate) enum Item {
     TurnEnd(TurnEnd),
 }
 
+/// An item's rows as last laid out, and for what.
+#[derive(Debug, Clone)]
+pub(crate) struct CachedRows {
+    pub width: usize,
+    pub expanded: bool,
+    pub separator: bool,
+    pub rows: Vec<ratatui::text::Line<'static>>,
+    /// The tool call or thought a click on these rows opens or closes.
+    pub owner: Option<usize>,
+}
+
 /// The status line's facts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Status {
@@ -104,6 +115,10 @@ pub(crate) struct TuiState {
     pub entries: Vec<EntryView>,
     pub index: HashMap<String, usize>,
     pub items: Vec<Item>,
+    /// The item of each entry (entries are appended with their item).
+    pub entry_items: Vec<usize>,
+    /// Laid-out rows per item; dropped when the item's entry changes.
+    pub row_cache: HashMap<usize, CachedRows>,
     /// Tool calls and thoughts opened or closed by hand (entry id).
     pub toggled: HashMap<String, bool>,
     /// Ctrl-O: every tool call and thought open.
@@ -141,11 +156,13 @@ impl TuiState {
                     let index = self.entries.len();
                     self.index.insert(entry.id.clone(), index);
                     self.entries.push(entry);
+                    self.entry_items.push(self.items.len());
                     self.items.push(Item::Entry(index));
                 }
                 RenderOp::UpdateEntry { id, entry } => {
                     if let Some(&index) = self.index.get(&id) {
                         self.entries[index] = entry;
+                        self.row_cache.remove(&self.entry_items[index]);
                     }
                 }
                 RenderOp::TruncateText { id, len } => {
@@ -153,11 +170,13 @@ impl TuiState {
                         let text = &mut self.entries[index].text;
                         let cut = utf16_to_byte_offset(text, len).unwrap_or(text.len());
                         text.truncate(cut);
+                        self.row_cache.remove(&self.entry_items[index]);
                     }
                 }
                 RenderOp::AppendText { id, text } => {
                     if let Some(&index) = self.index.get(&id) {
                         self.entries[index].text.push_str(&text);
+                        self.row_cache.remove(&self.entry_items[index]);
                     }
                 }
                 RenderOp::SetUsage { usage } => self.usage = Some(usage),

@@ -99,7 +99,7 @@ fn screens_show_the_transcript_menus_and_status() {
                 "",
                 "────────────────────────────────────────",
                 "› message the agent · / commands · @ fil",
-                "ref 1.0 · ~/w · mode Default",
+                "ref 1.0 · mode Default · ~/w",
             ],
         },
         Case {
@@ -328,8 +328,17 @@ fn scrolling_leaves_the_bottom_and_comes_back() {
     let up = screen(&mut state, 30, 8);
     assert_eq!(up[4], "  line 26", "{up:?}");
     assert_eq!(up[7], "4 rows below (PgDn)", "{up:?}");
+    // New text while scrolled up: the view stays where it is.
+    state.apply(vec![RenderOp::AppendText {
+        id: "m".into(),
+        text: "line 31\n".into(),
+    }]);
+    assert_eq!(screen(&mut state, 30, 8)[4], "  line 26");
     state.event(key(KeyCode::PageDown));
-    assert_eq!(screen(&mut state, 30, 8), bottom);
+    assert_eq!(screen(&mut state, 30, 8)[4], "  line 30");
+    state.event(key(KeyCode::PageDown));
+    // Back at the bottom, it follows again, the appended line included.
+    assert_eq!(screen(&mut state, 30, 8)[4], "  line 31");
     assert_eq!(state.scroll_top, None);
 }
 

@@ -32,7 +32,7 @@ impl Pane {
             "spindle-chat-features-{}-{name}",
             std::process::id()
         ));
-        let mut command = vec![SPINDLE, "chat"];
+        let mut command = vec![SPINDLE, "chat", "--plain"];
         command.extend_from_slice(chat_args);
         command.push("--");
         command.extend_from_slice(agent);

@@ -40,7 +40,7 @@ impl ChatPane {
     fn start_sized(name: &str, chat_args: &[&str], (cols, rows): (u16, u16)) -> ChatPane {
         let socket =
             std::env::temp_dir().join(format!("spindle-chat-tmux-{}-{name}", std::process::id()));
-        let mut command = vec![SPINDLE, "chat"];
+        let mut command = vec![SPINDLE, "chat", "--plain"];
         command.extend_from_slice(chat_args);
         command.extend_from_slice(&["--", SPINDLE, "agent", "--delay-ms", "20"]);
         let line: Vec<String> = command.iter().map(|a| shell_quote(a)).collect();

@@ -26,6 +26,7 @@ mod chat_history;
 mod chat_piped;
 mod chat_prompt;
 mod chat_tmux;
+mod chat_tui_tmux;
 
 // `spindle serve`.
 mod security_web;

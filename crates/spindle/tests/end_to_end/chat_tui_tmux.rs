@@ -1,0 +1,416 @@
+//! The full-screen `spindle chat` (a terminal on both ends, no `--plain`)
+//! on a real terminal: tmux runs it against the reference agent in a 120x40
+//! pane, the test types with `send-keys` and reads the screen with
+//! `capture-pane -p` at each step. Waits poll the screen until a generous
+//! deadline; nothing asserts on timing. The screens read at the main steps
+//! are written to `test-output/chat-tui/*.txt`.
+//!
+//! Each test uses its own tmux server socket; without tmux each test prints
+//! `SKIPPED` (and fails under `CI=true`).
+
+use crate::harness::{self, TempDir};
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use spindle_agent::scenarios;
+
+const SPINDLE: &str = env!("CARGO_BIN_EXE_spindle");
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// `spindle chat` in a detached 120x40 tmux pane on a private server.
+struct Pane {
+    socket: PathBuf,
+}
+
+impl Pane {
+    /// Runs `command` (words) in `cwd` with `env`; the pane stays after it
+    /// exits, with `[chat exited N]` under its last words.
+    fn start(name: &str, cwd: &Path, env: &[(&str, &str)], command: &[&str]) -> Pane {
+        let socket =
+            std::env::temp_dir().join(format!("spindle-chat-tui-{}-{name}", std::process::id()));
+        let words: Vec<String> = command.iter().map(|a| shell_quote(a)).collect();
+        let exports: Vec<String> = env
+            .iter()
+            .map(|(k, v)| format!("export {k}={};", shell_quote(v)))
+            .collect();
+        let shell = format!(
+            "cd {}; {} {}; echo \"[chat exited $?]\"; sleep 600",
+            shell_quote(&cwd.display().to_string()),
+            exports.join(" "),
+            words.join(" ")
+        );
+        let pane = Pane { socket };
+        let output = pane.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "chat",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            &shell,
+        ]);
+        assert!(output.status.success(), "tmux new-session: {output:?}");
+        pane
+    }
+
+    /// The chat with the reference agent (`spindle agent --delay-ms 20`).
+    fn reference(name: &str, cwd: &Path, chat_args: &[&str]) -> Pane {
+        let mut command = vec![SPINDLE, "chat"];
+        command.extend_from_slice(chat_args);
+        command.extend_from_slice(&["--", SPINDLE, "agent", "--delay-ms", "20"]);
+        Pane::start(name, cwd, &[], &command)
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .output()
+            .expect("run tmux")
+    }
+
+    fn type_text(&self, text: &str) {
+        let sent = self.tmux(&["send-keys", "-t", "chat", "-l", text]);
+        assert!(sent.status.success());
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for key in keys {
+            assert!(
+                self.tmux(&["send-keys", "-t", "chat", key])
+                    .status
+                    .success()
+            );
+        }
+    }
+
+    /// Types `text` and Enter.
+    fn send(&self, text: &str) {
+        self.type_text(text);
+        self.keys(&["Enter"]);
+    }
+
+    /// The visible screen, trailing spaces and blank rows dropped.
+    fn screen(&self) -> String {
+        // `-J`: a line the normal screen wrapped (after the chat) comes whole.
+        let output = self.tmux(&["capture-pane", "-p", "-J", "-t", "chat"]);
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let rows: Vec<&str> = text.lines().map(str::trim_end).collect();
+        rows.join("\n").trim_end().to_owned()
+    }
+
+    fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "gave up waiting for {what}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for the `n`th turn end (`└ ` rows) and the composer back.
+    fn wait_for_turns(&self, n: usize) -> String {
+        self.wait_until(&format!("{n} turn ends"), |s| {
+            s.matches("\n└ ").count() >= n && s.contains("› message the agent")
+        })
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// Keeps a screen in `test-output/chat-tui/NAME.txt` to read as a user.
+fn save(name: &str, screen: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test-output/chat-tui");
+    std::fs::create_dir_all(&dir).expect("create test-output/chat-tui");
+    std::fs::write(dir.join(format!("{name}.txt")), format!("{screen}\n"))
+        .expect("write the screen");
+}
+
+/// The last row: the status line.
+fn status_line(screen: &str) -> &str {
+    screen.lines().last().unwrap_or("")
+}
+
+#[test]
+fn chat_tui_start_screen_a_reply_the_mode_picker_and_ctrl_c_asking_before_quitting() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-start");
+    let pane = Pane::reference("start", &dir.path, &[]);
+    // The first screen says who, where and how: agent, folder, mode, model.
+    let start = pane.wait_until("the first screen", |s| {
+        s.contains("› message the agent") && s.contains("mode Default")
+    });
+    save("start", &start);
+    let top: Vec<&str> = start.lines().take(4).collect();
+    assert_eq!(
+        top[0], "spindle chat · Spindle reference agent 0.1.0",
+        "{start}"
+    );
+    assert!(top[1].starts_with("folder   "), "{start}");
+    assert_eq!(top[2], "mode     Default   model   Spindle Fast", "{start}");
+    assert!(top[3].starts_with("new session "), "{start}");
+    assert!(
+        status_line(&start)
+            .starts_with("Spindle reference agent 0.1.0 · mode Default · model Spindle Fast · "),
+        "{start}"
+    );
+
+    // A `/` lists the commands it may become, above the composer.
+    pane.type_text("/scen");
+    pane.wait_until("the command hint", |s| {
+        s.contains("  /scenario  Run a scripted")
+    });
+    pane.type_text("ario thoughts");
+    pane.keys(&["Enter"]);
+    let reply = pane.wait_for_turns(1);
+    save("reply", &reply);
+    assert!(reply.contains("› /scenario thoughts"), "{reply}");
+    // The reply, word-wrapped; the thought collapsed to one dimmed line.
+    assert!(
+        reply.contains(&format!("● {}", scenarios::THOUGHTS_REPLY)),
+        "{reply}"
+    );
+    // Each thought is one line.
+    assert!(
+        reply.contains("\n▸ thinking: The user wants to see thoughts.")
+            && reply.contains("\n▸ thinking: (checking that metadata routes this aside)\n"),
+        "{reply}"
+    );
+    assert!(reply.contains("└ done · context "), "{reply}");
+
+    // `/mode` without an argument opens a menu; ↓ and Enter switch.
+    pane.send("/mode");
+    let picker = pane.wait_until("the mode menu", |s| s.contains("┌ Choose the mode"));
+    assert!(
+        picker.contains("│› 1. Default (default) · current"),
+        "{picker}"
+    );
+    pane.keys(&["Down"]);
+    pane.wait_until("the second choice", |s| {
+        s.contains("│› 2. Plan only (plan)")
+    });
+    pane.keys(&["Enter"]);
+    let switched = pane.wait_until("the new mode", |s| {
+        status_line(s).contains("mode Plan only")
+    });
+    assert!(switched.contains("· done: mode plan"), "{switched}");
+
+    // Ctrl-C on an idle chat asks; another key stays; Ctrl-C twice quits.
+    pane.keys(&["C-c"]);
+    let asked = pane.wait_until("the question", |s| s.contains("Quit the chat?"));
+    save("quit-asked", &asked);
+    pane.keys(&["n"]);
+    pane.wait_until("the composer back", |s| {
+        s.contains("› message the agent") && !s.contains("Quit the chat?")
+    });
+    pane.keys(&["C-c"]);
+    pane.wait_until("the question again", |s| s.contains("Quit the chat?"));
+    pane.keys(&["C-c"]);
+    let gone = pane.wait_until("the chat's exit", |s| s.contains("[chat exited"));
+    assert!(gone.contains("[chat exited 0]"), "{gone}");
+    assert!(
+        gone.contains(&format!(
+            "Resume this session with: spindle chat --resume sess_1 -- {SPINDLE} agent --delay-ms 20"
+        )),
+        "{gone}"
+    );
+}
+
+#[test]
+fn chat_tui_permission_menu_diff_in_place_and_quit_with_the_resume_command() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-permission");
+    let pane = Pane::reference("permission", &dir.path, &[]);
+    pane.wait_until("the composer", |s| s.contains("› message the agent"));
+    pane.send("/scenario tools");
+    let menu = pane.wait_until("the permission menu", |s| {
+        s.contains("┌ Allow Edit src/main.rs?")
+    });
+    save("permission", &menu);
+    // The edit's diff is on screen, in place, while the question waits.
+    for row in [
+        "▾ edit Edit src/main.rs · waiting for permission",
+        "    -    println!(\"hello\");",
+        "    +    println!(\"hello, spindle\");",
+        "│› 1. Allow",
+        "│  2. Reject",
+        "│↑/↓ Enter · 1-4",
+    ] {
+        assert!(menu.lines().any(|l| l.starts_with(row)), "{row}\n{menu}");
+    }
+    assert!(menu.contains("▸ read Read src/main.rs · done"), "{menu}");
+    // The spinner and the elapsed time while the turn runs.
+    assert!(status_line(&menu).contains(" working "), "{menu}");
+    pane.keys(&["Down"]);
+    pane.wait_until("Reject selected", |s| s.contains("│› 2. Reject"));
+    pane.keys(&["Up"]);
+    pane.wait_until("Allow selected", |s| s.contains("│› 1. Allow"));
+    pane.keys(&["Enter"]);
+    let done = pane.wait_for_turns(1);
+    save("diff", &done);
+    assert!(
+        done.contains(&format!("● {}", scenarios::TOOLS_REPLY_ALLOWED)),
+        "{done}"
+    );
+    assert!(
+        done.contains("▾ edit Edit src/main.rs · done\n    permission: answered Allow"),
+        "{done}"
+    );
+    assert_eq!(
+        done.matches("+    println!(\"hello, spindle\");").count(),
+        1,
+        "{done}"
+    );
+    assert!(!done.contains("┌ Allow"), "{done}");
+
+    pane.send("/quit");
+    let gone = pane.wait_until("the chat's exit", |s| s.contains("[chat exited"));
+    save("quit", &gone);
+    assert!(gone.contains("[chat exited 0]"), "{gone}");
+    assert!(
+        gone.contains("Resume this session with: spindle chat --resume sess_1 -- "),
+        "{gone}"
+    );
+}
+
+#[test]
+fn chat_tui_ctrl_c_cancels_a_running_turn_and_the_chat_goes_on() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-cancel");
+    let pane = Pane::reference("cancel", &dir.path, &[]);
+    pane.wait_until("the composer", |s| s.contains("› message the agent"));
+    pane.send("/scenario slow");
+    pane.wait_until("the slow reply under way", |s| {
+        s.contains("● Slow streaming:") && status_line(s).contains(" working ")
+    });
+    pane.keys(&["C-c"]);
+    let cancelled = pane.wait_for_turns(1);
+    save("cancel", &cancelled);
+    assert!(cancelled.contains("└ cancelled"), "{cancelled}");
+    assert!(!cancelled.contains(scenarios::SLOW_REPLY), "{cancelled}");
+    assert!(
+        !status_line(&cancelled).contains(" working "),
+        "{cancelled}"
+    );
+
+    // A failed turn ends with its error as a sentence, and the chat goes on.
+    pane.send("/scenario error");
+    let failed = pane.wait_for_turns(2);
+    save("error", &failed);
+    assert!(
+        failed.contains(&format!("└ error: {}", scenarios::ERROR_MESSAGE)),
+        "{failed}"
+    );
+    pane.send("/scenario thoughts");
+    pane.wait_for_turns(3);
+    // Ctrl-D on the empty composer quits.
+    pane.keys(&["C-d"]);
+    let gone = pane.wait_until("the chat's exit", |s| s.contains("[chat exited"));
+    assert!(gone.contains("Resume this session with: "), "{gone}");
+}
+
+/// A v1 agent that can load `sess_old`: its replay is a prompt, a plan, an
+/// edit with its diff and a reply; then it answers prompts with one line.
+const LOADING_AGENT_PY: &str = r#"import json, sys
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
+def update(u):
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "sess_old", "update": u}})
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, rid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}, "agentInfo": {"name": "loader", "version": "2.0"}, "authMethods": []}})
+    elif method == "session/load" and msg["params"]["sessionId"] == "sess_old":
+        update({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "fix the greeting"}})
+        update({"sessionUpdate": "plan", "entries": [{"content": "Edit the greeting", "priority": "high", "status": "completed"}]})
+        update({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Edit greet.txt", "kind": "edit", "status": "completed",
+                "content": [{"type": "diff", "path": "/w/greet.txt", "oldText": "hello\n", "newText": "hello, world\n"}]})
+        update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "The greeting is fixed."}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    elif method == "session/prompt":
+        update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "still here"}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+    elif rid is not None:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "method not found"}})
+"#;
+
+#[test]
+fn chat_tui_resume_shows_the_replayed_tool_calls_diffs_and_plans() {
+    if !harness::require_tool("tmux", &["-V"]) || !harness::require_python() {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-resume");
+    let agent = harness::write_script(&dir, "loader.py", LOADING_AGENT_PY);
+    let agent = agent.display().to_string();
+    let pane = Pane::start(
+        "resume",
+        &dir.path,
+        &[],
+        &[
+            SPINDLE, "chat", "--resume", "sess_old", "--", "python3", &agent,
+        ],
+    );
+    let screen = pane.wait_until("the replayed session", |s| {
+        s.contains("· session sess_old loaded") && s.contains("› message the agent")
+    });
+    save("resume", &screen);
+    let expected = [
+        "spindle chat · loader 2.0",
+        "resumed session sess_old",
+        "› fix the greeting",
+        "[plan]",
+        "  [x] Edit the greeting",
+        "▾ edit Edit greet.txt · done",
+        "    -hello",
+        "    +hello, world",
+        "● The greeting is fixed.",
+    ];
+    let mut rest = screen.as_str();
+    for row in expected {
+        let at = rest
+            .find(row)
+            .unwrap_or_else(|| panic!("{row:?} in order\n{screen}"));
+        rest = &rest[at + row.len()..];
+    }
+    pane.send("hello");
+    let after = pane.wait_for_turns(1);
+    assert!(after.contains("● still here"), "{after}");
+    pane.send("/exit");
+    let gone = pane.wait_until("the chat's exit", |s| s.contains("[chat exited"));
+    assert!(
+        gone.contains(&format!(
+            "Resume this session with: spindle chat --resume sess_old -- python3 {agent}"
+        )),
+        "{gone}"
+    );
+}
