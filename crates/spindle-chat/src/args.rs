@@ -73,8 +73,9 @@ pub struct ChatArgs {
     #[arg(long, default_value = "1", value_parser = parse_protocol)]
     pub protocol: ProtocolChoice,
     /// On a terminal, chat line by line (scrollback, a redrawn bottom
-    /// region) instead of the full-screen interface.
-    #[arg(long, conflicts_with = "prompt")]
+    /// region) instead of the full-screen interface (`--prompt` and piped
+    /// input are always line by line).
+    #[arg(long)]
     pub plain: bool,
     /// Do not show the agent's thoughts.
     #[arg(long)]
