@@ -25,7 +25,7 @@ use super::view::{EditLine, Footer, View};
 #[derive(Debug)]
 pub(super) enum Front {
     /// Lines: scrollback plus a live region (or plain output when piped).
-    Line(View),
+    Line(Box<View>),
     /// The full-screen terminal UI.
     Full(Box<Tui>),
 }
@@ -354,8 +354,10 @@ pub(super) fn ask_menu(ask: &Ask) -> Menu {
         Ask::Write(id, write) => Menu {
             key: format!("{id:?}"),
             title: format!("Write {}?", write.display_path),
+            // The diff is in the transcript, on the tool call (or the
+            // write's own entry) right above: the menu does not repeat it.
             detail: match ask.footer() {
-                Footer::Input { question, .. } => question,
+                Footer::Input { question, .. } => question.into_iter().take(1).collect(),
                 _ => Vec::new(),
             },
             choices: vec![

@@ -185,7 +185,7 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
     let front = if full {
         Front::Full(Box::new(Tui::enter(front::first_state(&conn, args))?))
     } else {
-        Front::Line(View::new(screen, options))
+        Front::Line(Box::new(View::new(screen, options)))
     };
     let mut chat = Chat {
         args,

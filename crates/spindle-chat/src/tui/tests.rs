@@ -355,3 +355,43 @@ fn wrap_breaks_at_spaces_and_keeps_the_indent() {
         assert_eq!(wrap(text, *width), *expected, "{text:?}");
     }
 }
+
+#[test]
+fn a_click_or_ctrl_o_opens_and_closes_tool_calls() {
+    use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let click = |row| {
+        Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: 3,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    let mut state = TuiState::default();
+    state.apply(vec![read_tool(), edit_tool()]);
+    let closed = screen(&mut state, 30, 12);
+    assert_eq!(closed[1], "▸ read Read a.rs · done");
+    assert_eq!(closed[3], "▾ edit Edit a.rs · done");
+    // A click on the read opens it; on the edit closes it.
+    state.event(click(1));
+    let opened = screen(&mut state, 30, 12);
+    assert_eq!(
+        &opened[1..3],
+        ["▾ read Read a.rs · done", "    fn main() {}"]
+    );
+    state.event(click(4));
+    assert_eq!(screen(&mut state, 30, 12)[4], "▸ edit Edit a.rs · done");
+    // Ctrl-O opens every one, and again closes them to their defaults.
+    state.event(Event::Key(KeyEvent::new(
+        KeyCode::Char('o'),
+        KeyModifiers::CONTROL,
+    )));
+    let all = screen(&mut state, 30, 12);
+    assert_eq!(all[2], "    fn main() {}");
+    assert_eq!(all[4], "▾ edit Edit a.rs · done");
+    state.event(Event::Key(KeyEvent::new(
+        KeyCode::Char('o'),
+        KeyModifiers::CONTROL,
+    )));
+    assert_eq!(screen(&mut state, 30, 12), closed);
+}

@@ -322,6 +322,14 @@ fn chat_tui_ctrl_c_cancels_a_running_turn_and_the_chat_goes_on() {
         "{cancelled}"
     );
 
+    // A resize lays the screen out again at the new width.
+    let resized = pane.tmux(&["resize-window", "-t", "chat", "-x", "80", "-y", "30"]);
+    assert!(resized.status.success(), "{resized:?}");
+    let narrow = pane.wait_until("the narrower screen", |s| {
+        s.lines().any(|l| l == "─".repeat(80))
+    });
+    assert_eq!(narrow.lines().count(), 30, "{narrow}");
+
     // A failed turn ends with its error as a sentence, and the chat goes on.
     pane.send("/scenario error");
     let failed = pane.wait_for_turns(2);
@@ -412,5 +420,36 @@ fn chat_tui_resume_shows_the_replayed_tool_calls_diffs_and_plans() {
             "Resume this session with: spindle chat --resume sess_old -- python3 {agent}"
         )),
         "{gone}"
+    );
+}
+
+#[test]
+fn chat_tui_a_write_to_review_is_a_menu_under_its_diff() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-write");
+    std::fs::write(dir.join("notes.txt"), "hello\n").unwrap();
+    let pane = Pane::reference("write", &dir.path, &[]);
+    pane.wait_until("the composer", |s| s.contains("› message the agent"));
+    pane.send("/scenario client-fs notes.txt");
+    let asked = pane.wait_until("the write menu", |s| s.contains("┌ Write notes.txt?"));
+    save("write", &asked);
+    // The diff once, on the edit above the menu; the menu asks.
+    assert_eq!(
+        asked
+            .matches("+Edited by the Spindle reference agent.")
+            .count(),
+        1,
+        "{asked}"
+    );
+    assert!(asked.contains("(write waiting for the answer)"), "{asked}");
+    assert!(asked.contains("│› 1. Write it"), "{asked}");
+    pane.keys(&["2"]);
+    let done = pane.wait_for_turns(1);
+    assert!(done.contains("(rejected: "), "{done}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "hello\n"
     );
 }
