@@ -550,6 +550,8 @@ fn draw_composer(
     if state.composer.is_empty() {
         let placeholder = if state.question.is_some() {
             "answer the question above (↑/↓ and Enter)"
+        } else if state.running_since.is_some() {
+            "the agent is working · Esc cancels · what you send now waits for the turn's end"
         } else {
             "message the agent · / commands · @ files · Alt+Enter new line"
         };
