@@ -482,7 +482,6 @@ impl Chat<'_> {
             folder: folder(&self.conn),
             mode,
             model,
-            context: None,
         };
         if tui.state.status != status {
             tui.state.status = status;

@@ -103,8 +103,6 @@ pub(crate) struct Status {
     pub folder: String,
     pub mode: Option<String>,
     pub model: Option<String>,
-    /// `context 1200/200000`, when the agent reported it.
-    pub context: Option<String>,
 }
 
 /// Everything the full-screen chat shows.
