@@ -189,8 +189,13 @@ impl Front {
                 view.commit(Some(&format!("[{note}]")))
             }
             Front::Full(tui) => {
-                let usage = tui.state.usage_text();
-                tui.state.turn_end(turn_end(ending, usage));
+                let mut end = turn_end(ending, tui.state.usage_text());
+                // How long it took, once that is worth saying.
+                let secs = tui.state.running_since.map(|s| s.elapsed().as_secs());
+                if let Some(secs) = secs.filter(|&s| s > 0) {
+                    end.sentence.push_str(&format!(" · {secs}s"));
+                }
+                tui.state.turn_end(end);
                 Ok(())
             }
         }

@@ -97,6 +97,33 @@ fn push_text(rows: &mut Vec<Row<'static>>, first: &str, text: &str, style: Style
     }
 }
 
+/// A reply, word-wrapped after `● `, with a little of its Markdown made
+/// visible: fenced code in a colour of its own (the fences dimmed),
+/// headings bold. The text itself is shown as sent.
+fn push_reply(rows: &mut Vec<Row<'static>>, text: &str, width: usize) {
+    let mut lead = "● ".to_owned();
+    let mut in_code = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let style = if trimmed.starts_with("```") {
+            in_code = !in_code;
+            dim()
+        } else if in_code {
+            Style::default().fg(Color::Cyan)
+        } else if trimmed.starts_with('#') {
+            Style::default().add_modifier(Modifier::BOLD)
+        } else {
+            Style::default()
+        };
+        for piece in wrap(&sanitize(line), width.saturating_sub(2)) {
+            rows.push(Row::from(vec![
+                Span::raw(std::mem::replace(&mut lead, "  ".to_owned())),
+                Span::styled(piece, style),
+            ]));
+        }
+    }
+}
+
 fn push_lines(rows: &mut Vec<Row<'static>>, lines: &[Line], width: usize) {
     for line in lines {
         for piece in wrap(&line.text, width) {
@@ -149,7 +176,7 @@ fn entry_rows(state: &TuiState, entry: &EntryView, width: usize, rows: &mut Vec<
             let style = Style::default().add_modifier(Modifier::BOLD);
             push_text(rows, PROMPT, &entry.text, style, width);
         }
-        EntryKind::AgentMessage => push_text(rows, "● ", &entry.text, Style::default(), width),
+        EntryKind::AgentMessage => push_reply(rows, &entry.text, width),
         EntryKind::AgentThought => {
             let style = dim().add_modifier(Modifier::ITALIC);
             if state.is_expanded(entry) {

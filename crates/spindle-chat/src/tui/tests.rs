@@ -395,3 +395,26 @@ fn a_click_or_ctrl_o_opens_and_closes_tool_calls() {
     )));
     assert_eq!(screen(&mut state, 30, 12), closed);
 }
+
+#[test]
+fn a_reply_colours_its_fenced_code_and_bolds_its_headings() {
+    use ratatui::style::{Color, Modifier};
+    let mut state = TuiState::default();
+    let text = "# Plan\nrun it:\n```sh\ncargo test\n```\ndone";
+    state.apply(vec![entry("m", EntryKind::AgentMessage, text, json!({}))]);
+    let mut terminal = Terminal::new(TestBackend::new(20, 10)).expect("test terminal");
+    terminal
+        .draw(|frame| draw::draw(&mut state, frame, Instant::now()))
+        .expect("draw");
+    let buffer = terminal.backend().buffer();
+    // Row 0 is the separator; the text starts at column 2, after `● `.
+    let cell = |row: u16| &buffer[(2, row)];
+    assert_eq!(cell(1).symbol(), "#");
+    assert!(cell(1).modifier.contains(Modifier::BOLD));
+    assert_eq!(cell(2).fg, Color::Reset);
+    assert_eq!(cell(3).fg, Color::DarkGray);
+    assert_eq!(cell(4).symbol(), "c");
+    assert_eq!(cell(4).fg, Color::Cyan);
+    assert_eq!(cell(5).fg, Color::DarkGray);
+    assert_eq!(cell(6).fg, Color::Reset);
+}
