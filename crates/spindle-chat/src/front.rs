@@ -433,46 +433,48 @@ fn shell_word(word: &str) -> String {
 }
 
 /// The command that opens this session again, with what reaches the same
-/// agent (`None` when the agent cannot reopen sessions).
-pub(super) fn resume_command(args: &ChatArgs, conn: &Connected) -> Option<String> {
+/// agent; `None` when the agent can reopen no session (`can_reopen`).
+pub(super) fn resume_command(
+    args: &ChatArgs,
+    session_id: &str,
+    protocol_version: u16,
+    can_reopen: bool,
+) -> Option<String> {
     let mut words: Vec<String> = vec!["spindle".into(), "chat".into()];
-    if conn.protocol_version == 2 {
+    if protocol_version == 2 {
         words.extend(["--protocol".into(), "2".into()]);
     }
     if let Some((url, session)) = &args.attach_session {
         words.extend(["--attach".into(), url.clone(), session.clone()]);
-        return Some(
-            words
-                .iter()
-                .map(|w| shell_word(w))
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
+    } else {
+        if !can_reopen {
+            return None;
+        }
+        words.extend(["--resume".into(), session_id.to_owned()]);
+        if let Some(url) = &args.connect {
+            words.extend(["--connect".into(), url.clone()]);
+        } else if let Some(id) = &args.agent_id {
+            words.extend(["--agent".into(), id.clone()]);
+        } else if !args.agent.is_empty() {
+            words.push("--".into());
+            words.extend(
+                args.agent
+                    .iter()
+                    .map(|a: &OsString| a.to_string_lossy().into_owned()),
+            );
+        }
     }
-    let init = conn.init.as_ref()?;
-    if !(init.can_load_session() || init.can_resume_session()) {
-        return None;
-    }
-    words.extend(["--resume".into(), conn.session_id.clone()]);
-    if let Some(url) = &args.connect {
-        words.extend(["--connect".into(), url.clone()]);
-    } else if let Some(id) = &args.agent_id {
-        words.extend(["--agent".into(), id.clone()]);
-    } else if !args.agent.is_empty() {
-        words.push("--".into());
-        words.extend(
-            args.agent
-                .iter()
-                .map(|a: &OsString| a.to_string_lossy().into_owned()),
-        );
-    }
-    Some(
-        words
-            .iter()
-            .map(|w| shell_word(w))
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
+    let words: Vec<String> = words.iter().map(|w| shell_word(w)).collect();
+    Some(words.join(" "))
+}
+
+/// [`resume_command`] for the open session.
+pub(super) fn resume_command_for(args: &ChatArgs, conn: &Connected) -> Option<String> {
+    let can_reopen = conn
+        .init
+        .as_ref()
+        .is_some_and(|i| i.can_load_session() || i.can_resume_session());
+    resume_command(args, &conn.session_id, conn.protocol_version, can_reopen)
 }
 
 impl Chat<'_> {
@@ -573,6 +575,140 @@ impl Chat<'_> {
             exit::CANCELLED
         } else {
             self.last_code()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        chat: ChatArgs,
+    }
+
+    fn args(words: &[&str]) -> ChatArgs {
+        let mut args = Cli::parse_from(std::iter::once("chat").chain(words.iter().copied())).chat;
+        // As `run` splits it.
+        if let Some(at) = words.iter().position(|w| *w == "--attach") {
+            args.attach_session = Some((words[at + 1].into(), words[at + 2].into()));
+        }
+        args
+    }
+
+    #[test]
+    fn the_resume_command_reaches_the_same_agent() {
+        // (chat's flags, protocol, can reopen, what is printed)
+        let cases: &[(&[&str], u16, bool, Option<&str>)] = &[
+            (&[], 1, true, Some("spindle chat --resume s1")),
+            (&[], 1, false, None),
+            (
+                &["--agent", "gemini"],
+                2,
+                true,
+                Some("spindle chat --protocol 2 --resume s1 --agent gemini"),
+            ),
+            (
+                &["--connect", "ws://h:1/acp"],
+                1,
+                true,
+                Some("spindle chat --resume s1 --connect ws://h:1/acp"),
+            ),
+            (
+                &["--", "my agent", "--flag=it's"],
+                1,
+                true,
+                Some("spindle chat --resume s1 -- 'my agent' '--flag=it'\\''s'"),
+            ),
+            (
+                &["--attach", "http://h:1", "s9"],
+                1,
+                false,
+                Some("spindle chat --attach http://h:1 s9"),
+            ),
+        ];
+        for (flags, version, can_reopen, expected) in cases {
+            let shown = resume_command(&args(flags), "s1", *version, *can_reopen);
+            assert_eq!(shown.as_deref(), *expected, "{flags:?}");
+        }
+    }
+
+    #[test]
+    fn a_turn_ends_with_a_sentence() {
+        let ending = |stop_reason, error, refused| Ending {
+            stop_reason,
+            error,
+            refused,
+        };
+        // (how it ended, usage, sentence, detail, ok)
+        let cases = [
+            (
+                ending(Some("end_turn"), None, false),
+                Some("context 5/9"),
+                "done · context 5/9",
+                None,
+                true,
+            ),
+            (
+                ending(Some("cancelled"), None, false),
+                None,
+                "cancelled",
+                None,
+                true,
+            ),
+            (
+                ending(Some("max_tokens"), None, false),
+                None,
+                "stopped: the reply reached the token limit",
+                None,
+                false,
+            ),
+            (
+                ending(Some("refusal"), None, false),
+                None,
+                "refused: the agent declined to go on",
+                None,
+                false,
+            ),
+            (
+                ending(
+                    None,
+                    Some(r#"{"code":-32603,"message":"backend down","data":{"retry":true}}"#),
+                    false,
+                ),
+                None,
+                "error: backend down",
+                Some("code -32603; data {\"retry\":true}"),
+                false,
+            ),
+            (
+                ending(
+                    None,
+                    Some(r#"{"code":-32602,"message":"bad prompt"}"#),
+                    true,
+                ),
+                None,
+                "the agent refused the prompt: bad prompt",
+                Some("code -32602"),
+                false,
+            ),
+            (
+                ending(None, Some("not json"), false),
+                None,
+                "error: not json",
+                None,
+                false,
+            ),
+        ];
+        for (ending, usage, sentence, detail, ok) in cases {
+            let end = turn_end(ending, usage.map(str::to_owned));
+            assert_eq!(
+                (end.sentence.as_str(), end.detail.as_deref(), end.ok),
+                (sentence, detail, ok)
+            );
         }
     }
 }

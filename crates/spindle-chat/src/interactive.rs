@@ -257,7 +257,7 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
     drop(raw);
     if matches!(chat.front, Front::Full(_)) {
         chat.front.leave();
-        match front::resume_command(args, &chat.conn) {
+        match front::resume_command_for(args, &chat.conn) {
             Some(command) => println!("Resume this session with: {command}"),
             None => println!(
                 "Session {} ended (the agent cannot reopen sessions).",
