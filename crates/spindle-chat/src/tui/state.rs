@@ -249,6 +249,11 @@ impl TuiState {
         self.cancelling = running && cancelling;
         let selected = match (&self.question, &question) {
             (Some(old), Some(new)) if old.key == new.key => old.selected,
+            // A new question: back to the bottom, where what it asks about is.
+            (_, Some(_)) => {
+                self.scroll_top = None;
+                0
+            }
             _ => 0,
         };
         self.question = question.map(|mut q| {

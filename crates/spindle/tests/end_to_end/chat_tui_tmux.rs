@@ -149,6 +149,16 @@ fn save(name: &str, screen: &str) {
         .expect("write the screen");
 }
 
+/// The composer's first row: the one under the rule.
+fn composer_line(screen: &str) -> &str {
+    let rows: Vec<&str> = screen.lines().collect();
+    rows.iter()
+        .rposition(|r| !r.is_empty() && r.chars().all(|c| c == '─'))
+        .and_then(|at| rows.get(at + 1))
+        .copied()
+        .unwrap_or("")
+}
+
 /// The last row: the status line.
 fn status_line(screen: &str) -> &str {
     screen.lines().last().unwrap_or("")
@@ -160,6 +170,7 @@ fn chat_tui_start_screen_a_reply_the_mode_picker_and_ctrl_c_asking_before_quitti
         return;
     }
     let dir = TempDir::new("chat-tui-start");
+    std::fs::write(dir.join("notes.txt"), "hello\n").unwrap();
     let pane = Pane::reference("start", &dir.path, &[]);
     // The first screen says who, where and how: agent, folder, mode, model.
     let start = pane.wait_until("the first screen", |s| {
@@ -202,6 +213,22 @@ fn chat_tui_start_screen_a_reply_the_mode_picker_and_ctrl_c_asking_before_quitti
         "{reply}"
     );
     assert!(reply.contains("└ done · context "), "{reply}");
+
+    // ↑ on the empty composer brings the last prompt back; Ctrl-U clears it.
+    pane.keys(&["Up"]);
+    pane.wait_until("the last prompt again", |s| {
+        composer_line(s) == "› /scenario thoughts"
+    });
+    pane.keys(&["C-u"]);
+    pane.wait_until("the composer empty", |s| s.contains("› message the agent"));
+    // Tab completes an `@` mention from the folder's files.
+    pane.type_text("read @no");
+    pane.keys(&["Tab"]);
+    pane.wait_until("the completed mention", |s| {
+        composer_line(s) == "› read @notes.txt"
+    });
+    pane.keys(&["C-u"]);
+    pane.wait_until("the composer empty", |s| s.contains("› message the agent"));
 
     // `/mode` without an argument opens a menu; ↓ and Enter switch.
     pane.send("/mode");
