@@ -167,7 +167,18 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
     // Both ends a terminal: the full screen, or with `--plain` keys read
     // raw (and the line drawn here, with Tab completion); otherwise whole
     // lines, as typed or piped.
-    let full = stdin_tty && stdout_tty && !args.plain;
+    let tui = if stdin_tty && stdout_tty && !args.plain {
+        match Tui::enter(front::first_state(&conn, args)) {
+            Ok(tui) => Some(tui),
+            Err(error) => {
+                eprintln!("spindle chat: the full screen failed ({error}); chatting line by line");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let full = tui.is_some();
     let raw = if stdin_tty && stdout_tty && !full {
         RawInput::enable().ok()
     } else {
@@ -182,10 +193,9 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
         user_messages: !stdin_tty || loaded,
     };
     let (tasks, mut task_results) = mpsc::unbounded_channel();
-    let front = if full {
-        Front::Full(Box::new(Tui::enter(front::first_state(&conn, args))?))
-    } else {
-        Front::Line(Box::new(View::new(screen, options)))
+    let front = match tui {
+        Some(tui) => Front::Full(Box::new(tui)),
+        None => Front::Line(Box::new(View::new(screen, options))),
     };
     let mut chat = Chat {
         args,

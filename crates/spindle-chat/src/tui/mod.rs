@@ -64,22 +64,31 @@ impl Tui {
             restore_terminal();
             previous(info);
         }));
-        enable_raw_mode()?;
-        let mut out = std::io::stdout();
-        // Terminals without the keyboard protocol ignore the push; with it,
-        // Shift+Enter is told apart from Enter.
-        execute!(
-            out,
-            EnterAlternateScreen,
-            EnableMouseCapture,
-            EnableBracketedPaste,
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-        )?;
-        let terminal = Terminal::new(CrosstermBackend::new(out))?;
-        Ok(Tui {
-            terminal: Some(terminal),
-            state,
-        })
+        let taken = (|| -> std::io::Result<Terminal<CrosstermBackend<Stdout>>> {
+            enable_raw_mode()?;
+            let mut out = std::io::stdout();
+            // Terminals without the keyboard protocol ignore the push; with
+            // it, Shift+Enter is told apart from Enter.
+            execute!(
+                out,
+                EnterAlternateScreen,
+                EnableMouseCapture,
+                EnableBracketedPaste,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )?;
+            Terminal::new(CrosstermBackend::new(out))
+        })();
+        match taken {
+            Ok(terminal) => Ok(Tui {
+                terminal: Some(terminal),
+                state,
+            }),
+            Err(error) => {
+                // Half taken: give back what was.
+                restore_terminal();
+                Err(error.into())
+            }
+        }
     }
 
     /// Gives the terminal back (also done when dropped).
