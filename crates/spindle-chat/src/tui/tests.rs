@@ -340,6 +340,21 @@ fn scrolling_leaves_the_bottom_and_comes_back() {
     // Back at the bottom, it follows again, the appended line included.
     assert_eq!(screen(&mut state, 30, 8)[4], "  line 31");
     assert_eq!(state.scroll_top, None);
+    // The mouse wheel scrolls three rows a notch.
+    let wheel = |kind| {
+        Event::Mouse(ratatui::crossterm::event::MouseEvent {
+            kind,
+            column: 0,
+            row: 0,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    use ratatui::crossterm::event::MouseEventKind::{ScrollDown, ScrollUp};
+    state.event(wheel(ScrollUp));
+    assert_eq!(screen(&mut state, 30, 8)[4], "  line 28");
+    state.event(wheel(ScrollDown));
+    assert_eq!(screen(&mut state, 30, 8)[4], "  line 31");
+    assert_eq!(state.scroll_top, None);
 }
 
 #[test]
