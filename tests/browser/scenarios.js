@@ -475,12 +475,12 @@ require("./perf.js")({
 // A page reached through a redirect (the token URL) is not routed: that scenario needs the binary.
 const assetDir = process.env.SPINDLE_BROWSER_ASSETS || "";
 async function serveAssetsFromDisk(context, dir) {
-  const types = { "index.html": "text/html; charset=utf-8", "app.css": "text/css; charset=utf-8" };
-  await context.route(/\/([a-z]+\.js|app\.css)?$/, async (route) => {
+  const types = { "index.html": "text/html; charset=utf-8" };
+  await context.route(/\/([a-z]+\.js|[a-z]+\.css)?$/, async (route) => {
     const url = new URL(route.request().url());
     const name = url.pathname.slice(1) || "index.html";
     // The token URL answers with a redirect and a cookie: left to the server.
-    if (url.search || !/^(index\.html|[a-z]+\.js|app\.css)$/.test(name)) {
+    if (url.search || !/^(index\.html|[a-z]+\.js|[a-z]+\.css)$/.test(name)) {
       await route.continue();
       return;
     }
@@ -490,7 +490,8 @@ async function serveAssetsFromDisk(context, dir) {
       const response = await route.fetch();
       await route.fulfill({ response, body: response.ok() ? body : await response.text() });
     } else {
-      await route.fulfill({ status: 200, contentType: types[name] || "text/javascript; charset=utf-8", body });
+      const type = types[name] || (name.endsWith(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8");
+      await route.fulfill({ status: 200, contentType: type, body });
     }
   });
 }
