@@ -180,8 +180,10 @@ scenario("thoughts sit in their pane and are not persisted", async ({ context, b
   const thoughts = (await thoughtTexts(page)).join("\n");
   assert(thoughts.includes("Native thought chunks go to the thought pane"), "native thought in the pane");
   assert(thoughts.includes("checking that metadata routes this aside"), "metadata-routed thought in the pane");
-  const transcript = (await page.textContent("#transcript")) || "";
-  assert(!transcript.includes("Native thought chunks"), "thought absent from the transcript");
+  // In the transcript a thought is only a folded line inside its turn (transcript.js opens it).
+  const shown = await page.$$eval("#transcript > :not(.thought-fold)", (ns) => ns.map((n) => n.textContent).join("\n"));
+  assert(!shown.includes("Native thought chunks"), "thought absent from the transcript's other entries");
+  assert(!(await page.isVisible("#transcript .thought-fold .fold-body")), "thought folded in the transcript");
   assert((await page.textContent("#plan")).includes("Plan: answer, then stop."), "plan-tagged text in the plan pane");
   const persisted = (await replies(page, base, id)).slice(-1)[0].text;
   assert(persisted === THOUGHTS_REPLY, "persisted reply without thoughts: " + JSON.stringify(persisted));
@@ -430,6 +432,9 @@ scenario("a tool call shows its live terminal output and its diffs per file", as
     assert((await page.textContent(term + " .tool-name")) === "Bash", "tool name from _meta.claudeCode.toolName");
     assert(!(await page.textContent(term + " .details")).includes("[terminal"), "the terminal reference is drawn as the terminal");
     const edit = '#transcript .entry.tool[data-entry-id="toolu_2"]';
+    // A finished tool call is one line until opened.
+    await page.waitForSelector(edit + '[data-status="completed"] .tool-head[aria-expanded="false"]');
+    await page.click(edit + " .tool-head");
     await page.waitForSelector(edit + " .file-diff");
     const files = await page.$$eval(edit + " .file-diff", (nodes) => nodes.map((n) => ({
       change: n.dataset.change,
@@ -463,6 +468,10 @@ require("./daily.js")({
 require("./defaults.js")({ scenario, startServer: startServerAsIs, eventually, assert, newSession, send, waitTurns, shot });
 
 require("./markdown.js")({ scenario, startServer, eventually, assert, newSession, send, waitTurns, shot });
+
+require("./transcript.js")({
+  scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, agentTexts, shot,
+});
 
 require("./perf.js")({
   scenario, eventually, assert, newSession, send, waitTurns, finishedTurns, greeted, shot,
