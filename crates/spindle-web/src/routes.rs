@@ -420,6 +420,7 @@ mod tests {
                 "/ops.js",
                 "/trees.js",
                 "/app.css",
+                "/transcript.css",
                 "/api/sessions",
                 "/api/agents",
                 "/api/agent-sessions",

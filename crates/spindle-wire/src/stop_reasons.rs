@@ -11,6 +11,8 @@ pub const REFUSAL: &str = "refusal";
 pub const MAX_TOKENS: &str = "max_tokens";
 /// The limit on model requests in one turn was reached.
 pub const MAX_TURN_REQUESTS: &str = "max_turn_requests";
+/// v2 draft: the turn failed (its `idle` carries the `error`).
+pub const ERROR: &str = "error";
 
 /// How a turn ended, read from its stop reason and error: what a front end
 /// shows at the end of the turn. Its `as_str` names are Spindle's (the page
@@ -27,7 +29,8 @@ pub enum TurnOutcome {
     MaxTokens,
     /// `max_turn_requests`.
     MaxTurnRequests,
-    /// The turn failed: an error response, or an idle state with an error.
+    /// The turn failed: an error response, an idle state with an error or
+    /// the v2 stop reason `error`.
     Error,
     /// A stop reason this vocabulary does not know (kept verbatim beside it).
     Other,
@@ -39,7 +42,7 @@ impl TurnOutcome {
     /// The outcome of a turn that ended with `stop_reason` and, when it
     /// failed, an error (an error wins over any stop reason).
     pub fn of(stop_reason: Option<&str>, failed: bool) -> TurnOutcome {
-        if failed {
+        if failed || stop_reason == Some(ERROR) {
             return TurnOutcome::Error;
         }
         match stop_reason {
@@ -85,6 +88,7 @@ mod tests {
             (None, false, "unreported"),
             (Some(END_TURN), true, "error"),
             (None, true, "error"),
+            (Some(ERROR), false, "error"),
         ];
         for (stop, failed, want) in cases {
             assert_eq!(
