@@ -508,7 +508,9 @@ export function createEntries({ changed, wantWhole }) {
     // Open by itself while it asks for attention (failed, a permission waiting: its diff is what
     // the question is about) or runs a terminal; the reader's own choice wins.
     const waiting = !!(permission && typeof permission === "object" && (permission.outcome === null || permission.outcome === undefined));
-    rec.toolAttention = status === "failed" || waiting;
+    // (A client write waiting for review: its diff is what the review card asks about.)
+    const reviewing = (diffs || []).some((d) => d && d.write && typeof d.write === "object" && d.write.status === "pending");
+    rec.toolAttention = status === "failed" || waiting || reviewing;
     rec.toolAuto = rec.toolAttention || (!!terminal && (status === "in_progress" || status === "pending"));
     rec.toolEmpty = parts.length === 0 && !terminal;
     showToolOpen(rec);
