@@ -338,6 +338,8 @@ module.exports = function register(h) {
       await page.waitForSelector(card + " .choices button");
       const entry = await page.$eval(card, (n) => n.closest(".entry").querySelector(".file-diff .diff-body").textContent);
       assert(entry.includes("+Edited by the Spindle reference agent."), "the diff shows the new line: " + entry);
+      assert(await page.$eval(card, (n) => n.closest(".entry").querySelector(".file-diff").getClientRects().length > 0),
+        "the diff is on screen while the card asks (its tool call open)");
       assert(fs.readFileSync(path.join(dir, "notes.txt"), "utf8") === "one\ntwo\n", "nothing written before the answer");
       await page.$eval(card, (n) => n.scrollIntoView());
       await shot(page, "17-write-review");

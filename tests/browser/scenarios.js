@@ -180,8 +180,10 @@ scenario("thoughts sit in their pane and are not persisted", async ({ context, b
   const thoughts = (await thoughtTexts(page)).join("\n");
   assert(thoughts.includes("Native thought chunks go to the thought pane"), "native thought in the pane");
   assert(thoughts.includes("checking that metadata routes this aside"), "metadata-routed thought in the pane");
-  const transcript = (await page.textContent("#transcript")) || "";
-  assert(!transcript.includes("Native thought chunks"), "thought absent from the transcript");
+  // In the transcript a thought is only a folded line inside its turn (transcript.js opens it).
+  const shown = await page.$$eval("#transcript > :not(.thought-fold)", (ns) => ns.map((n) => n.textContent).join("\n"));
+  assert(!shown.includes("Native thought chunks"), "thought absent from the transcript's other entries");
+  assert(!(await page.isVisible("#transcript .thought-fold .fold-body")), "thought folded in the transcript");
   assert((await page.textContent("#plan")).includes("Plan: answer, then stop."), "plan-tagged text in the plan pane");
   const persisted = (await replies(page, base, id)).slice(-1)[0].text;
   assert(persisted === THOUGHTS_REPLY, "persisted reply without thoughts: " + JSON.stringify(persisted));
@@ -430,6 +432,9 @@ scenario("a tool call shows its live terminal output and its diffs per file", as
     assert((await page.textContent(term + " .tool-name")) === "Bash", "tool name from _meta.claudeCode.toolName");
     assert(!(await page.textContent(term + " .details")).includes("[terminal"), "the terminal reference is drawn as the terminal");
     const edit = '#transcript .entry.tool[data-entry-id="toolu_2"]';
+    // A finished tool call is one line until opened.
+    await page.waitForSelector(edit + '[data-status="completed"] .tool-head[aria-expanded="false"]');
+    await page.click(edit + " .tool-head");
     await page.waitForSelector(edit + " .file-diff");
     const files = await page.$$eval(edit + " .file-diff", (nodes) => nodes.map((n) => ({
       change: n.dataset.change,
@@ -464,6 +469,10 @@ require("./defaults.js")({ scenario, startServer: startServerAsIs, eventually, a
 
 require("./markdown.js")({ scenario, startServer, eventually, assert, newSession, send, waitTurns, shot });
 
+require("./transcript.js")({
+  scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, agentTexts, shot,
+});
+
 require("./perf.js")({
   scenario, eventually, assert, newSession, send, waitTurns, finishedTurns, greeted, shot,
 });
@@ -475,12 +484,12 @@ require("./perf.js")({
 // A page reached through a redirect (the token URL) is not routed: that scenario needs the binary.
 const assetDir = process.env.SPINDLE_BROWSER_ASSETS || "";
 async function serveAssetsFromDisk(context, dir) {
-  const types = { "index.html": "text/html; charset=utf-8", "app.css": "text/css; charset=utf-8" };
-  await context.route(/\/([a-z]+\.js|app\.css)?$/, async (route) => {
+  const types = { "index.html": "text/html; charset=utf-8" };
+  await context.route(/\/([a-z]+\.js|[a-z]+\.css)?$/, async (route) => {
     const url = new URL(route.request().url());
     const name = url.pathname.slice(1) || "index.html";
     // The token URL answers with a redirect and a cookie: left to the server.
-    if (url.search || !/^(index\.html|[a-z]+\.js|app\.css)$/.test(name)) {
+    if (url.search || !/^(index\.html|[a-z]+\.js|[a-z]+\.css)$/.test(name)) {
       await route.continue();
       return;
     }
@@ -490,7 +499,8 @@ async function serveAssetsFromDisk(context, dir) {
       const response = await route.fetch();
       await route.fulfill({ response, body: response.ok() ? body : await response.text() });
     } else {
-      await route.fulfill({ status: 200, contentType: types[name] || "text/javascript; charset=utf-8", body });
+      const type = types[name] || (name.endsWith(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8");
+      await route.fulfill({ status: 200, contentType: type, body });
     }
   });
 }

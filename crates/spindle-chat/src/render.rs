@@ -113,6 +113,8 @@ pub fn entry_lines(entry: &EntryView, options: RenderOptions, out: &mut Vec<Line
                 .unwrap_or("?");
             out.push(Line::new(&format!("[unknown update: {kind}]"), Style::Dim));
         }
+        // The chat says how a turn ended itself, when the turn finishes (interactive.rs).
+        EntryKind::TurnEnd => {}
     }
 }
 

@@ -49,7 +49,11 @@
 //!   `user_message` acknowledgement adopts the client's prompt entry (oldest
 //!   waiting prompt first) instead of duplicating it. Output after a v2 `idle`
 //!   is background work (no turn). A cancelled turn marks its unfinished tool
-//!   calls `cancelled`.
+//!   calls `cancelled`. A turn that ends (not one a new turn or a finished
+//!   history replay closes) gets a `turn_end` entry after its output: its
+//!   outcome, stop reason and error.
+//! - Plans: a plan updated in a later turn than its entry's starts a new entry
+//!   in that turn (each turn shows its latest plan; the newest is the current one).
 //! - Unknown and `_`-prefixed updates become `unknown` entries with the raw
 //!   JSON; unknown content blocks and enum values are kept verbatim. A malformed
 //!   known update yields a diagnostic and changes nothing, except that
@@ -135,7 +139,7 @@ pub use message_sources::MessageSource;
 pub use model::{
     Boundary, ClientActivity, ClientWrite, DiffChangeKind, DiffHunk, DiffLine, DiffLineKind,
     DiffWrite, Entry, EntryBody, EntryKind, FileDiff, Message, SessionInfo, SessionState, Terminal,
-    TerminalExit, ToolCall, ToolTerminal, Transcript, WriteStatus, unified_hunks,
+    TerminalExit, ToolCall, ToolTerminal, Transcript, TurnEnd, WriteStatus, unified_hunks,
 };
 pub use model::{Diagnostic, EntryView};
 pub use ops::{Applied, RenderOp, coalesce_render_ops};

@@ -1,5 +1,5 @@
 //! Plans: v1 `plan` (one plan, id `main`), `plan_update` (upsert by
-//! `planId`) and `plan_removed`.
+//! `planId`) and `plan_removed`; one entry per plan and turn.
 
 use serde_json::{Map, Value};
 
@@ -8,8 +8,17 @@ use crate::ids::Domain;
 use crate::model::{EntryBody, EntryKind};
 
 impl TranscriptEngine {
+    /// A plan's latest version: its entry updated in place, or a new entry
+    /// when the plan is new or its entry belongs to an earlier turn than the
+    /// open one (each turn keeps the plan as it left it; the newest entry is
+    /// the current plan).
     fn plan_entry(&mut self, plan_id: &str, plan: Value) {
-        if let Some(idx) = self.keys.get(Domain::Plan, plan_id) {
+        let known = self.keys.get(Domain::Plan, plan_id);
+        let earlier_turn = known.is_some_and(|idx| {
+            let open = self.turn_if_open();
+            open.is_some() && self.t.entries[idx].turn != open
+        });
+        if let Some(idx) = known.filter(|_| !earlier_turn) {
             if let EntryBody::Plan { plan: p, removed } = &mut self.t.entries[idx].body {
                 **p = plan;
                 *removed = false;
@@ -17,7 +26,10 @@ impl TranscriptEngine {
             self.emit_update(idx);
         } else {
             let turn = self.output_turn();
-            let id = format!("plan:{plan_id}");
+            let id = match turn {
+                Some(n) if earlier_turn => format!("plan:{plan_id}:turn:{n}"),
+                _ => format!("plan:{plan_id}"),
+            };
             let idx = self.push_entry(
                 &id,
                 EntryKind::Plan,

@@ -10,7 +10,7 @@
 //! `plan`, `removed`; terminals `terminal`, `outputBytes`, `text`; boundaries
 //! `reason` (`clear` | `compaction`), `source`, and for compaction
 //! `compactionId`, `status`, `error`, `summary`, `text`; `unknown` and
-//! `permission` entries `raw`), `state` (`status`, `stopReason`, `error`,
+//! `permission` entries `raw`; turn ends `outcome`, `stopReason`, `error`), `state` (`status`, `stopReason`, `error`,
 //! `turns`, `turnOpen`, `cancelRequested`, `background`), `usage`, `commands`,
 //! `sessionInfo`, `turns` (`turn`, `finished`, `stopReason`, `reply`),
 //! `finalReply`, `diagnostics` (`code`, `message`, `line`).
@@ -266,6 +266,7 @@ impl TranscriptEngine {
                 EntryKind::Boundary => "boundary",
                 EntryKind::Permission => "permission",
                 EntryKind::Unknown => "unknown",
+                EntryKind::TurnEnd => "turn-end",
             };
             match &entry.body {
                 EntryBody::Message(m) => {
@@ -347,6 +348,16 @@ impl TranscriptEngine {
                     out.push_str(&format!("[terminal {}]\n{}\n", entry.id, term.text));
                 }
                 EntryBody::Raw(raw) => out.push_str(&format!("[{label}] {raw}\n")),
+                EntryBody::TurnEnd(end) => {
+                    out.push_str(&format!("[{label}] {}", end.outcome().as_str()));
+                    if let Some(stop) = &end.stop_reason {
+                        out.push_str(&format!(" ({stop})"));
+                    }
+                    if let Some(message) = end.error.as_ref().and_then(|e| e.get("message")) {
+                        out.push_str(&format!(": {}", message.as_str().unwrap_or_default()));
+                    }
+                    out.push('\n');
+                }
             }
         }
         let s = &self.t.state;

@@ -46,7 +46,7 @@ impl TranscriptEngine {
             Some(ClientRequest::Load(method)) => {
                 // The replayed history is complete: its last turn is over.
                 if self.t.state.turn_open {
-                    self.end_turn(None, None);
+                    self.close_turn(None, None);
                 }
                 if let (Some(result), None) = (&result, &error) {
                     self.session_result(method, result);

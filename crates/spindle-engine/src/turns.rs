@@ -3,7 +3,8 @@
 use serde_json::Value;
 
 use crate::core::{TranscriptEngine, TurnRecord};
-use crate::model::EntryBody;
+use crate::model::{EntryBody, EntryKind, TurnEnd};
+use spindle_wire::stop_reasons::CANCELLED;
 
 impl TranscriptEngine {
     pub(crate) fn begin_turn(&mut self) {
@@ -26,10 +27,32 @@ impl TranscriptEngine {
         self.emit_state();
     }
 
+    /// Ends the open turn (if any) with a `turn_end` entry after its output,
+    /// and sets the state.
     pub(crate) fn end_turn(&mut self, stop_reason: Option<String>, error: Option<Value>) {
-        if self.t.state.turn_open && stop_reason.as_deref() == Some("cancelled") {
-            self.cancel_unfinished_tool_calls();
+        if self.t.state.turn_open {
+            if stop_reason.as_deref() == Some(CANCELLED) {
+                self.cancel_unfinished_tool_calls();
+            }
+            let turn = self.t.state.turns;
+            let end = TurnEnd {
+                stop_reason: stop_reason.clone(),
+                error: error.clone(),
+            };
+            let idx = self.push_entry(
+                &format!("turn:{turn}:end"),
+                EntryKind::TurnEnd,
+                EntryBody::TurnEnd(Box::new(end)),
+                Some(turn),
+            );
+            self.emit_insert(idx);
         }
+        self.close_turn(stop_reason, error);
+    }
+
+    /// Ends the open turn without a `turn_end` entry: the end of a replayed
+    /// history, which says nothing about how its last turn ended.
+    pub(crate) fn close_turn(&mut self, stop_reason: Option<String>, error: Option<Value>) {
         if self.t.state.turn_open
             && let Some(last) = self.turn_log.last_mut()
         {

@@ -21,6 +21,7 @@
 
 use serde_json::{Value, json};
 use spindle_engine::{RenderOp, TranscriptEngine};
+use spindle_wire::stop_reasons;
 use spindle_wire::tags::STATE_UPDATE;
 
 use crate::facts::SessionFacts;
@@ -217,7 +218,7 @@ fn end_open_turn(engine: &mut TranscriptEngine, message: &str) -> Vec<RenderOp> 
     if engine.transcript().protocol >= 2 {
         // No sessionId: the note belongs to whatever session the transcript follows.
         let params = json!({ "update": {
-            "sessionUpdate": STATE_UPDATE, "state": "idle", "stopReason": "error", "error": error,
+            "sessionUpdate": STATE_UPDATE, "state": "idle", "stopReason": stop_reasons::ERROR, "error": error,
         } });
         engine.apply_session_update(&params.to_string()).ops
     } else {
@@ -357,10 +358,19 @@ mod tests {
             [
                 ("user_message", "crash"),
                 ("agent_message", "in the middle of a"),
+                ("turn_end", ""),
                 ("user_message", "again"),
                 ("agent_message", "You said again"),
+                ("turn_end", ""),
             ]
             .map(|(k, t)| (k.to_string(), t.to_string()))
+        );
+        // The exit ends the first turn as failed, with the note's message.
+        let crashed = engine.transcript().entries[2].view();
+        assert_eq!(crashed.fields["outcome"], "error");
+        assert_eq!(
+            crashed.fields["error"]["message"],
+            "The agent exited (status 3)."
         );
         let turns = engine.turn_replies();
         assert_eq!(turns.len(), 2);

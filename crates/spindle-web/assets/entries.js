@@ -3,10 +3,11 @@
 // window.js); what the cards need to find an entry (tool call id, request key, diff keys) is
 // kept on the record itself, so that an entry without DOM can still be found.
 
-import { el } from "./dom.js";
+import { el, api } from "./dom.js";
 import { fileDiff } from "./cards.js";
 import { drawThumbnail } from "./composer.js";
 import { streaming } from "./markdown.js";
+import { session } from "./model.js";
 
 export function createEntries({ changed, wantWhole }) {
   // How much of one entry's text is drawn at most (the rest on request: "Show all"), so that
@@ -106,7 +107,16 @@ export function createEntries({ changed, wantWhole }) {
   // comes near the viewport; dropped again by `unbuild` when it leaves.
   function build(rec) {
     const kind = rec.kind;
-    if (kind === "agent_thought" || kind === "plan_text") {
+    if (rec.of) {
+      buildMirror(rec);
+    } else if (kind === "turn_end") {
+      rec.node = el("div", "turn-end");
+      rec.node.setAttribute("role", "note");
+      rec.head = el("span", "turn-end-label");
+      rec.extra = el("span", "turn-end-detail");
+      rec.node.append(el("span", "turn-end-mark"), rec.head, rec.extra);
+      rec.body = null;
+    } else if (kind === "agent_thought" || kind === "plan_text") {
       rec.node = el("div", kind === "agent_thought" ? "thought" : "plan-text");
       rec.body = document.createTextNode("");
       rec.node.appendChild(rec.body);
@@ -122,8 +132,17 @@ export function createEntries({ changed, wantWhole }) {
     } else {
       const cls = kind === "user_message" ? "user" : kind === "agent_message" ? "agent" : kind === "tool_call" ? "tool" : kind;
       rec.node = el("article", "entry " + cls);
-      rec.head = el("div", "who");
+      rec.head = el(kind === "tool_call" ? "button" : "div", kind === "tool_call" ? "who tool-head" : "who");
       rec.node.appendChild(rec.head);
+      if (kind === "tool_call") {
+        rec.head.type = "button";
+        rec.head.addEventListener("click", () => toggleTool(rec));
+      }
+      if (kind === "agent_message") {
+        rec.copy = copyButton("Copy message", () => messageText(rec));
+        rec.copy.classList.add("copy-message");
+        rec.node.appendChild(rec.copy);
+      }
       if (MARKDOWN_KINDS.has(kind)) {
         rec.body = el("div", "md");
         rec.node.appendChild(rec.body);
@@ -134,8 +153,14 @@ export function createEntries({ changed, wantWhole }) {
         rec.node.appendChild(pre);
       }
       rec.extra = el("div", "details");
-      rec.node.appendChild(rec.extra);
       if (kind === "tool_call") {
+        // One line (kind, title, status) that opens the call's content, diffs and terminal
+        // (`rec.toolBody`); cards (a permission asked) go after it, always shown.
+        rec.toolBody = el("div", "tool-body");
+        rec.toolBody.id = "tool-body-" + (++toolBodies);
+        rec.head.setAttribute("aria-controls", rec.toolBody.id);
+        rec.toolBody.appendChild(rec.extra);
+        rec.node.appendChild(rec.toolBody);
         // A tool call's text is the output of its display-only terminal (`_meta.terminal_*`);
         // the box shows once the entry has a terminal.
         rec.term = el("div", "tool-terminal");
@@ -145,7 +170,9 @@ export function createEntries({ changed, wantWhole }) {
         rec.termExit = el("div", "terminal-exit");
         rec.term.append(pre, rec.termExit);
         rec.term.hidden = true;
-        rec.node.appendChild(rec.term);
+        rec.toolBody.appendChild(rec.term);
+      } else {
+        rec.node.appendChild(rec.extra);
       }
     }
     rec.node.dataset.entryId = rec.id;
@@ -162,7 +189,7 @@ export function createEntries({ changed, wantWhole }) {
   // Drops the entry's DOM (it left the viewport). Its record keeps everything else.
   function unbuild(rec) {
     if (rec.node) rec.node.remove();
-    for (const key of ["node", "head", "body", "extra", "term", "termExit", "attachments", "renderer", "shownText", "cards", "treeAsked", "clip", "clipped", "shownVersion"]) rec[key] = null;
+    for (const key of ["node", "head", "body", "extra", "term", "termExit", "toolBody", "copy", "attachments", "renderer", "shownText", "cards", "treeAsked", "clip", "clipped", "shownVersion"]) rec[key] = null;
     rec.attachmentSignature = null;
   }
 
@@ -170,6 +197,7 @@ export function createEntries({ changed, wantWhole }) {
   // re-rendered incrementally. Once per frame at most (the caller coalesces the text ops).
   function showText(rec) {
     if (!rec.node) return;
+    if (rec.of) { showMirrorText(rec); return; }
     if (rec.kind === "boundary") { fillBoundary(rec); return; }
     if (!rec.body || rec.shownVersion === rec.version) return;
     rec.shownVersion = rec.version;
@@ -209,6 +237,7 @@ export function createEntries({ changed, wantWhole }) {
     if (!rec.renderer) rec.renderer = streaming(rec.body);
     if (rec.shownText !== null && !text.startsWith(rec.shownText)) rec.renderer.truncated();
     rec.renderer.update(text);
+    codeCopies(rec.body);
   }
 
   // A message longer than DRAWN_LIMIT: its first part as markdown (HEAD_SHOWN, up to a line end,
@@ -296,9 +325,12 @@ export function createEntries({ changed, wantWhole }) {
   // Non-text parts of an entry, from its view.
   function fill(rec) {
     if (!rec.node) return;
+    if (rec.of) { fillMirror(rec); return; }
     const kind = rec.kind;
     const entry = rec.view || {};
-    if (kind === "user_message") {
+    if (kind === "turn_end") {
+      fillTurnEnd(rec, entry);
+    } else if (kind === "user_message") {
       rec.head.textContent = "You";
       rec.node.classList.toggle("pending", !!entry.pending);
       rec.node.classList.toggle("rejected", !!entry.rejected);
@@ -433,11 +465,17 @@ export function createEntries({ changed, wantWhole }) {
     const status = String(tc.status || "pending");
     rec.node.dataset.status = status;
     const toolName = typeof entry.toolName === "string" ? entry.toolName : "";
+    const kindName = typeof tc.kind === "string" && tc.kind ? tc.kind : "other";
+    const kindLabel = el("span", "tool-kind", TOOL_KINDS[kindName] || kindName);
+    kindLabel.dataset.toolKind = kindName;
+    const badge = el("span", "status", STATUS_LABELS[status] || status);
+    badge.dataset.status = status;
     rec.head.replaceChildren(
+      el("span", "tool-chevron"),
+      kindLabel,
       el("span", "title", tc.title || toolName || "Tool call"),
-      el("span", "status", status),
-      el("span", "tool-kind", tc.kind && tc.kind !== "other" ? " " + tc.kind : ""),
       el("span", "tool-name", toolName && toolName !== tc.title ? toolName : ""),
+      badge,
     );
     const terminal = entry.terminal && typeof entry.terminal === "object" ? entry.terminal : null;
     const diffs = Array.isArray(entry.diffs) ? entry.diffs : null;
@@ -467,11 +505,220 @@ export function createEntries({ changed, wantWhole }) {
     rec.term.hidden = !terminal;
     rec.termExit.textContent = terminal ? exitText(terminal.exitStatus) : "";
     if (terminal && terminal.cwd) rec.term.title = "cwd: " + String(terminal.cwd);
+    // Open by itself while it asks for attention (failed, a permission waiting: its diff is what
+    // the question is about) or runs a terminal; the reader's own choice wins.
+    const waiting = !!(permission && typeof permission === "object" && (permission.outcome === null || permission.outcome === undefined));
+    // (A client write waiting for review: its diff is what the review card asks about.)
+    const reviewing = (diffs || []).some((d) => d && d.write && typeof d.write === "object" && d.write.status === "pending");
+    rec.toolAttention = status === "failed" || waiting || reviewing;
+    rec.toolAuto = rec.toolAttention || (!!terminal && (status === "in_progress" || status === "pending"));
+    rec.toolEmpty = parts.length === 0 && !terminal;
+    showToolOpen(rec);
+  }
+
+  // Whether the tool call's body is shown, and the head says so.
+  function toolOpen(rec) {
+    return !rec.toolEmpty && (rec.toolOpen !== undefined ? rec.toolOpen : !!rec.toolAuto);
+  }
+
+  function showToolOpen(rec) {
+    if (!rec.node) return;
+    const open = toolOpen(rec);
+    rec.toolBody.hidden = !open;
+    rec.head.setAttribute("aria-expanded", String(open));
+    rec.head.disabled = !!rec.toolEmpty;
+    rec.node.classList.toggle("open", open);
+    rec.node.classList.toggle("attention", !!rec.toolAttention);
+  }
+
+  function toggleTool(rec) {
+    rec.toolOpen = !toolOpen(rec);
+    showToolOpen(rec);
+    changed(rec);
+  }
+
+  // ---- the end of a turn (the engine's `turn_end` entry) ------------------------------------
+
+  // The engine's outcome names -> what the line says; an error adds its message.
+  const OUTCOMES = {
+    done: "Done", cancelled: "Cancelled", refused: "Refused by the agent",
+    max_tokens: "Stopped: token limit reached", max_turn_requests: "Stopped: request limit reached",
+    error: "Error", other: "Stopped", unreported: "Ended",
+  };
+
+  function fillTurnEnd(rec, entry) {
+    const outcome = String(entry.outcome || "unreported");
+    rec.node.dataset.outcome = outcome;
+    rec.head.textContent = OUTCOMES[outcome] || outcome;
+    const error = entry.error && typeof entry.error === "object" ? entry.error : null;
+    let detail = "";
+    if (error) detail = String(error.message || "error") + (error.code != null ? " (code " + String(error.code) + ")" : "");
+    // (The stop reason is left out where the label says it already.)
+    else if (entry.stopReason && String(entry.stopReason) !== outcome) detail = String(entry.stopReason);
+    rec.extra.textContent = detail;
+    rec.extra.hidden = !detail;
+    rec.node.title = "Turn " + String(rec.view && rec.view.turn != null ? rec.view.turn : "") + ": " + rec.head.textContent + (detail ? " - " + detail : "");
+  }
+
+  // ---- tool calls: one line -----------------------------------------------------------------
+
+  // ACP tool kinds -> the short label of the line (an unknown kind is shown as sent).
+  const TOOL_KINDS = {
+    read: "Read", edit: "Edit", delete: "Delete", move: "Move", search: "Search", execute: "Run",
+    think: "Think", fetch: "Fetch", switch_mode: "Mode", other: "Tool",
+  };
+  const STATUS_LABELS = { pending: "pending", in_progress: "running", completed: "done", failed: "failed", cancelled: "cancelled" };
+  let toolBodies = 0; // ids for aria-controls
+
+  // ---- copy buttons -------------------------------------------------------------------------
+
+  // A button that copies `text()` (a string or a Promise of one); it says "Copied" a moment.
+  // Its label is drawn by CSS (`data-state`), so the entry's text stays the message's.
+  function copyButton(label, text) {
+    const button = el("button", "copy-button");
+    button.type = "button";
+    button.title = label;
+    button.setAttribute("aria-label", label);
+    button.addEventListener("click", async (event) => {
+      event.stopPropagation();
+      let ok = false;
+      try { ok = await copyText(await text()); } catch (_) { ok = false; }
+      button.dataset.state = ok ? "copied" : "failed";
+      button.setAttribute("aria-label", ok ? "Copied" : "Copy failed");
+      clearTimeout(button.copyTimer);
+      button.copyTimer = setTimeout(() => { delete button.dataset.state; button.setAttribute("aria-label", label); }, 1500);
+    });
+    return button;
+  }
+
+  // The clipboard API where the page may use it, else a selected text area and execCommand.
+  async function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      try { await navigator.clipboard.writeText(text); return true; } catch (_) { /* the fallback */ }
+    }
+    const area = el("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    Object.assign(area.style, { position: "fixed", top: "0", left: "-10000px", opacity: "0" });
+    document.body.appendChild(area);
+    area.select();
+    let ok = false;
+    try { ok = document.execCommand("copy"); } catch (_) { ok = false; }
+    area.remove();
+    return ok;
+  }
+
+  // A message's whole text: held whole, or the server's (a long or shed message).
+  async function messageText(rec) {
+    if (!rec.long && !rec.shed) return rec.text;
+    const page = await api("/api/sessions/" + encodeURIComponent(session()) + "/entries?before=" + (rec.index + 1) + "&limit=1");
+    const item = (page && Array.isArray(page.entries) ? page.entries : []).find((x) => x && x.entry && String(x.entry.id) === rec.id);
+    if (!item) throw new Error("entry not found");
+    return String(item.entry.text ?? "");
+  }
+
+  // Every code block of a drawn message gets a copy button (once; a block drawn again gets a
+  // new one). The button holds no text, so the block's text is the code's.
+  function codeCopies(root) {
+    if (!root) return;
+    for (const pre of root.querySelectorAll("pre")) {
+      if (pre.lastElementChild && pre.lastElementChild.classList.contains("copy-code")) continue;
+      const button = copyButton("Copy code", () => {
+        const code = pre.querySelector("code");
+        return (code || pre).textContent;
+      });
+      button.classList.add("copy-code");
+      pre.classList.add("has-copy");
+      pre.appendChild(button);
+    }
+  }
+
+  // ---- mirrors: a thought or a plan drawn inside its turn -----------------------------------
+
+  // A thought lives in the thoughts pane and a plan in the plan pane (their records); the
+  // transcript shows each inside its turn through a mirror record (model.js `mirrorOf`): `of` is
+  // the entry's record, whose view and text the mirror draws. A thought is folded to one line
+  // until opened; a plan shows its items.
+  function buildMirror(m) {
+    const src = m.of;
+    if (src.kind === "plan") {
+      m.node = el("div", "entry plan-card");
+      m.head = el("div", "plan-card-head");
+      m.extra = el("ol", "plan-card-items");
+      m.node.append(m.head, m.extra);
+    } else {
+      m.node = el("div", "entry thought-fold");
+      m.head = el("button", "fold-head");
+      m.head.type = "button";
+      m.head.append(el("span", "fold-chevron"), el("span", "fold-label", "Thinking"), el("span", "fold-preview"));
+      m.head.addEventListener("click", () => {
+        m.open = !m.open;
+        showFoldOpen(m);
+        if (m.open && (src.shed || src.long)) wantWhole(src);
+        m.shownVersion = null;
+        showMirrorText(m);
+        changed(m);
+      });
+      m.body = el("div", "fold-body");
+      m.body.id = "fold-body-" + (++toolBodies);
+      m.head.setAttribute("aria-controls", m.body.id);
+      m.node.append(m.head, m.body);
+      if (src.shed) wantWhole(src);
+      showFoldOpen(m);
+    }
+    m.node.dataset.entryId = src.id;
+    m.node.dataset.kind = src.kind;
+    m.node.dataset.index = String(src.index);
+    m.shownVersion = null;
+    fillMirror(m);
+    showMirrorText(m);
+  }
+
+  function showFoldOpen(m) {
+    m.body.hidden = !m.open;
+    m.head.setAttribute("aria-expanded", String(!!m.open));
+    m.node.classList.toggle("open", !!m.open);
+  }
+
+  function fillMirror(m) {
+    const src = m.of;
+    if (src.kind !== "plan") return;
+    const view = src.view || {};
+    const items = (view.plan && Array.isArray(view.plan.entries)) ? view.plan.entries : [];
+    const done = items.filter((item) => item && item.status === "completed").length;
+    m.head.replaceChildren(el("span", "plan-card-title", "Plan"), el("span", "plan-card-count", done + "/" + items.length + " done"));
+    m.extra.replaceChildren(...items.map((item) => {
+      const li = el("li", null, item && item.content != null ? item.content : "");
+      li.dataset.status = (item && item.status) || "pending";
+      return li;
+    }));
+    m.node.hidden = !!view.removed;
+  }
+
+  // A thought's line shows its first words; its body (when open) the whole thought.
+  function showMirrorText(m) {
+    const src = m.of;
+    if (src.kind === "plan" || m.shownVersion === src.version) return;
+    m.shownVersion = src.version;
+    const text = src.shed ? "" : src.long ? src.long.head : src.text;
+    const first = text.trimStart().split("\n", 1)[0];
+    m.head.lastChild.textContent = first.length > 160 ? first.slice(0, 160) + "\u2026" : first;
+    if (m.open) m.body.textContent = src.long ? src.long.head + "\n\u2026\n" + src.text : text;
+    else if (m.body.firstChild) m.body.textContent = "";
+  }
+
+  function mirrorHeight(m) {
+    if (m.of.kind === "plan") {
+      const plan = m.of.view && m.of.view.plan;
+      return 44 + 22 * ((plan && Array.isArray(plan.entries)) ? plan.entries.length : 0);
+    }
+    return m.open ? 60 + 21 * Math.ceil(lengthOf(m.of) / 80) : 34;
   }
 
   // A height guess for an entry never drawn at this width: a header, then its text's lines.
   // (A shed record, whose text the page no longer holds, keeps its last guess.)
   function estimate(rec, width) {
+    if (rec.of) return mirrorHeight(rec);
     if (rec.shed && rec.estimated != null) return rec.estimated;
     // Cached by length and width (numbers: no string built per call).
     const length = lengthOf(rec);
@@ -485,6 +732,8 @@ export function createEntries({ changed, wantWhole }) {
 
   function guess(rec, width) {
     if (rec.kind === "boundary") return 48;
+    if (rec.kind === "turn_end") return 30;
+    if (rec.kind === "tool_call" && !toolOpen(rec)) return 36;
     if (rec.kind === "plan") return 30 + 24 * ((rec.view && rec.view.plan && rec.view.plan.entries) || []).length;
     const perLine = Math.max(20, Math.floor((width || 700) / 8));
     const text = rec.expanded && !rec.long ? rec.text
@@ -548,7 +797,7 @@ export function createEntries({ changed, wantWhole }) {
   }
 
   return Object.freeze({
-    checked, warmFonts, build, unbuild, fill, facts, showText, estimate, expand, drawnAt, DRAWN_LIMIT, MARKDOWN_KINDS,
+    checked, warmFonts, build, unbuild, fill, facts, showText, estimate, expand, drawnAt, DRAWN_LIMIT, MARKDOWN_KINDS, codeCopies,
     setText, appendText, lengthOf, hashOf, hashText: (text) => hashText(FNV_OFFSET, text),
   });
 }

@@ -33,8 +33,35 @@ export function bindModel(parts) {
 }
 
 // Which pane an entry lives in (the kinds are the engine's EntryKind names): thoughts and
-// plans have their own panes, the rest is the transcript. The plan pane is short and drawn whole.
+// plans have their own panes, the rest is the transcript. The plan pane is short and drawn whole
+// (it shows the newest plan: the current one).
 export const listFor = (kind) => kind === "agent_thought" ? thoughts : (kind === "plan" || kind === "plan_text") ? null : transcript;
+
+// Thoughts and plans are also drawn inside their turn in the transcript: by a mirror record
+// (`rec.mirror`, its `of` the entry's record) in the transcript's list. Entries.js draws it from
+// the record's view and text; whatever changes the record redraws its mirror. A mirror exists
+// only while its entry is in the transcript's loaded range (range.js places side entries outside
+// it for their panes without one, and calls `mirror` once they are in).
+const MIRRORED = new Set(["agent_thought", "plan"]);
+
+export function mirror(rec) {
+  if (!MIRRORED.has(rec.kind) || rec.mirror || recs.get(rec.id) !== rec) return;
+  rec.mirror = { id: rec.id, kind: rec.kind, index: rec.index, of: rec, text: "", long: null, node: null, height: null, open: false };
+  transcript.insert(rec.mirror);
+}
+
+export function unmirror(rec) {
+  if (!rec.mirror) return;
+  if (rec.mirror.list) rec.mirror.list.remove(rec.mirror);
+  if (rec.mirror.node) entries.unbuild(rec.mirror);
+  rec.mirror = null;
+}
+
+// The record's content changed: its list (and its mirror's) measure it again.
+function changedRec(rec) {
+  if (rec.list) rec.list.changed(rec);
+  if (rec.mirror && rec.mirror.list) rec.mirror.list.changed(rec.mirror);
+}
 
 // ---- the view state ------------------------------------------------------------------------
 
@@ -62,8 +89,14 @@ export const dirtyText = new Set();
 
 // The records' DOM redone (the frame draws).
 export function flushRecords() {
-  for (const rec of dirtyFill) if (rec.node) entries.fill(rec);
-  for (const rec of dirtyText) if (rec.node) entries.showText(rec);
+  for (const rec of dirtyFill) {
+    if (rec.node) entries.fill(rec);
+    if (rec.mirror && rec.mirror.node) entries.fill(rec.mirror);
+  }
+  for (const rec of dirtyText) {
+    if (rec.node) entries.showText(rec);
+    if (rec.mirror && rec.mirror.node) entries.showText(rec.mirror);
+  }
   dirtyFill.clear();
   dirtyText.clear();
 }
@@ -113,9 +146,18 @@ function placeInPlan(rec) {
     if (Number(node.dataset.index) > rec.index) { before = node; break; }
   }
   plan.insertBefore(rec.node, before);
+  showCurrentPlan();
 }
 
-export function place(rec) {
+// The plan pane shows the newest plan entry only (earlier ones are their turns' plans).
+function showCurrentPlan() {
+  const plans = $("plan").querySelectorAll(".plan-entry");
+  plans.forEach((node, i) => node.classList.toggle("superseded", i < plans.length - 1));
+}
+
+// `withMirror`: the entry is in the transcript's loaded range (default: unless it is above it,
+// like the newest plan a reopened session's snapshot sends before its tail).
+export function place(rec, withMirror) {
   recs.set(rec.id, rec);
   if (!timeline.length || timeline[timeline.length - 1].index < rec.index) timeline.push(rec);
   else {
@@ -126,13 +168,16 @@ export function place(rec) {
   const list = listFor(rec.kind);
   if (list) list.insert(rec);
   else placeInPlan(rec);
+  if (withMirror === undefined ? rec.index >= transcript.unloaded() : withMirror) mirror(rec);
   cards.adopt(rec);
 }
 
 export function removeRecord(rec) {
   cards.release(rec);
+  unmirror(rec);
   if (rec.list) rec.list.remove(rec);
   if (rec.node) entries.unbuild(rec);
+  if (rec.kind === "plan") showCurrentPlan();
   recs.delete(rec.id);
   heldRecs.delete(rec);
   rec.shed = rec.long = null;
@@ -147,7 +192,10 @@ export function removeRecord(rec) {
 // Records back to "not loaded" (range.js): out of the model and the lists; the caller cuts the
 // timeline (many at once).
 export function letGo(gone) {
+  const mirrors = new Set();
   for (const rec of gone) {
+    if (rec.mirror) { mirrors.add(rec.mirror); rec.mirror = null; }
+    if (rec.kind === "plan" && rec.node) entries.unbuild(rec);
     cards.release(rec);
     recs.delete(rec.id);
     heldRecs.delete(rec);
@@ -155,6 +203,8 @@ export function letGo(gone) {
     dirtyText.delete(rec);
   }
   for (const list of lists) list.removeMany(gone);
+  if (mirrors.size) transcript.removeMany(mirrors);
+  showCurrentPlan();
 }
 
 // Whole-entry changes (insert of a known id, update): the view and the text are replaced.
@@ -174,7 +224,7 @@ function updateRecord(rec, entry) {
   if (rec.long || text !== rec.text) { entries.setText(rec, text); dirtyText.add(rec); }
   entries.facts(rec);
   dirtyFill.add(rec);
-  if (rec.list) rec.list.changed(rec);
+  changedRec(rec);
   cards.adopt(rec);
 }
 
@@ -206,7 +256,7 @@ export function entryOps(range) {
       if (rec.shed || restoring.has(rec)) { holdUntilRestored(rec, op, counter); return; }
       entries.appendText(rec, String(op.text ?? ""));
       dirtyText.add(rec);
-      if (rec.list) rec.list.changed(rec);
+      changedRec(rec);
     },
     truncateText(op, counter) {
       const rec = recs.get(String(op.id));
@@ -220,7 +270,7 @@ export function entryOps(range) {
       if (len === rec.text.length) return;
       entries.setText(rec, rec.text.slice(0, len));
       dirtyText.add(rec);
-      if (rec.list) rec.list.changed(rec);
+      changedRec(rec);
     },
   });
 }
@@ -267,7 +317,7 @@ function shedFar() {
   if (!near.length && last) near.push([last.index - KEEP_NEAR, last.index]);
   shedAt = frameStart;
   for (const rec of heldRecs) {
-    if (rec.shed || rec === last || rec.node || restoring.has(rec) || restoreWanted.has(rec) || hasCards(rec)) continue;
+    if (rec.shed || rec === last || rec.node || (rec.mirror && rec.mirror.node) || restoring.has(rec) || restoreWanted.has(rec) || hasCards(rec)) continue;
     // Plans are drawn in their pane; an entry still streaming (a text op in the last second)
     // keeps its text (a long one is held clipped anyway).
     if (rec.kind === "plan" || rec.kind === "plan_text") continue;
@@ -327,7 +377,7 @@ function fetchRestores() {
       dirtyFill.add(rec);
       dirtyText.add(rec);
       for (const { op, counter } of held) if (counter > cut.counter) hooks.apply(op, counter);
-      if (rec.list) rec.list.changed(rec);
+      changedRec(rec);
       for (const resolve of rec.onRestored || []) resolve();
       rec.onRestored = null;
     }

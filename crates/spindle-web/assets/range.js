@@ -12,6 +12,7 @@ import { parseId } from "./feed.js";
 import {
   PENDING_LIMIT, KEEP_NEAR, entries, lists, transcript, listFor, recs, timeline, setTimeline,
   session, epoch, generation, frameTime, newRecord, place, removeRecord, letGo, isRestoring, restoresPending,
+  mirror, unmirror,
 } from "./model.js";
 
 // The app's own, which range.js cannot import (app.js imports it): `schedule` (a frame is
@@ -58,7 +59,7 @@ export function createRange({ schedule, reconnect, apply, searching }) {
     let i = 0;
     for (; i < timeline.length && timeline[i].index < upTo; i++) {
       const rec = timeline[i];
-      if (rec.node || hasCards(rec) || isRestoring(rec) || rec === newestPlan || frameTime() - rec.touchedAt < 1000) { kept.push(rec); continue; }
+      if (rec.node || (rec.mirror && rec.mirror.node) || hasCards(rec) || isRestoring(rec) || rec === newestPlan || frameTime() - rec.touchedAt < 1000) { kept.push(rec); continue; }
       gone.add(rec);
     }
     if (!gone.size) return;
@@ -97,11 +98,14 @@ export function createRange({ schedule, reconnect, apply, searching }) {
       const fresh = [];
       for (const item of Array.isArray(page.entries) ? page.entries : []) {
         const entry = item && item.entry;
-        if (!entry || recs.has(String(entry.id))) continue;
+        if (!entry) continue;
+        // (A plan held for its pane from before the loaded range: now in it, in its turn too.)
+        const known = recs.get(String(entry.id));
+        if (known) { mirror(known); continue; }
         fresh.push(newRecord(entry, Number(item.index), cut.counter));
       }
       for (const rec of fresh) {
-        place(rec);
+        place(rec, true);
         // Back from a dropped range: out of the digest (the server's version, see dropFar).
         if (dropped.count() && rec.index >= lowestLoaded) dropped.back(rec);
       }
@@ -174,8 +178,9 @@ export function createRange({ schedule, reconnect, apply, searching }) {
     const index = Number.isInteger(op.index) ? op.index : newerEnd;
     newerEnd = Math.max(newerEnd, index + 1);
     if (sideKind(String(entry.kind || "unknown"))) {
+      // For its pane only: the transcript does not hold this part of the timeline.
       const rec = newRecord(entry, index, -1);
-      place(rec);
+      place(rec, false);
       liveSide.push(rec);
       // Past the cap (and some slack, so this runs once per 50), the oldest go again; drawn ones
       // (a plan is always drawn in its pane) and those with a card stay.
@@ -219,7 +224,7 @@ export function createRange({ schedule, reconnect, apply, searching }) {
     letGo(gone);
     setTimeline(timeline.slice(0, i).concat(kept));
     liveSide.length = 0;
-    for (const rec of kept) if (sideKind(rec.kind)) liveSide.push(rec);
+    for (const rec of kept) if (sideKind(rec.kind)) { liveSide.push(rec); unmirror(rec); }
     setBelow();
   }
 
@@ -241,9 +246,11 @@ export function createRange({ schedule, reconnect, apply, searching }) {
         const entry = item && item.entry;
         if (!entry) continue;
         next = Math.max(next, Number(item.index) + 1);
-        if (!recs.has(String(entry.id))) fresh.push(newRecord(entry, Number(item.index), cut.counter));
+        const known = recs.get(String(entry.id));
+        if (!known) fresh.push(newRecord(entry, Number(item.index), cut.counter));
+        else mirror(known);
       }
-      for (const rec of fresh) place(rec);
+      for (const rec of fresh) place(rec, true);
       const total = Math.max(0, Number(page.total) || 0);
       newerEnd = Math.max(newerEnd, total);
       newerFrom = next >= newerEnd ? null : next;

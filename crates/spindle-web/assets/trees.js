@@ -38,6 +38,7 @@ export function createTrees({ search, streaming, schedule }) {
           // Only for the text the page shows now, and only while the entry is drawn.
           if (!rec || !rec.renderer || rec.text.length !== item.length || rec.shownText !== rec.text) continue;
           rec.renderer.show(item.tree, item.length);
+          entries.codeCopies(rec.body);
           if (rec.list) rec.list.changed(rec);
           search.redrawn(rec);
         }

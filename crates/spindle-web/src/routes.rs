@@ -43,6 +43,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/ops.js", get(ops_js)),
         ("/trees.js", get(trees_js)),
         ("/app.css", get(app_css)),
+        ("/transcript.css", get(transcript_css)),
         (
             "/api/sessions",
             get(list_sessions).post(api::create_session),
@@ -210,6 +211,13 @@ async fn trees_js() -> Response {
 
 async fn app_css() -> Response {
     asset("text/css; charset=utf-8", include_str!("../assets/app.css"))
+}
+
+async fn transcript_css() -> Response {
+    asset(
+        "text/css; charset=utf-8",
+        include_str!("../assets/transcript.css"),
+    )
 }
 
 async fn list_sessions(State(state): State<AppState>) -> Result<Response, WebError> {
@@ -412,6 +420,7 @@ mod tests {
                 "/ops.js",
                 "/trees.js",
                 "/app.css",
+                "/transcript.css",
                 "/api/sessions",
                 "/api/agents",
                 "/api/agent-sessions",

@@ -12,6 +12,7 @@
 //! - [`routing`]: the metadata fields that route agent text to the reply,
 //!   thoughts or the plan, in the order they are weighed;
 //! - [`meta`]: the `_meta` keys Spindle reads on updates;
+//! - [`stop_reasons`]: a turn's stop reasons and the outcome each names;
 //! - [`DEFAULT_MAX_LINE_BYTES`]: the one default limit on a JSON-RPC line;
 //! - [`scan`]: the single-pass scanner for the hot chunk path;
 //! - [`hash`]: the fast hasher of hot-path id maps.
@@ -24,6 +25,7 @@ pub mod meta;
 pub mod remote;
 pub mod routing;
 pub mod scan;
+pub mod stop_reasons;
 pub mod tags;
 pub mod web;
 

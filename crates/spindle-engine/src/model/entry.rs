@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use spindle_wire::meta::META_KEY;
+use spindle_wire::stop_reasons::TurnOutcome;
 use spindle_wire::tags;
 
 use super::message::Message;
@@ -35,6 +36,9 @@ pub enum EntryKind {
     Permission,
     /// An update the engine does not know; the raw JSON is kept verbatim.
     Unknown,
+    /// The end of a turn the agent or the client ended (a prompt's answer, an
+    /// error, a v2 idle): how it ended, after the turn's last output.
+    TurnEnd,
 }
 
 impl EntryKind {
@@ -52,6 +56,7 @@ impl EntryKind {
             EntryKind::Boundary => "boundary",
             EntryKind::Permission => "permission",
             EntryKind::Unknown => "unknown",
+            EntryKind::TurnEnd => "turn_end",
         }
     }
 
@@ -101,6 +106,37 @@ pub enum EntryBody {
     Terminal(Box<Terminal>),
     /// [`EntryKind::Permission`] and [`EntryKind::Unknown`]: raw JSON verbatim.
     Raw(Box<Value>),
+    /// [`EntryKind::TurnEnd`].
+    TurnEnd(Box<TurnEnd>),
+}
+
+/// How a turn ended (an [`EntryKind::TurnEnd`] entry).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnEnd {
+    /// The stop reason, verbatim, when reported.
+    pub stop_reason: Option<String>,
+    /// The error of a failed turn, verbatim (`code`, `message`, `data`).
+    pub error: Option<Value>,
+}
+
+impl TurnEnd {
+    /// What the stop reason and error say together.
+    pub fn outcome(&self) -> TurnOutcome {
+        TurnOutcome::of(self.stop_reason.as_deref(), self.error.is_some())
+    }
+
+    /// The view's fields: `outcome`, `stopReason` and `error` when known.
+    fn fields(&self) -> Map<String, Value> {
+        let mut fields = Map::new();
+        fields.insert("outcome".into(), Value::from(self.outcome().as_str()));
+        if let Some(stop) = &self.stop_reason {
+            fields.insert("stopReason".into(), Value::from(stop.as_str()));
+        }
+        if let Some(error) = &self.error {
+            fields.insert("error".into(), error.clone());
+        }
+        fields
+    }
 }
 
 /// One timeline entry.
@@ -213,6 +249,7 @@ impl Entry {
             EntryBody::Raw(raw) => {
                 fields.insert("raw".into(), (**raw).clone());
             }
+            EntryBody::TurnEnd(end) => fields = end.fields(),
         }
         EntryView {
             id: self.id.clone(),
@@ -319,7 +356,10 @@ pub struct EntryView {
     /// false` while the text before is unknown), `reads` (paths the agent
     /// read through the client); plans `plan`, `removed`; boundaries `reason` (`clear` |
     /// `compaction`), `source`, `compactionId`, `status`, `error`; terminals
-    /// `terminal`; unknown updates and non-tool permissions `raw`.
+    /// `terminal`; unknown updates and non-tool permissions `raw`; turn ends
+    /// `outcome` (`done` | `cancelled` | `refused` | `max_tokens` |
+    /// `max_turn_requests` | `error` | `other` | `unreported`), `stopReason`
+    /// and `error` (verbatim) when known.
     #[serde(flatten)]
     pub fields: Map<String, Value>,
 }
@@ -341,6 +381,7 @@ mod tests {
             EntryKind::Boundary,
             EntryKind::Permission,
             EntryKind::Unknown,
+            EntryKind::TurnEnd,
         ] {
             assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
         }

@@ -17,7 +17,7 @@ mod tool_call;
 
 pub use client_activity::{ClientActivity, ClientWrite, WriteStatus};
 pub use diff::unified_hunks;
-pub use entry::{Boundary, Entry, EntryBody, EntryKind, EntryView};
+pub use entry::{Boundary, Entry, EntryBody, EntryKind, EntryView, TurnEnd};
 pub use file_diff::{DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, FileDiff};
 pub(crate) use message::Block;
 pub use message::Message;

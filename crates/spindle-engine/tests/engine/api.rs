@@ -36,9 +36,13 @@ fn v1_turn_through_params_and_prompt_response() {
         [
             EntryKind::UserMessage,
             EntryKind::AgentThought,
-            EntryKind::AgentMessage
+            EntryKind::AgentMessage,
+            EntryKind::TurnEnd
         ]
     );
+    let end = e.transcript().entries[3].view();
+    assert_eq!(end.fields["outcome"], "done");
+    assert_eq!(end.fields["stopReason"], "end_turn");
 }
 
 #[test]

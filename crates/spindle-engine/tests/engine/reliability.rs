@@ -155,8 +155,8 @@ fn engine_f3_an_update_for_another_session_is_a_diagnostic_and_not_applied() {
     assert_eq!(messages(&engine), vec!["Hello"]);
     assert_eq!(
         engine.transcript().entries.len(),
-        2,
-        "prompt and reply only"
+        3,
+        "prompt, reply and the turn's end only"
     );
     assert_eq!(
         diagnostics(&engine),

@@ -96,8 +96,8 @@ fn observe_tail_then_pages(
         .into_iter()
         .find(|op| op["op"] == "web_window")
         .expect("a long session's snapshot says how many entries come before its tail");
-    // The entries of the script and the prompt that started it.
-    assert_eq!(window["total"], entries + 1);
+    // The entries of the script, the prompt that started it and the turn's end.
+    assert_eq!(window["total"], entries + 2);
     let mut tail = TextView::default();
     tail.apply_event(&reset);
     let mut messages = tail.texts_of("agent_message");
