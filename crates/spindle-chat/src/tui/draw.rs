@@ -232,10 +232,11 @@ fn truncate(text: &str, width: usize) -> String {
 }
 
 /// Entries with nothing to show (empty text, hidden thoughts; permission
-/// entries, which the menu and the tool call show).
+/// entries, which the menu and the tool call show; the engine's turn ends,
+/// which the driver's own end line shows with the turn's duration).
 fn is_hidden(state: &TuiState, entry: &EntryView) -> bool {
     (entry.kind == EntryKind::AgentThought && !state.show_thoughts)
-        || entry.kind == EntryKind::Permission
+        || matches!(entry.kind, EntryKind::Permission | EntryKind::TurnEnd)
         || (entry.text.is_empty()
             && matches!(
                 entry.kind,

@@ -115,6 +115,13 @@ fn screens_show_the_transcript_menus_and_status() {
                         "I changed the word old into new everywhere",
                         json!({}),
                     ),
+                    // The engine's own turn end draws nothing: the driver's line says it.
+                    entry(
+                        "e",
+                        EntryKind::TurnEnd,
+                        "",
+                        json!({"outcome": "done", "stopReason": "end_turn"}),
+                    ),
                 ]);
                 s.turn_end(TurnEnd {
                     sentence: "done".into(),
