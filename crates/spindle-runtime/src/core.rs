@@ -273,6 +273,15 @@ impl SessionCore {
         }
     }
 
+    /// A turn ended well: the banners of earlier failures (a rejected prompt, an agent that
+    /// exited or could not start) no longer apply. A storage failure's banner stays until
+    /// storage recovers.
+    pub(crate) fn clear_banner(&mut self) {
+        if self.storage_error.is_none() {
+            self.set_banner(None);
+        }
+    }
+
     pub(crate) fn set_banner(&mut self, banner: Option<Banner>) {
         if self.banner == banner {
             return;

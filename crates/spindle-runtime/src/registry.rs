@@ -36,6 +36,9 @@ pub struct NewSession {
     pub agent: Option<String>,
 }
 
+/// The longest title [`SessionManager::rename`] takes, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+
 /// A session as listed by `GET /api/sessions`.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -88,6 +91,9 @@ pub struct SessionManager {
     starting: Mutex<()>,
     /// This replica (its id, lease time, lease counters).
     pub replica: Arc<Replica>,
+    /// Sessions deleted while this replica ran: never served again (the follower may hear of
+    /// their last lines after the delete; ids are never given out twice).
+    deleted: Mutex<std::collections::BTreeSet<i64>>,
 }
 
 impl SessionManager {
@@ -114,6 +120,7 @@ impl SessionManager {
             sessions: Mutex::new(BTreeMap::new()),
             starting: Mutex::new(()),
             replica,
+            deleted: Mutex::new(std::collections::BTreeSet::new()),
         };
         for (session, engine, next_seq) in rebuilt {
             manager.start_rebuilt(&session, engine, next_seq);
@@ -180,12 +187,41 @@ impl SessionManager {
     /// session again. Blocking (database reads): called off the async threads.
     pub fn follow(&self, change: LogChange) -> Result<(), crate::store::StoreError> {
         if change == LogChange::RESYNC {
-            for stored in self.store.sessions()? {
-                self.follow_one(&stored)?;
+            let stored = self.store.sessions()?;
+            // Deleted while this replica was not listening.
+            let gone: Vec<i64> = self
+                .live_sessions()
+                .into_iter()
+                .map(|(id, _)| id)
+                .filter(|id| !stored.iter().any(|s| s.id == *id))
+                .collect();
+            for id in gone {
+                self.forget_deleted(id);
             }
+            for stored in stored {
+                if !self.is_deleted(stored.id) {
+                    self.follow_one(&stored)?;
+                }
+            }
+            self.sessions_changed();
             for (_, live) in self.live_sessions() {
                 let _ = live.commands.blocking_send(Command::TakeForwarded);
             }
+            return Ok(());
+        }
+        if self.is_deleted(change.session) {
+            return Ok(());
+        }
+        if change.is_delete() {
+            self.forget_deleted(change.session);
+            self.sessions_changed();
+            return Ok(());
+        }
+        if change.is_rename() {
+            if let Some(live) = self.get_now(change.session) {
+                let _ = live.commands.blocking_send(Command::Renamed);
+            }
+            self.sessions_changed();
             return Ok(());
         }
         if change.is_command() {
@@ -436,11 +472,107 @@ impl SessionManager {
             return Ok(live);
         }
         let not_found = || SessionError::NotFound(format!("no session {id}"));
+        if self.is_deleted(id) {
+            return Err(not_found());
+        }
         self.store.off_worker(|| {
             let stored = self.store.session(id).map_err(SessionError::storage)?;
             let stored = stored.ok_or_else(not_found)?;
             self.serve_from_log(&stored).map_err(SessionError::storage)
         })
+    }
+
+    /// Renames a session. The title is the store's (one row every replica reads for its list);
+    /// the store announces it to the other replicas, whose pages refresh their lists too.
+    pub async fn rename(&self, id: i64, title: &str) -> Result<(), SessionError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(SessionError::invalid_params("the title is empty"));
+        }
+        if title.chars().count() > MAX_TITLE_CHARS {
+            return Err(SessionError::invalid_params(format!(
+                "the title is longer than {MAX_TITLE_CHARS} characters"
+            )));
+        }
+        let not_found = || SessionError::NotFound(format!("no session {id}"));
+        if self.is_deleted(id) {
+            return Err(not_found());
+        }
+        let found = self
+            .store
+            .off_worker(|| self.store.set_title(id, title))
+            .map_err(SessionError::storage)?;
+        if !found {
+            return Err(not_found());
+        }
+        if let Some(live) = self.get_now(id) {
+            let _ = live.commands.send(Command::Renamed).await;
+        }
+        self.sessions_changed();
+        Ok(())
+    }
+
+    /// Deletes a session: its task stops here (its agent with it, the lease released), then
+    /// the store deletes everything it holds for it in one transaction. Other replicas hear of
+    /// the delete from the store and stop theirs ([`SessionManager::follow`]). What the agent
+    /// keeps of the session on its side (its own history) is the agent's and stays.
+    pub async fn delete(&self, id: i64) -> Result<(), SessionError> {
+        let not_found = || SessionError::NotFound(format!("no session {id}"));
+        if self.is_deleted(id) {
+            return Err(not_found());
+        }
+        let stored = self
+            .store
+            .off_worker(|| self.store.session(id))
+            .map_err(SessionError::storage)?;
+        if stored.is_none() && self.get_now(id).is_none() {
+            return Err(not_found());
+        }
+        let live = {
+            let _starting = lock(&self.starting);
+            lock(&self.deleted).insert(id);
+            lock(&self.sessions).remove(&id)
+        };
+        if let Some(live) = live {
+            live.close();
+            let (reply, done) = oneshot::channel();
+            if live.commands.send(Command::Stop(reply)).await.is_ok() {
+                let _ = done.await;
+            }
+        }
+        self.store
+            .off_worker(|| self.store.delete_session(id))
+            .map_err(SessionError::storage)?;
+        self.sessions_changed();
+        Ok(())
+    }
+
+    /// Whether the session was deleted while this replica ran.
+    fn is_deleted(&self, id: i64) -> bool {
+        lock(&self.deleted).contains(&id)
+    }
+
+    /// Another replica deleted the session: its task here stops (its agent too, when this
+    /// replica ran it). Blocking: called by the follower, off the async threads.
+    fn forget_deleted(&self, id: i64) {
+        let live = {
+            let _starting = lock(&self.starting);
+            lock(&self.deleted).insert(id);
+            lock(&self.sessions).remove(&id)
+        };
+        if let Some(live) = live {
+            live.close();
+            let (reply, _done) = oneshot::channel();
+            let _ = live.commands.blocking_send(Command::Stop(reply));
+        }
+    }
+
+    /// Tells every page watching a session here that the list of sessions changed (a rename, a
+    /// delete): each asks for the list again.
+    fn sessions_changed(&self) {
+        for (_, live) in self.live_sessions() {
+            lock(&live.core).publish_note(PageOp::WebSession);
+        }
     }
 
     /// A live session by id, if there is one.
@@ -543,6 +675,15 @@ impl LiveSession {
             .await
             .map_err(|_| SessionError::Gone)?;
         answer.await.map_err(|_| SessionError::Gone)?
+    }
+
+    /// The session is deleted: its pages hear that the list changed (the session left it),
+    /// then its streams end.
+    fn close(&self) {
+        let mut core = lock(&self.core);
+        core.publish_note(PageOp::WebSession);
+        core.hub.close_all();
+        core.acp.hub.close_all();
     }
 
     /// The session's working directory.

@@ -126,11 +126,14 @@ impl SessionTask {
                 if self.protocol() < 2 {
                     self.v1_turn_running = false;
                 }
-                if let Err(error) = completion.result {
-                    self.banner(
+                match completion.result {
+                    Err(error) => self.banner(
                         "error",
                         format!("The agent rejected the prompt: {}", error_message(&error)),
-                    );
+                    ),
+                    // A turn that ended well; a cancelled or refused one is no success.
+                    Ok(raw) if turn_succeeded(raw.get()) => lock(&self.core).clear_banner(),
+                    Ok(_) => {}
                 }
                 return;
             }
@@ -250,6 +253,16 @@ impl SessionTask {
         self.status("no_agent", Some(format!("The agent exited ({exit}).")));
         self.fail_queued("the agent exited");
     }
+}
+
+/// Whether a prompt's answer ends the turn well (not cancelled, not refused).
+fn turn_succeeded(result: &str) -> bool {
+    let stop = serde_json::from_str::<Value>(result).ok().and_then(|v| {
+        v.get("stopReason")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    !matches!(stop.as_deref(), Some("cancelled" | "refusal"))
 }
 
 /// The JSON-RPC error an `/acp` client gets for a failed agent request.

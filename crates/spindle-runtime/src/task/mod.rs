@@ -449,6 +449,7 @@ impl SessionTask {
             Command::Stop(done) => {
                 let _ = done.send(());
             }
+            Command::Renamed => self.titled = true,
         }
     }
 
