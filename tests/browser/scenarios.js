@@ -464,6 +464,10 @@ require("./defaults.js")({ scenario, startServer: startServerAsIs, eventually, a
 
 require("./markdown.js")({ scenario, startServer, eventually, assert, newSession, send, waitTurns, shot });
 
+require("./chrome.js")({
+  scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, userTexts, shot,
+});
+
 require("./perf.js")({
   scenario, eventually, assert, newSession, send, waitTurns, finishedTurns, greeted, shot,
 });

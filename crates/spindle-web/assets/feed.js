@@ -49,9 +49,11 @@ export function createFeed({ setConn, session, reset, ops, broken }) {
     es.addEventListener("ops", (event) => { if (source === es) ops(event.data, event.lastEventId); });
   }
 
-  function close() {
+  // Stops this tab's stream; with `leave` the shared worker's too (no session is shown).
+  function close(leave) {
     if (source) source.close();
     source = null;
+    if (leave && port) port.postMessage({ type: "unwatch" });
   }
 
   function fromFeed(message) {
@@ -79,12 +81,13 @@ export function createFeed({ setConn, session, reset, ops, broken }) {
       if (asked !== session() || base !== null) return;
       const cut = parseId(snapshot.event);
       base = cut ? cut.counter : 0;
+      banner(null, null, "load");
       reset(JSON.stringify({ ops: snapshot.ops || [] }), snapshot.event);
       const waiting = early;
       early = [];
       for (const [data, id] of waiting) ops(data, id, base);
     }).catch((e) => {
-      if (asked === session()) { banner("Cannot load the session: " + e.message, "error"); setTimeout(() => { if (asked === session() && base === null) fetchSnapshot(); }, 1000); }
+      if (asked === session()) { banner("Cannot load the session: " + e.message, "error", "load"); setTimeout(() => { if (asked === session() && base === null) fetchSnapshot(); }, 1000); }
     });
   }
 
