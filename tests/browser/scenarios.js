@@ -465,7 +465,7 @@ require("./defaults.js")({ scenario, startServer: startServerAsIs, eventually, a
 require("./markdown.js")({ scenario, startServer, eventually, assert, newSession, send, waitTurns, shot });
 
 require("./chrome.js")({
-  scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, userTexts, shot,
+  scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, shot,
 });
 
 require("./perf.js")({

@@ -339,7 +339,7 @@ function setState(op) {
   running = !!(st.turnOpen || state === "running" || state === "requires_action");
   $("cancel").disabled = !running;
   // The phone's Chat tab shows that a turn runs while another tab is shown.
-  document.querySelector("#tabs .tab-running").hidden = !running;
+  document.querySelector("#tabs .tab-running").hidden = !(state === "running" || state === "requires_action");
   // A turn that ended well: the page's banners of earlier failures no longer apply.
   if (wasRunning && !running && !st.error && reason && reason !== "cancelled" && reason !== "refusal") clearBanners();
 }

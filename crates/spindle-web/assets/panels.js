@@ -481,6 +481,7 @@ export function createPanels(ctx) {
       .replace(/```[^\n]*\n?/g, " ")
       .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
       .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+      .replace(/\[([^\]]*)\]\([^)]*$/, "$1") // a link the title's end cut
       .replace(/^\s{0,3}(#{1,6}\s+|>\s?|[-*+]\s+(\[[ xX]\]\s+)?|\d+[.)]\s+)/gm, "")
       .replace(/(\*\*|__)(.+?)\1/g, "$2")
       .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, "$1$2")
@@ -588,7 +589,7 @@ export function createPanels(ctx) {
       const b = el("button", "session-open");
       b.type = "button";
       b.dataset.session = String(s.id);
-      b.appendChild(el("span", "session-title", s.title || "Session " + s.id));
+      b.appendChild(el("span", "session-title", plainText(s.title) || "Session " + s.id));
       if (s.agent && typeof s.agent === "object") {
         sessionAgents.set(String(s.id), s.agent);
         const name = b.appendChild(el("span", "session-agent-name", agentLabel(s.agent)));

@@ -22,7 +22,8 @@ function table(sendKey) {
     ["Alt+\u2193 / Alt+\u2191", "Next / previous session in the list"],
     ["Alt+P", "Focus the prompt"],
     [mod + "+F", "Search the whole transcript (Enter / Shift+Enter: next / previous match)"],
-    ["\u2191 / \u2193, Enter / Tab", "In the / and @ completion list: move, pick"],
+    ["\u2191 / \u2193", "In the / and @ completion list: choose"],
+    ["Enter / Tab", "In the completion list: take the chosen one"],
     ["?", "This list (outside text fields)"],
   ];
 }
