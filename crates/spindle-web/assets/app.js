@@ -119,6 +119,7 @@ const feed = createFeed({
   reset: (data, id) => reset(data, id),
   ops: (data, id, after) => receive(data, id, after),
   broken: () => { if (session() !== null) reconnect(); },
+  ended: () => refreshSessions(),
 });
 const connect = () => feed.connect();
 
@@ -370,8 +371,11 @@ createShortcuts({
 });
 
 // Other pages rename and delete sessions: a page coming back into view lists them again (a
-// page watching a session hears of it at once, through its stream: `web_session`).
+// page watching a session hears of it at once, through its stream: `web_session`; one showing
+// none asks every 15 s).
 document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") refreshSessions(); });
+// A page showing no session has no stream to hear it through: it asks now and then.
+setInterval(() => { if (session() === null && document.visibilityState === "visible") refreshSessions(); }, 15000);
 
 panels.showTab(document.body.dataset.tab || "chat");
 

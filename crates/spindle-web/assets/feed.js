@@ -15,8 +15,10 @@ export function parseId(id) {
 
 // `reset(data, id)` starts the view from a snapshot frame, `ops(data, id, after)` queues a frame
 // (with `after`: only its batches after that counter), `broken()` when the worker failed (the
-// view starts over).
-export function createFeed({ setConn, session, reset, ops, broken }) {
+// view starts over), `ended()` when the server ended the stream for good (the session may be
+// deleted: the list is asked for again).
+// `ended()` when the server ended the stream for good (the session may have been deleted).
+export function createFeed({ setConn, session, reset, ops, broken, ended }) {
   let port = null; // the shared worker's port
   let source = null; // this tab's own EventSource, without a shared worker
   let base = null; // batch counter of the snapshot the view is built on (shared feed), null before
@@ -44,7 +46,10 @@ export function createFeed({ setConn, session, reset, ops, broken }) {
     const es = new EventSource("/api/sessions/" + encodeURIComponent(session()) + "/events");
     source = es;
     es.addEventListener("open", () => setConn("live"));
-    es.addEventListener("error", () => setConn(es.readyState === EventSource.CLOSED ? "offline" : "reconnecting"));
+    es.addEventListener("error", () => {
+      setConn(es.readyState === EventSource.CLOSED ? "offline" : "reconnecting");
+      if (es.readyState === EventSource.CLOSED && source === es) ended();
+    });
     es.addEventListener("reset", (event) => { if (source === es) reset(event.data, event.lastEventId); });
     es.addEventListener("ops", (event) => { if (source === es) ops(event.data, event.lastEventId); });
   }
@@ -58,7 +63,10 @@ export function createFeed({ setConn, session, reset, ops, broken }) {
 
   function fromFeed(message) {
     if (String(message.session) !== String(session())) return;
-    if (message.type === "state") setConn(message.state);
+    if (message.type === "state") {
+      setConn(message.state);
+      if (message.state === "offline") ended();
+    }
     else if (message.type === "joined") {
       setConn(message.state === "connecting" ? "reconnecting" : message.state);
       // A stream other tabs opened already: this tab starts from a snapshot of its own.
