@@ -102,6 +102,7 @@ function select(id) {
 function deselect() {
   feed.close(true);
   setSession(null);
+  setConn("offline");
   history.replaceState(null, "", location.pathname + location.search);
   clearView();
   panels.clear();
