@@ -157,6 +157,7 @@ impl SessionManager {
             if was_running {
                 let mut core = lock(&live.core);
                 core.set_banner(Some(Banner {
+                    lasting: false,
                     level: "warning",
                     text:
                         "The server restarted during this turn; the transcript is kept up to the \

@@ -163,7 +163,9 @@ impl SessionTask {
         }
         for step in steps {
             match step {
-                StartupStep::Warning(text) => self.banner("warning", text),
+                // What the start changed (a new agent session instead of the old one) stays
+                // said after the next turn.
+                StartupStep::Warning(text) => self.lasting_banner("warning", text),
                 StartupStep::Opened(session) => self.session_opened(&session),
                 StartupStep::Failed(why) => self.startup_failed(&why),
                 StartupStep::NeedsAuth(message) => self.needs_auth(message),
@@ -246,6 +248,7 @@ impl SessionTask {
         core.record(vec![(Direction::Server, note)]);
         core.save_now();
         core.set_banner(Some(Banner {
+            lasting: false,
             level: "warning",
             text: format!("The agent exited ({exit}). The next prompt starts it again."),
         }));
