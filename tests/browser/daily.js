@@ -557,7 +557,15 @@ module.exports = function register(h) {
       await greeted(page);
       await send(page, "remember the word marmalade");
       await waitTurns(page, server.url, first, 2);
+      // The agent's history leaves out the sessions open in Spindle's list: this one until it is
+      // deleted there (the agent keeps its own copy).
       await page.click("#history-pane > summary");
+      await eventually("the open session left out", async () =>
+        (await page.textContent("#history-status")).includes("open in Spindle's list"));
+      assert((await page.$$("#history-list .history-item:not([hidden])")).length === 0, "nothing else listed");
+      const removed = await page.request.delete(server.url + "/api/sessions/" + first);
+      assert(removed.ok(), "deleted: " + removed.status());
+      await page.click("#history-refresh");
       await page.waitForSelector("#history-list .history-item");
       const count = (await page.$$("#history-list .history-item")).length;
       assert(count >= 1, "listed");
@@ -571,7 +579,14 @@ module.exports = function register(h) {
       await send(page, "and now?");
       await eventually("continues", async () => (await lastAgentText(page)).includes("and now?"));
       await shot(page, "21b-loaded-session");
-      // Resume: the same agent session continues without its history replayed.
+      // Resume: the same agent session continues without its history replayed (offered once
+      // the loaded copy is deleted in Spindle).
+      await page.click("#history-refresh");
+      await eventually("the loaded session left out", async () =>
+        (await page.$$("#history-list .history-item:not([hidden])")).length === 0);
+      const gone = await page.request.delete(server.url + "/api/sessions/" + opened);
+      assert(gone.ok(), "deleted: " + gone.status());
+      await eventually("the deleted session closed", async () => await page.isVisible("#empty"));
       const loaded = (await page.$$("#session-list button")).length;
       await page.click("#history-refresh");
       await page.waitForSelector('#history-list .history-item button[data-open="resume"]');

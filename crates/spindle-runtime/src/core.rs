@@ -29,6 +29,8 @@ pub(crate) enum PageFact {
 /// A banner shown above the transcript (server facts: agent exited, storage failing, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Banner {
+    /// Kept when a turn ends well (a fact about the session, not a failure that passes).
+    pub(crate) lasting: bool,
     pub(crate) level: &'static str,
     pub(crate) text: String,
 }
@@ -198,6 +200,7 @@ impl SessionCore {
                 self.unsaved_bytes = 0;
                 if self.storage_error.take().is_some() {
                     self.set_banner(Some(Banner {
+                        lasting: false,
                         level: "info",
                         text: "Storage recovered: every line is saved again.".into(),
                     }));
@@ -221,6 +224,7 @@ impl SessionCore {
                 }
                 self.storage_error = Some(text.clone());
                 self.set_banner(Some(Banner {
+                    lasting: false,
                     level: "error",
                     text,
                 }));
@@ -270,6 +274,15 @@ impl SessionCore {
         match result {
             Ok(()) => self.saved_turns = self.engine.turn_progress(),
             Err(error) => tracing::error!(session = self.session, "{error}"),
+        }
+    }
+
+    /// A turn ended well: the banners of earlier failures (a rejected prompt, an agent that
+    /// exited or could not start) no longer apply. A storage failure's banner stays until
+    /// storage recovers, a lasting one (what the agent's start changed) until another replaces it.
+    pub(crate) fn clear_banner(&mut self) {
+        if self.storage_error.is_none() && self.banner.as_ref().is_some_and(|b| !b.lasting) {
+            self.set_banner(None);
         }
     }
 

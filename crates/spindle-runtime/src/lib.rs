@@ -76,7 +76,7 @@ pub use error::SessionError;
 pub use gateway::{AcpLimits, Gateway};
 pub use handshake::{AgentChoice, AgentSettings, OpenMode};
 pub use hub::HubLimits;
-pub use registry::{LiveSession, NewSession, SessionManager};
+pub use registry::{LiveSession, MAX_TITLE_CHARS, NewSession, SessionManager};
 pub use replica::ReplicaConfig;
 pub use spindle_host::FsPolicy;
 pub use task::{PromptImage, RemoteTarget};

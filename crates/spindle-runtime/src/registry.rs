@@ -23,6 +23,8 @@ use crate::sync::lock;
 use crate::task::{Command, PromptImage, RemoteTarget, SessionTask, TaskStart, ValueReply};
 use spindle_store::LogChange;
 
+mod edit;
+
 /// What `POST /api/sessions` may ask for.
 #[derive(Debug, Clone, Default)]
 pub struct NewSession {
@@ -35,6 +37,9 @@ pub struct NewSession {
     /// The id of the agent to run (one of the server's); the default agent when `None`.
     pub agent: Option<String>,
 }
+
+/// The longest title [`SessionManager::rename`] takes, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
 
 /// A session as listed by `GET /api/sessions`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -88,6 +93,9 @@ pub struct SessionManager {
     starting: Mutex<()>,
     /// This replica (its id, lease time, lease counters).
     pub replica: Arc<Replica>,
+    /// Sessions deleted while this replica ran: never served again (the follower may hear of
+    /// their last lines after the delete; ids are never given out twice).
+    deleted: Mutex<std::collections::BTreeSet<i64>>,
 }
 
 impl SessionManager {
@@ -114,6 +122,7 @@ impl SessionManager {
             sessions: Mutex::new(BTreeMap::new()),
             starting: Mutex::new(()),
             replica,
+            deleted: Mutex::new(std::collections::BTreeSet::new()),
         };
         for (session, engine, next_seq) in rebuilt {
             manager.start_rebuilt(&session, engine, next_seq);
@@ -150,6 +159,7 @@ impl SessionManager {
             if was_running {
                 let mut core = lock(&live.core);
                 core.set_banner(Some(Banner {
+                    lasting: false,
                     level: "warning",
                     text:
                         "The server restarted during this turn; the transcript is kept up to the \
@@ -180,12 +190,41 @@ impl SessionManager {
     /// session again. Blocking (database reads): called off the async threads.
     pub fn follow(&self, change: LogChange) -> Result<(), crate::store::StoreError> {
         if change == LogChange::RESYNC {
-            for stored in self.store.sessions()? {
-                self.follow_one(&stored)?;
+            let stored = self.store.sessions()?;
+            // Deleted while this replica was not listening.
+            let gone: Vec<i64> = self
+                .live_sessions()
+                .into_iter()
+                .map(|(id, _)| id)
+                .filter(|id| !stored.iter().any(|s| s.id == *id))
+                .collect();
+            for id in gone {
+                self.forget_deleted(id);
             }
+            for stored in stored {
+                if !self.is_deleted(stored.id) {
+                    self.follow_one(&stored)?;
+                }
+            }
+            self.sessions_changed();
             for (_, live) in self.live_sessions() {
                 let _ = live.commands.blocking_send(Command::TakeForwarded);
             }
+            return Ok(());
+        }
+        if self.is_deleted(change.session) {
+            return Ok(());
+        }
+        if change.is_delete() {
+            self.forget_deleted(change.session);
+            self.sessions_changed();
+            return Ok(());
+        }
+        if change.is_rename() {
+            if let Some(live) = self.get_now(change.session) {
+                let _ = live.commands.blocking_send(Command::Renamed);
+            }
+            self.sessions_changed();
             return Ok(());
         }
         if change.is_command() {
@@ -436,6 +475,9 @@ impl SessionManager {
             return Ok(live);
         }
         let not_found = || SessionError::NotFound(format!("no session {id}"));
+        if self.is_deleted(id) {
+            return Err(not_found());
+        }
         self.store.off_worker(|| {
             let stored = self.store.session(id).map_err(SessionError::storage)?;
             let stored = stored.ok_or_else(not_found)?;

@@ -18,7 +18,8 @@ pub(crate) const CHANNEL: &str = "spindle_log";
 pub struct LogChange {
     /// The session (0 with [`LogChange::RESYNC`]).
     pub session: i64,
-    /// The highest `seq` committed (0: the session was just created; -1: a command waits).
+    /// The highest `seq` committed (0: the session was just created; -1: a command waits;
+    /// -2: the session was renamed; -3: it was deleted).
     pub seq: i64,
 }
 
@@ -35,6 +36,26 @@ impl LogChange {
     /// Whether this announces a command rather than lines.
     pub fn is_command(&self) -> bool {
         self.seq == -1
+    }
+
+    /// The session got a new title ([`crate::Store::set_title`]).
+    pub fn renamed(session: i64) -> LogChange {
+        LogChange { session, seq: -2 }
+    }
+
+    /// Whether this announces a new title rather than lines.
+    pub fn is_rename(&self) -> bool {
+        self.seq == -2
+    }
+
+    /// The session was deleted ([`crate::Store::delete_session`]).
+    pub fn deleted(session: i64) -> LogChange {
+        LogChange { session, seq: -3 }
+    }
+
+    /// Whether this announces a deleted session rather than lines.
+    pub fn is_delete(&self) -> bool {
+        self.seq == -3
     }
 
     /// Reads a notification's payload, `SESSION:SEQ`.

@@ -371,18 +371,63 @@ impl Store for PostgresStore {
         })
     }
 
-    fn set_title(&self, session: i64, title: &str) -> Result<(), StoreError> {
+    fn set_title(&self, session: i64, title: &str) -> Result<bool, StoreError> {
         let title = display_text(title).into_owned();
         self.run(StoreError::Write, move |pool| async move {
             let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
-            client
+            let changed = client
                 .execute(
                     "UPDATE sessions SET title = $2 WHERE id = $1",
                     &[&session, &title],
                 )
                 .await
                 .map_err(pg(StoreError::Write))?;
-            Ok(())
+            if changed > 0 {
+                // Other servers list the new title (a lost notice is made up by their resync).
+                let renamed = LogChange::renamed(session);
+                let _ = client
+                    .execute(
+                        "SELECT pg_notify($1, $2)",
+                        &[
+                            &listen::CHANNEL,
+                            &listen::payload(renamed.session, renamed.seq),
+                        ],
+                    )
+                    .await;
+            }
+            Ok(changed > 0)
+        })
+    }
+
+    fn delete_session(&self, session: i64) -> Result<bool, StoreError> {
+        self.run(StoreError::Write, move |pool| async move {
+            let write = pg(StoreError::Write);
+            let mut client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            let tx = client.transaction().await.map_err(&write)?;
+            for table in crate::store::SESSION_TABLES {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE session_id = $1"),
+                    &[&session],
+                )
+                .await
+                .map_err(&write)?;
+            }
+            let deleted = tx
+                .execute("DELETE FROM sessions WHERE id = $1", &[&session])
+                .await
+                .map_err(&write)?;
+            if deleted > 0 {
+                // Sent at commit: other servers stop the session's task and drop it.
+                let gone = LogChange::deleted(session);
+                tx.execute(
+                    "SELECT pg_notify($1, $2)",
+                    &[&listen::CHANNEL, &listen::payload(gone.session, gone.seq)],
+                )
+                .await
+                .map_err(&write)?;
+            }
+            tx.commit().await.map_err(&write)?;
+            Ok(deleted > 0)
         })
     }
 

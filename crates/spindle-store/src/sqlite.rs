@@ -234,8 +234,12 @@ impl Store for SqliteStore {
         let writer = lock(&self.writer);
         writer
             .execute(
-                "INSERT INTO sessions(title, created_at, updated_at, agent_id, agent_version)
-                 VALUES(?1, ?2, ?2, ?3, ?4)",
+                // Ids only grow, past deleted sessions too (see `delete_session`).
+                "INSERT INTO sessions(id, title, created_at, updated_at, agent_id, agent_version)
+                 VALUES(MAX(COALESCE((SELECT MAX(id) FROM sessions), 0),
+                            COALESCE((SELECT CAST(value AS INTEGER) FROM meta
+                                      WHERE key = 'highest_deleted_session'), 0)) + 1,
+                        ?1, ?2, ?2, ?3, ?4)",
                 params![
                     display_text(title),
                     now,
@@ -271,14 +275,43 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    fn set_title(&self, session: i64, title: &str) -> Result<(), StoreError> {
-        lock(&self.writer)
+    fn set_title(&self, session: i64, title: &str) -> Result<bool, StoreError> {
+        let changed = lock(&self.writer)
             .execute(
                 "UPDATE sessions SET title = ?2 WHERE id = ?1",
                 params![session, display_text(title)],
             )
             .map_err(write_error)?;
-        Ok(())
+        Ok(changed > 0)
+    }
+
+    fn delete_session(&self, session: i64) -> Result<bool, StoreError> {
+        let mut writer = lock(&self.writer);
+        let tx = writer.transaction().map_err(write_error)?;
+        // The rows that reference the session first (foreign keys are on).
+        for table in crate::store::SESSION_TABLES {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE session_id = ?1"),
+                params![session],
+            )
+            .map_err(write_error)?;
+        }
+        let deleted = tx
+            .execute("DELETE FROM sessions WHERE id = ?1", params![session])
+            .map_err(write_error)?;
+        if deleted > 0 {
+            // SQLite would give the highest id out again: the next session must not take the id
+            // a page may still name in its address.
+            tx.execute(
+                "INSERT INTO meta(key, value) VALUES('highest_deleted_session', ?1)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value
+                 WHERE CAST(meta.value AS INTEGER) < CAST(excluded.value AS INTEGER)",
+                params![session.to_string()],
+            )
+            .map_err(write_error)?;
+        }
+        tx.commit().map_err(write_error)?;
+        Ok(deleted > 0)
     }
 
     fn sessions(&self) -> Result<Vec<StoredSession>, StoreError> {

@@ -6,6 +6,15 @@ use crate::types::{
     StoredSession, TakenCommand,
 };
 
+/// The tables whose rows belong to one session (`session_id`), deleted with it.
+pub(crate) const SESSION_TABLES: [&str; 5] = [
+    "commands",
+    "session_leases",
+    "replies",
+    "transcripts",
+    "wire_log",
+];
+
 /// The storage of `spindle serve`. Every method is one transaction: it commits whole or not at
 /// all. Implementations are shared between threads (`&self` methods); writes to one session come
 /// from one writer at a time (its session task).
@@ -32,8 +41,15 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Records the ACP session id the agent gave the web session.
     fn set_agent_session_id(&self, session: i64, agent_session_id: &str) -> Result<(), StoreError>;
 
-    /// Sets the display title.
-    fn set_title(&self, session: i64, title: &str) -> Result<(), StoreError>;
+    /// Sets the display title; `false` when the store holds no session `session`. Announced to
+    /// other servers ([`LogChange::renamed`]).
+    fn set_title(&self, session: i64, title: &str) -> Result<bool, StoreError>;
+
+    /// Deletes a session and everything stored for it (log, transcript, replies, lease,
+    /// commands) in one transaction; `false` when the store holds no session `session`.
+    /// Announced to other servers ([`LogChange::deleted`]). The caller stops the session's task
+    /// first: a line logged afterwards is refused (the log's rows reference the session).
+    fn delete_session(&self, session: i64) -> Result<bool, StoreError>;
 
     /// All sessions, oldest first.
     fn sessions(&self) -> Result<Vec<StoredSession>, StoreError>;

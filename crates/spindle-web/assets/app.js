@@ -9,7 +9,7 @@
 // modules, no build step). It creates the page's parts and owns the frame loop; the model of the
 // entries is model.js's, which entries have records range.js's; ops.js maps each op to its part.
 
-import { $, api, banner } from "./dom.js";
+import { $, api, banner, clearBanners } from "./dom.js";
 import { createPanels } from "./panels.js";
 import { createComposer } from "./composer.js";
 import { createEntries } from "./entries.js";
@@ -19,6 +19,7 @@ import { createFeed, parseId } from "./feed.js";
 import { createTrees } from "./trees.js";
 import { createRange } from "./range.js";
 import { createSearch } from "./search.js";
+import { createShortcuts } from "./shortcuts.js";
 import { opHandlers } from "./ops.js";
 import {
   bindModel, entryOps, session, epoch, setSession, setGeneration, setFrameTime, recs, timeline, heldRecs,
@@ -32,6 +33,7 @@ const refreshSessions = () => panels.refreshSessions();
 const panels = createPanels({
   session,
   select: (id) => select(id),
+  deselect: () => deselect(),
   // The page's layout changed (a phone tab shown): the windowed lists measure again.
   layoutChanged: () => { for (const list of lists) list.invalidate(); schedule(); },
 });
@@ -96,6 +98,20 @@ function select(id) {
   connect();
 }
 
+// The shown session left the list (deleted): the page shows no session.
+function deselect() {
+  feed.close(true);
+  setSession(null);
+  setConn("offline");
+  history.replaceState(null, "", location.pathname + location.search);
+  clearView();
+  panels.clear();
+  composer.reset();
+  $("empty").hidden = false;
+  $("prompt-form").hidden = true;
+  document.title = "Spindle";
+}
+
 // The session's events (feed.js: through the shared worker, one stream per session for all the
 // tabs of this origin, where there is one, else an EventSource of this tab's own).
 const setConn = (state) => { const c = $("connection"); c.dataset.state = state; c.textContent = state; };
@@ -104,6 +120,7 @@ const feed = createFeed({
   reset: (data, id) => reset(data, id),
   ops: (data, id, after) => receive(data, id, after),
   broken: () => { if (session() !== null) reconnect(); },
+  ended: () => refreshSessions(),
 });
 const connect = () => feed.connect();
 
@@ -266,7 +283,7 @@ function clearView() {
   setState({ state: "idle" });
   usageOp = null;
   panels.setUsage({});
-  banner(null);
+  clearBanners(true);
   search.reset();
 }
 
@@ -298,7 +315,9 @@ const search = createSearch({
 
 // Every op the server sends, by name (ops.js).
 const handlers = opHandlers({
-  model: entryOps(range), range, panels, cards, banner, setState, refreshSessions,
+  model: entryOps(range), range, panels, cards, setState, refreshSessions,
+  // The server's banner has a key of its own: the page's banners do not replace it.
+  banner: (text, level) => banner(text, level, "server"),
   setUsage: (op) => { usageOp = op; },
   setCommands: (list) => {
     commands = Array.isArray(list) ? list.filter((c) => c && typeof c === "object") : [];
@@ -318,17 +337,46 @@ function setState(op) {
   const reason = st.stopReason;
   const error = st.error && st.error.message ? " (" + st.error.message + ")" : "";
   $("stop-reason").textContent = reason ? "stop reason: " + reason + error : "";
+  const wasRunning = running;
   running = !!(st.turnOpen || state === "running" || state === "requires_action");
   $("cancel").disabled = !running;
+  // The phone's Chat tab shows that a turn runs while another tab is shown.
+  document.querySelector("#tabs .tab-running").hidden = !(state === "running" || state === "requires_action");
+  // A turn that ended well: the page's banners of earlier failures no longer apply.
+  if (wasRunning && !running && !st.error && reason && reason !== "cancelled" && reason !== "refusal") clearBanners();
 }
 
 // ---- controls ----------------------------------------------------------------------------
 
-$("cancel").addEventListener("click", async () => {
+async function cancelTurn() {
   if (session() === null) return;
-  try { await api("/api/sessions/" + encodeURIComponent(session()) + "/cancel", {}); }
-  catch (e) { banner("Cancel failed: " + e.message, "error"); }
+  try {
+    await api("/api/sessions/" + encodeURIComponent(session()) + "/cancel", {});
+    banner(null, null, "cancel");
+  } catch (e) { banner("Cancel failed: " + e.message, "error", "cancel"); }
+}
+$("cancel").addEventListener("click", cancelTurn);
+
+// Keyboard shortcuts (shortcuts.js): Esc cancels a running turn, Alt+N, Alt+arrows, Alt+P, `?`.
+createShortcuts({
+  cancel: () => { if (!running || session() === null) return false; cancelTurn(); return true; },
+  newSession: () => $("new-session-form").requestSubmit(),
+  stepSession: (delta) => panels.stepSession(delta),
+  focusPrompt: () => {
+    if ($("prompt-form").hidden) return;
+    if (document.body.dataset.tab !== "chat") panels.showTab("chat");
+    composer.focus();
+  },
+  sendKey: () => composer.sendKey(),
+  setSendKey: (value) => composer.setSendKey(value),
 });
+
+// Other pages rename and delete sessions: a page coming back into view lists them again (a
+// page watching a session hears of it at once, through its stream: `web_session`; one showing
+// none asks every 15 s).
+document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") refreshSessions(); });
+// A page showing no session has no stream to hear it through: it asks now and then.
+setInterval(() => { if (session() === null && document.visibilityState === "visible") refreshSessions(); }, 15000);
 
 panels.showTab(document.body.dataset.tab || "chat");
 

@@ -1,4 +1,5 @@
-// The prompt box: the slash-command palette (from the agent's available commands), `@` file
+// The prompt box: which key sends (Enter, or Ctrl/Cmd+Enter: a setting kept in localStorage),
+// the slash-command palette (from the agent's available commands), `@` file
 // completion (GET /api/sessions/{id}/files), pasted or dropped images shown as thumbnails, and
 // sending. What a mention or an image becomes on the wire is the server's business; this file
 // only sends `{ text, images }`. app.js creates it (createComposer).
@@ -188,26 +189,61 @@ export function createComposer(ctx) {
   input.addEventListener("blur", () => closePalette());
   // The caret moved by the mouse: what it stands in decides again.
   input.addEventListener("click", () => { if (open) update(); });
+  // Which key sends: "enter" (Enter sends, Shift+Enter adds a line, as in Zed) or "mod-enter"
+  // (Ctrl/Cmd+Enter sends, Enter adds a line). Ctrl/Cmd+Enter sends in both.
+  const SEND_KEY = "spindle.sendKey";
+  const storedSendKey = () => {
+    try { return localStorage.getItem(SEND_KEY) === "mod-enter" ? "mod-enter" : "enter"; } catch (_) { return "enter"; }
+  };
+  let sendKey = storedSendKey();
+
+  // The placeholder and the Send button say the rule in force.
+  function showSendRule() {
+    const rule = sendKey === "enter" ? "Enter sends, Shift+Enter adds a line" : "Ctrl+Enter sends, Enter adds a line";
+    input.placeholder = "Message the agent: / for commands, @ for files, paste or drop images (" + rule + ")";
+    input.setAttribute("aria-keyshortcuts", sendKey === "enter" ? "Enter" : "Control+Enter Meta+Enter");
+    $("send").title = "Send (" + (sendKey === "enter" ? "Enter" : "Ctrl+Enter") + ")";
+  }
+
+  function setSendKey(value) {
+    sendKey = value === "mod-enter" ? "mod-enter" : "enter";
+    try { localStorage.setItem(SEND_KEY, sendKey); } catch (_) { /* kept for this page only */ }
+    showSendRule();
+  }
+  showSendRule();
+  // Another tab changed it.
+  window.addEventListener("storage", (event) => { if (event.key === SEND_KEY) { sendKey = storedSendKey(); showSendRule(); } });
+
+  function submit(event) {
+    closePalette();
+    $("prompt-form").requestSubmit();
+    event.preventDefault();
+  }
+
   input.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-      closePalette();
-      $("prompt-form").requestSubmit();
-      event.preventDefault();
-      return;
+    // A key that ends an IME composition (Japanese, Chinese, ...) belongs to the composition.
+    if (event.isComposing || event.keyCode === 229) return;
+    const enter = event.key === "Enter";
+    if (enter && (event.ctrlKey || event.metaKey)) { submit(event); return; }
+    if (open) {
+      const count = open.items.length;
+      if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        if (count) open.index = (open.index + (event.key === "ArrowDown" ? 1 : count - 1)) % count;
+        highlight();
+        event.preventDefault();
+        return;
+      }
+      if ((enter && !event.shiftKey) || event.key === "Tab") {
+        // Enter picks the completion; with nothing to pick it goes on as Enter does.
+        if (pick()) { event.preventDefault(); return; }
+        if (event.key === "Tab") { closePalette(); return; }
+      } else if (event.key === "Escape") {
+        closePalette();
+        event.preventDefault();
+        return;
+      }
     }
-    if (!open) return;
-    const count = open.items.length;
-    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-      if (count) open.index = (open.index + (event.key === "ArrowDown" ? 1 : count - 1)) % count;
-      highlight();
-      event.preventDefault();
-    } else if (event.key === "Enter" || event.key === "Tab") {
-      if (pick()) event.preventDefault();
-      else if (event.key === "Tab") closePalette();
-    } else if (event.key === "Escape") {
-      closePalette();
-      event.preventDefault();
-    }
+    if (enter && sendKey === "enter" && !event.shiftKey && !event.altKey) submit(event);
   });
 
   // ---- images ---------------------------------------------------------------------------------
@@ -360,5 +396,5 @@ export function createComposer(ctx) {
     showHint();
   }
 
-  return Object.freeze({ reset });
+  return Object.freeze({ reset, sendKey: () => sendKey, setSendKey, focus: () => input.focus() });
 }

@@ -15,8 +15,10 @@ export function parseId(id) {
 
 // `reset(data, id)` starts the view from a snapshot frame, `ops(data, id, after)` queues a frame
 // (with `after`: only its batches after that counter), `broken()` when the worker failed (the
-// view starts over).
-export function createFeed({ setConn, session, reset, ops, broken }) {
+// view starts over), `ended()` when the server ended the stream for good (the session may be
+// deleted: the list is asked for again).
+// `ended()` when the server ended the stream for good (the session may have been deleted).
+export function createFeed({ setConn, session, reset, ops, broken, ended }) {
   let port = null; // the shared worker's port
   let source = null; // this tab's own EventSource, without a shared worker
   let base = null; // batch counter of the snapshot the view is built on (shared feed), null before
@@ -44,19 +46,27 @@ export function createFeed({ setConn, session, reset, ops, broken }) {
     const es = new EventSource("/api/sessions/" + encodeURIComponent(session()) + "/events");
     source = es;
     es.addEventListener("open", () => setConn("live"));
-    es.addEventListener("error", () => setConn(es.readyState === EventSource.CLOSED ? "offline" : "reconnecting"));
+    es.addEventListener("error", () => {
+      setConn(es.readyState === EventSource.CLOSED ? "offline" : "reconnecting");
+      if (es.readyState === EventSource.CLOSED && source === es) ended();
+    });
     es.addEventListener("reset", (event) => { if (source === es) reset(event.data, event.lastEventId); });
     es.addEventListener("ops", (event) => { if (source === es) ops(event.data, event.lastEventId); });
   }
 
-  function close() {
+  // Stops this tab's stream; with `leave` the shared worker's too (no session is shown).
+  function close(leave) {
     if (source) source.close();
     source = null;
+    if (leave && port) port.postMessage({ type: "unwatch" });
   }
 
   function fromFeed(message) {
     if (String(message.session) !== String(session())) return;
-    if (message.type === "state") setConn(message.state);
+    if (message.type === "state") {
+      setConn(message.state);
+      if (message.state === "offline") ended();
+    }
     else if (message.type === "joined") {
       setConn(message.state === "connecting" ? "reconnecting" : message.state);
       // A stream other tabs opened already: this tab starts from a snapshot of its own.
@@ -79,12 +89,13 @@ export function createFeed({ setConn, session, reset, ops, broken }) {
       if (asked !== session() || base !== null) return;
       const cut = parseId(snapshot.event);
       base = cut ? cut.counter : 0;
+      banner(null, null, "load");
       reset(JSON.stringify({ ops: snapshot.ops || [] }), snapshot.event);
       const waiting = early;
       early = [];
       for (const [data, id] of waiting) ops(data, id, base);
     }).catch((e) => {
-      if (asked === session()) { banner("Cannot load the session: " + e.message, "error"); setTimeout(() => { if (asked === session() && base === null) fetchSnapshot(); }, 1000); }
+      if (asked === session()) { banner("Cannot load the session: " + e.message, "error", "load"); setTimeout(() => { if (asked === session() && base === null) fetchSnapshot(); }, 1000); }
     });
   }
 

@@ -220,8 +220,9 @@ export function createPanels(ctx) {
     button.disabled = true;
     try {
       await api(sessionPath("/permission/forget"), { key });
+      banner(null, null, "forget");
     } catch (e) {
-      banner("Cannot forget that permission: " + e.message, "error");
+      banner("Cannot forget that permission: " + e.message, "error", "forget");
     }
     loadAgent();
   }
@@ -294,9 +295,10 @@ export function createPanels(ctx) {
         box.disabled = true;
         try {
           await api(sessionPath("/config"), { configId: id, value: box.checked });
+          banner(null, null, "choice");
         } catch (e) {
           box.checked = !box.checked;
-          banner("Cannot change " + (c.name || id) + ": " + e.message, "error");
+          banner("Cannot change " + (c.name || id) + ": " + e.message, "error", "choice");
         } finally {
           box.disabled = false;
         }
@@ -337,9 +339,10 @@ export function createPanels(ctx) {
     try {
       await api(sessionPath(tail), body);
       select.dataset.current = select.value;
+      banner(null, null, "choice");
     } catch (e) {
       select.value = select.dataset.current || "";
-      banner("The agent did not take that choice: " + e.message, "error");
+      banner("The agent did not take that choice: " + e.message, "error", "choice");
     } finally {
       select.disabled = false;
     }
@@ -350,7 +353,8 @@ export function createPanels(ctx) {
   // The agents a session may run (GET /api/agents), the default one picked.
   async function loadAgents() {
     let list;
-    try { list = await api("/api/agents"); } catch (e) { banner("Cannot list the agents: " + e.message, "error"); return; }
+    try { list = await api("/api/agents"); } catch (e) { banner("Cannot list the agents: " + e.message, "error", "agents"); return; }
+    banner(null, null, "agents");
     const select = $("new-session-agent");
     const picked = select.value;
     select.replaceChildren();
@@ -384,11 +388,12 @@ export function createPanels(ctx) {
   async function open(body, failure) {
     try {
       const created = await api("/api/sessions", body);
+      banner(null, null, "create");
       await refreshSessions();
       ctx.select(created.id);
       return true;
     } catch (e) {
-      banner(failure + e.message, "error");
+      banner(failure + e.message, "error", "create");
       return false;
     }
   }
@@ -404,7 +409,8 @@ export function createPanels(ctx) {
     if (more && historyCursor) query.set("cursor", historyCursor);
     let list;
     try {
-      list = await api("/api/agent-sessions" + (query.size ? "?" + query : ""));
+      // Spindle's own list too: the sessions open there are left out of the agent's.
+      [list] = await Promise.all([api("/api/agent-sessions" + (query.size ? "?" + query : "")), refreshSessions()]);
     } catch (e) {
       status.textContent = "Cannot list the agent's sessions: " + e.message;
       return;
@@ -420,7 +426,9 @@ export function createPanels(ctx) {
     for (const s of sessions) {
       if (s && s.sessionId != null) ul.appendChild(historyItem(s, agentId));
     }
-    status.textContent = ul.children.length ? "" : "The agent has no earlier sessions.";
+    hideOpenHistory();
+    const shown = [...ul.children].filter((li) => !li.hidden).length;
+    status.textContent = shown ? "" : ul.children.length ? "Every earlier session of the agent is open in Spindle's list." : "The agent has no earlier sessions.";
     historyCursor = list.nextCursor || null;
     $("history-more").hidden = !historyCursor;
   }
@@ -428,7 +436,9 @@ export function createPanels(ctx) {
   function historyItem(s, agentId) {
     const li = el("li", "history-item");
     li.dataset.agentSession = String(s.sessionId);
-    li.appendChild(el("div", "history-title", s.title || s.sessionId));
+    const title = plainText(s.title);
+    li.appendChild(el("div", "history-title", title || s.sessionId));
+    if (title && s.title !== title) li.title = title;
     const where = [s.cwd, s.updatedAt ? formatTime(s.updatedAt) : ""].filter(Boolean).join(" \u00b7 ");
     if (where) li.appendChild(el("div", "history-where", where));
     const buttons = el("div", "history-actions");
@@ -453,6 +463,32 @@ export function createPanels(ctx) {
     }
     li.appendChild(buttons);
     return li;
+  }
+
+  // The sessions already in Spindle's list are not offered again (they are opened from there).
+  function hideOpenHistory() {
+    for (const li of document.querySelectorAll("#history-list .history-item")) {
+      li.hidden = openAgentSessions.has(li.dataset.agentSession);
+    }
+  }
+
+  // An agent's session title is often the start of a markdown prompt or reply: shown as the
+  // words a reader sees (no #, *, `, links' targets), on one line. Raw HTML stays text, as the
+  // page's markdown shows it.
+  function plainText(text) {
+    if (text == null) return "";
+    return String(text)
+      .replace(/```[^\n]*\n?/g, " ")
+      .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+      .replace(/\[([^\]]*)\]\([^)]*$/, "$1") // a link the title's end cut
+      .replace(/^\s{0,3}(#{1,6}\s+|>\s?|[-*+]\s+(\[[ xX]\]\s+)?|\d+[.)]\s+)/gm, "")
+      .replace(/(\*\*|__)(.+?)\1/g, "$2")
+      .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, "$1$2")
+      .replace(/~~(.+?)~~/g, "$1")
+      .replace(/`+([^`]*)`+/g, "$1")
+      .replace(/\s+/g, " ")
+      .trim();
   }
 
   function formatTime(text) {
@@ -519,17 +555,41 @@ export function createPanels(ctx) {
   }
 
   // The session list (GET /api/sessions), the current one marked; resolves with the sessions.
+  // A session that left the list (deleted here or on another page) is closed if shown.
+  let openAgentSessions = new Set(); // the agent session ids Spindle's sessions hold
+  let listing = 0; // answers of older listings are dropped
   async function refreshSessions() {
+    const asked = ++listing;
     let list;
-    try { list = await api("/api/sessions"); } catch (e) { banner("Cannot list sessions: " + e.message, "error"); return; }
+    try { list = await api("/api/sessions"); } catch (e) { banner("Cannot list sessions: " + e.message, "error", "sessions"); return; }
+    if (asked !== listing) return list.sessions;
+    banner(null, null, "sessions");
+    // A row being renamed or with its menu open is left alone until the user is done.
+    if (document.querySelector("#session-list .session-rename, #session-list .session-menu")) {
+      pendingList = list.sessions;
+    } else {
+      drawSessions(list.sessions);
+    }
+    openAgentSessions = new Set(list.sessions.filter((s) => s.agentSessionId).map((s) => String(s.agentSessionId)));
+    hideOpenHistory();
+    if (ctx.session() !== null && !list.sessions.some((s) => String(s.id) === String(ctx.session()))) ctx.deselect();
+    return list.sessions;
+  }
+
+  let pendingList = null; // a list that came while a row was being edited
+
+  function drawSessions(sessions) {
+    pendingList = null;
     const ul = $("session-list");
     ul.replaceChildren();
     sessionAgents = new Map();
-    for (const s of list.sessions) {
+    for (const s of sessions) {
       const li = el("li");
-      const b = el("button", null, s.title || "Session " + s.id);
+      li.dataset.session = String(s.id);
+      const b = el("button", "session-open");
       b.type = "button";
       b.dataset.session = String(s.id);
+      b.appendChild(el("span", "session-title", plainText(s.title) || "Session " + s.id));
       if (s.agent && typeof s.agent === "object") {
         sessionAgents.set(String(s.id), s.agent);
         const name = b.appendChild(el("span", "session-agent-name", agentLabel(s.agent)));
@@ -539,12 +599,150 @@ export function createPanels(ctx) {
       if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
       if (String(s.id) === String(ctx.session())) b.setAttribute("aria-current", "true");
       b.addEventListener("click", () => ctx.select(s.id));
-      li.appendChild(b);
+      const more = el("button", "session-menu-button", "\u22ef");
+      more.type = "button";
+      more.setAttribute("aria-haspopup", "menu");
+      more.setAttribute("aria-expanded", "false");
+      more.setAttribute("aria-label", "Rename or delete " + (s.title || "session " + s.id));
+      more.title = "Rename or delete";
+      more.addEventListener("click", (event) => { event.stopPropagation(); toggleMenu(li, s, more); });
+      li.append(b, more);
       ul.appendChild(li);
     }
     showSessionAgent();
-    return list.sessions;
   }
+
+  // ---- a session row's menu: rename, delete ---------------------------------------------------
+
+  function closeMenus(except) {
+    for (const menu of document.querySelectorAll("#session-list .session-menu")) {
+      if (menu === except) continue;
+      const button = menu.parentNode.querySelector(".session-menu-button");
+      if (button) button.setAttribute("aria-expanded", "false");
+      menu.remove();
+    }
+    if (!except && pendingList && !document.querySelector("#session-list .session-rename")) drawSessions(pendingList);
+  }
+
+  function toggleMenu(li, s, button) {
+    const shown = li.querySelector(".session-menu");
+    if (shown) { closeMenus(); button.focus(); return; }
+    closeMenus();
+    const menu = el("div", "session-menu");
+    menu.setAttribute("role", "menu");
+    for (const [action, label] of [["rename", "Rename\u2026"], ["delete", "Delete\u2026"]]) {
+      const item = el("button", null, label);
+      item.type = "button";
+      item.dataset.action = action;
+      item.setAttribute("role", "menuitem");
+      item.addEventListener("click", (event) => {
+        event.stopPropagation();
+        closeMenus(menu);
+        menu.remove();
+        button.setAttribute("aria-expanded", "false");
+        if (action === "rename") startRename(li, s);
+        else confirmDelete(s);
+      });
+      menu.appendChild(item);
+    }
+    menu.addEventListener("keydown", (event) => {
+      const items = [...menu.querySelectorAll("button")];
+      const at = items.indexOf(document.activeElement);
+      if (event.key === "Escape") { event.preventDefault(); closeMenus(); button.focus(); }
+      else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        event.preventDefault();
+        items[(at + (event.key === "ArrowDown" ? 1 : items.length - 1)) % items.length].focus();
+      }
+    });
+    li.appendChild(menu);
+    button.setAttribute("aria-expanded", "true");
+    menu.querySelector("button").focus();
+  }
+
+  document.addEventListener("click", (event) => {
+    if (!event.target.closest || !event.target.closest(".session-menu")) closeMenus();
+  });
+
+  function startRename(li, s) {
+    const current = s.title || "";
+    const form = el("form", "session-rename");
+    const field = el("input");
+    field.type = "text";
+    field.value = current;
+    field.maxLength = 200;
+    field.setAttribute("aria-label", "New name of the session");
+    const save = el("button", "primary", "Save");
+    save.type = "submit";
+    const cancel = el("button", null, "Cancel");
+    cancel.type = "button";
+    form.append(field, save, cancel);
+    const shown = [...li.children];
+    for (const node of shown) node.hidden = true;
+    li.appendChild(form);
+    const done = () => {
+      form.remove();
+      for (const node of shown) node.hidden = false;
+      if (pendingList) drawSessions(pendingList);
+    };
+    cancel.addEventListener("click", () => { done(); li.querySelector(".session-menu-button").focus(); });
+    field.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") { event.preventDefault(); done(); li.querySelector(".session-menu-button").focus(); }
+    });
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const title = field.value.trim();
+      if (!title || title === current) { done(); return; }
+      save.disabled = true;
+      try {
+        await api("/api/sessions/" + encodeURIComponent(s.id), { title }, "PATCH");
+        banner(null, null, "rename");
+        s.title = title;
+        done();
+        if (String(s.id) === String(ctx.session())) document.title = title + " - Spindle";
+        await refreshSessions();
+      } catch (e) {
+        save.disabled = false;
+        banner("Cannot rename the session: " + e.message, "error", "rename");
+      }
+    });
+    field.focus();
+    field.select();
+  }
+
+  // Asks first (a dialog of the page's own, not the browser's confirm()).
+  function confirmDelete(s) {
+    const dialog = $("confirm-dialog");
+    const name = s.title || "Session " + s.id;
+    $("confirm-title").textContent = "Delete \u201c" + name + "\u201d?";
+    $("confirm-text").textContent = "Its agent is stopped, and Spindle deletes its transcript and log. "
+      + "What the agent keeps of the session on its side stays. This cannot be undone.";
+    $("confirm-ok").textContent = "Delete";
+    dialog.returnValue = "";
+    dialog.addEventListener("close", async () => {
+      if (dialog.returnValue !== "confirm") return;
+      try {
+        await api("/api/sessions/" + encodeURIComponent(s.id), undefined, "DELETE");
+        banner(null, null, "delete");
+      } catch (e) {
+        banner("Cannot delete the session: " + e.message, "error", "delete");
+      }
+      await refreshSessions();
+    }, { once: true });
+    dialog.showModal();
+    $("confirm-cancel").focus();
+  }
+
+  // Keeps the list's order for the next/previous session shortcuts.
+  function stepSession(delta) {
+    const buttons = [...document.querySelectorAll("#session-list .session-open")];
+    if (!buttons.length) return;
+    const at = buttons.findIndex((b) => b.getAttribute("aria-current") === "true");
+    const next = at < 0 ? (delta > 0 ? 0 : buttons.length - 1) : Math.min(buttons.length - 1, Math.max(0, at + delta));
+    if (next === at) return;
+    buttons[next].focus();
+    ctx.select(buttons[next].dataset.session);
+  }
+
   // The agent's commands (set_commands), listed in the commands pane.
   function showCommands(commands) {
     const ul = $("commands");
@@ -560,6 +758,6 @@ export function createPanels(ctx) {
 
   return Object.freeze({
     refreshSessions, showCommands, clear, loadAgent, agent: startedAgent, onStatus, onSessionInfo,
-    onStanding: renderStanding, refreshHistory, setUsage, showNotice, showTab,
+    onStanding: renderStanding, refreshHistory, setUsage, showNotice, showTab, stepSession,
   });
 }

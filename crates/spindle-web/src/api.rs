@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::errors::WebError;
-use crate::extract::{AppState, SessionRoute, body_refusal};
+use crate::extract::{AppState, SessionId, SessionRoute, body_refusal};
 use spindle_runtime::NewSession;
 use spindle_runtime::OpenMode;
 use spindle_runtime::PromptImage;
@@ -267,4 +267,30 @@ pub(crate) async fn forget_permission(
     let axum::Json(body) = body.map_err(|e| body_refusal(&e, r#"{"key": "..."}"#))?;
     session.forget_permission(body.key).await?;
     Ok(axum::Json(json!({ "forgotten": true })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct RenameBody {
+    title: String,
+}
+
+/// `PATCH /api/sessions/{id}` `{"title"}`: renames the session (every replica lists the new
+/// title).
+pub(crate) async fn rename_session(
+    State(state): State<AppState>,
+    SessionId(id): SessionId,
+    body: Result<axum::Json<RenameBody>, JsonRejection>,
+) -> Result<Response, WebError> {
+    let axum::Json(body) = body.map_err(|e| body_refusal(&e, r#"{"title": "..."}"#))?;
+    state.manager.rename(id, &body.title).await?;
+    Ok(axum::Json(json!({ "renamed": true })).into_response())
+}
+
+/// `DELETE /api/sessions/{id}`: stops the session's agent and deletes what Spindle stored of it.
+pub(crate) async fn delete_session(
+    State(state): State<AppState>,
+    SessionId(id): SessionId,
+) -> Result<Response, WebError> {
+    state.manager.delete(id).await?;
+    Ok(axum::Json(json!({ "deleted": true })).into_response())
 }

@@ -11,7 +11,7 @@ use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, get, post};
+use axum::routing::{MethodRouter, get, patch, post};
 use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
@@ -27,6 +27,10 @@ use spindle_runtime::hub::{EventId, Frame};
 fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
     vec![
         ("/", get(index)),
+        ("/favicon.svg", get(favicon)),
+        ("/favicon.ico", get(favicon)),
+        ("/theme.js", get(theme_js)),
+        ("/shortcuts.js", get(shortcuts_js)),
         ("/app.js", get(app_js)),
         ("/markdown.js", get(markdown_js)),
         ("/composer.js", get(composer_js)),
@@ -50,6 +54,10 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ),
         ("/api/agents", get(api::agents)),
         ("/api/agent-sessions", get(api::agent_sessions)),
+        (
+            "/api/sessions/{id}",
+            patch(api::rename_session).delete(api::delete_session),
+        ),
         ("/api/sessions/{id}/events", get(events)),
         (
             "/api/sessions/{id}/prompt",
@@ -101,6 +109,25 @@ async fn index() -> Response {
     asset(
         "text/html; charset=utf-8",
         include_str!("../assets/index.html"),
+    )
+}
+
+/// The page's icon; `/favicon.ico` too (a browser asks for it unless the page names an icon).
+async fn favicon() -> Response {
+    asset("image/svg+xml", include_str!("../assets/favicon.svg"))
+}
+
+async fn theme_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/theme.js"),
+    )
+}
+
+async fn shortcuts_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/shortcuts.js"),
     )
 }
 
@@ -404,6 +431,10 @@ mod tests {
             paths,
             [
                 "/",
+                "/favicon.svg",
+                "/favicon.ico",
+                "/theme.js",
+                "/shortcuts.js",
                 "/app.js",
                 "/markdown.js",
                 "/composer.js",
@@ -424,6 +455,7 @@ mod tests {
                 "/api/sessions",
                 "/api/agents",
                 "/api/agent-sessions",
+                "/api/sessions/{id}",
                 "/api/sessions/{id}/events",
                 "/api/sessions/{id}/prompt",
                 "/api/sessions/{id}/cancel",

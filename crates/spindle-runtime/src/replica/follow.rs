@@ -57,7 +57,25 @@ fn coalesce(batch: Vec<LogChange>) -> Vec<LogChange> {
     }
     let mut latest: BTreeMap<i64, i64> = BTreeMap::new();
     let mut commands: Vec<i64> = Vec::new();
+    let mut renames: Vec<i64> = Vec::new();
+    let mut deletes: Vec<i64> = batch
+        .iter()
+        .filter(|c| c.is_delete())
+        .map(|c| c.session)
+        .collect();
+    deletes.sort_unstable();
+    deletes.dedup();
     for change in batch {
+        if deletes.contains(&change.session) {
+            // Nothing of a deleted session is read again.
+            continue;
+        }
+        if change.is_rename() {
+            if !renames.contains(&change.session) {
+                renames.push(change.session);
+            }
+            continue;
+        }
         if change.is_command() {
             // Never folded into a line notice: the owner must hear of it.
             if !commands.contains(&change.session) {
@@ -72,6 +90,8 @@ fn coalesce(batch: Vec<LogChange>) -> Vec<LogChange> {
         .into_iter()
         .map(|(session, seq)| LogChange { session, seq })
         .chain(commands.into_iter().map(LogChange::command))
+        .chain(renames.into_iter().map(LogChange::renamed))
+        .chain(deletes.into_iter().map(LogChange::deleted))
         .collect()
 }
 
@@ -95,6 +115,18 @@ mod tests {
                 LogChange::command(2)
             ]),
             vec![change(2, 9), LogChange::command(2)]
+        );
+        // A rename is passed on; a delete drops everything else of its session.
+        assert_eq!(
+            coalesce(vec![
+                change(2, 5),
+                LogChange::renamed(2),
+                change(3, 4),
+                LogChange::command(3),
+                LogChange::renamed(3),
+                LogChange::deleted(3),
+            ]),
+            vec![change(2, 5), LogChange::renamed(2), LogChange::deleted(3)]
         );
         assert_eq!(
             coalesce(vec![change(2, 5), LogChange::RESYNC]),

@@ -126,11 +126,14 @@ impl SessionTask {
                 if self.protocol() < 2 {
                     self.v1_turn_running = false;
                 }
-                if let Err(error) = completion.result {
-                    self.banner(
+                match completion.result {
+                    Err(error) => self.banner(
                         "error",
                         format!("The agent rejected the prompt: {}", error_message(&error)),
-                    );
+                    ),
+                    // A turn that ended well; a cancelled or refused one is no success.
+                    Ok(raw) if turn_succeeded(raw.get()) => lock(&self.core).clear_banner(),
+                    Ok(_) => {}
                 }
                 return;
             }
@@ -160,7 +163,9 @@ impl SessionTask {
         }
         for step in steps {
             match step {
-                StartupStep::Warning(text) => self.banner("warning", text),
+                // What the start changed (a new agent session instead of the old one) stays
+                // said after the next turn.
+                StartupStep::Warning(text) => self.lasting_banner("warning", text),
                 StartupStep::Opened(session) => self.session_opened(&session),
                 StartupStep::Failed(why) => self.startup_failed(&why),
                 StartupStep::NeedsAuth(message) => self.needs_auth(message),
@@ -243,6 +248,7 @@ impl SessionTask {
         core.record(vec![(Direction::Server, note)]);
         core.save_now();
         core.set_banner(Some(Banner {
+            lasting: false,
             level: "warning",
             text: format!("The agent exited ({exit}). The next prompt starts it again."),
         }));
@@ -250,6 +256,16 @@ impl SessionTask {
         self.status("no_agent", Some(format!("The agent exited ({exit}).")));
         self.fail_queued("the agent exited");
     }
+}
+
+/// Whether a prompt's answer ends the turn well (not cancelled, not refused).
+fn turn_succeeded(result: &str) -> bool {
+    let stop = serde_json::from_str::<Value>(result).ok().and_then(|v| {
+        v.get("stopReason")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    !matches!(stop.as_deref(), Some("cancelled" | "refusal"))
 }
 
 /// The JSON-RPC error an `/acp` client gets for a failed agent request.

@@ -254,6 +254,16 @@ impl SessionTask {
 
     fn banner(&self, level: &'static str, text: impl Into<String>) {
         lock(&self.core).set_banner(Some(Banner {
+            lasting: false,
+            level,
+            text: text.into(),
+        }));
+    }
+
+    /// A banner a turn that ends well does not clear (see [`SessionCore::clear_banner`]).
+    fn lasting_banner(&self, level: &'static str, text: impl Into<String>) {
+        lock(&self.core).set_banner(Some(Banner {
+            lasting: true,
             level,
             text: text.into(),
         }));
@@ -449,6 +459,7 @@ impl SessionTask {
             Command::Stop(done) => {
                 let _ = done.send(());
             }
+            Command::Renamed => self.titled = true,
         }
     }
 

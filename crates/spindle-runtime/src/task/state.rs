@@ -87,6 +87,8 @@ pub(crate) enum Command {
     /// Lines another replica logged were applied, and this task waits for some (the answers
     /// to `/acp` prompts it forwarded; see `forward.rs`).
     Followed,
+    /// The user named the session: its first prompt no longer titles it.
+    Renamed,
 }
 
 /// The most agent lines recorded in one transaction / one SSE batch.

@@ -8,6 +8,7 @@ use spindle_store::{Direction, LoggedLine, SessionAgent, Store, StoreError, Stor
 use crate::Backend;
 pub use crate::commands::*;
 pub use crate::leases::*;
+pub use crate::rename_delete::*;
 pub use crate::replies::*;
 
 fn logged(store: &dyn Store, session: i64) -> Vec<(i64, Direction, String)> {

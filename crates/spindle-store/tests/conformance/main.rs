@@ -7,6 +7,7 @@ mod backend_specific;
 mod cases;
 mod commands;
 mod leases;
+mod rename_delete;
 mod replies;
 // The crate's `test-server` module, compiled in here (a package cannot turn on its own feature
 // for its tests).
@@ -162,4 +163,7 @@ conformance!(
     a_version_4_database_keeps_its_replies_and_wire_lines,
     saving_a_turn_writes_only_the_replies_that_changed,
     a_session_keeps_the_agent_it_runs_and_a_version_5_one_has_none,
+    a_renamed_session_keeps_its_title_and_an_unknown_one_is_reported,
+    a_deleted_session_leaves_no_row_and_the_others_stay_whole,
+    other_servers_hear_of_renamed_and_deleted_sessions,
 );

@@ -107,6 +107,7 @@ fn security_web_foreign_origins_are_refused_on_reads_streams_and_writes() {
     let events = format!("/api/sessions/{session}/events");
     let prompt = format!("/api/sessions/{session}/prompt");
     let cancel = format!("/api/sessions/{session}/cancel");
+    let itself = format!("/api/sessions/{session}");
     for origin in [
         "null".to_string(),
         "http://attacker.example".to_string(),
@@ -124,8 +125,11 @@ fn security_web_foreign_origins_are_refused_on_reads_streams_and_writes() {
             ("POST", prompt.as_str()),
             ("POST", cancel.as_str()),
             ("POST", "/api/sessions"),
+            ("PATCH", itself.as_str()),
+            ("DELETE", itself.as_str()),
         ] {
-            let body = (method == "POST").then_some("{\"text\":\"cross-site prompt\"}");
+            let body = (method == "POST" || method == "PATCH")
+                .then_some("{\"text\":\"cross-site prompt\",\"title\":\"cross-site\"}");
             let response = http(
                 served.addr,
                 method,
@@ -162,7 +166,9 @@ fn security_web_foreign_origins_are_refused_on_reads_streams_and_writes() {
         );
         assert_eq!(response.status, 415, "{content_type}");
     }
-    // None of the refused prompts reached the session.
+    // None of the refused calls reached the session: not renamed, not deleted, no prompt.
+    let listed = served.get_json("/api/sessions");
+    assert_eq!(listed["sessions"][0]["title"], "", "{listed}");
     let users = entry_texts(&transcript(&served, session), "user_message");
     assert!(users.is_empty(), "{users:?}");
     served.stop();

@@ -1,0 +1,119 @@
+//! Renaming and deleting sessions (issue #25): a delete takes every row of the session with it and
+//! leaves the other sessions whole; other servers hear of both.
+
+use std::time::Duration;
+
+use spindle_store::{Direction, LogChange, StoredReply};
+
+use crate::Backend;
+
+pub fn a_renamed_session_keeps_its_title_and_an_unknown_one_is_reported(backend: &Backend) {
+    let store = backend.open();
+    let id = store.create_session("first words", None).unwrap();
+    assert!(store.set_title(id, "Refactor the parser").unwrap());
+    assert_eq!(
+        store.session(id).unwrap().unwrap().title,
+        "Refactor the parser"
+    );
+    assert!(!store.set_title(id + 100, "nobody").unwrap());
+    let reopened = backend.open();
+    assert_eq!(
+        reopened.session(id).unwrap().unwrap().title,
+        "Refactor the parser"
+    );
+}
+
+pub fn a_deleted_session_leaves_no_row_and_the_others_stay_whole(backend: &Backend) {
+    let store = backend.open();
+    let doomed = store.create_session("doomed", None).unwrap();
+    let kept = store.create_session("kept", None).unwrap();
+    for session in [doomed, kept] {
+        store
+            .append_lines(
+                session,
+                1,
+                &[
+                    (Direction::Client, "{\"a\":1}"),
+                    (Direction::Agent, "{\"b\":2}"),
+                ],
+            )
+            .unwrap();
+        let reply = StoredReply {
+            turn: 1,
+            text: "hello".into(),
+            finished: true,
+            stop_reason: Some("end_turn".into()),
+        };
+        store.save_materialized(session, 2, "{}", &[reply]).unwrap();
+        store
+            .claim_lease(session, "replica-a", Duration::from_secs(60))
+            .unwrap();
+        store
+            .submit_command(&format!("command-{session}"), session, "{}")
+            .unwrap();
+    }
+    assert!(store.delete_session(doomed).unwrap());
+    assert!(!store.delete_session(doomed).unwrap(), "deleted once");
+    let ids: Vec<i64> = store.sessions().unwrap().iter().map(|s| s.id).collect();
+    assert_eq!(ids, vec![kept]);
+    assert!(store.session(doomed).unwrap().is_none());
+    for table in [
+        "wire_log",
+        "transcripts",
+        "replies",
+        "session_leases",
+        "commands",
+    ] {
+        let count = |session: i64| {
+            backend.number(&format!(
+                "SELECT COUNT(*) FROM {table} WHERE session_id = {session}"
+            ))
+        };
+        assert_eq!(count(doomed), 0, "{table} rows of the deleted session");
+        assert!(count(kept) > 0, "{table} rows of the kept session");
+    }
+    // The log of a deleted session takes no more lines.
+    assert!(
+        store
+            .append_lines(doomed, 3, &[(Direction::Agent, "{\"late\":1}")])
+            .is_err()
+    );
+    assert_eq!(store.lines(kept).unwrap().0.len(), 2);
+    // Ids only grow: a new session never takes a deleted one's id, the newest one's included.
+    assert!(store.delete_session(kept).unwrap());
+    let next = store.create_session("next", None).unwrap();
+    assert!(next > kept, "{next} after {kept}");
+    assert!(backend.open().create_session("after reopen", None).unwrap() > next);
+}
+
+pub fn other_servers_hear_of_renamed_and_deleted_sessions(backend: &Backend) {
+    let writer = backend.open();
+    let listener = backend.open();
+    let Some(mut changes) = listener.changes() else {
+        assert!(!backend.is_postgres());
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut next = || {
+        runtime
+            .block_on(async { tokio::time::timeout(Duration::from_secs(30), changes.recv()).await })
+            .expect("a change within 30 s")
+            .expect("the listener runs")
+    };
+    assert_eq!(next(), LogChange::RESYNC);
+    let session = writer.create_session("heard", None).unwrap();
+    assert_eq!(next(), LogChange { session, seq: 0 });
+    assert!(writer.set_title(session, "new name").unwrap());
+    let renamed = next();
+    assert_eq!(renamed, LogChange::renamed(session));
+    assert!(renamed.is_rename() && !renamed.is_command() && !renamed.is_delete());
+    // Renaming a session nobody has announces nothing: the next notice is the delete.
+    assert!(!writer.set_title(session + 100, "x").unwrap());
+    assert!(writer.delete_session(session).unwrap());
+    let deleted = next();
+    assert_eq!(deleted, LogChange::deleted(session));
+    assert!(deleted.is_delete() && !deleted.is_rename());
+}
