@@ -3,22 +3,19 @@
 //! full-screen chat (`tui`). `interactive` drives the session (turns,
 //! questions, services, own commands) once for both and tells the front end
 //! what happened through [`Front`]; the full-screen one's keys come back as
-//! [`Action`]s carried out here.
+//! [`Action`]s carried out in `full_screen`.
 
 use std::ffi::OsString;
 
-use ratatui::crossterm::event::Event;
 use serde_json::Value;
 use spindle_engine::RenderOp;
 
-use super::args::{ChatArgs, exit};
+use super::args::ChatArgs;
 use super::ask::Ask;
-use super::completion;
 use super::controls::{Choice as ControlChoice, Controls};
-use super::interactive::{Chat, Step};
 use super::render::RenderOptions;
 use super::session_open::{Connected, Opened};
-use super::tui::{Action, Choice, Menu, Status, Tui, TuiState, TurnEnd};
+use super::tui::{Action, Choice, Menu, Tui, TuiState, TurnEnd};
 use super::view::{EditLine, Footer, View};
 
 /// Where the chat is shown.
@@ -255,7 +252,7 @@ pub(super) fn turn_end(ending: Ending<'_>, usage: Option<String>) -> TurnEnd {
 }
 
 /// The agent's name and version from `initialize`, or `agent`.
-fn agent_name(conn: &Connected) -> String {
+pub(super) fn agent_name(conn: &Connected) -> String {
     let info: Option<Value> = conn
         .init
         .as_ref()
@@ -285,7 +282,7 @@ fn choice_name(choices: &[ControlChoice], id: &str) -> String {
 }
 
 /// The current mode's and model's names.
-fn mode_and_model(controls: &Controls) -> (Option<String>, Option<String>) {
+pub(super) fn mode_and_model(controls: &Controls) -> (Option<String>, Option<String>) {
     let mode = match (&controls.current_mode, controls.option_of("mode")) {
         (Some(id), _) => Some(choice_name(&controls.modes, id)),
         (None, Some(option)) => Some(choice_name(&option.choices, &option.current_text())),
@@ -298,7 +295,7 @@ fn mode_and_model(controls: &Controls) -> (Option<String>, Option<String>) {
 }
 
 /// The folder, `~` for the home directory.
-fn folder(conn: &Connected) -> String {
+pub(super) fn folder(conn: &Connected) -> String {
     let shown = conn.cwd.display().to_string();
     match std::env::var("HOME") {
         Ok(home) if !home.is_empty() && shown.starts_with(&home) => {
@@ -475,108 +472,6 @@ pub(super) fn resume_command_for(args: &ChatArgs, conn: &Connected) -> Option<St
         .as_ref()
         .is_some_and(|i| i.can_load_session() || i.can_resume_session());
     resume_command(args, &conn.session_id, conn.protocol_version, can_reopen)
-}
-
-impl Chat<'_> {
-    /// The status line's facts, from the session as it stands.
-    pub(super) fn refresh_status(&mut self) {
-        let Front::Full(tui) = &mut self.front else {
-            return;
-        };
-        let (mode, model) = mode_and_model(&self.conn.controls);
-        let status = Status {
-            agent: agent_name(&self.conn),
-            folder: folder(&self.conn),
-            mode,
-            model,
-        };
-        if tui.state.status != status {
-            tui.state.status = status;
-            tui.state.dirty = true;
-        }
-    }
-
-    /// The full screen's question menu and turn state, after a change.
-    pub(super) fn show_phase(&mut self, running: bool, cancelling: bool) {
-        let menu = self.asks.front().map(ask_menu);
-        if let Front::Full(tui) = &mut self.front {
-            tui.state.set_phase(running, cancelling, menu);
-        }
-    }
-
-    /// Opens the `/mode` or `/model` picker on the full screen.
-    pub(super) fn open_picker(&mut self, command: &str) -> bool {
-        let Front::Full(tui) = &mut self.front else {
-            return false;
-        };
-        match picker(&self.conn.controls, command) {
-            Some(menu) => {
-                tui.state.open_picker(menu);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// One terminal event of the full screen; `None`: the terminal is gone.
-    pub(super) async fn terminal_event(&mut self, event: Option<Event>) -> Step {
-        let Some(event) = event else {
-            return self.typed(None).await;
-        };
-        let Front::Full(tui) = &mut self.front else {
-            return Ok(None);
-        };
-        match tui.state.event(event) {
-            Action::None => Ok(None),
-            Action::Edited => {
-                self.composer_hints(false);
-                Ok(None)
-            }
-            Action::Complete => {
-                self.composer_hints(true);
-                Ok(None)
-            }
-            Action::Submit(line) | Action::Answer(line) => self.typed(Some(line)).await,
-            Action::Cancel => self.interrupt().await,
-            Action::Quit => Ok(Some(self.quit_code())),
-        }
-    }
-
-    /// Hints for the composer's text: the commands a `/` word may become,
-    /// the hint of the command being typed, or (Tab) its completion.
-    fn composer_hints(&mut self, complete: bool) {
-        let commands = self.commands();
-        let host = self.conn.services.host();
-        let Front::Full(tui) = &mut self.front else {
-            return;
-        };
-        let text = tui.state.composer.text().to_owned();
-        let hints = if complete {
-            let paths = |typed: &str| {
-                host.complete_path(typed, super::interactive::PATH_CANDIDATES)
-                    .map_err(|e| e.message().to_owned())
-            };
-            let done = completion::complete(&text, &commands, &self.conn.controls, &paths);
-            if let Some(new) = done.line {
-                tui.state.composer.set_text(new);
-            }
-            done.shown
-        } else if let Some(matches) = completion::matching_commands(&text, &commands) {
-            matches
-        } else {
-            completion::hint_for(&text, &commands).into_iter().collect()
-        };
-        tui.state.hints = hints;
-    }
-
-    /// The exit status of leaving now.
-    fn quit_code(&self) -> u8 {
-        if self.turn_running() {
-            exit::CANCELLED
-        } else {
-            self.last_code()
-        }
-    }
 }
 
 #[cfg(test)]

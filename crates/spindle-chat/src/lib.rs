@@ -39,6 +39,7 @@ mod ask;
 mod completion;
 mod controls;
 mod front;
+mod full_screen;
 mod interactive;
 mod interactive_asks;
 mod line_editor;
