@@ -22,7 +22,7 @@ use super::args::{ChatArgs, exit};
 use super::ask::Ask;
 use super::completion::{self, CommandInfo};
 use super::line_editor::{Edit, Key, LineEditor, RawInput, spawn_key_reader};
-use super::outcome::{exit_code_for_turn, report_agent_exit};
+use super::outcome::{AgentErrorText, exit_code_for_turn, report_agent_exit};
 use super::permission::Standing;
 use super::prompt_content::{self, Attachment};
 use super::render::RenderOptions;
@@ -419,8 +419,9 @@ impl Chat<'_> {
                 let applied = self.engine.apply_prompt_response(response);
                 self.apply_ops(applied.ops);
                 if refused && let Err(error) = &result {
-                    self.view
-                        .note(&format!("the agent refused the prompt: {}", error.get()));
+                    let text =
+                        AgentErrorText::from_json("The agent refused the prompt", error.get());
+                    self.view.error(&text);
                     return self.turn_ended(None, true).await;
                 }
             }
@@ -428,7 +429,9 @@ impl Chat<'_> {
                 stop_reason, error, ..
             } if self.turn.as_ref().is_some_and(|t| t.accepted) => {
                 if let Some(error) = &error {
-                    self.view.note(&format!("agent error: {}", error.get()));
+                    let context = "The agent ended the turn with an error";
+                    self.view
+                        .error(&AgentErrorText::from_json(context, error.get()));
                 }
                 return self.turn_ended(stop_reason, error.is_some()).await;
             }

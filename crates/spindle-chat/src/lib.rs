@@ -42,6 +42,7 @@ mod line_editor;
 mod one_shot;
 mod outcome;
 mod permission;
+mod printed;
 mod prompt_content;
 mod recorder;
 mod remote;
@@ -50,6 +51,7 @@ mod screen;
 mod services;
 mod session_open;
 mod view;
+mod wrap;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::args::{ChatArgs, exit};
-use super::outcome::{exit_code_for_turn, report_agent_exit};
+use super::outcome::{AgentErrorText, exit_code_for_turn, report_agent_exit};
 use super::permission::{self, PermissionAsk, Standing};
 use super::prompt_content;
 use super::services::{self, ServiceDone, ServiceEvent};
@@ -153,12 +153,20 @@ pub async fn run(
             failed,
         } => {
             let code = exit_code_for_turn(stop_reason.as_deref(), *failed);
-            if code != exit::END_TURN {
-                let reason = stop_reason.as_deref().unwrap_or("error");
-                eprintln!("spindle chat: the turn ended: {reason}");
-                if let Some(error) = &turn.engine.transcript().state.error {
-                    eprintln!("spindle chat: agent error: {error}");
+            let error = turn.engine.transcript().state.error.as_ref();
+            match error {
+                // A refusal was reported when it came.
+                _ if !turn.accepted => {}
+                Some(error) => AgentErrorText::from_json(
+                    "the agent ended the turn with an error",
+                    &error.to_string(),
+                )
+                .eprint(),
+                None if code != exit::END_TURN => {
+                    let reason = stop_reason.as_deref().unwrap_or("error");
+                    eprintln!("spindle chat: the turn ended: {reason}");
                 }
+                None => {}
             }
             code
         }
@@ -380,10 +388,7 @@ impl Turn<'_> {
                 if let Err(error) = &result
                     && !self.accepted
                 {
-                    eprintln!(
-                        "spindle chat: the agent refused the prompt: {}",
-                        error.get()
-                    );
+                    AgentErrorText::from_json("the agent refused the prompt", error.get()).eprint();
                     return Ok(Some(Outcome::Finished {
                         stop_reason: None,
                         failed: true,
