@@ -645,6 +645,48 @@ fn a_resumed_session_shows_its_tool_calls_diffs_and_plan_as_they_were_shown_live
 }
 
 #[test]
+fn a_v2_agent_gets_no_client_files_or_terminals_and_the_chat_says_why() {
+    if !harness::require_python() {
+        return;
+    }
+    let dir = TempDir::new("chat-v2-host");
+    let agent = harness::fake_agent_command(&dir, "v2-host");
+    // Files and terminals on (the defaults): still refused once v2 is negotiated.
+    let output = Command::new(SPINDLE)
+        .current_dir(&dir.path)
+        .args([
+            "chat",
+            "--protocol",
+            "2",
+            "--fs",
+            "allow",
+            "--prompt",
+            "hi",
+            "--",
+        ])
+        .args(&agent)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run spindle chat");
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    assert_eq!(
+        out(&output),
+        "answers: fs/read_text_file -32601, terminal/create -32601\n",
+        "{}",
+        both(&output)
+    );
+    let err = err(&output);
+    for method in ["fs/read_text_file", "terminal/create"] {
+        assert!(
+            err.contains(&format!(
+                "the agent sent {method}, which protocol v2 does not have"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn history_flags_say_so_when_the_agent_offers_none() {
     if !harness::require_python() {
         return;
