@@ -648,4 +648,105 @@ mod tests {
         assert_eq!(lines[14].0, "    exit 2");
         assert!(!lines.iter().any(|(t, _)| t.starts_with("    terminal ")));
     }
+
+    /// The chat's drawing of tool call `id` after the engine applied `lines`
+    /// (agent lines, `{"sent": ..}` client lines, `{"local": ..}` lines).
+    fn drawn_from_engine(v2: bool, lines: &[serde_json::Value], id: &str) -> Vec<String> {
+        use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
+        let protocol = if v2 {
+            ProtocolHint::V2
+        } else {
+            ProtocolHint::V1
+        };
+        let mut engine = TranscriptEngine::new(EngineConfig {
+            protocol,
+            ..EngineConfig::default()
+        });
+        for line in lines {
+            if let Some(sent) = line.get("sent") {
+                engine.apply_client_line(&sent.to_string());
+            } else if line.get("local").is_some() {
+                engine.apply_local_line(&line.to_string());
+            } else {
+                engine.apply_agent_line(&line.to_string());
+            }
+        }
+        let view = engine.transcript().entry(id).expect("the tool call").view();
+        drawn(&view).into_iter().map(|(t, _)| t).collect()
+    }
+
+    fn update(u: serde_json::Value) -> serde_json::Value {
+        serde_json::json!({"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": "s", "update": u}})
+    }
+
+    #[test]
+    fn one_diff_per_file_per_tool_call_whatever_the_version() {
+        use serde_json::json;
+        let prompt = json!({"sent": {"jsonrpc": "2.0", "id": 1, "method": "session/prompt",
+            "params": {"sessionId": "s", "prompt": [{"type": "text", "text": "go"}]}}});
+        let old = "alpha\nbeta\ngamma\n";
+        let new = "alpha\nBETA\ngamma\n";
+        // (protocol v2?, the lines the engine applies)
+        let cases = [
+            // v1: a snippet shown, the whole file written through the client, answered.
+            (
+                false,
+                vec![
+                    prompt.clone(),
+                    update(
+                        json!({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit",
+                        "kind": "edit", "status": "in_progress", "content": [
+                        {"type": "diff", "path": "/w/n.txt", "oldText": "beta", "newText": "BETA"}]}),
+                    ),
+                    json!({"jsonrpc": "2.0", "id": 7, "method": "fs/write_text_file",
+                        "params": {"sessionId": "s", "path": "/w/n.txt", "content": new}}),
+                    json!({"local": {"fileBeforeWrite": {"sessionId": "s", "path": "/w/n.txt", "oldText": old}}}),
+                    json!({"sent": {"jsonrpc": "2.0", "id": 7, "result": {}}}),
+                ],
+            ),
+            // v1: the write repeats the shown diff exactly.
+            (
+                false,
+                vec![
+                    prompt.clone(),
+                    update(
+                        json!({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit",
+                        "kind": "edit", "status": "in_progress", "content": [
+                        {"type": "diff", "path": "/w/n.txt", "oldText": old, "newText": new}]}),
+                    ),
+                    json!({"jsonrpc": "2.0", "id": 7, "method": "fs/write_text_file",
+                        "params": {"sessionId": "s", "path": "/w/n.txt", "content": new}}),
+                    json!({"local": {"fileBeforeWrite": {"sessionId": "s", "path": "/w/n.txt", "oldText": old}}}),
+                    json!({"sent": {"jsonrpc": "2.0", "id": 7, "result": {}}}),
+                ],
+            ),
+            // v2: `changes` name the file absolutely, the patch from its root.
+            (
+                true,
+                vec![
+                    prompt,
+                    update(
+                        json!({"sessionUpdate": "tool_call_update", "toolCallId": "c",
+                        "title": "Edit", "kind": "edit", "status": "completed", "content": [
+                        {"type": "diff", "changes": [{"operation": "modify", "path": "/w/n.txt"}],
+                         "patch": {"format": "git_patch", "text": "diff --git a/n.txt b/n.txt\n--- a/n.txt\n+++ b/n.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n"}}]}),
+                    ),
+                ],
+            ),
+        ];
+        for (v2, lines) in &cases {
+            let drawn = drawn_from_engine(*v2, lines, "c");
+            let headers: Vec<&String> = drawn
+                .iter()
+                .filter(|l| l.starts_with("    edit ") || l.starts_with("    new file "))
+                .collect();
+            assert_eq!(headers.len(), 1, "{drawn:#?}");
+            assert_eq!(
+                drawn.iter().filter(|l| *l == "    +BETA").count(),
+                1,
+                "{drawn:#?}"
+            );
+        }
+    }
 }
