@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 use spindle_host::{HostReply, PendingWrite};
 use spindle_protocol::jsonrpc::METHOD_NOT_FOUND;
 use spindle_protocol::{ClientEvent, RequestId, ResponseError};
+use spindle_wire::client_methods::SESSION_REQUEST_PERMISSION;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -434,6 +435,22 @@ impl Turn<'_> {
     }
 
     async fn permission(&mut self, request_id: RequestId, params: &str) {
+        // The engine sees the request as the agent sent it: the tool call
+        // takes the diff the agent sent with it, shown with the question.
+        let params_value = serde_json::from_str::<Value>(params).unwrap_or(Value::Null);
+        let request = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": &request_id,
+            "method": SESSION_REQUEST_PERMISSION,
+            "params": &params_value,
+        });
+        self.engine.apply_agent_line(&request.to_string());
+        let diff = params_value
+            .pointer("/toolCall/toolCallId")
+            .and_then(Value::as_str)
+            .and_then(|id| self.engine.transcript().entry(id))
+            .map(|entry| super::render::diff_lines(&entry.view()))
+            .unwrap_or_default();
         let ask = PermissionAsk::parse(params);
         if let Some((option, line)) = self.standing.answer_for(&ask) {
             eprintln!("spindle chat: {line} (answered without asking)");
@@ -462,7 +479,7 @@ impl Turn<'_> {
         }
         if std::io::stdin().is_terminal() && self.pending.is_none() {
             let mut question = String::new();
-            for line in ask.question() {
+            for line in diff.iter().chain(&ask.question()) {
                 question.push_str(&line.text);
                 question.push('\n');
             }

@@ -188,6 +188,21 @@ pub fn entry_lines(entry: &EntryView, options: RenderOptions, out: &mut Vec<Line
     }
 }
 
+/// The diffs a tool call entry shows (headers and hunks), e.g. under a
+/// permission question that has no live region to show its tool call in.
+pub fn diff_lines(entry: &EntryView) -> Vec<Line> {
+    let mut parts = Vec::new();
+    if let Some(diffs) = entry.fields.get("diffs").and_then(Value::as_array) {
+        diff_parts(diffs, &mut parts);
+    }
+    let mut budget = DIFF_LINES;
+    let mut out = Vec::new();
+    for part in &parts {
+        part.shown_from(0, &mut budget, &mut out);
+    }
+    out
+}
+
 /// The parts of one entry, in drawing order. `text_from` is the byte offset
 /// (a char boundary) of the entry's text to draw from: the text before it
 /// is in the scrollback already, so the [`PartKey::Text`] part continues it.

@@ -370,7 +370,14 @@ fn prompt_mode_asks_permission_when_stdin_is_a_terminal() {
         return;
     }
     let pane = ChatPane::start("prompt-permission", &["--prompt", "/scenario tools"]);
-    pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
+    let asked = pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
+    // Nothing else is drawn in this mode: the question shows the diff sent with the request.
+    assert!(
+        asked.contains("    edit /workspace/src/main.rs\n    @@ -1,3 +1,3 @@")
+            && asked.contains("    +    println!(\"hello, spindle\");\n")
+            && asked.contains("The agent asks permission: Edit src/main.rs"),
+        "{asked}"
+    );
     pane.type_line("5");
     pane.wait_until("the question again", |s| {
         s.ends_with("type a number from 1 to 4:")
