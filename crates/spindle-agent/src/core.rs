@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::history::{HistoryEntry, PersistedLine, StoredSession};
+use crate::history::{HistoryEntry, PersistedLine, StoredSession, TurnItem};
 use crate::program::{ClientFlow, PermissionStep, Step};
 use crate::script::Script;
 use crate::turn_context::{Connection, SessionState};
@@ -140,9 +140,9 @@ struct Turn {
     waiting: Waiting,
     /// Tool calls reported but not finished; cancelled if the turn is.
     open_tools: Vec<String>,
-    /// The agent messages of the turn so far (message id, text), for the
-    /// session's history.
-    replies: Vec<(String, String)>,
+    /// The agent messages, tool calls and plan of the turn so far, in the
+    /// order they appeared, for the session's history.
+    items: Vec<TurnItem>,
 }
 
 #[derive(Debug)]

@@ -6,7 +6,8 @@
 //! reply texts, plus the config values), so a session recorded over v1 replays as
 //! valid v2 and the other way round. On disk each session is one JSONL file
 //! `<sessionId>.jsonl`, one record per line: `{"session":{"sessionId","cwd"}}`
-//! first, then `{"user":[blocks]}`, `{"agent":"text"}`, `{"config":{"id","value"}}`,
+//! first, then `{"user":[blocks]}`, `{"agent":"text"}`, `{"tool":{...}}` (a tool
+//! call as it ended, `history_turn`), `{"plan":[{"content","status"}]}`, `{"config":{"id","value"}}`,
 //! each with an `"at"` ISO 8601 time when the agent has a wall clock. The
 //! core only produces these lines ([`PersistedLine`]); the driver writes
 //! them.
@@ -15,6 +16,7 @@ use serde_json::{Value, json};
 use spindle_wire::client_methods::fields;
 use spindle_wire::tags::MessageKind;
 
+pub use crate::history_turn::{RecordedDiff, RecordedTool, TurnItem, track_update};
 use crate::updates;
 use crate::wire::Version;
 
@@ -25,6 +27,10 @@ pub enum HistoryEntry {
     User(Vec<Value>),
     /// One agent reply message: its text.
     Agent(String),
+    /// A tool call as it ended.
+    Tool(RecordedTool),
+    /// A turn's plan as it ended: (content, status) per item.
+    Plan(Vec<(String, String)>),
 }
 
 /// A session known from an earlier agent process (read from `--state-dir`).
@@ -98,6 +104,20 @@ pub fn agent_record(text: &str, at: Option<&str>) -> Value {
     with_time(json!({"agent": text}), at)
 }
 
+/// A tool call's record.
+pub fn tool_record(tool: &RecordedTool, at: Option<&str>) -> Value {
+    with_time(json!({"tool": tool.to_json()}), at)
+}
+
+/// A plan's record.
+pub fn plan_record(entries: &[(String, String)], at: Option<&str>) -> Value {
+    let entries: Vec<Value> = entries
+        .iter()
+        .map(|(content, status)| json!({"content": content, "status": status}))
+        .collect();
+    with_time(json!({"plan": entries}), at)
+}
+
 /// A config change's record (`mode`, `model`, `effort`).
 pub fn config_record(config_id: &str, value: &str, at: Option<&str>) -> Value {
     with_time(json!({"config": {"id": config_id, "value": value}}), at)
@@ -147,6 +167,21 @@ impl StoredSession {
                 stored.entries.push(HistoryEntry::User(blocks.clone()));
             } else if let Some(text) = record.get("agent").and_then(Value::as_str) {
                 stored.entries.push(HistoryEntry::Agent(text.to_owned()));
+            } else if let Some(tool) = record.get("tool") {
+                stored
+                    .entries
+                    .push(HistoryEntry::Tool(RecordedTool::from_json(tool)));
+            } else if let Some(items) = record.get("plan").and_then(Value::as_array) {
+                let entries = items
+                    .iter()
+                    .map(|i| {
+                        (
+                            text_of(i, "content").unwrap_or_default(),
+                            text_of(i, "status").unwrap_or_default(),
+                        )
+                    })
+                    .collect();
+                stored.entries.push(HistoryEntry::Plan(entries));
             } else if let Some(config) = record.get("config")
                 && let (Some(id), Some(value)) = (text_of(config, "id"), text_of(config, "value"))
             {
@@ -158,8 +193,9 @@ impl StoredSession {
 }
 
 /// The updates replaying `entries` in `version`: v1 one chunk per prompt
-/// block and one agent chunk per reply; v2 whole-message upserts. Message
-/// ids come from `next_id` (prefix -> fresh id).
+/// block and one agent chunk per reply; v2 whole-message upserts; a tool
+/// call as one update with its final status and content, a plan as its
+/// final items. Ids come from `next_id` (prefix -> fresh id).
 pub fn replay_updates(
     version: Version,
     entries: &[HistoryEntry],
@@ -200,6 +236,16 @@ pub fn replay_updates(
                     &next_id("msg_a"),
                     &[block],
                 ));
+            }
+            (HistoryEntry::Tool(tool), _) => {
+                out.push(tool.replay_update(version, &next_id("call_")));
+            }
+            (HistoryEntry::Plan(entries), _) => {
+                let entries: Vec<(&str, &str)> = entries
+                    .iter()
+                    .map(|(c, s)| (c.as_str(), s.as_str()))
+                    .collect();
+                out.push(updates::plan(version, &next_id("plan_"), &entries));
             }
         }
     }
@@ -250,6 +296,15 @@ mod tests {
                 None,
             ),
             agent_record("Done.", Some("2026-11-26T00:01:00.000Z")),
+            tool_record(
+                &RecordedTool {
+                    title: "Edit a.rs".into(),
+                    status: "completed".into(),
+                    ..RecordedTool::default()
+                },
+                None,
+            ),
+            plan_record(&[("Fix".into(), "completed".into())], None),
             config_record("mode", "plan", None),
             json!({"future": 1}),
         ];
@@ -262,7 +317,12 @@ mod tests {
             Some("2026-11-26T00:01:00.000Z")
         );
         assert_eq!(stored.config, vec![("mode".to_owned(), "plan".to_owned())]);
-        assert_eq!(stored.entries.len(), 2);
+        assert_eq!(stored.entries.len(), 4);
+        assert!(matches!(&stored.entries[2], HistoryEntry::Tool(t) if t.title == "Edit a.rs"));
+        assert_eq!(
+            stored.entries[3],
+            HistoryEntry::Plan(vec![("Fix".into(), "completed".into())])
+        );
         assert!(StoredSession::from_jsonl("").is_err());
         assert!(StoredSession::from_jsonl("{\"user\":[]}\n").is_err());
         assert!(

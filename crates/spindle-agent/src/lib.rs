@@ -32,6 +32,7 @@
 mod core;
 mod driver;
 pub mod history;
+mod history_turn;
 mod hostile;
 mod program;
 pub mod scenarios;

@@ -32,19 +32,13 @@ impl Ask {
                     format!("choose 1-{}: ", ask.options.len())
                 },
             },
+            // The engine draws every client write as a diff on its tool call,
+            // printed just above: the question names it, without a second diff.
             Ask::Write(_, write) => Footer::Input {
                 question: services::review_lines(write)
                     .into_iter()
-                    .map(|(text, style)| {
-                        let style = match style {
-                            DiffStyle::Header => Style::Bold,
-                            DiffStyle::Hunk => Style::Hunk,
-                            DiffStyle::Added => Style::Added,
-                            DiffStyle::Removed => Style::Removed,
-                            DiffStyle::Context => Style::Plain,
-                        };
-                        Line::new(&text, style)
-                    })
+                    .take_while(|(_, style)| *style == DiffStyle::Header)
+                    .map(|(text, _)| Line::new(&format!("{text} (the diff above)"), Style::Bold))
                     .collect(),
                 prompt: "apply? [y/N] ".to_owned(),
             },

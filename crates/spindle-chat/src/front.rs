@@ -9,10 +9,12 @@ use std::ffi::OsString;
 
 use serde_json::Value;
 use spindle_engine::RenderOp;
+use spindle_wire::stop_reasons::TurnOutcome;
 
 use super::args::ChatArgs;
 use super::ask::Ask;
 use super::controls::{Choice as ControlChoice, Controls};
+use super::outcome::AgentErrorText;
 use super::render::RenderOptions;
 use super::session_open::{Connected, Opened};
 use super::tui::{Action, Choice, Menu, Tui, TuiState, TurnEnd};
@@ -44,6 +46,19 @@ impl Front {
         match self {
             Front::Line(view) => view.note(text),
             Front::Full(tui) => tui.state.note(text),
+        }
+    }
+
+    /// An agent's error: its sentence, and the code on a detail line.
+    pub(super) fn error(&mut self, error: &AgentErrorText) {
+        match self {
+            Front::Line(view) => view.error(error),
+            Front::Full(tui) => {
+                tui.state.note(&error.sentence);
+                if let Some(detail) = &error.detail {
+                    tui.state.note(&format!("  {detail}"));
+                }
+            }
         }
     }
 
@@ -168,11 +183,7 @@ impl Front {
         match self {
             Front::Line(view) => {
                 if let Some(error) = ending.error {
-                    if ending.refused {
-                        view.note(&format!("the agent refused the prompt: {error}"));
-                    } else {
-                        view.note(&format!("agent error: {error}"));
-                    }
+                    view.error(&AgentErrorText::from_json(error_context(&ending), error));
                 }
                 let mut note = match (ending.stop_reason, ending.error.is_some()) {
                     (_, true) => "turn failed".to_owned(),
@@ -199,47 +210,42 @@ impl Front {
     }
 }
 
+/// How an error sentence starts: a refused prompt or a failed turn.
+fn error_context(ending: &Ending<'_>) -> &'static str {
+    if ending.refused {
+        "The agent refused the prompt"
+    } else {
+        "The agent ended the turn with an error"
+    }
+}
+
 /// The sentence that ends a turn in the full-screen transcript.
 pub(super) fn turn_end(ending: Ending<'_>, usage: Option<String>) -> TurnEnd {
     if let Some(error) = ending.error {
-        let value: Value = serde_json::from_str(error).unwrap_or(Value::Null);
-        let message = value
-            .get("message")
-            .and_then(Value::as_str)
-            .map_or_else(|| error.to_owned(), str::to_owned);
-        let mut detail = value
-            .get("code")
-            .map(|code| format!("code {code}"))
-            .unwrap_or_default();
-        if let Some(data) = value.get("data") {
-            let data = data.to_string();
-            let data: String = data.chars().take(200).collect();
-            detail = format!("{detail}; data {data}");
-        }
-        let verb = if ending.refused {
-            "the agent refused the prompt"
-        } else {
-            "error"
-        };
+        let text = AgentErrorText::from_json(error_context(&ending), error);
         return TurnEnd {
-            sentence: format!("{verb}: {message}"),
-            detail: (!detail.is_empty()).then_some(detail),
+            sentence: text.sentence,
+            detail: text.detail,
             ok: false,
         };
     }
-    let (sentence, ok) = match ending.stop_reason {
-        Some("end_turn") | None => ("done".to_owned(), true),
-        Some("cancelled") => ("cancelled".to_owned(), true),
-        Some("max_tokens") => (
+    let (sentence, ok) = match TurnOutcome::of(ending.stop_reason, false) {
+        TurnOutcome::Done | TurnOutcome::Unreported => ("done".to_owned(), true),
+        TurnOutcome::Cancelled => ("cancelled".to_owned(), true),
+        TurnOutcome::MaxTokens => (
             "stopped: the reply reached the token limit".to_owned(),
             false,
         ),
-        Some("max_turn_requests") => (
+        TurnOutcome::MaxTurnRequests => (
             "stopped: the turn reached its limit of model requests".to_owned(),
             false,
         ),
-        Some("refusal") => ("refused: the agent declined to go on".to_owned(), false),
-        Some(other) => (format!("stopped: {other}"), false),
+        TurnOutcome::Refused => ("refused: the agent declined to go on".to_owned(), false),
+        TurnOutcome::Error => ("the turn ended with an error".to_owned(), false),
+        TurnOutcome::Other => (
+            format!("stopped: {}", ending.stop_reason.unwrap_or_default()),
+            false,
+        ),
     };
     TurnEnd {
         sentence: match usage {
@@ -575,8 +581,8 @@ mod tests {
                     false,
                 ),
                 None,
-                "error: backend down",
-                Some("code -32603; data {\"retry\":true}"),
+                "The agent ended the turn with an error: backend down.",
+                Some("code -32603 (internal error) \u{b7} data: {\"retry\":true}"),
                 false,
             ),
             (
@@ -586,15 +592,15 @@ mod tests {
                     true,
                 ),
                 None,
-                "the agent refused the prompt: bad prompt",
-                Some("code -32602"),
+                "The agent refused the prompt: bad prompt.",
+                Some("code -32602 (invalid params)"),
                 false,
             ),
             (
                 ending(None, Some("not json"), false),
                 None,
-                "error: not json",
-                None,
+                "The agent ended the turn with an error (the agent gave no message).",
+                Some("not a JSON-RPC error object: not json"),
                 false,
             ),
         ];

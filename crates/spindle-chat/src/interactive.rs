@@ -265,8 +265,13 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
     chat.front.set_footer(Footer::None);
     chat.front.commit(None)?;
     drop(raw);
-    if matches!(chat.front, Front::Full(_)) {
+    let full_screen = matches!(chat.front, Front::Full(_));
+    if full_screen {
         chat.front.leave();
+    }
+    // Someone typing (the full screen, or `--plain` on a terminal) is told
+    // how to come back; a pipe's output stays the conversation alone.
+    if full_screen || chat.stdin_tty {
         match front::resume_command_for(args, &chat.conn) {
             Some(command) => println!("Resume this session with: {command}"),
             None => println!(

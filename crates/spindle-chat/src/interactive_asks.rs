@@ -14,6 +14,7 @@ use super::ask::Ask;
 use super::completion::{OWN_COMMANDS, split_command};
 use super::controls::ControlAction;
 use super::interactive::{Chat, TaskDone};
+use super::outcome::AgentErrorText;
 use super::permission::{self, PermissionAsk};
 use super::services::{self, ServiceDone, ServiceEvent};
 use super::session_open::auth_method_lines;
@@ -351,7 +352,14 @@ impl Chat<'_> {
                 }
                 self.front.note(&format!("done: {}", done.what));
             }
-            Err(error) => self.front.note(&format!("failed: {}: {error}", done.what)),
+            Err(error) => {
+                // `what` may start with an agent's config id: any character.
+                let mut chars = done.what.chars();
+                let first = chars.next().map(|c| c.to_uppercase().to_string());
+                let context = format!("{}{} failed", first.unwrap_or_default(), chars.as_str());
+                let text = AgentErrorText::from_client_error(&context, &error);
+                self.front.error(&text);
+            }
         }
     }
 }

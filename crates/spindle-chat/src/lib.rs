@@ -46,6 +46,7 @@ mod line_editor;
 mod one_shot;
 mod outcome;
 mod permission;
+mod printed;
 mod prompt_content;
 mod recorder;
 mod remote;
@@ -55,6 +56,7 @@ mod services;
 mod session_open;
 mod tui;
 mod view;
+mod wrap;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

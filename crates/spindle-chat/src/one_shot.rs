@@ -12,12 +12,13 @@ use serde_json::value::RawValue;
 use spindle_host::{HostReply, PendingWrite};
 use spindle_protocol::jsonrpc::METHOD_NOT_FOUND;
 use spindle_protocol::{ClientEvent, RequestId, ResponseError};
+use spindle_wire::client_methods::SESSION_REQUEST_PERMISSION;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::args::{ChatArgs, exit};
-use super::outcome::{exit_code_for_turn, report_agent_exit};
+use super::outcome::{AgentErrorText, exit_code_for_turn, report_agent_exit};
 use super::permission::{self, PermissionAsk, Standing};
 use super::prompt_content;
 use super::services::{self, ServiceDone, ServiceEvent};
@@ -153,12 +154,20 @@ pub async fn run(
             failed,
         } => {
             let code = exit_code_for_turn(stop_reason.as_deref(), *failed);
-            if code != exit::END_TURN {
-                let reason = stop_reason.as_deref().unwrap_or("error");
-                eprintln!("spindle chat: the turn ended: {reason}");
-                if let Some(error) = &turn.engine.transcript().state.error {
-                    eprintln!("spindle chat: agent error: {error}");
+            let error = turn.engine.transcript().state.error.as_ref();
+            match error {
+                // A refusal was reported when it came.
+                _ if !turn.accepted => {}
+                Some(error) => AgentErrorText::from_json(
+                    "the agent ended the turn with an error",
+                    &error.to_string(),
+                )
+                .eprint(),
+                None if code != exit::END_TURN => {
+                    let reason = stop_reason.as_deref().unwrap_or("error");
+                    eprintln!("spindle chat: the turn ended: {reason}");
                 }
+                None => {}
             }
             code
         }
@@ -380,10 +389,7 @@ impl Turn<'_> {
                 if let Err(error) = &result
                     && !self.accepted
                 {
-                    eprintln!(
-                        "spindle chat: the agent refused the prompt: {}",
-                        error.get()
-                    );
+                    AgentErrorText::from_json("the agent refused the prompt", error.get()).eprint();
                     return Ok(Some(Outcome::Finished {
                         stop_reason: None,
                         failed: true,
@@ -429,6 +435,22 @@ impl Turn<'_> {
     }
 
     async fn permission(&mut self, request_id: RequestId, params: &str) {
+        // The engine sees the request as the agent sent it: the tool call
+        // takes the diff the agent sent with it, shown with the question.
+        let params_value = serde_json::from_str::<Value>(params).unwrap_or(Value::Null);
+        let request = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": &request_id,
+            "method": SESSION_REQUEST_PERMISSION,
+            "params": &params_value,
+        });
+        self.engine.apply_agent_line(&request.to_string());
+        let diff = params_value
+            .pointer("/toolCall/toolCallId")
+            .and_then(Value::as_str)
+            .and_then(|id| self.engine.transcript().entry(id))
+            .map(|entry| super::render::diff_lines(&entry.view()))
+            .unwrap_or_default();
         let ask = PermissionAsk::parse(params);
         if let Some((option, line)) = self.standing.answer_for(&ask) {
             eprintln!("spindle chat: {line} (answered without asking)");
@@ -457,7 +479,7 @@ impl Turn<'_> {
         }
         if std::io::stdin().is_terminal() && self.pending.is_none() {
             let mut question = String::new();
-            for line in ask.question() {
+            for line in diff.iter().chain(&ask.question()) {
                 question.push_str(&line.text);
                 question.push('\n');
             }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use spindle_engine::{EntryKind, EntryView};
 
 /// How a line is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Style {
     /// As is.
     Plain,
@@ -20,6 +20,8 @@ pub enum Style {
     Removed,
     /// A diff hunk header (cyan).
     Hunk,
+    /// An error's sentence (bold red).
+    Error,
 }
 
 impl Style {
@@ -34,17 +36,22 @@ impl Style {
             Style::Added => Some("32"),
             Style::Removed => Some("31"),
             Style::Hunk => Some("36"),
+            Style::Error => Some("1;31"),
         }
     }
 }
 
-/// One logical line: sanitised text (no control characters) and its style.
+/// One logical line: sanitised text (no control characters), its style, and
+/// what starts its continuation rows when the screen wraps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
     /// What the line says.
     pub text: String,
     /// How it is shown.
     pub style: Style,
+    /// Starts each continuation row of the wrapped line (empty: the line's
+    /// own indentation, see [`crate::wrap::word_wrap`]).
+    pub hang: String,
 }
 
 impl Line {
@@ -53,6 +60,15 @@ impl Line {
         Line {
             text: sanitize(text),
             style,
+            hang: String::new(),
+        }
+    }
+
+    /// A line whose continuation rows start with `hang` (a label, an indent).
+    pub fn hanging(text: &str, style: Style, hang: &str) -> Line {
+        Line {
+            hang: sanitize(hang),
+            ..Line::new(text, style)
         }
     }
 }
@@ -69,41 +85,160 @@ pub struct RenderOptions {
 /// The label that starts every thought line: what separates thoughts from
 /// the reply on screen (and what the tmux test looks for).
 pub const THOUGHT_LABEL: &str = "thought | ";
-/// Tool output and plan details beyond this many lines are elided.
+/// Tool output and terminal lines beyond this many are elided.
 const DETAIL_LINES: usize = 12;
 /// Diff lines of one tool call beyond this many are elided.
-const DIFF_LINES: usize = 60;
+pub const DIFF_LINES: usize = 60;
 
-/// The lines of one entry, appended to `out`.
+/// Which piece of an entry's drawing a [`Part`] is. Pieces change on their
+/// own (a tool call's status, one plan item, a diff's outcome), so a piece
+/// already in the scrollback is not drawn again when another one changes
+/// (`printed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PartKey {
+    /// The first line: `[tool] ... - status`, `[plan]`, `[terminal] cmd`, a divider.
+    Head,
+    /// A tool call's permission line.
+    Permission,
+    /// A tool call's text content (it grows: only its new lines are drawn again).
+    Content,
+    /// The header line of diff `n` (path and the write's outcome).
+    DiffHead(usize),
+    /// The hunks of diff `n`.
+    DiffBody(usize),
+    /// Plan item `n`.
+    PlanItem(usize),
+    /// The entry's text: a message, a thought, a terminal's output. Drawn
+    /// from a byte offset: what precedes it is in the scrollback already.
+    Text,
+    /// How a terminal exited.
+    Exit,
+}
+
+/// How many of a part's lines are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elide {
+    /// All of them.
+    None,
+    /// The last `DETAIL_LINES`, after a line counting the others.
+    KeepLast,
+    /// Within the tool call's budget of `DIFF_LINES` diff lines.
+    DiffBudget,
+}
+
+/// One piece of an entry's drawing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// Which piece.
+    pub key: PartKey,
+    /// Its lines, before elision.
+    pub lines: Vec<Line>,
+    /// How many are shown.
+    pub elide: Elide,
+    /// The head drawn instead when the entry is drawn again with this head
+    /// unchanged (`[plan updated]`).
+    pub again: Option<Line>,
+}
+
+impl Part {
+    fn new(key: PartKey, lines: Vec<Line>, elide: Elide) -> Part {
+        Part {
+            key,
+            lines,
+            elide,
+            again: None,
+        }
+    }
+
+    /// The part's lines from `from` on, elided as the part says;
+    /// `diff_budget` is what the tool call's diffs may still show.
+    pub fn shown_from(&self, from: usize, diff_budget: &mut usize, out: &mut Vec<Line>) {
+        let lines = &self.lines[from.min(self.lines.len())..];
+        match self.elide {
+            Elide::None => out.extend_from_slice(lines),
+            Elide::KeepLast => {
+                let skip = lines.len().saturating_sub(DETAIL_LINES);
+                if skip > 0 {
+                    out.push(Line::new(&format!("    ... {skip} more lines"), Style::Dim));
+                }
+                out.extend_from_slice(&lines[skip..]);
+            }
+            Elide::DiffBudget => {
+                let shown = lines.len().min(*diff_budget);
+                out.extend_from_slice(&lines[..shown]);
+                *diff_budget -= shown;
+                if shown < lines.len() {
+                    out.push(Line::new(
+                        &format!("    ... {} more diff lines", lines.len() - shown),
+                        Style::Dim,
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// The lines of one entry, whole, appended to `out` (the full screen draws
+/// these; the line view draws through `printed::draw_parts`, which leaves
+/// out what is printed already).
 pub fn entry_lines(entry: &EntryView, options: RenderOptions, out: &mut Vec<Line>) {
+    let mut budget = DIFF_LINES;
+    for part in entry_parts(entry, options, 0) {
+        part.shown_from(0, &mut budget, out);
+    }
+}
+
+/// The diffs a tool call entry shows (headers and hunks), e.g. under a
+/// permission question that has no live region to show its tool call in.
+pub fn diff_lines(entry: &EntryView) -> Vec<Line> {
+    let mut parts = Vec::new();
+    if let Some(diffs) = entry.fields.get("diffs").and_then(Value::as_array) {
+        diff_parts(diffs, &mut parts);
+    }
+    let mut budget = DIFF_LINES;
+    let mut out = Vec::new();
+    for part in &parts {
+        part.shown_from(0, &mut budget, &mut out);
+    }
+    out
+}
+
+/// The parts of one entry, in drawing order. `text_from` is the byte offset
+/// (a char boundary) of the entry's text to draw from: the text before it
+/// is in the scrollback already, so the [`PartKey::Text`] part continues it.
+pub fn entry_parts(entry: &EntryView, options: RenderOptions, text_from: usize) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let text = |first: &str, rest: &str, style: Style| {
+        Part::new(
+            PartKey::Text,
+            text_lines(&entry.text, text_from, first, rest, style),
+            Elide::None,
+        )
+    };
+    let head = |text: &str, style: Style| {
+        Part::new(PartKey::Head, vec![Line::new(text, style)], Elide::None)
+    };
     match entry.kind {
         EntryKind::UserMessage => {
             if options.user_messages {
-                prefixed(&entry.text, "you> ", "     ", Style::Bold, out);
+                parts.push(text("you> ", "     ", Style::Bold));
             }
         }
-        EntryKind::AgentMessage => {
-            for line in entry.text.lines() {
-                out.push(Line::new(line, Style::Plain));
-            }
-        }
+        EntryKind::AgentMessage => parts.push(text("", "", Style::Plain)),
         EntryKind::AgentThought => {
-            if options.thoughts && !entry.text.is_empty() {
-                prefixed(&entry.text, THOUGHT_LABEL, THOUGHT_LABEL, Style::Dim, out);
+            if options.thoughts {
+                parts.push(text(THOUGHT_LABEL, THOUGHT_LABEL, Style::Dim));
             }
         }
-        EntryKind::PlanText => {
-            if !entry.text.is_empty() {
-                prefixed(&entry.text, "plan | ", "plan | ", Style::Dim, out);
-            }
+        EntryKind::PlanText => parts.push(text("plan | ", "plan | ", Style::Dim)),
+        EntryKind::ToolCall => tool_call_parts(entry, text_from, &mut parts),
+        EntryKind::Plan => plan_parts(entry, &mut parts),
+        EntryKind::Terminal => terminal_parts(entry, text_from, &mut parts),
+        EntryKind::Boundary => {
+            parts.push(head(&divider(&boundary_label(entry)), Style::Bold));
+            parts.push(text("summary | ", "summary | ", Style::Dim));
         }
-        EntryKind::ToolCall => tool_call_lines(entry, out),
-        EntryKind::Plan => plan_lines(entry, out),
-        EntryKind::Terminal => terminal_lines(entry, out),
-        EntryKind::Boundary => boundary_lines(entry, out),
-        EntryKind::Permission => {
-            out.push(Line::new("[permission request]", Style::Dim));
-        }
+        EntryKind::Permission => parts.push(head("[permission request]", Style::Dim)),
         EntryKind::Unknown => {
             let kind = entry
                 .fields
@@ -111,20 +246,59 @@ pub fn entry_lines(entry: &EntryView, options: RenderOptions, out: &mut Vec<Line
                 .and_then(|raw| raw.get("sessionUpdate"))
                 .and_then(Value::as_str)
                 .unwrap_or("?");
-            out.push(Line::new(&format!("[unknown update: {kind}]"), Style::Dim));
+            parts.push(head(&format!("[unknown update: {kind}]"), Style::Dim));
         }
         // The chat says how a turn ended itself, when the turn finishes (interactive.rs).
         EntryKind::TurnEnd => {}
     }
+    parts
 }
 
-/// The engine's `diffs` of a tool call: one header per file (new and deleted
-/// files named so), then each hunk's header and lines, coloured by kind; at
-/// most `DIFF_LINES` lines in all.
-fn diff_lines(diffs: &[Value], out: &mut Vec<Line>) {
-    let mut budget = DIFF_LINES;
-    let mut elided = 0usize;
-    for diff in diffs {
+/// `text` from byte `from` on, one line per line, the first after `first`
+/// and the others after `rest` (a label or an indent). Continuing a line
+/// already printed, the rest starts on a new line after `rest`, with `…`
+/// when the cut fell inside a word.
+fn text_lines(text: &str, from: usize, first: &str, rest: &str, style: Style) -> Vec<Line> {
+    let mut out = Vec::new();
+    // Continuation rows of a wrapped line start as its later lines do.
+    let labelled =
+        |prefix: &str, line: &str| Line::hanging(&format!("{prefix}{line}"), style, rest);
+    let from = from.min(text.len());
+    if from == 0 {
+        for (i, line) in text.lines().enumerate() {
+            out.push(labelled(if i == 0 { first } else { rest }, line));
+        }
+        return out;
+    }
+    let (before, after) = text.split_at(from);
+    let mut lines = after.split('\n');
+    if !before.ends_with('\n')
+        && let Some(tail) = lines.next()
+    {
+        // The rest of a line whose start is in the scrollback.
+        let in_word =
+            !before.ends_with(char::is_whitespace) && !tail.starts_with(char::is_whitespace);
+        let tail = tail.trim_start();
+        if !tail.is_empty() {
+            let mark = if in_word { "\u{2026}" } else { "" };
+            out.push(labelled(rest, &format!("{mark}{tail}")));
+        }
+    }
+    let mut lines: Vec<&str> = lines.collect();
+    if after.ends_with('\n') {
+        lines.pop();
+    }
+    for line in lines {
+        out.push(labelled(rest, line.strip_suffix('\r').unwrap_or(line)));
+    }
+    out
+}
+
+/// The engine's `diffs` of a tool call: per file a header (new and deleted
+/// files named so, a client write's outcome), then each hunk's header and
+/// lines, coloured by kind.
+fn diff_parts(diffs: &[Value], parts: &mut Vec<Part>) {
+    for (index, diff) in diffs.iter().enumerate() {
         let path = str_field(Some(diff), "path").unwrap_or("?");
         let header = match str_field(Some(diff), "change") {
             Some("add") => format!("new file {path}"),
@@ -156,49 +330,31 @@ fn diff_lines(diffs: &[Value], out: &mut Vec<Line>) {
             }
             format!(" ({outcome})")
         });
-        out.push(Line::new(
+        let mut head = vec![Line::new(
             &format!("    {header}{}", outcome.unwrap_or_default()),
             Style::Bold,
-        ));
+        )];
         if diff.get("binary") == Some(&Value::Bool(true)) {
-            out.push(Line::new("    (binary)", Style::Dim));
+            head.push(Line::new("    (binary)", Style::Dim));
         }
+        parts.push(Part::new(PartKey::DiffHead(index), head, Elide::None));
+        let mut body = Vec::new();
         let hunks = diff.get("hunks").and_then(Value::as_array);
         for hunk in hunks.into_iter().flatten() {
             let lines = hunk.get("lines").and_then(Value::as_array);
             let header = std::iter::once(str_field(Some(hunk), "header").unwrap_or("@@"));
-            let body = lines.into_iter().flatten().filter_map(Value::as_str);
-            for (i, line) in header.chain(body).enumerate() {
-                if budget == 0 {
-                    elided += 1;
-                    continue;
-                }
-                budget -= 1;
+            let lines = lines.into_iter().flatten().filter_map(Value::as_str);
+            for (i, line) in header.chain(lines).enumerate() {
                 let style = match (i, line.as_bytes().first()) {
                     (0, _) => Style::Hunk,
                     (_, Some(b'+')) => Style::Added,
                     (_, Some(b'-')) => Style::Removed,
                     _ => Style::Dim,
                 };
-                out.push(Line::new(&format!("    {line}"), style));
+                body.push(Line::new(&format!("    {line}"), style));
             }
         }
-    }
-    if elided > 0 {
-        out.push(Line::new(
-            &format!("    ... {elided} more diff lines"),
-            Style::Dim,
-        ));
-    }
-}
-
-/// A display-only terminal on a tool call (the entry's text is its output):
-/// the last lines of output, then how it exited once it did.
-fn tool_terminal_lines(entry: &EntryView, terminal: &Value, out: &mut Vec<Line>) {
-    let detail: Vec<String> = entry.text.lines().map(str::to_owned).collect();
-    detail_lines(&detail, out);
-    if let Some(status) = terminal.get("exitStatus") {
-        out.push(Line::new(&format!("    {}", exit_text(status)), Style::Dim));
+        parts.push(Part::new(PartKey::DiffBody(index), body, Elide::DiffBudget));
     }
 }
 
@@ -214,18 +370,30 @@ fn exit_text(status: &Value) -> String {
     }
 }
 
-fn prefixed(text: &str, first: &str, rest: &str, style: Style, out: &mut Vec<Line>) {
-    for (i, line) in text.lines().enumerate() {
-        let prefix = if i == 0 { first } else { rest };
-        out.push(Line::new(&format!("{prefix}{line}"), style));
-    }
-}
-
 fn str_field<'a>(object: Option<&'a Value>, key: &str) -> Option<&'a str> {
     object.and_then(|o| o.get(key)).and_then(Value::as_str)
 }
 
-fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
+/// A terminal's output (the entry's text, from `text_from`: its last lines)
+/// and, once it exited, how.
+fn output_parts(
+    entry: &EntryView,
+    text_from: usize,
+    terminal: Option<&Value>,
+    parts: &mut Vec<Part>,
+) {
+    let mut output = text_lines(&entry.text, text_from, "    ", "    ", Style::Dim);
+    for line in &mut output {
+        line.hang = "    ".to_owned();
+    }
+    parts.push(Part::new(PartKey::Text, output, Elide::KeepLast));
+    if let Some(status) = terminal.and_then(|t| t.get("exitStatus")) {
+        let exit = Line::new(&format!("    {}", exit_text(status)), Style::Dim);
+        parts.push(Part::new(PartKey::Exit, vec![exit], Elide::None));
+    }
+}
+
+fn tool_call_parts(entry: &EntryView, text_from: usize, parts: &mut Vec<Part>) {
     let tool = entry.fields.get("toolCall");
     let title = str_field(tool, "title").unwrap_or("tool call");
     let mut header = format!("[tool] {title}");
@@ -241,12 +409,14 @@ fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
     {
         header.push_str(&format!(" [{name}]"));
     }
-    out.push(Line::new(&header, Style::Bold));
+    let head = Line::new(&header, Style::Bold);
+    parts.push(Part::new(PartKey::Head, vec![head], Elide::None));
     if let Some(permission) = entry.fields.get("permission") {
-        out.push(Line::new(
+        let line = Line::new(
             &format!("    permission: {}", permission_state(permission)),
             Style::Dim,
-        ));
+        );
+        parts.push(Part::new(PartKey::Permission, vec![line], Elide::None));
     }
     let content = tool
         .and_then(|t| t.get("content"))
@@ -258,25 +428,29 @@ fn tool_call_lines(entry: &EntryView, out: &mut Vec<Line>) {
         match item.get("type").and_then(Value::as_str) {
             Some("content") => {
                 if let Some(text) = str_field(item.get("content"), "text") {
-                    detail.extend(text.lines().map(str::to_owned));
+                    detail.extend(
+                        text.lines()
+                            .map(|l| Line::new(&format!("    {l}"), Style::Dim)),
+                    );
                 }
             }
             Some("terminal") => {
                 let id = str_field(Some(item), "terminalId");
                 // The display-only terminal is drawn below; a v2 terminal is its own entry.
                 if display_terminal.is_none() || (id != display_id && display_id.is_some()) {
-                    detail.push(format!("terminal {}", id.unwrap_or("?")));
+                    let line = format!("    terminal {}", id.unwrap_or("?"));
+                    detail.push(Line::new(&line, Style::Dim));
                 }
             }
             _ => {}
         }
     }
-    detail_lines(&detail, out);
+    parts.push(Part::new(PartKey::Content, detail, Elide::KeepLast));
     if let Some(diffs) = entry.fields.get("diffs").and_then(Value::as_array) {
-        diff_lines(diffs, out);
+        diff_parts(diffs, parts);
     }
-    if let Some(terminal) = display_terminal {
-        tool_terminal_lines(entry, terminal, out);
+    if display_terminal.is_some() {
+        output_parts(entry, text_from, display_terminal, parts);
     }
 }
 
@@ -302,63 +476,53 @@ fn permission_state(permission: &Value) -> String {
     }
 }
 
-/// Indented, dimmed detail lines, the last `DETAIL_LINES` of them.
-fn detail_lines(detail: &[String], out: &mut Vec<Line>) {
-    let skip = detail.len().saturating_sub(DETAIL_LINES);
-    if skip > 0 {
-        out.push(Line::new(&format!("    ... {skip} more lines"), Style::Dim));
-    }
-    for line in &detail[skip..] {
-        out.push(Line::new(&format!("    {line}"), Style::Dim));
-    }
-}
-
-fn plan_lines(entry: &EntryView, out: &mut Vec<Line>) {
+fn plan_parts(entry: &EntryView, parts: &mut Vec<Part>) {
     if entry.fields.get("removed") == Some(&Value::Bool(true)) {
-        out.push(Line::new("[plan removed]", Style::Dim));
+        let head = Line::new("[plan removed]", Style::Dim);
+        parts.push(Part::new(PartKey::Head, vec![head], Elide::None));
         return;
     }
-    out.push(Line::new("[plan]", Style::Bold));
+    let mut head = Part::new(
+        PartKey::Head,
+        vec![Line::new("[plan]", Style::Bold)],
+        Elide::None,
+    );
+    head.again = Some(Line::new("[plan updated]", Style::Bold));
+    parts.push(head);
     let entries = entry
         .fields
         .get("plan")
         .and_then(|p| p.get("entries"))
         .and_then(Value::as_array);
-    for item in entries.into_iter().flatten() {
+    for (index, item) in entries.into_iter().flatten().enumerate() {
         let mark = match str_field(Some(item), "status") {
             Some("completed") => "[x]",
             Some("in_progress") => "[~]",
             _ => "[ ]",
         };
         let content = str_field(Some(item), "content").unwrap_or("");
-        out.push(Line::new(&format!("  {mark} {content}"), Style::Plain));
+        let line = Line::hanging(&format!("  {mark} {content}"), Style::Plain, "      ");
+        parts.push(Part::new(PartKey::PlanItem(index), vec![line], Elide::None));
     }
 }
 
-fn terminal_lines(entry: &EntryView, out: &mut Vec<Line>) {
+fn terminal_parts(entry: &EntryView, text_from: usize, parts: &mut Vec<Part>) {
     let terminal = entry.fields.get("terminal");
     let command = str_field(terminal, "command").unwrap_or("");
-    out.push(Line::new(&format!("[terminal] {command}"), Style::Bold));
-    let detail: Vec<String> = entry.text.lines().map(str::to_owned).collect();
-    detail_lines(&detail, out);
-    if let Some(status) = terminal.and_then(|t| t.get("exitStatus")) {
-        out.push(Line::new(&format!("    {}", exit_text(status)), Style::Dim));
-    }
+    let head = Line::new(&format!("[terminal] {command}"), Style::Bold);
+    parts.push(Part::new(PartKey::Head, vec![head], Elide::None));
+    output_parts(entry, text_from, terminal, parts);
 }
 
-/// The divider at clear and compaction boundaries.
-fn boundary_lines(entry: &EntryView, out: &mut Vec<Line>) {
+/// `context cleared`, `context compacted (status)`.
+fn boundary_label(entry: &EntryView) -> String {
     let reason = entry.fields.get("reason").and_then(Value::as_str);
-    let label = match reason {
+    match reason {
         Some("compaction") => match entry.fields.get("status").and_then(Value::as_str) {
             Some(status) => format!("context compacted ({status})"),
             None => "context compacted".to_owned(),
         },
         _ => "context cleared".to_owned(),
-    };
-    out.push(Line::new(&divider(&label), Style::Bold));
-    if !entry.text.is_empty() {
-        prefixed(&entry.text, "summary | ", "summary | ", Style::Dim, out);
     }
 }
 
@@ -398,51 +562,6 @@ pub fn sanitize(text: &str) -> String {
     out
 }
 
-/// Display columns of sanitised text (East Asian wide and emoji count 2,
-/// combining marks 0; an approximation of `wcwidth`).
-pub fn display_width(text: &str) -> usize {
-    text.chars().map(char_width).sum()
-}
-
-/// Rows sanitised `text` occupies on a terminal `cols` wide (at least 1):
-/// a character that does not fit on the current row starts the next, and
-/// a row filled exactly does not wrap by itself.
-pub fn rows_for(text: &str, cols: usize) -> usize {
-    let cols = cols.max(1);
-    let mut rows = 1;
-    let mut column = 0;
-    for c in text.chars() {
-        let w = char_width(c);
-        if column + w > cols {
-            rows += 1;
-            column = 0;
-        }
-        column += w;
-    }
-    rows
-}
-
-pub(crate) fn char_width(c: char) -> usize {
-    match c as u32 {
-        0x0300..=0x036f | 0x200b..=0x200d | 0xfe00..=0xfe0f | 0x20d0..=0x20ff => 0,
-        0x1100..=0x115f
-        | 0x2e80..=0x303e
-        | 0x3041..=0x33ff
-        | 0x3400..=0x4dbf
-        | 0x4e00..=0x9fff
-        | 0xa000..=0xa4cf
-        | 0xac00..=0xd7a3
-        | 0xf900..=0xfaff
-        | 0xfe30..=0xfe4f
-        | 0xff00..=0xff60
-        | 0xffe0..=0xffe6
-        | 0x1f300..=0x1f64f
-        | 0x1f900..=0x1f9ff
-        | 0x20000..=0x3fffd => 2,
-        _ => 1,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,15 +571,6 @@ mod tests {
         assert_eq!(sanitize("a\x1b[2Jb"), "a\u{241b}[2Jb");
         assert_eq!(sanitize("a\tb"), "a   b");
         assert_eq!(sanitize("x\u{202e}y\r"), "x\u{FFFD}y\u{240d}");
-    }
-
-    #[test]
-    fn rows_wrap_like_a_terminal() {
-        assert_eq!(rows_for("", 10), 1);
-        assert_eq!(rows_for("0123456789", 10), 1);
-        assert_eq!(rows_for("0123456789a", 10), 2);
-        // A wide character that would straddle the edge starts a new row.
-        assert_eq!(rows_for("012345678日", 10), 2);
     }
 
     fn tool_entry(fields: Value, text: &str) -> EntryView {
@@ -556,10 +666,104 @@ mod tests {
         assert!(!lines.iter().any(|(t, _)| t.starts_with("    terminal ")));
     }
 
+    /// The chat's drawing of tool call `id` after the engine applied `lines`
+    /// (agent lines, `{"sent": ..}` client lines, `{"local": ..}` lines).
+    fn drawn_from_engine(v2: bool, lines: &[serde_json::Value], id: &str) -> Vec<String> {
+        use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
+        let protocol = if v2 {
+            ProtocolHint::V2
+        } else {
+            ProtocolHint::V1
+        };
+        let mut engine = TranscriptEngine::new(EngineConfig {
+            protocol,
+            ..EngineConfig::default()
+        });
+        for line in lines {
+            if let Some(sent) = line.get("sent") {
+                engine.apply_client_line(&sent.to_string());
+            } else if line.get("local").is_some() {
+                engine.apply_local_line(&line.to_string());
+            } else {
+                engine.apply_agent_line(&line.to_string());
+            }
+        }
+        let view = engine.transcript().entry(id).expect("the tool call").view();
+        drawn(&view).into_iter().map(|(t, _)| t).collect()
+    }
+
+    fn update(u: serde_json::Value) -> serde_json::Value {
+        serde_json::json!({"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": "s", "update": u}})
+    }
+
     #[test]
-    fn wide_characters_count_two_columns() {
-        assert_eq!(display_width("ab"), 2);
-        assert_eq!(display_width("日本"), 4);
-        assert_eq!(display_width("e\u{301}"), 1);
+    fn one_diff_per_file_per_tool_call_whatever_the_version() {
+        use serde_json::json;
+        let prompt = json!({"sent": {"jsonrpc": "2.0", "id": 1, "method": "session/prompt",
+            "params": {"sessionId": "s", "prompt": [{"type": "text", "text": "go"}]}}});
+        let old = "alpha\nbeta\ngamma\n";
+        let new = "alpha\nBETA\ngamma\n";
+        // (protocol v2?, the lines the engine applies)
+        let cases = [
+            // v1: a snippet shown, the whole file written through the client, answered.
+            (
+                false,
+                vec![
+                    prompt.clone(),
+                    update(
+                        json!({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit",
+                        "kind": "edit", "status": "in_progress", "content": [
+                        {"type": "diff", "path": "/w/n.txt", "oldText": "beta", "newText": "BETA"}]}),
+                    ),
+                    json!({"jsonrpc": "2.0", "id": 7, "method": "fs/write_text_file",
+                        "params": {"sessionId": "s", "path": "/w/n.txt", "content": new}}),
+                    json!({"local": {"fileBeforeWrite": {"sessionId": "s", "path": "/w/n.txt", "oldText": old}}}),
+                    json!({"sent": {"jsonrpc": "2.0", "id": 7, "result": {}}}),
+                ],
+            ),
+            // v1: the write repeats the shown diff exactly.
+            (
+                false,
+                vec![
+                    prompt.clone(),
+                    update(
+                        json!({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit",
+                        "kind": "edit", "status": "in_progress", "content": [
+                        {"type": "diff", "path": "/w/n.txt", "oldText": old, "newText": new}]}),
+                    ),
+                    json!({"jsonrpc": "2.0", "id": 7, "method": "fs/write_text_file",
+                        "params": {"sessionId": "s", "path": "/w/n.txt", "content": new}}),
+                    json!({"local": {"fileBeforeWrite": {"sessionId": "s", "path": "/w/n.txt", "oldText": old}}}),
+                    json!({"sent": {"jsonrpc": "2.0", "id": 7, "result": {}}}),
+                ],
+            ),
+            // v2: `changes` name the file absolutely, the patch from its root.
+            (
+                true,
+                vec![
+                    prompt,
+                    update(
+                        json!({"sessionUpdate": "tool_call_update", "toolCallId": "c",
+                        "title": "Edit", "kind": "edit", "status": "completed", "content": [
+                        {"type": "diff", "changes": [{"operation": "modify", "path": "/w/n.txt"}],
+                         "patch": {"format": "git_patch", "text": "diff --git a/n.txt b/n.txt\n--- a/n.txt\n+++ b/n.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n"}}]}),
+                    ),
+                ],
+            ),
+        ];
+        for (v2, lines) in &cases {
+            let drawn = drawn_from_engine(*v2, lines, "c");
+            let headers: Vec<&String> = drawn
+                .iter()
+                .filter(|l| l.starts_with("    edit ") || l.starts_with("    new file "))
+                .collect();
+            assert_eq!(headers.len(), 1, "{drawn:#?}");
+            assert_eq!(
+                drawn.iter().filter(|l| *l == "    +BETA").count(),
+                1,
+                "{drawn:#?}"
+            );
+        }
     }
 }

@@ -9,11 +9,18 @@
 //! printed twice. The region is cut to its last rows when it would not fit
 //! on the screen (the cursor cannot move into the scrollback); the full text
 //! is printed when it is committed.
+//!
+//! On a terminal every line is word-wrapped here, at the terminal's width
+//! (`crate::wrap::word_wrap`): rows break between words, continuation rows
+//! start with the line's hang. Without a terminal (a pipe, a file) lines
+//! are written whole, unwrapped: whatever reads them wraps as it likes, and
+//! a line stays one line for `grep`.
 
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::render::{Line, Style, display_width, rows_for};
+use super::render::{Line, Style};
+use super::wrap::{display_width, rows_for, word_wrap};
 
 /// Terminal size in columns and rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,22 +159,45 @@ impl Screen {
         self.shown = Shown::default();
     }
 
-    /// Prints a line into the live region (and remembers it as shown).
-    fn push_live_line(&mut self, line: &Line, buf: &mut String) {
-        self.push_line(line, buf);
-        self.shown.lines.push(line.text.clone());
+    /// Prints a row into the live region (and remembers it as shown).
+    fn push_live_row(&mut self, row: &Line, buf: &mut String) {
+        self.push_row(row, buf);
+        self.shown.lines.push(row.text.clone());
+    }
+
+    /// The rows `line` is printed as: word-wrapped at the terminal's width,
+    /// or the line whole when the output is not a terminal.
+    fn rows(&self, line: &Line) -> Vec<Line> {
+        if !self.tty {
+            return vec![line.clone()];
+        }
+        let hang = (!line.hang.is_empty()).then_some(line.hang.as_str());
+        word_wrap(&line.text, self.cols(), hang)
+            .into_iter()
+            .map(|text| Line {
+                text,
+                style: line.style,
+                hang: String::new(),
+            })
+            .collect()
     }
 
     fn push_line(&self, line: &Line, buf: &mut String) {
+        for row in self.rows(line) {
+            self.push_row(&row, buf);
+        }
+    }
+
+    fn push_row(&self, row: &Line, buf: &mut String) {
         if self.tty {
-            match line.style.sgr() {
-                None => buf.push_str(&line.text),
+            match row.style.sgr() {
+                None => buf.push_str(&row.text),
                 Some(sgr) => {
-                    let _ = write!(buf, "\x1b[{sgr}m{}\x1b[0m", line.text);
+                    let _ = write!(buf, "\x1b[{sgr}m{}\x1b[0m", row.text);
                 }
             }
         } else {
-            buf.push_str(&line.text);
+            buf.push_str(&row.text);
         }
         buf.push('\n');
     }
@@ -187,7 +217,7 @@ impl Screen {
 
     /// Rows `line` occupies.
     pub fn line_rows(&self, line: &Line) -> usize {
-        rows_for(&line.text, self.cols())
+        self.rows(line).len()
     }
 
     /// Replaces the live region with `lines` followed by `input_prompt` (no
@@ -228,30 +258,22 @@ impl Screen {
         let mut buf = String::new();
         self.clear_region(&mut buf);
         let budget = self.line_budget(input_prompt);
-        let heights: Vec<usize> = lines.iter().map(|l| self.line_rows(l)).collect();
-        let total: usize = heights.iter().sum();
+        let rows: Vec<Line> = lines.iter().flat_map(|l| self.rows(l)).collect();
         let mut start = 0;
-        if total > budget {
+        if rows.len() > budget {
             let note = Line::new(
                 "... (the rest is above; all of it shows when the turn ends)",
                 Style::Dim,
             );
             // The note wraps on a narrow terminal: what is left beside it, at this width.
-            let room = budget.saturating_sub(self.line_rows(&note));
-            let mut used = 0;
-            start = lines.len();
-            while start > 0 && used + heights[start - 1] <= room {
-                start -= 1;
-                used += heights[start];
-            }
-            self.push_live_line(&note, &mut buf);
-            if start > 0 && used < room {
-                let partial = clip_to_last_rows(&lines[start - 1], room - used, self.cols());
-                self.push_live_line(&partial, &mut buf);
+            let note = self.rows(&note);
+            start = rows.len() - budget.saturating_sub(note.len());
+            for row in &note {
+                self.push_live_row(row, &mut buf);
             }
         }
-        for line in &lines[start..] {
-            self.push_live_line(line, &mut buf);
+        for row in &rows[start..] {
+            self.push_live_row(row, &mut buf);
         }
         if let Some(prompt) = input_prompt {
             let _ = write!(buf, "\x1b[1m{prompt}\x1b[0m");
@@ -296,26 +318,6 @@ impl Screen {
         let mut buf = String::new();
         self.clear_region(&mut buf);
         write_out(&buf)
-    }
-}
-
-/// The end of `line` that fits in `rows` rows of `cols` columns.
-fn clip_to_last_rows(line: &Line, rows: usize, cols: usize) -> Line {
-    // One column of slack per row: a wide character that does not fit at
-    // the end of a row wraps early.
-    let limit = rows * cols.saturating_sub(1).max(1);
-    let mut width = 0;
-    let mut cut = line.text.len();
-    for (i, c) in line.text.char_indices().rev() {
-        width += display_width(c.encode_utf8(&mut [0; 4]));
-        if width > limit {
-            break;
-        }
-        cut = i;
-    }
-    Line {
-        text: line.text[cut..].to_owned(),
-        style: line.style,
     }
 }
 
@@ -366,13 +368,13 @@ mod tests {
         // Narrower: 45 -> 5 rows, 10 -> 1 row at 10 columns.
         s.set_size(TermSize { cols: 10, rows: 24 });
         assert_eq!(s.shown_rows(), 6);
-        // Wider: everything fits a row each.
+        // Wider: the rows this program broke stay rows (20, 20, 5 and 10 columns).
         s.set_size(TermSize {
             cols: 100,
             rows: 24,
         });
-        assert_eq!(s.shown_rows(), 2);
-        assert_eq!(erased_rows(&s.live_bytes(&[], None)), 2);
+        assert_eq!(s.shown_rows(), 4);
+        assert_eq!(erased_rows(&s.live_bytes(&[], None)), 4);
         // A height change alone keeps the count.
         s.live_bytes(&lines, None);
         let before = s.shown_rows();
@@ -384,6 +386,33 @@ mod tests {
     }
 
     #[test]
+    fn lines_are_word_wrapped_at_the_width_and_counted_by_their_rows() {
+        let mut s = screen(24, 24);
+        let lines = [
+            Line::new("the reply breaks between words here", Style::Plain),
+            Line::hanging("thought | a thought long enough", Style::Dim, "thought | "),
+        ];
+        s.live_bytes(&lines, None);
+        assert_eq!(
+            s.shown.lines,
+            [
+                "the reply breaks between",
+                "words here",
+                "thought | a thought long",
+                "thought | enough"
+            ]
+        );
+        assert_eq!(erased_rows(&s.live_bytes(&[], None)), 4);
+        // Without a terminal, lines are written whole.
+        let mut piped = screen(24, 24);
+        piped.tty = false;
+        assert_eq!(piped.line_rows(&lines[0]), 1);
+        let mut buf = String::new();
+        piped.push_line(&lines[0], &mut buf);
+        assert_eq!(buf, "the reply breaks between words here\n");
+    }
+
+    #[test]
     fn the_overflow_note_leaves_room_for_its_own_rows_and_echoes_are_counted_at_any_width() {
         let mut s = screen(30, 6);
         let lines: Vec<Line> = (0..20)
@@ -392,16 +421,16 @@ mod tests {
         // Too tall: a note (two rows at 30 columns) and the last lines.
         s.live_bytes(&lines, None);
         assert!(s.shown.lines[0].starts_with("..."));
-        // The region fits the budget (5 rows of 6): the note (60 columns: two rows) and the last
-        // three lines.
+        // The region fits the budget (5 rows of 6): the note (60 columns, broken between words
+        // into two rows of 30 and 28) and the last three lines.
         assert_eq!(s.shown_rows(), 5);
         assert_eq!(s.shown.lines.last().unwrap(), "line 19");
-        assert_eq!(s.shown.lines.len(), 4);
+        assert_eq!(s.shown.lines.len(), 5);
         s.note_stray_echo(&"t".repeat(35));
         assert_eq!(s.shown_rows(), 7);
-        // At 12 columns: the note 5 rows, the lines 1 each, the echo 3.
+        // At 12 columns: the note's rows 3 each, the lines 1 each, the echo 3.
         s.set_size(TermSize { cols: 12, rows: 6 });
-        assert_eq!(erased_rows(&s.live_bytes(&[], None)), 11);
+        assert_eq!(erased_rows(&s.live_bytes(&[], None)), 12);
         s.note_stray_echo("x");
         s.accept_echo();
         assert_eq!(s.shown_rows(), 0);

@@ -19,7 +19,8 @@ use tokio::sync::mpsc;
 use super::args::{ChatArgs, exit};
 use super::controls::Controls;
 use super::outcome::{
-    AGENT_STDERR_TAIL_LINES, report_agent_exit, report_diagnostics, sleep_until_deadline,
+    AGENT_STDERR_TAIL_LINES, AgentErrorText, report_agent_exit, report_diagnostics,
+    sleep_until_deadline,
 };
 use super::recorder::Recorder;
 use super::remote;
@@ -167,7 +168,8 @@ pub(crate) async fn connect(
                 _ => exit::AGENT_ERROR,
             };
             report_diagnostics(&mut connected.events);
-            eprintln!("spindle chat: could not open a session with the agent: {error}");
+            AgentErrorText::from_client_error("could not open a session with the agent", &error)
+                .eprint();
             report_agent_exit(&connected.agent).await;
             connected.finish_recording()?;
             Ok(Err(code))
@@ -227,22 +229,23 @@ async fn open_session(
                 signed_in = true;
             }
             Err(error) if error.is_auth_required() => {
-                eprintln!(
-                    "spindle chat: the agent still asks for authentication after signing in: {error}"
-                );
+                AgentErrorText::from_client_error(
+                    "the agent still asks for authentication after signing in",
+                    &error,
+                )
+                .eprint();
                 return Ok(Err(exit::AGENT_ERROR));
             }
             Err(ClientError::Rpc(error)) if args.attach_session.is_some() => {
                 let id = args.attach_session.as_ref().map(|(_, id)| id.as_str());
-                eprintln!(
-                    "spindle chat: could not attach to session {}: {error}",
-                    id.unwrap_or_default()
-                );
+                let context = format!("could not attach to session {}", id.unwrap_or_default());
+                AgentErrorText::from_response(&context, &error).eprint();
                 return Ok(Err(exit::AGENT_ERROR));
             }
             Err(ClientError::Rpc(error)) if args.resume.is_some() => {
                 let id = args.resume.as_deref().unwrap_or_default();
-                eprintln!("spindle chat: could not open session {id}: {error}");
+                AgentErrorText::from_response(&format!("could not open session {id}"), &error)
+                    .eprint();
                 return Ok(Err(exit::AGENT_ERROR));
             }
             Err(error) => return Err(error),
@@ -326,7 +329,8 @@ pub(crate) async fn authenticate(
             Ok(Err(exit::USAGE))
         }
         Err(ClientError::Rpc(error)) => {
-            eprintln!("spindle chat: signing in with {method} failed: {error}");
+            AgentErrorText::from_response(&format!("signing in with {method} failed"), &error)
+                .eprint();
             Ok(Err(exit::AGENT_ERROR))
         }
         Err(other) => Err(other),
@@ -384,7 +388,7 @@ async fn list_sessions(
         let page = match client.list_sessions(None, cursor.as_deref()).await {
             Ok(page) => page,
             Err(ClientError::Rpc(error)) => {
-                eprintln!("spindle chat: session/list failed: {error}");
+                AgentErrorText::from_response("session/list failed", &error).eprint();
                 return Ok(Err(exit::AGENT_ERROR));
             }
             Err(other) => return Err(other),

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 use spindle_engine::{EntryView, RenderOp, SessionState, text::utf16_to_byte_offset};
 
-use super::render::{Line, RenderOptions, Style, entry_lines};
+use super::outcome::AgentErrorText;
+use super::printed::{Printed, draw_parts};
+use super::render::{Line, RenderOptions, Style, entry_parts};
 use super::screen::Screen;
 
 /// What the bottom of the live region shows.
@@ -31,18 +33,6 @@ pub enum Footer {
 /// The prompt before a line typed while a turn runs.
 const TYPE_AHEAD_PROMPT: &str = "> ";
 
-/// `entry` with an empty text (cheap to clone).
-fn entry_without_text(entry: &EntryView) -> EntryView {
-    EntryView {
-        id: entry.id.clone(),
-        kind: entry.kind,
-        message_id: entry.message_id.clone(),
-        turn: entry.turn,
-        text: String::new(),
-        fields: entry.fields.clone(),
-    }
-}
-
 /// Transcript copy, live set and screen.
 #[derive(Debug)]
 pub struct View {
@@ -50,6 +40,9 @@ pub struct View {
     index: HashMap<String, usize>,
     /// Entries shown in the live region, in timeline order.
     live: Vec<usize>,
+    /// What of each entry the scrollback holds: an entry updated after it
+    /// was printed draws only what changed.
+    printed: HashMap<usize, Printed>,
     options: RenderOptions,
     screen: Screen,
     state: SessionState,
@@ -79,6 +72,7 @@ impl View {
             entries: Vec::new(),
             index: HashMap::new(),
             live: Vec::new(),
+            printed: HashMap::new(),
             options,
             screen,
             state: SessionState::default(),
@@ -138,6 +132,9 @@ impl View {
                 }
                 RenderOp::UpdateEntry { id, entry } => {
                     if let Some(&index) = self.index.get(&id) {
+                        if let Some(printed) = self.printed.get_mut(&index) {
+                            printed.text_replaced(&self.entries[index].text, &entry.text);
+                        }
                         self.entries[index] = entry;
                         self.touch(index);
                     }
@@ -147,6 +144,9 @@ impl View {
                         let text = &mut self.entries[index].text;
                         let cut = utf16_to_byte_offset(text, len).unwrap_or(text.len());
                         text.truncate(cut);
+                        if let Some(printed) = self.printed.get_mut(&index) {
+                            printed.text_cut(cut);
+                        }
                         self.touch(index);
                     }
                 }
@@ -186,6 +186,18 @@ impl View {
         self.dirty = true;
     }
 
+    /// An agent's error above the live region: its sentence, then its code
+    /// and data on a dimmed line.
+    pub fn error(&mut self, error: &AgentErrorText) {
+        self.pending_notes
+            .push(Line::new(&error.sentence, Style::Error));
+        if let Some(detail) = &error.detail {
+            self.pending_notes
+                .push(Line::new(&format!("  {detail}"), Style::Dim));
+        }
+        self.dirty = true;
+    }
+
     /// Sets what the bottom of the live region shows.
     pub fn set_footer(&mut self, footer: Footer) {
         self.footer = footer;
@@ -214,12 +226,31 @@ impl View {
         Line::new(&format!("[{}]", parts.join(" | ")), Style::Dim)
     }
 
+    /// Appends what entry `index` draws now: all of it, or what changed
+    /// since it was printed; its text from `text_from` at the earliest.
+    fn entry_lines(&self, index: usize, text_from: usize, out: &mut Vec<Line>) {
+        let printed = self.printed.get(&index);
+        let from = printed.map_or(0, Printed::text_from).max(text_from);
+        let parts = entry_parts(&self.entries[index], self.options, from);
+        draw_parts(&parts, printed, out);
+    }
+
     fn live_lines(&self) -> Vec<Line> {
         let mut lines = Vec::new();
         for &index in &self.live {
-            entry_lines(&self.entries[index], self.options, &mut lines);
+            self.entry_lines(index, 0, &mut lines);
         }
         lines
+    }
+
+    /// The live entries are in the scrollback now, as they stand.
+    fn mark_live_printed(&mut self) {
+        for index in std::mem::take(&mut self.live) {
+            let entry = &self.entries[index];
+            let parts = entry_parts(entry, self.options, entry.text.len());
+            self.printed
+                .insert(index, Printed::of(entry.text.len(), &parts));
+        }
     }
 
     fn flush_notes(&mut self) -> std::io::Result<()> {
@@ -274,19 +305,11 @@ impl View {
         for &index in self.live.iter().rev() {
             let entry = &self.entries[index];
             let mut lines = Vec::new();
-            if entry.text.len() > text_limit {
-                let mut cut = entry.text.len() - text_limit;
-                while !entry.text.is_char_boundary(cut) {
-                    cut += 1;
-                }
-                let tail = EntryView {
-                    text: entry.text[cut..].to_owned(),
-                    ..entry_without_text(entry)
-                };
-                entry_lines(&tail, self.options, &mut lines);
-            } else {
-                entry_lines(entry, self.options, &mut lines);
+            let mut cut = entry.text.len().saturating_sub(text_limit);
+            while !entry.text.is_char_boundary(cut) {
+                cut += 1;
             }
+            self.entry_lines(index, cut, &mut lines);
             rows += lines
                 .iter()
                 .map(|l| self.screen.line_rows(l))
@@ -310,7 +333,7 @@ impl View {
         if let Some(note) = footer_note {
             lines.push(Line::new(note, Style::Dim));
         }
-        self.live.clear();
+        self.mark_live_printed();
         self.screen.commit(&lines)?;
         self.dirty = true;
         Ok(())
@@ -330,7 +353,8 @@ impl View {
             } else {
                 self.screen.accept_echo();
             }
-            self.live.clear();
+            // What the region showed stays on the screen as scrollback.
+            self.mark_live_printed();
         }
         self.footer = Footer::None;
         self.dirty = true;

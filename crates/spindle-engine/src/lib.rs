@@ -79,8 +79,10 @@
 //!   client's response, its old side from the local `fileBeforeWrite` line;
 //!   a write that repeats a `diff` item the call already shows (same path and
 //!   new text, the text before as shown) is that item's diff, not a second
-//!   one ([`ToolCall::diff_write`]); a write of a file the call shows a
-//!   different change for keeps its own diff, marked `differs_from_shown`.
+//!   one ([`ToolCall::diff_write`]), and so is a write of the whole file
+//!   around a shown snippet (drawn as the write's diff once the text before
+//!   is known); a write of a file the call shows a different change for
+//!   keeps its own diff, marked `differs_from_shown`.
 //!   An `fs/read_text_file` notes its path on the tool call in progress.
 //!
 //! # Layers

@@ -10,7 +10,7 @@ use spindle_wire::tags::UpdateTag;
 
 use super::handshake::AUTH_METHOD_ID;
 use super::{AgentCore, Session};
-use crate::history::{self, HistoryEntry, PersistedLine};
+use crate::history::{self, HistoryEntry, PersistedLine, TurnItem};
 use crate::scenarios;
 use crate::updates;
 use crate::wire::{Version, codes};
@@ -276,51 +276,75 @@ impl AgentCore {
         );
     }
 
-    /// Follows the agent's reply text in the running turn of session `s`.
+    /// Follows the agent's reply text, tool calls and plan in the running
+    /// turn of session `s`.
     pub(super) fn track_reply(&mut self, s: usize, update: &Value) {
         let Some(turn) = self.sessions[s].turn.as_mut() else {
             return;
         };
+        history::track_update(&mut turn.items, update);
         let tag = update["sessionUpdate"].as_str().and_then(UpdateTag::parse);
         let id = update["messageId"].as_str().unwrap_or("").to_owned();
         let text_of = |block: &Value| block["text"].as_str().unwrap_or("").to_owned();
-        let slot = |replies: &mut Vec<(String, String)>, id: String| -> usize {
-            match replies.iter().position(|(m, _)| *m == id) {
+        let slot = |items: &mut Vec<TurnItem>, id: String| -> usize {
+            match items
+                .iter()
+                .position(|i| matches!(i, TurnItem::Reply(m, _) if *m == id))
+            {
                 Some(i) => i,
                 None => {
-                    replies.push((id, String::new()));
-                    replies.len() - 1
+                    items.push(TurnItem::Reply(id, String::new()));
+                    items.len() - 1
                 }
             }
         };
         match tag {
             Some(UpdateTag::AgentMessageChunk) => {
-                let i = slot(&mut turn.replies, id);
-                turn.replies[i].1.push_str(&text_of(&update["content"]));
+                let i = slot(&mut turn.items, id);
+                if let TurnItem::Reply(_, text) = &mut turn.items[i] {
+                    text.push_str(&text_of(&update["content"]));
+                }
             }
             Some(UpdateTag::AgentMessage) => {
-                let i = slot(&mut turn.replies, id);
+                let i = slot(&mut turn.items, id);
                 let blocks = update["content"].as_array().cloned().unwrap_or_default();
-                turn.replies[i].1 = blocks.iter().map(text_of).collect();
+                if let TurnItem::Reply(_, text) = &mut turn.items[i] {
+                    *text = blocks.iter().map(text_of).collect();
+                }
             }
             Some(UpdateTag::AgentMessageClear) => {
-                let i = slot(&mut turn.replies, id);
-                turn.replies[i].1.clear();
+                let i = slot(&mut turn.items, id);
+                if let TurnItem::Reply(_, text) = &mut turn.items[i] {
+                    text.clear();
+                }
             }
             _ => {}
         }
     }
 
-    /// Moves the finished turn's replies into session `s`'s history.
-    pub(super) fn record_replies(&mut self, s: usize, replies: Vec<(String, String)>) {
+    /// Moves the finished turn's replies, tool calls and plan into session
+    /// `s`'s history.
+    pub(super) fn record_turn(&mut self, s: usize, items: Vec<TurnItem>) {
         let at = self.now_iso();
-        for (_, text) in replies {
-            if text.is_empty() {
-                continue;
-            }
-            let sid = self.sessions[s].id.clone();
-            self.persist(&sid, &history::agent_record(&text, at.as_deref()));
-            self.sessions[s].history.push(HistoryEntry::Agent(text));
+        let sid = self.sessions[s].id.clone();
+        for item in items {
+            let (record, entry) = match item {
+                TurnItem::Reply(_, text) if text.is_empty() => continue,
+                TurnItem::Reply(_, text) => (
+                    history::agent_record(&text, at.as_deref()),
+                    HistoryEntry::Agent(text),
+                ),
+                TurnItem::Tool(_, tool) => (
+                    history::tool_record(&tool, at.as_deref()),
+                    HistoryEntry::Tool(tool),
+                ),
+                TurnItem::Plan(entries) => (
+                    history::plan_record(&entries, at.as_deref()),
+                    HistoryEntry::Plan(entries),
+                ),
+            };
+            self.persist(&sid, &record);
+            self.sessions[s].history.push(entry);
         }
         if at.is_some() {
             self.sessions[s].updated_at = at;

@@ -82,7 +82,7 @@ impl AgentCore {
             },
             waiting: Waiting::Nothing,
             open_tools: Vec::new(),
-            replies: Vec::new(),
+            items: Vec::new(),
         });
     }
 
@@ -94,7 +94,7 @@ impl AgentCore {
         let session = &mut self.sessions[s];
         session.background.steps.extend(turn.runner.steps.drain(..));
         let sid = session.id.clone();
-        self.record_replies(s, std::mem::take(&mut turn.replies));
+        self.record_turn(s, std::mem::take(&mut turn.items));
         Some((sid, turn.prompt_id))
     }
 

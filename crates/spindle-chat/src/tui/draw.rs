@@ -14,7 +14,8 @@ use serde_json::Value;
 use spindle_engine::{EntryKind, EntryView};
 
 use super::state::{CachedRows, Item, Menu, TuiState};
-use crate::render::{self, Line, RenderOptions, char_width, display_width, sanitize};
+use crate::render::{self, Line, RenderOptions, sanitize};
+use crate::wrap::{char_width, display_width, word_wrap};
 
 /// Spinner frames, one per 100 ms.
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -33,6 +34,7 @@ fn style_of(style: render::Style) -> Style {
         render::Style::Added => Style::default().fg(Color::Green),
         render::Style::Removed => Style::default().fg(Color::Red),
         render::Style::Hunk => Style::default().fg(Color::Cyan),
+        render::Style::Error => Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
     }
 }
 
@@ -44,42 +46,7 @@ fn dim() -> Style {
 /// spaces, a word longer than a row is split; continuation rows keep the
 /// line's indentation.
 pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    if display_width(text) <= width {
-        return vec![text.to_owned()];
-    }
-    let indent_len = text.len() - text.trim_start_matches(' ').len();
-    let indent = " ".repeat(indent_len.min(width / 2));
-    let mut rows = Vec::new();
-    let mut row = String::new();
-    let mut row_width = 0;
-    let words = text[indent_len..].split(' ');
-    row.push_str(&text[..indent_len.min(width / 2)]);
-    row_width += indent_len.min(width / 2);
-    for (i, word) in words.enumerate() {
-        let word_width = display_width(word);
-        let space = usize::from(i > 0 && row_width > indent.len());
-        if row_width + space + word_width > width && row_width > indent.len() {
-            rows.push(std::mem::take(&mut row));
-            row.push_str(&indent);
-            row_width = indent.len();
-        } else if space == 1 {
-            row.push(' ');
-            row_width += 1;
-        }
-        for c in word.chars() {
-            let w = char_width(c);
-            if row_width + w > width && row_width > indent.len() {
-                rows.push(std::mem::take(&mut row));
-                row.push_str(&indent);
-                row_width = indent.len();
-            }
-            row.push(c);
-            row_width += w;
-        }
-    }
-    rows.push(row);
-    rows
+    word_wrap(text, width, None)
 }
 
 /// Rows of `text` (several lines), wrapped, the first with `first` before

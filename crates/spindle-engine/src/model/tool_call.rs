@@ -132,7 +132,8 @@ impl ToolCall {
     /// one of those, in request order. A write that makes exactly the change
     /// a content item shows (same path and new text, and the text before as
     /// shown once the client said what it was) is not drawn twice: that
-    /// item's diff stands for it ([`Self::diff_write`]). Computed on the
+    /// item's diff stands for it ([`Self::diff_write`]); nor is a write of the
+    /// whole file around a shown snippet: it takes that item's place. Computed on the
     /// first read after `content` or the writes changed, so streaming updates
     /// cost nothing here.
     pub fn diffs(&self) -> &[FileDiff] {
@@ -179,6 +180,22 @@ impl ToolCall {
                     .find(|(at, change)| writes[*at].is_none() && write.repeats(change));
                 if let Some((at, _)) = repeated {
                     writes[*at] = Some(WriteLink {
+                        write: index,
+                        differs_from_shown: false,
+                    });
+                    continue;
+                }
+                // A write that carries out a shown change around it (the whole file written
+                // around a shown snippet) is that change: one diff per file, the write's own
+                // once the text before is known (it holds the real lines and numbers).
+                let carried = shown
+                    .iter()
+                    .find(|(at, change)| writes[*at].is_none() && write.carries_out(change));
+                if let Some(&(at, _)) = carried {
+                    if write.old_text.is_some() {
+                        files[at] = write.diff();
+                    }
+                    writes[at] = Some(WriteLink {
                         write: index,
                         differs_from_shown: false,
                     });

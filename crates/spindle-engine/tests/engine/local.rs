@@ -302,7 +302,7 @@ fn a_write_repeating_the_shown_diff_is_one_diff_until_the_text_before_says_other
 }
 
 #[test]
-fn a_write_of_the_whole_file_around_a_shown_snippet_is_not_marked() {
+fn a_write_of_the_whole_file_around_a_shown_snippet_is_that_snippet_s_one_diff() {
     let mut e = started();
     update(
         &mut e,
@@ -315,14 +315,19 @@ fn a_write_of_the_whole_file_around_a_shown_snippet_is_not_marked() {
         r#"{"local":{"fileBeforeWrite":{"sessionId":"s","path":"/w/a.txt","oldText":"é x = 1\ny\nx = 1\n"}}}"#,
     );
     let tc = tool(&e, "c");
-    assert_eq!(tc.diffs().len(), 2);
-    assert!(!tc.diff_write(1).unwrap().differs_from_shown);
+    // One diff for the file: the write's, in the shown one's place (its real lines).
+    assert_eq!(tc.diffs().len(), 1);
+    assert!(!tc.diff_write(0).unwrap().differs_from_shown);
+    assert_eq!(
+        tc.diffs()[0].unified(),
+        "--- /w/a.txt\n+++ /w/a.txt\n@@ -1,3 +1,3 @@\n é x = 1\n y\n-x = 1\n+x = 2\n"
+    );
     // A second write of the same file that does something else is marked.
     write_request(&mut e, 7, "/w/a.txt", "nothing alike\n");
     e.apply_local_line(
         r#"{"local":{"fileBeforeWrite":{"sessionId":"s","path":"/w/a.txt","oldText":"é x = 1\ny\nx = 2\n"}}}"#,
     );
     let tc = tool(&e, "c");
-    assert_eq!(tc.diffs().len(), 3);
-    assert!(tc.diff_write(2).unwrap().differs_from_shown);
+    assert_eq!(tc.diffs().len(), 2);
+    assert!(tc.diff_write(1).unwrap().differs_from_shown);
 }

@@ -555,6 +555,27 @@ impl<T> ClientCore<T> {
     }
 
     fn receive_request(&mut self, id: RequestId, method: String, params: Option<Box<RawValue>>) {
+        let host_method = matches!(method.as_str(), FS_READ_TEXT_FILE | FS_WRITE_TEXT_FILE)
+            || method.starts_with(TERMINAL_PREFIX);
+        if host_method && self.protocol_version() == Some(2) {
+            // v2 has no client file system or terminals: never served, whatever was offered
+            // for a v1 fallback.
+            self.events.push(ClientEvent::Diagnostic {
+                message: format!(
+                    "the agent sent {method}, which protocol v2 does not have (no client files or terminals); answered method not found"
+                ),
+            });
+            self.outgoing.push(Message::response_err(
+                id,
+                ResponseError::new(
+                    METHOD_NOT_FOUND,
+                    format!(
+                        "method not found: {method} (protocol v2 has no client files or terminals)"
+                    ),
+                ),
+            ));
+            return;
+        }
         let o = &self.options;
         let enabled = match method.as_str() {
             SESSION_REQUEST_PERMISSION => true,

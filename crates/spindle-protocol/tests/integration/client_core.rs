@@ -107,6 +107,47 @@ fn agent_requests_are_answered_and_withdrawn_and_garbage_is_diagnosed() {
 }
 
 #[test]
+fn under_v2_file_and_terminal_requests_are_refused_with_a_diagnostic_whatever_was_offered() {
+    for version in [1, 2] {
+        // Offered for a v1 fallback (v2's initialize carries the v1 capabilities too).
+        let options = ClientOptions {
+            protocol: ProtocolChoice::V2Preferred,
+            fs_read_text_file: true,
+            fs_write_text_file: true,
+            terminal: true,
+            ..ClientOptions::default()
+        };
+        let mut core: ClientCore<&'static str> = ClientCore::new(options);
+        core.initialize("init").unwrap();
+        let init = sent(&mut core).remove(0);
+        assert!(init["params"]["capabilities"].get("fs").is_none());
+        assert!(init["params"]["capabilities"].get("terminal").is_none());
+        core.receive_line(&line(json!({"jsonrpc": "2.0", "id": init["id"],
+            "result": {"protocolVersion": version, "agentCapabilities": {}, "capabilities": {}}})));
+        assert_eq!(core.protocol_version(), Some(version));
+        core.take_events();
+        for (n, method) in ["fs/read_text_file", "fs/write_text_file", "terminal/create"]
+            .into_iter()
+            .enumerate()
+        {
+            core.receive_line(&line(json!({"jsonrpc": "2.0", "id": n, "method": method,
+                "params": {"sessionId": "s", "path": "/a", "content": "x", "command": "ls"}})));
+            let events = core.take_events();
+            let out = sent(&mut core);
+            if version == 1 {
+                // v1: the client's to serve.
+                assert!(out.is_empty(), "{method}: {out:?}");
+                assert!(matches!(&events[..], [ClientEvent::AgentRequest { .. }]));
+            } else {
+                assert_eq!(out[0]["error"]["code"], -32601, "{method}");
+                assert!(matches!(&events[..], [ClientEvent::Diagnostic { message }]
+                    if message.contains(method) && message.contains("protocol v2")));
+            }
+        }
+    }
+}
+
+#[test]
 fn closing_fails_what_is_pending_and_refuses_new_requests() {
     let mut core: ClientCore<&'static str> = ClientCore::new(ClientOptions::default());
     initialized_v1(&mut core);

@@ -281,8 +281,16 @@ fn a_write_is_reviewed_as_a_diff_before_it_is_applied() {
     );
     pane.type_line("y");
     let screen = pane.wait_for_turns(1);
-    // The edit's tool call shows the diff with the write's outcome.
+    // The edit's tool call shows the diff with the write's outcome; the diff itself once
+    // (on the tool call, not again in the question nor when the write's outcome came).
     assert!(screen.contains("notes.txt (written)"), "{screen}");
+    assert_eq!(
+        screen
+            .matches(&format!("+{}", scenarios::CLIENT_FS_APPENDED_LINE))
+            .count(),
+        1,
+        "{screen}"
+    );
     assert_eq!(
         std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
         scenarios::client_fs_changed("alpha\nbeta\n")
@@ -381,22 +389,23 @@ fn an_always_answer_stands_for_the_same_tool_and_is_shown() {
     );
     pane.type_line("3");
     let screen = pane.wait_for_turns(1);
-    assert_eq!(
-        screen.matches(scenarios::TOOLS_REPLY_ALLOWED).count(),
-        1,
-        "{screen}"
-    );
+    // The reply goes on below the question (its start printed once, above it).
+    let (first, rest) = scenarios::TOOLS_REPLY_ALLOWED.split_once(". ").unwrap();
+    assert_eq!(screen.matches(first).count(), 1, "{screen}");
+    assert_eq!(screen.matches(rest).count(), 1, "{screen}");
     assert!(
         screen.contains("standing: allow always edit: Edit"),
         "{screen}"
     );
     pane.type_line("/scenario tools");
     let screen = pane.wait_for_turns(2);
+    // Answered without asking: the reply is whole.
     assert_eq!(
         screen.matches(scenarios::TOOLS_REPLY_ALLOWED).count(),
-        2,
+        1,
         "{screen}"
     );
+    assert_eq!(screen.matches(rest).count(), 2, "{screen}");
     assert!(screen.contains("(answered without asking)"), "{screen}");
     assert_eq!(screen.matches("choose 1-4:").count(), 1, "{screen}");
     // Listed, then forgotten: the next request is asked again.
@@ -415,11 +424,8 @@ fn an_always_answer_stands_for_the_same_tool_and_is_shown() {
     // "Always reject" stands too.
     pane.type_line("4");
     let screen = pane.wait_for_turns(3);
-    assert_eq!(
-        screen.matches(scenarios::TOOLS_REPLY_REJECTED).count(),
-        1,
-        "{screen}"
-    );
+    let (_, rejected) = scenarios::TOOLS_REPLY_REJECTED.split_once(". ").unwrap();
+    assert_eq!(screen.matches(rejected).count(), 1, "{screen}");
     assert!(
         screen.contains("standing: reject always edit: Edit"),
         "{screen}"
@@ -428,9 +434,10 @@ fn an_always_answer_stands_for_the_same_tool_and_is_shown() {
     let screen = pane.wait_for_turns(4);
     assert_eq!(
         screen.matches(scenarios::TOOLS_REPLY_REJECTED).count(),
-        2,
+        1,
         "{screen}"
     );
+    assert_eq!(screen.matches(rejected).count(), 2, "{screen}");
     assert_eq!(screen.matches("choose 1-4:").count(), 2, "{screen}");
 }
 

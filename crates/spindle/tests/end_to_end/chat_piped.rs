@@ -82,6 +82,14 @@ fn piped_session_prints_each_turn_once_without_escapes() {
 fn piped_session_exits_with_the_last_turn_status() {
     let output = chat_piped(&[], "hello\n/scenario error\n");
     assert_eq!(output.status.code(), Some(1));
+    // The error reads as a sentence, its code on the next line; no JSON.
+    let text = String::from_utf8_lossy(&output.stdout);
+    let sentence = format!(
+        "The agent ended the turn with an error: {}.\n  code -32603 (internal error)\n",
+        scenarios::ERROR_MESSAGE
+    );
+    assert!(text.contains(&sentence), "{text}");
+    assert!(!text.contains("{\"code\""), "{text}");
     let output = chat_piped(&[], "/scenario error\nhello\n");
     assert_eq!(output.status.code(), Some(0));
     let output = chat_piped(&[], "hello\n/scenario crash\nnever sent\n");

@@ -159,11 +159,14 @@ fn failed_turn_exits_1_with_the_error_on_stderr() {
     for protocol in ["1", "2"] {
         let output = chat(&["--protocol", protocol], "/scenario error", &[]);
         assert_eq!(output.status.code(), Some(1), "v{protocol}");
-        assert!(
-            stderr(&output).contains(scenarios::ERROR_MESSAGE),
-            "v{protocol}: {}",
-            stderr(&output)
+        // A sentence, then the code on a detail line: never the error's JSON.
+        let err = stderr(&output);
+        let sentence = format!(
+            "spindle chat: the agent ended the turn with an error: {}.\n  code -32603 (internal error)\n",
+            scenarios::ERROR_MESSAGE
         );
+        assert!(err.contains(&sentence), "v{protocol}: {err}");
+        assert!(!err.contains('{'), "v{protocol}: {err}");
     }
 }
 

@@ -104,6 +104,13 @@ impl ChatPane {
         text.trim_end().to_owned()
     }
 
+    /// The pane's rows as the terminal shows them (scrollback included, wrapped rows apart).
+    fn rows(&self) -> Vec<String> {
+        let output = self.tmux(&["capture-pane", "-p", "-S", "-", "-t", "chat"]);
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        text.lines().map(|l| l.trim_end().to_owned()).collect()
+    }
+
     /// Polls the screen until `done` holds; panics with the screen after
     /// `PATIENCE`.
     fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
@@ -139,6 +146,17 @@ impl Drop for ChatPane {
 
 fn lines_containing<'a>(screen: &'a str, needle: &str) -> Vec<&'a str> {
     screen.lines().filter(|l| l.contains(needle)).collect()
+}
+
+/// `text` with every run of whitespace one space: the chat breaks long lines
+/// between words, so a reply is found whatever the width.
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// How often `needle` is on the screen, read as words.
+fn count_words(screen: &str, needle: &str) -> usize {
+    words(screen).matches(&words(needle)).count()
 }
 
 fn check_refine_leaves_only_the_final_text(pane: &ChatPane) {
@@ -263,9 +281,13 @@ fn ctrl_c_cancels_the_turn_and_the_chat_goes_on() {
         screen.contains("You said: \"are you still there\""),
         "{screen}"
     );
-    // Ctrl-C at the prompt leaves the chat with 130.
+    // Ctrl-C at the prompt leaves the chat with 130, saying how to come back.
     pane.send_key("C-c");
-    pane.wait_until("the chat to exit", |s| s.contains("[chat exited 130]"));
+    let screen = pane.wait_until("the chat to exit", |s| s.contains("[chat exited 130]"));
+    assert!(
+        screen.contains("Resume this session with: spindle chat --resume sess_1 -- "),
+        "{screen}"
+    );
 }
 
 #[test]
@@ -301,7 +323,7 @@ fn a_turn_taller_than_the_pane_leaves_no_copies_in_the_scrollback() {
     assert!(!screen.contains("lines above"), "{screen}");
     assert!(!screen.contains("[running"), "{screen}");
     assert_eq!(
-        lines_containing(&screen, scenarios::TOOLS_REPLY_ALLOWED).len(),
+        count_words(&screen, scenarios::TOOLS_REPLY_ALLOWED),
         1,
         "{screen}"
     );
@@ -334,8 +356,12 @@ fn permission_is_asked_on_the_terminal_and_the_typed_choice_is_sent() {
         "{screen}"
     );
     assert!(screen.contains("1) Allow [allow_once]"), "{screen}");
-    assert!(screen.contains(scenarios::TOOLS_REPLY_REJECTED), "{screen}");
-    assert!(!screen.contains(scenarios::TOOLS_REPLY_ALLOWED), "{screen}");
+    // The reply goes on below the question: its first sentence is not printed again.
+    let (first, rest) = scenarios::TOOLS_REPLY_REJECTED.split_once(". ").unwrap();
+    assert_eq!(count_words(&screen, first), 1, "{screen}");
+    assert_eq!(lines_containing(&screen, rest), vec![rest], "{screen}");
+    let (_, allowed) = scenarios::TOOLS_REPLY_ALLOWED.split_once(". ").unwrap();
+    assert!(!screen.contains(allowed), "{screen}");
     assert!(
         screen.contains("[tool] Edit src/main.rs (edit) - failed"),
         "{screen}"
@@ -348,7 +374,14 @@ fn prompt_mode_asks_permission_when_stdin_is_a_terminal() {
         return;
     }
     let pane = ChatPane::start("prompt-permission", &["--prompt", "/scenario tools"]);
-    pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
+    let asked = pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
+    // Nothing else is drawn in this mode: the question shows the diff sent with the request.
+    assert!(
+        asked.contains("    edit /workspace/src/main.rs\n    @@ -1,3 +1,3 @@")
+            && asked.contains("    +    println!(\"hello, spindle\");\n")
+            && asked.contains("The agent asks permission: Edit src/main.rs"),
+        "{asked}"
+    );
     pane.type_line("5");
     pane.wait_until("the question again", |s| {
         s.ends_with("type a number from 1 to 4:")
@@ -393,9 +426,7 @@ fn slow_turn_resized_to(pane: &ChatPane, turn: usize, cols: u16) -> String {
     pane.type_line("/scenario slow");
     // The reply is being drawn in the live region, one word at a time.
     pane.wait_until("the slow reply to be half written", |s| {
-        s.matches("Slow streaming: every word arrives after a pause, so")
-            .count()
-            >= turn
+        count_words(s, "Slow streaming: every word arrives after a pause, so") >= turn
     });
     resize(pane, cols);
     pane.wait_for_turns(turn)
@@ -422,7 +453,7 @@ fn a_resize_in_the_middle_of_a_turn_leaves_no_stale_rows_and_erases_nothing_abov
     // Wider: the rows join again, so the next redraw must erase fewer of them (counting at the
     // old width erased the prompt line above the region).
     let screen = slow_turn_resized_to(&pane, 2, 90);
-    assert_eq!(screen.matches(scenarios::SLOW_REPLY).count(), 2, "{screen}");
+    assert_eq!(count_words(&screen, scenarios::SLOW_REPLY), 2, "{screen}");
     assert_eq!(screen.matches("Slow streaming").count(), 2, "{screen}");
     assert_eq!(
         screen.matches("> /scenario slow").count(),
@@ -430,4 +461,91 @@ fn a_resize_in_the_middle_of_a_turn_leaves_no_stale_rows_and_erases_nothing_abov
         "the line above the region was erased:\n{screen}"
     );
     assert!(!screen.contains("[running"), "{screen}");
+}
+
+#[test]
+fn the_permission_question_shows_the_diff_first_and_nothing_is_printed_twice() {
+    if !tmux_available() {
+        return;
+    }
+    for protocol in ["1", "2"] {
+        let pane = ChatPane::start(
+            &format!("no-repeats-v{protocol}"),
+            &["--protocol", protocol],
+        );
+        pane.wait_until("the input prompt", |s| {
+            s.trim_end().ends_with("\n>") || s.trim_end() == ">"
+        });
+        pane.type_line("/scenario tools");
+        let asked = pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
+        // The reference agent sends the edit's diff with its request: shown before the answer.
+        for line in [
+            "-    println!(\"hello\");",
+            "+    println!(\"hello, spindle\");",
+        ] {
+            assert_eq!(asked.matches(line).count(), 1, "v{protocol}: {asked}");
+        }
+        pane.type_line("1");
+        let screen = pane.wait_for_turns(1);
+        // The answer updates the plan, the tool call and the message printed above the
+        // question: only what changed follows it, nothing is printed twice.
+        for once in [
+            "+    println!(\"hello, spindle\");",
+            "@@ -1,3 +1,3 @@",
+            "[x] Read src/main.rs",
+            "I will read the file and then edit it.",
+            "I changed the greeting in src/main.rs.",
+            "[tool] Edit src/main.rs (edit) - completed",
+            "[plan updated]",
+        ] {
+            assert_eq!(
+                screen.matches(once).count(),
+                1,
+                "v{protocol}: {once}\n{screen}"
+            );
+        }
+        assert_eq!(
+            screen.matches("[x] Edit the greeting").count(),
+            1,
+            "v{protocol}: {screen}"
+        );
+        assert!(
+            screen.contains("permission: answered Allow"),
+            "v{protocol}: {screen}"
+        );
+    }
+}
+
+#[test]
+fn replies_break_between_words_at_the_terminal_width() {
+    if !tmux_available() {
+        return;
+    }
+    let pane = ChatPane::start_sized("wrap", &[], (38, 30));
+    pane.wait_until("the input prompt", |s| s.trim_end() == ">");
+    let prompt = "wrap this reply between its words please";
+    pane.type_line(prompt);
+    pane.wait_for_turns(1);
+    let reply = spindle_agent::scenarios::plain_reply(prompt);
+    let rows = pane.rows();
+    let start = rows
+        .iter()
+        .position(|r| r.starts_with("You said:"))
+        .expect("the reply");
+    let end = rows
+        .iter()
+        .position(|r| r.starts_with("[end_turn"))
+        .expect("the end");
+    let reply_rows = &rows[start..end];
+    assert!(reply_rows.len() > 2, "{reply_rows:#?}");
+    // Every row fits the width, and the rows hold the reply's words whole, in order.
+    for row in reply_rows {
+        assert!(row.chars().count() <= 38, "{row:?}");
+    }
+    let shown: Vec<&str> = reply_rows
+        .iter()
+        .flat_map(|r| r.split_whitespace())
+        .collect();
+    let expected: Vec<&str> = reply.split_whitespace().collect();
+    assert_eq!(shown, expected, "{reply_rows:#?}");
 }

@@ -240,7 +240,9 @@ pub fn require_python() -> bool {
 /// good chunks of the first turn), `bigline` (one line of
 /// `FAKE_AGENT_BIG_MB` MiB, default 100, written in 1 MiB pieces so the agent
 /// itself stays small), `permission` (asks permission for a tool call on
-/// every prompt and reports the outcome it got as reply text). Every line it
+/// every prompt and reports the outcome it got as reply text), `v2-host` (speaks
+/// protocol v2 and, on every prompt, sends `fs/read_text_file` and `terminal/create`,
+/// which v2 does not have, and reports the error codes it got as reply text). Every line it
 /// receives is appended to `FAKE_AGENT_LOG` when set. Other turns answer
 /// `Turn N reply.`.
 pub const FAKE_AGENT_PY: &str = r##"import json, os, sys
@@ -282,7 +284,9 @@ for line in sys.stdin.buffer:
     except ValueError:
         continue
     method, rid = msg.get("method"), msg.get("id")
-    if method == "initialize":
+    if method == "initialize" and MODE == "v2-host":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 2, "capabilities": {}, "authMethods": []}})
+    elif method == "initialize":
         send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {"loadSession": False}, "authMethods": []}})
     elif method == "session/new":
         send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": SID}})
@@ -312,6 +316,19 @@ for line in sys.stdin.buffer:
             raw(post + b"\n")
             chunk("After the big line.", "m1")
             send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+        elif MODE == "v2-host":
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+            codes = []
+            for n, (m, p) in enumerate([("fs/read_text_file", {"path": "/etc/hostname"}), ("terminal/create", {"command": "true"})]):
+                p["sessionId"] = SID
+                send({"jsonrpc": "2.0", "id": 700 + n, "method": m, "params": p})
+                for answer in sys.stdin.buffer:
+                    a = json.loads(answer)
+                    if a.get("id") == 700 + n and "method" not in a:
+                        codes.append("%s %s" % (m, a.get("error", {}).get("code", "served")))
+                        break
+            chunk("answers: " + ", ".join(codes), "m%d" % turn)
+            update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
         elif MODE == "permission":
             update({"sessionUpdate": "tool_call", "toolCallId": "call_1", "title": "rm -rf /tmp/x", "kind": "execute", "status": "pending"})
             send({"jsonrpc": "2.0", "id": 500 + turn, "method": "session/request_permission", "params": {"sessionId": SID, "toolCall": {"toolCallId": "call_1", "title": "rm -rf /tmp/x"}, "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}})

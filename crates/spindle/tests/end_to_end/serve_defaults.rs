@@ -129,3 +129,28 @@ fn serve_defaults_the_permission_request_shows_the_diff_and_an_edit_is_one_diff_
         served.stop();
     }
 }
+
+#[test]
+fn serve_refuses_client_files_and_terminals_to_a_v2_agent_whatever_the_policy() {
+    if !crate::harness::require_python() {
+        return;
+    }
+    let dir = temp_dir("v2-host-refused");
+    let agent = crate::harness::fake_agent_command(&dir, "v2-host");
+    let cwd = dir.path.to_str().unwrap().to_owned();
+    let served = start_serve(
+        &dir.join("db.sqlite"),
+        &["--cwd", &cwd, "--protocol", "2", "--fs", "allow"],
+        &agent,
+        None,
+        &[],
+    );
+    let session = served.create_session();
+    served.prompt(session, "hi");
+    let reply = served.reply_with(session, "answers:");
+    assert_eq!(
+        reply,
+        "answers: fs/read_text_file -32601, terminal/create -32601"
+    );
+    served.stop();
+}
