@@ -55,6 +55,8 @@ pub(crate) struct SessionCore {
     unsaved_limit: usize,
     storage_error: Option<String>,
     banner: Option<Banner>,
+    /// Banners raised so far ([`Self::banners_raised`]).
+    banners_raised: u64,
     /// Open permission questions by key, as the `web_permission` op that shows them.
     permissions: BTreeMap<String, Value>,
     /// Open file-write reviews by key, as the `web_review` op that shows them.
@@ -92,6 +94,7 @@ impl SessionCore {
             unsaved_limit: unsaved_limit(),
             storage_error: None,
             banner: None,
+            banners_raised: 0,
             permissions: BTreeMap::new(),
             reviews: BTreeMap::new(),
             facts: BTreeMap::new(),
@@ -278,17 +281,31 @@ impl SessionCore {
     }
 
     /// A turn ended well: the banners of earlier failures (a rejected prompt, an agent that
-    /// exited or could not start) no longer apply. A storage failure's banner stays until
-    /// storage recovers, a lasting one (what the agent's start changed) until another replaces it.
-    pub(crate) fn clear_banner(&mut self) {
-        if self.storage_error.is_none() && self.banner.as_ref().is_some_and(|b| !b.lasting) {
+    /// exited or could not start) no longer apply. Only a banner raised before the turn's prompt
+    /// was sent (`banners_before`, [`Self::banners_raised`] then) is cleared: one the turn itself
+    /// raised (storage recovered while it ran) is news the user has not seen yet. A storage
+    /// failure's banner stays until storage recovers, a lasting one (what the agent's start
+    /// changed) until another replaces it.
+    pub(crate) fn clear_banner(&mut self, banners_before: u64) {
+        if self.storage_error.is_none()
+            && self.banners_raised == banners_before
+            && self.banner.as_ref().is_some_and(|b| !b.lasting)
+        {
             self.set_banner(None);
         }
+    }
+
+    /// How many banners were raised so far (a banner replaced by another counts again).
+    pub(crate) fn banners_raised(&self) -> u64 {
+        self.banners_raised
     }
 
     pub(crate) fn set_banner(&mut self, banner: Option<Banner>) {
         if self.banner == banner {
             return;
+        }
+        if banner.is_some() {
+            self.banners_raised += 1;
         }
         self.banner = banner;
         let op = banner_op(self.banner.as_ref());
@@ -705,6 +722,49 @@ mod tests {
         let (lines, _) = Store::open(&path).unwrap().lines(session).unwrap();
         let logged: Vec<String> = lines.into_iter().map(|l| l.line).collect();
         assert_eq!(logged, sent);
+    }
+
+    #[test]
+    fn a_good_turn_clears_only_the_banners_raised_before_its_prompt() {
+        let store = Store::open(&temp_db()).unwrap();
+        let session = store.create_session("s", None).unwrap();
+        let engine = TranscriptEngine::new(EngineConfig::default());
+        let mut core = SessionCore::new(
+            session,
+            (engine, EngineFeed::default()),
+            Hub::new(1, HubLimits::default()),
+            store,
+            1,
+        );
+        let banner = |text: &str| Banner {
+            lasting: false,
+            level: "info",
+            text: text.into(),
+        };
+        // A failure of an earlier turn: the next good turn clears it.
+        core.set_banner(Some(banner("The agent rejected the prompt: busy")));
+        let before = core.banners_raised();
+        core.clear_banner(before);
+        assert_eq!(core.banner, None);
+        // News raised while the turn ran (storage recovered) outlives that turn's end...
+        let before = core.banners_raised();
+        core.set_banner(Some(banner(
+            "Storage recovered: every line is saved again.",
+        )));
+        core.clear_banner(before);
+        assert!(core.banner.is_some());
+        // ...and goes with the next good turn.
+        let before = core.banners_raised();
+        core.clear_banner(before);
+        assert_eq!(core.banner, None);
+        // A lasting banner stays whatever the turns.
+        core.set_banner(Some(Banner {
+            lasting: true,
+            ..banner("A new agent session was started")
+        }));
+        let before = core.banners_raised();
+        core.clear_banner(before);
+        assert!(core.banner.is_some());
     }
 
     #[test]

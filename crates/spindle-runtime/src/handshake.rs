@@ -210,7 +210,11 @@ pub(crate) enum Pending {
     NewSession,
     Resume,
     Load,
-    Prompt,
+    /// `session/prompt`, sent when [`crate::core::SessionCore::banners_raised`] was this
+    /// (a turn that ends well clears only the banners raised before it).
+    Prompt {
+        banners_before: u64,
+    },
     /// `authenticate` (v2 `auth/login`), asked for from the page.
     Authenticate,
     /// `session/set_mode` or `session/set_config_option`, asked for from the page.
@@ -355,7 +359,7 @@ impl Startup {
                     error_message(&error)
                 )));
             }
-            (Pending::Prompt | Pending::Authenticate | Pending::Setting, _) => {}
+            (Pending::Prompt { .. } | Pending::Authenticate | Pending::Setting, _) => {}
         }
         steps
     }

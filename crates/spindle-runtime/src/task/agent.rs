@@ -122,7 +122,7 @@ impl SessionTask {
                 .respond(&target.connection, &target.id, answer);
         }
         match completion.data {
-            Pending::Prompt => {
+            Pending::Prompt { banners_before } => {
                 if self.protocol() < 2 {
                     self.v1_turn_running = false;
                 }
@@ -132,7 +132,9 @@ impl SessionTask {
                         format!("The agent rejected the prompt: {}", error_message(&error)),
                     ),
                     // A turn that ended well; a cancelled or refused one is no success.
-                    Ok(raw) if turn_succeeded(raw.get()) => lock(&self.core).clear_banner(),
+                    Ok(raw) if turn_succeeded(raw.get()) => {
+                        lock(&self.core).clear_banner(banners_before);
+                    }
                     Ok(_) => {}
                 }
                 return;

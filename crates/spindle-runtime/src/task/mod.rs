@@ -551,7 +551,11 @@ impl SessionTask {
             } else {
                 text
             };
-            let request = agent.client.prompt(&session, &blocks, Pending::Prompt);
+            let banners_before = lock(&self.core).banners_raised();
+            let request =
+                agent
+                    .client
+                    .prompt(&session, &blocks, Pending::Prompt { banners_before });
             let sent = request.is_ok() && !agent.link.is_closed();
             if let (Ok(request), Some(command)) = (&request, &command) {
                 // Logged with the request line: which agent request the command became.
