@@ -23,6 +23,7 @@ mod chat_faults;
 mod chat_features;
 mod chat_features_tmux;
 mod chat_history;
+mod chat_mcp;
 mod chat_piped;
 mod chat_prompt;
 mod chat_tmux;
