@@ -20,10 +20,11 @@ const REPLY: &str = "This session was given 1 MCP server(s):\n\
     - files: stdio /usr/bin/mcp-files, 2 args, env FILES_TOKEN (16 chars)\n";
 
 /// `spindle chat FLAGS --prompt PROMPT -- spindle agent --delay-ms 0 AGENT_FLAGS`, with
-/// `XDG_CONFIG_HOME` set to `config_home`.
+/// `XDG_CONFIG_HOME` set to `config_home` and every log on (stderr must still hold no secret).
 fn chat(config_home: &Path, flags: &[&str], prompt: &str, agent_flags: &[&str]) -> Output {
     Command::new(SPINDLE)
         .env("XDG_CONFIG_HOME", config_home)
+        .env("SPINDLE_LOG", "trace")
         .arg("chat")
         .args(flags)
         .args([
@@ -138,12 +139,14 @@ fn chat_reads_the_default_file_and_refuses_a_bad_one() {
     std::fs::write(&default, r#"{"servers": {}}"#).unwrap();
     let output = chat(&home, &[], "/scenario mcp-servers", &[]);
     assert_eq!(output.status.code(), Some(2));
-    assert_eq!(
-        text(&output.stderr).trim_end(),
-        format!(
-            "spindle chat: MCP configuration {}: no \"mcpServers\" object",
-            default.display()
-        )
+    let expected = format!(
+        "spindle chat: MCP configuration {}: no \"mcpServers\" object\n",
+        default.display()
+    );
+    assert!(
+        text(&output.stderr).ends_with(&expected),
+        "{}",
+        text(&output.stderr)
     );
     assert!(output.stdout.is_empty());
 }

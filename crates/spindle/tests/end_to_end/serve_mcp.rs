@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::harness::TempDir;
-use crate::serve_support::{reference_agent_v1_with, serve_in, temp_dir};
+use crate::serve_support::{reference_agent_v1_with, serve_in, start_serve, temp_dir};
 
 const CONFIG: &str = r#"{"mcpServers": {
   "files": {"command": "/usr/bin/mcp-files", "args": ["--root", "."], "env": {"FILES_TOKEN": "sekrit-env-value"}},
@@ -44,7 +44,23 @@ fn serve_mcp_servers_reach_the_agent_and_the_pane_without_their_secrets() {
     let agent = reference_agent_v1_with(&["--state-dir", state.to_str().unwrap()]);
     let args = ["--mcp-config", config_arg.as_str()];
 
-    let served = serve_in(&dir, &work, &args, &agent);
+    // The first run logs everything, to a file that must not hold a secret either.
+    let log = dir.join("serve.log");
+    let first_args = [
+        "--protocol",
+        "1",
+        "--cwd",
+        work.to_str().unwrap(),
+        "--mcp-config",
+        config_arg.as_str(),
+    ];
+    let served = start_serve(
+        &dir.join("db.sqlite"),
+        &first_args,
+        &agent,
+        Some(&log),
+        &[("SPINDLE_LOG", "trace")],
+    );
     let session = served.create_session();
     let info = served.wait_agent_info(session, "ready", |i| i["status"] == "ready");
     assert_eq!(
@@ -77,5 +93,7 @@ fn serve_mcp_servers_reach_the_agent_and_the_pane_without_their_secrets() {
         .unwrap_or("");
     assert!(last.contains(REPORT), "{replies:?}");
     served.stop();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("TRACE"), "the log was on: {logged}");
     assert_no_secret_in_files(&dir.path, &config);
 }
