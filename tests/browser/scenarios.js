@@ -469,6 +469,8 @@ require("./defaults.js")({ scenario, startServer: startServerAsIs, eventually, a
 
 require("./markdown.js")({ scenario, startServer, eventually, assert, newSession, send, waitTurns, shot });
 
+require("./mcp.js")({ scenario, startServer: startServerAsIs, eventually, assert, newSession, send, waitTurns, shot });
+
 require("./transcript.js")({
   scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, agentTexts, shot,
 });

@@ -34,6 +34,7 @@ mod driver;
 pub mod history;
 mod history_turn;
 mod hostile;
+mod mcp_report;
 mod program;
 pub mod scenarios;
 mod script;

@@ -50,6 +50,8 @@ pub(crate) struct SessionState {
     pub effort: String,
     /// Position in the `--script` file.
     pub script_pos: usize,
+    /// The MCP servers the client gave the session (see `mcp_report`).
+    pub mcp_servers: Vec<String>,
 }
 
 impl SessionState {
@@ -64,6 +66,7 @@ impl SessionState {
             model: DEFAULT_MODEL.to_owned(),
             effort: DEFAULT_EFFORT.to_owned(),
             script_pos: 0,
+            mcp_servers: Vec::new(),
         }
     }
 

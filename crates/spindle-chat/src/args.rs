@@ -68,6 +68,12 @@ pub struct ChatArgs {
     /// `spindle replay` input format.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// The MCP servers to give the agent, in the `{"mcpServers": {...}}`
+    /// shape other clients use (default: `mcp.json` in the configuration
+    /// directory, when it exists). http and sse servers go only to agents
+    /// that advertise them; each one left out is named on stderr.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
     /// ACP version to ask for: 1, or 2 (falls back to 1 when the agent
     /// does not speak it).
     #[arg(long, default_value = "1", value_parser = parse_protocol)]

@@ -42,7 +42,11 @@ impl Recorder {
     /// to the last batch handled even if the chat itself is killed.
     pub(crate) fn drain(&mut self) -> anyhow::Result<()> {
         let mut wrote = false;
-        while let Ok(record) = self.rx.try_recv() {
+        while let Ok(mut record) = self.rx.try_recv() {
+            // The user's MCP secrets go to the agent, never to a file.
+            if let Some(redacted) = spindle_host::mcp_servers::redact_mcp_secrets(&record.json) {
+                record.json = redacted;
+            }
             writeln!(self.out, "{}", record.recording_line())
                 .with_context(|| format!("writing {}", self.path.display()))?;
             wrote = true;

@@ -9,9 +9,10 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use serde_json::json;
+use serde_json::Value;
 use serde_json::value::RawValue;
 use spindle_engine::{EngineConfig, ProtocolHint, TranscriptEngine};
+use spindle_host::mcp_servers::{self, McpServerConfig, McpTransportSupport, select_mcp_servers};
 use spindle_protocol::transport::{ConnectionOptions, SpawnOptions, spawn_child};
 use spindle_protocol::{AcpClient, ClientError, ClientEvents, ClientOptions, InitializeOutcome};
 use tokio::sync::mpsc;
@@ -48,6 +49,21 @@ pub(crate) async fn connect(
     command: &[OsString],
     deadline: Option<tokio::time::Instant>,
 ) -> Connect {
+    let mcp_servers = match &args.mcp_config {
+        Some(path) => match mcp_servers::load_mcp_config(path) {
+            Ok(config) => {
+                for warning in &config.warnings {
+                    eprintln!("spindle chat: {warning}");
+                }
+                config.servers
+            }
+            Err(error) => {
+                eprintln!("spindle chat: {error}");
+                return Ok(Err(exit::USAGE));
+            }
+        },
+        None => Vec::new(),
+    };
     let (tap, recorder) = match &args.record {
         Some(path) => {
             let file = std::fs::File::create(path)
@@ -135,7 +151,7 @@ pub(crate) async fn connect(
         opened: Opened::New,
         services: host,
     };
-    let setup = open_session(args, &client, &mut connected);
+    let setup = open_session(args, &mcp_servers, &client, &mut connected);
     let interrupted = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -181,6 +197,7 @@ pub(crate) async fn connect(
 /// `Ok(Err(code))`: done, reported (a listing, or a refusal explained).
 async fn open_session(
     args: &ChatArgs,
+    mcp_servers: &[McpServerConfig],
     client: &AcpClient,
     conn: &mut Connected,
 ) -> Result<Result<(), u8>, ClientError> {
@@ -190,6 +207,11 @@ async fn open_session(
     if args.list {
         return list_sessions(client, &init).await;
     }
+    let mcp = select_mcp_servers(mcp_servers, McpTransportSupport::of_agent(&init));
+    for skipped in &mcp.skipped {
+        eprintln!("spindle chat: {skipped}");
+    }
+    let mcp = &mcp.mcp_servers;
     if let Some(method) = &args.auth
         && let Err(code) = authenticate(client, &init, method).await?
     {
@@ -201,12 +223,12 @@ async fn open_session(
             (Some((_, id)), _) => remote::attach(client, id, args.role, args.history)
                 .await
                 .map(|raw| (id.clone(), raw, Opened::Loaded)),
-            (None, Some(id)) => match resume(client, &init, id, &cwd).await {
+            (None, Some(id)) => match resume(client, &init, id, &cwd, mcp).await {
                 Some(attempt) => attempt,
                 None => return Ok(Err(exit::USAGE)),
             },
             (None, None) => client
-                .new_session(&cwd, &json!([]))
+                .new_session(&cwd, mcp)
                 .await
                 .map(|(session_id, raw)| (session_id, raw, Opened::New)),
         };
@@ -350,16 +372,17 @@ async fn resume(
     init: &InitializeOutcome,
     id: &str,
     cwd: &str,
+    mcp_servers: &Value,
 ) -> Option<Attempt> {
     let v1 = init.protocol_version < 2;
     let (result, opened) = if init.can_load_session() {
         (
-            client.load_session(id, cwd, &json!([])).await,
+            client.load_session(id, cwd, mcp_servers).await,
             Opened::Loaded,
         )
     } else if v1 && init.can_resume_session() {
         (
-            client.resume_session(id, cwd, &json!([]), None).await,
+            client.resume_session(id, cwd, mcp_servers, None).await,
             Opened::Resumed,
         )
     } else {

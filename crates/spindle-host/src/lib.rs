@@ -42,6 +42,7 @@ mod config;
 mod errors;
 mod events;
 mod fs;
+pub mod mcp_servers;
 mod mention;
 mod output;
 mod permission;

@@ -107,9 +107,18 @@ impl SessionCore {
     /// publishes the resulting ops as one batch. When the commit fails the lines are still shown
     /// (the agent does not wait for the disk), kept for the next attempt, and a banner says so.
     /// The callers keep that backlog bounded: see [`Self::backlog_full`].
-    pub(crate) fn record(&mut self, lines: Vec<(Direction, String)>) {
+    pub(crate) fn record(&mut self, mut lines: Vec<(Direction, String)>) {
         if lines.is_empty() {
             return;
+        }
+        // Invariant: the user's MCP secrets go to the agent only, never to the log, the page or
+        // `/acp` observers. Only a client's session requests carry them.
+        for (direction, line) in &mut lines {
+            if *direction == Direction::Client
+                && let Some(redacted) = spindle_host::mcp_servers::redact_mcp_secrets(line)
+            {
+                *line = redacted;
+            }
         }
         self.commit(&lines);
         self.show(&lines);

@@ -9,8 +9,9 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use serde_json::json;
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use spindle_host::mcp_servers::{McpServerConfig, McpTransportSupport, select_mcp_servers};
 use spindle_protocol::{ClientCore, ClientError, ClientInfo, ClientOptions, ProtocolChoice};
 
 use crate::error::SessionError;
@@ -76,6 +77,9 @@ pub struct AgentSettings {
     /// A remote agent to use instead of the agents' commands (`--agent-url`): each session
     /// opens its own connection to it.
     pub remote: Option<crate::agent_link::RemoteAgent>,
+    /// The user's MCP servers (`--mcp-config`), given to every session's agent as far as it
+    /// advertises their transports.
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 impl AgentSettings {
@@ -270,6 +274,10 @@ pub(crate) struct Startup {
     /// How the next opening goes; back to [`OpenMode::Continue`] once a session is open.
     pub(crate) open: OpenMode,
     cwd: String,
+    /// The servers configured for every session ([`AgentSettings::mcp_servers`]).
+    pub(crate) mcp_servers: Vec<McpServerConfig>,
+    /// The `mcpServers` of this agent's session requests: those its capabilities accept.
+    mcp_request: Value,
 }
 
 impl Startup {
@@ -284,6 +292,8 @@ impl Startup {
             agent_session: None,
             open,
             cwd: cwd.display().to_string(),
+            mcp_servers: Vec::new(),
+            mcp_request: json!([]),
         }
     }
 
@@ -374,6 +384,15 @@ impl Startup {
 
     fn open_session(&mut self, client: &mut AgentClient, steps: &mut Vec<StartupStep>) {
         self.phase = Phase::Opening;
+        if let Some(init) = client.initialize_outcome() {
+            let selection =
+                select_mcp_servers(&self.mcp_servers, McpTransportSupport::of_agent(init));
+            if !selection.skipped.is_empty() {
+                let notes: Vec<String> = selection.skipped.iter().map(|s| s.to_string()).collect();
+                steps.push(StartupStep::Warning(notes.join(". ")));
+            }
+            self.mcp_request = selection.mcp_servers;
+        }
         let Some(previous) = self.previous_agent_session.clone() else {
             return self.new_session(client, steps);
         };
@@ -381,10 +400,16 @@ impl Startup {
             (init.can_resume_session(), init.can_load_session())
         });
         let resume = |client: &mut AgentClient| {
-            client.resume_session(&previous, &self.cwd, &json!([]), None, Pending::Resume)
+            client.resume_session(
+                &previous,
+                &self.cwd,
+                &self.mcp_request,
+                None,
+                Pending::Resume,
+            )
         };
         let load = |client: &mut AgentClient| {
-            client.load_session(&previous, &self.cwd, &json!([]), Pending::Load)
+            client.load_session(&previous, &self.cwd, &self.mcp_request, Pending::Load)
         };
         let sent = match (self.open, can) {
             (OpenMode::Continue | OpenMode::Resume, (true, _)) => resume(client),
@@ -417,7 +442,7 @@ impl Startup {
     }
 
     fn new_session(&mut self, client: &mut AgentClient, steps: &mut Vec<StartupStep>) {
-        if let Err(error) = client.new_session(&self.cwd, &json!([]), Pending::NewSession) {
+        if let Err(error) = client.new_session(&self.cwd, &self.mcp_request, Pending::NewSession) {
             steps.push(StartupStep::Failed(error.to_string()));
         }
     }
@@ -446,6 +471,7 @@ mod tests {
             fs: spindle_host::FsPolicy::Off,
             terminals: false,
             remote: None,
+            mcp_servers: Vec::new(),
         }
     }
 

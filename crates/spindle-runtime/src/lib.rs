@@ -35,6 +35,7 @@
 //!         fs: spindle_runtime::FsPolicy::Ask,
 //!         terminals: true,
 //!         remote: None,
+//!         mcp_servers: Vec::new(),
 //!     },
 //!     limits: Default::default(),
 //!     replica: Default::default(),

@@ -133,6 +133,7 @@ fn server() {
                 fs: spindle_web::FsPolicy::Off,
                 terminals: false,
                 remote: None,
+                mcp_servers: Vec::new(),
             },
             limits: spindle_web::HubLimits::default(),
             replica: spindle_web::ReplicaConfig::default(),

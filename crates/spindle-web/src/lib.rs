@@ -30,6 +30,7 @@
 //!         fs: spindle_web::FsPolicy::Ask,
 //!         terminals: true,
 //!         remote: None,
+//!         mcp_servers: Vec::new(),
 //!     },
 //!     limits: Default::default(),
 //!     replica: Default::default(),

@@ -110,6 +110,8 @@ fn listen(address: std::net::SocketAddr, args: BridgeArgs) -> anyhow::Result<u8>
             fs: spindle_web::FsPolicy::Off,
             terminals: false,
             remote: None,
+            // `/acp` clients bring their own MCP servers in their session requests.
+            mcp_servers: Vec::new(),
         },
         limits: spindle_web::HubLimits::default(),
         replica: spindle_web::ReplicaConfig::default(),

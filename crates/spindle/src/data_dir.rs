@@ -29,3 +29,12 @@ pub(crate) fn config_dir() -> anyhow::Result<PathBuf> {
         .context("no config directory: XDG_CONFIG_HOME and HOME are unset")?;
     Ok(base.join("spindle"))
 }
+
+/// `<config dir>/mcp.json` when it exists: the MCP servers `chat` and `serve` use without
+/// `--mcp-config`.
+pub(crate) fn default_mcp_config() -> Option<PathBuf> {
+    let path = config_dir()
+        .ok()?
+        .join(spindle_host::mcp_servers::MCP_CONFIG_FILE_NAME);
+    path.is_file().then_some(path)
+}

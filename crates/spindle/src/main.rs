@@ -73,6 +73,9 @@ fn default_agent_command() -> Vec<OsString> {
 /// `spindle chat`: the agent is `--agent ID`, else the command after `--`, else the one
 /// agents.toml marks `default = true`, else the reference agent.
 fn chat(mut args: spindle_chat::ChatArgs) -> anyhow::Result<u8> {
+    if args.mcp_config.is_none() {
+        args.mcp_config = data_dir::default_mcp_config();
+    }
     // `--connect URL` and `--attach URL SESSION` start no agent.
     let remote = args.connect.is_some() || args.attach_args.iter().any(|a| a.contains("://"));
     if !args.agent.is_empty() || (remote && args.agent_id.is_none()) {

@@ -43,6 +43,11 @@ pub struct ServeArgs {
     /// in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    /// The MCP servers every session's agent is given, in the `{"mcpServers": {...}}` shape other
+    /// clients use (default: `mcp.json` in the configuration directory, when it exists). http
+    /// and sse servers go only to agents that advertise them; the page names the others.
+    #[arg(long, value_name = "FILE")]
+    mcp_config: Option<PathBuf>,
     /// Seconds the agent may take to answer initialize and open a session.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     agent_startup_timeout: u64,
@@ -133,6 +138,16 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
         .canonicalize()
         .with_context(|| format!("--cwd {}: no such directory", cwd.display()))?;
     anyhow::ensure!(cwd.is_dir(), "--cwd {}: not a directory", cwd.display());
+    let mcp_servers = match args.mcp_config.or_else(crate::data_dir::default_mcp_config) {
+        Some(path) => {
+            let config = spindle_host::mcp_servers::load_mcp_config(&path)?;
+            for warning in &config.warnings {
+                eprintln!("spindle serve: {warning}");
+            }
+            config.servers
+        }
+        None => Vec::new(),
+    };
     let config = ServeConfig {
         bind: args.bind,
         db,
@@ -157,6 +172,7 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
                     .unwrap_or_default();
                 spindle_web::remote_agent(url, args.agent_transport, headers)
             }),
+            mcp_servers,
         },
         limits: HubLimits::default(),
         replica: spindle_web::ReplicaConfig {

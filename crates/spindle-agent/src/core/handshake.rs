@@ -81,7 +81,8 @@ impl AgentCore {
                 "protocolVersion": 2,
                 "info": info,
                 "capabilities": {
-                    "session": {"prompt": {"image": {}, "embeddedContext": {}}},
+                    // stdio MCP servers are accepted (and reported by /scenario mcp-servers).
+                    "session": {"prompt": {"image": {}, "embeddedContext": {}}, "mcp": {"stdio": {}}},
                 },
                 "authMethods": [{
                     "type": "agent",
@@ -123,6 +124,7 @@ impl AgentCore {
         }
         self.send_response(id, result);
         let mut session = Session::new(session_id, cwd, self.config.owned_id_tag.as_deref());
+        session.state.mcp_servers = crate::mcp_report::describe_received(params);
         session.updated_at = self.now_iso();
         let record =
             history::session_record(&session.id, &session.cwd, session.updated_at.as_deref());

@@ -200,6 +200,7 @@ impl AgentCore {
         let Some(s) = self.open_session(id, params) else {
             return;
         };
+        self.sessions[s].state.mcp_servers = crate::mcp_report::describe_received(params);
         self.replay(s);
         let sid = self.sessions[s].id.clone();
         let version = self.conn().version;
@@ -230,6 +231,7 @@ impl AgentCore {
         let Some(s) = self.open_session(id, params) else {
             return;
         };
+        self.sessions[s].state.mcp_servers = crate::mcp_report::describe_received(params);
         if replay {
             self.replay(s);
         }

@@ -160,6 +160,10 @@ fn scenario(ctx: &mut TurnCtx<'_>, name: &str, variant: Option<&str>) -> Program
             })
         }
         "echo-content" => simple_reply(ctx, &echo_content_reply(ctx.blocks)),
+        "mcp-servers" => {
+            let reply = crate::mcp_report::reply(&ctx.state.mcp_servers);
+            simple_reply(ctx, &reply)
+        }
         "client-all" => client_program(ctx, |ctx, p| {
             p.steps
                 .push(Step::Flow(Box::new(client_fs::FsFlow::new(ctx, None))));

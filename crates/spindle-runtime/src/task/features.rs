@@ -4,6 +4,7 @@
 //! description for the page.
 
 use serde_json::{Value, json};
+use spindle_host::mcp_servers::{McpTransportSupport, select_mcp_servers};
 use spindle_host::{PermissionOption, PermissionQuestion, PermissionRule};
 use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
 use spindle_wire::web::{AVAILABLE_MODES, CURRENT_MODE_ID};
@@ -310,6 +311,20 @@ impl SessionTask {
             "needsAuth": self.startup.phase == Phase::NeedsAuth,
             "fsPolicy": self.settings.fs.as_str(),
             "terminals": self.settings.terminals,
+            // The MCP servers this agent was given and those left out (no secret values);
+            // null before the handshake.
+            "mcpServers": init.map(|i| {
+                let selection = select_mcp_servers(
+                    &self.settings.mcp_servers,
+                    McpTransportSupport::of_agent(i),
+                );
+                let skipped: Vec<Value> = selection
+                    .skipped
+                    .iter()
+                    .map(|s| json!({"name": s.name, "type": s.kind, "reason": s.reason}))
+                    .collect();
+                json!({"passed": selection.public_summary(), "skipped": skipped})
+            }),
             // Client files and terminals exist in protocol v1 only: false once v2 is negotiated
             // (the settings above then do nothing), null before the handshake.
             "hostInProtocol": init.map(|i| i.protocol_version < 2),

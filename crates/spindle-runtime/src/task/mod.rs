@@ -85,7 +85,8 @@ impl SessionTask {
         replica: Arc<Replica>,
         awaits_log: Arc<AtomicBool>,
     ) -> SessionTask {
-        let startup = Startup::new(start.agent_session_id, &start.root, start.open);
+        let mut startup = Startup::new(start.agent_session_id, &start.root, start.open);
+        startup.mcp_servers.clone_from(&settings.mcp_servers);
         SessionTask {
             id: start.id,
             core,

@@ -23,6 +23,7 @@ mod chat_faults;
 mod chat_features;
 mod chat_features_tmux;
 mod chat_history;
+mod chat_mcp;
 mod chat_piped;
 mod chat_prompt;
 mod chat_tmux;
@@ -38,6 +39,7 @@ mod serve_features;
 mod serve_host_security;
 mod serve_http;
 mod serve_markdown;
+mod serve_mcp;
 mod serve_sessions_edit;
 
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
