@@ -228,6 +228,9 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
     let mut resizes = signal(SignalKind::window_change())?;
     let mut ticks = tokio::time::interval(SPINNER_INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    for notice in std::mem::take(&mut chat.conn.notices) {
+        chat.front.warn(&notice)?;
+    }
     chat.opening_note(loaded).await?;
     chat.show_input_prompt();
     let mut next_redraw = Instant::now();

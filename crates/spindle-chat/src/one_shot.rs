@@ -96,6 +96,9 @@ pub async fn run(
     deadline: Option<Instant>,
 ) -> anyhow::Result<u8> {
     let v2 = conn.protocol_version == 2;
+    for notice in &conn.notices {
+        eprintln!("spindle chat: {notice}");
+    }
     let mut engine = conn.engine();
     engine.set_render_ops(false);
     let caps = conn

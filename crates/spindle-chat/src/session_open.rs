@@ -150,6 +150,7 @@ pub(crate) async fn connect(
         cwd,
         opened: Opened::New,
         services: host,
+        notices: Vec::new(),
     };
     let setup = open_session(args, &mcp_servers, &client, &mut connected);
     let interrupted = async {
@@ -208,9 +209,8 @@ async fn open_session(
         return list_sessions(client, &init).await;
     }
     let mcp = select_mcp_servers(mcp_servers, McpTransportSupport::of_agent(&init));
-    for skipped in &mcp.skipped {
-        eprintln!("spindle chat: {skipped}");
-    }
+    conn.notices
+        .extend(mcp.skipped.iter().map(ToString::to_string));
     let mcp = &mcp.mcp_servers;
     if let Some(method) = &args.auth
         && let Err(code) = authenticate(client, &init, method).await?
@@ -460,6 +460,9 @@ pub(crate) struct Connected {
     pub opened: Opened,
     /// Files and terminals for the agent.
     pub services: Services,
+    /// What opening the session has to tell the user (MCP servers left out),
+    /// shown by the front end (stderr before a full screen would be hidden).
+    pub notices: Vec<String>,
 }
 
 impl Connected {

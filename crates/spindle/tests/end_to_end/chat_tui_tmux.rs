@@ -496,3 +496,24 @@ fn chat_tui_a_write_to_review_is_a_menu_under_its_diff() {
         "hello\n"
     );
 }
+
+#[test]
+fn chat_tui_shows_the_mcp_servers_left_out_on_its_screen() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-mcp");
+    let config = dir.join("mcp.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"web": {"type": "http", "url": "https://mcp.example/x"}}}"#,
+    )
+    .unwrap();
+    let config = config.to_string_lossy().into_owned();
+    let pane = Pane::reference("mcp", &dir.path, &["--mcp-config", &config]);
+    // Written on stderr before the screen opened, it would be hidden behind it.
+    let start = pane.wait_until("the note on the first screen", |s| {
+        s.contains("› message the agent") && s.contains("MCP server \"web\" (http) not passed")
+    });
+    assert!(start.contains("the agent does not advertise"), "{start}");
+}
