@@ -381,6 +381,23 @@ pub(super) fn ask_menu(ask: &Ask) -> Menu {
             selected: 0,
             dismissable: false,
         },
+        Ask::Elicitation(id, elicitation) => {
+            let (question, choices) = elicitation.menu();
+            Menu {
+                key: format!("{id:?}"),
+                title: "The agent asks".to_owned(),
+                detail: question,
+                choices: choices
+                    .into_iter()
+                    .map(|(label, answer)| Choice {
+                        label,
+                        action: Action::Answer(answer),
+                    })
+                    .collect(),
+                selected: 0,
+                dismissable: false,
+            }
+        }
     }
 }
 
