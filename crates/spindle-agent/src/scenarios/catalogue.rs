@@ -39,7 +39,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
 ];
 
 /// Scenario names understood by `/scenario`.
-pub const SCENARIOS: [&str; 20] = [
+pub const SCENARIOS: [&str; 22] = [
     "plain",
     "thoughts",
     "refine",
@@ -60,6 +60,8 @@ pub const SCENARIOS: [&str; 20] = [
     "client-terminal-forever",
     "echo-content",
     "client-all",
+    "elicit-form",
+    "elicit-url",
 ];
 
 /// Session modes (v1 `session/set_mode`).
