@@ -268,10 +268,10 @@ impl ElicitationAsk {
 /// A field's label, description and what may be typed.
 fn field_lines(field: &FormField) -> Vec<Line> {
     let mut lines = Vec::new();
-    let need = if field.required {
-        "required"
-    } else {
-        "optional, Enter skips"
+    let need = match (field.required, field.default_value().is_some()) {
+        (true, _) => "required",
+        (false, true) => "optional",
+        (false, false) => "optional, Enter skips",
     };
     let hint = match &field.kind {
         FieldKind::Text {

@@ -198,6 +198,9 @@ impl AgentSettings {
             session_notices: true,
             session_compaction: true,
             spindle_extensions: true,
+            // The page has no elicitation card yet: not advertised, so agents are answered
+            // "method not found" instead of waiting for an answer nobody can give.
+            elicitation: false,
             wire_tap: None,
         }
     }
