@@ -198,9 +198,8 @@ impl AgentSettings {
             session_notices: true,
             session_compaction: true,
             spindle_extensions: true,
-            // The page has no elicitation card yet: not advertised, so agents are answered
-            // "method not found" instead of waiting for an answer nobody can give.
-            elicitation: false,
+            // Forms and URLs are shown to the page (`task/elicitation.rs`).
+            elicitation: true,
             wire_tap: None,
         }
     }

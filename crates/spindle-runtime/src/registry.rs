@@ -734,6 +734,25 @@ impl LiveSession {
         .await
     }
 
+    /// Answers an elicitation: `accept` (with `content` for a form, checked against the form),
+    /// `decline` or `cancel`.
+    pub async fn answer_elicitation(
+        &self,
+        key: &str,
+        action: &str,
+        content: Option<Value>,
+    ) -> Result<(), SessionError> {
+        let key = key.to_string();
+        let action = action.to_string();
+        self.call(|reply| Command::Elicitation {
+            key,
+            action,
+            content,
+            reply,
+        })
+        .await
+    }
+
     /// The engine's transcript as replay JSON.
     pub fn transcript_json(&self) -> String {
         // Written entry by entry (same bytes as `replay_json().to_string()`).
