@@ -199,13 +199,16 @@ mod tests {
         );
     }
 
+    /// The number of values read, or the first error as (field, message).
+    type Expected = Result<usize, (&'static str, &'static str)>;
+
     /// (content, expected: Ok(number of values) or Err(first error)).
     #[test]
     fn a_page_answer_is_typed_and_checked() {
         let ElicitationKind::Form(form) = model().kind else {
             panic!()
         };
-        let cases: &[(Value, Result<usize, (&str, &str)>)] = &[
+        let cases: &[(Value, Expected)] = &[
             (json!({"n": 3}), Ok(1)),
             (json!({"n": 3, "tags": ["a"], "name": "a@b.c"}), Ok(3)),
             (json!({}), Err(("n", "required"))),

@@ -40,6 +40,7 @@
 
 mod config;
 mod elicitation;
+mod elicitation_format;
 mod elicitation_view;
 mod errors;
 mod events;
