@@ -184,6 +184,18 @@ impl ElicitationAsk {
         (question, choices)
     }
 
+    /// Whether the question now waits for a typed answer (a field whose value is not only picked
+    /// from a list).
+    pub(super) fn typed(&self) -> bool {
+        match self.step {
+            Step::Start => false,
+            Step::Field(index) => !matches!(
+                self.fields()[index].kind,
+                FieldKind::Boolean { .. } | FieldKind::Choice { .. }
+            ),
+        }
+    }
+
     /// Takes one typed line.
     pub(super) fn answer(&mut self, line: &str) -> Progress {
         self.error = None;

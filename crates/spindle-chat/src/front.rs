@@ -358,6 +358,7 @@ pub(super) fn ask_menu(ask: &Ask) -> Menu {
                 .collect(),
             selected: 0,
             dismissable: false,
+            typed: false,
         },
         Ask::Write(id, write) => Menu {
             key: format!("{id:?}"),
@@ -380,6 +381,7 @@ pub(super) fn ask_menu(ask: &Ask) -> Menu {
             ],
             selected: 0,
             dismissable: false,
+            typed: false,
         },
         Ask::Elicitation(id, elicitation) => {
             let (question, choices) = elicitation.menu();
@@ -396,6 +398,7 @@ pub(super) fn ask_menu(ask: &Ask) -> Menu {
                     .collect(),
                 selected: 0,
                 dismissable: false,
+                typed: elicitation.typed(),
             }
         }
     }
@@ -438,6 +441,7 @@ pub(super) fn picker(controls: &Controls, command: &str) -> Option<Menu> {
             .collect(),
         selected,
         dismissable: true,
+        typed: false,
     })
 }
 
