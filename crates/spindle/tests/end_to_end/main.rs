@@ -34,6 +34,7 @@ mod security_web;
 mod serve_agents;
 mod serve_defaults;
 mod serve_durability;
+mod serve_elicitation;
 mod serve_faults;
 mod serve_features;
 mod serve_host_security;
