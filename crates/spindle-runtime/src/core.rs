@@ -315,13 +315,15 @@ impl SessionCore {
     }
 
     /// Shows an elicitation (a `web_elicitation` op).
-    pub(crate) fn open_elicitation(&mut self, key: String, op: Value) {
+    pub(crate) fn open_elicitation(&mut self, key: String, op: Value, params: &Value) {
+        self.acp.elicitation_opened(&key, params);
         self.elicitations.insert(key, op.clone());
         self.publish_web_op(op);
     }
 
     /// Closes an elicitation with how it ended.
     pub(crate) fn close_elicitation(&mut self, key: &str, action: &str) {
+        self.acp.elicitation_closed(key);
         if self.elicitations.remove(key).is_some() {
             self.publish_web_op(PageOp::WebElicitationResolved {
                 key: key.to_string(),

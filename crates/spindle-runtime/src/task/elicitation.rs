@@ -1,5 +1,7 @@
 //! The agent's `elicitation/create` in a served session: shown to the page (a `web_elicitation`
-//! op, part of every snapshot while open), answered by the first controller that answers
+//! op, part of every snapshot while open) and sent to the session's `/acp` controllers (as
+//! `elicitation/create` with an id of Spindle's, `$/cancel_request` once settled), answered by
+//! the first controller that answers
 //! (checked against the form before it is sent), closed when the agent withdraws it, when it
 //! reports a URL step complete (`elicitation/complete`), or when the turn is cancelled.
 
@@ -22,7 +24,8 @@ fn params_value(params: Option<Box<RawValue>>) -> Value {
 
 impl SessionTask {
     pub(super) fn elicitation_requested(&mut self, id: RequestId, params: Option<Box<RawValue>>) {
-        let elicitation = Elicitation::of_params(&params_value(params));
+        let params = params_value(params);
+        let elicitation = Elicitation::of_params(&params);
         let key = request_key(&id);
         let op = PageOp::WebElicitation {
             key: key.clone(),
@@ -30,7 +33,7 @@ impl SessionTask {
         }
         .to_value();
         self.elicitations.insert(key.clone(), (id, elicitation));
-        lock(&self.core).open_elicitation(key, op);
+        lock(&self.core).open_elicitation(key, op, &params);
     }
 
     /// A controller's answer; the first one wins (a later one finds the question closed).

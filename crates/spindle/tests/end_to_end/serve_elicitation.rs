@@ -11,6 +11,7 @@ use spindle_agent::scenarios;
 use spindle_protocol::schema_check::{Direction, SchemaConversation};
 
 use crate::harness::wait_for;
+use crate::remote_support::{AcpHttp, AcpWs, agent_text};
 use crate::serve_support::{Served, temp_dir};
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -98,4 +99,60 @@ fn serve_asks_the_page_checks_the_answer_and_the_first_one_wins() {
             "the request and its answer are logged"
         );
     }
+}
+
+/// Over `/acp`: both controllers are asked with one id, the first answer wins, the other is told
+/// to drop the question (`$/cancel_request`), and the agent gets the winner's content.
+#[test]
+fn acp_controllers_are_asked_and_the_first_answer_wins() {
+    let dir = temp_dir("remote-elicit");
+    let served = Served::start(&dir.join("db.sqlite"), &["--protocol", "1"], 0);
+    let mut a = AcpHttp::connect(&served, &["attach"]);
+    let mut a_connection = a.connection_stream(None);
+    let session = a.new_session(&mut a_connection);
+    let mut a_stream = a.session_stream(&session, None);
+    let (mut b, _) = AcpWs::connect(&served, &["attach"]);
+    let attach = json!({ "sessionId": session, "role": "controller", "historyPolicy": "none" });
+    let b_attach = b.send_request("session/attach", attach);
+    assert_eq!(b.response(b_attach)["result"]["role"], "controller");
+    let prompt = json!({ "sessionId": session,
+        "prompt": [{ "type": "text", "text": "/scenario elicit-form" }] });
+    let (turn, _) = a.request("session/prompt", prompt, Some(&session));
+    let is_create = |m: &Value| m["method"] == "elicitation/create";
+    let asked_a = a_stream
+        .collect_until(is_create)
+        .pop()
+        .expect("A is asked")
+        .message;
+    let asked_b = b.until(is_create).expect("B is asked");
+    assert_eq!(asked_a["id"], asked_b["id"]);
+    assert_eq!(asked_b["params"]["message"], scenarios::ELICIT_FORM_MESSAGE);
+    b.send(&json!({ "jsonrpc": "2.0", "id": asked_b["id"],
+        "result": { "action": "accept", "content": { "name": "remote", "workers": 1 } } }));
+    let told = a_stream
+        .collect_until(|m| m["method"] == "$/cancel_request")
+        .pop()
+        .expect("A is told")
+        .message;
+    assert_eq!(told["params"]["requestId"], asked_a["id"]);
+    for sent in [&asked_b, &told] {
+        spindle_protocol::schema_check::validate_outgoing(
+            1,
+            Direction::AgentToClient,
+            &sent.to_string(),
+        )
+        .unwrap_or_else(|e| panic!("{sent}: {e:?}"));
+    }
+    let late = json!({ "jsonrpc": "2.0", "id": asked_a["id"], "result": { "action": "decline" } });
+    assert_eq!(a.post(&late, None).status, 202);
+    let rest: Vec<Value> = a_stream
+        .collect_until(|m| m["id"] == json!(turn) && m.get("method").is_none())
+        .into_iter()
+        .map(|e| e.message)
+        .collect();
+    assert_eq!(rest.last().unwrap()["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        agent_text(&rest),
+        r#"You accepted: name="remote", workers=1."#
+    );
 }
