@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use spindle_wire::client_methods::capabilities::{ELICITATION_FORM, ELICITATION_URL};
 use spindle_wire::client_methods::elicitation as f;
 
+pub use crate::elicitation_format::TextFormat;
 use crate::elicitation_format::format_matches;
 
 /// Most fields a form keeps; later properties are dropped with a diagnostic.
@@ -91,19 +92,6 @@ pub struct FormField {
     pub required: bool,
     /// Its type and constraints.
     pub kind: FieldKind,
-}
-
-/// A string `format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TextFormat {
-    /// `email`.
-    Email,
-    /// `uri`.
-    Uri,
-    /// `date` (`YYYY-MM-DD`).
-    Date,
-    /// `date-time` (ISO 8601, `YYYY-MM-DDTHH:MM:SS` with an optional fraction and offset).
-    DateTime,
 }
 
 /// One choice of a choice field.

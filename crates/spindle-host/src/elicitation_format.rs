@@ -1,7 +1,18 @@
 //! The string formats an elicitation form checks (`email`, `uri`, `date`, `date-time`): plain
 //! syntax checks, strict enough to catch a slip of the keyboard, without any I/O or lookup.
 
-use crate::elicitation::TextFormat;
+/// A string `format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextFormat {
+    /// `email`.
+    Email,
+    /// `uri`.
+    Uri,
+    /// `date` (`YYYY-MM-DD`).
+    Date,
+    /// `date-time` (ISO 8601, `YYYY-MM-DDTHH:MM:SS` with an optional fraction and offset).
+    DateTime,
+}
 
 fn digits(s: &str, n: usize) -> Option<u32> {
     (s.len() == n && s.bytes().all(|b| b.is_ascii_digit()))
