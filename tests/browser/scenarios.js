@@ -475,6 +475,10 @@ require("./transcript.js")({
   scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, agentTexts, shot,
 });
 
+require("./elicitation.js")({
+  scenario, startServer, eventually, assert, newSession, send, waitTurns, greeted, agentTexts, shot,
+});
+
 require("./chrome.js")({
   scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, shot,
 });

@@ -24,6 +24,10 @@ pub(crate) struct Connection {
     pub fs_write: bool,
     /// The client offers v1 `terminal/*` (`terminal`).
     pub terminal: bool,
+    /// The client advertises `elicitation.form` (v1 `clientCapabilities`, v2 `capabilities`).
+    pub elicitation_form: bool,
+    /// The client advertises `elicitation.url`.
+    pub elicitation_url: bool,
 }
 
 /// The model a session starts with.

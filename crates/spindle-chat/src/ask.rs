@@ -5,6 +5,7 @@
 use spindle_host::PendingWrite;
 use spindle_protocol::RequestId;
 
+use super::elicitation_ask::ElicitationAsk;
 use super::permission::PermissionAsk;
 use super::render::{Line, Style};
 use super::services::{self, DiffStyle};
@@ -18,6 +19,8 @@ pub(super) enum Ask {
     Permission(RequestId, PermissionAsk, bool),
     /// `fs/write_text_file` under `--fs ask`.
     Write(RequestId, PendingWrite),
+    /// `elicitation/create`: a form asked field by field, or a URL.
+    Elicitation(RequestId, Box<ElicitationAsk>),
 }
 
 impl Ask {
@@ -42,12 +45,13 @@ impl Ask {
                     .collect(),
                 prompt: "apply? [y/N] ".to_owned(),
             },
+            Ask::Elicitation(_, ask) => ask.footer(),
         }
     }
 
     pub(super) fn request_id(&self) -> &RequestId {
         match self {
-            Ask::Permission(id, _, _) | Ask::Write(id, _) => id,
+            Ask::Permission(id, _, _) | Ask::Write(id, _) | Ask::Elicitation(id, _) => id,
         }
     }
 }

@@ -358,6 +358,7 @@ pub(super) fn ask_menu(ask: &Ask) -> Menu {
                 .collect(),
             selected: 0,
             dismissable: false,
+            typed: false,
         },
         Ask::Write(id, write) => Menu {
             key: format!("{id:?}"),
@@ -380,7 +381,26 @@ pub(super) fn ask_menu(ask: &Ask) -> Menu {
             ],
             selected: 0,
             dismissable: false,
+            typed: false,
         },
+        Ask::Elicitation(id, elicitation) => {
+            let (question, choices) = elicitation.menu();
+            Menu {
+                key: format!("{id:?}"),
+                title: "The agent asks".to_owned(),
+                detail: question,
+                choices: choices
+                    .into_iter()
+                    .map(|(label, answer)| Choice {
+                        label,
+                        action: Action::Answer(answer),
+                    })
+                    .collect(),
+                selected: 0,
+                dismissable: false,
+                typed: elicitation.typed(),
+            }
+        }
     }
 }
 
@@ -421,6 +441,7 @@ pub(super) fn picker(controls: &Controls, command: &str) -> Option<Menu> {
             .collect(),
         selected,
         dismissable: true,
+        typed: false,
     })
 }
 

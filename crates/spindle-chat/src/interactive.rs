@@ -15,7 +15,7 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use spindle_engine::{RenderOp, TranscriptEngine};
 use spindle_protocol::{ClientError, ClientEvent};
-use spindle_wire::client_methods::SESSION_CANCEL;
+use spindle_wire::client_methods::{ELICITATION_COMPLETE, ELICITATION_CREATE, SESSION_CANCEL};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -518,7 +518,15 @@ impl Chat<'_> {
                 request_id,
                 method,
                 params,
+            } if method == ELICITATION_CREATE => self.elicitation_asked(request_id, params).await?,
+            ClientEvent::AgentRequest {
+                request_id,
+                method,
+                params,
             } => self.agent_request(request_id, &method, params).await,
+            ClientEvent::AgentNotification { method, params } if method == ELICITATION_COMPLETE => {
+                self.elicitation_completed(params).await;
+            }
             ClientEvent::Diagnostic { message } => {
                 self.diagnostic(&message);
             }
@@ -530,7 +538,7 @@ impl Chat<'_> {
 
     /// A dimmed line per diagnostic, up to a limit: an agent that writes
     /// garbage without end must not bury the conversation.
-    fn diagnostic(&mut self, message: &str) {
+    pub(super) fn diagnostic(&mut self, message: &str) {
         self.diagnostics += 1;
         if self.diagnostics <= DIAGNOSTIC_LIMIT {
             self.front.note(&format!("diagnostic: {message}"));

@@ -92,7 +92,7 @@ impl Chat<'_> {
     }
 
     /// Queues a question; the first one waits at the bottom for an answer.
-    fn push_ask(&mut self, ask: Ask) -> anyhow::Result<()> {
+    pub(super) fn push_ask(&mut self, ask: Ask) -> anyhow::Result<()> {
         if self.asks.is_empty() {
             // The entries so far become scrollback; the question waits at
             // the bottom.
@@ -136,6 +136,9 @@ impl Chat<'_> {
                 let yes = matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes");
                 self.finish_review(request_id, write, yes).await;
             }
+            Ask::Elicitation(request_id, ask) => {
+                self.elicitation_typed(request_id, ask, line).await;
+            }
         }
     }
 
@@ -156,7 +159,7 @@ impl Chat<'_> {
     }
 
     /// Answers the agent and shows the engine the response line.
-    async fn send_response(
+    pub(super) async fn send_response(
         &mut self,
         request_id: &RequestId,
         result: Result<Value, ResponseError>,
@@ -176,6 +179,13 @@ impl Chat<'_> {
                 }
                 Ask::Write(request_id, write) => {
                     self.finish_review(request_id, write, false).await;
+                }
+                Ask::Elicitation(request_id, _) => {
+                    self.send_elicitation_answer(
+                        &request_id,
+                        &spindle_host::ElicitationAnswer::Cancel,
+                    )
+                    .await;
                 }
             }
         }

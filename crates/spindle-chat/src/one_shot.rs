@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use spindle_host::{HostReply, PendingWrite};
 use spindle_protocol::jsonrpc::METHOD_NOT_FOUND;
 use spindle_protocol::{ClientEvent, RequestId, ResponseError};
-use spindle_wire::client_methods::SESSION_REQUEST_PERMISSION;
+use spindle_wire::client_methods::{ELICITATION_CREATE, SESSION_REQUEST_PERMISSION};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -296,6 +296,22 @@ impl Turn<'_> {
         method: &str,
         params: Option<Box<RawValue>>,
     ) {
+        if method == ELICITATION_CREATE {
+            // Nobody answers questions in --prompt mode: the message is shown, the
+            // question declined.
+            let params = params
+                .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                .unwrap_or(Value::Null);
+            let elicitation = spindle_host::Elicitation::of_params(&params);
+            eprintln!(
+                "spindle chat: the agent asks: {}",
+                super::render::sanitize(&elicitation.message)
+            );
+            eprintln!("spindle chat: declined (--prompt does not answer the agent's questions)");
+            let answer = spindle_host::ElicitationAnswer::Decline.to_result();
+            self.send_response(&request_id, Ok(answer)).await;
+            return;
+        }
         let line = services::request_line(&request_id, method, params.as_deref());
         self.engine.apply_agent_line(&line);
         if !self

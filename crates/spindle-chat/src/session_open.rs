@@ -133,6 +133,7 @@ pub(crate) async fn connect(
         protocol: args.protocol,
         spindle_extensions: true,
         display_terminal_output: true,
+        elicitation: true,
         wire_tap: tap,
         ..ClientOptions::default()
     };

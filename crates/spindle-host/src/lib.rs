@@ -39,6 +39,9 @@
 #![deny(missing_docs)]
 
 mod config;
+mod elicitation;
+mod elicitation_format;
+mod elicitation_view;
 mod errors;
 mod events;
 mod fs;
@@ -62,6 +65,11 @@ use spindle_wire::client_methods::{
 use tokio::sync::mpsc;
 
 pub use config::{FsPolicy, HostConfig, HostLimits};
+pub use elicitation::{
+    ChoiceOption, Elicitation, ElicitationAnswer, ElicitationKind, FieldError, FieldKind,
+    FieldValue, FormField, FormModel, MAX_ANSWER_CHARS, MAX_FIELDS, MAX_OPTIONS, MAX_TEXT_CHARS,
+    TextFormat, UrlElicitation, url_host,
+};
 pub use errors::{FsError, FsErrorKind, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
 pub use events::HostEvent;
 pub use fs::PendingWrite;

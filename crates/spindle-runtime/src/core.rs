@@ -61,6 +61,8 @@ pub(crate) struct SessionCore {
     permissions: BTreeMap<String, Value>,
     /// Open file-write reviews by key, as the `web_review` op that shows them.
     reviews: BTreeMap<String, Value>,
+    /// Open elicitations by key, as the `web_elicitation` op that shows them.
+    elicitations: BTreeMap<String, Value>,
     /// Server facts shown by one op each (`web_standing_permissions`, `web_status`):
     /// the latest op of each is part of every snapshot.
     facts: BTreeMap<PageFact, Value>,
@@ -97,6 +99,7 @@ impl SessionCore {
             banners_raised: 0,
             permissions: BTreeMap::new(),
             reviews: BTreeMap::new(),
+            elicitations: BTreeMap::new(),
             facts: BTreeMap::new(),
             saved_turns,
             diagnostics: 0,
@@ -337,6 +340,24 @@ impl SessionCore {
         }
     }
 
+    /// Shows an elicitation (a `web_elicitation` op).
+    pub(crate) fn open_elicitation(&mut self, key: String, op: Value, params: &Value) {
+        self.acp.elicitation_opened(&key, params);
+        self.elicitations.insert(key, op.clone());
+        self.publish_web_op(op);
+    }
+
+    /// Closes an elicitation with how it ended.
+    pub(crate) fn close_elicitation(&mut self, key: &str, action: &str) {
+        self.acp.elicitation_closed(key);
+        if self.elicitations.remove(key).is_some() {
+            self.publish_web_op(PageOp::WebElicitationResolved {
+                key: key.to_string(),
+                action: action.to_string(),
+            });
+        }
+    }
+
     /// Shows a pending file-write review.
     pub(crate) fn open_review(&mut self, key: String, op: PageOp) {
         let op = op.to_value();
@@ -432,6 +453,7 @@ impl SessionCore {
         }
         extra.extend(self.permissions.values().cloned());
         extra.extend(self.reviews.values().cloned());
+        extra.extend(self.elicitations.values().cloned());
         extra.extend(self.facts.values().cloned());
         extra
     }

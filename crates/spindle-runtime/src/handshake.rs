@@ -202,6 +202,8 @@ impl AgentSettings {
             session_notices: true,
             session_compaction: true,
             spindle_extensions: true,
+            // Forms and URLs are shown to the page (`task/elicitation.rs`).
+            elicitation: true,
             wire_tap: None,
         }
     }

@@ -47,6 +47,21 @@ pub enum PageOp {
         /// How it ended.
         outcome: String,
     },
+    /// The agent asks for input (`elicitation/create`): a form or a URL, as
+    /// [`spindle_host::Elicitation::view_json`] describes it.
+    WebElicitation {
+        /// The question's key (the JSON text of the agent's request id).
+        key: String,
+        /// What to show.
+        elicitation: Value,
+    },
+    /// An elicitation closed (answered here or by another controller, withdrawn, completed).
+    WebElicitationResolved {
+        /// The question's key.
+        key: String,
+        /// `accept`, `decline`, `cancel`, `cancelled` (withdrawn) or `complete`.
+        action: String,
+    },
     /// The permissions remembered for the session.
     WebStandingPermissions {
         /// The rules.
@@ -158,6 +173,21 @@ mod tests {
                     outcome: "selected".into(),
                 },
                 json!({"op": "web_permission_resolved", "key": "1", "outcome": "selected"}),
+            ),
+            (
+                PageOp::WebElicitation {
+                    key: "\"e1\"".into(),
+                    elicitation: json!({"message": "m", "mode": "url"}),
+                },
+                json!({"op": "web_elicitation", "key": "\"e1\"",
+                       "elicitation": {"message": "m", "mode": "url"}}),
+            ),
+            (
+                PageOp::WebElicitationResolved {
+                    key: "1".into(),
+                    action: "accept".into(),
+                },
+                json!({"op": "web_elicitation_resolved", "key": "1", "action": "accept"}),
             ),
             (
                 PageOp::WebStandingPermissions {

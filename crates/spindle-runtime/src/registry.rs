@@ -190,12 +190,14 @@ impl SessionManager {
     /// session again. Blocking (database reads): called off the async threads.
     pub fn follow(&self, change: LogChange) -> Result<(), crate::store::StoreError> {
         if change == LogChange::RESYNC {
+            // Deleted while this replica was not listening: served here before the read and not
+            // in the database. Listed in that order: a session created after the read (it is in
+            // the database before it is served) is not taken for a deleted one.
+            let served_before: Vec<i64> =
+                self.live_sessions().into_iter().map(|(id, _)| id).collect();
             let stored = self.store.sessions()?;
-            // Deleted while this replica was not listening.
-            let gone: Vec<i64> = self
-                .live_sessions()
+            let gone: Vec<i64> = served_before
                 .into_iter()
-                .map(|(id, _)| id)
                 .filter(|id| !stored.iter().any(|s| s.id == *id))
                 .collect();
             for id in gone {
@@ -729,6 +731,25 @@ impl LiveSession {
         self.call(|reply| Command::Permission {
             key,
             option_id,
+            reply,
+        })
+        .await
+    }
+
+    /// Answers an elicitation: `accept` (with `content` for a form, checked against the form),
+    /// `decline` or `cancel`.
+    pub async fn answer_elicitation(
+        &self,
+        key: &str,
+        action: &str,
+        content: Option<Value>,
+    ) -> Result<(), SessionError> {
+        let key = key.to_string();
+        let action = action.to_string();
+        self.call(|reply| Command::Elicitation {
+            key,
+            action,
+            content,
             reply,
         })
         .await

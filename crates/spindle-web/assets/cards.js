@@ -117,7 +117,10 @@ export function createCards(ctx) {
       if (kind) b.dataset.kind = kind;
       b.addEventListener("click", () => {
         for (const other of box.querySelectorAll("button")) other.disabled = true;
-        onChoose(value).catch((e) => {
+        // `false`: nothing was sent (the card said why); the choices stay open.
+        onChoose(value).then((sent) => {
+          if (sent === false) for (const other of box.querySelectorAll("button")) other.disabled = false;
+        }, (e) => {
           for (const other of box.querySelectorAll("button")) other.disabled = false;
           banner(e.message, "error");
         });
@@ -205,12 +208,205 @@ export function createCards(ctx) {
     card.node.appendChild(el("div", "outcome", (REVIEW_OUTCOMES[decision] || decision) + (op.message ? ": " + op.message : "")));
   }
 
+  // ---- elicitation: a form or a URL the agent asks about (`web_elicitation`) ----
+  const ELICITATION_OUTCOMES = { accept: "answered", decline: "declined", cancel: "cancelled",
+    cancelled: "withdrawn by the agent", complete: "completed" };
+
+  // One input per field, filled with its default; `read()` gives [value, error] (value undefined:
+  // no answer). The checks are the server's (spindle-host's form model), which checks again.
+  function elicitationField(field) {
+    const box = el("div", "elicitation-field");
+    const label = el("label", "field-label", String(field.title ?? field.name) + (field.required ? " *" : ""));
+    box.appendChild(label);
+    if (field.description) box.appendChild(el("div", "field-help", field.description));
+    const error = el("div", "field-error");
+    let read;
+    const id = "elicit-" + Math.random().toString(36).slice(2);
+    const kind = field.kind;
+    if (kind === "boolean") {
+      const input = el("input");
+      input.type = "checkbox";
+      input.id = id;
+      input.checked = field.default === true;
+      label.htmlFor = id;
+      box.insertBefore(input, label);
+      read = () => [input.checked, null];
+    } else if (kind === "choice") {
+      const select = el("select");
+      select.id = id;
+      label.htmlFor = id;
+      select.appendChild(el("option", null, field.required ? "(choose)" : "(none)")).value = "";
+      for (const o of field.options || []) {
+        const option = el("option", null, o.title);
+        option.value = o.value;
+        if (o.value === field.default) option.selected = true;
+        select.appendChild(option);
+      }
+      box.appendChild(select);
+      read = () => [select.value === "" ? undefined : select.value, null];
+    } else if (kind === "multi") {
+      const list = el("div", "field-options");
+      const chosen = new Set(field.default || []);
+      const boxes = (field.options || []).map((o) => {
+        const item = el("label", "field-option");
+        const input = el("input");
+        input.type = "checkbox";
+        input.value = o.value;
+        input.checked = chosen.has(o.value);
+        item.appendChild(input);
+        item.appendChild(document.createTextNode(" " + o.title));
+        list.appendChild(item);
+        return input;
+      });
+      box.appendChild(list);
+      read = () => {
+        const values = boxes.filter((b) => b.checked).map((b) => b.value);
+        if (values.length === 0) return [undefined, null];
+        if (field.minItems != null && values.length < field.minItems) return [values, "choose at least " + field.minItems];
+        if (field.maxItems != null && values.length > field.maxItems) return [values, "choose at most " + field.maxItems];
+        return [values, null];
+      };
+    } else if (kind === "unsupported") {
+      box.appendChild(el("div", "field-help", "A field of type " + JSON.stringify(field.type) + ", which the page cannot show."));
+      read = () => [undefined, field.required ? "cannot be answered here" : null];
+    } else {
+      const input = el("input");
+      input.id = id;
+      label.htmlFor = id;
+      const numeric = kind === "number" || kind === "integer";
+      input.type = numeric ? "number" : "text";
+      if (numeric) input.step = kind === "integer" ? "1" : "any";
+      if (field.maxLength != null) input.maxLength = field.maxLength;
+      if (field.format) input.placeholder = { email: "name@example.org", uri: "https://…", date: "YYYY-MM-DD", "date-time": "YYYY-MM-DDTHH:MM:SSZ" }[field.format] || "";
+      if (field.default != null) input.value = String(field.default);
+      box.appendChild(input);
+      read = () => {
+        const text = input.value.trim();
+        if (text === "") return [undefined, null];
+        if (numeric) {
+          const n = Number(text);
+          if (!Number.isFinite(n)) return [text, "not a number"];
+          if (kind === "integer" && !Number.isInteger(n)) return [text, "not a whole number"];
+          if (field.minimum != null && n < field.minimum) return [n, "at least " + field.minimum];
+          if (field.maximum != null && n > field.maximum) return [n, "at most " + field.maximum];
+          return [n, null];
+        }
+        const length = [...text].length;
+        if (field.minLength != null && length < field.minLength) return [text, "at least " + field.minLength + " characters"];
+        if (field.maxLength != null && length > field.maxLength) return [text, "at most " + field.maxLength + " characters"];
+        return [text, formatError(field.format, text)];
+      };
+    }
+    box.appendChild(error);
+    // A corrected field drops its old complaint at once.
+    const fresh = () => { error.textContent = ""; box.classList.remove("invalid"); };
+    box.addEventListener("input", fresh);
+    box.addEventListener("change", fresh);
+    return { node: box, name: field.name, required: !!field.required, read, error };
+  }
+
+  function formatError(format, text) {
+    const date = (s) => {
+      const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+      if (!m) return false;
+      const d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3]));
+      return d.getUTCFullYear() === +m[1] && d.getUTCMonth() === +m[2] - 1 && d.getUTCDate() === +m[3];
+    };
+    switch (format) {
+      case "email": return /^[^\s@]+@[^\s@.][^\s@]*\.[^\s@]*[^\s@.]$/.test(text) ? null : "not an email address";
+      case "uri": return /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(text) ? null : "not a URI (scheme:rest)";
+      case "date": return date(text) ? null : "not a date (YYYY-MM-DD)";
+      case "date-time": {
+        const [d, t] = text.split(/[Tt]/);
+        return t !== undefined && date(d) && /^\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(t)
+          ? null : "not a date and time (YYYY-MM-DDTHH:MM:SS)";
+      }
+      default: return null;
+    }
+  }
+
+  function showElicitation(op) {
+    const key = String(op.key);
+    const view = op.elicitation || {};
+    const node = el("div", "card elicitation-card open");
+    node.dataset.elicitation = key;
+    node.appendChild(el("div", "who", "The agent asks"));
+    node.appendChild(el("div", "card-title", view.message || "(no message)"));
+    let fields = [];
+    if (view.mode === "form" && view.form) {
+      if (view.form.title) node.appendChild(el("div", "elicitation-form-title", view.form.title));
+      if (view.form.description) node.appendChild(el("div", "field-help", view.form.description));
+      const form = el("form", "elicitation-form");
+      form.addEventListener("submit", (e) => e.preventDefault());
+      fields = (view.form.fields || []).map(elicitationField);
+      for (const f of fields) form.appendChild(f.node);
+      node.appendChild(form);
+    } else if (view.mode === "url" && view.url) {
+      const box = el("div", "elicitation-url");
+      const host = el("div", "url-host");
+      if (view.url.host) {
+        host.appendChild(document.createTextNode("It leads to "));
+        host.appendChild(el("strong", null, view.url.host));
+      } else {
+        host.textContent = "Not an http(s) URL with a host: do not visit it.";
+        host.classList.add("unsafe");
+      }
+      box.appendChild(host);
+      box.appendChild(el("code", "url-text", view.url.url));
+      box.appendChild(el("div", "field-help", "Spindle does not open it. Copy it into a browser yourself if you trust that host."));
+      node.appendChild(box);
+    } else {
+      node.appendChild(el("div", "field-help", "A kind of question the page cannot show (" + String(view.unsupportedMode ?? "") + ")."));
+    }
+    for (const d of view.diagnostics || []) node.appendChild(el("div", "elicitation-note", "note: " + d));
+    const actions = [];
+    if (view.mode === "form") actions.push(["accept", "Submit"]);
+    if (view.mode === "url") actions.push(["accept", "Done there"]);
+    actions.push(["decline", "Decline"], ["cancel", "Cancel"]);
+    node.appendChild(choiceButtons(actions, async (action) => {
+      let content;
+      if (action === "accept" && view.mode === "form") {
+        content = {};
+        const wrong = [];
+        for (const f of fields) {
+          const [value, problem] = f.read();
+          const message = problem || (value === undefined && f.required ? "required" : null);
+          f.error.textContent = message || "";
+          f.node.classList.toggle("invalid", !!message);
+          if (message) wrong.push(f.name + ": " + message);
+          else if (value !== undefined) content[f.name] = value;
+        }
+        if (wrong.length) {
+          node.querySelector(".elicitation-field.invalid input, .elicitation-field.invalid select")?.focus();
+          return false;
+        }
+      }
+      try {
+        await api("/api/sessions/" + encodeURIComponent(ctx.session()) + "/elicitation", { key, action, content });
+      } catch (e) {
+        throw new Error("The answer was not taken: " + e.message);
+      }
+    }));
+    placeCard("elicitation:" + key, node, () => false);
+  }
+
+  function resolveElicitation(op) {
+    const card = cards.get("elicitation:" + String(op.key));
+    if (!card) return;
+    const action = String(op.action || "done");
+    card.node.classList.remove("open");
+    card.node.dataset.action = action;
+    for (const part of card.node.querySelectorAll(".choices, .elicitation-form")) part.remove();
+    card.node.appendChild(el("div", "outcome", ELICITATION_OUTCOMES[action] || action));
+  }
+
   function clear() {
     cards.clear();
     floating = 0;
   }
 
   return Object.freeze({
-    showPermission, resolvePermission, showAutoAnswer, showReview, resolveReview, adopt, release, clear,
+    showPermission, resolvePermission, showAutoAnswer, showReview, resolveReview, showElicitation,
+    resolveElicitation, adopt, release, clear,
   });
 }

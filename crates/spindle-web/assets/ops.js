@@ -43,6 +43,11 @@ export function opHandlers(to) {
     web_review: (op) => cards.showReview(op),
     // {requestId, decision, message}: the review was decided.
     web_review_resolved: (op) => cards.resolveReview(op),
+    // {key, elicitation: {message, mode, diagnostics, form?: {title, description, fields}, url?:
+    // {url, host}}}: the agent asks for input (a form card, or a URL it never opens).
+    web_elicitation: (op) => cards.showElicitation(op),
+    // {key, action}: the elicitation was answered, withdrawn or completed.
+    web_elicitation_resolved: (op) => cards.resolveElicitation(op),
     // {title, toolCallId, optionId, ruleKey, ruleLabel}: an answer a standing permission gave.
     web_permission_auto: (op) => cards.showAutoAnswer(op),
     // {status, authMethods, message}: the agent starting, ready, failed or asking for sign-in.

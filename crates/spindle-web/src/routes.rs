@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, patch, post};
 use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::api;
 use crate::errors::WebError;
@@ -65,6 +65,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ),
         ("/api/sessions/{id}/cancel", post(cancel)),
         ("/api/sessions/{id}/permission", post(permission)),
+        ("/api/sessions/{id}/elicitation", post(elicitation)),
         (
             "/api/sessions/{id}/permission/forget",
             post(api::forget_permission),
@@ -275,6 +276,31 @@ async fn permission(
     Ok(axum::Json(json!({ "answered": true })).into_response())
 }
 
+#[derive(Debug, Deserialize)]
+struct ElicitationBody {
+    key: String,
+    /// `accept`, `decline` or `cancel`.
+    action: String,
+    /// A form's values by field name (`accept` of a form).
+    content: Option<Value>,
+}
+
+async fn elicitation(
+    SessionRoute(session): SessionRoute,
+    body: Result<axum::Json<ElicitationBody>, JsonRejection>,
+) -> Result<Response, WebError> {
+    let axum::Json(body) = body.map_err(|e| {
+        body_refusal(
+            &e,
+            r#"{"key": "...", "action": "accept", "content": {...}}"#,
+        )
+    })?;
+    session
+        .answer_elicitation(&body.key, &body.action, body.content)
+        .await?;
+    Ok(axum::Json(json!({ "answered": true })).into_response())
+}
+
 async fn replies(
     State(state): State<AppState>,
     SessionId(id): SessionId,
@@ -460,6 +486,7 @@ mod tests {
                 "/api/sessions/{id}/prompt",
                 "/api/sessions/{id}/cancel",
                 "/api/sessions/{id}/permission",
+                "/api/sessions/{id}/elicitation",
                 "/api/sessions/{id}/permission/forget",
                 "/api/sessions/{id}/agent",
                 "/api/sessions/{id}/authenticate",

@@ -42,6 +42,12 @@ pub const SESSION_CANCEL: &str = "session/cancel";
 pub const SESSION_UPDATE: &str = "session/update";
 /// `session/request_permission` (agent to client).
 pub const SESSION_REQUEST_PERMISSION: &str = "session/request_permission";
+/// `elicitation/create` (agent to client, unstable): ask the user for structured input, through
+/// a form rendered from `requestedSchema` (`mode: "form"`) or a URL to visit (`mode: "url"`).
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// `elicitation/complete` (agent to client, a notification, unstable): the URL elicitation
+/// `elicitationId` is done.
+pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
 /// `$/cancel_request` (a notification, either way): the sender gave up on
 /// one of its requests (params `{requestId}`).
 pub const CANCEL_REQUEST: &str = "$/cancel_request";
@@ -177,6 +183,36 @@ pub mod capabilities {
     pub const WRITE_TEXT_FILE: &str = "writeTextFile";
     /// v1 `terminal` (client).
     pub const TERMINAL: &str = "terminal";
+    /// `elicitation` (client, v1 `clientCapabilities` and v2 `capabilities`): `{form: {}, url: {}}`.
+    pub const ELICITATION: &str = "elicitation";
+    /// `form` (elicitation capability and mode).
+    pub const ELICITATION_FORM: &str = "form";
+    /// `url` (elicitation capability and mode).
+    pub const ELICITATION_URL: &str = "url";
+}
+
+/// The fields and actions of `elicitation/create` and its answer.
+pub mod elicitation {
+    /// `mode` (`form`, `url`, or a custom/future mode).
+    pub const MODE: &str = "mode";
+    /// `message`.
+    pub const MESSAGE: &str = "message";
+    /// `requestedSchema` (form mode).
+    pub const REQUESTED_SCHEMA: &str = "requestedSchema";
+    /// `elicitationId` (url mode, and `elicitation/complete`).
+    pub const ELICITATION_ID: &str = "elicitationId";
+    /// `url` (url mode).
+    pub const URL: &str = "url";
+    /// `action` (the answer).
+    pub const ACTION: &str = "action";
+    /// `content` (an `accept` answer's values, by property name).
+    pub const CONTENT: &str = "content";
+    /// The answer `accept`.
+    pub const ACCEPT: &str = "accept";
+    /// The answer `decline`.
+    pub const DECLINE: &str = "decline";
+    /// The answer `cancel`.
+    pub const CANCEL: &str = "cancel";
 }
 
 /// Prompt content-block types and their fields.

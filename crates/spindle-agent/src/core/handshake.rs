@@ -54,6 +54,8 @@ impl AgentCore {
             fs_read: v1_flag("/clientCapabilities/fs/readTextFile"),
             fs_write: v1_flag("/clientCapabilities/fs/writeTextFile"),
             terminal: v1_flag("/clientCapabilities/terminal"),
+            elicitation_form: crate::scenarios::advertised_elicitation(version, params, "form"),
+            elicitation_url: crate::scenarios::advertised_elicitation(version, params, "url"),
         });
         let meta = ext.to_meta();
         let info = json!({

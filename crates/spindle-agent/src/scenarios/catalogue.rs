@@ -39,7 +39,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
 ];
 
 /// Scenario names understood by `/scenario`.
-pub const SCENARIOS: [&str; 21] = [
+pub const SCENARIOS: [&str; 23] = [
     "plain",
     "thoughts",
     "refine",
@@ -61,6 +61,8 @@ pub const SCENARIOS: [&str; 21] = [
     "echo-content",
     "client-all",
     "mcp-servers",
+    "elicit-form",
+    "elicit-url",
 ];
 
 /// Session modes (v1 `session/set_mode`).

@@ -11,6 +11,7 @@ mod client_fs;
 mod client_terminal;
 mod context;
 mod echo;
+mod elicit;
 mod failures;
 mod rewrite;
 mod tools;
@@ -29,6 +30,8 @@ pub use client_terminal::{
 };
 pub use context::{CLEAR_REPLY, COMPACT_REPLY};
 pub use echo::{describe_block, echo_content_reply};
+pub(crate) use elicit::advertised_elicitation;
+pub use elicit::{ELICIT_FORM_MESSAGE, ELICIT_NONE_REPLY, ELICIT_URL};
 pub use failures::{ERROR_MESSAGE, ERROR_TEXT, STALL_TEXT};
 pub use rewrite::{
     DENOISE_REPLY, REFINE_REPLY, SNAPSHOT_REPLY, SPECULATIVE_REPLY, THOUGHTS_REPLY, denoise_step,
@@ -159,6 +162,10 @@ fn scenario(ctx: &mut TurnCtx<'_>, name: &str, variant: Option<&str>) -> Program
                 p.steps.push(Step::Flow(Box::new(flow)));
             })
         }
+        "elicit-form" | "elicit-url" => client_program(ctx, |ctx, p| {
+            let flow = elicit::ElicitFlow::new(ctx, name == "elicit-url");
+            p.steps.push(Step::Flow(Box::new(flow)));
+        }),
         "echo-content" => simple_reply(ctx, &echo_content_reply(ctx.blocks)),
         "mcp-servers" => {
             let reply = crate::mcp_report::reply(&ctx.state.mcp_servers);

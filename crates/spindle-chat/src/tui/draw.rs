@@ -543,7 +543,9 @@ fn draw_composer(
         ]));
     }
     if state.composer.is_empty() {
-        let placeholder = if state.question.is_some() {
+        let placeholder = if state.question.as_ref().is_some_and(|q| q.typed) {
+            "type the answer · Enter sends it · or ↑/↓ and Enter on a choice"
+        } else if state.question.is_some() {
             "answer the question above (↑/↓ and Enter)"
         } else if state.running_since.is_some() {
             "the agent is working · Esc cancels · what you send now waits for the turn's end"
@@ -556,7 +558,7 @@ fn draw_composer(
         ])];
     }
     frame.render_widget(Paragraph::new(shown), area);
-    if state.question.is_none() && state.picker.is_none() {
+    if state.question.as_ref().is_none_or(|q| q.typed) && state.picker.is_none() {
         let x = area.x + (PROMPT.chars().count() + cursor.1) as u16;
         let y = area.y + (cursor.0 - first) as u16;
         frame.set_cursor_position(Position::new(x.min(area.right() - 1), y));

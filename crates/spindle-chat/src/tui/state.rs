@@ -52,6 +52,9 @@ pub(crate) struct Menu {
     pub selected: usize,
     /// Whether Esc closes it (pickers: yes; the agent's questions: no).
     pub dismissable: bool,
+    /// Whether the answer may be typed in the composer (an elicitation's text field): keys other
+    /// than ↑/↓ edit the composer, and Enter sends what it holds (or, empty, picks the choice).
+    pub typed: bool,
 }
 
 /// One line of a menu.
@@ -318,8 +321,24 @@ impl TuiState {
             self.toggled.clear();
             return Action::None;
         }
-        if self.menu_mut().is_some() {
-            return self.menu_key(key);
+        if let Some(menu) = self.menu_mut() {
+            if !menu.typed {
+                return self.menu_key(key);
+            }
+            let plain_enter = key.code == KeyCode::Enter
+                && !key
+                    .modifiers
+                    .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT);
+            return match key.code {
+                KeyCode::Up | KeyCode::Down => self.menu_key(key),
+                _ if plain_enter && self.composer.text().trim().is_empty() => self.menu_key(key),
+                _ if plain_enter => {
+                    let typed = self.composer.text().to_owned();
+                    self.composer.set_text(String::new());
+                    Action::Answer(typed)
+                }
+                _ => self.composer_key(key),
+            };
         }
         if key.code == KeyCode::Esc && self.running_since.is_some() {
             return Action::Cancel;

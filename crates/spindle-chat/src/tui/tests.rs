@@ -175,6 +175,7 @@ fn screens_show_the_transcript_menus_and_status() {
                         choices,
                         selected: 0,
                         dismissable: false,
+                        typed: false,
                     }),
                 );
                 s.running_since = None;
@@ -301,6 +302,7 @@ fn menus_answer_by_arrow_or_number_and_pickers_close() {
         ],
         selected: 0,
         dismissable,
+        typed: false,
     };
     let mut state = TuiState::default();
     state.open_picker(menu(true));
@@ -321,6 +323,37 @@ fn menus_answer_by_arrow_or_number_and_pickers_close() {
     assert_eq!(state.event(key(KeyCode::Char('7'))), Action::None);
     // The question stays until the driver takes it away.
     assert!(state.question.is_some());
+}
+
+#[test]
+fn a_typed_question_takes_the_composer_and_enter_on_nothing_picks_the_choice() {
+    let menu = Menu {
+        key: "\"e1\"".into(),
+        title: "The agent asks".into(),
+        detail: Vec::new(),
+        choices: vec![Choice {
+            label: "Skip (default)".into(),
+            action: Action::Answer(String::new()),
+        }],
+        selected: 0,
+        dismissable: false,
+        typed: true,
+    };
+    let mut state = TuiState::default();
+    state.set_phase(true, false, Some(menu));
+    // Digits are text here, not choice numbers.
+    for c in "12.5".chars() {
+        assert_eq!(state.event(key(KeyCode::Char(c))), Action::Edited);
+    }
+    assert_eq!(
+        state.event(key(KeyCode::Enter)),
+        Action::Answer("12.5".into())
+    );
+    assert_eq!(state.composer.text(), "");
+    assert_eq!(
+        state.event(key(KeyCode::Enter)),
+        Action::Answer(String::new())
+    );
 }
 
 #[test]

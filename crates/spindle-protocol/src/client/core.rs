@@ -27,8 +27,9 @@ use crate::jsonrpc::{
 use crate::req_queue::ReqQueue;
 use crate::transport::{Incoming, decode_line_into};
 use spindle_wire::client_methods::{
-    CANCEL_REQUEST, FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE, INITIALIZE, SESSION_CANCEL, SESSION_NEW,
-    SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE, TERMINAL_PREFIX, fields,
+    CANCEL_REQUEST, ELICITATION_CREATE, FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE, INITIALIZE,
+    SESSION_CANCEL, SESSION_NEW, SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE,
+    TERMINAL_PREFIX, fields,
 };
 
 /// Why the client sent a request; decides what its response does.
@@ -579,6 +580,7 @@ impl<T> ClientCore<T> {
         let o = &self.options;
         let enabled = match method.as_str() {
             SESSION_REQUEST_PERMISSION => true,
+            ELICITATION_CREATE => o.elicitation,
             FS_READ_TEXT_FILE => o.fs_read_text_file,
             FS_WRITE_TEXT_FILE => o.fs_write_text_file,
             m if m.starts_with(TERMINAL_PREFIX) => o.terminal,

@@ -9,6 +9,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use spindle_wire::client_methods::capabilities as caps;
 use spindle_wire::meta::{META_KEY, TERMINAL_OUTPUT_META_KEY};
 
 use super::types::{ClientError, ClientOptions, InitializeOutcome, ProtocolChoice};
@@ -45,8 +46,15 @@ pub(super) fn initialize_params(options: &ClientOptions, version: u16) -> Box<Ra
     if o.display_terminal_output {
         v1_caps[META_KEY] = json!({ TERMINAL_OUTPUT_META_KEY: true });
     }
+    let elicitation = json!({ caps::ELICITATION_FORM: {}, caps::ELICITATION_URL: {} });
+    if o.elicitation {
+        v1_caps[caps::ELICITATION] = elicitation.clone();
+    }
     let mut params = if version >= 2 {
         let mut v2_caps = json!({});
+        if o.elicitation {
+            v2_caps[caps::ELICITATION] = elicitation;
+        }
         if !v2_session.is_empty() {
             v2_caps["session"] = Value::Object(v2_session);
         }
@@ -167,5 +175,36 @@ mod tests {
         // The v1 fields ride along for a v1 agent answering 1, which may use them.
         assert_eq!(params["clientCapabilities"]["terminal"], json!(true));
         assert_eq!(caps(&host, 1)["fs"]["writeTextFile"], json!(true));
+    }
+
+    #[test]
+    fn elicitation_is_advertised_in_both_versions_only_when_handled() {
+        let plain = ClientOptions::default();
+        for version in [1, 2] {
+            let params: Value =
+                serde_json::from_str(initialize_params(&plain, version).get()).unwrap();
+            assert!(params.pointer("/clientCapabilities/elicitation").is_none());
+            assert!(params.pointer("/capabilities/elicitation").is_none());
+        }
+        let asking = ClientOptions {
+            elicitation: true,
+            ..ClientOptions::default()
+        };
+        let both = json!({"form": {}, "url": {}});
+        assert_eq!(caps(&asking, 1)["elicitation"], both);
+        let v2: Value = serde_json::from_str(initialize_params(&asking, 2).get()).unwrap();
+        assert_eq!(v2["capabilities"]["elicitation"], both);
+        for version in [1, 2] {
+            let params: Value =
+                serde_json::from_str(initialize_params(&asking, version).get()).unwrap();
+            let message =
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params});
+            crate::schema_check::validate_outgoing(
+                version,
+                crate::schema_check::Direction::ClientToAgent,
+                &message.to_string(),
+            )
+            .unwrap_or_else(|e| panic!("v{version}: {e:?}"));
+        }
     }
 }

@@ -79,6 +79,11 @@ pub struct ClientOptions {
     /// Ask for compaction updates: v1 `clientCapabilities.session.compaction`
     /// (v2 agents send them to every client).
     pub session_compaction: bool,
+    /// Advertise `elicitation: {form: {}, url: {}}` (v1 `clientCapabilities`, v2 `capabilities`)
+    /// and route `elicitation/create` to the application as
+    /// [`ClientEvent::AgentRequest`] (without it: method not found).
+    /// `elicitation/complete` arrives as [`ClientEvent::AgentNotification`] either way.
+    pub elicitation: bool,
     /// Advertise the Spindle streaming extensions in `initialize` `_meta`
     /// (see [`crate::extensions`]). Extensions are accepted either way.
     pub spindle_extensions: bool,

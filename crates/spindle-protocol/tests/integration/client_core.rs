@@ -161,3 +161,56 @@ fn closing_fails_what_is_pending_and_refuses_new_requests() {
         Err(ClientError::Disconnected)
     ));
 }
+
+#[test]
+fn elicitation_reaches_the_application_only_when_the_client_handles_it() {
+    let create = json!({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create",
+        "params": {"sessionId": "s", "mode": "form", "message": "Name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}});
+    // Not offered: method not found, as before.
+    let mut core: ClientCore<&'static str> = ClientCore::new(ClientOptions::default());
+    initialized_v1(&mut core);
+    core.receive_line(&line(create.clone()));
+    assert_eq!(sent(&mut core)[0]["error"]["code"], -32601);
+    // Offered: the application answers it.
+    let mut core: ClientCore<&'static str> = ClientCore::new(ClientOptions {
+        elicitation: true,
+        ..ClientOptions::default()
+    });
+    initialized_v1(&mut core);
+    core.receive_line(&line(create));
+    assert!(sent(&mut core).is_empty());
+    let events = core.take_events();
+    let [
+        ClientEvent::AgentRequest {
+            request_id, method, ..
+        },
+    ] = &events[..]
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(method, "elicitation/create");
+    core.respond(
+        request_id,
+        Ok(serde_json::value::to_raw_value(&json!({"action": "decline"})).unwrap()),
+    )
+    .unwrap();
+    let out = sent(&mut core);
+    assert_eq!(
+        out[0],
+        json!({"jsonrpc": "2.0", "id": "e1", "result": {"action": "decline"}})
+    );
+    spindle_protocol::schema_check::validate_with_method(
+        1,
+        spindle_protocol::schema_check::Direction::ClientToAgent,
+        &out[0].to_string(),
+        Some("elicitation/create"),
+    )
+    .unwrap();
+    // The completion of a URL elicitation is a notification for the application.
+    core.receive_line(
+        r#"{"jsonrpc":"2.0","method":"elicitation/complete","params":{"elicitationId":"u1"}}"#,
+    );
+    assert!(matches!(&core.take_events()[..],
+        [ClientEvent::AgentNotification { method, .. }] if method == "elicitation/complete"));
+}

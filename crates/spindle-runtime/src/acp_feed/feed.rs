@@ -393,6 +393,25 @@ impl AcpFeed {
         self.publish_message(envelope);
     }
 
+    /// An elicitation to ask the controllers (the same shape in v1 and v2); replayed to a
+    /// controller that attaches while it is open, like a permission question.
+    pub(crate) fn elicitation_opened(&mut self, key: &str, params: &Value) {
+        let envelope: Arc<str> = Arc::from(
+            json!({ ENVELOPE: { "elicitation": { "key": key, "params": params } } }).to_string(),
+        );
+        self.open_permissions
+            .insert(key.to_string(), envelope.clone());
+        self.publish_message(envelope);
+    }
+
+    /// An elicitation was settled: controllers still asked are told to drop it.
+    pub(crate) fn elicitation_closed(&mut self, key: &str) {
+        if self.open_permissions.remove(key).is_some() {
+            let envelope = json!({ ENVELOPE: { "elicitation_closed": { "key": key } } });
+            self.publish_message(Arc::from(envelope.to_string()));
+        }
+    }
+
     /// A permission question was settled (by any controller, the page, a cancel or the agent).
     pub(crate) fn permission_closed(&mut self, key: &str, outcome: &str) {
         let params = self.permission_params.remove(key);

@@ -27,7 +27,7 @@ use crate::acp_feed::history::HistoryPolicy;
 use crate::error::SessionError;
 use crate::gateway::Gateway;
 use crate::gateway::conn::{Attachment, Conn, Role};
-use crate::gateway::streams::parse_permission_request_id;
+use crate::gateway::streams::{parse_elicitation_request_id, parse_permission_request_id};
 use crate::hub::EventId;
 use crate::registry::{LiveSession, NewSession};
 use crate::task::RemoteTarget;
@@ -484,6 +484,10 @@ fn list_sessions(state: &Gateway, version: u16) -> Result<Value, Value> {
 
 /// A client's answer to a request Spindle sent: a permission answer.
 async fn client_answer(state: &Gateway, conn: &Arc<Conn>, id: &Value, message: &Value) {
+    if let Some((sid, key)) = parse_elicitation_request_id(id) {
+        elicitation_answer(state, conn, &sid, &key, message).await;
+        return;
+    }
     let Some((sid, key)) = parse_permission_request_id(id) else {
         tracing::debug!(connection = %conn.id, "an answer to no request of ours");
         return;
@@ -512,6 +516,35 @@ async fn client_answer(state: &Gateway, conn: &Arc<Conn>, id: &Value, message: &
     // A later answer finds the question closed: the first one won, the others were told.
     if let Err(e) = live.answer_permission(&key, option).await {
         tracing::debug!(connection = %conn.id, "permission answer not taken: {e}");
+    }
+}
+
+/// A controller's answer to a forwarded `elicitation/create`; an error answer (a client that
+/// does not handle elicitation) leaves the question to the others. The first answer wins.
+async fn elicitation_answer(
+    state: &Gateway,
+    conn: &Arc<Conn>,
+    sid: &str,
+    key: &str,
+    message: &Value,
+) {
+    let Some(Role::Controller) = conn.attachment(sid) else {
+        return;
+    };
+    let Some(result) = message.get("result") else {
+        return;
+    };
+    let Some(live) = sid
+        .parse::<i64>()
+        .ok()
+        .and_then(|n| state.manager.get_now(n))
+    else {
+        return;
+    };
+    let action = result.get("action").and_then(Value::as_str).unwrap_or("");
+    let content = result.get("content").cloned();
+    if let Err(e) = live.answer_elicitation(key, action, content).await {
+        tracing::debug!(connection = %conn.id, "elicitation answer not taken: {e}");
     }
 }
 

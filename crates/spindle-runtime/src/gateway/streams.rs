@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use futures_util::stream::{self, Stream};
 use serde_json::{Value, json};
-use spindle_wire::client_methods::SESSION_REQUEST_PERMISSION;
+use spindle_wire::client_methods::{
+    CANCEL_REQUEST, ELICITATION_CREATE, SESSION_REQUEST_PERMISSION,
+};
 use spindle_wire::remote::{
     CHOSEN_OPTION_ID, EVENT_ID, EVENT_ID_NOTIFICATION, OUTCOME, PERMISSION_RESOLVED, REASON,
     REQUEST_ID, SNAPSHOT_NOTIFICATION, STREAM_DROPPED, TOOL_CALL_ID,
@@ -27,6 +29,19 @@ use crate::registry::LiveSession;
 
 /// The prefix of the ids of permission requests sent to clients.
 const PERMISSION_ID_PREFIX: &str = "spindle-permission-";
+const ELICITATION_ID_PREFIX: &str = "spindle-elicitation-";
+
+/// The id of an elicitation Spindle forwards to a controller: its session and key.
+pub fn elicitation_request_id(session_id: &str, key: &str) -> String {
+    format!("{ELICITATION_ID_PREFIX}{session_id}-{key}")
+}
+
+/// The session id and key of an elicitation request id.
+pub fn parse_elicitation_request_id(id: &Value) -> Option<(String, String)> {
+    let rest = id.as_str()?.strip_prefix(ELICITATION_ID_PREFIX)?;
+    let (session, key) = rest.split_once('-')?;
+    Some((session.to_string(), key.to_string()))
+}
 
 /// One item of a client stream.
 #[derive(Debug, Clone)]
@@ -234,6 +249,27 @@ impl StreamState {
                 "params": permission.get(version_key(self.conn.protocol()))?,
             });
             return Some(Arc::from(request.to_string()));
+        }
+        if let Some(elicitation) = inner.get("elicitation") {
+            if self.role()? != Role::Controller {
+                return None;
+            }
+            let key = elicitation.get("key")?.as_str()?;
+            let request = json!({
+                "jsonrpc": "2.0",
+                "id": elicitation_request_id(&self.session_id, key),
+                "method": ELICITATION_CREATE,
+                "params": elicitation.get("params")?,
+            });
+            return Some(Arc::from(request.to_string()));
+        }
+        if let Some(closed) = inner.get("elicitation_closed") {
+            if self.role()? != Role::Controller {
+                return None;
+            }
+            let key = closed.get("key")?.as_str()?;
+            let id = elicitation_request_id(&self.session_id, key);
+            return Some(notification(CANCEL_REQUEST, json!({ REQUEST_ID: id })));
         }
         if let Some(resolved) = inner.get("resolved") {
             if !self.conn.opted_attach() {

@@ -6,6 +6,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 use spindle_protocol::{ClientEvent, Completion};
+use spindle_wire::client_methods::{ELICITATION_COMPLETE, ELICITATION_CREATE};
 
 use super::state::{SessionTask, request_key};
 use crate::agent_link::LinkEvent;
@@ -75,8 +76,17 @@ impl SessionTask {
             ClientEvent::PermissionRequest {
                 request_id, params, ..
             } => self.permission_requested(request_id, params.get()),
+            ClientEvent::AgentRequest {
+                request_id,
+                method,
+                params,
+            } if method == ELICITATION_CREATE => self.elicitation_requested(request_id, params),
+            ClientEvent::AgentNotification { method, params } if method == ELICITATION_COMPLETE => {
+                self.elicitation_completed(params);
+            }
             ClientEvent::RequestCancelled { request_id } => {
                 let key = request_key(&request_id);
+                self.elicitation_withdrawn(&key);
                 if self.agent_requests.remove(&key).is_some() {
                     lock(&self.core).close_permission(&key, "cancelled");
                 }

@@ -10,6 +10,7 @@
 //! `features.rs`, the session's lease among replicas in `lease.rs`.
 
 mod agent;
+mod elicitation;
 mod features;
 mod forward;
 mod host;
@@ -100,6 +101,7 @@ impl SessionTask {
             queued: VecDeque::new(),
             v1_turn_running: false,
             agent_requests: HashMap::new(),
+            elicitations: HashMap::new(),
             reviews: HashMap::new(),
             waiting: HashMap::new(),
             remote_prompts: HashMap::new(),
@@ -435,6 +437,14 @@ impl SessionTask {
                 };
                 let _ = reply.send(result);
             }
+            Command::Elicitation {
+                key,
+                action,
+                content,
+                reply,
+            } => {
+                let _ = reply.send(self.answer_elicitation(&key, &action, content));
+            }
             Command::ForgetPermission { key, reply } => {
                 let _ = reply.send(self.forget_permission(&key));
             }
@@ -497,6 +507,7 @@ impl SessionTask {
             self.answer_permission_raw(&key, None);
         }
         self.cancel_reviews("the turn was cancelled");
+        self.cancel_elicitations();
         if let (Some(session), Phase::Ready, Some(agent)) = (
             self.startup.agent_session.clone(),
             self.startup.phase,

@@ -50,6 +50,13 @@ pub(crate) enum Command {
         option_id: Option<String>,
         reply: Reply,
     },
+    /// Answer an elicitation: `accept` (with `content` for a form), `decline` or `cancel`.
+    Elicitation {
+        key: String,
+        action: String,
+        content: Option<Value>,
+        reply: Reply,
+    },
     /// Forget a standing ("always") permission rule.
     ForgetPermission {
         key: String,
@@ -146,6 +153,8 @@ pub(crate) struct SessionTask {
     pub(super) v1_turn_running: bool,
     /// Open agent requests (permission questions) by key: the JSON text of the id.
     pub(super) agent_requests: HashMap<String, RequestId>,
+    /// Open `elicitation/create` requests by key, with what they ask.
+    pub(super) elicitations: HashMap<String, (RequestId, spindle_host::Elicitation)>,
     /// File writes waiting for the user's decision, by key (the JSON text of the request id).
     pub(super) reviews: HashMap<String, (RequestId, PendingWrite)>,
     /// Requests asked for from the page, answered when the agent answers.

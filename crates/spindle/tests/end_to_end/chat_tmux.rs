@@ -17,7 +17,7 @@ use spindle_agent::scenarios;
 const SPINDLE: &str = env!("CARGO_BIN_EXE_spindle");
 const PATIENCE: Duration = Duration::from_secs(60);
 
-fn tmux_available() -> bool {
+pub(crate) fn tmux_available() -> bool {
     harness::require_tool("tmux", &["-V"])
 }
 
@@ -26,14 +26,14 @@ fn shell_quote(arg: &str) -> String {
 }
 
 /// `spindle chat` in a detached tmux session on a private server.
-struct ChatPane {
+pub(crate) struct ChatPane {
     socket: std::path::PathBuf,
 }
 
 impl ChatPane {
     /// Starts `spindle chat CHAT_ARGS -- spindle agent --delay-ms 20` in a
     /// 100x40 pane.
-    fn start(name: &str, chat_args: &[&str]) -> ChatPane {
+    pub(crate) fn start(name: &str, chat_args: &[&str]) -> ChatPane {
         Self::start_sized(name, chat_args, (100, 40))
     }
 
@@ -75,7 +75,7 @@ impl ChatPane {
     }
 
     /// Types `text` and Enter.
-    fn type_line(&self, text: &str) {
+    pub(crate) fn type_line(&self, text: &str) {
         assert!(
             self.tmux(&["send-keys", "-t", "chat", "-l", text])
                 .status
@@ -98,7 +98,7 @@ impl ChatPane {
 
     /// The whole pane, scrollback included, wrapped lines joined, trailing
     /// blank lines dropped.
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         let output = self.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", "chat"]);
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
         text.trim_end().to_owned()
@@ -113,7 +113,7 @@ impl ChatPane {
 
     /// Polls the screen until `done` holds; panics with the screen after
     /// `PATIENCE`.
-    fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + PATIENCE;
         loop {
             let screen = self.screen();
@@ -129,7 +129,7 @@ impl ChatPane {
     }
 
     /// Waits until the `n`th turn is over and the input prompt is back.
-    fn wait_for_turns(&self, n: usize) -> String {
+    pub(crate) fn wait_for_turns(&self, n: usize) -> String {
         self.wait_until(&format!("{n} finished turns"), |s| {
             s.matches("\n[end_turn").count() + s.matches("\n[cancelled").count() >= n
                 && s.lines().last().is_some_and(|l| l.trim_end() == ">")

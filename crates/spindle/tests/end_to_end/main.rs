@@ -19,6 +19,7 @@ mod bridge_e2e;
 mod replay_cli;
 
 // `spindle chat`.
+mod chat_elicitation;
 mod chat_faults;
 mod chat_features;
 mod chat_features_tmux;
@@ -34,6 +35,7 @@ mod security_web;
 mod serve_agents;
 mod serve_defaults;
 mod serve_durability;
+mod serve_elicitation;
 mod serve_faults;
 mod serve_features;
 mod serve_host_security;
