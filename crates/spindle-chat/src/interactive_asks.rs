@@ -192,7 +192,8 @@ impl Chat<'_> {
         self.show_input_prompt();
     }
 
-    /// Refuses every write waiting for review (Ctrl-C).
+    /// Refuses every write waiting for review and answers every open
+    /// elicitation `cancel` (Ctrl-C: the turn that asked is being cancelled).
     pub(super) async fn reject_reviews(&mut self, why: &str) {
         let mut kept = std::collections::VecDeque::new();
         while let Some(ask) = self.asks.pop_front() {
@@ -201,6 +202,15 @@ impl Chat<'_> {
                     self.front
                         .note(&format!("{why}: not writing {}", write.display_path));
                     self.finish_review(request_id, write, false).await;
+                }
+                Ask::Elicitation(request_id, _) => {
+                    self.front
+                        .note(&format!("{why}: the question is withdrawn"));
+                    self.send_elicitation_answer(
+                        &request_id,
+                        &spindle_host::ElicitationAnswer::Cancel,
+                    )
+                    .await;
                 }
                 other => kept.push_back(other),
             }

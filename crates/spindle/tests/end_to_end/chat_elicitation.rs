@@ -158,3 +158,28 @@ fn a_form_is_answered_field_by_field_in_the_line_chat() {
     let answers = check_recording(&record);
     assert_eq!(answers[0]["action"], "accept", "{answers:?}");
 }
+
+#[test]
+fn ctrl_c_during_a_form_cancels_the_turn_and_withdraws_the_question() {
+    if !tmux_available() {
+        return;
+    }
+    let dir = TempDir::new("chat-elicit-cancel");
+    let record = dir.join("rec.jsonl");
+    let pane = ChatPane::start("elicit-cancel", &["--record", record.to_str().unwrap()]);
+    pane.wait_until("the input prompt", |s| s.trim_end() == ">");
+    pane.type_line("/scenario elicit-form");
+    pane.wait_until("the first question", |s| {
+        s.contains("answer? [a]nswer / [d]ecline / [c]ancel:")
+    });
+    pane.send_key("C-c");
+    let screen = pane.wait_for_turns(1);
+    assert!(
+        screen.contains("the turn was cancelled: the question is withdrawn"),
+        "{screen}"
+    );
+    // The agent heard `cancel` (not left waiting for an answer nobody will give).
+    let answers = check_recording(&record);
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["action"], "cancel", "{answers:?}");
+}

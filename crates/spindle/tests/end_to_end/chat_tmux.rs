@@ -88,7 +88,7 @@ impl ChatPane {
         );
     }
 
-    fn send_key(&self, key: &str) {
+    pub(crate) fn send_key(&self, key: &str) {
         assert!(
             self.tmux(&["send-keys", "-t", "chat", key])
                 .status
