@@ -12,7 +12,7 @@ use spindle_protocol::schema_check::{Direction, SchemaConversation};
 
 use crate::harness::wait_for;
 use crate::remote_support::{AcpHttp, AcpWs, agent_text};
-use crate::serve_support::{Served, temp_dir};
+use crate::serve_support::{Served, db_arg, temp_dir};
 
 const PATIENCE: Duration = Duration::from_secs(60);
 
@@ -27,22 +27,19 @@ fn open_elicitation(served: &Served, session: i64) -> Value {
     })
 }
 
+/// Validates the session's wire log, read through the store the server was started on (SQLite,
+/// or PostgreSQL under `SPINDLE_TEST_DB=postgres`); returns how many elicitation lines it held.
 fn check_wire_log(db: &std::path::Path, session: i64) -> usize {
-    let conn = rusqlite::Connection::open(db).expect("open the database");
-    let mut statement = conn
-        .prepare("select direction, line from wire_log where session_id = ?1 order by seq")
-        .expect("query");
-    let rows: Vec<(String, String)> = statement
-        .query_map([session], |row| Ok((row.get(0)?, row.get(1)?)))
-        .expect("rows")
-        .map(|r| r.expect("row"))
-        .collect();
+    let location = db_arg(db).to_string_lossy().into_owned();
+    let store = spindle_store::open(&spindle_store::Location::parse(&location)).expect("the store");
+    let (lines, _) = store.lines(session).expect("the wire log");
     let mut conversation = SchemaConversation::new();
     let mut checked = 0;
-    for (direction, line) in rows {
-        let direction = match direction.as_str() {
-            "agent" => Direction::AgentToClient,
-            "client" => Direction::ClientToAgent,
+    for logged in lines {
+        let line = logged.line;
+        let direction = match logged.direction {
+            spindle_store::Direction::Agent => Direction::AgentToClient,
+            spindle_store::Direction::Client => Direction::ClientToAgent,
             _ => continue,
         };
         conversation
