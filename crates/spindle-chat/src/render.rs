@@ -178,6 +178,16 @@ impl Part {
     }
 }
 
+/// `context used/size` (or `context used used`) of an engine usage value;
+/// `None` when it has no `used`. Both front ends' status says it this way.
+pub fn usage_text(usage: &Value) -> Option<String> {
+    let used = usage.get("used")?;
+    match usage.get("size") {
+        Some(size) => Some(format!("context {used}/{size}")),
+        None => Some(format!("context {used} used")),
+    }
+}
+
 /// The lines of one entry, whole, appended to `out` (the full screen draws
 /// these; the line view draws through `printed::draw_parts`, which leaves
 /// out what is printed already).

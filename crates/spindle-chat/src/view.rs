@@ -206,12 +206,7 @@ impl View {
 
     /// `used/size` of the context window, when the agent reported it.
     pub fn usage_text(&self) -> Option<String> {
-        let usage = self.usage.as_ref()?;
-        let used = usage.get("used")?;
-        match usage.get("size") {
-            Some(size) => Some(format!("context {used}/{size}")),
-            None => Some(format!("context {used} used")),
-        }
+        crate::render::usage_text(self.usage.as_ref()?)
     }
 
     fn status_line(&self) -> Line {

@@ -212,12 +212,7 @@ impl TuiState {
 
     /// `used/size` of the context window, when the agent reported it.
     pub(crate) fn usage_text(&self) -> Option<String> {
-        let usage = self.usage.as_ref()?;
-        let used = usage.get("used")?;
-        match usage.get("size") {
-            Some(size) => Some(format!("context {used}/{size}")),
-            None => Some(format!("context {used} used")),
-        }
+        crate::render::usage_text(self.usage.as_ref()?)
     }
 
     /// Whether a tool call or thought shows its body.
