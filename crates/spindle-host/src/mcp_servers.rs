@@ -23,7 +23,7 @@
 //! line.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 use spindle_protocol::InitializeOutcome;
@@ -225,14 +225,85 @@ pub struct McpConfig {
     pub warnings: Vec<String>,
 }
 
-/// Reads and parses `path` ([`parse_mcp_config`]).
+/// Reads and parses `path` ([`parse_mcp_config`]), then makes each stdio
+/// command absolute ([`McpConfig::make_commands_absolute`]) against the
+/// file's directory and this process's `PATH`.
 pub fn load_mcp_config(path: &Path) -> Result<McpConfig, McpConfigError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|error| McpConfigError::Read {
         path: shown.clone(),
         error: error.to_string(),
     })?;
-    parse_mcp_config(&text, &shown)
+    let mut config = parse_mcp_config(&text, &shown)?;
+    let base = std::path::absolute(path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    let search = std::env::var_os("PATH").unwrap_or_default();
+    config.make_commands_absolute(&shown, &base, |name| find_on_path(name, &search));
+    Ok(config)
+}
+
+impl McpConfig {
+    /// ACP wants `command` to be an absolute path: the agent starts the
+    /// server itself, from its own working directory and possibly with
+    /// another `PATH`. A bare name (`npx`) is looked up with `find` (the
+    /// `PATH` search); a relative path (`./bin/server`) is taken from
+    /// `base`, the configuration file's directory. A name `find` does not
+    /// know is passed as written, with a warning saying so.
+    pub fn make_commands_absolute(
+        &mut self,
+        origin: &str,
+        base: &Path,
+        find: impl Fn(&str) -> Option<PathBuf>,
+    ) {
+        for server in &mut self.servers {
+            let McpTransport::Stdio { command, .. } = &mut server.transport else {
+                continue;
+            };
+            if Path::new(command.as_str()).is_absolute() {
+                continue;
+            }
+            let found = if command.contains('/') {
+                let relative: PathBuf = Path::new(command.as_str())
+                    .components()
+                    .filter(|c| *c != std::path::Component::CurDir)
+                    .collect();
+                Some(base.join(relative))
+            } else {
+                find(command)
+            };
+            match found {
+                Some(path) => *command = path.display().to_string(),
+                None => self.warnings.push(format!(
+                    "MCP configuration {origin}: server \"{}\": command `{command}` is not on \
+                     PATH; passed as written (ACP asks for an absolute path, so the agent may \
+                     not find it)",
+                    server.name
+                )),
+            }
+        }
+    }
+}
+
+/// The first executable file called `name` in the directories of `search`
+/// (a `PATH` value).
+pub fn find_on_path(name: &str, search: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(search)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable_file(candidate))
+}
+
+#[cfg(unix)]
+fn is_executable_file(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable_file(path: &Path) -> bool {
+    path.is_file()
 }
 
 /// Parses a configuration's text; `origin` (the file) names it in messages.

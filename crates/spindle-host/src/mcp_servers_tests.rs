@@ -243,3 +243,56 @@ fn secrets_stay_out_of_descriptions_debug_and_redacted_lines() {
         None
     );
 }
+
+#[test]
+fn commands_become_absolute() {
+    let text = r#"{"mcpServers":{
+        "abs":{"command":"/opt/mcp"},
+        "bare":{"command":"npx","args":["-y","server"]},
+        "rel":{"command":"./bin/server"},
+        "lost":{"command":"not-installed"},
+        "web":{"type":"http","url":"https://mcp.example/"}}}"#;
+    let mut config = parse_mcp_config(text, "mcp.json").unwrap();
+    config.make_commands_absolute("mcp.json", Path::new("/home/u/.config/spindle"), |name| {
+        (name == "npx").then(|| PathBuf::from("/usr/local/bin/npx"))
+    });
+    let described: Vec<String> = config.servers.iter().map(|s| s.describe()).collect();
+    assert_eq!(
+        described,
+        [
+            "abs (stdio: /opt/mcp)",
+            "bare (stdio: /usr/local/bin/npx)",
+            "rel (stdio: /home/u/.config/spindle/bin/server)",
+            "lost (stdio: not-installed)",
+            "web (http: https://mcp.example/)",
+        ]
+    );
+    assert_eq!(
+        config.warnings,
+        [
+            "MCP configuration mcp.json: server \"lost\": command `not-installed` is not on PATH; \
+          passed as written (ACP asks for an absolute path, so the agent may not find it)"
+        ]
+    );
+}
+
+#[test]
+fn the_path_search_finds_executables_only() {
+    let dir = std::env::temp_dir().join(format!("spindle-mcp-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tool = dir.join("mcp-tool");
+    let plain = dir.join("mcp-data");
+    std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+    std::fs::write(&plain, "data").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let search = std::env::join_paths(["relative/dir", dir.to_str().unwrap()]).unwrap();
+    assert_eq!(find_on_path("mcp-tool", &search), Some(tool.clone()));
+    assert_eq!(find_on_path("mcp-data", &search), None);
+    assert_eq!(find_on_path("absent", &search), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
