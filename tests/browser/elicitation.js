@@ -80,6 +80,8 @@ module.exports = function register(h) {
       assert(host === "127.0.0.1", "the host is shown plainly: " + host);
       assert((await page.$$(card + " a")).length === 0, "no link to follow");
       assert(context.pages().length === 1, "nothing was opened");
+      await page.$eval(card, (n) => n.scrollIntoView());
+      await shot(page, "26-elicitation-url");
       // The server checks too: a form answer for a URL question's key is not needed, but an
       // unknown action is refused with a reason.
       const key = await page.$eval(card, (n) => n.dataset.elicitation);
@@ -89,6 +91,33 @@ module.exports = function register(h) {
       await waitTurns(page, server.url, id, 1);
       const reply = (await agentTexts(page)).pop();
       assert(reply === "You declined.", "the agent got the answer: " + reply);
+      await page.close();
+    } finally {
+      server.child.kill("SIGTERM");
+    }
+  });
+
+  scenario("elicitation: a question from inside a tool call is shown in that call, which ends with the answer", async ({ context, tmp }) => {
+    const server = await startServer(path.join(tmp, "elicit-tool.db"), ["--protocol", "1"]);
+    try {
+      const page = await context.newPage();
+      await page.goto(server.url + "/");
+      const id = await newSession(page);
+      await send(page, "/scenario elicit-tool");
+      const inTool = "#transcript .entry.tool .elicitation-card.open";
+      await page.waitForSelector(inTool);
+      const title = await page.$eval("#transcript .entry.tool .tool-head", (n) => n.textContent);
+      assert(title.includes("Configure the demo deployment"), "the card sits in its tool call: " + title);
+      assert((await page.$$("#transcript > .elicitation-card")).length === 0, "and not at the end of the transcript");
+      await page.$eval(inTool, (n) => n.scrollIntoView());
+      await shot(page, "26-elicitation-in-tool-call");
+      await page.fill(inTool + " .elicitation-field:nth-child(1) input", "inside");
+      await page.click(inTool + ' .choices button[data-option="accept"]');
+      await waitTurns(page, server.url, id, 1);
+      const reply = (await agentTexts(page)).pop();
+      assert(reply.startsWith('You accepted: ') && reply.includes('name="inside"'), "the agent got the answer: " + reply);
+      await eventually("the tool call is done", async () =>
+        (await page.$eval("#transcript .entry.tool .tool-head", (n) => n.textContent)).includes("done"));
       await page.close();
     } finally {
       server.child.kill("SIGTERM");

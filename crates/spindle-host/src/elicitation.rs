@@ -293,7 +293,7 @@ impl Elicitation {
         Elicitation {
             message,
             session_id: text("sessionId").map(str::to_owned),
-            tool_call_id: text("toolCallId").map(str::to_owned),
+            tool_call_id: text(f::TOOL_CALL_ID).map(str::to_owned),
             kind,
             diagnostics,
         }

@@ -73,14 +73,17 @@ fn field_view(field: &FormField) -> Value {
 }
 
 impl Elicitation {
-    /// The page's view: `{message, mode, diagnostics, form?: {title, description, fields}, url?:
-    /// {url, host}}`; each field `{name, title, description, required, kind, ...}` with `kind`
+    /// The page's view: `{message, mode, diagnostics, toolCallId?, form?: {title, description,
+    /// fields}, url?: {url, host}}`; each field `{name, title, description, required, kind, ...}` with `kind`
     /// one of `text`, `number`, `integer`, `boolean`, `choice`, `multi`, `unsupported`.
     pub fn view_json(&self) -> Value {
         let mut view = json!({
             "message": self.message,
             "diagnostics": self.diagnostics,
         });
+        if let Some(tool_call_id) = &self.tool_call_id {
+            view["toolCallId"] = json!(tool_call_id);
+        }
         match &self.kind {
             ElicitationKind::Form(form) => {
                 view["mode"] = json!("form");

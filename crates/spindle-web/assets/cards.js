@@ -387,7 +387,9 @@ export function createCards(ctx) {
         throw new Error("The answer was not taken: " + e.message);
       }
     }));
-    placeCard("elicitation:" + key, node, () => false);
+    // A question from inside a tool call (an MCP server's, relayed) sits in that call, like a
+    // permission card; the others wait at the end of the transcript.
+    placeCard("elicitation:" + key, node, view.toolCallId != null ? toolMatch(view.toolCallId) : () => false);
   }
 
   function resolveElicitation(op) {

@@ -199,6 +199,8 @@ pub mod elicitation {
     pub const MESSAGE: &str = "message";
     /// `requestedSchema` (form mode).
     pub const REQUESTED_SCHEMA: &str = "requestedSchema";
+    /// `toolCallId` (optional: the tool call a session-scoped question belongs to).
+    pub const TOOL_CALL_ID: &str = "toolCallId";
     /// `elicitationId` (url mode, and `elicitation/complete`).
     pub const ELICITATION_ID: &str = "elicitationId";
     /// `url` (url mode).

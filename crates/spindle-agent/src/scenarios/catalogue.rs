@@ -39,7 +39,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
 ];
 
 /// Scenario names understood by `/scenario`.
-pub const SCENARIOS: [&str; 23] = [
+pub const SCENARIOS: [&str; 24] = [
     "plain",
     "thoughts",
     "refine",
@@ -63,6 +63,7 @@ pub const SCENARIOS: [&str; 23] = [
     "mcp-servers",
     "elicit-form",
     "elicit-url",
+    "elicit-tool",
 ];
 
 /// Session modes (v1 `session/set_mode`).

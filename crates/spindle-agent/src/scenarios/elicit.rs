@@ -4,7 +4,9 @@
 //! multiple choice), required fields and defaults. The URL one points at a loopback address that
 //! nothing needs to serve; after an `accept` the agent sends `elicitation/complete`. Only what
 //! the client advertised (`elicitation.form`, `elicitation.url`) is asked; otherwise the reply
-//! says so.
+//! says so. `/scenario elicit-tool` asks the same form from inside a tool call (`toolCallId` in
+//! the request, as an agent relaying an MCP server's question does): the tool call runs while
+//! the question is open and ends completed on `accept`, failed otherwise.
 
 use serde_json::{Value, json};
 use spindle_wire::client_methods::capabilities::{
@@ -16,12 +18,15 @@ use spindle_wire::tags::MessageKind;
 
 use crate::program::{CallOutcome, ClientCall, ClientFlow, Program, Step};
 use crate::turn_context::TurnCtx;
+use crate::updates;
 use crate::wire::Version;
 
 /// The message of the form elicitation.
 pub const ELICIT_FORM_MESSAGE: &str = "Set up the demo project";
 /// The URL of the URL elicitation (loopback: nothing leaves the machine).
 pub const ELICIT_URL: &str = "https://127.0.0.1:9/spindle-demo/sign-in";
+/// The title of `/scenario elicit-tool`'s tool call.
+pub const ELICIT_TOOL_TITLE: &str = "Configure the demo deployment";
 /// The reply when the client did not advertise the mode asked for.
 pub const ELICIT_NONE_REPLY: &str =
     "The client did not advertise this kind of elicitation, so I did not ask.";
@@ -67,6 +72,8 @@ pub(crate) struct ElicitFlow {
     url: bool,
     session_id: String,
     elicitation_id: String,
+    /// `/scenario elicit-tool`: the tool call the question belongs to.
+    tool_call_id: Option<String>,
     asked: bool,
 }
 
@@ -76,8 +83,16 @@ impl ElicitFlow {
             url,
             session_id: ctx.session_id.to_owned(),
             elicitation_id: ctx.state.next_id("elicit_"),
+            tool_call_id: None,
             asked: false,
         }
+    }
+
+    /// The form, asked from inside a new tool call.
+    pub(crate) fn in_tool_call(ctx: &mut TurnCtx<'_>) -> ElicitFlow {
+        let mut flow = ElicitFlow::new(ctx, false);
+        flow.tool_call_id = Some(ctx.state.next_id("call_"));
+        flow
     }
 
     fn say(ctx: &mut TurnCtx<'_>, steps: &mut Vec<Step>, text: &str) {
@@ -97,12 +112,28 @@ impl ElicitFlow {
                 f::URL: ELICIT_URL,
             })
         } else {
-            json!({
+            let mut params = json!({
                 fields::SESSION_ID: self.session_id,
                 f::MODE: ELICITATION_FORM,
                 f::MESSAGE: ELICIT_FORM_MESSAGE,
                 f::REQUESTED_SCHEMA: form_schema(),
-            })
+            });
+            if let Some(tool_call_id) = &self.tool_call_id {
+                params[f::TOOL_CALL_ID] = json!(tool_call_id);
+            }
+            params
+        }
+    }
+
+    /// Ends the tool call of `/scenario elicit-tool` with the answer's outcome.
+    fn end_tool_call(&self, steps: &mut Vec<Step>, accepted: bool, text: &str) {
+        if let Some(tool_call_id) = &self.tool_call_id {
+            let status = if accepted { "completed" } else { "failed" };
+            steps.push(Step::Update(updates::tool_call_status(
+                tool_call_id,
+                status,
+                Some(vec![updates::tool_text(text)]),
+            )));
         }
     }
 }
@@ -142,6 +173,21 @@ impl ClientFlow for ElicitFlow {
                 return steps;
             }
             self.asked = true;
+            if let Some(tool_call_id) = &self.tool_call_id {
+                let start = updates::tool_call_start(
+                    ctx.version(),
+                    tool_call_id,
+                    ELICIT_TOOL_TITLE,
+                    "other",
+                    json!({"asks": "the deployment's settings"}),
+                );
+                steps.push(Step::Update(start));
+                steps.push(Step::Update(updates::tool_call_status(
+                    tool_call_id,
+                    "in_progress",
+                    None,
+                )));
+            }
             let params = self.params();
             steps.push(Step::Call(Box::new(ClientCall {
                 method: ELICITATION_CREATE,
@@ -160,16 +206,19 @@ impl ClientFlow for ElicitFlow {
                         "params": {f::ELICITATION_ID: self.elicitation_id},
                     })));
                 }
-                Self::say(ctx, &mut steps, &report(&answer));
+                let reply = report(&answer);
+                self.end_tool_call(&mut steps, accepted, &reply);
+                Self::say(ctx, &mut steps, &reply);
             }
             Some(CallOutcome::Err { message, .. }) => {
-                Self::say(
-                    ctx,
-                    &mut steps,
-                    &format!("The client refused to ask: {message}."),
-                );
+                let reply = format!("The client refused to ask: {message}.");
+                self.end_tool_call(&mut steps, false, &reply);
+                Self::say(ctx, &mut steps, &reply);
             }
-            None => Self::say(ctx, &mut steps, "The client did not answer."),
+            None => {
+                self.end_tool_call(&mut steps, false, "The client did not answer.");
+                Self::say(ctx, &mut steps, "The client did not answer.");
+            }
         }
         steps
     }

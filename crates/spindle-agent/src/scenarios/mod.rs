@@ -31,7 +31,7 @@ pub use client_terminal::{
 pub use context::{CLEAR_REPLY, COMPACT_REPLY};
 pub use echo::{describe_block, echo_content_reply};
 pub(crate) use elicit::advertised_elicitation;
-pub use elicit::{ELICIT_FORM_MESSAGE, ELICIT_NONE_REPLY, ELICIT_URL};
+pub use elicit::{ELICIT_FORM_MESSAGE, ELICIT_NONE_REPLY, ELICIT_TOOL_TITLE, ELICIT_URL};
 pub use failures::{ERROR_MESSAGE, ERROR_TEXT, STALL_TEXT};
 pub use rewrite::{
     DENOISE_REPLY, REFINE_REPLY, SNAPSHOT_REPLY, SPECULATIVE_REPLY, THOUGHTS_REPLY, denoise_step,
@@ -164,6 +164,10 @@ fn scenario(ctx: &mut TurnCtx<'_>, name: &str, variant: Option<&str>) -> Program
         }
         "elicit-form" | "elicit-url" => client_program(ctx, |ctx, p| {
             let flow = elicit::ElicitFlow::new(ctx, name == "elicit-url");
+            p.steps.push(Step::Flow(Box::new(flow)));
+        }),
+        "elicit-tool" => client_program(ctx, |ctx, p| {
+            let flow = elicit::ElicitFlow::in_tool_call(ctx);
             p.steps.push(Step::Flow(Box::new(flow)));
         }),
         "echo-content" => simple_reply(ctx, &echo_content_reply(ctx.blocks)),

@@ -1,5 +1,5 @@
 //! `elicitation/create` through `spindle chat` against the reference agent's `elicit-form` and
-//! `elicit-url` scenarios: declined with the message shown when nobody can answer (piped stdin,
+//! `elicit-url` and `elicit-tool` scenarios: declined with the message shown when nobody can answer (piped stdin,
 //! `--prompt`), answered field by field in the line chat on a terminal (tmux). Every recorded
 //! message is validated against the ACP schema of the negotiated version.
 
@@ -58,7 +58,7 @@ fn piped_chat_shows_the_question_and_declines_in_both_versions() {
             .expect("spawn spindle chat");
         let mut stdin = child.stdin.take().expect("stdin");
         stdin
-            .write_all(b"/scenario elicit-form\n/scenario elicit-url\n")
+            .write_all(b"/scenario elicit-form\n/scenario elicit-url\n/scenario elicit-tool\n")
             .expect("write prompts");
         drop(stdin);
         let output = child.wait_with_output().expect("wait for spindle chat");
@@ -76,14 +76,23 @@ fn piped_chat_shows_the_question_and_declines_in_both_versions() {
         assert!(all.contains("It leads to the host: 127.0.0.1"), "{all}");
         assert_eq!(
             all.matches("declined: no terminal to answer").count(),
-            2,
+            3,
             "{all}"
         );
-        assert_eq!(out.matches("You declined.").count(), 2, "{all}");
+        // The question asked from inside a tool call: the call is shown, and ends failed with
+        // the answer as its content (the fourth "You declined.").
+        assert!(
+            out.contains(&format!(
+                "[tool] {} (other) - failed",
+                scenarios::ELICIT_TOOL_TITLE
+            )),
+            "{all}"
+        );
+        assert_eq!(out.matches("You declined.").count(), 4, "{all}");
         let answers = check_recording(&record);
         assert_eq!(
             answers,
-            vec![serde_json::json!({"action": "decline"}); 2],
+            vec![serde_json::json!({"action": "decline"}); 3],
             "v{protocol}"
         );
     }
