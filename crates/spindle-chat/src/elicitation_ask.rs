@@ -109,6 +109,12 @@ impl ElicitationAsk {
 
     /// The question and the prompt under it.
     pub(super) fn footer(&self) -> Footer {
+        self.footer_listing(true)
+    }
+
+    /// [`Self::footer`]; `list_choices: false` leaves out a single choice's numbered options
+    /// (the full screen's menu offers them as its choices).
+    fn footer_listing(&self, list_choices: bool) -> Footer {
         let mut question = Vec::new();
         if let Some(error) = &self.error {
             question.push(Line::new(&format!("not taken: {error}"), Style::Removed));
@@ -125,7 +131,7 @@ impl ElicitationAsk {
             }
             Step::Field(index) => {
                 let field = &self.fields()[index];
-                question.extend(field_lines(field));
+                question.extend(field_lines(field, list_choices));
                 question.push(Line::new(
                     "(/decline or /cancel gives up the whole form)",
                     Style::Dim,
@@ -142,7 +148,7 @@ impl ElicitationAsk {
         let Footer::Input {
             mut question,
             prompt,
-        } = self.footer()
+        } = self.footer_listing(false)
         else {
             return (Vec::new(), Vec::new());
         };
@@ -182,6 +188,15 @@ impl ElicitationAsk {
         }
         choices.push(pair("Cancel", CANCEL_LINE));
         (question, choices)
+    }
+
+    /// Which part of the form is asked: `start`, or `field N`. Each part is a new menu on the
+    /// full screen (its selection starts at the first choice).
+    pub(super) fn step_name(&self) -> String {
+        match self.step {
+            Step::Start => "start".to_owned(),
+            Step::Field(index) => format!("field {index}"),
+        }
     }
 
     /// Whether the question now waits for a typed answer (a field whose value is not only picked
@@ -278,7 +293,9 @@ impl ElicitationAsk {
 }
 
 /// A field's label, description and what may be typed.
-fn field_lines(field: &FormField) -> Vec<Line> {
+/// A field's lines: what it takes, its description, and (`list_choices`, or a multiple choice)
+/// its numbered options.
+fn field_lines(field: &FormField, list_choices: bool) -> Vec<Line> {
     let mut lines = Vec::new();
     let need = match (field.required, field.default_value().is_some()) {
         (true, _) => "required",
@@ -334,8 +351,12 @@ fn field_lines(field: &FormField) -> Vec<Line> {
     if let Some(description) = &field.description {
         lines.push(Line::new(description, Style::Dim));
     }
-    if let FieldKind::Choice { options, .. } | FieldKind::MultiChoice { options, .. } = &field.kind
-    {
+    let options = match &field.kind {
+        FieldKind::Choice { options, .. } if list_choices => Some(options),
+        FieldKind::MultiChoice { options, .. } => Some(options),
+        _ => None,
+    };
+    if let Some(options) = options {
         for (i, option) in options.iter().enumerate() {
             lines.push(Line::new(
                 &format!("  {}. {}", i + 1, option.title),

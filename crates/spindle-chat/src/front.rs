@@ -386,7 +386,7 @@ pub(super) fn ask_menu(ask: &Ask) -> Menu {
         Ask::Elicitation(id, elicitation) => {
             let (question, choices) = elicitation.menu();
             Menu {
-                key: format!("{id:?}"),
+                key: format!("{id:?} {}", elicitation.step_name()),
                 title: "The agent asks".to_owned(),
                 detail: question,
                 choices: choices

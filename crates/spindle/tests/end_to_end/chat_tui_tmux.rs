@@ -517,3 +517,63 @@ fn chat_tui_shows_the_mcp_servers_left_out_on_its_screen() {
     });
     assert!(start.contains("the agent does not advertise"), "{start}");
 }
+
+#[test]
+fn chat_tui_a_form_question_is_a_menu_per_field_and_its_answer_reaches_the_agent() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-elicit");
+    let pane = Pane::reference("elicit", &dir.path, &[]);
+    pane.wait_until("the composer", |s| s.contains("› message the agent"));
+    pane.send("/scenario elicit-form");
+    let asked = pane.wait_until("the question", |s| s.contains("┌ The agent asks"));
+    save("elicitation-start", &asked);
+    assert!(
+        asked.contains(&format!(
+            "The agent asks: {}",
+            scenarios::ELICIT_FORM_MESSAGE
+        )),
+        "{asked}"
+    );
+    assert!(asked.contains("│› 1. Answer"), "{asked}");
+    pane.keys(&["1"]);
+    // A text field is typed in the composer; a wrong value is asked again with the reason.
+    pane.wait_until("the first field", |s| {
+        s.contains("Project name: (type it below")
+    });
+    pane.send("x");
+    pane.wait_until("the reason", |s| {
+        s.contains("not taken: at least 2 characters")
+    });
+    pane.send("demo");
+    pane.wait_until("the email field", |s| s.contains("Contact email: (type it"));
+    pane.keys(&["Enter"]); // optional: skipped
+    pane.wait_until("the budget field", |s| {
+        s.contains("Budget (hours): (type it")
+    });
+    pane.keys(&["Enter"]);
+    pane.wait_until("the workers field", |s| s.contains("Workers: (type it"));
+    pane.keys(&["Enter"]); // its default, 2
+    let boolean = pane.wait_until("the tests field", |s| s.contains("Write tests: (type it"));
+    assert!(boolean.contains("│› 1. Yes"), "{boolean}");
+    pane.keys(&["Down", "Enter"]); // No
+    // Each field is a new menu: its selection starts at the first choice again.
+    let license = pane.wait_until("the license field", |s| s.contains("License: (type it"));
+    save("elicitation-choice", &license);
+    assert!(license.contains("│› 1. MIT"), "{license}");
+    pane.keys(&["Down", "Enter"]); // Apache 2.0
+    let targets = pane.wait_until("the targets field", |s| s.contains("Targets: (type it"));
+    assert!(targets.contains("│› 1. Skip (default)"), "{targets}");
+    pane.send("linux, windows");
+    let done = pane.wait_for_turns(1);
+    save("elicitation-answered", &done);
+    assert!(
+        done.contains(
+            "You accepted: license=\"apache-2.0\", name=\"demo\", targets=[\"linux\",\"windows\"], \
+             tests=false, workers=2."
+        ),
+        "{done}"
+    );
+    assert!(done.contains("the agent's question: answered"), "{done}");
+}
