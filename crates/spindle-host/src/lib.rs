@@ -38,6 +38,7 @@
 //! running. Commands come only from agent requests.
 #![deny(missing_docs)]
 
+pub mod checkpoints;
 mod config;
 mod elicitation;
 mod elicitation_format;
