@@ -130,7 +130,7 @@ fn render(manager: &SessionManager) -> String {
         ),
         (
             "spindle_takeovers_total",
-            "Sessions this replica took over after their owner stopped.",
+            "Sessions this replica took over after their owner stopped (found by its watcher or by a prompt that waited for the lease).",
             &counters.takeovers,
         ),
     ] {

@@ -40,6 +40,12 @@ impl SessionTask {
             }
         }
         if let Some(previous) = previous {
+            // Every takeover counts, whatever found it: the watcher, or a prompt that waited for
+            // the dead replica's lease to expire.
+            self.replica
+                .counters
+                .takeovers
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let who = match &previous {
                 Some(owner) => format!("Replica {owner}"),
                 None => "The replica that ran this session".to_owned(),
@@ -89,10 +95,6 @@ impl SessionTask {
         self.taking_over = Some(expired.map(|lease| lease.owner));
         match self.take_lease() {
             Ok(()) => {
-                self.replica
-                    .counters
-                    .takeovers
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 tracing::info!(
                     session = self.id,
                     replica = self.replica.id(),

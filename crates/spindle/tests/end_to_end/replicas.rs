@@ -219,6 +219,19 @@ fn after_kill_9_of_the_owner_another_replica_takes_over_with_every_logged_line()
         final_text.starts_with(&acknowledged),
         "a line an observer saw is missing after the takeover"
     );
+    // One takeover, counted by the replica that made it, whether the prompt waiting on C for
+    // A's lease or a watcher's scan found the session first.
+    let takeovers = |served: &Served| {
+        metric(
+            &served.request("GET", "/metrics", None).body,
+            "spindle_takeovers_total",
+        )
+    };
+    assert_eq!(
+        takeovers(&b) + takeovers(&c),
+        1.0,
+        "exactly one takeover counted"
+    );
     // B follows C as it followed A.
     wait_transcript(&b, session, "b follows c", |t| agent_text(t) == final_text);
     let _ = transcript(&b, session);
