@@ -12,6 +12,8 @@ mod bridge_doc;
 mod bridged_transcript_props;
 #[path = "bridge/passthrough.rs"]
 mod passthrough;
+#[path = "bridge/session_methods.rs"]
+mod session_methods;
 #[path = "bridge/v1_client_v2_agent.rs"]
 mod v1_client_v2_agent;
 #[path = "bridge/v2_client_v1_agent.rs"]
