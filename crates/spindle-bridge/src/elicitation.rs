@@ -1,5 +1,5 @@
-//! `elicitation/create` between versions (BRIDGE.md "Elicitation, forks and
-//! logout"): the request is the same in v1 and v2 but for two values. v2's
+//! `elicitation/create` between versions (BRIDGE.md "Forks, sessions,
+//! logout, elicitation"): the request is the same in v1 and v2 but for two values. v2's
 //! string `format` is open (any string), v1's is closed (`email`, `uri`,
 //! `date`, `date-time`); v2 requires a choice list (`enum`, `oneOf`,
 //! `anyOf`) to hold at least one item, v1 does not. The answer

@@ -1,5 +1,5 @@
-//! Client methods the bridge does not translate (BRIDGE.md "Elicitation,
-//! forks and logout"): `nes/*`, whose fields differ between v1 and v2
+//! Client methods the bridge does not translate (BRIDGE.md "Forks,
+//! sessions, logout, elicitation"): `nes/*`, whose fields differ between v1 and v2
 //! (`nes/accept`'s `id` is v2's `suggestionId`, ...). The agent's `nes`
 //! capability is not advertised across the bridge; a client that sends one
 //! anyway gets `-32601` (a request) or a warning on the bridge's stderr (a
