@@ -45,6 +45,20 @@ impl Bridge {
             .get("clientCapabilities")
             .and_then(|c| c.get("plan"))
             .is_some_and(|v| !v.is_null());
+        let caps_key = if client == 2 {
+            "capabilities"
+        } else {
+            "clientCapabilities"
+        };
+        if let Some(caps) = params.get(caps_key) {
+            for what in shapes::unbridged_client_caps(caps, client) {
+                out.diag(
+                    Severity::Info,
+                    "capability_not_bridged",
+                    format!("client capability {what}: not advertised to the agent"),
+                );
+            }
+        }
         let agent = self
             .config
             .agent_protocol
@@ -148,15 +162,27 @@ impl Bridge {
             );
         }
         self.agent_version = Some(agent);
-        let translated = match (agent, client) {
+        self.agent_logout = result
+            .get("agentCapabilities")
+            .and_then(|c| c.get("auth"))
+            .and_then(|a| a.get("logout"))
+            .is_some_and(|l| l.is_object());
+        let (translated, dropped) = match (agent, client) {
             (1, 2) => shapes::init_response_v1_to_v2(result),
             (2, 1) => shapes::init_response_v2_to_v1(result),
             _ => {
                 let mut r = result;
                 r.insert("protocolVersion".into(), client.into());
-                r
+                (r, Vec::new())
             }
         };
+        for what in dropped {
+            out.diag(
+                Severity::Info,
+                "capability_not_bridged",
+                format!("agent capability {what}: not advertised to the client"),
+            );
+        }
         out.to_client
             .push(wire::response(id, &Value::Object(translated)));
     }

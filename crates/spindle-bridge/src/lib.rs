@@ -40,12 +40,14 @@
 #![deny(missing_docs)]
 
 mod down;
+mod elicitation;
 mod handshake;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 mod shapes;
 mod state;
 mod types;
+mod unbridged;
 mod up;
 mod wire;
 
@@ -104,6 +106,13 @@ impl Bridge {
                      agent answered initialize: relayed untranslated"
                 ),
             );
+        }
+        if matches!(
+            self.route(),
+            Route::V2ClientV1Agent | Route::V1ClientV2Agent
+        ) && self.refuse_untranslated(&frame, &mut out)
+        {
+            return out;
         }
         match self.route() {
             Route::V2ClientV1Agent => self.up_from_client(line, &frame, &mut out),

@@ -71,6 +71,9 @@ pub(crate) fn init_request_v2_to_v1(
             v1caps.insert(key.into(), v.clone());
         }
     }
+    if is_marker(caps["auth"].get("terminal")) {
+        v1caps.insert("auth".into(), json!({"terminal": true}));
+    }
     out.insert("clientCapabilities".into(), Value::Object(v1caps));
     if let Some(meta) = p.remove(META_KEY) {
         out.insert(META_KEY.into(), meta);
@@ -95,6 +98,9 @@ pub(crate) fn init_request_v1_to_v2(mut p: Map<String, Value>) -> Map<String, Va
             v2caps.insert(key.into(), v.clone());
         }
     }
+    if caps["auth"]["terminal"] == true {
+        v2caps.insert("auth".into(), json!({"terminal": {}}));
+    }
     out.insert("capabilities".into(), Value::Object(v2caps));
     if let Some(meta) = p.remove(META_KEY) {
         out.insert(META_KEY.into(), meta);
@@ -102,8 +108,12 @@ pub(crate) fn init_request_v1_to_v2(mut p: Map<String, Value>) -> Map<String, Va
     out
 }
 
-/// v1 agent initialize result -> v2 client initialize result.
-pub(crate) fn init_response_v1_to_v2(mut r: Map<String, Value>) -> Map<String, Value> {
+/// v1 agent initialize result -> v2 client initialize result, and the
+/// capabilities it has no v2 form for (or the bridge does not translate).
+pub(crate) fn init_response_v1_to_v2(
+    mut r: Map<String, Value>,
+) -> (Map<String, Value>, Vec<&'static str>) {
+    let mut dropped = Vec::new();
     let mut out = Map::new();
     out.insert("protocolVersion".into(), 2.into());
     let info = match r.remove("agentInfo") {
@@ -127,6 +137,9 @@ pub(crate) fn init_response_v1_to_v2(mut r: Map<String, Value>) -> Map<String, V
             mcp2.insert(key.into(), m);
         }
     }
+    if mcp["sse"] == true {
+        dropped.push("mcpCapabilities.sse (v2 has no SSE transport)");
+    }
     let mut session = Map::new();
     session.insert("prompt".into(), Value::Object(prompt2));
     session.insert("mcp".into(), Value::Object(mcp2));
@@ -135,7 +148,16 @@ pub(crate) fn init_response_v1_to_v2(mut r: Map<String, Value>) -> Map<String, V
             session.insert(key.into(), json!({}));
         }
     }
-    out.insert("capabilities".into(), json!({ "session": session }));
+    let mut v2caps = Map::new();
+    v2caps.insert("session".into(), Value::Object(session));
+    copy_shared_agent_caps(&caps, &mut v2caps, &mut dropped);
+    out.insert("capabilities".into(), Value::Object(v2caps));
+    // v2 advertises auth/logout by a non-empty authMethods list alone.
+    let has_methods = matches!(r.get("authMethods"), Some(Value::Array(m)) if !m.is_empty());
+    if is_marker(caps["auth"].get("logout")) && !has_methods {
+        dropped
+            .push("auth.logout (v2 advertises logout only with authMethods, and there are none)");
+    }
     if let Some(Value::Array(methods)) = r.remove("authMethods") {
         let methods: Vec<Value> = methods
             .into_iter()
@@ -156,11 +178,52 @@ pub(crate) fn init_response_v1_to_v2(mut r: Map<String, Value>) -> Map<String, V
     if let Some(meta) = r.remove(META_KEY) {
         out.insert(META_KEY.into(), meta);
     }
-    out
+    (out, dropped)
 }
 
-/// v2 agent initialize result -> v1 client initialize result.
-pub(crate) fn init_response_v2_to_v1(mut r: Map<String, Value>) -> Map<String, Value> {
+/// The agent capabilities of the same shape in both versions (`providers`,
+/// `positionEncoding`) are copied; `nes` is not: the bridge does not
+/// translate the `nes/*` methods, whose fields differ between versions.
+fn copy_shared_agent_caps(
+    caps: &Value,
+    out: &mut Map<String, Value>,
+    dropped: &mut Vec<&'static str>,
+) {
+    for key in ["providers", "positionEncoding"] {
+        if let Some(v) = caps.get(key).filter(|v| !v.is_null()) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    if caps.get("nes").is_some_and(|v| !v.is_null()) {
+        dropped.push("nes (the bridge does not translate nes/* methods)");
+    }
+}
+
+/// The client capabilities the bridge does not carry to the agent: `nes`
+/// (both ways), and a v1 client's file system and terminal (v2 has none).
+pub(crate) fn unbridged_client_caps(caps: &Value, client_version: u16) -> Vec<&'static str> {
+    let mut dropped = Vec::new();
+    if caps.get("nes").is_some_and(|v| !v.is_null()) {
+        dropped.push("nes (the bridge does not translate nes/* methods)");
+    }
+    if client_version == 1 {
+        let fs = &caps["fs"];
+        if fs["readTextFile"] == true || fs["writeTextFile"] == true {
+            dropped.push("fs (v2 agents have no client file system methods)");
+        }
+        if caps["terminal"] == true {
+            dropped.push("terminal (v2 agents have no client terminal methods)");
+        }
+    }
+    dropped
+}
+
+/// v2 agent initialize result -> v1 client initialize result, and the
+/// capabilities it has no v1 form for (or the bridge does not translate).
+pub(crate) fn init_response_v2_to_v1(
+    mut r: Map<String, Value>,
+) -> (Map<String, Value>, Vec<&'static str>) {
+    let mut dropped = Vec::new();
     let mut out = Map::new();
     out.insert("protocolVersion".into(), 1.into());
     let caps = r.remove("capabilities").unwrap_or(Value::Null);
@@ -179,13 +242,14 @@ pub(crate) fn init_response_v2_to_v1(mut r: Map<String, Value>) -> Map<String, V
             "embeddedContext": is_marker(prompt.get("embeddedContext")),
         }),
     );
-    v1.insert(
-        "mcpCapabilities".into(),
-        json!({
-            "http": is_marker(mcp.get("http")),
-            "sse": false,
-        }),
-    );
+    let mut mcp1 = json!({
+        "http": is_marker(mcp.get("http")),
+        "sse": false,
+    });
+    if is_marker(mcp.get("acp")) {
+        mcp1["acp"] = true.into();
+    }
+    v1.insert("mcpCapabilities".into(), mcp1);
     let mut sc = Map::new();
     if has_session {
         for key in ["list", "resume", "close"] {
@@ -198,6 +262,11 @@ pub(crate) fn init_response_v2_to_v1(mut r: Map<String, Value>) -> Map<String, V
         }
     }
     v1.insert("sessionCapabilities".into(), Value::Object(sc));
+    // v2 advertises auth/login and auth/logout by a non-empty authMethods list.
+    if matches!(r.get("authMethods"), Some(Value::Array(m)) if !m.is_empty()) {
+        v1.insert("auth".into(), json!({"logout": {}}));
+    }
+    copy_shared_agent_caps(&caps, &mut v1, &mut dropped);
     out.insert("agentCapabilities".into(), Value::Object(v1));
     if let Some(info) = r.remove("info") {
         out.insert("agentInfo".into(), info);
@@ -219,7 +288,7 @@ pub(crate) fn init_response_v2_to_v1(mut r: Map<String, Value>) -> Map<String, V
     if let Some(meta) = r.remove(META_KEY) {
         out.insert(META_KEY.into(), meta);
     }
-    out
+    (out, dropped)
 }
 
 fn rename_key(obj: &mut Map<String, Value>, from: &str, to: &str) {
@@ -325,19 +394,39 @@ pub(crate) fn modes_from_options(options: &[Value]) -> Option<(Value, String)> {
     ))
 }
 
-/// v2 MCP servers (tagged, `type:"stdio"` mandatory) -> v1 (stdio untagged).
-pub(crate) fn mcp_servers_v2_to_v1(servers: &mut Value) {
+/// v2 MCP servers (tagged, `type:"stdio"` mandatory) -> v1 (stdio untagged;
+/// `headers` required for http). Returns the servers of a type v1 lacks
+/// (`name (type)`), which are removed.
+pub(crate) fn mcp_servers_v2_to_v1(servers: &mut Value) -> Vec<String> {
+    let mut removed = Vec::new();
     if let Some(list) = servers.as_array_mut() {
+        list.retain(|s| {
+            let ty = s.get("type").and_then(Value::as_str).unwrap_or("");
+            let known = matches!(ty, "stdio" | "http" | "acp");
+            if !known {
+                let name = s.get("name").and_then(Value::as_str).unwrap_or("?");
+                removed.push(format!("{name} ({ty})"));
+            }
+            known
+        });
         for s in list {
-            if let Some(obj) = s.as_object_mut()
-                && obj.get("type").and_then(Value::as_str) == Some("stdio")
-            {
-                obj.remove("type");
-                obj.entry("args").or_insert_with(|| json!([]));
-                obj.entry("env").or_insert_with(|| json!([]));
+            let Some(obj) = s.as_object_mut() else {
+                continue;
+            };
+            match obj.get("type").and_then(Value::as_str) {
+                Some("stdio") => {
+                    obj.remove("type");
+                    obj.entry("args").or_insert_with(|| json!([]));
+                    obj.entry("env").or_insert_with(|| json!([]));
+                }
+                Some("http") => {
+                    obj.entry("headers").or_insert_with(|| json!([]));
+                }
+                _ => {}
             }
         }
     }
+    removed
 }
 
 /// v1 MCP servers -> v2. Returns the number of SSE servers removed (v2 has

@@ -27,6 +27,8 @@ pub struct Bridge {
     pub(crate) client_notices: bool,
     pub(crate) client_compaction: bool,
     pub(crate) client_plan_ops: bool,
+    /// A v1 agent advertised `agentCapabilities.auth.logout`.
+    pub(crate) agent_logout: bool,
     pub(crate) requests: HashMap<String, ClientRequest>,
     /// The version asked of the agent, until it answers.
     pub(crate) provisional_agent: u16,
@@ -81,6 +83,7 @@ impl Bridge {
             client_notices: false,
             client_compaction: false,
             client_plan_ops: false,
+            agent_logout: false,
             requests: HashMap::new(),
             provisional_agent: 1,
             up: UpState::default(),

@@ -30,6 +30,10 @@ pub const SESSION_RESUME: &str = "session/resume";
 pub const SESSION_LIST: &str = "session/list";
 /// `session/close`.
 pub const SESSION_CLOSE: &str = "session/close";
+/// `session/fork` (unstable): a new session branching from `sessionId`.
+pub const SESSION_FORK: &str = "session/fork";
+/// `session/delete`: removes a session from `session/list`.
+pub const SESSION_DELETE: &str = "session/delete";
 /// v1 `session/set_mode` (params `{sessionId, modeId}`).
 pub const SESSION_SET_MODE: &str = "session/set_mode";
 /// `session/set_config_option` (params `{sessionId, configId, type?, value}`).

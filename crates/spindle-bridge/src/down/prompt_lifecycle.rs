@@ -87,7 +87,11 @@ impl Bridge {
                 self.answer_prompt(p, stop, u.get("error"), usage, out);
             }
             // requires_action, unknown states: no v1 frame; the prompt stays open.
-            _ => {}
+            other => out.diag(
+                Severity::Info,
+                "state_not_representable",
+                format!("state_update {other:?} has no ACP v1 form: not sent"),
+            ),
         }
     }
 

@@ -5,9 +5,9 @@
 
 use serde_json::{Map, Value, json};
 use spindle_wire::client_methods::{
-    AUTH_LOGIN, AUTH_LOGOUT, AUTHENTICATE, LOGOUT, SESSION_LOAD, SESSION_NEW, SESSION_PROMPT,
-    SESSION_REQUEST_PERMISSION, SESSION_RESUME, SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE,
-    SESSION_UPDATE,
+    AUTH_LOGIN, AUTH_LOGOUT, AUTHENTICATE, ELICITATION_CREATE, LOGOUT, SESSION_FORK, SESSION_LOAD,
+    SESSION_NEW, SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_RESUME,
+    SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE, SESSION_UPDATE,
 };
 use spindle_wire::meta::META_KEY;
 
@@ -26,7 +26,8 @@ impl Bridge {
         let session = session_of(&params);
         match method {
             SESSION_PROMPT => self.down_prompt_request(line, id, session, out),
-            SESSION_NEW => {
+            // A fork answers like session/new: a new session, its options.
+            SESSION_NEW | SESSION_FORK => {
                 convert_mcp(&mut params, out);
                 self.requests.insert(id.clone(), ClientRequest::NewSession);
                 out.to_agent
@@ -122,6 +123,7 @@ impl Bridge {
         match (frame.method.as_deref(), frame.id_key()) {
             (Some(SESSION_UPDATE), None) => out.malformed_update_params(frame),
             (Some(SESSION_REQUEST_PERMISSION), Some(id)) => self.down_permission(&id, frame, out),
+            (Some(ELICITATION_CREATE), Some(id)) => self.down_elicitation(line, &id, frame, out),
             (Some(_), _) => out.to_client.push(line.to_owned()),
             (None, Some(id)) => self.down_response(line, &id, frame, out),
             (None, None) => out.malformed_agent_line(line),

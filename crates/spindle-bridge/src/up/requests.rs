@@ -5,7 +5,8 @@
 
 use serde_json::{Map, Value, json};
 use spindle_wire::client_methods::{
-    SESSION_LOAD, SESSION_NEW, SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_RESUME,
+    AUTH_LOGIN, AUTH_LOGOUT, AUTHENTICATE, ELICITATION_CREATE, LOGOUT, SESSION_FORK, SESSION_LOAD,
+    SESSION_NEW, SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_RESUME,
     SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE, SESSION_UPDATE,
 };
 use spindle_wire::tags;
@@ -27,15 +28,37 @@ impl Bridge {
         let session = session_of(&params);
         match method {
             SESSION_PROMPT => self.up_prompt_request(&id, frame, session, params, out),
-            SESSION_NEW => {
-                if let Some(servers) = params.get_mut("mcpServers") {
-                    shapes::mcp_servers_v2_to_v1(servers);
-                } else {
-                    params.insert("mcpServers".into(), json!([]));
-                }
+            // A fork answers like session/new: a new session, its modes.
+            SESSION_NEW | SESSION_FORK => {
+                lower_mcp(&mut params, out);
                 self.requests.insert(id.clone(), ClientRequest::NewSession);
                 out.to_agent
                     .push(wire::request(&id, method, Value::Object(params)));
+            }
+            AUTH_LOGIN => {
+                self.requests.insert(id.clone(), ClientRequest::Other);
+                out.to_agent
+                    .push(wire::request(&id, AUTHENTICATE, Value::Object(params)));
+            }
+            AUTH_LOGOUT if !self.agent_logout => {
+                out.diag(
+                    Severity::Warning,
+                    "logout_not_advertised",
+                    "answered auth/logout with -32601: the v1 agent does not advertise \
+                     agentCapabilities.auth.logout"
+                        .into(),
+                );
+                out.to_client.push(wire::error_response(
+                    &id,
+                    -32601,
+                    "logout is not available: the (v1) agent does not advertise agentCapabilities.auth.logout",
+                    None,
+                ));
+            }
+            AUTH_LOGOUT => {
+                self.requests.insert(id.clone(), ClientRequest::Other);
+                out.to_agent
+                    .push(wire::request(&id, LOGOUT, Value::Object(params)));
             }
             SESSION_RESUME => self.up_resume(id, method, session, params, out),
             SESSION_SET_CONFIG_OPTION => {
@@ -84,8 +107,8 @@ impl Bridge {
         let replay = params.remove("replayFrom").unwrap_or(Value::Null);
         match replay.get("type").and_then(Value::as_str) {
             None if replay.is_null() => {
-                if let Some(servers) = params.get_mut("mcpServers") {
-                    shapes::mcp_servers_v2_to_v1(servers);
+                if params.contains_key("mcpServers") {
+                    lower_mcp(&mut params, out);
                 }
                 self.requests
                     .insert(id.clone(), ClientRequest::Resume(session));
@@ -93,12 +116,7 @@ impl Bridge {
                     .push(wire::request(&id, method, Value::Object(params)));
             }
             Some("start") => {
-                match params.get_mut("mcpServers") {
-                    Some(servers) => shapes::mcp_servers_v2_to_v1(servers),
-                    None => {
-                        params.insert("mcpServers".into(), json!([]));
-                    }
-                }
+                lower_mcp(&mut params, out);
                 self.up.session(&session).open = None;
                 self.requests
                     .insert(id.clone(), ClientRequest::Load(session));
@@ -140,7 +158,9 @@ impl Bridge {
         frame: &Frame<'_>,
         out: &mut Translated,
     ) {
-        if method == SESSION_REQUEST_PERMISSION {
+        if method == ELICITATION_CREATE {
+            self.up_elicitation(line, id, frame, out);
+        } else if method == SESSION_REQUEST_PERMISSION {
             let mut params = wire::object_of(frame.params).unwrap_or_default();
             let mut tool = match params.remove("toolCall") {
                 Some(Value::Object(t)) => t,
@@ -258,5 +278,22 @@ impl Bridge {
         if !all.is_empty() {
             result.insert("configOptions".into(), Value::Array(all));
         }
+    }
+}
+
+/// v2 MCP servers -> v1 (`mcpServers` is required in v1: `[]` when absent);
+/// a server of a type v1 lacks is not forwarded, with a warning.
+fn lower_mcp(params: &mut Map<String, Value>, out: &mut Translated) {
+    let servers = params.entry("mcpServers").or_insert_with(|| json!([]));
+    let removed = shapes::mcp_servers_v2_to_v1(servers);
+    if !removed.is_empty() {
+        out.diag(
+            Severity::Warning,
+            "mcp_server_type",
+            format!(
+                "MCP server(s) not forwarded, v1 has no such transport: {}",
+                removed.join(", ")
+            ),
+        );
     }
 }

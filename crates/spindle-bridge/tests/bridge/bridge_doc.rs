@@ -11,7 +11,7 @@ fn every_test_named_in_bridge_md_exists() {
         read_rust_files(std::path::Path::new(&format!("{root}/{dir}")), &mut sources);
     }
     let mut named = 0;
-    for prefix in ["A `", "B `", "P `", "E2E `", "Prop `"] {
+    for prefix in ["A `", "B `", "P `", "E2E `", "Prop `", "S `"] {
         for (at, _) in doc.match_indices(prefix) {
             let rest = &doc[at + prefix.len()..];
             let name = &rest[..rest.find('`').expect("closing backtick")];
@@ -28,7 +28,7 @@ fn every_test_named_in_bridge_md_exists() {
         .filter(|l| l.starts_with("| ") && !l.starts_with("| Translation"))
     {
         assert!(
-            ["A `", "B `", "P `", "E2E `", "Prop `"]
+            ["A `", "B `", "P `", "E2E `", "Prop `", "S `"]
                 .iter()
                 .any(|p| row.contains(p)),
             "row without a test: {row}"

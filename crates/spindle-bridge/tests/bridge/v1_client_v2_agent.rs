@@ -129,7 +129,12 @@ fn running_and_requires_action_are_dropped() {
     r.agent_update(json!({"sessionUpdate":"state_update","state":"requires_action"}));
     r.agent_update(json!({"sessionUpdate":"state_update","state":"_paused_for_hook"}));
     assert_eq!(r.client_log.len(), from);
-    assert!(r.diagnostics.is_empty());
+    // `running` is used (it lets the held prompt end); the others are reported.
+    assert!(r.errors().is_empty() && r.warnings().is_empty());
+    assert_eq!(
+        r.codes(Severity::Info),
+        ["state_not_representable", "state_not_representable"]
+    );
 }
 
 #[test]
