@@ -201,7 +201,7 @@ def elicit_checks(run, events, bodies, serve):
     answers = [a for _, a in asked]
     want = "accept" if serve else "decline"
     actions = [((a or {}).get("result") or {}).get("action") for a in answers]
-    out.append((f"elicitation-{want}ed", want in actions, f"Spindle's answers: {answers}"))
+    out.append(("elicitation-accepted" if serve else "elicitation-declined", want in actions, f"Spindle's answers: {answers}"))
     got = [e.get("answer") for e in events if e["event"] == "elicitation"]
     if serve:
         ok = any((g or {}).get("action") == "accept" and ((g or {}).get("content") or {}).get("answer") == ELICIT_ANSWER for g in got)
