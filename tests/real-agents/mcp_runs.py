@@ -182,9 +182,10 @@ def mcp_checks(run):
     want_args = {"text": ms.MCP_PROBE_TEXT} if tool == "spindle_probe" else {"question": ms.ELICIT_QUESTION}
     out.append(("mcp-call-reached-server", any(c.get("arguments") == want_args for c in calls), f"calls logged by the server: {[(c.get('tool'), c.get('arguments')) for c in calls]}"))
     said = next(iter(want_args.values()))
-    calls_shown = [c for c in (run["transcript"] or {}).get("entries") or [] if c.get("toolCall") and (tool in json.dumps(c) or said in json.dumps(c))]
+    # The call itself carries the script's argument text (a search that loaded the tool does not).
+    calls_shown = [c for c in (run["transcript"] or {}).get("entries") or [] if c.get("toolCall") and said in json.dumps(c)]
     statuses = [c["toolCall"].get("status") for c in calls_shown]
-    out.append(("mcp-tool-completed", "completed" in statuses, f"statuses of the tool calls naming {tool}: {statuses}"))
+    out.append(("mcp-tool-completed", "completed" in statuses, f"statuses of the tool calls with the argument {said!r}: {statuses}"))
     bodies = main_bodies(run)
     marker = PROBE_MARKER if tool == "spindle_probe" else ASK_MARKER
     out.append(("mcp-result-to-model", any(marker in b for b in bodies[1:]), f"no later model request holds {marker!r}"))
