@@ -11,7 +11,7 @@ import os
 
 import model_scripts as ms
 from client_checks import client_checks
-from mcp_runs import mcp_checks
+from mcp_runs import ask_checks, mcp_checks
 
 # (agent, script, check) -> (who, why it fails today). who is "spindle" (a Spindle quirk waiting
 # for a fix) or "agent" (the agent's own bug: Spindle shows faithfully what the agent sent).
@@ -497,8 +497,12 @@ def check_run(run):
         add("reply", reply == ms.SHELL_REPLY, f"reply {reply[:120]!r}")
     elif script == "write-outside":
         add("reply", reply == ms.OUTSIDE_REPLY, f"reply {reply[:120]!r}")
-    elif script in ("mcp", "elicit"):
-        add("reply", reply == (ms.MCP_REPLY if script == "mcp" else ms.ELICIT_REPLY), f"reply {reply[:120]!r}")
+    elif script in ("mcp", "elicit", "ask"):
+        want_reply = {"mcp": ms.MCP_REPLY, "elicit": ms.ELICIT_REPLY, "ask": ms.ASK_REPLY}[script]
+        add("reply", reply == want_reply, f"reply {reply[:120]!r}")
+        if script == "ask":
+            for name, passed, detail in ask_checks(run):
+                add(name, passed, detail)
     if run.get("mcp"):
         for name, passed, detail in mcp_checks(run):
             if passed and name == "mcp-tool-offered":

@@ -1,4 +1,6 @@
-"""The user's MCP servers and elicitation against production agents: the `mcp` and `elicit` scripts.
+"""The user's MCP servers and elicitation against production agents: the `mcp`, `elicit` and `ask`
+scripts (`ask`: the agent's own question tool, which an adapter may send as a form elicitation;
+`ask_checks`).
 
 Each run writes its own `mcp.json` (`write_mcp_config`) in the shape users keep for other clients:
 one stdio server `probe` (mcp_server.py, `python3` found on PATH, its log file given as an
@@ -212,4 +214,36 @@ def elicit_checks(run, events, bodies, serve):
         told = "action=decline"
     out.append(("answer-reached-server", ok, f"answers the MCP server received: {got} ({[e.get('note') for e in events if e['event'] == 'elicitation' and e.get('note')]})"))
     out.append(("answer-to-model", any(told in b for b in bodies[1:]), f"no later model request holds {told!r}"))
+    return out
+
+
+def tool_results_to_model(run):
+    """The text of every tool result the agent sent the model (Anthropic `tool_result` blocks)."""
+    out = []
+    for body in main_bodies(run):
+        for message in json.loads(body).get("messages") or [] if body.startswith("{") else []:
+            for block in message.get("content") or [] if isinstance(message.get("content"), list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    out.append(json.dumps(block.get("content")))
+    return out
+
+
+def ask_checks(run):
+    """The checks of an `ask` run: the agent's own question (Claude's AskUserQuestion) as a form
+    elicitation, declined by chat, answered ASK_CHOICE through serve, and what the model is told."""
+    serve = run.get("mode") == "serve"
+    asked = elicitation_exchanges(run)
+    questions = [p.get("message") for p, _ in asked]
+    out = [("elicitation-asked", ms.ASK_QUESTION in questions, f"elicitation/create messages from the agent: {questions}")]
+    actions = [((a or {}).get("result") or {}).get("action") for _, a in asked]
+    want = "accept" if serve else "decline"
+    out.append(("elicitation-accepted" if serve else "elicitation-declined", want in actions, f"Spindle's answers: {[a for _, a in asked]}"))
+    calls = [c for c in (run["transcript"] or {}).get("entries") or [] if c.get("toolCall") and ms.ASK_QUESTION in json.dumps(c)]
+    statuses = [c["toolCall"].get("status") for c in calls]
+    # Declined or answered, the question tool completes (Claude tells the model "The user did not
+    # answer the questions." for a decline).
+    out.append(("question-tool-ended", "completed" in statuses, f"statuses of the question's tool calls: {statuses}"))
+    results = [r for r in tool_results_to_model(run) if r]
+    chose = any(ms.ASK_CHOICE in r for r in results)
+    out.append(("answer-to-model", chose if serve else bool(results) and not chose, f"tool results sent to the model: {[r[:160] for r in results]}"))
     return out

@@ -7,8 +7,9 @@ the tool result is in the request. (Counting tool results rather than model turn
 reminder messages and fake opening exchanges agents add to the history; each test is one prompt.)
 
 A step is a dict with any of: `thinking` (text), `text` (text), `tool` (an abstract operation:
-read / write / edit / shell, with arguments; or `mcp`: a tool of the run's MCP server,
-mcp_server.py, by its own name, with the arguments as given), `deltas` (how many stream pieces the text is cut
+read / write / edit / shell, with arguments; `mcp`: a tool of the run's MCP server,
+mcp_server.py, by its own name, with the arguments as given; `ask`: the agent's own tool that asks
+the user a question with options), `deltas` (how many stream pieces the text is cut
 into), `delay` (seconds between pieces), `fail` (an HTTP status for the whole answer, or
 `"mid"` for a stream cut after a few pieces; served once per emulator run, then the next step),
 `once` (served once per emulator run, then the next step, like a failure).
@@ -50,6 +51,12 @@ MCP_PROBE_TEXT = "hello from the scripted model"
 MCP_REPLY = "The probe tool answered."
 ELICIT_QUESTION = "Which colour should the probe report?"
 ELICIT_REPLY = "The probe tool asked you and told me your answer."
+# The agent's own question tool, which an adapter may turn into a form elicitation (Claude's
+# AskUserQuestion): the user is offered ASK_OPTIONS; serve answers ASK_CHOICE (not the first).
+ASK_QUESTION = "Which colour should the scripted model use?"
+ASK_OPTIONS = ["Periwinkle", "Teal"]
+ASK_CHOICE = "Teal"
+ASK_REPLY = "I asked you which colour to use."
 
 SCRIPTS = {
     "plain": [{"text": PLAIN_TEXT, "deltas": 6}],
@@ -107,6 +114,10 @@ SCRIPTS = {
     "elicit": [
         {"tool": {"op": "mcp", "tool": "spindle_ask", "arguments": {"question": ELICIT_QUESTION}}},
         {"text": ELICIT_REPLY, "deltas": 2},
+    ],
+    "ask": [
+        {"tool": {"op": "ask", "question": ASK_QUESTION, "options": ASK_OPTIONS}},
+        {"text": ASK_REPLY, "deltas": 2},
     ],
 }
 
@@ -168,6 +179,15 @@ def resolve_tool(op, tools, workdir):
     """
     if op["op"] == "mcp":
         return resolve_mcp_tool(op, tools)
+    if op["op"] == "ask":
+        # Claude Code's AskUserQuestion; Codex's request_user_input.
+        names = [n for n, _ in tools]
+        options = [{"label": o, "description": f"The colour {o}"} for o in op["options"]]
+        if "AskUserQuestion" in names:
+            return "AskUserQuestion", {"questions": [{"question": op["question"], "header": "Colour", "options": options, "multiSelect": False}]}
+        if "request_user_input" in names:
+            return "request_user_input", {"questions": [{"id": "colour", "header": "Colour", "question": op["question"], "options": options}]}
+        return None, f"no question tool among {sorted(n for n in names if n)}"
     by_name = {name: schema for name, schema in tools}
     name = next((n for n in TOOL_NAMES[op["op"]] if n in by_name), None)
     if name is None and op["op"] == "edit":

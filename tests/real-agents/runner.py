@@ -37,8 +37,9 @@ from serve_runner import serve_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-# `mcp` and `elicit` run with the run's own MCP server (mcp_runs.py, `--mcp-config`).
-SCRIPTS = ["plain", "usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"] + MCP_SCRIPTS
+# `mcp` and `elicit` run with the run's own MCP server (mcp_runs.py, `--mcp-config`); `ask` has
+# the agent ask its own question (a form elicitation where the adapter makes it one).
+SCRIPTS = ["plain", "usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"] + MCP_SCRIPTS + ["ask"]
 SERVE_PREFIX = "serve-"
 # The client-services variant: these scripts again with Spindle's fs and terminals advertised
 # (`--fs allow --terminals on`); the plain runs pin `--fs off --terminals off` (the agent's own
@@ -98,6 +99,7 @@ def prompt_for(script):
         "api-500-mid": "Say hello.",
         "mcp": "Call the probe tool.",
         "elicit": "Ask me through the probe tool.",
+        "ask": "Ask me which colour to use.",
     }[script]
 
 

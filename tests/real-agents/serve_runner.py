@@ -107,10 +107,23 @@ def open_elicitations(api, sid):
     return [op for op in ops or [] if op.get("op") == "web_elicitation"]
 
 
+def elicitation_content(op):
+    """The harness's answer to a form: `answer` (the MCP server's field) gets ELICIT_ANSWER, a
+    choice offering ASK_CHOICE gets it."""
+    content = {}
+    for field in ((op.get("elicitation") or {}).get("form") or {}).get("fields") or []:
+        values = [o.get("value") for o in field.get("options") or []]
+        if field.get("name") == "answer":
+            content["answer"] = ELICIT_ANSWER
+        elif ms.ASK_CHOICE in values:
+            content[field["name"]] = [ms.ASK_CHOICE] if field.get("kind") == "multi_choice" else ms.ASK_CHOICE
+    return content
+
+
 def drive_turn(api, sid, k, approve, checks, until=None, elicit=False):
     """Waits for the turn of the k-th prompt to end, answering every permission asked meanwhile
     (and accepting, or with approve False rejecting, every file write waiting for review; with
-    `elicit`, accepting every elicitation with `{"answer": ELICIT_ANSWER}`); with `until`,
+    `elicit`, accepting every elicitation with `elicitation_content`); with `until`,
     returns as soon as `until(transcript)` holds (used to cancel mid-answer).
     Returns (transcript, ended)."""
     deadline = time.monotonic() + TURN_TIMEOUT
@@ -138,8 +151,8 @@ def drive_turn(api, sid, k, approve, checks, until=None, elicit=False):
             if key not in answered:
                 answered.add(key)
                 message = (op.get("elicitation") or {}).get("message")
-                checks.append(("elicitation-shown", message == ms.ELICIT_QUESTION, f"the web_elicitation op's message {message!r}"))
-                body = {"key": op.get("key"), "action": "accept", "content": {"answer": ELICIT_ANSWER}}
+                checks.append(("elicitation-shown", message in (ms.ELICIT_QUESTION, ms.ASK_QUESTION), f"the web_elicitation op's message {message!r}"))
+                body = {"key": op.get("key"), "action": "accept", "content": elicitation_content(op)}
                 status, answer = api.call("POST", f"/api/sessions/{sid}/elicitation", body)
                 checks.append(("elicitation-answered", status == 200, f"POST elicitation {op.get('key')!r} accept: {status} {answer}"))
         entry = pending_permission(t)
@@ -241,7 +254,7 @@ def serve_run(spindle, agent, script, root, prompt, label=None, flags=()):
             else:
                 status, body = api.call("POST", f"/api/sessions/{sid}/prompt", {"text": prompt})
                 checks.append(("prompt-accepted", status == 202, f"POST prompt: {status} {body}"))
-                t, _ = drive_turn(api, sid, 1, script != "reject", checks, elicit=script == "elicit")
+                t, _ = drive_turn(api, sid, 1, script != "reject", checks, elicit=script in ("elicit", "ask"))
                 time.sleep(SETTLE)
                 t = api.transcript(sid)
             if mcp:
