@@ -246,6 +246,26 @@ class FastAgentAnthropic(AgentSpec):
 
 PASSTHROUGH = "not offered: fast-agent's passthrough model echoes the prompt; it calls no model API and no tools"
 
+# Why the elicit script (an MCP server's elicitation/create, forwarded to the client as ACP
+# elicitation/create) does not run for an agent: what its source says (paths under
+# agents-data/spindle/agents/<id>/<version>/) and what the mcp runs' server logs show.
+# Why the ask script (the agent's own question tool as a form elicitation) does not run.
+NO_QUESTION_ELICITATION = "not offered: its ACP agent sends no elicitation/create (its own question tool, where it has one, does not go through the client as an elicitation)"
+NO_ELICITATION = {
+    "qwen": "not offered: its MCP client declares no elicitation capability (registerCapabilities({roots: {}}), "
+    "node_modules/@qwen-code/qwen-code/chunks/chunk-DPEB6S2R.js line 116859; the mcp runs' server log shows "
+    "capabilities {extensions, roots}) and its ACP agent (chunks/acpAgent-GQCJ4KZY.js) never mentions elicitation",
+    "gemini": "not offered: its MCP client declares only roots (connectToMcpServer, node_modules/@google/gemini-cli/"
+    "bundle/chunk-JDPZ4CE3.js line 370033) and its ACP agent (bundle/gemini-3HFX2LNT.js) sends no elicitation/create",
+    "opencode": "not offered: its MCP client is created with {capabilities: {roots: {}}} (the bundled JS in "
+    "node_modules/opencode-linux-x64/bin/opencode: `M5={capabilities:{roots:{}}}`); the ACP SDK's "
+    "unstable_createElicitation is bundled but never called",
+    "fast-agent": "fails (agent), not run: its MCP client declares elicitation but answers it with its own terminal "
+    "form (fast_agent/mcp/elicitation_factory.py line 89, mode \"forms\"), drawn on its ACP stdout (seen: "
+    "\"| Elicitation Request |\" box lines in the wire log, each a -32700 for the client) while it waits on stdin "
+    "for keys: the turn never ends (120 s timeout); nothing in fast_agent/acp/ sends elicitation/create",
+}
+
 # Why a client-services script does not run for an agent (facts from probe.py, which advertises
 # fs and terminals and serves them itself).
 OWN_TOOLS = "not used: the adapter sends no fs/* nor terminal/* request with both advertised (probe.py read, write, edit, shell: its own tools)"
@@ -265,7 +285,7 @@ AGENTS = [
     ),
     Qwen(
         "qwen", "@qwen-code/qwen-code", "openai",
-        unsupported={"client-read": READ_IN_EDIT, "client-shell": NO_TERMINAL},
+        unsupported={"client-read": READ_IN_EDIT, "client-shell": NO_TERMINAL, "elicit": NO_ELICITATION["qwen"], "ask": NO_QUESTION_ELICITATION},
         # One model only (the configured one): nothing to switch to.
         controls={"mode": "auto-edit"},
         auth={
@@ -280,6 +300,8 @@ AGENTS = [
             "client-shell": NO_TERMINAL,
             "client-outside": "not used: Gemini CLI refuses a path outside its workspace itself, no request reaches the client (probe.py write-outside)",
             "auth": "not probed: with GOOGLE_GEMINI_BASE_URL and no key it still calls that endpoint, no auth_required (probe.py --no-creds)",
+            "elicit": NO_ELICITATION["gemini"],
+            "ask": NO_QUESTION_ELICITATION,
         },
         # Its models are the unstable `models` field (session/set_model), no `model` config option.
         controls={"mode": "autoEdit"},
@@ -291,6 +313,8 @@ AGENTS = [
             "client-read": "not used: opencode reads files itself; only writes go through the client (probe.py read, edit)",
             "client-shell": NO_TERMINAL,
             "auth": "not probed: a custom provider needs no sign-in (its one method runs `opencode auth login` in a terminal)",
+            "elicit": NO_ELICITATION["opencode"],
+            "ask": NO_QUESTION_ELICITATION,
         },
         client_fs=("write",),
         controls={"mode": "plan", "mode_via": "config", "model": "emulator/emulated-model-2", "model_api": "emulated-model-2"},
@@ -299,6 +323,9 @@ AGENTS = [
         "codex", "@agentclientprotocol/codex-acp", "responses",
         unsupported={
             **NO_CLIENT,
+            "ask": "offered, not exercised: its request_user_input tool becomes a form elicitation (handleUserInput, "
+            "dist/index.js) but only in Plan mode (the collaboration_mode option): in its default mode the tool answers "
+            "\"request_user_input is unavailable in Default mode\" (seen with 2.6.0)",
             "auth": "not probed: without its key (2.6.0) session/new succeeds and the prompt ends end_turn with the agent message \"Missing environment variable: `EMULATOR_API_KEY`.\", no auth_required (methods api-key, chat-gpt)",
         },
         controls={"mode": "workspace-write", "model": "gpt-5.6-sol", "model_api": "gpt-5.6-sol"},
@@ -310,7 +337,7 @@ AGENTS = [
         unsupported={
             **{
                 s: PASSTHROUGH
-                for s in ["usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
+                for s in ["usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid", "mcp", "elicit", "ask"]
             },
             **{s: PASSTHROUGH for s in NO_CLIENT},
             "modes-history": "checked with fast-agent-anthropic (the same adapter)",
@@ -327,6 +354,8 @@ AGENTS = [
             "reject": "not offered: fast-agent runs its tools without session/request_permission",
             "client-read": READ_IN_EDIT,
             "auth": "not probed: the key is read from its config file; its one method (fast-agent-ai-secrets) only points there",
+            "elicit": NO_ELICITATION["fast-agent"],
+            "ask": "not offered: nothing in fast_agent/acp/ sends elicitation/create; it has no question tool of its own",
         },
         # One mode (agent), no config options: the history part only.
     ),

@@ -11,6 +11,7 @@ import os
 
 import model_scripts as ms
 from client_checks import client_checks
+from mcp_runs import ask_checks, mcp_checks
 
 # (agent, script, check) -> (who, why it fails today). who is "spindle" (a Spindle quirk waiting
 # for a fix) or "agent" (the agent's own bug: Spindle shows faithfully what the agent sent).
@@ -260,7 +261,12 @@ def late_updates(record_lines):
     for number, line in enumerate(record_lines, 1):
         if not line.strip():
             continue
-        msg = json.loads(line)
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue  # not JSON-RPC (an agent that prints on its ACP stdout): no update
+        if not isinstance(msg, dict):
+            continue
         if "sent" in msg:
             sent = msg["sent"] or {}
             if sent.get("method") == "session/prompt":
@@ -491,6 +497,18 @@ def check_run(run):
         add("reply", reply == ms.SHELL_REPLY, f"reply {reply[:120]!r}")
     elif script == "write-outside":
         add("reply", reply == ms.OUTSIDE_REPLY, f"reply {reply[:120]!r}")
+    elif script in ("mcp", "elicit", "ask"):
+        want_reply = {"mcp": ms.MCP_REPLY, "elicit": ms.ELICIT_REPLY, "ask": ms.ASK_REPLY}[script]
+        add("reply", reply == want_reply, f"reply {reply[:120]!r}")
+        if script == "ask":
+            for name, passed, detail in ask_checks(run):
+                add(name, passed, detail)
+    if run.get("mcp"):
+        for name, passed, detail in mcp_checks(run):
+            if passed and name == "mcp-tool-offered":
+                results.append((name, "pass", detail))  # the agent's name for the tool, printed
+            else:
+                add(name, passed, detail)
     if run.get("variant") == "client":
         for name, passed, detail in client_checks(run, script):
             add(name, passed, detail)

@@ -69,18 +69,89 @@ class State:
 # ---- reading a request: where the turn stands and which tools the agent offers ----------------
 
 
+# Claude Code defers an MCP server's tools: their names are listed in the system prompt, and the
+# model loads one with its ToolSearch tool (`select:NAME`) before calling it. That load is not a
+# step of the script: its result is not counted (anthropic_position), and the call the step asks
+# for is made once the tool is loaded (deferred_mcp_call).
+TOOL_SEARCH = "ToolSearch"
+
+
+def anthropic_tool_uses(body, name):
+    """The ids of the tool_use blocks calling `name` in the conversation."""
+    return {
+        block.get("id")
+        for message in body.get("messages", [])
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == name
+    }
+
+
 def anthropic_position(body):
+    searches = anthropic_tool_uses(body, TOOL_SEARCH)
     return sum(
         1
         for message in body.get("messages", [])
         if message.get("role") == "user" and isinstance(message.get("content"), list)
         for block in message["content"]
-        if isinstance(block, dict) and block.get("type") == "tool_result"
+        if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") not in searches
     )
 
 
+def deferred_mcp_call(op, tools, body):
+    """For an MCP tool the agent deferred (named in the prompt, not among `tools`, ToolSearch
+    offered): ToolSearch `select:NAME` first, then NAME itself once a search was made; None when
+    the tool is not deferred."""
+    if body is None or TOOL_SEARCH not in [n for n, _ in tools]:
+        return None
+    text = json.dumps(body)
+    for pattern in ms.MCP_TOOL_NAMES:
+        name = pattern.format(server=ms.MCP_SERVER_NAME, tool=op["tool"])
+        if name in text:
+            if anthropic_tool_uses(body, TOOL_SEARCH):
+                return name, dict(op["arguments"])
+            return TOOL_SEARCH, {"query": f"select:{name}", "max_results": 5}
+    return None
+
+
+def openai_tool_calls(body, name):
+    """The ids of the assistant's tool calls of `name` in a Chat Completions conversation."""
+    return {
+        call.get("id")
+        for message in body.get("messages", [])
+        if message.get("role") == "assistant"
+        for call in message.get("tool_calls") or []
+        if (call.get("function") or {}).get("name") == name
+    }
+
+
 def openai_position(body):
-    return sum(1 for message in body.get("messages", []) if message.get("role") == "tool")
+    # Qwen Code's tool_search (loading a deferred tool, see openai_deferred_mcp_call) is not a step.
+    searches = openai_tool_calls(body, QWEN_TOOL_SEARCH)
+    return sum(1 for message in body.get("messages", []) if message.get("role") == "tool" and message.get("tool_call_id") not in searches)
+
+
+# Qwen Code defers MCP tools: `tool_search` shows a deferred tool's declaration, `tool_call`
+# invokes it by name (its descriptions in the request say so).
+QWEN_TOOL_SEARCH, QWEN_TOOL_CALL = "tool_search", "tool_call"
+
+
+def openai_deferred_mcp_call(op, tools, body):
+    """A deferred MCP tool through Qwen Code's tool_search / tool_call: search by the server's and
+    the tool's names first (the model knows no more), then tool_call with the name the search
+    returned; None when the agent offers no such pair of tools or the search found nothing."""
+    names = [n for n, _ in tools]
+    if body is None or QWEN_TOOL_SEARCH not in names or QWEN_TOOL_CALL not in names:
+        return None
+    searches = openai_tool_calls(body, QWEN_TOOL_SEARCH)
+    if not searches:
+        return QWEN_TOOL_SEARCH, {"query": f"{ms.MCP_SERVER_NAME} {op['tool']}"}
+    found = " ".join(str(m.get("content")) for m in body.get("messages", []) if m.get("role") == "tool" and m.get("tool_call_id") in searches)
+    for pattern in ms.MCP_TOOL_NAMES:
+        name = pattern.format(server=ms.MCP_SERVER_NAME, tool=op["tool"])
+        if name in found:
+            return QWEN_TOOL_CALL, {"name": name, "arguments": dict(op["arguments"])}
+    return None
 
 
 def responses_position(body):
@@ -175,7 +246,30 @@ def is_claude_suggestion(body):
     return last.get("role") == "user" and any("[SUGGESTION MODE:" in t for t in texts)
 
 
-def plan_reply(state, step, tools, api):
+def codex_deferred_mcp_call(op, body):
+    """Codex defers MCP tools behind the Responses API's client-run `tool_search` tool (its
+    description names the servers): the model searches first (a `tool_search_call` item), Codex
+    answers with a `tool_search_output` input item whose `tools` hold a `namespace` with the
+    server's functions, and the model then calls the function with that `namespace`. Returns the
+    part to answer with (("tool_search", arguments) or ("tool", name, arguments, namespace)), or
+    None when the tool is not deferred that way. Like Claude's ToolSearch, the search is not a step
+    of the script (responses_position does not count its output)."""
+    if body is None or not any(t.get("type") == "tool_search" and t.get("execution") == "client" for t in body.get("tools") or []):
+        return None
+    items = body.get("input") if isinstance(body.get("input"), list) else []
+    outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "tool_search_output"]
+    groups = [t for out in outputs for t in out.get("tools") or []] + list(body.get("tools") or [])
+    for group in groups:
+        if isinstance(group, dict) and group.get("type") == "namespace" and ms.MCP_SERVER_NAME in str(group.get("name")):
+            for fn in group.get("tools") or []:
+                if fn.get("name") == op["tool"]:
+                    return ("tool", fn["name"], dict(op["arguments"]), group["name"])
+    if outputs:
+        return None  # searched, and the tool is not among the results
+    return ("tool_search", {"query": f"{ms.MCP_SERVER_NAME} {op['tool']}", "limit": 8})
+
+
+def plan_reply(state, step, tools, api, body=None):
     """The parts of the answer: [("thinking", t), ("text", t)] or a tool call, or a failure."""
     parts = []
     if step.get("thinking"):
@@ -183,6 +277,15 @@ def plan_reply(state, step, tools, api):
     op = step.get("tool")
     if op:
         name, args = ms.resolve_tool(op, tools, state.workdir)
+        if name is None and op["op"] == "mcp" and api == "anthropic":
+            name, args = deferred_mcp_call(op, tools, body) or (name, args)
+        if name is None and op["op"] == "mcp" and api == "openai":
+            name, args = openai_deferred_mcp_call(op, tools, body) or (name, args)
+        if name is None and op["op"] == "mcp" and api == "responses":
+            part = codex_deferred_mcp_call(op, body)
+            if part is not None:
+                parts.append(part)
+                return parts
         names = [n for n, _ in tools]
         if name is None and op["op"] in ("edit", "write") and "apply_patch" in names:
             name, args = "apply_patch", {"input": codex_patch(op, state.workdir)}
@@ -378,7 +481,7 @@ class Handler(BaseHTTPRequestHandler):
         self.mark_serving("anthropic", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "anthropic", "main", index
-        parts = plan_reply(self.state, step, tools, "anthropic")
+        parts = plan_reply(self.state, step, tools, "anthropic", body)
         return self.anthropic_answer(body, step, parts), "anthropic", "main", index
 
     def anthropic_answer(self, body, step, parts):
@@ -447,7 +550,7 @@ class Handler(BaseHTTPRequestHandler):
         self.mark_serving("openai", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "openai", "main", index
-        parts = plan_reply(self.state, step, tools, "openai")
+        parts = plan_reply(self.state, step, tools, "openai", body)
         return self.openai_answer(body, step, parts), "openai", "main", index
 
     def openai_answer(self, body, step, parts):
@@ -506,7 +609,7 @@ class Handler(BaseHTTPRequestHandler):
         self.mark_serving("responses", index)
         if isinstance(step.get("fail"), int):
             return self.fail_status(step), "responses", "main", index
-        parts = plan_reply(self.state, step, tools, "responses")
+        parts = plan_reply(self.state, step, tools, "responses", body)
         custom = {t.get("name") for t in body.get("tools") or [] if t.get("type") == "custom"}
         return self.responses_answer(body, step, parts, custom), "responses", "main", index
 
@@ -539,12 +642,19 @@ class Handler(BaseHTTPRequestHandler):
                         self.flush()
                         return 500
                 event("response.output_item.done", output_index=out_index, item={"type": "message", "id": item_id, "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": part[1], "annotations": []}]})
+            elif part[0] == "tool_search":
+                call_id = f"call_emulated_{next(self.state.counter)}"
+                item = {"type": "tool_search_call", "id": item_id, "call_id": call_id, "execution": "client", "arguments": part[1], "status": "completed"}
+                event("response.output_item.added", output_index=out_index, item=item)
+                event("response.output_item.done", output_index=out_index, item=item)
             else:
                 call_id = f"call_emulated_{next(self.state.counter)}"
                 if part[1] in custom:
                     item = {"type": "custom_tool_call", "id": item_id, "call_id": call_id, "name": part[1], "input": part[2].get("input", "")}
                 else:
                     item = {"type": "function_call", "id": item_id, "call_id": call_id, "name": part[1], "arguments": json.dumps(part[2]), "status": "completed"}
+                    if len(part) > 3:
+                        item["namespace"] = part[3]
                 event("response.output_item.added", output_index=out_index, item=item)
                 event("response.output_item.done", output_index=out_index, item=item)
         event("response.completed", response={"id": rid, "object": "response", "model": model, "status": "completed", "usage": usage, "output": []})

@@ -7,7 +7,9 @@ the tool result is in the request. (Counting tool results rather than model turn
 reminder messages and fake opening exchanges agents add to the history; each test is one prompt.)
 
 A step is a dict with any of: `thinking` (text), `text` (text), `tool` (an abstract operation:
-read / write / edit / shell, with arguments), `deltas` (how many stream pieces the text is cut
+read / write / edit / shell, with arguments; `mcp`: a tool of the run's MCP server,
+mcp_server.py, by its own name, with the arguments as given; `ask`: the agent's own tool that asks
+the user a question with options), `deltas` (how many stream pieces the text is cut
 into), `delay` (seconds between pieces), `fail` (an HTTP status for the whole answer, or
 `"mid"` for a stream cut after a few pieces; served once per emulator run, then the next step),
 `once` (served once per emulator run, then the next step, like a failure).
@@ -42,6 +44,19 @@ RECOVERED_REPLY = "Recovered after the API failure."
 OUTSIDE_PATH = "../outside.txt"
 OUTSIDE_REPLY = "I tried to write outside the workspace."
 PARTIAL_TEXT = "This answer is cut by the API failure"
+# The user's MCP server (mcp_server.py, named `probe` in the run's mcp.json): its tools reach the
+# model under each agent's own name for them (MCP_TOOL_NAMES).
+MCP_SERVER_NAME = "probe"
+MCP_PROBE_TEXT = "hello from the scripted model"
+MCP_REPLY = "The probe tool answered."
+ELICIT_QUESTION = "Which colour should the probe report?"
+ELICIT_REPLY = "The probe tool asked you and told me your answer."
+# The agent's own question tool, which an adapter may turn into a form elicitation (Claude's
+# AskUserQuestion): the user is offered ASK_OPTIONS; serve answers ASK_CHOICE (not the first).
+ASK_QUESTION = "Which colour should the scripted model use?"
+ASK_OPTIONS = ["Periwinkle", "Teal"]
+ASK_CHOICE = "Teal"
+ASK_REPLY = "I asked you which colour to use."
 
 SCRIPTS = {
     "plain": [{"text": PLAIN_TEXT, "deltas": 6}],
@@ -91,6 +106,19 @@ SCRIPTS = {
         {"fail": "mid", "text": PARTIAL_TEXT, "deltas": 4},
         {"text": RECOVERED_REPLY, "deltas": 3},
     ],
+    # The MCP server's tools: a plain call, and one that asks the user (elicitation) first.
+    "mcp": [
+        {"tool": {"op": "mcp", "tool": "spindle_probe", "arguments": {"text": MCP_PROBE_TEXT}}},
+        {"text": MCP_REPLY, "deltas": 2},
+    ],
+    "elicit": [
+        {"tool": {"op": "mcp", "tool": "spindle_ask", "arguments": {"question": ELICIT_QUESTION}}},
+        {"text": ELICIT_REPLY, "deltas": 2},
+    ],
+    "ask": [
+        {"tool": {"op": "ask", "question": ASK_QUESTION, "options": ASK_OPTIONS}},
+        {"text": ASK_REPLY, "deltas": 2},
+    ],
 }
 
 # Failure steps are served once per emulator run (a retry then gets the following step);
@@ -123,11 +151,43 @@ NEW_KEYS = ["new_string", "newString", "new_str"]
 COMMAND_KEYS = ["command", "cmd"]
 
 
+# How each agent names an MCP server's tool to the model (SERVER, TOOL), read in each adapter:
+# Claude Code and Qwen Code `mcp__SERVER__TOOL`; Gemini CLI `mcp_SERVER_TOOL` (generateValidName
+# in its bundle); opencode `SERVER_TOOL`; fast-agent `SERVER__TOOL`. Codex: see resolve_mcp_tool.
+MCP_TOOL_NAMES = ["mcp__{server}__{tool}", "mcp_{server}_{tool}", "{server}_{tool}", "{server}__{tool}", "{server}-{tool}"]
+
+
+def resolve_mcp_tool(op, tools):
+    """The agent's name for the MCP tool `op["tool"]` of server MCP_SERVER_NAME, with the
+    arguments of the script; (None, reason) when the agent offers the model no such tool."""
+    names = [name for name, _ in tools]
+    for pattern in MCP_TOOL_NAMES:
+        name = pattern.format(server=MCP_SERVER_NAME, tool=op["tool"])
+        if name in names:
+            return name, dict(op["arguments"])
+    # A scheme not listed above: the one offered name that ends with the tool's own name.
+    ending = [n for n in names if n and n.endswith(op["tool"])]
+    if len(ending) == 1:
+        return ending[0], dict(op["arguments"])
+    return None, f"no MCP tool {op['tool']!r} of server {MCP_SERVER_NAME!r} among {sorted(n for n in names if n)}"
+
+
 def resolve_tool(op, tools, workdir):
     """Map an abstract operation onto one of the agent's tools.
 
     `tools` is a list of (name, json_schema). Returns (name, arguments) or (None, reason).
     """
+    if op["op"] == "mcp":
+        return resolve_mcp_tool(op, tools)
+    if op["op"] == "ask":
+        # Claude Code's AskUserQuestion; Codex's request_user_input.
+        names = [n for n, _ in tools]
+        options = [{"label": o, "description": f"The colour {o}"} for o in op["options"]]
+        if "AskUserQuestion" in names:
+            return "AskUserQuestion", {"questions": [{"question": op["question"], "header": "Colour", "options": options, "multiSelect": False}]}
+        if "request_user_input" in names:
+            return "request_user_input", {"questions": [{"id": "colour", "header": "Colour", "question": op["question"], "options": options}]}
+        return None, f"no question tool among {sorted(n for n in names if n)}"
     by_name = {name: schema for name, schema in tools}
     name = next((n for n in TOOL_NAMES[op["op"]] if n in by_name), None)
     if name is None and op["op"] == "edit":

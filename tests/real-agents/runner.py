@@ -31,12 +31,15 @@ import model_scripts as ms
 from agents import AGENTS, QUIET_ENV
 from checks import check_run, xfail_reason
 from goldens import golden_results
+from mcp_runs import MCP_SCRIPTS, write_mcp_config
 from feature_runs import FEATURES, SERVE_FEATURES, feature_run
 from serve_runner import serve_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-SCRIPTS = ["plain", "usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"]
+# `mcp` and `elicit` run with the run's own MCP server (mcp_runs.py, `--mcp-config`); `ask` has
+# the agent ask its own question (a form elicitation where the adapter makes it one).
+SCRIPTS = ["plain", "usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid"] + MCP_SCRIPTS + ["ask"]
 SERVE_PREFIX = "serve-"
 # The client-services variant: these scripts again with Spindle's fs and terminals advertised
 # (`--fs allow --terminals on`); the plain runs pin `--fs off --terminals off` (the agent's own
@@ -94,6 +97,9 @@ def prompt_for(script):
         "long": "Write a long answer.",
         "api-429": "Say hello.",
         "api-500-mid": "Say hello.",
+        "mcp": "Call the probe tool.",
+        "elicit": "Ask me through the probe tool.",
+        "ask": "Ask me which colour to use.",
     }[script]
 
 
@@ -167,6 +173,7 @@ def run_one(spindle, agent, label, root):
     seed_work(work)
     log = os.path.join(run_dir, "emulator.jsonl")
     emulator, port = start_emulator(script, work, log)
+    mcp = write_mcp_config(run_dir) if script in MCP_SCRIPTS else None
     try:
         command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}", script)
         record = os.path.join(run_dir, "record.jsonl")
@@ -174,6 +181,8 @@ def run_one(spindle, agent, label, root):
         args = [spindle, "chat"] + host_flags(spindle, "chat", variant == "client")
         if script != "reject":
             args.append("--yes")
+        if mcp:
+            args += ["--mcp-config", mcp["config"]]
         args += ["--prompt", prompt_for(script), "--record", record, "--timeout", str(timeout), "--"]
         args += command
         started = time.monotonic()
@@ -205,6 +214,7 @@ def run_one(spindle, agent, label, root):
         "stdout": open(os.path.join(run_dir, "stdout")).read(),
         "record": record,
         "prompt": prompt_for(script),
+        "mcp": mcp,
     }
 
 
@@ -258,7 +268,10 @@ def run_agent(spindle, agent, wanted_scripts, root, save_recordings):
         else:
             results = [(name, "pass" if ok else "fail", detail) for name, ok, detail in run.get("api", [])]
             results = [(n, o, d) if o == "pass" else xfail_or_fail(agent.name, script, n, d) for n, o, d in results]
-            results += check_run(run)
+            try:
+                results += check_run(run)
+            except Exception as err:  # a check that cannot read the run is a failed check, never a crash
+                results.append(("checks", "fail", f"{type(err).__name__}: {err}"))
         lines += label_results(agent, script, results, run["dir"])
         lines.append(("info", f"     ({agent.name}/{script}: {run['elapsed']:.1f}s, exit {run['exit']})"))
     lines.append(("info", f"   ({agent.name}: {time.monotonic() - agent_started:.0f}s)"))
@@ -268,6 +281,23 @@ def run_agent(spindle, agent, wanted_scripts, root, save_recordings):
 def xfail_or_fail(agent, script, name, detail):
     known = xfail_reason(agent, script, name)
     return (name, "xfail", f"[{known[0]}] {known[1]}") if known else (name, "fail", detail)
+
+
+def mcp_server_results():
+    """The unit tests of mcp_server.py (test_mcp_server.py): [(label, outcome, detail)]."""
+    import unittest
+
+    import test_mcp_server
+
+    def flat(suite):
+        for item in suite:
+            yield from flat(item) if isinstance(item, unittest.TestSuite) else [item]
+
+    tests = list(flat(unittest.defaultTestLoader.loadTestsFromModule(test_mcp_server)))
+    result = unittest.TestResult()
+    unittest.TestSuite(tests).run(result)
+    failed = {test.id(): text.strip().splitlines()[-1] for test, text in result.failures + result.errors}
+    return [(f"mcp-server/{t.id().rsplit('.', 1)[-1]}", "fail" if t.id() in failed else "pass", failed.get(t.id(), "")) for t in tests]
 
 
 def main():
@@ -302,6 +332,10 @@ def main():
             xfailed.append(xfail)
         print(line, flush=True)
 
+    if any(s in wanted_scripts or SERVE_PREFIX + s in wanted_scripts for s in MCP_SCRIPTS):
+        print("== the MCP server of the mcp scripts (test_mcp_server.py, no agent)", flush=True)
+        for label, outcome, detail in mcp_server_results():
+            tally(outcome, f"ok   {label}" if outcome == "pass" else f"FAIL {label}: {detail}")
     if not args.no_goldens:
         print("== golden recordings (spindle replay, no agent)", flush=True)
         for label, outcome, detail in golden_results(args.spindle):

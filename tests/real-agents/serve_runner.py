@@ -22,6 +22,7 @@ import urllib.request
 
 import model_scripts as ms
 from checks import prompt_turn
+from mcp_runs import ELICIT_ANSWER, MCP_SCRIPTS, write_mcp_config
 
 # The serve run of the `cancel` script uses the emulator script that answers the prompt after
 # the cancelled one (`serve-cancel`); the others use the script of the same name.
@@ -99,10 +100,31 @@ def pending_writes(t):
     return [d["write"] for e in (t or {}).get("entries") or [] for d in e.get("diffs") or [] if (d.get("write") or {}).get("status") == "pending"]
 
 
-def drive_turn(api, sid, k, approve, checks, until=None):
+def open_elicitations(api, sid):
+    """The elicitations the session shows (`web_elicitation` ops of the page's snapshot)."""
+    status, snapshot = api.call("GET", f"/api/sessions/{sid}/snapshot")
+    ops = (snapshot or {}).get("ops") if status == 200 and isinstance(snapshot, dict) else None
+    return [op for op in ops or [] if op.get("op") == "web_elicitation"]
+
+
+def elicitation_content(op):
+    """The harness's answer to a form: `answer` (the MCP server's field) gets ELICIT_ANSWER, a
+    choice offering ASK_CHOICE gets it."""
+    content = {}
+    for field in ((op.get("elicitation") or {}).get("form") or {}).get("fields") or []:
+        values = [o.get("value") for o in field.get("options") or []]
+        if field.get("name") == "answer":
+            content["answer"] = ELICIT_ANSWER
+        elif ms.ASK_CHOICE in values:
+            content[field["name"]] = [ms.ASK_CHOICE] if field.get("kind") == "multi_choice" else ms.ASK_CHOICE
+    return content
+
+
+def drive_turn(api, sid, k, approve, checks, until=None, elicit=False):
     """Waits for the turn of the k-th prompt to end, answering every permission asked meanwhile
-    (and accepting, or with approve False rejecting, every file write waiting for review);
-    with `until`, returns as soon as `until(transcript)` holds (used to cancel mid-answer).
+    (and accepting, or with approve False rejecting, every file write waiting for review; with
+    `elicit`, accepting every elicitation with `elicitation_content`); with `until`,
+    returns as soon as `until(transcript)` holds (used to cancel mid-answer).
     Returns (transcript, ended)."""
     deadline = time.monotonic() + TURN_TIMEOUT
     answered = set()
@@ -124,6 +146,15 @@ def drive_turn(api, sid, k, approve, checks, until=None):
                 decision = "accept" if approve else "reject"
                 status, body = api.call("POST", f"/api/sessions/{sid}/review", {"requestId": write.get("requestId"), "decision": decision})
                 checks.append(("review-answered", status == 200, f"POST review {write.get('requestId')!r} {decision}: {status} {body}"))
+        for op in open_elicitations(api, sid) if elicit else []:
+            key = "elicitation:" + str(op.get("key"))
+            if key not in answered:
+                answered.add(key)
+                message = (op.get("elicitation") or {}).get("message")
+                checks.append(("elicitation-shown", message in (ms.ELICIT_QUESTION, ms.ASK_QUESTION), f"the web_elicitation op's message {message!r}"))
+                body = {"key": op.get("key"), "action": "accept", "content": elicitation_content(op)}
+                status, answer = api.call("POST", f"/api/sessions/{sid}/elicitation", body)
+                checks.append(("elicitation-answered", status == 200, f"POST elicitation {op.get('key')!r} accept: {status} {answer}"))
         entry = pending_permission(t)
         if entry is not None:
             permission = entry["permission"]
@@ -193,6 +224,10 @@ def serve_run(spindle, agent, script, root, prompt, label=None, flags=()):
     emulator, port = start_emulator(EMULATOR_SCRIPT.get(script, script), work, log)
     server, sid, t = None, None, None
     checks = []
+    views = {}
+    mcp = write_mcp_config(run_dir) if script in MCP_SCRIPTS else None
+    if mcp:
+        flags = [*flags, "--mcp-config", mcp["config"]]
     started = time.monotonic()
     try:
         command, env = agent_env(agent, home, work, run_dir, f"http://127.0.0.1:{port}", script)
@@ -219,9 +254,13 @@ def serve_run(spindle, agent, script, root, prompt, label=None, flags=()):
             else:
                 status, body = api.call("POST", f"/api/sessions/{sid}/prompt", {"text": prompt})
                 checks.append(("prompt-accepted", status == 202, f"POST prompt: {status} {body}"))
-                t, _ = drive_turn(api, sid, 1, script != "reject", checks)
+                t, _ = drive_turn(api, sid, 1, script != "reject", checks, elicit=script in ("elicit", "ask"))
                 time.sleep(SETTLE)
                 t = api.transcript(sid)
+            if mcp:
+                # What the page is given: none of it may hold the secret value (mcp_runs).
+                for view in ("agent", "snapshot", "replies"):
+                    views[view] = api.call("GET", f"/api/sessions/{sid}/{view}")[1]
     finally:
         if server is not None:
             server.terminate()
@@ -263,6 +302,10 @@ def serve_run(spindle, agent, script, root, prompt, label=None, flags=()):
         "record": record if os.path.exists(record) else None,
         "prompt": prompt,
         "api": checks,
+        "mcp": mcp,
+        "views": views,
+        # The server's own files, searched for the secret value (mcp_runs.secret_places).
+        "stored_files": [db, db + "-wal", db + "-shm", os.path.join(run_dir, "stdout"), os.path.join(run_dir, "stderr")],
     }
 
 
