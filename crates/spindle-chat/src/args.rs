@@ -74,6 +74,13 @@ pub struct ChatArgs {
     /// that advertise them; each one left out is named on stderr.
     #[arg(long, value_name = "FILE")]
     pub mcp_config: Option<PathBuf>,
+    /// Give the agent DIR as an additional workspace root besides the
+    /// current directory (repeatable; `additionalDirectories` of ACP, sent
+    /// only to agents that advertise it, else a note says so). The agent's
+    /// file reads and writes (`--fs`) are allowed under DIR too. DIR must
+    /// exist; a relative DIR is taken from the current directory.
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
     /// ACP version to ask for: 1, or 2 (falls back to 1 when the agent
     /// does not speak it).
     #[arg(long, default_value = "1", value_parser = parse_protocol)]

@@ -21,7 +21,7 @@ pub struct CommandInfo {
 }
 
 /// Spindle's own commands: name, hint, description.
-pub const OWN_COMMANDS: [(&str, &str, &str); 7] = [
+pub const OWN_COMMANDS: [(&str, &str, &str); 10] = [
     (
         "mode",
         "[mode id]",
@@ -38,6 +38,17 @@ pub const OWN_COMMANDS: [(&str, &str, &str); 7] = [
         "[method id]",
         "list the agent's sign-in methods, or sign in with one",
     ),
+    (
+        "fork",
+        "",
+        "continue in a new session branching from this one (session/fork)",
+    ),
+    (
+        "delete",
+        "",
+        "delete this session from the agent (session/delete; asks y/N), then leave",
+    ),
+    ("logout", "", "log out of the agent (logout / auth/logout)"),
     (
         "permissions",
         "[forget N]",

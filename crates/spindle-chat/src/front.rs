@@ -475,6 +475,10 @@ pub(super) fn resume_command(
             return None;
         }
         words.extend(["--resume".into(), session_id.to_owned()]);
+        for dir in &args.add_dir {
+            let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            words.extend(["--add-dir".into(), dir.to_string_lossy().into_owned()]);
+        }
         if let Some(url) = &args.connect {
             words.extend(["--connect".into(), url.clone()]);
         } else if let Some(id) = &args.agent_id {

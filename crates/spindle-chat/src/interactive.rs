@@ -129,6 +129,8 @@ pub(super) struct Chat<'a> {
     /// Own commands sent and not answered yet: lines typed meanwhile wait,
     /// so they see the change.
     pub(super) controls_pending: usize,
+    /// `/delete` asked its y/N question: the next line answers it.
+    pub(super) confirm_delete: bool,
 }
 
 /// Where keys or lines come from.
@@ -215,6 +217,7 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
         attachments,
         tasks,
         controls_pending: 0,
+        confirm_delete: false,
     };
     let mut input = if full {
         Input::Terminal(tui::spawn_event_reader())
@@ -274,7 +277,9 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
     }
     // Someone typing (the full screen, or `--plain` on a terminal) is told
     // how to come back; a pipe's output stays the conversation alone.
-    if full_screen || chat.stdin_tty {
+    if chat.conn.deleted {
+        println!("Session {} was deleted.", chat.conn.session_id);
+    } else if full_screen || chat.stdin_tty {
         match front::resume_command_for(args, &chat.conn) {
             Some(command) => println!("Resume this session with: {command}"),
             None => println!(
@@ -565,7 +570,18 @@ impl Chat<'_> {
             let Some(next) = self.queued.pop_front() else {
                 break;
             };
+            if self.confirm_delete {
+                if let Some(code) = self.delete_answered(&next).await {
+                    self.front.redraw()?;
+                    return Ok(Some(code));
+                }
+                continue;
+            }
             self.submit(next).await?;
+        }
+        // A `/delete` asked after the last line came in gets no answer.
+        if self.input_closed && self.queued.is_empty() && self.delete_unanswered() {
+            self.front.redraw()?;
         }
         if self.turn.is_none()
             && self.input_closed
@@ -594,7 +610,7 @@ impl Chat<'_> {
 
     /// A line meant for the agent or for Spindle (`/mode`, ...), with no turn running.
     async fn submit(&mut self, line: String) -> anyhow::Result<()> {
-        if self.own_command(&line) {
+        if self.session_command(&line).await || self.own_command(&line) {
             return Ok(());
         }
         self.start_prompt(line).await;
@@ -641,6 +657,9 @@ impl Chat<'_> {
         let Some(line) = line else {
             tracing::debug!("chat input closed");
             self.input_closed = true;
+            if self.delete_unanswered() {
+                self.front.redraw()?;
+            }
             self.input_ended().await;
             if self.turn.is_none() && self.queued.is_empty() && self.controls_pending == 0 {
                 return Ok(Some(self.last_code));
@@ -654,6 +673,20 @@ impl Chat<'_> {
             if self.asks.is_empty() && self.turn.is_none() {
                 return self.next_queued().await;
             }
+            return Ok(None);
+        }
+        if self.confirm_delete {
+            if self.front.is_terminal() {
+                self.front.accept_input()?;
+            } else {
+                self.front.commit(None)?;
+            }
+            if let Some(code) = self.delete_answered(&line).await {
+                // The chat ends here: what the deletion said is shown first.
+                self.front.redraw()?;
+                return Ok(Some(code));
+            }
+            self.show_input_prompt();
             return Ok(None);
         }
         if matches!(line.trim(), "/quit" | "/exit") {

@@ -55,6 +55,7 @@ mod remote;
 mod render;
 mod screen;
 mod services;
+mod session_commands;
 mod session_open;
 mod tui;
 mod view;

@@ -4,7 +4,7 @@
 //! blocks) and come back as [`ServiceEvent::Done`]; terminal output and exits
 //! come as [`ServiceEvent::Host`] and become local recording lines.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -43,8 +43,10 @@ pub(crate) struct Services {
 }
 
 impl Services {
-    /// The services `--fs`, `--terminals` and `--yes` ask for, rooted at `cwd`.
-    pub fn new(args: &ChatArgs, cwd: &Path) -> Services {
+    /// The services `--fs`, `--terminals` and `--yes` ask for, rooted at
+    /// `cwd` and, for files, the `--add-dir` directories too
+    /// (`additional`, absolute).
+    pub fn new(args: &ChatArgs, cwd: &Path, additional: &[PathBuf]) -> Services {
         let fs = match args.fs {
             FsFlag::Off => FsPolicy::Off,
             FsFlag::ReadOnly => FsPolicy::ReadOnly,
@@ -56,6 +58,7 @@ impl Services {
         let config = HostConfig {
             fs,
             terminals: args.terminals.is_on(),
+            additional_roots: additional.to_vec(),
             ..HostConfig::new(cwd.to_path_buf())
         };
         let (host, events) = Host::new(config.clone());

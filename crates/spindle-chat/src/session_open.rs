@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde_json::Value;
@@ -128,7 +128,14 @@ pub(crate) async fn connect(
         }
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir());
-    let host = services::Services::new(args, &cwd);
+    let additional = match additional_directories(&args.add_dir, &cwd) {
+        Ok(dirs) => dirs,
+        Err(message) => {
+            eprintln!("spindle chat: {message}");
+            return Ok(Err(exit::USAGE));
+        }
+    };
+    let host = services::Services::new(args, &cwd, &additional);
     let mut options = ClientOptions {
         protocol: args.protocol,
         spindle_extensions: true,
@@ -152,6 +159,12 @@ pub(crate) async fn connect(
         opened: Opened::New,
         services: host,
         notices: Vec::new(),
+        mcp_servers: Value::Array(Vec::new()),
+        additional_directories: additional
+            .iter()
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect(),
+        deleted: false,
     };
     let setup = open_session(args, &mcp_servers, &client, &mut connected);
     let interrupted = async {
@@ -212,7 +225,11 @@ async fn open_session(
     let mcp = select_mcp_servers(mcp_servers, McpTransportSupport::of_agent(&init));
     conn.notices
         .extend(mcp.skipped.iter().map(ToString::to_string));
+    conn.notices
+        .extend(init.additional_directories_note(&conn.additional_directories));
+    conn.mcp_servers = mcp.mcp_servers.clone();
     let mcp = &mcp.mcp_servers;
+    let dirs = conn.additional_directories.clone();
     if let Some(method) = &args.auth
         && let Err(code) = authenticate(client, &init, method).await?
     {
@@ -224,12 +241,12 @@ async fn open_session(
             (Some((_, id)), _) => remote::attach(client, id, args.role, args.history)
                 .await
                 .map(|raw| (id.clone(), raw, Opened::Loaded)),
-            (None, Some(id)) => match resume(client, &init, id, &cwd, mcp).await {
+            (None, Some(id)) => match resume(client, &init, id, &cwd, mcp, &dirs).await {
                 Some(attempt) => attempt,
                 None => return Ok(Err(exit::USAGE)),
             },
             (None, None) => client
-                .new_session(&cwd, mcp)
+                .new_session_with_directories(&cwd, mcp, &dirs)
                 .await
                 .map(|(session_id, raw)| (session_id, raw, Opened::New)),
         };
@@ -360,6 +377,34 @@ pub(crate) async fn authenticate(
     }
 }
 
+/// `--add-dir` values made absolute (from `cwd`) and canonical; each must
+/// be an existing directory. Repeats are dropped.
+fn additional_directories(dirs: &[PathBuf], cwd: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        let absolute = if dir.is_absolute() {
+            dir.clone()
+        } else {
+            cwd.join(dir)
+        };
+        if !absolute.is_dir() {
+            let why = if absolute.exists() {
+                "not a directory"
+            } else {
+                "no such directory"
+            };
+            return Err(format!("--add-dir {}: {why}", dir.display()));
+        }
+        // Canonical: no `..` and no link left for the agent to puzzle over.
+        let absolute = std::fs::canonicalize(&absolute)
+            .map_err(|e| format!("--add-dir {}: {e}", dir.display()))?;
+        if !out.contains(&absolute) {
+            out.push(absolute);
+        }
+    }
+    Ok(out)
+}
+
 /// What opening a session answered: its id, the raw result, how it was opened.
 type Attempt = Result<(String, Box<RawValue>, Opened), ClientError>;
 
@@ -374,16 +419,21 @@ async fn resume(
     id: &str,
     cwd: &str,
     mcp_servers: &Value,
+    dirs: &[String],
 ) -> Option<Attempt> {
     let v1 = init.protocol_version < 2;
     let (result, opened) = if init.can_load_session() {
         (
-            client.load_session(id, cwd, mcp_servers).await,
+            client
+                .load_session_with_directories(id, cwd, mcp_servers, dirs)
+                .await,
             Opened::Loaded,
         )
     } else if v1 && init.can_resume_session() {
         (
-            client.resume_session(id, cwd, mcp_servers, None).await,
+            client
+                .resume_session_with_directories(id, cwd, mcp_servers, dirs, None)
+                .await,
             Opened::Resumed,
         )
     } else {
@@ -461,9 +511,17 @@ pub(crate) struct Connected {
     pub opened: Opened,
     /// Files and terminals for the agent.
     pub services: Services,
-    /// What opening the session has to tell the user (MCP servers left out),
-    /// shown by the front end (stderr before a full screen would be hidden).
+    /// What opening the session has to tell the user (MCP servers left out,
+    /// additional directories the agent does not accept), shown by the
+    /// front end (stderr before a full screen would be hidden).
     pub notices: Vec<String>,
+    /// The `mcpServers` list the session was opened with (a fork gets it too).
+    pub mcp_servers: Value,
+    /// The `--add-dir` directories, absolute (sent as `additionalDirectories`
+    /// when the agent accepts them; the file services allow them either way).
+    pub additional_directories: Vec<String>,
+    /// The session was deleted (`/delete`): nothing to resume.
+    pub deleted: bool,
 }
 
 impl Connected {

@@ -14,7 +14,7 @@ use crate::ids::MsgKind;
 use crate::model::{EntryBody, EntryKind, Message};
 use crate::session_results::requested_mode;
 use spindle_wire::client_methods::{
-    INITIALIZE, SESSION_CANCEL, SESSION_LOAD, SESSION_NEW, SESSION_PROMPT,
+    INITIALIZE, SESSION_CANCEL, SESSION_FORK, SESSION_LOAD, SESSION_NEW, SESSION_PROMPT,
     SESSION_REQUEST_PERMISSION, SESSION_RESUME, SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE,
 };
 use spindle_wire::tags::TOOL_CALL;
@@ -143,7 +143,8 @@ impl TranscriptEngine {
                     self.client_requests.insert(id, ClientRequest::Load(method));
                 }
             }
-            Some(SESSION_NEW) => {
+            // A fork is a new session: the transcript moves to it once answered.
+            Some(SESSION_NEW | SESSION_FORK) => {
                 if let Some(id) = id {
                     self.client_requests.insert(id, ClientRequest::NewSession);
                 }

@@ -209,7 +209,7 @@ fn install_list_show_doctor_update_remove() {
         "config options: mode=default, model=spindle-fast",
         // The registry matrix's method probes: what the reference agent answers and lacks.
         "methods: session/list supported, session/set_model method not found, \
-         session/fork method not found, session/resume supported, session/close supported",
+         session/fork supported, session/resume supported, session/close supported",
     ] {
         assert!(
             doctor.contains(needle),
@@ -224,7 +224,11 @@ fn install_list_show_doctor_update_remove() {
         report["methodProbes"][0],
         serde_json::json!({"method": "session/list", "outcome": "supported"})
     );
-    assert_eq!(report["methodProbes"][2]["outcome"], "methodNotFound");
+    // The reference agent forks sessions (session/fork, probed third).
+    assert_eq!(
+        report["methodProbes"][2],
+        serde_json::json!({"method": "session/fork", "outcome": "supported"})
+    );
 
     // The registry moves on: update installs the new version beside, then drops the old.
     env.write_registry("1.1.0", &server.url("/v2/spindle.tar.gz"), None);

@@ -577,3 +577,48 @@ fn chat_tui_a_form_question_is_a_menu_per_field_and_its_answer_reaches_the_agent
     );
     assert!(done.contains("the agent's question: answered"), "{done}");
 }
+
+#[test]
+fn chat_tui_forks_then_deletes_after_asking() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-fork-delete");
+    let pane = Pane::reference("fork-delete", &dir.path, &[]);
+    pane.wait_until("the composer", |s| s.contains("› message the agent"));
+    pane.send("remember the blue door");
+    pane.wait_for_turns(1);
+    // The session commands are listed with the others as they are typed.
+    pane.type_text("/fo");
+    pane.wait_until("the /fork hint", |s| {
+        s.contains("  /fork  continue in a new session")
+    });
+    pane.type_text("rk");
+    pane.keys(&["Enter"]);
+    let forked = pane.wait_until("the fork's note", |s| {
+        s.contains("forked session sess_1 into sess_2; this chat goes on in sess_2")
+    });
+    save("fork", &forked);
+    assert!(
+        forked.contains("resume the original with: spindle chat --resume sess_1"),
+        "{forked}"
+    );
+    assert!(
+        forked.contains("resume the fork with: spindle chat --resume sess_2"),
+        "{forked}"
+    );
+    assert!(!forked.contains("diagnostic"), "{forked}");
+    pane.send("/delete");
+    let asked = pane.wait_until("the question", |s| {
+        s.contains(
+            "delete session sess_2 from the agent (session/delete)? this cannot be undone [y/N]",
+        )
+    });
+    save("delete-asked", &asked);
+    pane.send("y");
+    let gone = pane.wait_until("the chat's exit", |s| s.contains("[chat exited"));
+    save("deleted", &gone);
+    assert!(gone.contains("[chat exited 0]"), "{gone}");
+    assert!(gone.contains("Session sess_2 was deleted."), "{gone}");
+    assert!(!gone.contains("Resume this session with"), "{gone}");
+}
