@@ -152,6 +152,52 @@ impl AgentSettings {
         }
     }
 
+    /// The configured MCP servers a session gets: those its setup names, in the configuration's
+    /// order (every one when it names none; a name no longer configured is left out).
+    pub(crate) fn mcp_servers_for(
+        &self,
+        setup: &spindle_store::SessionSetup,
+    ) -> Vec<McpServerConfig> {
+        match &setup.mcp_servers {
+            None => self.mcp_servers.clone(),
+            Some(names) => self
+                .mcp_servers
+                .iter()
+                .filter(|s| names.contains(&s.name))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The MCP servers a new session asks for, checked: `None` (every configured one) as it is,
+    /// each name once; a name that is not configured is refused, naming it and those there are.
+    pub fn check_mcp_choice(
+        &self,
+        asked: Option<Vec<String>>,
+    ) -> Result<Option<Vec<String>>, SessionError> {
+        let Some(asked) = asked else {
+            return Ok(None);
+        };
+        let mut chosen: Vec<String> = Vec::new();
+        for name in asked {
+            if !self.mcp_servers.iter().any(|s| s.name == name) {
+                let known: Vec<&str> = self.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+                return Err(SessionError::invalid_params(format!(
+                    "no MCP server {name:?} is configured; the configured ones: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+            if !chosen.contains(&name) {
+                chosen.push(name);
+            }
+        }
+        Ok(Some(chosen))
+    }
+
     /// The ids of the agents, comma-separated.
     pub fn known_ids(&self) -> String {
         self.agents

@@ -36,6 +36,8 @@ pub struct NewSession {
     pub open: Option<OpenMode>,
     /// The id of the agent to run (one of the server's); the default agent when `None`.
     pub agent: Option<String>,
+    /// The names of the configured MCP servers it gets (`None`: every one; `[]`: none).
+    pub mcp_servers: Option<Vec<String>>,
 }
 
 /// The longest title [`SessionManager::rename`] takes, in characters.
@@ -55,6 +57,12 @@ pub struct SessionSummary {
     /// The agent it runs: `{id, name, version, available}` (`available`: whether this server
     /// offers it).
     agent: Value,
+    /// Where the title came from: `""` (none or the one it was created with), `prompt`,
+    /// `agent` (its latest `session_info_update`), `user` (a rename, which the agent's title
+    /// never replaces).
+    title_source: spindle_store::TitleSource,
+    /// The names of the configured MCP servers it gets; `null`: every configured one.
+    mcp_servers: Option<Vec<String>>,
 }
 
 impl SessionSummary {
@@ -154,6 +162,7 @@ impl SessionManager {
                 open: OpenMode::Continue,
                 root,
                 agent: session.agent.clone(),
+                setup: session.setup.clone(),
             };
             let live = manager.start_session(start, engine, next_seq)?;
             if was_running {
@@ -351,6 +360,8 @@ impl SessionManager {
             .into_iter()
             .map(|s| SessionSummary {
                 agent: self.settings.describe_session(s.agent.as_ref()),
+                title_source: s.title_source,
+                mcp_servers: s.setup.mcp_servers,
                 id: s.id,
                 title: s.title,
                 agent_session_id: s.agent_session_id,
@@ -371,6 +382,16 @@ impl SessionManager {
                 described["default"] = Value::Bool(a.id == self.settings.default_agent);
                 described
             })
+            .collect()
+    }
+
+    /// The configured MCP servers, as the new-session form lists them: `{name, type, target}`
+    /// each (never an environment or header value).
+    pub fn mcp_servers(&self) -> Vec<Value> {
+        self.settings
+            .mcp_servers
+            .iter()
+            .map(spindle_host::mcp_servers::McpServerConfig::public_summary)
             .collect()
     }
 
@@ -401,6 +422,10 @@ impl SessionManager {
     /// Creates a session and starts its agent.
     pub async fn create(&self, new: NewSession) -> Result<SessionSummary, SessionError> {
         let agent = self.settings.choose(new.agent.as_deref())?.recorded();
+        let setup = spindle_store::SessionSetup {
+            mcp_servers: self.settings.check_mcp_choice(new.mcp_servers.clone())?,
+            ..spindle_store::SessionSetup::default()
+        };
         let root = match &new.cwd {
             Some(cwd) => self.session_cwd(cwd)?,
             None => self.settings.cwd.clone(),
@@ -422,7 +447,7 @@ impl SessionManager {
         let starting = lock(&self.starting);
         let id = self
             .store
-            .create_session(&title, Some(&agent))
+            .create_session_with(&title, Some(&agent), &setup)
             .map_err(SessionError::storage)?;
         if let Some(agent_session) = &new.agent_session_id {
             // Listed with the agent session it opens from the start: the history the agent
@@ -439,6 +464,7 @@ impl SessionManager {
             open,
             root: root.clone(),
             agent: Some(agent),
+            setup,
         };
         let live = self.start_session(start, (engine, EngineFeed::default()), 1);
         drop(starting);
@@ -466,7 +492,13 @@ impl SessionManager {
         cursor: Option<&str>,
     ) -> Result<Value, SessionError> {
         let choice = self.settings.choose(agent)?;
-        crate::history::list_agent_sessions(&self.settings, choice, cursor).await
+        let mut list = crate::history::list_agent_sessions(&self.settings, choice, cursor).await?;
+        let stored = self
+            .store
+            .off_worker(|| self.store.sessions())
+            .map_err(SessionError::storage)?;
+        crate::history::with_spindle_titles(&mut list, &choice.id, &stored);
+        Ok(list)
     }
 
     /// A live session by id. One the database holds and this replica does not serve yet (just

@@ -4,6 +4,7 @@
 // what the user picks; app.js creates them (createPanels).
 
 import { $, el, api, banner } from "./dom.js";
+import { createSessionForm } from "./newsession.js";
 
 export function createPanels(ctx) {
   const sessionPath = (tail) => "/api/sessions/" + encodeURIComponent(ctx.session()) + tail;
@@ -253,8 +254,8 @@ export function createPanels(ctx) {
 
   function onSessionInfo(info) {
     info = info && typeof info === "object" ? info : {};
-    const title = typeof info.title === "string" ? info.title : "";
-    document.title = title ? title + " - Spindle" : "Spindle";
+    agentTitle = typeof info.title === "string" ? info.title : "";
+    showTitle();
     const modeState = info.modes && typeof info.modes === "object" ? info.modes : {};
     const modes = Array.isArray(modeState.availableModes) ? modeState.availableModes
       : Array.isArray(info.availableModes) ? info.availableModes : [];
@@ -392,13 +393,14 @@ export function createPanels(ctx) {
 
   // The agent picked in the form (the server's default until the list is loaded).
   const pickedAgent = () => $("new-session-agent").value || null;
+  const sessionForm = createSessionForm();
 
   $("new-session-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const cwd = $("new-session-cwd").value.trim();
     const body = cwd ? { cwd } : {};
     if (pickedAgent()) body.agent = pickedAgent();
-    await open(body, "Cannot create a session: ");
+    await open(sessionForm.fill(body), "Cannot create a session: ");
   });
   // The history is the picked agent's.
   $("new-session-agent").addEventListener("change", () => {
@@ -597,12 +599,23 @@ export function createPanels(ctx) {
   }
 
   let pendingList = null; // a list that came while a row was being edited
+  let listed = new Map(); // session id -> its row of the list ({title, titleSource, ...})
+  let agentTitle = ""; // the shown session's title from the agent (session_info_update)
+
+  // The tab's title: a user's rename wins over the agent's title (as in every list).
+  function showTitle() {
+    const row = ctx.session() === null ? null : listed.get(String(ctx.session()));
+    const title = row && row.titleSource === "user" ? row.title : agentTitle || (row && row.title) || "";
+    document.title = title ? title + " - Spindle" : "Spindle";
+  }
 
   function drawSessions(sessions) {
     pendingList = null;
     const ul = $("session-list");
     ul.replaceChildren();
     sessionAgents = new Map();
+    listed = new Map(sessions.map((s) => [String(s.id), s]));
+    showTitle();
     for (const s of sessions) {
       const li = el("li");
       li.dataset.session = String(s.id);

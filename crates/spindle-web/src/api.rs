@@ -37,6 +37,8 @@ pub(crate) struct CreateBody {
     agent_session_id: Option<String>,
     open: Option<String>,
     agent: Option<String>,
+    /// Absent: every configured server; `[]`: none.
+    mcp_servers: Option<Vec<String>>,
 }
 
 pub(crate) async fn create_session(
@@ -49,7 +51,7 @@ pub(crate) async fn create_session(
     } else {
         serde_json::from_slice(&body).map_err(|_| {
             WebError::bad_request(
-                r#"the request body must be {"agent"?: "ID", "cwd"?: "...", "agentSessionId"?: "...", "open"?: "load"|"resume"}"#,
+                r#"the request body must be {"agent"?: "ID", "cwd"?: "...", "agentSessionId"?: "...", "open"?: "load"|"resume", "mcpServers"?: ["NAME", ...]}"#,
             )
         })?
     };
@@ -79,6 +81,7 @@ pub(crate) async fn create_session(
             agent_session_id: body.agent_session_id,
             open,
             agent: body.agent,
+            mcp_servers: body.mcp_servers,
         })
         .await?;
     Ok((StatusCode::CREATED, axum::Json(summary)).into_response())
@@ -102,6 +105,12 @@ pub(crate) async fn agent_sessions(
 /// `GET /api/agents`: the agents a session may run, `{agents: [{id, name, version, default}]}`.
 pub(crate) async fn agents(State(state): State<AppState>) -> Response {
     axum::Json(json!({ "agents": state.manager.agents() })).into_response()
+}
+
+/// `GET /api/mcp-servers`: the configured MCP servers a new session may get,
+/// `{servers: [{name, type, target}]}` (never an environment or header value).
+pub(crate) async fn mcp_servers(State(state): State<AppState>) -> Response {
+    axum::Json(json!({ "servers": state.manager.mcp_servers() })).into_response()
 }
 
 pub(crate) async fn agent(SessionRoute(session): SessionRoute) -> Result<Response, WebError> {

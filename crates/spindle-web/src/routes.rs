@@ -35,6 +35,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/markdown.js", get(markdown_js)),
         ("/composer.js", get(composer_js)),
         ("/panels.js", get(panels_js)),
+        ("/newsession.js", get(newsession_js)),
         ("/cards.js", get(cards_js)),
         ("/entries.js", get(entries_js)),
         ("/window.js", get(window_js)),
@@ -53,6 +54,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
             get(list_sessions).post(api::create_session),
         ),
         ("/api/agents", get(api::agents)),
+        ("/api/mcp-servers", get(api::mcp_servers)),
         ("/api/agent-sessions", get(api::agent_sessions)),
         (
             "/api/sessions/{id}",
@@ -157,6 +159,13 @@ async fn panels_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/panels.js"),
+    )
+}
+
+async fn newsession_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/newsession.js"),
     )
 }
 
@@ -465,6 +474,7 @@ mod tests {
                 "/markdown.js",
                 "/composer.js",
                 "/panels.js",
+                "/newsession.js",
                 "/cards.js",
                 "/entries.js",
                 "/window.js",
@@ -480,6 +490,7 @@ mod tests {
                 "/transcript.css",
                 "/api/sessions",
                 "/api/agents",
+                "/api/mcp-servers",
                 "/api/agent-sessions",
                 "/api/sessions/{id}",
                 "/api/sessions/{id}/events",

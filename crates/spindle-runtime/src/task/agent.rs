@@ -46,6 +46,7 @@ impl SessionTask {
         }
         // Durability first: the batch is committed before anything decodes or reacts to it.
         self.record(lines.clone());
+        self.follow_agent_title();
         for (_, line) in &lines {
             let Some(agent) = self.agent.as_mut() else {
                 break;

@@ -315,7 +315,7 @@ impl SessionTask {
             // null before the handshake.
             "mcpServers": init.map(|i| {
                 let selection = select_mcp_servers(
-                    &self.settings.mcp_servers,
+                    &self.startup.mcp_servers,
                     McpTransportSupport::of_agent(i),
                 );
                 let skipped: Vec<Value> = selection

@@ -168,6 +168,8 @@ pub(crate) struct SessionTask {
         mpsc::UnboundedReceiver<HostDone>,
     ),
     pub(super) titled: bool,
+    /// The agent's title (`session_info_update`) last written to the store as the session's.
+    pub(super) agent_title: Option<String>,
     pub(super) startup_deadline: Option<tokio::time::Instant>,
     /// This replica, and the session's lease while the agent runs here.
     pub(super) replica: Arc<Replica>,
@@ -206,6 +208,8 @@ pub(crate) struct TaskStart {
     pub(crate) root: PathBuf,
     /// The agent the session runs, as recorded (`None`: the default one).
     pub(crate) agent: Option<spindle_store::SessionAgent>,
+    /// Its MCP servers, extra directories and parent, as recorded.
+    pub(crate) setup: spindle_store::SessionSetup,
 }
 
 /// The key of an agent request in the page: the JSON text of its id.

@@ -42,6 +42,7 @@ mod serve_host_security;
 mod serve_http;
 mod serve_markdown;
 mod serve_mcp;
+mod serve_sessions;
 mod serve_sessions_edit;
 
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
