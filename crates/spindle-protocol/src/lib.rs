@@ -95,7 +95,8 @@ pub mod update_params;
 pub use client::{
     AGENT_AUTH_KIND, AcpClient, AgentSessionInfo, AuthMethod, ClientCore, ClientError, ClientEvent,
     ClientEvents, ClientInfo, ClientOptions, Completion, HandshakePhase, InitializeOutcome,
-    PromptCapabilities, PromptOutcome, ProtocolChoice, SessionList, WireDirection, WireRecord,
+    PromptCapabilities, PromptOutcome, ProtocolChoice, SessionFeatures, SessionList, WireDirection,
+    WireRecord,
 };
 pub use jsonrpc::{DecodeError, Frame, Message, RequestId, ResponseError, decode_line};
 pub use req_queue::ReqQueue;

@@ -8,7 +8,7 @@
 //! `authenticate` is v2 `auth/login`; v1 `session/set_mode` has no v2 form
 //! (v2 modes are config options of category `mode`); v1 `session/load` is
 //! v2 `session/resume` with `replayFrom: {"type": "start"}`. v2 has no
-//! client file system or terminal methods.
+//! client file system or terminal methods. v1 `logout` is v2 `auth/logout`.
 
 /// `initialize`.
 pub const INITIALIZE: &str = "initialize";
@@ -30,6 +30,12 @@ pub const SESSION_RESUME: &str = "session/resume";
 pub const SESSION_LIST: &str = "session/list";
 /// `session/close`.
 pub const SESSION_CLOSE: &str = "session/close";
+/// `session/fork` (unstable; v1 behind `sessionCapabilities.fork`, v2
+/// behind `session.fork`): a new session branching from an existing one.
+pub const SESSION_FORK: &str = "session/fork";
+/// `session/delete` (v1 behind `sessionCapabilities.delete`, v2 behind
+/// `session.delete`): removes a session from `session/list`.
+pub const SESSION_DELETE: &str = "session/delete";
 /// v1 `session/set_mode` (params `{sessionId, modeId}`).
 pub const SESSION_SET_MODE: &str = "session/set_mode";
 /// `session/set_config_option` (params `{sessionId, configId, type?, value}`).
@@ -108,6 +114,9 @@ pub mod fields {
     pub const DESCRIPTION: &str = "description";
     /// `mcpServers`.
     pub const MCP_SERVERS: &str = "mcpServers";
+    /// `additionalDirectories` (session/new, load, resume, fork params and
+    /// `SessionInfo`): absolute workspace roots besides `cwd`.
+    pub const ADDITIONAL_DIRECTORIES: &str = "additionalDirectories";
     /// `replayFrom` (v2 session/resume).
     pub const REPLAY_FROM: &str = "replayFrom";
     /// `authMethods` (initialize result).
@@ -167,8 +176,20 @@ pub mod capabilities {
     pub const LIST: &str = "list";
     /// `resume` (v1 `sessionCapabilities.resume`).
     pub const RESUME: &str = "resume";
-    /// `close` (v1 `sessionCapabilities.close`).
+    /// `close` (v1 `sessionCapabilities.close`; v2 baseline).
     pub const CLOSE: &str = "close";
+    /// `fork` (v1 `sessionCapabilities.fork`, v2 `session.fork`; unstable).
+    pub const FORK: &str = "fork";
+    /// `delete` (v1 `sessionCapabilities.delete`, v2 `session.delete`).
+    pub const DELETE: &str = "delete";
+    /// `additionalDirectories` (v1 `sessionCapabilities.additionalDirectories`,
+    /// v2 `session.additionalDirectories`).
+    pub const ADDITIONAL_DIRECTORIES: &str = "additionalDirectories";
+    /// `auth` (agent: v1 `agentCapabilities.auth`, which holds `logout`).
+    pub const AUTH: &str = "auth";
+    /// `logout` (v1 `agentCapabilities.auth.logout`; v2 has no marker: a
+    /// non-empty `authMethods` means `auth/logout` is supported).
+    pub const LOGOUT: &str = "logout";
     /// `image` (prompt capabilities).
     pub const IMAGE: &str = "image";
     /// `audio` (prompt capabilities).

@@ -12,6 +12,7 @@
 //! | [`ClientCore::load_session`] | `session/load` behind `loadSession` | `session/resume` with `replayFrom: {type: "start"}` |
 //! | [`ClientCore::close_session`] | `session/close` behind `sessionCapabilities.close` | `session/close` (baseline) |
 //! | [`ClientCore::resume_session`] | `session/resume` behind `sessionCapabilities.resume` (no replay) | `session/resume`, optional `replayFrom` |
+//! | fork, delete, logout, additional directories | see [`super::lifecycle`] | |
 //! | [`ClientCore::attach_session`] | `session/attach {sessionId, role, historyPolicy}` (Spindle's multi-client extension of the remote transport) | same |
 
 use serde_json::value::RawValue;
@@ -22,6 +23,7 @@ use spindle_wire::client_methods::{
 };
 
 use super::core::{ClientCore, Purpose};
+use super::lifecycle::directories_param;
 use super::types::ClientError;
 use crate::jsonrpc::{RequestId, to_raw};
 
@@ -82,6 +84,9 @@ pub struct AgentSessionInfo {
     pub title: Option<String>,
     /// When the session last changed (ISO 8601), when the agent says.
     pub updated_at: Option<String>,
+    /// The session's additional workspace roots (`additionalDirectories`,
+    /// complete and in order; empty when the agent reports none).
+    pub additional_directories: Vec<String>,
     /// The whole `SessionInfo` object, as sent.
     pub raw: Value,
 }
@@ -115,6 +120,15 @@ impl SessionList {
                     cwd: text(item, fields::CWD)?,
                     title: text(item, fields::TITLE),
                     updated_at: text(item, fields::UPDATED_AT),
+                    additional_directories: item
+                        .get(fields::ADDITIONAL_DIRECTORIES)
+                        .and_then(Value::as_array)
+                        .map(|dirs| {
+                            dirs.iter()
+                                .filter_map(|d| d.as_str().map(str::to_owned))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                     raw: item.clone(),
                 })
             })
@@ -256,7 +270,8 @@ impl<T> ClientCore<T> {
 
     /// Opens an earlier session with its history replayed as updates before
     /// the answer: v1 `session/load` (needs `loadSession`), v2
-    /// `session/resume` with `replayFrom: {"type": "start"}`.
+    /// `session/resume` with `replayFrom: {"type": "start"}`. Without
+    /// additional directories: see [`ClientCore::load_session_with_directories`].
     pub fn load_session(
         &mut self,
         session_id: &str,
@@ -264,12 +279,26 @@ impl<T> ClientCore<T> {
         mcp_servers: &Value,
         data: T,
     ) -> Result<RequestId, ClientError> {
+        self.load_session_with_directories(session_id, cwd, mcp_servers, &[], data)
+    }
+
+    /// [`ClientCore::load_session`] with `additional_directories`, sent only
+    /// when the agent accepts them (see [`super::lifecycle`]).
+    pub fn load_session_with_directories(
+        &mut self,
+        session_id: &str,
+        cwd: &str,
+        mcp_servers: &Value,
+        additional_directories: &[String],
+        data: T,
+    ) -> Result<RequestId, ClientError> {
         let init = self.require_init()?;
         if init.protocol_version >= 2 {
-            return self.resume_session(
+            return self.resume_session_with_directories(
                 session_id,
                 cwd,
                 mcp_servers,
+                additional_directories,
                 Some(&json!({"type": "start"})),
                 data,
             );
@@ -279,13 +308,17 @@ impl<T> ClientCore<T> {
                 "session/load (needs agentCapabilities.loadSession)".into(),
             ));
         }
-        self.register_session(session_id);
-        let params = raw(&json!({
+        let directories = directories_param(init, additional_directories)?;
+        let mut params = json!({
             fields::SESSION_ID: session_id,
             fields::CWD: cwd,
             fields::MCP_SERVERS: mcp_servers,
-        }))?;
-        self.register(SESSION_LOAD, params, Purpose::Other, data)
+        });
+        if let Some(d) = directories {
+            params[fields::ADDITIONAL_DIRECTORIES] = d;
+        }
+        self.register_session(session_id);
+        self.register(SESSION_LOAD, raw(&params)?, Purpose::Other, data)
     }
 
     /// `session/close` (v1 behind `sessionCapabilities.close`, v2 baseline):
@@ -329,12 +362,27 @@ impl<T> ClientCore<T> {
     }
 
     /// `session/resume` (see [`InitializeOutcome::can_resume_session`](super::InitializeOutcome::can_resume_session));
-    /// `replay_from` is v2 only.
+    /// `replay_from` is v2 only. Without additional directories: see
+    /// [`ClientCore::resume_session_with_directories`].
     pub fn resume_session(
         &mut self,
         session_id: &str,
         cwd: &str,
         mcp_servers: &Value,
+        replay_from: Option<&Value>,
+        data: T,
+    ) -> Result<RequestId, ClientError> {
+        self.resume_session_with_directories(session_id, cwd, mcp_servers, &[], replay_from, data)
+    }
+
+    /// [`ClientCore::resume_session`] with `additional_directories`, sent
+    /// only when the agent accepts them (see [`super::lifecycle`]).
+    pub fn resume_session_with_directories(
+        &mut self,
+        session_id: &str,
+        cwd: &str,
+        mcp_servers: &Value,
+        additional_directories: &[String],
         replay_from: Option<&Value>,
         data: T,
     ) -> Result<RequestId, ClientError> {
@@ -350,6 +398,9 @@ impl<T> ClientCore<T> {
             } else {
                 "session/resume (the agent did not advertise capabilities.session)".into()
             }));
+        }
+        if let Some(d) = directories_param(init, additional_directories)? {
+            params[fields::ADDITIONAL_DIRECTORIES] = d;
         }
         if let Some(r) = replay_from {
             if init.protocol_version == 1 {

@@ -1,12 +1,21 @@
 //! What the agent's `initialize` result offers, read the same way for v1
 //! and v2: its authentication methods, the prompt content it accepts, and
-//! which session-history calls (`session/list`, load, resume) it supports.
+//! which session calls (`session/list`, load, resume, close, fork, delete,
+//! logout, additional directories) it supports.
 //!
 //! v1 and v2 spell these differently (see `spindle_wire::client_methods`):
 //! v1 `agentCapabilities.promptCapabilities.image: true` is v2
 //! `capabilities.session.prompt.image: {}`; v1 `sessionCapabilities.list: {}`
 //! and `.resume: {}` are baseline in v2 once `capabilities.session` is
 //! present; v1 auth methods carry `id`, v2 ones `methodId` and a `type`.
+//!
+//! | fact | v1 | v2 |
+//! |---|---|---|
+//! | close | `sessionCapabilities.close` | baseline with `capabilities.session` |
+//! | fork | `sessionCapabilities.fork` | `capabilities.session.fork` |
+//! | delete | `sessionCapabilities.delete` | `capabilities.session.delete` |
+//! | additional directories | `sessionCapabilities.additionalDirectories` | `capabilities.session.additionalDirectories` |
+//! | logout | `agentCapabilities.auth.logout` (`logout`) | a non-empty `authMethods` (`auth/logout`) |
 
 use serde_json::Value;
 use spindle_wire::client_methods::{capabilities as caps, fields};
@@ -52,6 +61,23 @@ pub struct PromptCapabilities {
     pub audio: bool,
     /// Embedded `resource` content blocks (a file's text in the prompt).
     pub embedded_context: bool,
+}
+
+/// Which session lifecycle calls the agent offers, read from its
+/// `initialize` result the same way for v1 and v2 (see the module table):
+/// what a front end shows or hides. Serialized with these field names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct SessionFeatures {
+    /// `session/close`.
+    pub can_close: bool,
+    /// `session/fork`.
+    pub can_fork: bool,
+    /// `session/delete`.
+    pub can_delete: bool,
+    /// v1 `logout`, v2 `auth/logout`.
+    pub can_logout: bool,
+    /// `additionalDirectories` on session/new, load, resume and fork.
+    pub additional_directories: bool,
 }
 
 /// `true` for v1 `true`, and for a v2 presence marker (an object, `{}`).
@@ -161,6 +187,64 @@ impl InitializeOutcome {
         self.session_capability(caps::CLOSE)
     }
 
+    /// Whether the agent offers `session/fork` (v1
+    /// `sessionCapabilities.fork`, v2 `session.fork`; unstable in both).
+    pub fn can_fork_session(&self) -> bool {
+        self.session_marker(caps::FORK)
+    }
+
+    /// Whether the agent offers `session/delete` (v1
+    /// `sessionCapabilities.delete`, v2 `session.delete`).
+    pub fn can_delete_session(&self) -> bool {
+        self.session_marker(caps::DELETE)
+    }
+
+    /// Whether the agent accepts `additionalDirectories` on session/new,
+    /// load, resume and fork (v1 `sessionCapabilities.additionalDirectories`,
+    /// v2 `session.additionalDirectories`).
+    pub fn accepts_additional_directories(&self) -> bool {
+        self.session_marker(caps::ADDITIONAL_DIRECTORIES)
+    }
+
+    /// Whether the agent offers logging out: v1 `logout` behind
+    /// `agentCapabilities.auth.logout`; v2 `auth/logout`, which an agent must
+    /// support whenever it advertises at least one auth method (and which a
+    /// client must not call otherwise).
+    pub fn can_logout(&self) -> bool {
+        if self.protocol_version >= 2 {
+            !self.auth_methods().is_empty()
+        } else {
+            present(
+                self.capabilities_value()
+                    .get(caps::AUTH)
+                    .and_then(|a| a.get(caps::LOGOUT)),
+            )
+        }
+    }
+
+    /// All the session lifecycle facts at once (see [`SessionFeatures`]).
+    pub fn session_features(&self) -> SessionFeatures {
+        SessionFeatures {
+            can_close: self.can_close_session(),
+            can_fork: self.can_fork_session(),
+            can_delete: self.can_delete_session(),
+            can_logout: self.can_logout(),
+            additional_directories: self.accepts_additional_directories(),
+        }
+    }
+
+    /// A marker that is not baseline in either version: v1
+    /// `sessionCapabilities.<key>`, v2 `session.<key>`.
+    fn session_marker(&self, key: &str) -> bool {
+        let capabilities = self.capabilities_value();
+        let holder = if self.protocol_version >= 2 {
+            self.v2_session(&capabilities)
+        } else {
+            capabilities.get(caps::SESSION_CAPABILITIES).cloned()
+        };
+        present(holder.as_ref().and_then(|s| s.get(key)))
+    }
+
     /// A v1 `sessionCapabilities` marker, or the v2 baseline.
     fn session_capability(&self, key: &str) -> bool {
         let capabilities = self.capabilities_value();
@@ -230,8 +314,65 @@ mod tests {
         }
         assert!(!v1.can_resume_session());
         assert!(v2.can_resume_session());
+        assert_eq!(v1.session_features(), SessionFeatures::default());
+        assert_eq!(
+            v2.session_features(),
+            SessionFeatures {
+                can_close: true,
+                can_logout: true,
+                ..SessionFeatures::default()
+            }
+        );
         let bare = outcome(2, json!({}), json!([]));
         assert!(!bare.can_list_sessions() && !bare.can_load_session());
         assert_eq!(bare.prompt_capabilities(), PromptCapabilities::default());
+        assert_eq!(bare.session_features(), SessionFeatures::default());
+    }
+
+    #[test]
+    fn fork_delete_logout_and_directories_per_version() {
+        let all = SessionFeatures {
+            can_close: true,
+            can_fork: true,
+            can_delete: true,
+            can_logout: true,
+            additional_directories: true,
+        };
+        let v1 = outcome(
+            1,
+            json!({"sessionCapabilities": {"close": {}, "fork": {}, "delete": {},
+                                           "additionalDirectories": {}},
+                   "auth": {"logout": {}}}),
+            json!([]),
+        );
+        assert_eq!(v1.session_features(), all);
+        // v1: auth methods alone do not advertise logout; null markers are absent.
+        let v1_nulls = outcome(
+            1,
+            json!({"sessionCapabilities": {"fork": null, "delete": null}, "auth": {"logout": null}}),
+            json!([{"id": "tok", "name": "Token"}]),
+        );
+        assert_eq!(v1_nulls.session_features(), SessionFeatures::default());
+        let v2 = outcome(
+            2,
+            json!({"session": {"fork": {}, "delete": {}, "additionalDirectories": {}}}),
+            json!([{"type": "agent", "methodId": "tok", "name": "Token"}]),
+        );
+        assert_eq!(v2.session_features(), all);
+        // v2: no auth methods, no auth/logout, whatever `auth` holds; the
+        // session markers sit under `session`, not v1's `sessionCapabilities`.
+        let v2_bare = outcome(
+            2,
+            json!({"session": {}, "auth": {"logout": {}},
+                   "sessionCapabilities": {"fork": {}}}),
+            json!([]),
+        );
+        assert_eq!(
+            v2_bare.session_features(),
+            SessionFeatures {
+                can_close: true,
+                ..SessionFeatures::default()
+            }
+        );
     }
 }

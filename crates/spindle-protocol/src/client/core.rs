@@ -28,8 +28,8 @@ use crate::req_queue::ReqQueue;
 use crate::transport::{Incoming, decode_line_into};
 use spindle_wire::client_methods::{
     CANCEL_REQUEST, ELICITATION_CREATE, FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE, INITIALIZE,
-    SESSION_CANCEL, SESSION_NEW, SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE,
-    TERMINAL_PREFIX, fields,
+    SESSION_CANCEL, SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE, TERMINAL_PREFIX,
+    fields,
 };
 
 /// Why the client sent a request; decides what its response does.
@@ -236,17 +236,15 @@ impl<T> ClientCore<T> {
         self.init.as_ref().ok_or(ClientError::NotInitialized)
     }
 
-    /// `session/new`.
+    /// `session/new` (without additional directories: see
+    /// [`ClientCore::new_session_with_directories`]).
     pub fn new_session(
         &mut self,
         cwd: &str,
         mcp_servers: &Value,
         data: T,
     ) -> Result<RequestId, ClientError> {
-        self.require_init()?;
-        let params = to_raw(&json!({ fields::CWD: cwd, fields::MCP_SERVERS: mcp_servers }))
-            .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.register(SESSION_NEW, params, Purpose::NewSession, data)
+        self.new_session_with_directories(cwd, mcp_servers, &[], data)
     }
 
     /// `session/prompt` with `blocks` as the prompt.

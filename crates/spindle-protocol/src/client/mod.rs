@@ -10,6 +10,7 @@ mod capabilities;
 mod core;
 mod dispatch;
 mod handshake;
+mod lifecycle;
 mod sessions;
 mod types;
 
@@ -24,13 +25,25 @@ use tokio::sync::{mpsc, oneshot};
 use crate::jsonrpc::{RequestId, ResponseError};
 use crate::transport::{ChildHandle, Connection, MessageSender, SpawnOptions, spawn_child};
 pub use calls::{AgentSessionInfo, AttachRole, HistoryPolicy, SessionList};
-pub use capabilities::{AGENT_AUTH_KIND, AuthMethod, PromptCapabilities};
+pub use capabilities::{AGENT_AUTH_KIND, AuthMethod, PromptCapabilities, SessionFeatures};
 pub use core::{ClientCore, Completion, HandshakePhase};
 use dispatch::{Shared, Step, Waiter, complete, dispatch_loop};
 pub use types::{
     ClientError, ClientEvent, ClientEvents, ClientInfo, ClientOptions, InitializeOutcome,
     PromptOutcome, ProtocolChoice, WireDirection, WireRecord,
 };
+
+/// The `sessionId` of a session/new or session/fork result.
+fn session_id_of(raw: &RawValue, method: &str) -> Result<String, ClientError> {
+    #[derive(Deserialize)]
+    struct NewSession {
+        #[serde(rename = "sessionId")]
+        session_id: String,
+    }
+    serde_json::from_str::<NewSession>(raw.get())
+        .map(|parsed| parsed.session_id)
+        .map_err(|e| ClientError::Protocol(format!("{method} result without sessionId: {e}")))
+}
 
 /// An ACP client over a [`Connection`]. Cheap to clone; all clones share the
 /// connection and the event stream.
@@ -160,18 +173,102 @@ impl AcpClient {
         cwd: &str,
         mcp_servers: &Value,
     ) -> Result<(String, Box<RawValue>), ClientError> {
+        self.new_session_with_directories(cwd, mcp_servers, &[])
+            .await
+    }
+
+    /// `session/new` with `additional_directories` (absolute workspace roots
+    /// besides `cwd`; sent only when the agent accepts them: show
+    /// [`InitializeOutcome::additional_directories_note`] otherwise).
+    /// Returns the new session id and the raw result.
+    pub async fn new_session_with_directories(
+        &self,
+        cwd: &str,
+        mcp_servers: &Value,
+        additional_directories: &[String],
+    ) -> Result<(String, Box<RawValue>), ClientError> {
         let raw = self
-            .request_with(|core, waiter| core.new_session(cwd, mcp_servers, waiter))
+            .request_with(|core, waiter| {
+                core.new_session_with_directories(cwd, mcp_servers, additional_directories, waiter)
+            })
             .await?;
-        #[derive(Deserialize)]
-        struct NewSession {
-            #[serde(rename = "sessionId")]
-            session_id: String,
-        }
-        let parsed: NewSession = serde_json::from_str(raw.get()).map_err(|e| {
-            ClientError::Protocol(format!("session/new result without sessionId: {e}"))
-        })?;
-        Ok((parsed.session_id, raw))
+        Ok((session_id_of(&raw, "session/new")?, raw))
+    }
+
+    /// `session/fork` (unstable; v1 `sessionCapabilities.fork`, v2
+    /// `session.fork`): a new session whose context is a copy of
+    /// `session_id`'s; see [`ClientCore::fork_session`]. Returns the new
+    /// session id and the raw result.
+    pub async fn fork_session(
+        &self,
+        session_id: &str,
+        cwd: &str,
+        mcp_servers: &Value,
+        additional_directories: &[String],
+    ) -> Result<(String, Box<RawValue>), ClientError> {
+        let raw = self
+            .request_with(|core, waiter| {
+                core.fork_session(session_id, cwd, mcp_servers, additional_directories, waiter)
+            })
+            .await?;
+        Ok((session_id_of(&raw, "session/fork")?, raw))
+    }
+
+    /// `session/delete` (v1 `sessionCapabilities.delete`, v2
+    /// `session.delete`): the agent forgets `session_id`.
+    pub async fn delete_session(&self, session_id: &str) -> Result<Box<RawValue>, ClientError> {
+        self.request_with(|core, waiter| core.delete_session(session_id, waiter))
+            .await
+    }
+
+    /// Logs out: v1 `logout` (needs `auth.logout`), v2 `auth/logout` (needs a
+    /// non-empty `authMethods`); see [`ClientCore::logout`].
+    pub async fn logout(&self) -> Result<Box<RawValue>, ClientError> {
+        self.request_with(|core, waiter| core.logout(waiter)).await
+    }
+
+    /// [`AcpClient::load_session`] with `additional_directories` (sent only
+    /// when the agent accepts them).
+    pub async fn load_session_with_directories(
+        &self,
+        session_id: &str,
+        cwd: &str,
+        mcp_servers: &Value,
+        additional_directories: &[String],
+    ) -> Result<Box<RawValue>, ClientError> {
+        self.request_with(|core, waiter| {
+            core.load_session_with_directories(
+                session_id,
+                cwd,
+                mcp_servers,
+                additional_directories,
+                waiter,
+            )
+        })
+        .await
+    }
+
+    /// [`AcpClient::resume_session`] with `additional_directories` (sent
+    /// only when the agent accepts them).
+    pub async fn resume_session_with_directories(
+        &self,
+        session_id: &str,
+        cwd: &str,
+        mcp_servers: &Value,
+        additional_directories: &[String],
+        replay_from: Option<&Value>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        self.request_with(|core, waiter| {
+            core.resume_session_with_directories(
+                session_id,
+                cwd,
+                mcp_servers,
+                additional_directories,
+                replay_from,
+                waiter,
+            )
+        })
+        .await
     }
 
     /// Opens an earlier session with its history replayed as updates before
