@@ -271,6 +271,12 @@ pub(crate) enum Pending {
     Authenticate,
     /// `session/set_mode` or `session/set_config_option`, asked for from the page.
     Setting,
+    /// `session/close`, `session/fork` (`task/lifecycle.rs`).
+    Lifecycle,
+    /// `session/delete`: once answered, the agent session is gone (not closed afterwards).
+    Delete,
+    /// `logout` (v2 `auth/logout`): once answered, the session waits for a sign-in again.
+    Logout,
 }
 
 /// How a web session opens its agent session when the agent starts.
@@ -325,7 +331,9 @@ pub(crate) struct Startup {
     /// The servers configured for every session ([`AgentSettings::mcp_servers`]).
     pub(crate) mcp_servers: Vec<McpServerConfig>,
     /// The `mcpServers` of this agent's session requests: those its capabilities accept.
-    mcp_request: Value,
+    pub(crate) mcp_request: Value,
+    /// The session's additional directories (absolute), sent when the agent accepts them.
+    pub(crate) additional_directories: Vec<String>,
 }
 
 impl Startup {
@@ -342,6 +350,7 @@ impl Startup {
             cwd: cwd.display().to_string(),
             mcp_servers: Vec::new(),
             mcp_request: json!([]),
+            additional_directories: Vec::new(),
         }
     }
 
@@ -417,7 +426,15 @@ impl Startup {
                     error_message(&error)
                 )));
             }
-            (Pending::Prompt { .. } | Pending::Authenticate | Pending::Setting, _) => {}
+            (
+                Pending::Prompt { .. }
+                | Pending::Authenticate
+                | Pending::Setting
+                | Pending::Lifecycle
+                | Pending::Delete
+                | Pending::Logout,
+                _,
+            ) => {}
         }
         steps
     }
@@ -440,6 +457,9 @@ impl Startup {
                 steps.push(StartupStep::Warning(notes.join(". ")));
             }
             self.mcp_request = selection.mcp_servers;
+            if let Some(note) = init.additional_directories_note(&self.additional_directories) {
+                steps.push(StartupStep::Warning(format!("{note}.")));
+            }
         }
         let Some(previous) = self.previous_agent_session.clone() else {
             return self.new_session(client, steps);
@@ -448,16 +468,23 @@ impl Startup {
             (init.can_resume_session(), init.can_load_session())
         });
         let resume = |client: &mut AgentClient| {
-            client.resume_session(
+            client.resume_session_with_directories(
                 &previous,
                 &self.cwd,
                 &self.mcp_request,
+                &self.additional_directories,
                 None,
                 Pending::Resume,
             )
         };
         let load = |client: &mut AgentClient| {
-            client.load_session(&previous, &self.cwd, &self.mcp_request, Pending::Load)
+            client.load_session_with_directories(
+                &previous,
+                &self.cwd,
+                &self.mcp_request,
+                &self.additional_directories,
+                Pending::Load,
+            )
         };
         let sent = match (self.open, can) {
             (OpenMode::Continue | OpenMode::Resume, (true, _)) => resume(client),
@@ -490,7 +517,12 @@ impl Startup {
     }
 
     fn new_session(&mut self, client: &mut AgentClient, steps: &mut Vec<StartupStep>) {
-        if let Err(error) = client.new_session(&self.cwd, &self.mcp_request, Pending::NewSession) {
+        if let Err(error) = client.new_session_with_directories(
+            &self.cwd,
+            &self.mcp_request,
+            &self.additional_directories,
+            Pending::NewSession,
+        ) {
             steps.push(StartupStep::Failed(error.to_string()));
         }
     }

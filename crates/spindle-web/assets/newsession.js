@@ -1,6 +1,7 @@
-// The new-session form's choices beyond the agent and the directory: which of the configured MCP
-// servers the session gets (GET /api/mcp-servers: names, kinds and targets, never a secret; all
-// checked at first). panels.js owns the form and asks this module what to add to the body of
+// The new-session form's choices beyond the agent and the directory: the additional directories
+// (one absolute path a line; the server checks them) and which of the configured MCP servers the
+// session gets (GET /api/mcp-servers: names, kinds and targets, never a secret; all checked at
+// first). panels.js owns the form and asks this module what to add to the body of
 // POST /api/sessions.
 
 import { $, el, api, banner } from "./dom.js";
@@ -34,6 +35,8 @@ export function createSessionForm() {
   // What the form adds to POST /api/sessions: `mcpServers` only when servers are configured
   // (absent: every one, which is also what a server with none expects).
   function fill(body) {
+    const dirs = $("new-session-dirs").value.split("\n").map((d) => d.trim()).filter(Boolean);
+    if (dirs.length) body.additionalDirectories = dirs;
     if (servers.length) {
       body.mcpServers = [...document.querySelectorAll("#new-session-mcp-list input")]
         .filter((b) => b.checked).map((b) => b.value);

@@ -5,6 +5,7 @@
 
 import { $, el, api, banner } from "./dom.js";
 import { createSessionForm } from "./newsession.js";
+import { forkedFrom, offerFork, offerAgentDelete, deletePath, signOutButton } from "./lifecycle.js";
 
 export function createPanels(ctx) {
   const sessionPath = (tail) => "/api/sessions/" + encodeURIComponent(ctx.session()) + tail;
@@ -19,6 +20,7 @@ export function createPanels(ctx) {
     agent = null;
     agentFor = null;
     lastStatus = null;
+    authMessage = "";
     showAuth(false);
     $("agent-info").replaceChildren();
     $("standing-list").replaceChildren();
@@ -45,6 +47,7 @@ export function createPanels(ctx) {
     const name = $("session-agent");
     name.textContent = agentLabel(a);
     name.dataset.available = String(a.available !== false);
+    $("session-parent").textContent = forkedFrom(listed.get(String(ctx.session())));
     head.title = a.available === false ? "This server does not offer this agent: the session is read-only here" : "Agent id: " + a.id;
   }
 
@@ -112,6 +115,8 @@ export function createPanels(ctx) {
     rows.push(el("div", "agent-facts", facts.join(" \u00b7 ")));
     const mcp = mcpRows(agent.mcpServers);
     if (mcp) rows.push(mcp);
+    const signOut = signOutButton(ctx.session(), agent, loadAgent);
+    if (signOut) rows.push(signOut);
     box.replaceChildren(...rows);
   }
 
@@ -146,7 +151,8 @@ export function createPanels(ctx) {
     const list = Array.isArray(methods) ? methods : (agent && Array.isArray(agent.authMethods) ? agent.authMethods : []);
     const buttons = $("auth-methods");
     buttons.replaceChildren();
-    $("auth-error").textContent = "";
+    // The agent's reason (a sign-out, an expired login) stays while the card does.
+    $("auth-error").textContent = authMessage;
     if (!list.length) {
       buttons.appendChild(el("div", "muted", "The agent names no sign-in method; sign in outside Spindle and restart the session."));
     }
@@ -197,17 +203,14 @@ export function createPanels(ctx) {
   // A session status from the server (`web_status` op). The agent's
   // facts are known once it is ready, so they are asked for again when the status changes.
   let lastStatus = null;
+  let authMessage = ""; // why the agent asks for a sign-in (web_status), shown on the card
 
   function onStatus(status) {
     if (!status || typeof status !== "object") return;
     const changed = status.status !== lastStatus;
     lastStatus = status.status;
-    if (status.status === "needs_auth") {
-      showAuth(true, status.authMethods);
-      if (status.message) $("auth-error").textContent = String(status.message);
-    } else {
-      showAuth(false);
-    }
+    authMessage = status.status === "needs_auth" && status.message ? String(status.message) : "";
+    showAuth(status.status === "needs_auth", status.authMethods);
     if (changed) loadAgent();
   }
 
@@ -628,7 +631,7 @@ export function createPanels(ctx) {
         const name = b.appendChild(el("span", "session-agent-name", agentLabel(s.agent)));
         name.dataset.available = String(s.agent.available !== false);
       }
-      const where = [s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
+      const where = [forkedFrom(s), s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
       if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
       if (String(s.id) === String(ctx.session())) b.setAttribute("aria-current", "true");
       b.addEventListener("click", () => ctx.select(s.id));
@@ -663,21 +666,23 @@ export function createPanels(ctx) {
     closeMenus();
     const menu = el("div", "session-menu");
     menu.setAttribute("role", "menu");
-    for (const [action, label] of [["rename", "Rename\u2026"], ["delete", "Delete\u2026"]]) {
-      const item = el("button", null, label);
-      item.type = "button";
-      item.dataset.action = action;
-      item.setAttribute("role", "menuitem");
-      item.addEventListener("click", (event) => {
+    const item = (action, label) => {
+      const node = el("button", null, label);
+      node.type = "button";
+      node.dataset.action = action;
+      node.setAttribute("role", "menuitem");
+      node.addEventListener("click", (event) => {
         event.stopPropagation();
         closeMenus(menu);
         menu.remove();
         button.setAttribute("aria-expanded", "false");
         if (action === "rename") startRename(li, s);
-        else confirmDelete(s);
+        else if (action === "delete") confirmDelete(s);
       });
-      menu.appendChild(item);
-    }
+      return node;
+    };
+    menu.append(item("rename", "Rename\u2026"), item("delete", "Delete\u2026"));
+    offerFork(menu, s, item, async (created) => { await refreshSessions(); ctx.select(created.id); });
     menu.addEventListener("keydown", (event) => {
       const items = [...menu.querySelectorAll("button")];
       const at = items.indexOf(document.activeElement);
@@ -750,11 +755,12 @@ export function createPanels(ctx) {
     $("confirm-text").textContent = "Its agent is stopped, and Spindle deletes its transcript and log. "
       + "What the agent keeps of the session on its side stays. This cannot be undone.";
     $("confirm-ok").textContent = "Delete";
+    offerAgentDelete(s);
     dialog.returnValue = "";
     dialog.addEventListener("close", async () => {
       if (dialog.returnValue !== "confirm") return;
       try {
-        await api("/api/sessions/" + encodeURIComponent(s.id), undefined, "DELETE");
+        await api(deletePath(s), undefined, "DELETE");
         banner(null, null, "delete");
       } catch (e) {
         banner("Cannot delete the session: " + e.message, "error", "delete");

@@ -36,6 +36,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/composer.js", get(composer_js)),
         ("/panels.js", get(panels_js)),
         ("/newsession.js", get(newsession_js)),
+        ("/lifecycle.js", get(lifecycle_js)),
         ("/cards.js", get(cards_js)),
         ("/entries.js", get(entries_js)),
         ("/window.js", get(window_js)),
@@ -61,6 +62,8 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
             patch(api::rename_session).delete(api::delete_session),
         ),
         ("/api/sessions/{id}/events", get(events)),
+        ("/api/sessions/{id}/fork", post(api::fork_session)),
+        ("/api/sessions/{id}/logout", post(api::logout)),
         (
             "/api/sessions/{id}/prompt",
             post(api::prompt).layer(DefaultBodyLimit::max(api::MAX_PROMPT_BODY)),
@@ -159,6 +162,13 @@ async fn panels_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/panels.js"),
+    )
+}
+
+async fn lifecycle_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/lifecycle.js"),
     )
 }
 
@@ -475,6 +485,7 @@ mod tests {
                 "/composer.js",
                 "/panels.js",
                 "/newsession.js",
+                "/lifecycle.js",
                 "/cards.js",
                 "/entries.js",
                 "/window.js",
@@ -494,6 +505,8 @@ mod tests {
                 "/api/agent-sessions",
                 "/api/sessions/{id}",
                 "/api/sessions/{id}/events",
+                "/api/sessions/{id}/fork",
+                "/api/sessions/{id}/logout",
                 "/api/sessions/{id}/prompt",
                 "/api/sessions/{id}/cancel",
                 "/api/sessions/{id}/permission",

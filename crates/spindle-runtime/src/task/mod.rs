@@ -15,6 +15,7 @@ mod features;
 mod forward;
 mod host;
 mod lease;
+mod lifecycle;
 mod state;
 
 use std::collections::{HashMap, VecDeque};
@@ -89,6 +90,9 @@ impl SessionTask {
     ) -> SessionTask {
         let mut startup = Startup::new(start.agent_session_id, &start.root, start.open);
         startup.mcp_servers = settings.mcp_servers_for(&start.setup);
+        startup
+            .additional_directories
+            .clone_from(&start.setup.additional_directories);
         SessionTask {
             id: start.id,
             core,
@@ -473,6 +477,9 @@ impl SessionTask {
                 let _ = done.send(());
             }
             Command::Renamed => self.titled = true,
+            Command::ForkAgentSession(reply) => self.fork_agent_session(reply),
+            Command::DeleteAgentSession(reply) => self.delete_agent_session(reply),
+            Command::Logout(reply) => self.logout(reply),
         }
     }
 
@@ -651,6 +658,7 @@ impl SessionTask {
     }
 
     async fn stop_agent(&mut self) {
+        self.close_agent_session().await;
         if let Some(mut agent) = self.agent.take() {
             agent.host.shutdown().await;
             agent.link.kill().await;

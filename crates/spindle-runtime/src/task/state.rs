@@ -96,6 +96,12 @@ pub(crate) enum Command {
     Followed,
     /// The user named the session: its first prompt no longer titles it.
     Renamed,
+    /// `session/fork` of the open agent session (`task/lifecycle.rs`).
+    ForkAgentSession(ValueReply),
+    /// `session/delete` of the session's agent session.
+    DeleteAgentSession(ValueReply),
+    /// `logout` (v2 `auth/logout`); the session then needs a sign-in.
+    Logout(ValueReply),
 }
 
 /// The most agent lines recorded in one transaction / one SSE batch.
