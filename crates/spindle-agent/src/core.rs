@@ -8,7 +8,8 @@
 //! This module holds the state and the JSON-RPC dispatch; the methods live
 //! by concern in `handshake` (initialize, session/new), `turns` (prompt,
 //! end, fail, cancel, permission answers), `runner` (executing programs) and
-//! `session_methods` (modes, config, list, resume, close). The core asks the
+//! `session_methods` (modes, config, list, resume, close), `lifecycle_methods`
+//! (fork, delete). The core asks the
 //! scenarios for programs through a [`TurnCtx`](crate::turn_context::TurnCtx);
 //! the scenarios never see the core.
 
@@ -23,13 +24,14 @@ use crate::script::Script;
 use crate::turn_context::{Connection, SessionState};
 use crate::wire::{self, ProtocolChoice, Version, codes};
 use spindle_wire::client_methods::{
-    AUTH_LOGIN, AUTH_LOGOUT, AUTHENTICATE, INITIALIZE, SESSION_CANCEL, SESSION_CLOSE, SESSION_LIST,
-    SESSION_LOAD, SESSION_NEW, SESSION_PROMPT, SESSION_RESUME, SESSION_SET_CONFIG_OPTION,
-    SESSION_SET_MODE,
+    AUTH_LOGIN, AUTH_LOGOUT, AUTHENTICATE, INITIALIZE, LOGOUT, SESSION_CANCEL, SESSION_CLOSE,
+    SESSION_DELETE, SESSION_FORK, SESSION_LIST, SESSION_LOAD, SESSION_NEW, SESSION_PROMPT,
+    SESSION_RESUME, SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE,
 };
 
 mod handshake;
 mod history_methods;
+mod lifecycle_methods;
 mod runner;
 mod session_methods;
 mod turns;
@@ -161,6 +163,12 @@ struct Session {
     title: Option<String>,
     /// Last activity (ISO 8601), when the agent has a wall clock.
     updated_at: Option<String>,
+    /// Deleted (`session/delete`): kept in the list so the indices of
+    /// outstanding requests stay valid, but found by no lookup.
+    deleted: bool,
+    /// Closed (`session/close`): its work was cancelled; prompts are
+    /// refused until the client loads or resumes it again.
+    closed: bool,
 }
 
 impl Session {
@@ -179,6 +187,8 @@ impl Session {
             history: Vec::new(),
             title: None,
             updated_at: None,
+            deleted: false,
+            closed: false,
         }
     }
 }
@@ -210,6 +220,8 @@ pub struct AgentCore {
     now_ms: u64,
     /// Sessions created so far (for ids).
     created: u64,
+    /// Sessions deleted whose state-directory file the driver removes.
+    deleted: Vec<String>,
 }
 
 impl AgentCore {
@@ -222,6 +234,7 @@ impl AgentCore {
             persisted: Vec::new(),
             now_ms: 0,
             created: 0,
+            deleted: Vec::new(),
             config,
             conn: None,
             sessions: Vec::new(),
@@ -259,6 +272,12 @@ impl AgentCore {
     /// [`AgentConfig::persist`]).
     pub fn take_persisted(&mut self) -> Vec<PersistedLine> {
         std::mem::take(&mut self.persisted)
+    }
+
+    /// Sessions deleted (`session/delete`) whose `<sessionId>.jsonl` the
+    /// driver removes from the state directory (only with one).
+    pub fn take_deleted(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.deleted)
     }
 
     /// The client closed its side: finish what can finish, then exit.
@@ -364,10 +383,12 @@ impl AgentCore {
             (SESSION_LIST, _) => self.list_sessions(&id, &params),
             (SESSION_LOAD, Version::V1) => self.load_session(&id, &params),
             (SESSION_RESUME, _) => self.resume_session(&id, &params),
+            (SESSION_FORK, _) => self.fork_session(&id, &params),
+            (SESSION_DELETE, _) => self.delete_session(&id, &params),
             (AUTHENTICATE, Version::V1) | (AUTH_LOGIN, Version::V2) => {
                 self.authenticate(&id, &params);
             }
-            (AUTH_LOGOUT, Version::V2) => self.logout(&id),
+            (LOGOUT, Version::V1) | (AUTH_LOGOUT, Version::V2) => self.logout(&id),
             _ => {
                 let msg = format!("method not found: {method}");
                 self.send_error(&id, codes::METHOD_NOT_FOUND, &msg);
@@ -393,7 +414,7 @@ impl AgentCore {
 
     fn session_index(&self, params: &Value) -> Option<usize> {
         let sid = params.get("sessionId").and_then(Value::as_str)?;
-        self.sessions.iter().position(|s| s.id == sid)
+        self.sessions.iter().position(|s| s.id == sid && !s.deleted)
     }
 
     fn lookup_session(&mut self, id: &Value, params: &Value) -> Option<usize> {

@@ -177,6 +177,7 @@ where
                 if !lines.is_empty() {
                     crate::state_dir::append(dir, &lines)?;
                 }
+                crate::state_dir::remove(dir, &core.take_deleted())?;
             }
             if !core.output().is_empty() {
                 if let Some(recorder) = recorder.as_mut() {

@@ -5,9 +5,9 @@
 //! The history is version-neutral (the user's prompt blocks and the agent's
 //! reply texts, plus the config values), so a session recorded over v1 replays as
 //! valid v2 and the other way round. On disk each session is one JSONL file
-//! `<sessionId>.jsonl`, one record per line: `{"session":{"sessionId","cwd"}}`
+//! `<sessionId>.jsonl`, one record per line: `{"session":{"sessionId","cwd","additionalDirectories"?}}`
 //! first, then `{"user":[blocks]}`, `{"agent":"text"}`, `{"tool":{...}}` (a tool
-//! call as it ended, `history_turn`), `{"plan":[{"content","status"}]}`, `{"config":{"id","value"}}`,
+//! call as it ended, `history_turn`), `{"plan":[{"content","status"}]}`, `{"config":{"id","value"}}`, `{"title":"…"}`,
 //! each with an `"at"` ISO 8601 time when the agent has a wall clock. The
 //! core only produces these lines ([`PersistedLine`]); the driver writes
 //! them.
@@ -40,6 +40,8 @@ pub struct StoredSession {
     pub session_id: String,
     /// Its working directory.
     pub cwd: String,
+    /// Its additional workspace roots (`additionalDirectories`).
+    pub additional_directories: Vec<String>,
     /// Its title: the start of its first prompt.
     pub title: Option<String>,
     /// Its last activity (ISO 8601), when recorded.
@@ -86,12 +88,29 @@ pub fn safe_session_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// The record starting a session's file.
-pub fn session_record(session_id: &str, cwd: &str, at: Option<&str>) -> Value {
-    with_time(
-        json!({"session": {fields::SESSION_ID: session_id, fields::CWD: cwd}}),
-        at,
-    )
+/// The record starting a session's file (`additionalDirectories` only when
+/// there are some).
+pub fn session_record(
+    session_id: &str,
+    cwd: &str,
+    additional_directories: &[String],
+    at: Option<&str>,
+) -> Value {
+    let mut head = json!({fields::SESSION_ID: session_id, fields::CWD: cwd});
+    if !additional_directories.is_empty() {
+        head[fields::ADDITIONAL_DIRECTORIES] = json!(additional_directories);
+    }
+    with_time(json!({ "session": head }), at)
+}
+
+/// The record of one history entry (to copy a history into a fork's file).
+pub fn entry_record(entry: &HistoryEntry, at: Option<&str>) -> Value {
+    match entry {
+        HistoryEntry::User(blocks) => user_record(blocks, at),
+        HistoryEntry::Agent(text) => agent_record(text, at),
+        HistoryEntry::Tool(tool) => tool_record(tool, at),
+        HistoryEntry::Plan(entries) => plan_record(entries, at),
+    }
 }
 
 /// A prompt's record.
@@ -116,6 +135,11 @@ pub fn plan_record(entries: &[(String, String)], at: Option<&str>) -> Value {
         .map(|(content, status)| json!({"content": content, "status": status}))
         .collect();
     with_time(json!({"plan": entries}), at)
+}
+
+/// A title's record (the agent announced it in a `session_info_update`).
+pub fn title_record(title: &str, at: Option<&str>) -> Value {
+    with_time(json!({ "title": title }), at)
 }
 
 /// A config change's record (`mode`, `model`, `effort`).
@@ -149,6 +173,15 @@ impl StoredSession {
             session_id: text_of(head, fields::SESSION_ID)
                 .ok_or("the session record has no sessionId")?,
             cwd: text_of(head, fields::CWD).ok_or("the session record has no cwd")?,
+            additional_directories: head
+                .get(fields::ADDITIONAL_DIRECTORIES)
+                .and_then(Value::as_array)
+                .map(|dirs| {
+                    dirs.iter()
+                        .filter_map(|d| d.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
             title: None,
             updated_at: text_of(&first, "at"),
             config: Vec::new(),
@@ -182,6 +215,8 @@ impl StoredSession {
                     })
                     .collect();
                 stored.entries.push(HistoryEntry::Plan(entries));
+            } else if let Some(title) = record.get("title").and_then(Value::as_str) {
+                stored.title = Some(title.to_owned());
             } else if let Some(config) = record.get("config")
                 && let (Some(id), Some(value)) = (text_of(config, "id"), text_of(config, "value"))
             {
@@ -290,7 +325,7 @@ mod tests {
     #[test]
     fn a_session_file_round_trips_and_bad_files_are_refused() {
         let lines = [
-            session_record("sess_a", "/w", Some("2026-11-26T00:00:00.000Z")),
+            session_record("sess_a", "/w", &[], Some("2026-11-26T00:00:00.000Z")),
             user_record(
                 &[json!({"type": "text", "text": "fix the build\nplease"})],
                 None,

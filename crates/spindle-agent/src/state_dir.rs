@@ -56,6 +56,21 @@ pub fn append(dir: &Path, lines: &[PersistedLine]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Removes the files of deleted sessions (`session/delete`) from `dir`; a
+/// file already gone is no error.
+pub fn remove(dir: &Path, session_ids: &[String]) -> std::io::Result<()> {
+    for session_id in session_ids {
+        if !safe_session_id(session_id) {
+            continue;
+        }
+        match std::fs::remove_file(dir.join(format!("{session_id}.jsonl"))) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Fills in what `--state-dir` needs before the core starts: the stored
 /// sessions, a wall-clock origin for `updatedAt`, a session id prefix
 /// unique to this process (agents sharing the directory never reuse an id),

@@ -56,6 +56,9 @@ pub(crate) struct SessionState {
     pub script_pos: usize,
     /// The MCP servers the client gave the session (see `mcp_report`).
     pub mcp_servers: Vec<String>,
+    /// The session's additional workspace roots (`additionalDirectories` of
+    /// session/new, load, resume or fork), absolute, in order.
+    pub additional_directories: Vec<String>,
 }
 
 impl SessionState {
@@ -71,6 +74,7 @@ impl SessionState {
             effort: DEFAULT_EFFORT.to_owned(),
             script_pos: 0,
             mcp_servers: Vec::new(),
+            additional_directories: Vec::new(),
         }
     }
 

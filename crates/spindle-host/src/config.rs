@@ -1,5 +1,6 @@
 //! What a [`crate::Host`] may do: the file-system policy, whether terminals
-//! are offered, the workspace root and the size limits.
+//! are offered, the workspace root (and the session's additional
+//! directories) and the size limits.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -107,6 +108,11 @@ pub struct HostConfig {
     /// The workspace root (the session's working directory): every path the
     /// agent names, and every terminal's `cwd`, must lie under it.
     pub root: PathBuf,
+    /// The session's additional directories (ACP `additionalDirectories`,
+    /// absolute): paths under them are in scope too, with the same checks
+    /// (no `..`, no symbolic link out of every root, no system trees).
+    /// Relative paths are still taken from [`HostConfig::root`].
+    pub additional_roots: Vec<PathBuf>,
     /// File access.
     pub fs: FsPolicy,
     /// Offer terminals (`terminal: true`).
@@ -116,10 +122,12 @@ pub struct HostConfig {
 }
 
 impl HostConfig {
-    /// `root` with policy [`FsPolicy::Ask`], terminals on, default limits.
+    /// `root` with policy [`FsPolicy::Ask`], terminals on, default limits,
+    /// no additional directories.
     pub fn new(root: impl Into<PathBuf>) -> HostConfig {
         HostConfig {
             root: root.into(),
+            additional_roots: Vec::new(),
             fs: FsPolicy::Ask,
             terminals: true,
             limits: HostLimits::default(),

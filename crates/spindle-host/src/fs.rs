@@ -227,7 +227,7 @@ pub(crate) fn perform_write(scope: &Scope, write: &PendingWrite) -> Result<(), F
         // Check again what was created (a link planted meanwhile is caught).
         let created =
             std::fs::canonicalize(dir).map_err(|e| io_error(&write.display_path, dir, e))?;
-        if !created.starts_with(scope.root()?) {
+        if !scope.contains(&created) {
             return Err(FsError::new(
                 FsErrorKind::OutsideRoot,
                 format!("{}: the directory left the workspace", write.display_path),

@@ -133,7 +133,7 @@ impl Host {
     /// A host with this configuration, and the receiver of its events.
     pub fn new(config: HostConfig) -> (Host, mpsc::UnboundedReceiver<HostEvent>) {
         let (events, rx) = mpsc::unbounded_channel();
-        let scope = Scope::new(&config.root);
+        let scope = Scope::with_additional(&config.root, &config.additional_roots);
         let host = Host {
             inner: Arc::new(Inner {
                 config,

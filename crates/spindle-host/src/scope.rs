@@ -8,7 +8,8 @@
 //! 2. no `..` component, anywhere (lexical `..` disagrees with the kernel's
 //!    once a symbolic link precedes it, so it is refused outright);
 //! 3. an absolute path must start with the root, as configured or as its
-//!    canonical form;
+//!    canonical form, or with one of the session's additional directories
+//!    (`additionalDirectories`), each a root of its own for rules 2 to 5;
 //! 4. the path is canonicalized (for a file that does not exist yet, its
 //!    deepest existing ancestor is), and the result must still lie under the
 //!    canonical root: a symbolic link inside the root that points out of it
@@ -23,28 +24,16 @@ use crate::errors::{FsError, FsErrorKind};
 /// System trees never served, even under a root that contains them.
 const SYSTEM_TREES: [&str; 3] = ["/proc", "/sys", "/dev"];
 
-/// The workspace root.
+/// One root: as configured (made absolute) and canonical (or why there is
+/// no canonical form).
 #[derive(Debug)]
-pub(crate) struct Scope {
-    /// The root as configured (made absolute).
-    root: PathBuf,
-    /// The canonical root, or why there is none.
+struct Root {
+    configured: PathBuf,
     canonical: Result<PathBuf, String>,
 }
 
-/// A path that passed the checks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Resolved {
-    /// Canonical (for a file not yet there: canonical ancestor + the rest).
-    pub path: PathBuf,
-    /// Relative to the root, for people (`.` for the root itself).
-    pub display: String,
-    /// The path exists.
-    pub exists: bool,
-}
-
-impl Scope {
-    pub(crate) fn new(root: &Path) -> Scope {
+impl Root {
+    fn new(root: &Path, what: &str) -> Root {
         let root = if root.is_absolute() {
             root.to_path_buf()
         } else {
@@ -54,27 +43,72 @@ impl Scope {
         };
         let canonical = match std::fs::canonicalize(&root) {
             Ok(c) if c.is_dir() => Ok(c),
-            Ok(_) => Err(format!(
-                "the workspace root {} is not a directory",
-                root.display()
-            )),
-            Err(e) => Err(format!(
-                "the workspace root {} cannot be used: {e}",
-                root.display()
-            )),
+            Ok(_) => Err(format!("{what} {} is not a directory", root.display())),
+            Err(e) => Err(format!("{what} {} cannot be used: {e}", root.display())),
         };
-        Scope { root, canonical }
+        Root {
+            configured: root,
+            canonical,
+        }
     }
 
-    /// The canonical root.
-    pub(crate) fn root(&self) -> Result<&Path, FsError> {
+    fn canonical(&self) -> Result<&Path, FsError> {
         self.canonical
             .as_deref()
             .map_err(|e| FsError::new(FsErrorKind::Io, e.clone()))
     }
+}
 
-    /// Rules 1 to 3: the path relative to the root.
-    fn relative_part(&self, path: &str) -> Result<PathBuf, FsError> {
+/// The workspace root and the session's additional directories: a path is
+/// in scope when it lies under any of them (relative paths are taken from
+/// the workspace root).
+#[derive(Debug)]
+pub(crate) struct Scope {
+    /// The workspace root first, then the additional directories.
+    roots: Vec<Root>,
+}
+
+/// A path that passed the checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Resolved {
+    /// Canonical (for a file not yet there: canonical ancestor + the rest).
+    pub path: PathBuf,
+    /// Relative to the workspace root, for people (`.` for the root
+    /// itself); absolute for a path in an additional directory.
+    pub display: String,
+    /// The path exists.
+    pub exists: bool,
+}
+
+impl Scope {
+    /// The workspace `root` and `additional` directories (each also a root
+    /// of its own for rules 2 to 5).
+    pub(crate) fn with_additional(root: &Path, additional: &[PathBuf]) -> Scope {
+        let mut roots = vec![Root::new(root, "the workspace root")];
+        roots.extend(
+            additional
+                .iter()
+                .map(|dir| Root::new(dir, "the additional directory")),
+        );
+        Scope { roots }
+    }
+
+    /// The canonical workspace root.
+    pub(crate) fn root(&self) -> Result<&Path, FsError> {
+        self.roots[0].canonical()
+    }
+
+    /// Whether a canonical path lies under one of the canonical roots.
+    pub(crate) fn contains(&self, canonical: &Path) -> bool {
+        self.roots
+            .iter()
+            .filter_map(|r| r.canonical.as_deref().ok())
+            .any(|root| canonical.starts_with(root))
+    }
+
+    /// Rules 1 to 3: the canonical root the path belongs to and the path
+    /// relative to it.
+    fn relative_part(&self, path: &str) -> Result<(&Path, PathBuf), FsError> {
         if path.is_empty() {
             return Err(FsError::new(FsErrorKind::InvalidPath, "the path is empty"));
         }
@@ -93,43 +127,74 @@ impl Scope {
         }
         let canonical = self.root()?;
         if !p.is_absolute() {
-            return Ok(p.to_path_buf());
+            return Ok((canonical, p.to_path_buf()));
         }
-        for root in [self.root.as_path(), canonical] {
-            if let Ok(rest) = p.strip_prefix(root) {
-                return Ok(rest.to_path_buf());
+        for root in &self.roots {
+            let Ok(root_canonical) = root.canonical() else {
+                continue;
+            };
+            for prefix in [root.configured.as_path(), root_canonical] {
+                if let Ok(rest) = p.strip_prefix(prefix) {
+                    return Ok((root_canonical, rest.to_path_buf()));
+                }
             }
         }
-        Err(outside(path, canonical))
+        Err(self.outside(path))
     }
 
-    /// Rule 4's check and rule 5.
+    fn outside(&self, path: &str) -> FsError {
+        let root = self
+            .root()
+            .map(|r| r.display().to_string())
+            .unwrap_or_default();
+        let extra: Vec<String> = self.roots[1..]
+            .iter()
+            .filter_map(|r| r.canonical.as_ref().ok())
+            .map(|r| r.display().to_string())
+            .collect();
+        let message = if extra.is_empty() {
+            format!("{path}: outside the workspace {root}")
+        } else {
+            format!(
+                "{path}: outside the workspace {root} and its additional directories {}",
+                extra.join(", ")
+            )
+        };
+        FsError::new(FsErrorKind::OutsideRoot, message)
+    }
+
+    /// Rule 4's check and rule 5: the canonical path must lie under one of
+    /// the canonical roots (a symbolic link from the workspace into an
+    /// additional directory stays in scope).
     fn check_inside(&self, asked: &str, canonical: &Path) -> Result<String, FsError> {
         let root = self.root()?;
         check_not_system(asked, canonical)?;
+        if let Ok(rest) = canonical.strip_prefix(root) {
+            let display = rest.to_string_lossy().into_owned();
+            return Ok(if display.is_empty() {
+                ".".into()
+            } else {
+                display
+            });
+        }
+        if self.contains(canonical) {
+            return Ok(canonical.to_string_lossy().into_owned());
+        }
         // The lexical path was inside (rules 1 to 3): only a symbolic link
         // can have led out.
-        let Ok(rest) = canonical.strip_prefix(root) else {
-            return Err(FsError::new(
-                FsErrorKind::OutsideRoot,
-                format!(
-                    "{asked}: reaches outside the workspace {} through a symbolic link",
-                    root.display()
-                ),
-            ));
-        };
-        let display = rest.to_string_lossy().into_owned();
-        Ok(if display.is_empty() {
-            ".".into()
-        } else {
-            display
-        })
+        Err(FsError::new(
+            FsErrorKind::OutsideRoot,
+            format!(
+                "{asked}: reaches outside the workspace {} through a symbolic link",
+                root.display()
+            ),
+        ))
     }
 
     /// An existing path (file or directory) inside the root.
     pub(crate) fn resolve_existing(&self, path: &str) -> Result<Resolved, FsError> {
-        let rel = self.relative_part(path)?;
-        let full = self.root()?.join(&rel);
+        let (root, rel) = self.relative_part(path)?;
+        let full = root.join(&rel);
         check_not_system(path, &full)?;
         let canonical = std::fs::canonicalize(&full).map_err(|e| io_error(path, &full, e))?;
         let display = self.check_inside(path, &canonical)?;
@@ -144,8 +209,7 @@ impl Scope {
     /// ancestor is inside the root (the missing directories below it are
     /// created by the write).
     pub(crate) fn resolve_for_write(&self, path: &str) -> Result<Resolved, FsError> {
-        let rel = self.relative_part(path)?;
-        let root = self.root()?;
+        let (root, rel) = self.relative_part(path)?;
         let full = root.join(&rel);
         check_not_system(path, &full)?;
         match std::fs::canonicalize(&full) {
@@ -226,13 +290,6 @@ fn check_not_system(asked: &str, path: &Path) -> Result<(), FsError> {
         ));
     }
     Ok(())
-}
-
-fn outside(path: &str, root: &Path) -> FsError {
-    FsError::new(
-        FsErrorKind::OutsideRoot,
-        format!("{path}: outside the workspace {}", root.display()),
-    )
 }
 
 /// An I/O error about `path` (as the agent spelled it).

@@ -209,7 +209,7 @@ fn install_list_show_doctor_update_remove() {
         "config options: mode=default, model=spindle-fast",
         // The registry matrix's method probes: what the reference agent answers and lacks.
         "methods: session/list supported, session/set_model method not found, \
-         session/fork method not found, session/resume supported, session/close supported",
+         session/fork supported, session/resume supported, session/close supported",
     ] {
         assert!(
             doctor.contains(needle),

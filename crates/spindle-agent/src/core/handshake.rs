@@ -69,7 +69,12 @@ impl AgentCore {
                 "agentCapabilities": {
                     "loadSession": true,
                     "promptCapabilities": {"image": true, "audio": false, "embeddedContext": true},
-                    "sessionCapabilities": {"close": {}, "list": {}, "resume": {}},
+                    "sessionCapabilities": {
+                        "close": {}, "list": {}, "resume": {}, "fork": {}, "delete": {},
+                        "additionalDirectories": {},
+                    },
+                    // `logout` makes authentication required again (with --require-auth).
+                    "auth": {"logout": {}},
                 },
                 "authMethods": [{
                     "id": AUTH_METHOD_ID,
@@ -84,7 +89,11 @@ impl AgentCore {
                 "info": info,
                 "capabilities": {
                     // stdio MCP servers are accepted (and reported by /scenario mcp-servers).
-                    "session": {"prompt": {"image": {}, "embeddedContext": {}}, "mcp": {"stdio": {}}},
+                    "session": {
+                        "prompt": {"image": {}, "embeddedContext": {}},
+                        "mcp": {"stdio": {}},
+                        "fork": {}, "delete": {}, "additionalDirectories": {},
+                    },
                 },
                 "authMethods": [{
                     "type": "agent",
@@ -127,9 +136,14 @@ impl AgentCore {
         self.send_response(id, result);
         let mut session = Session::new(session_id, cwd, self.config.owned_id_tag.as_deref());
         session.state.mcp_servers = crate::mcp_report::describe_received(params);
+        session.state.additional_directories = additional_directories_of(params);
         session.updated_at = self.now_iso();
-        let record =
-            history::session_record(&session.id, &session.cwd, session.updated_at.as_deref());
+        let record = history::session_record(
+            &session.id,
+            &session.cwd,
+            &session.state.additional_directories,
+            session.updated_at.as_deref(),
+        );
         self.persist(&session.id, &record);
         let mut ctx = TurnCtx {
             conn,
@@ -149,4 +163,20 @@ impl AgentCore {
         session.background.steps.extend(program.steps);
         self.sessions.push(session);
     }
+}
+
+/// The absolute `additionalDirectories` of session/new, load, resume or fork
+/// params, in order and without repeats (relative entries are dropped, as
+/// the schema lets a receiver skip invalid items).
+pub(super) fn additional_directories_of(params: &Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let listed = params
+        .get(spindle_wire::client_methods::fields::ADDITIONAL_DIRECTORIES)
+        .and_then(Value::as_array);
+    for dir in listed.into_iter().flatten().filter_map(Value::as_str) {
+        if dir.starts_with('/') && !out.iter().any(|d| d == dir) {
+            out.push(dir.to_owned());
+        }
+    }
+    out
 }

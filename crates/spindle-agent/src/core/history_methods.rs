@@ -68,7 +68,8 @@ impl AgentCore {
         }
     }
 
-    /// v2 `auth/logout`: authentication is required again (when it is at all).
+    /// v1 `logout`, v2 `auth/logout`: authentication is required again
+    /// (when it is at all, `--require-auth`).
     pub(super) fn logout(&mut self, id: &Value) {
         self.authenticated = !self.config.require_auth;
         self.send_response(id, json!({}));
@@ -88,8 +89,15 @@ impl AgentCore {
                 }
             },
         };
-        let info = |sid: &str, dir: &str, title: &Option<String>, at: &Option<String>| {
+        let info = |sid: &str,
+                    dir: &str,
+                    extra: &[String],
+                    title: &Option<String>,
+                    at: &Option<String>| {
             let mut entry = json!({fields::SESSION_ID: sid, fields::CWD: dir});
+            if !extra.is_empty() {
+                entry[fields::ADDITIONAL_DIRECTORIES] = json!(extra);
+            }
             if let Some(title) = title {
                 entry[fields::TITLE] = json!(title);
             }
@@ -102,12 +110,15 @@ impl AgentCore {
             .sessions
             .iter()
             .rev()
-            .map(|s| info(&s.id, &s.cwd, &s.title, &s.updated_at))
-            .chain(
-                self.stored
-                    .iter()
-                    .map(|s| info(&s.session_id, &s.cwd, &s.title, &s.updated_at)),
-            )
+            .filter(|s| !s.deleted)
+            .map(|s| {
+                let extra = &s.state.additional_directories;
+                info(&s.id, &s.cwd, extra, &s.title, &s.updated_at)
+            })
+            .chain(self.stored.iter().map(|s| {
+                let extra = &s.additional_directories;
+                info(&s.session_id, &s.cwd, extra, &s.title, &s.updated_at)
+            }))
             .filter(|e| cwd.is_none_or(|c| e[fields::CWD] == c))
             .collect();
         // Newest first (ISO times sort as text); sessions without a time keep their order, last.
@@ -142,21 +153,16 @@ impl AgentCore {
             .get(fields::CWD)
             .and_then(Value::as_str)
             .filter(|c| c.starts_with('/'));
-        if let Some(s) = self.sessions.iter().position(|s| s.id == sid) {
+        if let Some(s) = self.session_index(params) {
             if let Some(cwd) = cwd {
                 self.sessions[s].cwd = cwd.to_owned();
             }
+            self.sessions[s].closed = false;
             return Some(s);
         }
         let Some(at) = self.stored.iter().position(|s| s.session_id == sid) else {
-            let message = format!(
-                "no session {sid:?} (this agent knows it neither in memory nor in its state directory)"
-            );
-            self.send_error(
-                id,
-                spindle_wire::client_methods::RESOURCE_NOT_FOUND_CODE,
-                &message,
-            );
+            let sid = sid.to_owned();
+            self.send_not_found(id, &sid);
             return None;
         };
         let stored = self.stored.remove(at);
@@ -167,6 +173,7 @@ impl AgentCore {
         );
         session.title = stored.title;
         session.updated_at = stored.updated_at;
+        session.state.additional_directories = stored.additional_directories;
         session.history = stored.entries;
         for (config_id, value) in &stored.config {
             session.state.set_config_value(config_id, value);
@@ -201,6 +208,11 @@ impl AgentCore {
             return;
         };
         self.sessions[s].state.mcp_servers = crate::mcp_report::describe_received(params);
+        if params.get(fields::ADDITIONAL_DIRECTORIES).is_some() {
+            // Present: the complete list for the session from now on.
+            self.sessions[s].state.additional_directories =
+                super::handshake::additional_directories_of(params);
+        }
         self.replay(s);
         let sid = self.sessions[s].id.clone();
         let version = self.conn().version;
@@ -232,6 +244,11 @@ impl AgentCore {
             return;
         };
         self.sessions[s].state.mcp_servers = crate::mcp_report::describe_received(params);
+        if params.get(fields::ADDITIONAL_DIRECTORIES).is_some() {
+            // Present: the complete list for the session from now on.
+            self.sessions[s].state.additional_directories =
+                super::handshake::additional_directories_of(params);
+        }
         if replay {
             self.replay(s);
         }

@@ -124,6 +124,7 @@ impl AgentCore {
                     self.track_tool(s, &update);
                     self.track_reply(s, &update);
                 }
+                self.track_title(s, &update);
                 self.send_update(&sid, update);
             }
             Step::Flow(flow) => {

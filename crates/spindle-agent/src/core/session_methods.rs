@@ -1,5 +1,6 @@
 //! Session-level methods besides new/prompt/cancel: modes, config options,
-//! close (history and authentication: `history_methods`).
+//! close (history and authentication: `history_methods`; fork and delete:
+//! `lifecycle_methods`).
 
 use serde_json::{Value, json};
 
@@ -9,12 +10,16 @@ use crate::wire::{Version, codes};
 use spindle_wire::tags;
 
 impl AgentCore {
+    /// `session/close`: the running turn is cancelled (as `session/cancel`
+    /// would), background work dropped, and the session refuses prompts
+    /// until it is loaded or resumed again.
     pub(super) fn close_session(&mut self, id: &Value, params: &Value) {
         let Some(s) = self.lookup_session(id, params) else {
             return;
         };
         self.cancel_turn(s);
         self.sessions[s].background.steps.clear();
+        self.sessions[s].closed = true;
         self.send_response(id, json!({}));
     }
 

@@ -18,6 +18,14 @@ impl AgentCore {
         let Some(s) = self.lookup_session(&id, params) else {
             return;
         };
+        if self.sessions[s].closed {
+            let message = format!(
+                "session {} was closed (session/close): load or resume it first",
+                self.sessions[s].id
+            );
+            self.send_error(&id, codes::INVALID_PARAMS, &message);
+            return;
+        }
         let Some(blocks) = params.get("prompt").and_then(Value::as_array) else {
             self.send_error(&id, codes::INVALID_PARAMS, "prompt must be an array");
             return;

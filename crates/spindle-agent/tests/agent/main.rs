@@ -18,5 +18,6 @@ mod recordings;
 mod robustness;
 mod scenarios;
 mod script;
+mod sessions;
 mod typed_client;
 mod typed_decode;

@@ -1,6 +1,8 @@
 //! The one integration-test binary of `spindle-host`: every method's answers
-//! and errors, the scoping rules against escapes, and the processes.
+//! and errors, the scoping rules against escapes (and the additional
+//! directories that widen the scope), and the processes.
 
+mod additional_dirs;
 mod engine_display;
 mod fs;
 mod mention;
