@@ -48,6 +48,7 @@ module.exports = function register(h) {
     const extra = path.join(tmp, "lifecycle-extra");
     fs.mkdirSync(work, { recursive: true });
     fs.mkdirSync(extra, { recursive: true });
+    fs.writeFileSync(path.join(extra, "notes.txt"), "notes beside the project");
     const server = await startServer(tmp, work);
     try {
       const page = await context.newPage();
@@ -77,9 +78,11 @@ module.exports = function register(h) {
       await send(page, "only in the fork");
       await reply(page, "echo: only in the fork");
       await shot(page, "26-sessions-forked");
-      // The fork keeps its parent's additional directories.
+      // The fork keeps its parent's additional directories, and the file scope follows them.
       const facts = await page.evaluate(async (s) => (await fetch("/api/sessions/" + s + "/agent")).json(), child);
       assert(JSON.stringify(facts.additionalDirectories) === JSON.stringify([realExtra]), "fork dirs: " + JSON.stringify(facts));
+      await send(page, "read " + path.join(realExtra, "notes.txt"));
+      await reply(page, "read: notes beside the project");
 
       // Sign out: the pane asks for a sign-in again; signing in continues the session.
       await page.waitForSelector("#agent-info .agent-sign-out");

@@ -3,7 +3,7 @@
 //! received line logged): fork (a new session on the agent's fork, listed with its parent),
 //! delete with the agent's copy (and its failure keeping Spindle's), `session/close` when
 //! Spindle stops a session's agent, sign-out and sign-in again, additional directories (checked,
-//! sent, stored). Everything Spindle stored is read through its
+//! sent, stored, and the client file system's scope). Everything Spindle stored is read through its
 //! API, so the PostgreSQL pass (`SPINDLE_TEST_DB=postgres`) checks the same.
 
 use std::path::{Path, PathBuf};
@@ -325,12 +325,13 @@ fn serve_sessions_sign_out_then_sign_in_again() {
 }
 
 #[test]
-fn serve_sessions_additional_directories_reach_the_agent_and_outlast_a_restart() {
+fn serve_sessions_additional_directories_reach_the_agent_and_the_file_scope() {
     let dir = temp_dir("lifecycle-dirs");
     let work = work_dir(&dir);
     let extra = dir.join("extra");
     std::fs::create_dir_all(&extra).unwrap();
     let extra = extra.canonicalize().unwrap();
+    std::fs::write(extra.join("notes.txt"), "from the extra directory").unwrap();
     let served = serve(&dir, &work, "full");
     for bad in [
         json!(["extra"]),
@@ -361,14 +362,27 @@ fn serve_sessions_additional_directories_reach_the_agent_and_outlast_a_restart()
         ready(&served, with)["additionalDirectories"],
         json!([extra_text])
     );
-    served.prompt(with, "first");
-    served.reply_with(with, "echo: first");
+    // The client file system's scope follows them: a file there is read for the session that
+    // has the directory, refused for the one that does not.
+    let file = extra.join("notes.txt");
+    let read = format!("read {}", file.display());
+    served.prompt(with, &read);
+    served.reply_with(with, "read: from the extra directory");
+    served.prompt(without, &read);
+    let refused = served.reply_with(without, "read failed");
+    assert!(!refused.contains("from the extra directory"), "{refused}");
     served.stop();
 
-    // After a restart the session continues with the same directories.
+    // After a restart the session continues with the same directories and scope.
     let served = serve(&dir, &work, "full");
-    served.prompt(with, "second");
-    served.reply_with(with, "echo: second");
+    served.prompt(with, &read);
+    let replies = served.wait_finished_turns(with, 2);
+    assert!(
+        replies[1]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("read: from the extra directory")),
+        "{replies:?}"
+    );
     let resumed = received(&dir, "session/resume");
     assert_eq!(
         resumed[0]["additionalDirectories"],
