@@ -68,6 +68,33 @@ fn wait_received(dir: &TempDir, method: &str, n: usize) -> Vec<Value> {
     }
 }
 
+/// Every line Spindle wrote to the agent (requests, notifications and answers) is valid under
+/// the v1 schema (1.20.0, unstable methods included); `methods` must be among them.
+fn assert_schema_valid(dir: &TempDir, methods: &[&str]) {
+    let text = std::fs::read_to_string(dir.join("agent.log")).unwrap();
+    for line in text.lines() {
+        spindle_protocol::schema_check::validate_outgoing(
+            1,
+            spindle_protocol::schema_check::Direction::ClientToAgent,
+            line,
+        )
+        .unwrap_or_else(|e| panic!("{line}: {e:?}"));
+    }
+    for method in methods {
+        assert!(!received(dir, method).is_empty(), "no {method} sent");
+    }
+    // The schema knows these methods: a fork without its `cwd` is refused.
+    let bad = r#"{"jsonrpc":"2.0","id":1,"method":"session/fork","params":{"sessionId":"s"}}"#;
+    assert!(
+        spindle_protocol::schema_check::validate_outgoing(
+            1,
+            spindle_protocol::schema_check::Direction::ClientToAgent,
+            bad,
+        )
+        .is_err()
+    );
+}
+
 fn row(served: &Served, session: i64) -> Value {
     served.get_json("/api/sessions")["sessions"]
         .as_array()
@@ -169,6 +196,7 @@ fn serve_sessions_fork_opens_the_agents_fork_as_a_session_listed_with_its_parent
         json!({"id": parent, "title": null})
     );
     served.stop();
+    assert_schema_valid(&dir, &["session/fork", "session/load", "session/close"]);
 
     // An agent that does not fork: a clear conflict, and no new session.
     let bare = temp_dir("lifecycle-fork-bare");
@@ -256,6 +284,7 @@ fn serve_sessions_delete_the_agents_copy_first_and_close_what_spindle_stops() {
         closes.contains(&json!({"sessionId": kept_agent})),
         "{closes:?}"
     );
+    assert_schema_valid(&dir, &["session/delete", "session/close"]);
 
     // An agent that cannot delete: its refusal is the answer and Spindle's copy stays.
     let stuck = temp_dir("lifecycle-delete-stuck");
@@ -305,6 +334,7 @@ fn serve_sessions_sign_out_then_sign_in_again() {
     served.prompt(session, "after");
     served.reply_with(session, "echo: after");
     served.stop();
+    assert_schema_valid(&dir, &["logout", "authenticate", "session/resume"]);
 
     let bare = temp_dir("lifecycle-logout-bare");
     let served = serve(&bare, &work_dir(&bare), "bare");
@@ -390,4 +420,5 @@ fn serve_sessions_additional_directories_reach_the_agent_and_the_file_scope() {
         "{resumed:?}"
     );
     served.stop();
+    assert_schema_valid(&dir, &["session/new", "session/resume"]);
 }
