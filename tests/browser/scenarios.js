@@ -471,7 +471,7 @@ require("./markdown.js")({ scenario, startServer, eventually, assert, newSession
 
 require("./mcp.js")({ scenario, startServer: startServerAsIs, eventually, assert, newSession, send, waitTurns, shot });
 
-require("./sessions.js")({ scenario, spindle, eventually, assert, newSession, send, shot });
+require("./sessions.js")({ scenario, spindle, eventually, assert, newSession, send, shot, waitTurns });
 
 require("./transcript.js")({
   scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, agentTexts, shot,

@@ -3,7 +3,9 @@
 // (crates/spindle/tests/end_to_end/serve_sessions_agent.py): the new-session form's additional
 // directories, Fork in a row's menu and "forked from" in the list and above the transcript,
 // Sign out in the agent pane and signing in again, and the delete dialog's "also delete the
-// agent's copy". Loaded by scenarios.js, which passes its helpers.
+// agent's copy"; and with the reference agent, the agent's title (session_info_update) naming a
+// session in the list and the tab until the user renames it. Loaded by scenarios.js, which passes
+// its helpers.
 "use strict";
 
 const { spawn } = require("node:child_process");
@@ -13,7 +15,7 @@ const path = require("node:path");
 const AGENT = path.join(__dirname, "..", "..", "crates", "spindle", "tests", "end_to_end", "serve_sessions_agent.py");
 
 module.exports = function register(h) {
-  const { scenario, spindle, eventually, assert, newSession, send, shot } = h;
+  const { scenario, spindle, eventually, assert, newSession, send, shot, waitTurns } = h;
 
   // `spindle serve --protocol 1 --fs allow` in `work`, running the test agent.
   function startServer(tmp, work) {
@@ -126,5 +128,33 @@ module.exports = function register(h) {
     } finally {
       server.child.kill("SIGTERM");
     }
+  });
+
+  scenario("sessions: the agent's title names a session in the list and the tab, a rename wins", async ({ context, base }) => {
+    const page = await context.newPage();
+    await page.goto(base + "/");
+    const id = await newSession(page);
+    // `/scenario background` ends with session_info_update {title: "Indexed repository"}.
+    await send(page, "/scenario background");
+    const title = () => rowOf(page, id).locator(".session-title").textContent();
+    await eventually("the agent's title in the list", async () => (await title()) === "Indexed repository");
+    await eventually("the agent's title on the tab", async () => (await page.title()) === "Indexed repository - Spindle");
+    await shot(page, "26-sessions-agent-title");
+    await rowOf(page, id).locator(".session-menu-button").click();
+    await page.click('.session-menu [data-action="rename"]');
+    await page.fill("#session-list .session-rename input", "My own name");
+    await page.press("#session-list .session-rename input", "Enter");
+    await eventually("the rename in the list", async () => (await title()) === "My own name");
+    // The agent names the session again: the rename stays, in the list and on the tab.
+    const before = (await page.evaluate(async (s) => (await (await fetch("/api/sessions/" + s + "/replies")).json()).replies, id)).length;
+    await send(page, "/scenario background");
+    await waitTurns(page, base, id, before + 1);
+    await page.reload();
+    await page.waitForSelector("#prompt-form:not([hidden])");
+    await eventually("the rename kept", async () => (await title()) === "My own name");
+    await eventually("the tab keeps the rename", async () => (await page.title()) === "My own name - Spindle");
+    const row = await page.evaluate(async (s) => (await (await fetch("/api/sessions")).json()).sessions.find((r) => String(r.id) === s), id);
+    assert(row.titleSource === "user", "row: " + JSON.stringify(row));
+    await page.close();
   });
 };
