@@ -255,6 +255,47 @@ impl AgentSettings {
     }
 }
 
+/// The most additional directories a session takes.
+pub const MAX_ADDITIONAL_DIRECTORIES: usize = 32;
+
+/// The additional directories a new session asks for, checked: each one absolute and an
+/// existing directory (nothing is resolved against anything), given as its canonical path,
+/// each once in the order asked. A bad one is refused, named.
+pub(crate) fn check_directories(asked: &[String]) -> Result<Vec<String>, SessionError> {
+    if asked.len() > MAX_ADDITIONAL_DIRECTORIES {
+        return Err(SessionError::invalid_params(format!(
+            "{} additional directories: at most {MAX_ADDITIONAL_DIRECTORIES}",
+            asked.len()
+        )));
+    }
+    let mut checked: Vec<String> = Vec::new();
+    for dir in asked {
+        let refuse = |why: &str| {
+            SessionError::invalid_params(format!("additional directory {dir:?}: {why}"))
+        };
+        if dir.trim().is_empty() {
+            return Err(refuse("empty"));
+        }
+        if !std::path::Path::new(dir).is_absolute() {
+            return Err(refuse("not an absolute path"));
+        }
+        let canonical = std::path::Path::new(dir)
+            .canonicalize()
+            .map_err(|_| refuse("no such directory"))?;
+        if !canonical.is_dir() {
+            return Err(refuse("not a directory"));
+        }
+        let canonical = canonical
+            .to_str()
+            .ok_or_else(|| refuse("not a UTF-8 path"))?
+            .to_string();
+        if !checked.contains(&canonical) {
+            checked.push(canonical);
+        }
+    }
+    Ok(checked)
+}
+
 /// What the session task attached to each of its requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pending {
@@ -701,6 +742,34 @@ mod tests {
         assert_eq!(
             step(&mut startup, &mut client),
             vec![StartupStep::Failed("the agent refused to start: no".into())]
+        );
+    }
+
+    #[test]
+    fn additional_directories_are_absolute_existing_and_given_once() {
+        let dir = std::env::temp_dir().canonicalize().unwrap();
+        let dir = dir.to_str().unwrap().to_string();
+        let with_slash = format!("{dir}/");
+        assert_eq!(
+            check_directories(&[dir.clone(), with_slash]).unwrap(),
+            vec![dir.clone()]
+        );
+        for (bad, why) in [
+            ("relative/dir", "not an absolute path"),
+            ("", "empty"),
+            ("/no/such/spindle/dir", "no such directory"),
+            ("/bin/sh", "not a directory"),
+        ] {
+            let message = check_directories(&[bad.to_string()]).unwrap_err().message();
+            assert!(message.contains(why), "{bad}: {message}");
+            assert!(message.contains(&format!("{bad:?}")), "{message}");
+        }
+        let many = vec![dir; MAX_ADDITIONAL_DIRECTORIES + 1];
+        assert!(
+            check_directories(&many)
+                .unwrap_err()
+                .message()
+                .contains("at most")
         );
     }
 }

@@ -26,8 +26,9 @@ use spindle_store::LogChange;
 mod edit;
 mod lifecycle;
 mod listing;
+mod summary;
 
-pub use listing::SessionSummary;
+pub use summary::SessionSummary;
 
 /// What `POST /api/sessions` may ask for.
 #[derive(Debug, Clone, Default)]
@@ -343,7 +344,9 @@ impl SessionManager {
         let agent = self.settings.choose(new.agent.as_deref())?.recorded();
         let setup = spindle_store::SessionSetup {
             mcp_servers: self.settings.check_mcp_choice(new.mcp_servers.clone())?,
-            additional_directories: lifecycle::check_directories(&new.additional_directories)?,
+            additional_directories: crate::handshake::check_directories(
+                &new.additional_directories,
+            )?,
             parent: None,
         };
         let root = match &new.cwd {

@@ -1,63 +1,14 @@
-//! The sessions as `GET /api/sessions` lists them (with the agent each runs, where its title came
-//! from, what it was created with and its parent), and what the new-session form offers: the
-//! agents and the configured MCP servers.
+//! The sessions as `GET /api/sessions` lists them ([`SessionSummary`]), and what the new-session
+//! form offers: the agents and the configured MCP servers.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use super::SessionManager;
+use super::summary::SessionSummary;
 use crate::error::SessionError;
 use crate::sync::lock;
-
-/// A session as listed by `GET /api/sessions`.
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionSummary {
-    id: i64,
-    title: String,
-    agent_session_id: Option<String>,
-    /// The working directory, when the session has one of its own.
-    cwd: Option<String>,
-    created_at: i64,
-    updated_at: i64,
-    /// The agent it runs: `{id, name, version, available}` (`available`: whether this server
-    /// offers it).
-    agent: Value,
-    /// Where the title came from: `""` (none or the one it was created with), `prompt`,
-    /// `agent` (its latest `session_info_update`), `user` (a rename, which the agent's title
-    /// never replaces).
-    title_source: spindle_store::TitleSource,
-    /// The names of the configured MCP servers it gets; `null`: every configured one.
-    mcp_servers: Option<Vec<String>>,
-    /// The directories its agent may use beside the working directory.
-    additional_directories: Vec<String>,
-    /// The session it was forked from: `{id, title}` (`title` null when that session was
-    /// deleted since), or null.
-    parent: Option<Value>,
-}
-
-impl SessionSummary {
-    /// The session's id.
-    pub fn id(&self) -> i64 {
-        self.id
-    }
-
-    /// Its title.
-    pub fn title(&self) -> &str {
-        &self.title
-    }
-
-    /// Its own working directory, if any.
-    pub fn cwd(&self) -> Option<&str> {
-        self.cwd.as_deref()
-    }
-
-    /// The agent it runs (`{id, name, version, available}`).
-    pub fn agent(&self) -> &Value {
-        &self.agent
-    }
-}
 
 impl SessionManager {
     /// Every session, oldest first.
