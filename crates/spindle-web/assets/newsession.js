@@ -2,7 +2,7 @@
 // (one absolute path a line; the server checks them) and which of the configured MCP servers the
 // session gets (GET /api/mcp-servers: names, kinds and targets, never a secret; all checked at
 // first). panels.js owns the form and asks this module what to add to the body of
-// POST /api/sessions.
+// POST /api/sessions; it also shows a session's MCP servers in the agent pane with `mcpRows`.
 
 import { $, el, api, banner } from "./dom.js";
 
@@ -45,4 +45,22 @@ export function createSessionForm() {
   }
 
   return Object.freeze({ fill, loadMcpServers });
+}
+
+// The MCP servers the agent was given (`--mcp-config`) and those left out, as the server
+// describes them: name, transport and command or URL; secret values never reach the page.
+export function mcpRows(mcp) {
+  if (!mcp || typeof mcp !== "object") return null;
+  const passed = Array.isArray(mcp.passed) ? mcp.passed : [];
+  const skipped = Array.isArray(mcp.skipped) ? mcp.skipped : [];
+  if (!passed.length && !skipped.length) return null;
+  const box = el("div", "agent-mcp");
+  box.appendChild(el("div", "agent-mcp-title", "MCP servers"));
+  for (const s of passed) {
+    box.appendChild(el("div", "agent-mcp-server", `${s.name} \u00b7 ${s.type} \u00b7 ${s.target}`));
+  }
+  for (const s of skipped) {
+    box.appendChild(el("div", "agent-mcp-skipped", `${s.name} (${s.type}) not passed: ${s.reason}`));
+  }
+  return box;
 }

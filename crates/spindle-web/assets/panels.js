@@ -4,7 +4,7 @@
 // what the user picks; app.js creates them (createPanels).
 
 import { $, el, api, banner } from "./dom.js";
-import { createSessionForm } from "./newsession.js";
+import { createSessionForm, mcpRows } from "./newsession.js";
 import { forkedFrom, offerFork, offerAgentDelete, deletePath, signOutButton } from "./lifecycle.js";
 
 export function createPanels(ctx) {
@@ -118,24 +118,6 @@ export function createPanels(ctx) {
     const signOut = signOutButton(ctx.session(), agent, loadAgent);
     if (signOut) rows.push(signOut);
     box.replaceChildren(...rows);
-  }
-
-  // The MCP servers the agent was given (`--mcp-config`) and those left out, as the server
-  // describes them: name, transport and command or URL; secret values never reach the page.
-  function mcpRows(mcp) {
-    if (!mcp || typeof mcp !== "object") return null;
-    const passed = Array.isArray(mcp.passed) ? mcp.passed : [];
-    const skipped = Array.isArray(mcp.skipped) ? mcp.skipped : [];
-    if (!passed.length && !skipped.length) return null;
-    const box = el("div", "agent-mcp");
-    box.appendChild(el("div", "agent-mcp-title", "MCP servers"));
-    for (const s of passed) {
-      box.appendChild(el("div", "agent-mcp-server", `${s.name} \u00b7 ${s.type} \u00b7 ${s.target}`));
-    }
-    for (const s of skipped) {
-      box.appendChild(el("div", "agent-mcp-skipped", `${s.name} (${s.type}) not passed: ${s.reason}`));
-    }
-    return box;
   }
 
   // ---- authentication ----------------------------------------------------------------------
