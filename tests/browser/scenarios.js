@@ -471,6 +471,8 @@ require("./markdown.js")({ scenario, startServer, eventually, assert, newSession
 
 require("./mcp.js")({ scenario, startServer: startServerAsIs, eventually, assert, newSession, send, waitTurns, shot });
 
+require("./sessions.js")({ scenario, spindle, eventually, assert, newSession, send, shot, waitTurns });
+
 require("./transcript.js")({
   scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, agentTexts, shot,
 });

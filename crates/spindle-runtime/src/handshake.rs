@@ -152,6 +152,52 @@ impl AgentSettings {
         }
     }
 
+    /// The configured MCP servers a session gets: those its setup names, in the configuration's
+    /// order (every one when it names none; a name no longer configured is left out).
+    pub(crate) fn mcp_servers_for(
+        &self,
+        setup: &spindle_store::SessionSetup,
+    ) -> Vec<McpServerConfig> {
+        match &setup.mcp_servers {
+            None => self.mcp_servers.clone(),
+            Some(names) => self
+                .mcp_servers
+                .iter()
+                .filter(|s| names.contains(&s.name))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The MCP servers a new session asks for, checked: `None` (every configured one) as it is,
+    /// each name once; a name that is not configured is refused, naming it and those there are.
+    pub fn check_mcp_choice(
+        &self,
+        asked: Option<Vec<String>>,
+    ) -> Result<Option<Vec<String>>, SessionError> {
+        let Some(asked) = asked else {
+            return Ok(None);
+        };
+        let mut chosen: Vec<String> = Vec::new();
+        for name in asked {
+            if !self.mcp_servers.iter().any(|s| s.name == name) {
+                let known: Vec<&str> = self.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+                return Err(SessionError::invalid_params(format!(
+                    "no MCP server {name:?} is configured; the configured ones: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+            if !chosen.contains(&name) {
+                chosen.push(name);
+            }
+        }
+        Ok(Some(chosen))
+    }
+
     /// The ids of the agents, comma-separated.
     pub fn known_ids(&self) -> String {
         self.agents
@@ -209,6 +255,47 @@ impl AgentSettings {
     }
 }
 
+/// The most additional directories a session takes.
+pub const MAX_ADDITIONAL_DIRECTORIES: usize = 32;
+
+/// The additional directories a new session asks for, checked: each one absolute and an
+/// existing directory (nothing is resolved against anything), given as its canonical path,
+/// each once in the order asked. A bad one is refused, named.
+pub(crate) fn check_directories(asked: &[String]) -> Result<Vec<String>, SessionError> {
+    if asked.len() > MAX_ADDITIONAL_DIRECTORIES {
+        return Err(SessionError::invalid_params(format!(
+            "{} additional directories: at most {MAX_ADDITIONAL_DIRECTORIES}",
+            asked.len()
+        )));
+    }
+    let mut checked: Vec<String> = Vec::new();
+    for dir in asked {
+        let refuse = |why: &str| {
+            SessionError::invalid_params(format!("additional directory {dir:?}: {why}"))
+        };
+        if dir.trim().is_empty() {
+            return Err(refuse("empty"));
+        }
+        if !std::path::Path::new(dir).is_absolute() {
+            return Err(refuse("not an absolute path"));
+        }
+        let canonical = std::path::Path::new(dir)
+            .canonicalize()
+            .map_err(|_| refuse("no such directory"))?;
+        if !canonical.is_dir() {
+            return Err(refuse("not a directory"));
+        }
+        let canonical = canonical
+            .to_str()
+            .ok_or_else(|| refuse("not a UTF-8 path"))?
+            .to_string();
+        if !checked.contains(&canonical) {
+            checked.push(canonical);
+        }
+    }
+    Ok(checked)
+}
+
 /// What the session task attached to each of its requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pending {
@@ -225,6 +312,12 @@ pub(crate) enum Pending {
     Authenticate,
     /// `session/set_mode` or `session/set_config_option`, asked for from the page.
     Setting,
+    /// `session/close`, `session/fork` (`task/lifecycle.rs`).
+    Lifecycle,
+    /// `session/delete`: once answered, the agent session is gone (not closed afterwards).
+    Delete,
+    /// `logout` (v2 `auth/logout`): once answered, the session waits for a sign-in again.
+    Logout,
 }
 
 /// How a web session opens its agent session when the agent starts.
@@ -279,7 +372,9 @@ pub(crate) struct Startup {
     /// The servers configured for every session ([`AgentSettings::mcp_servers`]).
     pub(crate) mcp_servers: Vec<McpServerConfig>,
     /// The `mcpServers` of this agent's session requests: those its capabilities accept.
-    mcp_request: Value,
+    pub(crate) mcp_request: Value,
+    /// The session's additional directories (absolute), sent when the agent accepts them.
+    pub(crate) additional_directories: Vec<String>,
 }
 
 impl Startup {
@@ -296,6 +391,7 @@ impl Startup {
             cwd: cwd.display().to_string(),
             mcp_servers: Vec::new(),
             mcp_request: json!([]),
+            additional_directories: Vec::new(),
         }
     }
 
@@ -371,7 +467,15 @@ impl Startup {
                     error_message(&error)
                 )));
             }
-            (Pending::Prompt { .. } | Pending::Authenticate | Pending::Setting, _) => {}
+            (
+                Pending::Prompt { .. }
+                | Pending::Authenticate
+                | Pending::Setting
+                | Pending::Lifecycle
+                | Pending::Delete
+                | Pending::Logout,
+                _,
+            ) => {}
         }
         steps
     }
@@ -394,6 +498,9 @@ impl Startup {
                 steps.push(StartupStep::Warning(notes.join(". ")));
             }
             self.mcp_request = selection.mcp_servers;
+            if let Some(note) = init.additional_directories_note(&self.additional_directories) {
+                steps.push(StartupStep::Warning(format!("{note}.")));
+            }
         }
         let Some(previous) = self.previous_agent_session.clone() else {
             return self.new_session(client, steps);
@@ -402,16 +509,23 @@ impl Startup {
             (init.can_resume_session(), init.can_load_session())
         });
         let resume = |client: &mut AgentClient| {
-            client.resume_session(
+            client.resume_session_with_directories(
                 &previous,
                 &self.cwd,
                 &self.mcp_request,
+                &self.additional_directories,
                 None,
                 Pending::Resume,
             )
         };
         let load = |client: &mut AgentClient| {
-            client.load_session(&previous, &self.cwd, &self.mcp_request, Pending::Load)
+            client.load_session_with_directories(
+                &previous,
+                &self.cwd,
+                &self.mcp_request,
+                &self.additional_directories,
+                Pending::Load,
+            )
         };
         let sent = match (self.open, can) {
             (OpenMode::Continue | OpenMode::Resume, (true, _)) => resume(client),
@@ -444,7 +558,12 @@ impl Startup {
     }
 
     fn new_session(&mut self, client: &mut AgentClient, steps: &mut Vec<StartupStep>) {
-        if let Err(error) = client.new_session(&self.cwd, &self.mcp_request, Pending::NewSession) {
+        if let Err(error) = client.new_session_with_directories(
+            &self.cwd,
+            &self.mcp_request,
+            &self.additional_directories,
+            Pending::NewSession,
+        ) {
             steps.push(StartupStep::Failed(error.to_string()));
         }
     }
@@ -623,6 +742,34 @@ mod tests {
         assert_eq!(
             step(&mut startup, &mut client),
             vec![StartupStep::Failed("the agent refused to start: no".into())]
+        );
+    }
+
+    #[test]
+    fn additional_directories_are_absolute_existing_and_given_once() {
+        let dir = std::env::temp_dir().canonicalize().unwrap();
+        let dir = dir.to_str().unwrap().to_string();
+        let with_slash = format!("{dir}/");
+        assert_eq!(
+            check_directories(&[dir.clone(), with_slash]).unwrap(),
+            vec![dir.clone()]
+        );
+        for (bad, why) in [
+            ("relative/dir", "not an absolute path"),
+            ("", "empty"),
+            ("/no/such/spindle/dir", "no such directory"),
+            ("/bin/sh", "not a directory"),
+        ] {
+            let message = check_directories(&[bad.to_string()]).unwrap_err().message();
+            assert!(message.contains(why), "{bad}: {message}");
+            assert!(message.contains(&format!("{bad:?}")), "{message}");
+        }
+        let many = vec![dir; MAX_ADDITIONAL_DIRECTORIES + 1];
+        assert!(
+            check_directories(&many)
+                .unwrap_err()
+                .message()
+                .contains("at most")
         );
     }
 }

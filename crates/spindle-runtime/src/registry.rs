@@ -24,6 +24,11 @@ use crate::task::{Command, PromptImage, RemoteTarget, SessionTask, TaskStart, Va
 use spindle_store::LogChange;
 
 mod edit;
+mod lifecycle;
+mod listing;
+mod summary;
+
+pub use summary::SessionSummary;
 
 /// What `POST /api/sessions` may ask for.
 #[derive(Debug, Clone, Default)]
@@ -36,48 +41,14 @@ pub struct NewSession {
     pub open: Option<OpenMode>,
     /// The id of the agent to run (one of the server's); the default agent when `None`.
     pub agent: Option<String>,
+    /// The names of the configured MCP servers it gets (`None`: every one; `[]`: none).
+    pub mcp_servers: Option<Vec<String>>,
+    /// Absolute, existing directories the agent may use beside the working directory.
+    pub additional_directories: Vec<String>,
 }
 
 /// The longest title [`SessionManager::rename`] takes, in characters.
 pub const MAX_TITLE_CHARS: usize = 200;
-
-/// A session as listed by `GET /api/sessions`.
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionSummary {
-    id: i64,
-    title: String,
-    agent_session_id: Option<String>,
-    /// The working directory, when the session has one of its own.
-    cwd: Option<String>,
-    created_at: i64,
-    updated_at: i64,
-    /// The agent it runs: `{id, name, version, available}` (`available`: whether this server
-    /// offers it).
-    agent: Value,
-}
-
-impl SessionSummary {
-    /// The session's id.
-    pub fn id(&self) -> i64 {
-        self.id
-    }
-
-    /// Its title.
-    pub fn title(&self) -> &str {
-        &self.title
-    }
-
-    /// Its own working directory, if any.
-    pub fn cwd(&self) -> Option<&str> {
-        self.cwd.as_deref()
-    }
-
-    /// The agent it runs (`{id, name, version, available}`).
-    pub fn agent(&self) -> &Value {
-        &self.agent
-    }
-}
 
 /// All sessions of the server.
 #[derive(Debug)]
@@ -154,6 +125,7 @@ impl SessionManager {
                 open: OpenMode::Continue,
                 root,
                 agent: session.agent.clone(),
+                setup: session.setup.clone(),
             };
             let live = manager.start_session(start, engine, next_seq)?;
             if was_running {
@@ -343,37 +315,6 @@ impl SessionManager {
         Some(live)
     }
 
-    /// Every session, oldest first.
-    pub fn list(&self) -> Result<Vec<SessionSummary>, SessionError> {
-        let stored = self.store.sessions().map_err(SessionError::storage)?;
-        let live = lock(&self.sessions).clone();
-        Ok(stored
-            .into_iter()
-            .map(|s| SessionSummary {
-                agent: self.settings.describe_session(s.agent.as_ref()),
-                id: s.id,
-                title: s.title,
-                agent_session_id: s.agent_session_id,
-                cwd: live.get(&s.id).map(|l| l.cwd.display().to_string()),
-                created_at: s.created_at,
-                updated_at: s.updated_at,
-            })
-            .collect())
-    }
-
-    /// The agents sessions may run, in the server's order: `{id, name, version, default}`.
-    pub fn agents(&self) -> Vec<Value> {
-        self.settings
-            .agents
-            .iter()
-            .map(|a| {
-                let mut described = a.describe();
-                described["default"] = Value::Bool(a.id == self.settings.default_agent);
-                described
-            })
-            .collect()
-    }
-
     /// A working directory asked for by the page: an existing directory inside the server's.
     fn session_cwd(&self, asked: &str) -> Result<PathBuf, SessionError> {
         let refuse = |why: &str| SessionError::invalid_params(format!("cwd {asked:?}: {why}"));
@@ -401,6 +342,13 @@ impl SessionManager {
     /// Creates a session and starts its agent.
     pub async fn create(&self, new: NewSession) -> Result<SessionSummary, SessionError> {
         let agent = self.settings.choose(new.agent.as_deref())?.recorded();
+        let setup = spindle_store::SessionSetup {
+            mcp_servers: self.settings.check_mcp_choice(new.mcp_servers.clone())?,
+            additional_directories: crate::handshake::check_directories(
+                &new.additional_directories,
+            )?,
+            parent: None,
+        };
         let root = match &new.cwd {
             Some(cwd) => self.session_cwd(cwd)?,
             None => self.settings.cwd.clone(),
@@ -419,12 +367,35 @@ impl SessionManager {
             Some(agent_session) => format!("Agent session {agent_session}"),
             None => String::new(),
         };
+        self.start_new(
+            &title,
+            agent,
+            setup,
+            new.agent_session_id,
+            open,
+            new.cwd.is_some().then_some(root),
+        )
+        .await
+    }
+
+    /// Writes a new session and starts its task and agent; `own_cwd`: its directory when it
+    /// is not the server's (logged, so that a restart gives the session the same one).
+    async fn start_new(
+        &self,
+        title: &str,
+        agent: spindle_store::SessionAgent,
+        setup: spindle_store::SessionSetup,
+        agent_session_id: Option<String>,
+        open: OpenMode,
+        own_cwd: Option<PathBuf>,
+    ) -> Result<SessionSummary, SessionError> {
+        let root = own_cwd.clone().unwrap_or_else(|| self.settings.cwd.clone());
         let starting = lock(&self.starting);
         let id = self
             .store
-            .create_session(&title, Some(&agent))
+            .create_session_with(title, Some(&agent), &setup)
             .map_err(SessionError::storage)?;
-        if let Some(agent_session) = &new.agent_session_id {
+        if let Some(agent_session) = &agent_session_id {
             // Listed with the agent session it opens from the start: the history the agent
             // replays is shown before the agent answers the load that names it again.
             self.store
@@ -435,16 +406,17 @@ impl SessionManager {
         let start = TaskStart {
             id,
             generation: self.generation,
-            agent_session_id: new.agent_session_id.clone(),
+            agent_session_id,
             open,
             root: root.clone(),
             agent: Some(agent),
+            setup,
         };
         let live = self.start_session(start, (engine, EngineFeed::default()), 1);
         drop(starting);
         let live =
             live.ok_or_else(|| SessionError::Conflict(format!("session {id} exists already")))?;
-        if new.cwd.is_some() {
+        if own_cwd.is_some() {
             // Logged, so that a restart gives the session the same directory.
             lock(&live.core).record(vec![(
                 Direction::Server,
@@ -454,7 +426,7 @@ impl SessionManager {
         let _ = live.commands.send(Command::StartAgent).await;
         self.list()?
             .into_iter()
-            .find(|s| s.id == id)
+            .find(|s| s.id() == id)
             .ok_or_else(|| SessionError::Internal("session vanished".into()))
     }
 
@@ -466,7 +438,13 @@ impl SessionManager {
         cursor: Option<&str>,
     ) -> Result<Value, SessionError> {
         let choice = self.settings.choose(agent)?;
-        crate::history::list_agent_sessions(&self.settings, choice, cursor).await
+        let mut list = crate::history::list_agent_sessions(&self.settings, choice, cursor).await?;
+        let stored = self
+            .store
+            .off_worker(|| self.store.sessions())
+            .map_err(SessionError::storage)?;
+        crate::history::with_spindle_titles(&mut list, &choice.id, &stored);
+        Ok(list)
     }
 
     /// A live session by id. One the database holds and this replica does not serve yet (just
@@ -512,9 +490,12 @@ impl SessionManager {
         self.store.replies(id).map_err(SessionError::storage)
     }
 
-    /// Stops every agent (used at shutdown so that children do not outlive the server).
+    /// Stops every agent (used at shutdown so that children do not outlive the server). The
+    /// sessions stop side by side: each may wait a little for its agent to close its session
+    /// (`task/lifecycle.rs`), and those waits do not add up.
     pub async fn shutdown(&self) {
         let sessions: Vec<_> = lock(&self.sessions).values().cloned().collect();
+        let mut stopping = Vec::new();
         for session in sessions {
             {
                 let mut core = lock(&session.core);
@@ -523,8 +504,11 @@ impl SessionManager {
             }
             let (reply, done) = oneshot::channel();
             if session.commands.send(Command::Stop(reply)).await.is_ok() {
-                let _ = done.await;
+                stopping.push(done);
             }
+        }
+        for done in stopping {
+            let _ = done.await;
         }
     }
 }

@@ -41,8 +41,8 @@ pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;
 pub use types::{
-    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, StoreError, StoredReply,
-    StoredSession, TakenCommand,
+    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
+    StoredSession, TakenCommand, TitleSource,
 };
 
 /// Opens the store `location` names, applying the migrations it lacks: a SQLite file (created

@@ -20,6 +20,13 @@
 //! changes nothing (it is there so that both lists keep the same versions). Version 6 records the
 //! agent each session runs (`sessions.agent_id`, `agent_version`): `spindle serve` offers several
 //! agents, and every replica starts a session's own; older rows stay `NULL` (the default agent).
+//! Version 7 records a session's setup and its title's source (issue #26): the MCP servers chosen
+//! for it (`mcp_servers`, a JSON array; `NULL`: every configured one), the extra directories of
+//! its agent (`additional_directories`, a JSON array), the session it was forked from
+//! (`parent_id`, no foreign key: a parent may be deleted before its forks), and `title_source`
+//! (`''`, `prompt`, `agent`, `user`: a user's rename is never replaced by the agent's title).
+//! Existing non-empty titles become `prompt` titles (before it, a rename and a prompt's title
+//! were not told apart).
 
 use crate::StoreError;
 
@@ -35,7 +42,7 @@ pub struct Migration {
 }
 
 /// The highest version this build knows.
-pub const LATEST: i64 = 6;
+pub const LATEST: i64 = 7;
 
 /// The SQLite migrations.
 pub const SQLITE: &[Migration] = &[
@@ -155,6 +162,17 @@ ALTER TABLE sessions ADD COLUMN agent_id TEXT;
 ALTER TABLE sessions ADD COLUMN agent_version TEXT;
 ",
     },
+    Migration {
+        version: 7,
+        summary: "a session's setup (MCP servers, directories, parent) and title source",
+        sql: "
+ALTER TABLE sessions ADD COLUMN mcp_servers TEXT;
+ALTER TABLE sessions ADD COLUMN additional_directories TEXT;
+ALTER TABLE sessions ADD COLUMN parent_id INTEGER;
+ALTER TABLE sessions ADD COLUMN title_source TEXT NOT NULL DEFAULT '';
+UPDATE sessions SET title_source = 'prompt' WHERE title <> '';
+",
+    },
 ];
 
 /// The PostgreSQL migrations. Lines are `bytea` (a wire line may hold U+0000, which `text`
@@ -253,6 +271,17 @@ ALTER TABLE sessions ADD COLUMN agent_id TEXT;
 ALTER TABLE sessions ADD COLUMN agent_version TEXT;
 ",
     },
+    Migration {
+        version: 7,
+        summary: "a session's setup (MCP servers, directories, parent) and title source",
+        sql: "
+ALTER TABLE sessions ADD COLUMN mcp_servers TEXT;
+ALTER TABLE sessions ADD COLUMN additional_directories TEXT;
+ALTER TABLE sessions ADD COLUMN parent_id BIGINT;
+ALTER TABLE sessions ADD COLUMN title_source TEXT NOT NULL DEFAULT '';
+UPDATE sessions SET title_source = 'prompt' WHERE title <> '';
+",
+    },
 ];
 
 /// The migrations to apply to a database at version `current` (0: none applied), or the error
@@ -294,7 +323,7 @@ mod tests {
 
     #[test]
     fn pending_is_what_lies_above_the_current_version() {
-        assert_eq!(pending(SQLITE, 0).unwrap().len(), 6);
+        assert_eq!(pending(SQLITE, 0).unwrap().len(), 7);
         assert_eq!(pending(SQLITE, 1).unwrap()[0].version, 2);
         assert!(pending(POSTGRES, LATEST).unwrap().is_empty());
         let error = pending(POSTGRES, LATEST + 1).unwrap_err();

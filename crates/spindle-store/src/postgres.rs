@@ -33,8 +33,8 @@ use crate::listen::{self, LogChange};
 use crate::migrations;
 use crate::store::Store;
 use crate::types::{
-    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, StoreError, StoredReply,
-    StoredSession, TakenCommand,
+    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
+    StoredSession, TakenCommand, TitleSource,
 };
 use crate::types::{display_text, now_ms, seq_at};
 
@@ -313,18 +313,39 @@ impl Store for PostgresStore {
         })
     }
 
-    fn create_session(&self, title: &str, agent: Option<&SessionAgent>) -> Result<i64, StoreError> {
+    fn create_session_with(
+        &self,
+        title: &str,
+        agent: Option<&SessionAgent>,
+        setup: &SessionSetup,
+    ) -> Result<i64, StoreError> {
         let title = display_text(title).into_owned();
         let agent_id = agent.map(|a| display_text(&a.id).into_owned());
         let agent_version = agent.map(|a| display_text(&a.version).into_owned());
-        self.run(StoreError::Write, |pool| async move {
+        let mcp_servers = setup
+            .mcp_servers_column()
+            .map(|c| display_text(&c).into_owned());
+        let directories = setup
+            .directories_column()
+            .map(|c| display_text(&c).into_owned());
+        let parent = setup.parent;
+        self.run(StoreError::Write, move |pool| async move {
             let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
             let now = now_ms();
             let row = client
                 .query_one(
-                    "INSERT INTO sessions(title, created_at, updated_at, agent_id, agent_version)
-                     VALUES($1, $2, $2, $3, $4) RETURNING id",
-                    &[&title, &now, &agent_id, &agent_version],
+                    "INSERT INTO sessions(title, created_at, updated_at, agent_id, agent_version,
+                                          mcp_servers, additional_directories, parent_id)
+                     VALUES($1, $2, $2, $3, $4, $5, $6, $7) RETURNING id",
+                    &[
+                        &title,
+                        &now,
+                        &agent_id,
+                        &agent_version,
+                        &mcp_servers,
+                        &directories,
+                        &parent,
+                    ],
                 )
                 .await
                 .map_err(pg(StoreError::Write))?;
@@ -377,13 +398,48 @@ impl Store for PostgresStore {
             let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
             let changed = client
                 .execute(
-                    "UPDATE sessions SET title = $2 WHERE id = $1",
+                    "UPDATE sessions SET title = $2, title_source = 'user' WHERE id = $1",
                     &[&session, &title],
                 )
                 .await
                 .map_err(pg(StoreError::Write))?;
             if changed > 0 {
                 // Other servers list the new title (a lost notice is made up by their resync).
+                let renamed = LogChange::renamed(session);
+                let _ = client
+                    .execute(
+                        "SELECT pg_notify($1, $2)",
+                        &[
+                            &listen::CHANNEL,
+                            &listen::payload(renamed.session, renamed.seq),
+                        ],
+                    )
+                    .await;
+            }
+            Ok(changed > 0)
+        })
+    }
+
+    fn set_derived_title(
+        &self,
+        session: i64,
+        title: &str,
+        source: TitleSource,
+    ) -> Result<bool, StoreError> {
+        let title = display_text(title).into_owned();
+        let replaceable = crate::types::replaceable_sources(source);
+        self.run(StoreError::Write, move |pool| async move {
+            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            let changed = client
+                .execute(
+                    "UPDATE sessions SET title = $2, title_source = $3
+                     WHERE id = $1
+                       AND title_source IN (SELECT jsonb_array_elements_text($4::TEXT::JSONB))",
+                    &[&session, &title, &source.as_str(), &replaceable],
+                )
+                .await
+                .map_err(pg(StoreError::Write))?;
+            if changed > 0 {
                 let renamed = LogChange::renamed(session);
                 let _ = client
                     .execute(
@@ -437,7 +493,8 @@ impl Store for PostgresStore {
             let rows = client
                 .query(
                     "SELECT id, title, agent_session_id, created_at, updated_at, agent_id,
-                        agent_version
+                        agent_version, title_source, mcp_servers, additional_directories,
+                        parent_id
                      FROM sessions ORDER BY id",
                     &[],
                 )
@@ -455,6 +512,8 @@ impl Store for PostgresStore {
                         id,
                         version: row.get::<_, Option<String>>(6).unwrap_or_default(),
                     }),
+                    title_source: TitleSource::parse(row.get(7)),
+                    setup: SessionSetup::from_columns(row.get(8), row.get(9), row.get(10)),
                 })
                 .collect())
         })

@@ -15,8 +15,8 @@ mod leases;
 use crate::migrations::{self, Migration};
 use crate::store::Store;
 use crate::types::{
-    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, StoreError, StoredReply,
-    StoredSession, TakenCommand,
+    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
+    StoredSession, TakenCommand, TitleSource,
 };
 use crate::types::{display_text, now_ms, seq_at};
 
@@ -229,22 +229,35 @@ impl Store for SqliteStore {
         Ok(next)
     }
 
-    fn create_session(&self, title: &str, agent: Option<&SessionAgent>) -> Result<i64, StoreError> {
+    fn create_session_with(
+        &self,
+        title: &str,
+        agent: Option<&SessionAgent>,
+        setup: &SessionSetup,
+    ) -> Result<i64, StoreError> {
         let now = now_ms();
         let writer = lock(&self.writer);
         writer
             .execute(
                 // Ids only grow, past deleted sessions too (see `delete_session`).
-                "INSERT INTO sessions(id, title, created_at, updated_at, agent_id, agent_version)
+                "INSERT INTO sessions(id, title, created_at, updated_at, agent_id, agent_version,
+                                      mcp_servers, additional_directories, parent_id)
                  VALUES(MAX(COALESCE((SELECT MAX(id) FROM sessions), 0),
                             COALESCE((SELECT CAST(value AS INTEGER) FROM meta
                                       WHERE key = 'highest_deleted_session'), 0)) + 1,
-                        ?1, ?2, ?2, ?3, ?4)",
+                        ?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     display_text(title),
                     now,
                     agent.map(|a| display_text(&a.id).into_owned()),
                     agent.map(|a| display_text(&a.version).into_owned()),
+                    setup
+                        .mcp_servers_column()
+                        .map(|c| display_text(&c).into_owned()),
+                    setup
+                        .directories_column()
+                        .map(|c| display_text(&c).into_owned()),
+                    setup.parent,
                 ],
             )
             .map_err(write_error)?;
@@ -278,8 +291,29 @@ impl Store for SqliteStore {
     fn set_title(&self, session: i64, title: &str) -> Result<bool, StoreError> {
         let changed = lock(&self.writer)
             .execute(
-                "UPDATE sessions SET title = ?2 WHERE id = ?1",
+                "UPDATE sessions SET title = ?2, title_source = 'user' WHERE id = ?1",
                 params![session, display_text(title)],
+            )
+            .map_err(write_error)?;
+        Ok(changed > 0)
+    }
+
+    fn set_derived_title(
+        &self,
+        session: i64,
+        title: &str,
+        source: TitleSource,
+    ) -> Result<bool, StoreError> {
+        let changed = lock(&self.writer)
+            .execute(
+                "UPDATE sessions SET title = ?2, title_source = ?3
+                 WHERE id = ?1 AND title_source IN (SELECT value FROM json_each(?4))",
+                params![
+                    session,
+                    display_text(title),
+                    source.as_str(),
+                    crate::types::replaceable_sources(source),
+                ],
             )
             .map_err(write_error)?;
         Ok(changed > 0)
@@ -318,7 +352,8 @@ impl Store for SqliteStore {
         let reader = lock(&self.reader);
         let mut statement = reader
             .prepare_cached(
-                "SELECT id, title, agent_session_id, created_at, updated_at, agent_id, agent_version
+                "SELECT id, title, agent_session_id, created_at, updated_at, agent_id, agent_version,
+                        title_source, mcp_servers, additional_directories, parent_id
                  FROM sessions ORDER BY id",
             )
             .map_err(read_error)?;
@@ -336,6 +371,8 @@ impl Store for SqliteStore {
                         id,
                         version: agent_version.unwrap_or_default(),
                     }),
+                    title_source: TitleSource::parse(&row.get::<_, String>(7)?),
+                    setup: SessionSetup::from_columns(row.get(8)?, row.get(9)?, row.get(10)?),
                 })
             })
             .map_err(read_error)?;

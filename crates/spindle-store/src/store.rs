@@ -2,8 +2,8 @@
 
 use crate::listen::LogChange;
 use crate::types::{
-    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, StoreError, StoredReply,
-    StoredSession, TakenCommand,
+    Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
+    StoredSession, TakenCommand, TitleSource,
 };
 
 /// The tables whose rows belong to one session (`session_id`), deleted with it.
@@ -33,7 +33,18 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Creates a web session running `agent` (`None`: unrecorded, the server's default) and
     /// returns its id (ids only grow). The session and its agent are written together: another
     /// replica never sees the session without its agent.
-    fn create_session(&self, title: &str, agent: Option<&SessionAgent>) -> Result<i64, StoreError>;
+    fn create_session(&self, title: &str, agent: Option<&SessionAgent>) -> Result<i64, StoreError> {
+        self.create_session_with(title, agent, &SessionSetup::default())
+    }
+
+    /// [`Store::create_session`] with the session's setup (its MCP servers, extra directories,
+    /// parent), written in the same statement.
+    fn create_session_with(
+        &self,
+        title: &str,
+        agent: Option<&SessionAgent>,
+        setup: &SessionSetup,
+    ) -> Result<i64, StoreError>;
 
     /// Records the agent a session runs (its version changes when the agent was updated).
     fn set_session_agent(&self, session: i64, agent: &SessionAgent) -> Result<(), StoreError>;
@@ -41,9 +52,19 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Records the ACP session id the agent gave the web session.
     fn set_agent_session_id(&self, session: i64, agent_session_id: &str) -> Result<(), StoreError>;
 
-    /// Sets the display title; `false` when the store holds no session `session`. Announced to
-    /// other servers ([`LogChange::renamed`]).
+    /// Sets the display title as the user's rename ([`TitleSource::User`]); `false` when the
+    /// store holds no session `session`. Announced to other servers ([`LogChange::renamed`]).
     fn set_title(&self, session: i64, title: &str) -> Result<bool, StoreError>;
+
+    /// Sets a derived title (`source` is [`TitleSource::Prompt`] or [`TitleSource::Agent`]) in
+    /// one conditional write, only where it may replace the title there (see [`TitleSource`]);
+    /// returns whether it did. Announced like a rename when it did.
+    fn set_derived_title(
+        &self,
+        session: i64,
+        title: &str,
+        source: TitleSource,
+    ) -> Result<bool, StoreError>;
 
     /// Deletes a session and everything stored for it (log, transcript, replies, lease,
     /// commands) in one transaction; `false` when the store holds no session `session`.

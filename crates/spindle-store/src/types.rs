@@ -72,6 +72,111 @@ pub struct StoredSession {
     pub created_at: i64,
     /// Milliseconds since the Unix epoch of the last logged line.
     pub updated_at: i64,
+    /// Where the title came from (a user's rename is never replaced by a derived one).
+    pub title_source: TitleSource,
+    /// How the session was set up when created (schema version 7; older rows: the defaults).
+    pub setup: SessionSetup,
+}
+
+/// Where a session's title came from, in the order a title may replace another: a prompt's title
+/// only replaces none, the agent's (`session_info_update`) replaces a prompt's and its own
+/// earlier one, and a user's rename replaces anything and is never replaced by a derived title.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TitleSource {
+    /// None yet, or set when the session was created (`Agent session ID`).
+    #[default]
+    Unset,
+    /// The first prompt's text.
+    Prompt,
+    /// The agent's latest `session_info_update` title.
+    Agent,
+    /// The user renamed the session.
+    User,
+}
+
+impl TitleSource {
+    /// The spelling stored in the `title_source` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TitleSource::Unset => "",
+            TitleSource::Prompt => "prompt",
+            TitleSource::Agent => "agent",
+            TitleSource::User => "user",
+        }
+    }
+
+    /// Reads a stored spelling; an unknown one (a newer build's) reads as [`TitleSource::User`],
+    /// the one nothing replaces.
+    pub fn parse(text: &str) -> TitleSource {
+        match text {
+            "" => TitleSource::Unset,
+            "prompt" => TitleSource::Prompt,
+            "agent" => TitleSource::Agent,
+            _ => TitleSource::User,
+        }
+    }
+}
+
+/// The sources a derived title from `source` may replace, as the JSON array both stores' update
+/// reads (`[]` for a source that is not derived).
+pub(crate) fn replaceable_sources(source: TitleSource) -> String {
+    let replaceable: &[TitleSource] = match source {
+        TitleSource::Prompt => &[TitleSource::Unset],
+        TitleSource::Agent => &[TitleSource::Unset, TitleSource::Prompt, TitleSource::Agent],
+        TitleSource::Unset | TitleSource::User => &[],
+    };
+    let names: Vec<&str> = replaceable.iter().map(|s| s.as_str()).collect();
+    serde_json::to_string(&names).unwrap_or_else(|_| "[]".into())
+}
+
+/// What a session was created with beyond its agent: the MCP servers chosen for it, the extra
+/// directories its agent may use and the session it was forked from. Written with the session
+/// (one statement), so every replica and every restart starts it the same way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetup {
+    /// The names of the configured MCP servers the session gets; `None`: every configured one
+    /// (also what a session from before schema version 7 gets).
+    pub mcp_servers: Option<Vec<String>>,
+    /// Absolute directories the agent may use beside the working directory
+    /// (ACP `additionalDirectories`).
+    pub additional_directories: Vec<String>,
+    /// The session this one was forked from (`session/fork`); it may have been deleted since.
+    pub parent: Option<i64>,
+}
+
+impl SessionSetup {
+    /// The `mcp_servers` column: a JSON array, or `NULL` for every configured server.
+    pub(crate) fn mcp_servers_column(&self) -> Option<String> {
+        self.mcp_servers
+            .as_ref()
+            .map(|names| serde_json::to_string(names).unwrap_or_else(|_| "[]".into()))
+    }
+
+    /// The `additional_directories` column: a JSON array, `NULL` when empty.
+    pub(crate) fn directories_column(&self) -> Option<String> {
+        (!self.additional_directories.is_empty()).then(|| {
+            serde_json::to_string(&self.additional_directories).unwrap_or_else(|_| "[]".into())
+        })
+    }
+
+    /// Reads the three columns back; a column that does not hold a JSON array of strings (written
+    /// by hand) reads as its default.
+    pub(crate) fn from_columns(
+        mcp_servers: Option<String>,
+        directories: Option<String>,
+        parent: Option<i64>,
+    ) -> SessionSetup {
+        let list = |text: Option<String>| -> Option<Vec<String>> {
+            serde_json::from_str(text.as_deref()?).ok()
+        };
+        SessionSetup {
+            mcp_servers: list(mcp_servers),
+            additional_directories: list(directories).unwrap_or_default(),
+            parent,
+        }
+    }
 }
 
 /// The agent a session runs, as recorded: its id among the server's agents and the version it

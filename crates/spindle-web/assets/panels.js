@@ -4,6 +4,8 @@
 // what the user picks; app.js creates them (createPanels).
 
 import { $, el, api, banner } from "./dom.js";
+import { createSessionForm, mcpRows } from "./newsession.js";
+import { forkedFrom, offerFork, offerAgentDelete, deletePath, signOutButton } from "./lifecycle.js";
 
 export function createPanels(ctx) {
   const sessionPath = (tail) => "/api/sessions/" + encodeURIComponent(ctx.session()) + tail;
@@ -18,6 +20,7 @@ export function createPanels(ctx) {
     agent = null;
     agentFor = null;
     lastStatus = null;
+    authMessage = "";
     showAuth(false);
     $("agent-info").replaceChildren();
     $("standing-list").replaceChildren();
@@ -44,6 +47,7 @@ export function createPanels(ctx) {
     const name = $("session-agent");
     name.textContent = agentLabel(a);
     name.dataset.available = String(a.available !== false);
+    $("session-parent").textContent = forkedFrom(listed.get(String(ctx.session())));
     head.title = a.available === false ? "This server does not offer this agent: the session is read-only here" : "Agent id: " + a.id;
   }
 
@@ -111,25 +115,9 @@ export function createPanels(ctx) {
     rows.push(el("div", "agent-facts", facts.join(" \u00b7 ")));
     const mcp = mcpRows(agent.mcpServers);
     if (mcp) rows.push(mcp);
+    const signOut = signOutButton(ctx.session(), agent, loadAgent);
+    if (signOut) rows.push(signOut);
     box.replaceChildren(...rows);
-  }
-
-  // The MCP servers the agent was given (`--mcp-config`) and those left out, as the server
-  // describes them: name, transport and command or URL; secret values never reach the page.
-  function mcpRows(mcp) {
-    if (!mcp || typeof mcp !== "object") return null;
-    const passed = Array.isArray(mcp.passed) ? mcp.passed : [];
-    const skipped = Array.isArray(mcp.skipped) ? mcp.skipped : [];
-    if (!passed.length && !skipped.length) return null;
-    const box = el("div", "agent-mcp");
-    box.appendChild(el("div", "agent-mcp-title", "MCP servers"));
-    for (const s of passed) {
-      box.appendChild(el("div", "agent-mcp-server", `${s.name} \u00b7 ${s.type} \u00b7 ${s.target}`));
-    }
-    for (const s of skipped) {
-      box.appendChild(el("div", "agent-mcp-skipped", `${s.name} (${s.type}) not passed: ${s.reason}`));
-    }
-    return box;
   }
 
   // ---- authentication ----------------------------------------------------------------------
@@ -145,7 +133,8 @@ export function createPanels(ctx) {
     const list = Array.isArray(methods) ? methods : (agent && Array.isArray(agent.authMethods) ? agent.authMethods : []);
     const buttons = $("auth-methods");
     buttons.replaceChildren();
-    $("auth-error").textContent = "";
+    // The agent's reason (a sign-out, an expired login) stays while the card does.
+    $("auth-error").textContent = authMessage;
     if (!list.length) {
       buttons.appendChild(el("div", "muted", "The agent names no sign-in method; sign in outside Spindle and restart the session."));
     }
@@ -196,17 +185,14 @@ export function createPanels(ctx) {
   // A session status from the server (`web_status` op). The agent's
   // facts are known once it is ready, so they are asked for again when the status changes.
   let lastStatus = null;
+  let authMessage = ""; // why the agent asks for a sign-in (web_status), shown on the card
 
   function onStatus(status) {
     if (!status || typeof status !== "object") return;
     const changed = status.status !== lastStatus;
     lastStatus = status.status;
-    if (status.status === "needs_auth") {
-      showAuth(true, status.authMethods);
-      if (status.message) $("auth-error").textContent = String(status.message);
-    } else {
-      showAuth(false);
-    }
+    authMessage = status.status === "needs_auth" && status.message ? String(status.message) : "";
+    showAuth(status.status === "needs_auth", status.authMethods);
     if (changed) loadAgent();
   }
 
@@ -253,8 +239,8 @@ export function createPanels(ctx) {
 
   function onSessionInfo(info) {
     info = info && typeof info === "object" ? info : {};
-    const title = typeof info.title === "string" ? info.title : "";
-    document.title = title ? title + " - Spindle" : "Spindle";
+    agentTitle = typeof info.title === "string" ? info.title : "";
+    showTitle();
     const modeState = info.modes && typeof info.modes === "object" ? info.modes : {};
     const modes = Array.isArray(modeState.availableModes) ? modeState.availableModes
       : Array.isArray(info.availableModes) ? info.availableModes : [];
@@ -392,13 +378,14 @@ export function createPanels(ctx) {
 
   // The agent picked in the form (the server's default until the list is loaded).
   const pickedAgent = () => $("new-session-agent").value || null;
+  const sessionForm = createSessionForm();
 
   $("new-session-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const cwd = $("new-session-cwd").value.trim();
     const body = cwd ? { cwd } : {};
     if (pickedAgent()) body.agent = pickedAgent();
-    await open(body, "Cannot create a session: ");
+    await open(sessionForm.fill(body), "Cannot create a session: ");
   });
   // The history is the picked agent's.
   $("new-session-agent").addEventListener("change", () => {
@@ -597,12 +584,23 @@ export function createPanels(ctx) {
   }
 
   let pendingList = null; // a list that came while a row was being edited
+  let listed = new Map(); // session id -> its row of the list ({title, titleSource, ...})
+  let agentTitle = ""; // the shown session's title from the agent (session_info_update)
+
+  // The tab's title: a user's rename wins over the agent's title (as in every list).
+  function showTitle() {
+    const row = ctx.session() === null ? null : listed.get(String(ctx.session()));
+    const title = row && row.titleSource === "user" ? row.title : agentTitle || (row && row.title) || "";
+    document.title = title ? title + " - Spindle" : "Spindle";
+  }
 
   function drawSessions(sessions) {
     pendingList = null;
     const ul = $("session-list");
     ul.replaceChildren();
     sessionAgents = new Map();
+    listed = new Map(sessions.map((s) => [String(s.id), s]));
+    showTitle();
     for (const s of sessions) {
       const li = el("li");
       li.dataset.session = String(s.id);
@@ -615,7 +613,7 @@ export function createPanels(ctx) {
         const name = b.appendChild(el("span", "session-agent-name", agentLabel(s.agent)));
         name.dataset.available = String(s.agent.available !== false);
       }
-      const where = [s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
+      const where = [forkedFrom(s), s.cwd, s.agentSessionId ? "agent session " + s.agentSessionId : ""].filter(Boolean).join(" \u00b7 ");
       if (where) { b.title = where; b.appendChild(el("span", "session-where", where)); }
       if (String(s.id) === String(ctx.session())) b.setAttribute("aria-current", "true");
       b.addEventListener("click", () => ctx.select(s.id));
@@ -650,21 +648,23 @@ export function createPanels(ctx) {
     closeMenus();
     const menu = el("div", "session-menu");
     menu.setAttribute("role", "menu");
-    for (const [action, label] of [["rename", "Rename\u2026"], ["delete", "Delete\u2026"]]) {
-      const item = el("button", null, label);
-      item.type = "button";
-      item.dataset.action = action;
-      item.setAttribute("role", "menuitem");
-      item.addEventListener("click", (event) => {
+    const item = (action, label) => {
+      const node = el("button", null, label);
+      node.type = "button";
+      node.dataset.action = action;
+      node.setAttribute("role", "menuitem");
+      node.addEventListener("click", (event) => {
         event.stopPropagation();
         closeMenus(menu);
         menu.remove();
         button.setAttribute("aria-expanded", "false");
         if (action === "rename") startRename(li, s);
-        else confirmDelete(s);
+        else if (action === "delete") confirmDelete(s);
       });
-      menu.appendChild(item);
-    }
+      return node;
+    };
+    menu.append(item("rename", "Rename\u2026"), item("delete", "Delete\u2026"));
+    offerFork(menu, s, item, async (created) => { await refreshSessions(); ctx.select(created.id); });
     menu.addEventListener("keydown", (event) => {
       const items = [...menu.querySelectorAll("button")];
       const at = items.indexOf(document.activeElement);
@@ -737,11 +737,12 @@ export function createPanels(ctx) {
     $("confirm-text").textContent = "Its agent is stopped, and Spindle deletes its transcript and log. "
       + "What the agent keeps of the session on its side stays. This cannot be undone.";
     $("confirm-ok").textContent = "Delete";
+    offerAgentDelete(s);
     dialog.returnValue = "";
     dialog.addEventListener("close", async () => {
       if (dialog.returnValue !== "confirm") return;
       try {
-        await api("/api/sessions/" + encodeURIComponent(s.id), undefined, "DELETE");
+        await api(deletePath(s), undefined, "DELETE");
         banner(null, null, "delete");
       } catch (e) {
         banner("Cannot delete the session: " + e.message, "error", "delete");

@@ -37,6 +37,11 @@ pub(crate) struct CreateBody {
     agent_session_id: Option<String>,
     open: Option<String>,
     agent: Option<String>,
+    /// Absent: every configured server; `[]`: none.
+    mcp_servers: Option<Vec<String>>,
+    /// Absolute, existing directories.
+    #[serde(default)]
+    additional_directories: Vec<String>,
 }
 
 pub(crate) async fn create_session(
@@ -49,7 +54,7 @@ pub(crate) async fn create_session(
     } else {
         serde_json::from_slice(&body).map_err(|_| {
             WebError::bad_request(
-                r#"the request body must be {"agent"?: "ID", "cwd"?: "...", "agentSessionId"?: "...", "open"?: "load"|"resume"}"#,
+                r#"the request body must be {"agent"?: "ID", "cwd"?: "...", "agentSessionId"?: "...", "open"?: "load"|"resume", "mcpServers"?: ["NAME", ...], "additionalDirectories"?: ["/ABSOLUTE/DIR", ...]}"#,
             )
         })?
     };
@@ -79,6 +84,8 @@ pub(crate) async fn create_session(
             agent_session_id: body.agent_session_id,
             open,
             agent: body.agent,
+            mcp_servers: body.mcp_servers,
+            additional_directories: body.additional_directories,
         })
         .await?;
     Ok((StatusCode::CREATED, axum::Json(summary)).into_response())
@@ -102,6 +109,12 @@ pub(crate) async fn agent_sessions(
 /// `GET /api/agents`: the agents a session may run, `{agents: [{id, name, version, default}]}`.
 pub(crate) async fn agents(State(state): State<AppState>) -> Response {
     axum::Json(json!({ "agents": state.manager.agents() })).into_response()
+}
+
+/// `GET /api/mcp-servers`: the configured MCP servers a new session may get,
+/// `{servers: [{name, type, target}]}` (never an environment or header value).
+pub(crate) async fn mcp_servers(State(state): State<AppState>) -> Response {
+    axum::Json(json!({ "servers": state.manager.mcp_servers() })).into_response()
 }
 
 pub(crate) async fn agent(SessionRoute(session): SessionRoute) -> Result<Response, WebError> {
@@ -286,11 +299,40 @@ pub(crate) async fn rename_session(
     Ok(axum::Json(json!({ "renamed": true })).into_response())
 }
 
-/// `DELETE /api/sessions/{id}`: stops the session's agent and deletes what Spindle stored of it.
+/// `DELETE /api/sessions/{id}`: stops the session's agent and deletes what Spindle stored of it;
+/// with `?agent=true` the agent deletes its copy first (`session/delete`), and when it cannot,
+/// the refusal is the answer and Spindle's copy is kept.
 pub(crate) async fn delete_session(
     State(state): State<AppState>,
     SessionId(id): SessionId,
+    params: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Response, WebError> {
-    state.manager.delete(id).await?;
-    Ok(axum::Json(json!({ "deleted": true })).into_response())
+    let with_agent = match query(params)?.get("agent").map(String::as_str) {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(WebError::bad_request("\"agent\" must be true or false")),
+    };
+    if with_agent {
+        state.manager.delete_with_agent(id).await?;
+    } else {
+        state.manager.delete(id).await?;
+    }
+    Ok(axum::Json(json!({ "deleted": true, "agentCopyDeleted": with_agent })).into_response())
+}
+
+/// `POST /api/sessions/{id}/fork`: a new session on the agent's fork of this one's agent
+/// session (`session/fork`), listed with its parent; `409` when the agent does not fork.
+pub(crate) async fn fork_session(
+    State(state): State<AppState>,
+    SessionId(id): SessionId,
+) -> Result<Response, WebError> {
+    let summary = state.manager.fork(id).await?;
+    Ok((StatusCode::CREATED, axum::Json(summary)).into_response())
+}
+
+/// `POST /api/sessions/{id}/logout`: signs out of the session's agent (`logout`); the session
+/// then waits for a sign-in. `409` when the agent does not offer it.
+pub(crate) async fn logout(SessionRoute(session): SessionRoute) -> Result<Response, WebError> {
+    session.logout().await?;
+    Ok(axum::Json(json!({ "signedOut": true })).into_response())
 }

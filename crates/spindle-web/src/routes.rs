@@ -35,6 +35,8 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/markdown.js", get(markdown_js)),
         ("/composer.js", get(composer_js)),
         ("/panels.js", get(panels_js)),
+        ("/newsession.js", get(newsession_js)),
+        ("/lifecycle.js", get(lifecycle_js)),
         ("/cards.js", get(cards_js)),
         ("/entries.js", get(entries_js)),
         ("/window.js", get(window_js)),
@@ -53,12 +55,15 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
             get(list_sessions).post(api::create_session),
         ),
         ("/api/agents", get(api::agents)),
+        ("/api/mcp-servers", get(api::mcp_servers)),
         ("/api/agent-sessions", get(api::agent_sessions)),
         (
             "/api/sessions/{id}",
             patch(api::rename_session).delete(api::delete_session),
         ),
         ("/api/sessions/{id}/events", get(events)),
+        ("/api/sessions/{id}/fork", post(api::fork_session)),
+        ("/api/sessions/{id}/logout", post(api::logout)),
         (
             "/api/sessions/{id}/prompt",
             post(api::prompt).layer(DefaultBodyLimit::max(api::MAX_PROMPT_BODY)),
@@ -157,6 +162,20 @@ async fn panels_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/panels.js"),
+    )
+}
+
+async fn lifecycle_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/lifecycle.js"),
+    )
+}
+
+async fn newsession_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/newsession.js"),
     )
 }
 
@@ -465,6 +484,8 @@ mod tests {
                 "/markdown.js",
                 "/composer.js",
                 "/panels.js",
+                "/newsession.js",
+                "/lifecycle.js",
                 "/cards.js",
                 "/entries.js",
                 "/window.js",
@@ -480,9 +501,12 @@ mod tests {
                 "/transcript.css",
                 "/api/sessions",
                 "/api/agents",
+                "/api/mcp-servers",
                 "/api/agent-sessions",
                 "/api/sessions/{id}",
                 "/api/sessions/{id}/events",
+                "/api/sessions/{id}/fork",
+                "/api/sessions/{id}/logout",
                 "/api/sessions/{id}/prompt",
                 "/api/sessions/{id}/cancel",
                 "/api/sessions/{id}/permission",

@@ -46,6 +46,7 @@ impl SessionTask {
         }
         // Durability first: the batch is committed before anything decodes or reacts to it.
         self.record(lines.clone());
+        self.follow_agent_title();
         for (_, line) in &lines {
             let Some(agent) = self.agent.as_mut() else {
                 break;
@@ -149,7 +150,20 @@ impl SessionTask {
                 }
                 return;
             }
-            Pending::Setting => return,
+            Pending::Setting | Pending::Lifecycle => return,
+            Pending::Delete => {
+                if completion.result.is_ok() {
+                    self.startup.agent_session = None;
+                    self.startup.previous_agent_session = None;
+                }
+                return;
+            }
+            Pending::Logout => {
+                if completion.result.is_ok() {
+                    self.signed_out();
+                }
+                return;
+            }
             // A failed sign-in leaves the session waiting for another one.
             Pending::Authenticate
                 if completion.result.is_err() && self.startup.phase == Phase::NeedsAuth =>
@@ -185,7 +199,7 @@ impl SessionTask {
         }
     }
 
-    fn needs_auth(&mut self, message: String) {
+    pub(super) fn needs_auth(&mut self, message: String) {
         // The user takes their time: no startup deadline while the agent waits for them.
         self.startup_deadline = None;
         self.status("needs_auth", Some(message));

@@ -76,7 +76,7 @@ pub(super) fn prompt_blocks(
         .map_err(SessionError::invalid_params)
 }
 
-fn client_refusal(error: &ClientError) -> SessionError {
+pub(super) fn client_refusal(error: &ClientError) -> SessionError {
     SessionError::invalid_params(error.to_string())
 }
 
@@ -208,7 +208,7 @@ impl SessionTask {
     }
 
     /// The agent session, for a request from the page that needs it open.
-    fn ready_session(&self) -> Result<String, SessionError> {
+    pub(super) fn ready_session(&self) -> Result<String, SessionError> {
         match (&self.startup.agent_session, self.startup.phase) {
             (Some(session), Phase::Ready) => Ok(session.clone()),
             (_, Phase::NeedsAuth) => Err(self.auth_required()),
@@ -221,7 +221,7 @@ impl SessionTask {
     }
 
     /// Sends a request built by `send` and answers `reply` when the agent answers.
-    fn ask(
+    pub(super) fn ask(
         &mut self,
         reply: ValueReply,
         send: impl FnOnce(&mut RunningAgent) -> Result<RequestId, ClientError>,
@@ -297,6 +297,9 @@ impl SessionTask {
             .and_then(|op| op.get("status").cloned())
             .unwrap_or_else(|| json!("no_agent"));
         let prompt = init.map(InitializeOutcome::prompt_capabilities);
+        let features = init
+            .map(InitializeOutcome::session_features)
+            .unwrap_or_default();
         json!({
             "status": status,
             "agent": self.settings.describe_session(self.recorded_agent.as_ref()),
@@ -315,7 +318,7 @@ impl SessionTask {
             // null before the handshake.
             "mcpServers": init.map(|i| {
                 let selection = select_mcp_servers(
-                    &self.settings.mcp_servers,
+                    &self.startup.mcp_servers,
                     McpTransportSupport::of_agent(i),
                 );
                 let skipped: Vec<Value> = selection
@@ -331,6 +334,13 @@ impl SessionTask {
             "canList": init.is_some_and(InitializeOutcome::can_list_sessions),
             "canLoad": init.is_some_and(InitializeOutcome::can_load_session),
             "canResume": init.is_some_and(InitializeOutcome::can_resume_session),
+            // The session lifecycle of schema 1.20.0 (`task/lifecycle.rs`).
+            "canFork": features.can_fork,
+            "canDelete": features.can_delete,
+            "canClose": features.can_close,
+            "canLogout": features.can_logout,
+            "acceptsAdditionalDirectories": features.additional_directories,
+            "additionalDirectories": self.startup.additional_directories,
             "agentSessionId": self.startup.agent_session.as_ref()
                 .or(self.startup.previous_agent_session.as_ref()),
             "cwd": self.root.display().to_string(),

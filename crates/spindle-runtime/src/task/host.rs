@@ -18,9 +18,16 @@ use crate::store::Direction;
 use crate::sync::lock;
 
 impl SessionTask {
-    /// The host configuration of the session: its working directory, the server's policy.
+    /// The host configuration of the session: its working directory and additional
+    /// directories (the file system's scope), the server's policy.
     pub(super) fn host_config(&self) -> HostConfig {
         let mut config = HostConfig::new(self.root.clone());
+        config.additional_roots = self
+            .startup
+            .additional_directories
+            .iter()
+            .map(std::path::PathBuf::from)
+            .collect();
         config.fs = self.settings.fs;
         config.terminals = self.settings.terminals;
         config

@@ -15,6 +15,7 @@ mod features;
 mod forward;
 mod host;
 mod lease;
+mod lifecycle;
 mod state;
 
 use std::collections::{HashMap, VecDeque};
@@ -34,6 +35,7 @@ use crate::page_ops::PageOp;
 use crate::replica::{Refused, Replica, lease_lost};
 use crate::store::{Direction, Store};
 use crate::sync::lock;
+use spindle_store::TitleSource;
 
 pub(crate) use forward::show_followed_permissions;
 pub(crate) use state::{Command, SessionTask, TaskStart, ValueReply};
@@ -87,7 +89,10 @@ impl SessionTask {
         awaits_log: Arc<AtomicBool>,
     ) -> SessionTask {
         let mut startup = Startup::new(start.agent_session_id, &start.root, start.open);
-        startup.mcp_servers.clone_from(&settings.mcp_servers);
+        startup.mcp_servers = settings.mcp_servers_for(&start.setup);
+        startup
+            .additional_directories
+            .clone_from(&start.setup.additional_directories);
         SessionTask {
             id: start.id,
             core,
@@ -108,6 +113,7 @@ impl SessionTask {
             root: start.root,
             host_done: mpsc::unbounded_channel(),
             titled: false,
+            agent_title: None,
             startup_deadline: None,
             replica,
             lease: None,
@@ -471,6 +477,9 @@ impl SessionTask {
                 let _ = done.send(());
             }
             Command::Renamed => self.titled = true,
+            Command::ForkAgentSession(reply) => self.fork_agent_session(reply),
+            Command::DeleteAgentSession(reply) => self.delete_agent_session(reply),
+            Command::Logout(reply) => self.logout(reply),
         }
     }
 
@@ -586,9 +595,15 @@ impl SessionTask {
             if !self.titled {
                 self.titled = true;
                 let title: String = text.chars().take(60).collect();
-                let _ = self.store.set_title(self.id, title.trim());
-                // The page's session list shows the new title.
-                lock(&self.core).publish_note(PageOp::WebSession);
+                // Only an untitled session takes its prompt's text (see `TitleSource`).
+                let titled = self.store.off_worker(|| {
+                    self.store
+                        .set_derived_title(self.id, title.trim(), TitleSource::Prompt)
+                });
+                if titled.unwrap_or(false) {
+                    // The page's session list shows the new title.
+                    lock(&self.core).publish_note(PageOp::WebSession);
+                }
             }
             self.flush_client();
             if self.protocol() < 2 {
@@ -602,6 +617,40 @@ impl SessionTask {
         }
     }
 
+    /// The agent's latest title (`session_info_update`, as the engine keeps it) becomes the
+    /// session's, unless the user renamed it (the store's conditional write decides); the pages
+    /// list it. Called after each batch of the agent's lines.
+    fn follow_agent_title(&mut self) {
+        let title = lock(&self.core)
+            .engine
+            .transcript()
+            .session_info
+            .title
+            .clone();
+        if title == self.agent_title {
+            return;
+        }
+        self.agent_title.clone_from(&title);
+        let Some(title) = title else { return };
+        let title: String = title
+            .trim()
+            .chars()
+            .take(crate::registry::MAX_TITLE_CHARS)
+            .collect();
+        if title.is_empty() {
+            return;
+        }
+        let set = self.store.off_worker(|| {
+            self.store
+                .set_derived_title(self.id, &title, TitleSource::Agent)
+        });
+        match set {
+            Ok(true) => lock(&self.core).publish_note(PageOp::WebSession),
+            Ok(false) => {}
+            Err(error) => tracing::warn!(session = self.id, "agent title not saved: {error}"),
+        }
+    }
+
     fn fail_queued(&mut self, why: &str) {
         for queued in self.queued.drain(..) {
             let _ = queued.reply.send(Err(SessionError::unavailable(why)));
@@ -609,6 +658,7 @@ impl SessionTask {
     }
 
     async fn stop_agent(&mut self) {
+        self.close_agent_session().await;
         if let Some(mut agent) = self.agent.take() {
             agent.host.shutdown().await;
             agent.link.kill().await;

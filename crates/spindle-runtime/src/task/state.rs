@@ -96,6 +96,12 @@ pub(crate) enum Command {
     Followed,
     /// The user named the session: its first prompt no longer titles it.
     Renamed,
+    /// `session/fork` of the open agent session (`task/lifecycle.rs`).
+    ForkAgentSession(ValueReply),
+    /// `session/delete` of the session's agent session.
+    DeleteAgentSession(ValueReply),
+    /// `logout` (v2 `auth/logout`); the session then needs a sign-in.
+    Logout(ValueReply),
 }
 
 /// The most agent lines recorded in one transaction / one SSE batch.
@@ -168,6 +174,8 @@ pub(crate) struct SessionTask {
         mpsc::UnboundedReceiver<HostDone>,
     ),
     pub(super) titled: bool,
+    /// The agent's title (`session_info_update`) last written to the store as the session's.
+    pub(super) agent_title: Option<String>,
     pub(super) startup_deadline: Option<tokio::time::Instant>,
     /// This replica, and the session's lease while the agent runs here.
     pub(super) replica: Arc<Replica>,
@@ -206,6 +214,8 @@ pub(crate) struct TaskStart {
     pub(crate) root: PathBuf,
     /// The agent the session runs, as recorded (`None`: the default one).
     pub(crate) agent: Option<spindle_store::SessionAgent>,
+    /// Its MCP servers, extra directories and parent, as recorded.
+    pub(crate) setup: spindle_store::SessionSetup,
 }
 
 /// The key of an agent request in the page: the JSON text of its id.

@@ -345,6 +345,11 @@ pub fn a_version_1_database_is_migrated_forward_with_its_rows(backend: &Backend)
     let store = backend.open();
     assert_eq!(store.schema_version().unwrap(), LATEST);
     assert_eq!(store.sessions().unwrap()[0].title, "kept");
+    // A title from before version 7 counts as a prompt's: the agent's title may replace it.
+    assert_eq!(
+        store.sessions().unwrap()[0].title_source,
+        spindle_store::TitleSource::Prompt
+    );
     assert_eq!(
         logged(store.as_ref(), 7),
         vec![(1, Direction::Agent, "old".into())]

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use spindle_store::{Direction, LogChange, StoredReply};
+use spindle_store::{Direction, LogChange, SessionSetup, StoredReply, TitleSource};
 
 use crate::Backend;
 
@@ -106,6 +106,13 @@ pub fn other_servers_hear_of_renamed_and_deleted_sessions(backend: &Backend) {
     assert_eq!(next(), LogChange::RESYNC);
     let session = writer.create_session("heard", None).unwrap();
     assert_eq!(next(), LogChange { session, seq: 0 });
+    // The agent's title is announced like a rename.
+    assert!(
+        writer
+            .set_derived_title(session, "agent's", spindle_store::TitleSource::Agent)
+            .unwrap()
+    );
+    assert_eq!(next(), LogChange::renamed(session));
     assert!(writer.set_title(session, "new name").unwrap());
     let renamed = next();
     assert_eq!(renamed, LogChange::renamed(session));
@@ -116,4 +123,87 @@ pub fn other_servers_hear_of_renamed_and_deleted_sessions(backend: &Backend) {
     let deleted = next();
     assert_eq!(deleted, LogChange::deleted(session));
     assert!(deleted.is_delete() && !deleted.is_rename());
+}
+
+pub fn a_session_keeps_its_setup_and_a_version_6_one_has_the_defaults(backend: &Backend) {
+    let store = backend.open();
+    let old = store.create_session("", None).unwrap();
+    assert_eq!(
+        store.session(old).unwrap().unwrap().setup,
+        SessionSetup::default()
+    );
+    let setup = SessionSetup {
+        mcp_servers: Some(vec!["files".into(), "wiki \"docs\"".into()]),
+        additional_directories: vec!["/srv/shared".into(), "/home/u/notes".into()],
+        parent: Some(old),
+    };
+    let forked = store.create_session_with("", None, &setup).unwrap();
+    let none = SessionSetup {
+        mcp_servers: Some(Vec::new()),
+        ..SessionSetup::default()
+    };
+    let bare = store.create_session_with("", None, &none).unwrap();
+    let reopened = backend.open();
+    assert_eq!(reopened.session(forked).unwrap().unwrap().setup, setup);
+    // `[]` (no server) is not `None` (every configured server).
+    assert_eq!(reopened.session(bare).unwrap().unwrap().setup, none);
+    // A parent may go before its forks.
+    assert!(reopened.delete_session(old).unwrap());
+    assert_eq!(
+        reopened.session(forked).unwrap().unwrap().setup.parent,
+        Some(old)
+    );
+}
+
+pub fn a_users_rename_wins_over_the_agents_title_and_a_prompt_names_only_an_untitled_one(
+    backend: &Backend,
+) {
+    let store = backend.open();
+    let title = |id: i64| {
+        let s = store.session(id).unwrap().unwrap();
+        (s.title, s.title_source)
+    };
+    let id = store.create_session("", None).unwrap();
+    assert_eq!(title(id), (String::new(), TitleSource::Unset));
+    assert!(
+        store
+            .set_derived_title(id, "first words", TitleSource::Prompt)
+            .unwrap()
+    );
+    // A second prompt's title (after a restart) does not replace the first.
+    assert!(
+        !store
+            .set_derived_title(id, "later", TitleSource::Prompt)
+            .unwrap()
+    );
+    assert_eq!(title(id), ("first words".into(), TitleSource::Prompt));
+    assert!(
+        store
+            .set_derived_title(id, "Agent says", TitleSource::Agent)
+            .unwrap()
+    );
+    assert!(
+        store
+            .set_derived_title(id, "Agent's latest", TitleSource::Agent)
+            .unwrap()
+    );
+    assert!(
+        !store
+            .set_derived_title(id, "again", TitleSource::Prompt)
+            .unwrap()
+    );
+    assert_eq!(title(id), ("Agent's latest".into(), TitleSource::Agent));
+    assert!(store.set_title(id, "Mine").unwrap());
+    assert!(
+        !store
+            .set_derived_title(id, "Agent again", TitleSource::Agent)
+            .unwrap()
+    );
+    assert_eq!(title(id), ("Mine".into(), TitleSource::User));
+    assert!(
+        !store
+            .set_derived_title(id + 100, "nobody", TitleSource::Agent)
+            .unwrap()
+    );
+    assert_eq!(backend.open().session(id).unwrap().unwrap().title, "Mine");
 }

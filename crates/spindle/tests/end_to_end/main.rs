@@ -43,7 +43,9 @@ mod serve_host_security;
 mod serve_http;
 mod serve_markdown;
 mod serve_mcp;
+mod serve_sessions;
 mod serve_sessions_edit;
+mod serve_sessions_lifecycle;
 
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
 mod remote_attach;

@@ -97,3 +97,111 @@ fn serve_mcp_servers_reach_the_agent_and_the_pane_without_their_secrets() {
     assert!(logged.contains("TRACE"), "the log was on: {logged}");
     assert_no_secret_in_files(&dir.path, &config);
 }
+
+const TWO_STDIO: &str = r#"{"mcpServers": {
+  "files": {"command": "/usr/bin/mcp-files", "args": ["--root", "."], "env": {"FILES_TOKEN": "sekrit-env-value"}},
+  "notes": {"command": "/usr/bin/mcp-notes", "env": {"NOTES_KEY": "sekrit-notes"}},
+  "web": {"type": "http", "url": "https://user:pw@mcp.example/x?key=sekrit-query", "headers": {"Authorization": "Bearer sekrit-header"}}
+}}"#;
+
+const NOTES_REPORT: &str = "notes: stdio /usr/bin/mcp-notes, env NOTES_KEY (12 chars)";
+
+#[test]
+fn serve_mcp_servers_are_chosen_per_session_and_kept_across_a_restart() {
+    let dir: TempDir = temp_dir("mcp-choice");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let config = dir.join("mcp.json");
+    std::fs::write(&config, TWO_STDIO).unwrap();
+    let config_arg = config.to_str().unwrap().to_owned();
+    let state = dir.join("agent-sessions");
+    let agent = reference_agent_v1_with(&["--state-dir", state.to_str().unwrap()]);
+    let args = ["--mcp-config", config_arg.as_str()];
+    let served = serve_in(&dir, &work, &args, &agent);
+
+    // The form's list: names, kinds and public targets, never a secret (nor the URL's user info
+    // or query).
+    let listed = served.get_json("/api/mcp-servers");
+    assert_eq!(
+        listed,
+        json!({"servers": [
+            {"name": "files", "type": "stdio", "target": "/usr/bin/mcp-files"},
+            {"name": "notes", "type": "stdio", "target": "/usr/bin/mcp-notes"},
+            {"name": "web", "type": "http", "target": "https://mcp.example/x"},
+        ]})
+    );
+    let raw = served.request("GET", "/api/mcp-servers", None).body;
+    for secret in ["sekrit", "FILES_TOKEN", "Authorization", "user:pw"] {
+        assert!(!raw.contains(secret), "{secret} in {raw}");
+    }
+
+    // An unknown name is refused, named; nothing is created.
+    let (status, refused) = served.post_value(
+        "/api/sessions",
+        &json!({"mcpServers": ["notes", "nope<b>"]}),
+    );
+    assert_eq!(status, 400, "{refused}");
+    let message = refused["error"].as_str().unwrap_or_default();
+    assert!(message.contains("\"nope<b>\""), "{message}");
+    assert!(message.contains("files, notes, web"), "{message}");
+    let (status, refused) = served.post_value("/api/sessions", &json!({"mcpServers": "notes"}));
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(served.get_json("/api/sessions")["sessions"], json!([]));
+
+    let only_notes = served.create_session_with(&json!({"mcpServers": ["notes"]}));
+    let none = served.create_session_with(&json!({"mcpServers": []}));
+    let all = served.create_session();
+    let passed = |session: i64| {
+        let info = served.wait_agent_info(session, "ready", |i| i["status"] == "ready");
+        info["mcpServers"]["passed"].clone()
+    };
+    assert_eq!(
+        passed(only_notes),
+        json!([{"name": "notes", "type": "stdio", "target": "/usr/bin/mcp-notes"}])
+    );
+    assert_eq!(passed(none), json!([]));
+    assert_eq!(
+        passed(all).as_array().map(Vec::len),
+        Some(2),
+        "files and notes"
+    );
+    let list = served.get_json("/api/sessions");
+    let chosen: Vec<&Value> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["mcpServers"])
+        .collect();
+    assert_eq!(chosen, [&json!(["notes"]), &json!([]), &Value::Null]);
+
+    served.prompt(only_notes, "/scenario mcp-servers");
+    let reply = served.reply_with(only_notes, "MCP server");
+    assert!(reply.contains(NOTES_REPORT), "{reply}");
+    assert!(!reply.contains("files:"), "{reply}");
+    served.prompt(none, "/scenario mcp-servers");
+    let reply = served.reply_with(none, "MCP server");
+    assert!(
+        !reply.contains("notes:") && !reply.contains("files:"),
+        "{reply}"
+    );
+    served.stop();
+
+    // After a restart the session's agent session is continued with the same choice.
+    let served = serve_in(&dir, &work, &args, &agent);
+    served.prompt(only_notes, "/scenario mcp-servers");
+    let replies = served.wait_finished_turns(only_notes, 2);
+    let last = replies
+        .last()
+        .and_then(|r| r["text"].as_str())
+        .unwrap_or("");
+    assert!(last.contains(NOTES_REPORT), "{replies:?}");
+    assert!(!last.contains("files:"), "{replies:?}");
+    let info = served.agent_info(only_notes);
+    assert_eq!(
+        info["mcpServers"]["passed"].as_array().map(Vec::len),
+        Some(1),
+        "{info}"
+    );
+    served.stop();
+    assert_no_secret_in_files(&dir.path, &config);
+}
