@@ -81,6 +81,15 @@ pub struct ChatArgs {
     /// exist; a relative DIR is taken from the current directory.
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
+    /// Do not keep checkpoints. By default the folder (and each --add-dir)
+    /// is kept before every prompt, outside it in Spindle's data directory
+    /// (.gitignore respected, your .git untouched), so `/undo` can put the
+    /// files back whether the agent wrote them itself or through Spindle.
+    #[arg(long)]
+    pub no_checkpoints: bool,
+    /// Where checkpoints are kept (set by the binary: `<data dir>/checkpoints`).
+    #[arg(skip)]
+    pub checkpoint_dir: Option<PathBuf>,
     /// ACP version to ask for: 1, or 2 (falls back to 1 when the agent
     /// does not speak it).
     #[arg(long, default_value = "1", value_parser = parse_protocol)]

@@ -21,7 +21,7 @@ pub struct CommandInfo {
 }
 
 /// Spindle's own commands: name, hint, description.
-pub const OWN_COMMANDS: [(&str, &str, &str); 10] = [
+pub const OWN_COMMANDS: [(&str, &str, &str); 12] = [
     (
         "mode",
         "[mode id]",
@@ -49,6 +49,16 @@ pub const OWN_COMMANDS: [(&str, &str, &str); 10] = [
         "delete this session from the agent (session/delete; asks y/N), then leave",
     ),
     ("logout", "", "log out of the agent (logout / auth/logout)"),
+    (
+        "checkpoints",
+        "",
+        "list the checkpoints taken before each turn (the folder's files)",
+    ),
+    (
+        "undo",
+        "[turn]",
+        "put the files back as they were before the last turn (or turn N); shows the diff, asks y/N",
+    ),
     (
         "permissions",
         "[forget N]",

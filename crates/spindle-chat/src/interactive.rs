@@ -131,6 +131,8 @@ pub(super) struct Chat<'a> {
     pub(super) controls_pending: usize,
     /// `/delete` asked its y/N question: the next line answers it.
     pub(super) confirm_delete: bool,
+    /// `/undo` showed its diff and asked y/N: the next line answers it.
+    pub(super) confirm_restore: Option<spindle_host::checkpoints::CheckpointId>,
 }
 
 /// Where keys or lines come from.
@@ -218,6 +220,7 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
         tasks,
         controls_pending: 0,
         confirm_delete: false,
+        confirm_restore: None,
     };
     let mut input = if full {
         Input::Terminal(tui::spawn_event_reader())
@@ -532,6 +535,10 @@ impl Chat<'_> {
             ClientEvent::AgentNotification { method, params } if method == ELICITATION_COMPLETE => {
                 self.elicitation_completed(params).await;
             }
+            // Nothing received goes unsaid: a notification chat does not act on is named.
+            ClientEvent::AgentNotification { method, .. } => {
+                self.diagnostic(&crate::outcome::unhandled_notification(&method));
+            }
             ClientEvent::Diagnostic { message } => {
                 self.diagnostic(&message);
             }
@@ -577,10 +584,17 @@ impl Chat<'_> {
                 }
                 continue;
             }
+            if self.confirm_restore.is_some() {
+                self.restore_answered(&next).await;
+                continue;
+            }
             self.submit(next).await?;
         }
         // A `/delete` asked after the last line came in gets no answer.
-        if self.input_closed && self.queued.is_empty() && self.delete_unanswered() {
+        if self.input_closed
+            && self.queued.is_empty()
+            && (self.delete_unanswered() | self.restore_unanswered())
+        {
             self.front.redraw()?;
         }
         if self.turn.is_none()
@@ -610,9 +624,13 @@ impl Chat<'_> {
 
     /// A line meant for the agent or for Spindle (`/mode`, ...), with no turn running.
     async fn submit(&mut self, line: String) -> anyhow::Result<()> {
-        if self.session_command(&line).await || self.own_command(&line) {
+        if self.session_command(&line).await
+            || self.checkpoint_command(&line).await
+            || self.own_command(&line)
+        {
             return Ok(());
         }
+        self.checkpoint_before_turn().await;
         self.start_prompt(line).await;
         Ok(())
     }
@@ -657,7 +675,7 @@ impl Chat<'_> {
         let Some(line) = line else {
             tracing::debug!("chat input closed");
             self.input_closed = true;
-            if self.delete_unanswered() {
+            if self.delete_unanswered() | self.restore_unanswered() {
                 self.front.redraw()?;
             }
             self.input_ended().await;
@@ -686,6 +704,16 @@ impl Chat<'_> {
                 self.front.redraw()?;
                 return Ok(Some(code));
             }
+            self.show_input_prompt();
+            return Ok(None);
+        }
+        if self.confirm_restore.is_some() {
+            if self.front.is_terminal() {
+                self.front.accept_input()?;
+            } else {
+                self.front.commit(None)?;
+            }
+            self.restore_answered(&line).await;
             self.show_input_prompt();
             return Ok(None);
         }

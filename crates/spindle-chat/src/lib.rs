@@ -36,6 +36,7 @@
 
 mod args;
 mod ask;
+mod checkpoint_commands;
 mod completion;
 mod controls;
 mod elicitation_ask;

@@ -12,7 +12,9 @@ use serde_json::value::RawValue;
 use spindle_host::{HostReply, PendingWrite};
 use spindle_protocol::jsonrpc::METHOD_NOT_FOUND;
 use spindle_protocol::{ClientEvent, RequestId, ResponseError};
-use spindle_wire::client_methods::{ELICITATION_CREATE, SESSION_REQUEST_PERMISSION};
+use spindle_wire::client_methods::{
+    ELICITATION_COMPLETE, ELICITATION_CREATE, SESSION_REQUEST_PERMISSION,
+};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -438,6 +440,10 @@ impl Turn<'_> {
                 params,
             } => self.agent_request(request_id, &method, params).await,
             ClientEvent::Diagnostic { message } => self.diagnostic(&message),
+            // `elicitation/complete` closes a question this mode already declined.
+            ClientEvent::AgentNotification { method, .. } if method != ELICITATION_COMPLETE => {
+                self.diagnostic(&crate::outcome::unhandled_notification(&method));
+            }
             ClientEvent::AgentExited { .. } => return Ok(Some(Outcome::AgentExited)),
             _ => {}
         }

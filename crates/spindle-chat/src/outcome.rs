@@ -193,6 +193,14 @@ fn clip(text: &str) -> String {
     out
 }
 
+/// The diagnostic for an agent notification chat does not act on (it is not dropped unsaid).
+pub(crate) fn unhandled_notification(method: &str) -> String {
+    let shown: String = method.chars().take(80).collect();
+    format!(
+        "the agent sent the notification {shown:?}, which spindle chat does not act on; ignored"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -248,10 +248,57 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
                 return Vec::new();
             }
             let cwd = params.get("cwd").and_then(Value::as_str);
+            let usable = cwd.filter(|c| state.manager.is_usable_cwd(c));
+            if let (Some(asked), None) = (cwd, usable) {
+                tracing::warn!(
+                    cwd = asked,
+                    "/acp session/new: the working directory is not one this server offers; \
+                     the session runs in the server's"
+                );
+            }
+            // The server's agent runs on the server: it gets the MCP servers serve is
+            // configured with, never commands a remote client names (they would run here).
+            let client_servers = params
+                .get(fields::MCP_SERVERS)
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            if client_servers > 0 {
+                tracing::warn!(
+                    servers = client_servers,
+                    "/acp session/new: the client's MCP servers are not used; the session \
+                     gets the ones serve is configured with (--mcp-config)"
+                );
+            }
+            // Directories are checked as the page's are (absolute, existing): -32602 otherwise.
+            let additional_directories = match params.get(fields::ADDITIONAL_DIRECTORIES) {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => {
+                    let dirs: Option<Vec<String>> = items
+                        .iter()
+                        .map(|d| d.as_str().map(str::to_owned))
+                        .collect();
+                    match dirs {
+                        Some(dirs) => dirs,
+                        None => {
+                            reply(Err(error(
+                                INVALID_PARAMS,
+                                "additionalDirectories must be an array of paths",
+                            )));
+                            return Vec::new();
+                        }
+                    }
+                }
+                Some(_) => {
+                    reply(Err(error(
+                        INVALID_PARAMS,
+                        "additionalDirectories must be an array of paths",
+                    )));
+                    return Vec::new();
+                }
+            };
             let new = NewSession {
-                cwd: cwd
-                    .filter(|c| state.manager.is_usable_cwd(c))
-                    .map(str::to_string),
+                cwd: usable.map(str::to_string),
+                additional_directories,
                 ..NewSession::default()
             };
             match state.manager.create(new).await {
@@ -432,6 +479,14 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
             Vec::new()
         }
         other => {
+            if id.is_none() {
+                // A notification gets no answer; what is not acted on is still named.
+                tracing::warn!(
+                    connection = %conn.id,
+                    method = other,
+                    "/acp: a notification this server does not act on; ignored"
+                );
+            }
             reply(Err(error(
                 METHOD_NOT_FOUND,
                 format!("method {other:?} not found"),
@@ -489,7 +544,7 @@ async fn client_answer(state: &Gateway, conn: &Arc<Conn>, id: &Value, message: &
         return;
     }
     let Some((sid, key)) = parse_permission_request_id(id) else {
-        tracing::debug!(connection = %conn.id, "an answer to no request of ours");
+        tracing::warn!(connection = %conn.id, "/acp: an answer to no request of this server; ignored");
         return;
     };
     let Some(Role::Controller) = conn.attachment(&sid) else {

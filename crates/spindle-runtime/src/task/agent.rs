@@ -107,6 +107,14 @@ impl SessionTask {
             ClientEvent::Diagnostic { message } => {
                 tracing::debug!(session = self.id, "agent: {message}");
             }
+            // Kept in the wire log like every line; named here as not acted on.
+            ClientEvent::AgentNotification { method, .. } => {
+                tracing::warn!(
+                    session = self.id,
+                    method,
+                    "the agent sent a notification serve does not act on; kept in the wire log"
+                );
+            }
             // The engine renders updates and turn ends from the logged lines themselves.
             _ => {}
         }

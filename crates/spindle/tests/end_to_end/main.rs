@@ -19,6 +19,7 @@ mod bridge_e2e;
 mod replay_cli;
 
 // `spindle chat`.
+mod chat_checkpoints;
 mod chat_elicitation;
 mod chat_faults;
 mod chat_features;

@@ -114,3 +114,47 @@ fn remote_limits_idle_connections_are_reaped_and_streaming_ones_kept() {
     // The connection with an open stream outlived several idle periods.
     assert_eq!(busy.post(&list, None).status, 202);
 }
+
+#[test]
+fn remote_session_new_takes_additional_directories_checked_as_the_pages_are() {
+    let (dir, served) = serve_with("remote-dirs", &[], &[]);
+    let extra = dir.join("extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    let extra = std::fs::canonicalize(&extra).unwrap();
+    let extra = extra.to_str().unwrap();
+    let mut acp = AcpHttp::connect(&served, &[]);
+    let mut stream = acp.connection_stream(None);
+    // A relative directory is refused with the reason, as the page's form refuses it.
+    let (id, status) = acp.request(
+        "session/new",
+        json!({ "cwd": "/", "mcpServers": [], "additionalDirectories": ["relative/dir"] }),
+        None,
+    );
+    assert_eq!(status, 202);
+    let refused = stream.response(id);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let (id, _) = acp.request(
+        "session/new",
+        json!({ "cwd": "/", "mcpServers": [], "additionalDirectories": [extra] }),
+        None,
+    );
+    let answer = stream.response(id);
+    let session = answer["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .to_owned();
+    // The session keeps them, and its agent (which accepts them) got them.
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let agent = served.get_json(&format!("/api/sessions/{session}/agent"));
+        if agent["acceptsAdditionalDirectories"] == true {
+            assert_eq!(agent["additionalDirectories"], json!([extra]), "{agent}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the agent never started: {agent}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
