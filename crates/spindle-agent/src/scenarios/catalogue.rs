@@ -18,7 +18,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
         name: "scenario",
         description: "Run a scripted behaviour (refine, thoughts, tools, client-fs, client-terminal, echo-content, ...)",
         hint: Some(
-            "plain | thoughts | refine [ext|plain] | denoise [ext|plain] | speculative [ext|plain] | snapshot | tools | terminal | background | slow | notice | error | hostile | crash | stall | client-fs [FILE] | client-terminal | client-terminal-forever | echo-content | client-all",
+            "plain | thoughts | refine [ext|plain] | denoise [ext|plain] | speculative [ext|plain] | snapshot | tools | terminal | background | slow | notice | error | hostile | crash | stall | client-fs [FILE] | client-terminal | client-terminal-forever | echo-content | client-all | mcp-servers | elicit-form | elicit-url | elicit-tool",
         ),
     },
     CommandSpec {
@@ -161,4 +161,24 @@ pub fn config_options(version: Version, current: &dyn Fn(&str) -> String) -> Val
         })
         .collect();
     Value::Array(options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `/scenario` hint names every scenario, so a client's completion offers each one.
+    #[test]
+    fn the_scenario_hint_names_every_scenario() {
+        let hint = COMMANDS
+            .iter()
+            .find(|c| c.name == "scenario")
+            .and_then(|c| c.hint)
+            .expect("the scenario command has a hint");
+        let named: Vec<&str> = hint
+            .split(" | ")
+            .map(|part| part.split(' ').next().unwrap_or_default())
+            .collect();
+        assert_eq!(named, SCENARIOS);
+    }
 }
