@@ -227,6 +227,8 @@ async fn open_session(
         .extend(mcp.skipped.iter().map(ToString::to_string));
     conn.notices
         .extend(init.additional_directories_note(&conn.additional_directories));
+    conn.notices
+        .extend(init.compatibility_notes.iter().cloned());
     conn.mcp_servers = mcp.mcp_servers.clone();
     let mcp = &mcp.mcp_servers;
     let dirs = conn.additional_directories.clone();

@@ -493,13 +493,13 @@ impl Startup {
         if let Some(init) = client.initialize_outcome() {
             let selection =
                 select_mcp_servers(&self.mcp_servers, McpTransportSupport::of_agent(init));
-            if !selection.skipped.is_empty() {
-                let notes: Vec<String> = selection.skipped.iter().map(|s| s.to_string()).collect();
-                steps.push(StartupStep::Warning(notes.join(". ")));
-            }
+            // One warning for all of them: a later warning replaces an earlier one's banner.
+            let mut notes: Vec<String> = selection.skipped.iter().map(|s| s.to_string()).collect();
             self.mcp_request = selection.mcp_servers;
-            if let Some(note) = init.additional_directories_note(&self.additional_directories) {
-                steps.push(StartupStep::Warning(format!("{note}.")));
+            notes.extend(init.additional_directories_note(&self.additional_directories));
+            notes.extend(init.compatibility_notes.iter().cloned());
+            if !notes.is_empty() {
+                steps.push(StartupStep::Warning(format!("{}.", notes.join(". "))));
             }
         }
         let Some(previous) = self.previous_agent_session.clone() else {

@@ -270,6 +270,7 @@ mod tests {
         InitializeOutcome {
             protocol_version: version,
             agent_capabilities: to_raw(&capabilities).unwrap(),
+            compatibility_notes: Vec::new(),
             agent_info: None,
             auth_methods: Some(to_raw(&auth).unwrap()),
             agent_spindle_extensions: Vec::new(),

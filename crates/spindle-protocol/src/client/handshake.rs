@@ -112,15 +112,32 @@ pub(super) fn parse_initialize(
             )));
         }
     };
+    let mut compatibility_notes = Vec::new();
     let (caps, info) = if version == 2 {
-        (init.capabilities, init.info)
+        (init.capabilities, init.info.or(init.agent_info))
     } else {
         (init.agent_capabilities, init.agent_info)
     };
     let empty = || RawValue::from_string("{}".into()).unwrap_or_else(|_| raw_null());
+    let mut caps = caps.map(|c| c.to_owned());
+    // Degrade, not break: an agent that agreed to 2 and still spoke v1's shape (fast-agent
+    // does) keeps what it advertised, read as v2 says it, with a note saying so.
+    if version == 2
+        && caps.is_none()
+        && let Some(v1) = init.agent_capabilities
+        && let Ok(v1) = serde_json::from_str::<Value>(v1.get())
+    {
+        let v2 = super::legacy_caps::v1_capabilities_as_v2(&v1);
+        caps = serde_json::value::to_raw_value(&v2).ok();
+        let note = "the agent agreed to protocol 2 but advertised its capabilities in v1's \
+                    shape (agentCapabilities); they are read as their v2 equivalents";
+        tracing::warn!("{note}");
+        compatibility_notes.push(note.to_owned());
+    }
     Ok(InitializeOutcome {
         protocol_version: version,
-        agent_capabilities: caps.map(|c| c.to_owned()).unwrap_or_else(empty),
+        agent_capabilities: caps.unwrap_or_else(empty),
+        compatibility_notes,
         agent_info: info.map(|c| c.to_owned()),
         auth_methods: init.auth_methods.map(|c| c.to_owned()),
         agent_spindle_extensions: serde_json::from_str::<Value>(raw.get())
@@ -206,5 +223,31 @@ mod tests {
             )
             .unwrap_or_else(|e| panic!("v{version}: {e:?}"));
         }
+    }
+
+    #[test]
+    fn a_v2_answer_in_v1_shape_degrades_with_a_note() {
+        let answer = json!({"protocolVersion": 2,
+            "agentCapabilities": {"loadSession": true,
+                "promptCapabilities": {"image": true},
+                "sessionCapabilities": {"list": {}, "fork": {}}},
+            "agentInfo": {"name": "fast-agent", "version": "0.10.48"}});
+        let raw = to_raw(&answer).unwrap();
+        let init = parse_initialize(raw, 2).expect("a usable answer");
+        assert_eq!(init.protocol_version, 2);
+        assert!(init.can_list_sessions() && init.can_fork_session());
+        assert!(init.prompt_capabilities().image);
+        assert_eq!(
+            init.compatibility_notes.len(),
+            1,
+            "{:?}",
+            init.compatibility_notes
+        );
+        assert!(init.agent_info.is_some(), "v1's agentInfo is kept too");
+        // A proper v2 answer needs no note.
+        let proper = json!({"protocolVersion": 2, "capabilities": {"session": {}}});
+        let init = parse_initialize(to_raw(&proper).unwrap(), 2).unwrap();
+        assert!(init.compatibility_notes.is_empty());
+        assert!(init.can_list_sessions());
     }
 }

@@ -10,6 +10,7 @@ mod capabilities;
 mod core;
 mod dispatch;
 mod handshake;
+mod legacy_caps;
 mod lifecycle;
 mod sessions;
 mod types;

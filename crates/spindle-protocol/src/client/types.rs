@@ -140,6 +140,10 @@ pub struct InitializeOutcome {
     pub auth_methods: Option<Box<RawValue>>,
     /// Spindle extensions the agent says it emits (from its `_meta`).
     pub agent_spindle_extensions: Vec<String>,
+    /// What the handshake had to read leniently, for the user: an agent that agreed to
+    /// protocol 2 and advertised its capabilities in v1's shape (`agentCapabilities`), read
+    /// as their v2 equivalents instead of as nothing.
+    pub compatibility_notes: Vec<String>,
     /// The whole result, verbatim.
     pub raw: Box<RawValue>,
 }
