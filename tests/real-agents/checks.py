@@ -87,12 +87,6 @@ XFAIL = {
         "Gemini CLI answers the server's session/load with -32603 \"No previous sessions found for this "
         "project.\" (as through chat); the server then opens a new agent session in the web session",
     ),
-    ("fast-agent-anthropic", "serve-modes-history", "listed"): (
-        "agent",
-        "fast-agent agrees to protocol 2 (when spindle serve --protocol 2 asks for it) but advertises session/list in v1's "
-        "shape (agentCapabilities.sessionCapabilities.list), so the server's v2 client finds no "
-        "session/list: GET /api/agent-sessions answers supported: false (through chat, v1, it is listed)",
-    ),
     ("qwen", "prompt-content", "image-reached-model"): (
         "agent",
         "Qwen Code advertises image and receives the image block, but sends its configured model "
@@ -102,11 +96,6 @@ XFAIL = {
         "agent",
         "Gemini CLI advertises image and receives the image block, but its model request carries no "
         "inlineData for it: only the text and the mentioned file's text reach the model",
-    ),
-    ("fast-agent-anthropic", "serve-modes-history", "reopened-same-session"): (
-        "agent",
-        "the same v1-shaped capabilities under protocol 2 (see listed): the server finds neither "
-        "session/resume nor session/load and opens a new agent session in the web session",
     ),
     # The client-services variant (client_checks.py).
     **{

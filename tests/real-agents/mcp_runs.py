@@ -164,7 +164,10 @@ def mcp_checks(run):
     out = []
     entry = sent_entry(run)
     env_names = [e.get("name") for e in (entry or {}).get("env") or []]
-    out.append(("mcp-server-sent", bool(entry) and entry.get("command") == "python3" and env_names == [SECRET_ENV],
+    # The file says `python3`; ACP asks for an absolute path, so Spindle sends the one on its PATH.
+    command = (entry or {}).get("command") or ""
+    sent_absolute = os.path.isabs(command) and os.path.basename(command) == "python3"
+    out.append(("mcp-server-sent", bool(entry) and sent_absolute and env_names == [SECRET_ENV],
                 f"session/new's probe entry: command {(entry or {}).get('command')!r}, env names {env_names}" if entry is not None else "no session/new in the recording"))
     if serve:
         passed = [s.get("name") for s in (((run.get("views") or {}).get("agent") or {}).get("mcpServers") or {}).get("passed") or []]
