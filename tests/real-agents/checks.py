@@ -99,17 +99,7 @@ XFAIL = {
     ),
     # The client-services variant (client_checks.py).
     **{
-        ("gemini", "client-write", check): (
-            "agent",
-            "Gemini CLI reads a new file's path through fs/read_text_file first; the client's error for "
-            "the missing file reaches its write tool as a plain JSON-RPC error object, which its "
-            "not-found test (on an Error's message) never matches, so the write fails with "
-            "\"Error checking existing file\" and no fs/write_text_file is sent (with any client)",
-        )
-        for check in ("file", "diff", "tool-completed", "fs-write-request", "fs-write-done", "write-shown")
-    },
-    **{
-        ("opencode", "serve-client-edit", check): (
+        ("opencode", script, check): (
             "agent",
             "opencode writes the file itself without waiting for the client's answer to "
             "fs/write_text_file (probe.py-style check: the file changed 3 s before an answer that then "
@@ -117,6 +107,7 @@ XFAIL = {
             "refuses the accepted write as stale (422, -32603 \"the file changed since the write was "
             "shown for review; not written\"): the edit lands, but not through the client",
         )
+        for script in ("serve-client-edit", "serve-client-write")
         for check in ("review-answered", "fs-write-done", "write-shown")
     },
     ("opencode", "client-outside", "outside-untouched"): (

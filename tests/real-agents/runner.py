@@ -49,7 +49,7 @@ CLIENT_PREFIX = "client-"
 CLIENT_SCRIPTS = ["client-read", "client-write", "client-edit", "client-shell", "client-outside"]
 CLIENT_BASE = {"client-outside": "write-outside"}
 # The same scripts through `spindle serve` (and the client variant's edit and shell).
-SERVE_SCRIPTS = [SERVE_PREFIX + s for s in SCRIPTS] + ["serve-client-edit", "serve-client-shell"]
+SERVE_SCRIPTS = [SERVE_PREFIX + s for s in SCRIPTS] + ["serve-client-write", "serve-client-edit", "serve-client-shell"]
 # Modes and models (/mode, /model, POST .../mode|config), auth, history (--list, --resume;
 # GET /api/agent-sessions): feature_runs.py.
 FEATURE_SCRIPTS = FEATURES + [SERVE_PREFIX + f for f in SERVE_FEATURES]

@@ -222,6 +222,22 @@ impl InitializeOutcome {
         }
     }
 
+    /// Whether a read of a missing file is better answered as an empty file for this agent:
+    /// Gemini CLI's adapter (`acpFileSystemService.ts`, `normalizeFileSystemError`) looks for
+    /// "Resource not found" in `err.message` only when the error is an `Error`, but its ACP
+    /// connection rejects with the JSON-RPC error object itself, so no client's not-found answer
+    /// is ever recognised and a new file cannot be created through the client's file system.
+    /// An empty file is what it then reads as "create it" (as an editor client answering with a
+    /// new, empty buffer does). Read from `agentInfo.name`.
+    pub fn reads_missing_files_as_empty(&self) -> bool {
+        let name = self
+            .agent_info
+            .as_ref()
+            .and_then(|info| serde_json::from_str::<Value>(info.get()).ok())
+            .and_then(|info| info.get("name").and_then(Value::as_str).map(str::to_owned));
+        name.as_deref() == Some("gemini-cli")
+    }
+
     /// All the session lifecycle facts at once (see [`SessionFeatures`]).
     pub fn session_features(&self) -> SessionFeatures {
         SessionFeatures {

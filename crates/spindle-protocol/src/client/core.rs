@@ -28,8 +28,8 @@ use crate::req_queue::ReqQueue;
 use crate::transport::{Incoming, decode_line_into};
 use spindle_wire::client_methods::{
     CANCEL_REQUEST, ELICITATION_CREATE, FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE, INITIALIZE,
-    SESSION_CANCEL, SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE, TERMINAL_PREFIX,
-    fields,
+    RESOURCE_NOT_FOUND_CODE, SESSION_CANCEL, SESSION_PROMPT, SESSION_REQUEST_PERMISSION,
+    SESSION_UPDATE, TERMINAL_PREFIX, fields,
 };
 
 /// Why the client sent a request; decides what its response does.
@@ -339,9 +339,30 @@ impl<T> ClientCore<T> {
         request_id: &RequestId,
         result: Result<Box<RawValue>, ResponseError>,
     ) -> Result<(), ClientError> {
-        if self.queue.complete_incoming(request_id).is_none() {
+        let Some(asked) = self.queue.complete_incoming(request_id) else {
             return Err(ClientError::UnknownRequest(request_id.clone()));
-        }
+        };
+        let result = match result {
+            Err(error)
+                if asked.method == FS_READ_TEXT_FILE
+                    && error.code == RESOURCE_NOT_FOUND_CODE
+                    && self
+                        .init
+                        .as_ref()
+                        .is_some_and(InitializeOutcome::reads_missing_files_as_empty) =>
+            {
+                self.events.push(ClientEvent::Diagnostic {
+                    message: format!(
+                        "{} (answered as an empty file: this agent cannot tell a missing file \
+                         from a failed read, and creates a file only after reading it as empty)",
+                        error.message
+                    ),
+                });
+                to_raw(&json!({ "content": "" }))
+                    .map_err(|e| ResponseError::new(crate::jsonrpc::INTERNAL_ERROR, e.to_string()))
+            }
+            other => other,
+        };
         self.outgoing.push(Message::Response {
             id: request_id.clone(),
             result,

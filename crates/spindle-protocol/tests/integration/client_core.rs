@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 use spindle_protocol::{
-    ClientCore, ClientError, ClientEvent, ClientOptions, HandshakePhase, ProtocolChoice,
+    ClientCore, ClientError, ClientEvent, ClientOptions, HandshakePhase, ProtocolChoice, RequestId,
+    ResponseError,
 };
 
 fn sent(core: &mut ClientCore<&'static str>) -> Vec<Value> {
@@ -213,4 +214,42 @@ fn elicitation_reaches_the_application_only_when_the_client_handles_it() {
     );
     assert!(matches!(&core.take_events()[..],
         [ClientEvent::AgentNotification { method, .. }] if method == "elicitation/complete"));
+}
+
+/// Gemini CLI cannot recognise any client's not-found error for a file it is about to create
+/// (COMPATIBILITY.md, Quirks): for that agent, and only for a missing file's read, the answer is
+/// an empty file, with a diagnostic. Other agents and other errors are answered as they are.
+#[test]
+fn a_missing_file_read_by_gemini_cli_is_answered_as_empty_and_said() {
+    for (agent, empty) in [("gemini-cli", true), ("qwen-code", false)] {
+        let options = ClientOptions {
+            fs_read_text_file: true,
+            ..ClientOptions::default()
+        };
+        let mut core: ClientCore<&'static str> = ClientCore::new(options);
+        core.initialize("init").unwrap();
+        let init = sent(&mut core).remove(0);
+        core.receive_line(&line(json!({"jsonrpc": "2.0", "id": init["id"],
+            "result": {"protocolVersion": 1, "agentCapabilities": {},
+                       "agentInfo": {"name": agent, "version": "1"}}})));
+        core.take_events();
+        for (id, code) in [(1, -32002), (2, -32602)] {
+            core.receive_line(&line(json!({"jsonrpc": "2.0", "id": id,
+                "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "/w/new.txt"}})));
+            core.take_events();
+            let error = ResponseError::new(code, "Resource not found: /w/new.txt");
+            core.respond(&RequestId::Number(id), Err(error)).unwrap();
+            let answer = sent(&mut core).remove(0);
+            if empty && code == -32002 {
+                assert_eq!(answer["result"], json!({"content": ""}), "{agent}");
+                assert!(
+                    matches!(&core.take_events()[..], [ClientEvent::Diagnostic { message }]
+                    if message.contains("answered as an empty file"))
+                );
+            } else {
+                assert_eq!(answer["error"]["code"], code, "{agent} {code}");
+                assert!(core.take_events().is_empty());
+            }
+        }
+    }
 }
