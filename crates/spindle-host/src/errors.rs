@@ -44,6 +44,8 @@ pub enum FsErrorKind {
 pub struct FsError {
     kind: FsErrorKind,
     message: String,
+    /// The path as the agent named it, when the error is about one (`data.uri` of a `-32002`).
+    path: Option<String>,
 }
 
 impl FsError {
@@ -52,6 +54,15 @@ impl FsError {
         FsError {
             kind,
             message: message.into(),
+            path: None,
+        }
+    }
+
+    /// [`FsError::new`] about the path `path` (as the agent named it).
+    pub fn about(kind: FsErrorKind, path: &str, message: impl Into<String>) -> FsError {
+        FsError {
+            path: Some(path.to_owned()),
+            ..FsError::new(kind, message)
         }
     }
 
@@ -70,7 +81,12 @@ impl FsError {
     /// `-32601` when the policy is off, `-32603` otherwise.
     pub fn to_response_error(&self) -> ResponseError {
         if self.kind == FsErrorKind::NotFound {
-            return resource_not_found(&self.message);
+            // ACP's own SDKs put the missing resource in `data.uri`; the reason goes beside it.
+            let extra = match &self.path {
+                Some(path) => serde_json::json!({ "uri": path }),
+                None => serde_json::json!({}),
+            };
+            return resource_not_found_with(&self.message, extra);
         }
         let code = match self.kind {
             FsErrorKind::InvalidPath | FsErrorKind::OutsideRoot | FsErrorKind::TooLarge => {
@@ -107,6 +123,17 @@ pub(crate) fn resource_not_found(detail: &str) -> ResponseError {
         RESOURCE_NOT_FOUND_CODE,
         format!("{RESOURCE_NOT_FOUND_MESSAGE}: {detail}"),
     )
+}
+
+/// [`resource_not_found`] with `data` (`{"details": detail, ...extra}`).
+pub(crate) fn resource_not_found_with(detail: &str, extra: serde_json::Value) -> ResponseError {
+    let mut error = resource_not_found(detail);
+    let mut data = serde_json::json!({ "details": detail });
+    if let (Some(data), serde_json::Value::Object(extra)) = (data.as_object_mut(), extra) {
+        data.extend(extra);
+    }
+    error.data = serde_json::value::to_raw_value(&data).ok();
+    error
 }
 
 /// `-32602` with this message.

@@ -26,7 +26,8 @@
 //!
 //! # Errors
 //! Bad shapes and refused paths or sizes are `-32602`; a missing file or an
-//! unknown terminal `-32002` (ACP's resource not found); a service that is
+//! unknown terminal `-32002` (ACP's resource not found; `data` names the path
+//! as `uri`, or the `terminalId`, beside `details`); a service that is
 //! off `-32601`; other failures `-32603` with a message that says what
 //! happened. A write the user rejected is `-32603` with
 //! `data: {"reason": "rejected"}`.

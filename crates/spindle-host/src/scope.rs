@@ -295,8 +295,9 @@ fn check_not_system(asked: &str, path: &Path) -> Result<(), FsError> {
 /// An I/O error about `path` (as the agent spelled it).
 pub(crate) fn io_error(path: &str, full: &Path, e: io::Error) -> FsError {
     match e.kind() {
-        io::ErrorKind::NotFound => FsError::new(
+        io::ErrorKind::NotFound => FsError::about(
             FsErrorKind::NotFound,
+            path,
             format!("{path}: no such file or directory"),
         ),
         io::ErrorKind::PermissionDenied => FsError::new(

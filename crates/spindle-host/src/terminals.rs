@@ -187,9 +187,12 @@ fn needs_shell(command: &str) -> bool {
 }
 
 fn unknown_terminal(session_id: &str, terminal_id: &str) -> ResponseError {
-    crate::errors::resource_not_found(&format!(
-        "no terminal {terminal_id:?} in session {session_id:?} (never created, or released)"
-    ))
+    crate::errors::resource_not_found_with(
+        &format!(
+            "no terminal {terminal_id:?} in session {session_id:?} (never created, or released)"
+        ),
+        serde_json::json!({ "terminalId": terminal_id }),
+    )
 }
 
 impl Terminals {

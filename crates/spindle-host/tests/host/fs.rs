@@ -58,6 +58,21 @@ async fn read_errors_are_clear() {
     assert_error(&e, -32002, "no such file");
     // ACP's own words first: adapters (Gemini CLI's) recognise a missing file by them.
     assert!(e.message.starts_with("Resource not found: "), "{e}");
+    // And the missing path in `data.uri`, as ACP's SDKs put it, with the reason.
+    let data: serde_json::Value =
+        serde_json::from_str(e.data.as_ref().expect("data").get()).unwrap();
+    assert_eq!(
+        data["uri"],
+        serde_json::json!(f.ws("missing.txt")),
+        "{data}"
+    );
+    assert!(
+        data["details"]
+            .as_str()
+            .unwrap()
+            .ends_with("no such file or directory"),
+        "{data}"
+    );
     let e = f.read(&f.ws("dir")).await.unwrap_err();
     assert_error(&e, -32603, "is a directory");
     let e = f.read(&f.ws("bin.dat")).await.unwrap_err();

@@ -238,6 +238,10 @@ async fn kill_ends_the_whole_group_and_the_terminal_stays_until_released() {
         )
         .await;
     assert_error(&e, -32002, "never created, or released");
+    // The released terminal is named in `data`, beside the reason.
+    let data: serde_json::Value =
+        serde_json::from_str(e.data.as_ref().expect("data").get()).unwrap();
+    assert_eq!(data["terminalId"], json!(id), "{data}");
 }
 
 #[tokio::test]
