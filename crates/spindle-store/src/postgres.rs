@@ -25,8 +25,8 @@ mod leases;
 
 pub(crate) use convert::describe_url;
 use convert::{
-    CONNECTION_LOST, ErrorKind, describe_config, describe_pg, note_connection_lost, pg, pool,
-    text_of,
+    CONNECTION_LOST, ErrorKind, describe_config, describe_pg, note_connection_lost, notify, pg,
+    pool, text_of,
 };
 
 use crate::listen::{self, LogChange};
@@ -351,12 +351,7 @@ impl Store for PostgresStore {
                 .map_err(pg(StoreError::Write))?;
             let id: i64 = row.get(0);
             // Other servers learn of the session (a lost notice is made up by their resync).
-            let _ = client
-                .execute(
-                    "SELECT pg_notify($1, $2)",
-                    &[&listen::CHANNEL, &listen::payload(id, 0)],
-                )
-                .await;
+            let _ = notify(&client, id, 0).await;
             Ok(id)
         })
     }
@@ -406,15 +401,7 @@ impl Store for PostgresStore {
             if changed > 0 {
                 // Other servers list the new title (a lost notice is made up by their resync).
                 let renamed = LogChange::renamed(session);
-                let _ = client
-                    .execute(
-                        "SELECT pg_notify($1, $2)",
-                        &[
-                            &listen::CHANNEL,
-                            &listen::payload(renamed.session, renamed.seq),
-                        ],
-                    )
-                    .await;
+                let _ = notify(&client, renamed.session, renamed.seq).await;
             }
             Ok(changed > 0)
         })
@@ -441,15 +428,7 @@ impl Store for PostgresStore {
                 .map_err(pg(StoreError::Write))?;
             if changed > 0 {
                 let renamed = LogChange::renamed(session);
-                let _ = client
-                    .execute(
-                        "SELECT pg_notify($1, $2)",
-                        &[
-                            &listen::CHANNEL,
-                            &listen::payload(renamed.session, renamed.seq),
-                        ],
-                    )
-                    .await;
+                let _ = notify(&client, renamed.session, renamed.seq).await;
             }
             Ok(changed > 0)
         })
@@ -475,12 +454,7 @@ impl Store for PostgresStore {
             if deleted > 0 {
                 // Sent at commit: other servers stop the session's task and drop it.
                 let gone = LogChange::deleted(session);
-                tx.execute(
-                    "SELECT pg_notify($1, $2)",
-                    &[&listen::CHANNEL, &listen::payload(gone.session, gone.seq)],
-                )
-                .await
-                .map_err(&write)?;
+                notify(&tx, gone.session, gone.seq).await.map_err(&write)?;
             }
             tx.commit().await.map_err(&write)?;
             Ok(deleted > 0)
@@ -581,12 +555,7 @@ impl Store for PostgresStore {
                 )));
             }
             // Delivered to listeners only if, and once, the lines are committed.
-            tx.execute(
-                "SELECT pg_notify($1, $2)",
-                &[&listen::CHANNEL, &listen::payload(session, last)],
-            )
-            .await
-            .map_err(&write)?;
+            notify(&tx, session, last).await.map_err(&write)?;
             tx.commit().await.map_err(&write)
         })
     }

@@ -91,3 +91,21 @@ pub(super) fn pool(kind: ErrorKind) -> impl Fn(PoolError) -> StoreError {
 pub(super) fn text_of(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
+
+/// `pg_notify` on the store's channel: `session` changed at `seq` (see `listen::payload`). Inside
+/// a transaction it is delivered at commit, and only then.
+pub(super) async fn notify<C: deadpool_postgres::GenericClient>(
+    client: &C,
+    session: i64,
+    seq: i64,
+) -> Result<u64, tokio_postgres::Error> {
+    client
+        .execute(
+            "SELECT pg_notify($1, $2)",
+            &[
+                &crate::listen::CHANNEL,
+                &crate::listen::payload(session, seq),
+            ],
+        )
+        .await
+}

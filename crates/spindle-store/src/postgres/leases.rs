@@ -5,8 +5,7 @@
 use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 
-use super::convert::{pg, pool, text_of};
-use crate::listen;
+use super::convert::{notify, pg, pool, text_of};
 use crate::types::{Lease, LeaseSurvey, LoggedLine, StoreError, TakenCommand};
 use crate::types::{display_text, now_ms};
 
@@ -208,12 +207,7 @@ pub(super) async fn submit(
     )
     .await
     .map_err(&write)?;
-    tx.execute(
-        "SELECT pg_notify($1, $2)",
-        &[&listen::CHANNEL, &listen::payload(session, -1)],
-    )
-    .await
-    .map_err(&write)?;
+    notify(&tx, session, -1).await.map_err(&write)?;
     tx.commit().await.map_err(&write)
 }
 
