@@ -45,6 +45,7 @@
 mod acp;
 #[cfg(feature = "page")]
 mod api;
+pub mod attempts;
 #[cfg(feature = "page")]
 mod errors;
 #[cfg(feature = "page")]
@@ -52,10 +53,12 @@ mod extract;
 #[cfg(feature = "page")]
 mod markdown_routes;
 mod probes;
+pub mod proxy;
 mod remote_agent;
 #[cfg(feature = "page")]
 mod routes;
 pub mod security;
+pub mod users;
 
 use std::future::Future;
 use std::net::SocketAddr;
