@@ -137,6 +137,7 @@ fn server() {
             },
             limits: spindle_web::HubLimits::default(),
             replica: spindle_web::ReplicaConfig::default(),
+            users: Default::default(),
         };
         let server = spindle_web::Server::start(config).await.expect("start");
         println!("{}", server.address());

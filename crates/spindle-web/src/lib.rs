@@ -34,6 +34,7 @@
 //!     },
 //!     limits: Default::default(),
 //!     replica: Default::default(),
+//!     users: Default::default(),
 //! };
 //! let server = spindle_web::Server::start(config).await?;
 //! println!("listening on {}", server.url());
@@ -42,6 +43,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod access;
 mod acp;
 #[cfg(feature = "page")]
 mod api;
@@ -55,6 +57,7 @@ mod markdown_routes;
 mod probes;
 pub mod proxy;
 mod remote_agent;
+pub mod roles;
 #[cfg(feature = "page")]
 mod routes;
 pub mod security;
@@ -82,6 +85,40 @@ const MAX_BODY: usize = 1 << 20;
 async fn not_found() -> axum::response::Response {
     use axum::response::IntoResponse;
     (axum::http::StatusCode::NOT_FOUND, "not found").into_response()
+}
+
+/// Re-reads the users file of a running server (see [`Server::reload_users`]).
+#[derive(Debug, Clone)]
+pub struct UsersReloader {
+    access: Arc<access::Access>,
+    file: Option<PathBuf>,
+    acp: Gateway,
+}
+
+impl UsersReloader {
+    /// Re-reads the file; ends the `/acp` connections of the users removed or changed.
+    pub fn reload(&self) -> Result<Vec<String>, ServeError> {
+        let changed = reload_users(&self.access, self.file.as_deref())?;
+        for name in &changed {
+            self.acp.close_user(name);
+        }
+        Ok(changed)
+    }
+}
+
+fn reload_users(
+    access: &access::Access,
+    file: Option<&std::path::Path>,
+) -> Result<Vec<String>, ServeError> {
+    let Some(file) = file else {
+        return Err(ServeError::Config(
+            "this server runs without --users".into(),
+        ));
+    };
+    let users = users::Users::load(file).map_err(|e| ServeError::Config(e.0))?;
+    access
+        .reload(users)
+        .map_err(|e| ServeError::Config(e.to_string()))
 }
 
 /// The page's router, in a build with the page (feature `page`, on by default).
@@ -118,6 +155,65 @@ pub struct ServeConfig {
     pub limits: HubLimits,
     /// This server's place among replicas sharing the database.
     pub replica: ReplicaConfig,
+    /// Who is who: `--users FILE` and a trusted proxy (default: none, `token` alone decides).
+    pub users: UsersConfig,
+}
+
+/// The users of `spindle serve --users FILE` and the reverse proxy that may name them.
+#[derive(Debug, Clone, Default)]
+pub struct UsersConfig {
+    /// The users file (see [`users`]); re-read by [`Server::reload_users`] (SIGHUP).
+    pub file: Option<PathBuf>,
+    /// `--trust-proxy-user HEADER`: the header a trusted proxy names the user in.
+    pub proxy_header: Option<String>,
+    /// `--trusted-proxy CIDR`: the proxy's addresses.
+    pub trusted_proxies: Vec<String>,
+}
+
+impl ServeConfig {
+    /// Who may ask what: open, the one `--token`, or the users file.
+    fn access(&self) -> Result<access::Access, ServeError> {
+        let token = self.token.as_deref().filter(|t| !t.is_empty());
+        let proxy = match &self.users.proxy_header {
+            Some(header) => Some(
+                proxy::TrustedProxy::new(header, &self.users.trusted_proxies)
+                    .map_err(ServeError::Config)?,
+            ),
+            None if !self.users.trusted_proxies.is_empty() => {
+                return Err(ServeError::Config(
+                    "--trusted-proxy needs --trust-proxy-user HEADER (the header naming the user)"
+                        .into(),
+                ));
+            }
+            None => None,
+        };
+        match (&self.users.file, token) {
+            (Some(_), Some(_)) => Err(ServeError::Config(
+                "give --users or --token, not both (list an admin in the users file instead)"
+                    .into(),
+            )),
+            (Some(file), None) => {
+                let users = users::Users::load(file).map_err(|e| ServeError::Config(e.0))?;
+                let tokenless = users.tokenless();
+                if proxy.is_none() && !tokenless.is_empty() {
+                    tracing::warn!(
+                        "users without a token can only sign in through --trust-proxy-user: {}",
+                        tokenless.join(", ")
+                    );
+                }
+                Ok(access::Access::users(users, proxy))
+            }
+            (None, Some(token)) if proxy.is_none() => Ok(access::Access::users(
+                users::Users::single_admin(token),
+                None,
+            )),
+            (None, _) if proxy.is_some() => Err(ServeError::Config(
+                "--trust-proxy-user needs --users FILE (the names and roles the proxy may name)"
+                    .into(),
+            )),
+            (None, _) => Ok(access::Access::open()),
+        }
+    }
 }
 
 /// Why the server could not start or stopped.
@@ -153,6 +249,8 @@ pub struct Server {
     manager: Arc<SessionManager>,
     acp: Gateway,
     router: axum::Router,
+    access: Arc<access::Access>,
+    users_file: Option<PathBuf>,
 }
 
 /// How [`Server::start_with`] serves.
@@ -194,7 +292,8 @@ impl Server {
             )));
         }
         // Refuse an open bind before touching the database or the network.
-        security::AccessPolicy::new(config.bind, config.token.clone(), &config.allow_hosts)
+        let access = config.access()?;
+        security::AccessPolicy::new(config.bind, access.token_required(), &config.allow_hosts)
             .map_err(ServeError::Config)?;
         let listener = tokio::net::TcpListener::bind(config.bind)
             .await
@@ -211,11 +310,15 @@ impl Server {
         .map_err(ServeError::Store)?;
         // The real port is known only now (port 0 picks one): the Host allowlist needs it.
         let policy =
-            security::AccessPolicy::new(address, config.token.clone(), &config.allow_hosts)
+            security::AccessPolicy::new(address, access.token_required(), &config.allow_hosts)
                 .map_err(ServeError::Config)?;
         let manager = runtime.manager;
         let acp = Gateway::new(manager.clone(), options.acp);
-        let policy = Arc::new(policy);
+        let access = Arc::new(access);
+        let guard = Arc::new(security::Guard {
+            policy,
+            access: access.clone(),
+        });
         let mut router = acp::router(acp.clone());
         if options.page {
             router = router.merge(page_router(&manager)?);
@@ -225,10 +328,7 @@ impl Server {
         let router = router
             .fallback(not_found)
             .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
-            .layer(axum::middleware::from_fn_with_state(
-                policy,
-                security::guard,
-            ))
+            .layer(axum::middleware::from_fn_with_state(guard, security::guard))
             .merge(probes::router(manager.clone()));
         Ok(Server {
             listener,
@@ -237,7 +337,25 @@ impl Server {
             manager,
             acp,
             router,
+            access,
+            users_file: config.users.file,
         })
+    }
+
+    /// Re-reads the users file (on SIGHUP): a removed user's token is refused at once and their
+    /// event streams end. A file that no longer reads keeps the users as they were. Returns
+    /// the names removed or whose role changed.
+    pub fn reload_users(&self) -> Result<Vec<String>, ServeError> {
+        reload_users(&self.access, self.users_file.as_deref())
+    }
+
+    /// What [`Server::reload_users`] does, for a caller that outlives `run_until`'s borrow.
+    pub fn users_reloader(&self) -> UsersReloader {
+        UsersReloader {
+            access: self.access.clone(),
+            file: self.users_file.clone(),
+            acp: self.acp.clone(),
+        }
     }
 
     /// The bound address.
@@ -283,7 +401,12 @@ impl Server {
                 tracing::debug!("TCP_NODELAY: {error}");
             }
         });
-        axum::serve(listener, self.router)
+        // The peer's address: failed tokens are counted per address, and a trusted proxy is
+        // known by its address.
+        let service = self
+            .router
+            .into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(listener, service)
             .with_graceful_shutdown(signal)
             .await
             .map_err(ServeError::Io)

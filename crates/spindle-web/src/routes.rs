@@ -50,6 +50,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/trees.js", get(trees_js)),
         ("/app.css", get(app_css)),
         ("/transcript.css", get(transcript_css)),
+        ("/api/me", get(me)),
         (
             "/api/sessions",
             get(list_sessions).post(api::create_session),
@@ -104,7 +105,20 @@ pub(crate) fn router(state: AppState) -> Router {
     for (path, handler) in routes() {
         router = router.route(path, handler);
     }
-    router.with_state(state)
+    router
+        .route_layer(axum::middleware::from_fn(crate::roles::require))
+        .with_state(state)
+}
+
+/// `GET /api/me`: who the page is signed in as (`{"name", "role"}`), so it can offer only what
+/// the role may do.
+async fn me(principal: Option<axum::Extension<crate::access::Principal>>) -> Response {
+    match principal {
+        Some(axum::Extension(crate::access::Principal(user))) => {
+            axum::Json(json!({ "name": user.name, "role": user.role.as_str() })).into_response()
+        }
+        None => axum::Json(json!({ "name": "local", "role": "admin" })).into_response(),
+    }
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
@@ -469,6 +483,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_route_has_an_access_rule_and_every_rule_a_route() {
+        let paths: Vec<&str> = routes().iter().map(|(path, _)| *path).collect();
+        for path in &paths {
+            assert!(
+                crate::roles::RULES
+                    .iter()
+                    .any(|(_, route, _)| route == path),
+                "{path} has no rule in roles.rs"
+            );
+        }
+        for (method, route, _) in crate::roles::RULES {
+            assert!(
+                paths.contains(route) || *route == spindle_wire::remote::ACP_PATH,
+                "the rule {method} {route} names no route"
+            );
+        }
+    }
+
+    #[test]
     fn the_route_table_is_fixed_and_no_route_runs_a_command() {
         let paths: Vec<&str> = routes().iter().map(|(path, _)| *path).collect();
         // A new route is a conscious change of this list.
@@ -499,6 +532,7 @@ mod tests {
                 "/trees.js",
                 "/app.css",
                 "/transcript.css",
+                "/api/me",
                 "/api/sessions",
                 "/api/agents",
                 "/api/mcp-servers",

@@ -8,22 +8,26 @@
 //!   `Sec-Fetch-Site: cross-site` is refused.
 //! - State-changing requests (anything but GET/HEAD) must have `Content-Type: application/json`,
 //!   which a cross-site form cannot send without a CORS preflight that this server never grants.
-//! - With a token configured, every request needs it: `Authorization: Bearer <token>` or the
-//!   `spindle_token` cookie. `GET /?token=<token>` sets the cookie (HttpOnly, SameSite=Strict).
+//! - With a token or users configured, every request needs a token ([`crate::access`] says whose
+//!   it is): `Authorization: Bearer <token>` or the `spindle_token` cookie. `GET /?token=<token>`
+//!   sets the cookie (HttpOnly, SameSite=Strict). The request then carries its
+//!   [`crate::access::Principal`]; what each route lets a role do is [`crate::roles`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Instant;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+
+use crate::access::{Access, Principal};
 
 /// The access policy of one server.
 #[derive(Debug, Clone)]
 pub struct AccessPolicy {
     allowed_authorities: Vec<String>,
-    token: Option<String>,
 }
 
 /// Why a request was refused.
@@ -45,16 +49,16 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
      form-action 'self'; frame-ancestors 'none'";
 
 impl AccessPolicy {
-    /// The policy for a server bound to `bind`. Refuses a non-loopback bind without a token.
+    /// The policy for a server bound to `bind`. Refuses a non-loopback bind unless requests need
+    /// a token (`--token` or `--users`).
     pub fn new(
         bind: SocketAddr,
-        token: Option<String>,
+        token_required: bool,
         extra_hosts: &[String],
     ) -> Result<AccessPolicy, String> {
-        let token = token.filter(|t| !t.is_empty());
-        if !bind.ip().is_loopback() && token.is_none() {
+        if !bind.ip().is_loopback() && !token_required {
             return Err(format!(
-                "refusing to listen on {bind} without --token: only loopback binds may be open"
+                "refusing to listen on {bind} without --token or --users: only loopback binds may be open"
             ));
         }
         let port = bind.port();
@@ -81,7 +85,6 @@ impl AccessPolicy {
         allowed.dedup();
         Ok(AccessPolicy {
             allowed_authorities: allowed,
-            token,
         })
     }
 
@@ -90,32 +93,13 @@ impl AccessPolicy {
         &self.allowed_authorities
     }
 
-    /// Whether a token is required.
-    pub fn token_required(&self) -> bool {
-        self.token.is_some()
-    }
-
     fn authority_allowed(&self, authority: &str) -> bool {
         let authority = authority.to_ascii_lowercase();
         self.allowed_authorities.contains(&authority)
     }
 
-    /// Whether `candidate` is the configured token (constant time in the token's length).
-    pub fn token_matches(&self, candidate: &str) -> bool {
-        match &self.token {
-            None => true,
-            Some(token) => constant_time_eq(token.as_bytes(), candidate.as_bytes()),
-        }
-    }
-
-    /// Checks one request. `query_token` is the `token` query parameter of `GET /`, which may
-    /// bootstrap the cookie.
-    pub fn check_request(
-        &self,
-        method: &Method,
-        headers: &HeaderMap,
-        query_token: Option<&str>,
-    ) -> Result<(), Refusal> {
+    /// Checks one request's Host, Origin and content type (the token is [`Access`]'s).
+    pub fn check_request(&self, method: &Method, headers: &HeaderMap) -> Result<(), Refusal> {
         // RFC 9112 3.2: more than one Host is a bad request; only the first was checked (F4).
         // A second Origin would likewise let the first one vouch for the other.
         for (name, what) in [
@@ -181,17 +165,6 @@ impl AccessPolicy {
                 });
             }
         }
-        if self.token.is_some() {
-            let presented = bearer_token(headers)
-                .or_else(|| cookie_token(headers))
-                .or(query_token);
-            if !presented.is_some_and(|t| self.token_matches(t)) {
-                return Err(Refusal {
-                    status: StatusCode::UNAUTHORIZED,
-                    reason: "a token is required: open the URL printed by `spindle serve`",
-                });
-            }
-        }
         Ok(())
     }
 }
@@ -238,31 +211,66 @@ fn cookie_token(headers: &HeaderMap) -> Option<&str> {
         })
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut difference = u8::from(a.len() != b.len());
-    for (i, x) in a.iter().enumerate() {
-        difference |= x ^ b.get(i).copied().unwrap_or(!x);
-    }
-    difference == 0
+/// The token a request presents: `Authorization: Bearer`, the cookie, or `?token=` on `GET /`.
+pub fn presented_token<'r>(
+    headers: &'r HeaderMap,
+    query_token: Option<&'r str>,
+) -> Option<&'r str> {
+    bearer_token(headers)
+        .or_else(|| cookie_token(headers))
+        .or(query_token)
+}
+
+/// What the access check of every request holds: the Host/Origin policy and who is who.
+#[derive(Debug)]
+pub(crate) struct Guard {
+    pub(crate) policy: AccessPolicy,
+    pub(crate) access: Arc<Access>,
 }
 
 /// The access check and the security headers, for every request including unknown paths.
 pub(crate) async fn guard(
-    State(policy): State<Arc<AccessPolicy>>,
-    request: Request,
+    State(guard): State<Arc<Guard>>,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let query_token = (request.uri().path() == "/")
         .then(|| query_param(request.uri().query(), "token"))
         .flatten();
-    let checked = policy.check_target(request.uri()).and_then(|()| {
-        policy.check_request(request.method(), request.headers(), query_token.as_deref())
-    });
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip());
+    let checked = match guard.policy.check_target(request.uri()).and_then(|()| {
+        guard
+            .policy
+            .check_request(request.method(), request.headers())
+    }) {
+        Err(refusal) => Err((refusal.status, refusal.reason).into_response()),
+        Ok(()) => {
+            let token = presented_token(request.headers(), query_token.as_deref());
+            match guard
+                .access
+                .identify(peer, request.headers(), token, Instant::now())
+            {
+                Ok(user) => Ok(user),
+                Err(denied) => {
+                    let mut response = (denied.status, denied.reason).into_response();
+                    if let Some(seconds) = denied.retry_after {
+                        response
+                            .headers_mut()
+                            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+                    }
+                    Err(response)
+                }
+            }
+        }
+    };
     let mut response = match checked {
-        Err(refusal) => (refusal.status, refusal.reason).into_response(),
-        Ok(()) => match query_token {
+        Err(response) => response,
+        Ok(user) => match query_token {
             // Trade the token in the URL for a cookie and drop it from the address bar.
-            Some(token) if policy.token_required() => Response::builder()
+            Some(token) if guard.access.token_required() => Response::builder()
                 .status(StatusCode::SEE_OTHER)
                 .header(header::LOCATION, "/")
                 .header(
@@ -271,7 +279,11 @@ pub(crate) async fn guard(
                 )
                 .body(axum::body::Body::empty())
                 .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
-            _ => next.run(request).await,
+            _ => {
+                request.extensions_mut().insert(Principal(user.clone()));
+                let response = next.run(request).await;
+                end_streams_on_revocation(response, &guard.access, user)
+            }
         },
     };
     let headers = response.headers_mut();
@@ -292,6 +304,26 @@ pub(crate) async fn guard(
         .entry(header::CACHE_CONTROL)
         .or_insert(HeaderValue::from_static("no-store"));
     response
+}
+
+/// An event stream held for a user ends when a reload removes the user or changes their role.
+fn end_streams_on_revocation(
+    response: Response,
+    access: &Arc<Access>,
+    user: Arc<crate::users::User>,
+) -> Response {
+    let streaming = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if !streaming || !access.token_required() {
+        return response;
+    }
+    use futures_util::StreamExt;
+    let revoked = Box::pin(access.clone().revoked(user));
+    let (parts, body) = response.into_parts();
+    let body = axum::body::Body::from_stream(body.into_data_stream().take_until(revoked));
+    Response::from_parts(parts, body)
 }
 
 fn query_param(query: Option<&str>, name: &str) -> Option<String> {
@@ -316,18 +348,15 @@ mod tests {
     }
 
     fn loopback() -> AccessPolicy {
-        AccessPolicy::new("127.0.0.1:8080".parse().unwrap(), None, &[]).unwrap()
+        AccessPolicy::new("127.0.0.1:8080".parse().unwrap(), false, &[]).unwrap()
     }
 
     #[test]
     fn a_non_loopback_bind_needs_a_token() {
-        let error = AccessPolicy::new("0.0.0.0:80".parse().unwrap(), None, &[]).unwrap_err();
-        assert!(error.contains("--token"));
-        assert!(
-            AccessPolicy::new("0.0.0.0:80".parse().unwrap(), Some(String::new()), &[]).is_err()
-        );
-        assert!(AccessPolicy::new("0.0.0.0:80".parse().unwrap(), Some("t".into()), &[]).is_ok());
-        assert!(AccessPolicy::new("[::1]:80".parse().unwrap(), None, &[]).is_ok());
+        let error = AccessPolicy::new("0.0.0.0:80".parse().unwrap(), false, &[]).unwrap_err();
+        assert!(error.contains("--token or --users"));
+        assert!(AccessPolicy::new("0.0.0.0:80".parse().unwrap(), true, &[]).is_ok());
+        assert!(AccessPolicy::new("[::1]:80".parse().unwrap(), false, &[]).is_ok());
     }
 
     #[test]
@@ -341,7 +370,7 @@ mod tests {
         ] {
             assert!(
                 policy
-                    .check_request(&Method::GET, &headers(&[("host", host)]), None)
+                    .check_request(&Method::GET, &headers(&[("host", host)]))
                     .is_ok(),
                 "{host}"
             );
@@ -353,13 +382,13 @@ mod tests {
             "127.0.0.1.evil:8080",
         ] {
             let refusal = policy
-                .check_request(&Method::GET, &headers(&[("host", host)]), None)
+                .check_request(&Method::GET, &headers(&[("host", host)]))
                 .unwrap_err();
             assert_eq!(refusal.status, StatusCode::MISDIRECTED_REQUEST, "{host}");
         }
         assert!(
             policy
-                .check_request(&Method::GET, &HeaderMap::new(), None)
+                .check_request(&Method::GET, &HeaderMap::new())
                 .is_err()
         );
     }
@@ -367,9 +396,8 @@ mod tests {
     #[test]
     fn a_second_host_or_origin_and_foreign_absolute_targets_are_refused() {
         let policy = loopback();
-        let check = |pairs: &[(&'static str, &str)]| {
-            policy.check_request(&Method::GET, &headers(pairs), None)
-        };
+        let check =
+            |pairs: &[(&'static str, &str)]| policy.check_request(&Method::GET, &headers(pairs));
         for pairs in [
             &[("host", "127.0.0.1:8080"), ("host", "attacker.example")][..],
             &[("host", "127.0.0.1:8080"), ("host", "127.0.0.1:8080")][..],
@@ -408,7 +436,7 @@ mod tests {
     fn extra_hosts_are_allowed_with_the_bound_port() {
         let policy = AccessPolicy::new(
             "0.0.0.0:7000".parse().unwrap(),
-            Some("t".into()),
+            true,
             &["box.lan".into(), "proxy:443".into()],
         )
         .unwrap();
@@ -417,7 +445,6 @@ mod tests {
                 .check_request(
                     &Method::GET,
                     &headers(&[("host", host), ("authorization", "Bearer t")]),
-                    None,
                 )
                 .is_ok()
         };
@@ -433,7 +460,7 @@ mod tests {
         let check = |pairs: &[(&'static str, &str)]| {
             let mut all = vec![("host", "127.0.0.1:8080")];
             all.extend_from_slice(pairs);
-            policy.check_request(&Method::GET, &headers(&all), None)
+            policy.check_request(&Method::GET, &headers(&all))
         };
         assert!(check(&[("origin", "http://127.0.0.1:8080")]).is_ok());
         assert!(check(&[("origin", "http://localhost:8080")]).is_ok());
@@ -461,7 +488,7 @@ mod tests {
             if let Some(ct) = content_type {
                 pairs.push(("content-type", ct));
             }
-            policy.check_request(&Method::POST, &headers(&pairs), None)
+            policy.check_request(&Method::POST, &headers(&pairs))
         };
         assert!(post(Some("application/json")).is_ok());
         assert!(post(Some("application/json; charset=utf-8")).is_ok());
@@ -478,25 +505,37 @@ mod tests {
     }
 
     #[test]
-    fn the_token_is_accepted_from_header_cookie_or_bootstrap_query_only_when_exact() {
-        let policy =
-            AccessPolicy::new("127.0.0.1:1".parse().unwrap(), Some("s3cret".into()), &[]).unwrap();
-        let check = |pairs: &[(&'static str, &str)], query: Option<&str>| {
-            let mut all = vec![("host", "127.0.0.1:1")];
-            all.extend_from_slice(pairs);
-            policy.check_request(&Method::GET, &headers(&all), query)
-        };
-        assert_eq!(
-            check(&[], None).unwrap_err().status,
-            StatusCode::UNAUTHORIZED
+    fn the_token_is_taken_from_header_cookie_or_bootstrap_query_in_that_order() {
+        type Case<'a> = (
+            &'a [(&'static str, &'a str)],
+            Option<&'a str>,
+            Option<&'a str>,
         );
-        assert!(check(&[("authorization", "Bearer s3cret")], None).is_ok());
-        assert!(check(&[("cookie", "a=b; spindle_token=s3cret")], None).is_ok());
-        assert!(check(&[], Some("s3cret")).is_ok());
-        for wrong in ["s3cre", "s3cret2", "", "S3CRET"] {
-            assert!(check(&[], Some(wrong)).is_err(), "{wrong}");
-            let cookie = format!("spindle_token={wrong}");
-            assert!(check(&[("cookie", cookie.as_str())], None).is_err());
+        let cases: &[Case] = &[
+            (&[], None, None),
+            (&[("authorization", "Bearer s3cret")], None, Some("s3cret")),
+            (&[("authorization", "Basic s3cret")], None, None),
+            (
+                &[("cookie", "a=b; spindle_token=s3cret")],
+                None,
+                Some("s3cret"),
+            ),
+            (&[("cookie", "spindle_token_x=s3cret")], None, None),
+            (&[], Some("q"), Some("q")),
+            (
+                &[("authorization", "Bearer h"), ("cookie", "spindle_token=c")],
+                Some("q"),
+                Some("h"),
+            ),
+            (&[("cookie", "spindle_token=c")], Some("q"), Some("c")),
+        ];
+        for (pairs, query, expected) in cases {
+            let map = headers(pairs);
+            assert_eq!(
+                presented_token(&map, *query),
+                *expected,
+                "{pairs:?} {query:?}"
+            );
         }
     }
 }

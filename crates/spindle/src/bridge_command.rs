@@ -115,6 +115,7 @@ fn listen(address: std::net::SocketAddr, args: BridgeArgs) -> anyhow::Result<u8>
         },
         limits: spindle_web::HubLimits::default(),
         replica: spindle_web::ReplicaConfig::default(),
+        users: Default::default(),
     };
     let options = spindle_web::ServeOptions {
         page: false,

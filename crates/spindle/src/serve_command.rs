@@ -25,6 +25,22 @@ pub struct ServeArgs {
     /// from the SPINDLE_TOKEN environment variable, which keeps it out of the process list.
     #[arg(long)]
     token: Option<String>,
+    /// The users file: `{"users": [{"name", "role": "admin"|"controller"|"observer", "token" or
+    /// "tokenSha256"}]}`. Every request then needs a user's token, loopback included; SIGHUP
+    /// re-reads it. Also read from SPINDLE_USERS. Not with --token.
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    users: Option<PathBuf>,
+    /// With --users: the header a trusted reverse proxy names the signed-in user in (e.g.
+    /// X-Forwarded-User from oauth2-proxy); believed only from --trusted-proxy addresses.
+    #[arg(long, value_name = "HEADER", requires = "trusted_proxies")]
+    trust_proxy_user: Option<String>,
+    /// The reverse proxy's address or CIDR (repeatable), for --trust-proxy-user.
+    #[arg(
+        long = "trusted-proxy",
+        value_name = "CIDR",
+        requires = "trust_proxy_user"
+    )]
+    trusted_proxies: Vec<String>,
     /// Extra host name accepted in Host/Origin headers (repeatable), e.g. the machine's LAN name.
     #[arg(long = "allow-host")]
     allow_hosts: Vec<String>,
@@ -179,7 +195,17 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
             id: args.replica_id,
             lease_ttl: std::time::Duration::from_secs_f64(args.lease_ttl),
         },
+        users: spindle_web::UsersConfig {
+            file: args.users.or_else(|| {
+                std::env::var_os("SPINDLE_USERS")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            }),
+            proxy_header: args.trust_proxy_user,
+            trusted_proxies: args.trusted_proxies,
+        },
     };
+    let users_file = config.users.file.is_some();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -187,6 +213,10 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
     runtime.block_on(async move {
         let server = Server::start(config).await?;
         println!("spindle serve: listening on {}", server.url());
+        if users_file {
+            println!("spindle serve: each user opens it with ?token=THEIR_TOKEN once (--users)");
+        }
+        reload_users_on_sighup(server.users_reloader());
         server.run_until(shutdown_signal()).await?;
         anyhow::Ok(0)
     })
@@ -225,6 +255,36 @@ fn offered_agents(
         );
     }
     Ok((agents, default))
+}
+
+/// SIGHUP re-reads the users file: a removed user is refused at once and their streams and
+/// `/acp` connections end. A file that no longer reads keeps the users as they were.
+fn reload_users_on_sighup(reloader: spindle_web::UsersReloader) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        let Ok(mut hangups) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        else {
+            tracing::warn!("SIGHUP cannot be caught here: the users file is read at start only");
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            match reloader.reload() {
+                Ok(changed) if changed.is_empty() => {
+                    eprintln!("spindle serve: users file re-read (SIGHUP)");
+                }
+                Ok(changed) => eprintln!(
+                    "spindle serve: users file re-read (SIGHUP); signed out: {}",
+                    changed.join(", ")
+                ),
+                Err(error) => {
+                    eprintln!("spindle serve: SIGHUP: {error}; the users stay as they were")
+                }
+            }
+        }
+    });
+    #[cfg(not(unix))]
+    let _ = reloader;
 }
 
 async fn shutdown_signal() {

@@ -110,6 +110,15 @@ struct Outbox {
 /// The queue of one connection stream.
 const OUTBOX_QUEUE: usize = 1024;
 
+/// Who opened an `/acp` connection: only they may use it, and an observer may not control.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnUser {
+    /// The user's name (`local` on an open server).
+    pub name: String,
+    /// Whether the user's role may create, prompt and attach as controller.
+    pub may_control: bool,
+}
+
 /// One `/acp` connection.
 #[derive(Debug)]
 pub struct Conn {
@@ -131,6 +140,8 @@ pub struct Conn {
     /// Closed connections whose answers this one takes (`session/attach` with
     /// `previousConnectionId`, after a WebSocket reconnect).
     adopted: Mutex<Vec<Arc<str>>>,
+    /// Who opened it (`None`: a connection outside the access check, in unit tests).
+    user: Option<ConnUser>,
 }
 
 #[derive(Debug)]
@@ -160,7 +171,19 @@ impl Conn {
             recording: None,
             client_info: Mutex::new(serde_json::Value::Null),
             adopted: Mutex::new(Vec::new()),
+            user: None,
         }
+    }
+
+    /// Who opened the connection.
+    pub fn user(&self) -> Option<&ConnUser> {
+        self.user.as_ref()
+    }
+
+    /// Whether the connection's user may control sessions (create, prompt, attach as
+    /// controller). A connection without a user is the open server's.
+    pub fn may_control(&self) -> bool {
+        self.user.as_ref().is_none_or(|user| user.may_control)
     }
 
     /// The protocol version agreed at `initialize` (1 before it).
@@ -435,6 +458,11 @@ impl Connections {
     /// A new connection with an unguessable id; `None` at the connection limit or when the
     /// system has no randomness to give.
     pub fn create(&self) -> Option<Arc<Conn>> {
+        self.create_for(None)
+    }
+
+    /// [`Connections::create`] for `user`: only requests of the same user may use it.
+    pub fn create_for(&self, user: Option<ConnUser>) -> Option<Arc<Conn>> {
         let id = random_id()?;
         let mut map = lock(&self.map);
         if map.len() >= self.limits.max_connections {
@@ -442,6 +470,7 @@ impl Connections {
         }
         let mut conn = Conn::new(id.clone());
         conn.recording = recording(&id).map(Mutex::new);
+        conn.user = user;
         let conn = Arc::new(conn);
         map.insert(id, conn.clone());
         Some(conn)
@@ -527,6 +556,20 @@ impl Connections {
             self.remove(id);
         }
         idle.len()
+    }
+
+    /// Closes every connection `name` opened (a user removed from the users file). Returns
+    /// how many.
+    pub fn close_user(&self, name: &str) -> usize {
+        let ids: Vec<String> = lock(&self.map)
+            .iter()
+            .filter(|(_, conn)| conn.user.as_ref().is_some_and(|u| u.name == name))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &ids {
+            self.remove(id);
+        }
+        ids.len()
     }
 
     /// Closes every connection (server shutdown).

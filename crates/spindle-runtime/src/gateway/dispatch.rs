@@ -184,6 +184,16 @@ fn answer(state: &Gateway, conn: &Conn, route: &Route, id: &Value, result: Resul
     }
 }
 
+/// The answer to what an observer's token may not do: -32600 naming the user and the role.
+fn observer_refusal(conn: &Conn, what: &str) -> Value {
+    let name = conn.user().map_or("this user", |user| user.name.as_str());
+    json!({
+        "code": INVALID_REQUEST,
+        "message": format!("{name} is an observer on this server: {what} needs the controller role; attach with role \"observer\""),
+        "data": { "role": "observer", "method": what },
+    })
+}
+
 /// Handles one message (not `initialize`). Returns the sessions newly attached (a WebSocket
 /// opens their streams).
 pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<String> {
@@ -238,6 +248,20 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
         return Vec::new();
     }
     let controller = attached == Some(Role::Controller);
+    if !conn.may_control() && matches!(method, SESSION_NEW | SESSION_LOAD | SESSION_RESUME) {
+        // An observer's token: it may only watch (`session/attach` as observer). Answered on
+        // the connection stream: the connection has no session stream for it.
+        if let Some(id) = &id {
+            answer(
+                state,
+                conn,
+                &Route::Connection,
+                id,
+                Err(observer_refusal(conn, method)),
+            );
+        }
+        return Vec::new();
+    }
     match method {
         SESSION_NEW => {
             if conn.session_count() >= state.conns.limits.max_sessions_per_connection {
@@ -342,6 +366,15 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
                 _ => {
                     let role = match params.get(ROLE).and_then(Value::as_str) {
                         Some(ROLE_OBSERVER) => Role::Observer,
+                        // An observer's token attaches as observer unless it asks for more.
+                        None if !conn.may_control() => Role::Observer,
+                        Some(ROLE_CONTROLLER) if !conn.may_control() => {
+                            let refusal = observer_refusal(conn, "session/attach as controller");
+                            if let Some(id) = &id {
+                                answer(state, conn, &Route::Connection, id, Err(refusal));
+                            }
+                            return Vec::new();
+                        }
                         Some(ROLE_CONTROLLER) | None => Role::Controller,
                         Some(other) => {
                             reply(Err(error(

@@ -58,4 +58,9 @@ impl Gateway {
     pub fn close_all(&self) {
         self.conns.close_all();
     }
+
+    /// Closes the connections of user `name` (removed from the users file, or another role).
+    pub fn close_user(&self, name: &str) -> usize {
+        self.conns.close_user(name)
+    }
 }

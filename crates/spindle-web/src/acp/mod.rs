@@ -27,7 +27,10 @@ use axum::routing::get;
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Value, json};
 use spindle_runtime::Gateway;
+use spindle_runtime::gateway::conn::{Conn, ConnUser};
 use spindle_runtime::gateway::streams::{self, Out};
+
+use crate::access::Principal;
 use spindle_runtime::gateway::{KEEPALIVE, conn, dispatch};
 use spindle_runtime::hub::EventId;
 use spindle_wire::remote::{
@@ -45,7 +48,29 @@ pub(crate) fn router(gateway: Gateway) -> Router {
                 .delete(delete)
                 .layer(DefaultBodyLimit::max(MAX_POST_BODY)),
         )
+        .route_layer(axum::middleware::from_fn(crate::roles::require))
         .with_state(gateway)
+}
+
+/// The user a request was made by, as a connection records it (`None` outside the access
+/// check, which only unit tests do).
+fn conn_user(request: &Request) -> Option<ConnUser> {
+    request
+        .extensions()
+        .get::<Principal>()
+        .map(|Principal(user)| ConnUser {
+            name: user.name.clone(),
+            may_control: user.role.allows(crate::users::Role::Controller),
+        })
+}
+
+/// Connection `id`, if it is `user`'s: another user's connection id is answered as unknown,
+/// so a leaked id lets no one else read or steer it.
+fn own_conn(state: &Gateway, id: &str, user: Option<&ConnUser>) -> Option<Arc<Conn>> {
+    state
+        .conns
+        .get(id)
+        .filter(|conn| user.is_none_or(|user| conn.user().is_none_or(|owner| owner == user)))
 }
 
 fn refuse(status: StatusCode, reason: &'static str) -> Response {
@@ -70,6 +95,7 @@ fn json_rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
 /// `POST /acp`.
 async fn post(State(state): State<Gateway>, request: Request) -> Response {
     let headers = request.headers().clone();
+    let user = conn_user(&request);
     let is_json = header_text(&headers, header::CONTENT_TYPE.as_str())
         .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim() == JSON_MIME));
     if !is_json {
@@ -116,12 +142,12 @@ async fn post(State(state): State<Gateway>, request: Request) -> Response {
     let method = method.as_deref();
     let connection = header_text(&headers, HEADER_CONNECTION_ID);
     if method == Some(spindle_wire::client_methods::INITIALIZE) && connection.is_none() {
-        return initialize(&state, &message);
+        return initialize(&state, &message, user);
     }
     let Some(connection) = connection else {
         return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
     };
-    let Some(conn) = state.conns.get(connection) else {
+    let Some(conn) = own_conn(&state, connection, user.as_ref()) else {
         return refuse(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id");
     };
     let mut message = message;
@@ -170,7 +196,7 @@ async fn post(State(state): State<Gateway>, request: Request) -> Response {
     StatusCode::ACCEPTED.into_response()
 }
 
-fn initialize(state: &Gateway, message: &Value) -> Response {
+fn initialize(state: &Gateway, message: &Value, user: Option<ConnUser>) -> Response {
     let Some(id) = message.get("id") else {
         return json_rpc_error(
             StatusCode::BAD_REQUEST,
@@ -178,7 +204,7 @@ fn initialize(state: &Gateway, message: &Value) -> Response {
             "initialize must be a request",
         );
     };
-    let Some(conn) = state.conns.create() else {
+    let Some(conn) = state.conns.create_for(user) else {
         return refuse(StatusCode::SERVICE_UNAVAILABLE, "too many /acp connections");
     };
     let params = message.get("params").cloned().unwrap_or(Value::Null);
@@ -199,12 +225,13 @@ async fn get_acp(State(state): State<Gateway>, request: Request) -> Response {
         .headers()
         .get(header::UPGRADE)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"websocket"));
+    let user = conn_user(&request);
     if upgrade {
         let (mut parts, _) = request.into_parts();
         return match axum::extract::ws::WebSocketUpgrade::from_request_parts(&mut parts, &state)
             .await
         {
-            Ok(upgrade) => ws::upgrade(state, upgrade),
+            Ok(upgrade) => ws::upgrade(state, upgrade, user),
             Err(rejection) => rejection.into_response(),
         };
     }
@@ -220,7 +247,7 @@ async fn get_acp(State(state): State<Gateway>, request: Request) -> Response {
     let Some(connection) = header_text(headers, HEADER_CONNECTION_ID) else {
         return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
     };
-    let Some(conn) = state.conns.get(connection) else {
+    let Some(conn) = own_conn(&state, connection, user.as_ref()) else {
         return refuse(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id");
     };
     let last_event = header_text(headers, HEADER_LAST_EVENT_ID).map(str::to_string);
@@ -351,10 +378,14 @@ fn sse_event(out: Out) -> Option<Event> {
 }
 
 /// `DELETE /acp`.
-async fn delete(State(state): State<Gateway>, headers: HeaderMap) -> Response {
-    let Some(connection) = header_text(&headers, HEADER_CONNECTION_ID) else {
+async fn delete(State(state): State<Gateway>, request: Request) -> Response {
+    let user = conn_user(&request);
+    let Some(connection) = header_text(request.headers(), HEADER_CONNECTION_ID) else {
         return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
     };
+    if own_conn(&state, connection, user.as_ref()).is_none() {
+        return refuse(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id");
+    }
     match state.conns.remove(connection) {
         Some(_) => StatusCode::ACCEPTED.into_response(),
         None => refuse(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id"),

@@ -18,14 +18,18 @@ use serde_json::{Value, json};
 use spindle_wire::remote::{HEADER_CONNECTION_ID, MAX_POST_BODY};
 
 use spindle_runtime::Gateway;
-use spindle_runtime::gateway::conn::Conn;
+use spindle_runtime::gateway::conn::{Conn, ConnUser};
 use spindle_runtime::gateway::dispatch;
 use spindle_runtime::gateway::streams::{self, Out};
 
 type SessionOut = Pin<Box<dyn Stream<Item = (String, Out)> + Send>>;
 
-pub(crate) fn upgrade(state: Gateway, upgrade: WebSocketUpgrade) -> Response {
-    let Some(conn) = state.conns.create() else {
+pub(crate) fn upgrade(
+    state: Gateway,
+    upgrade: WebSocketUpgrade,
+    user: Option<ConnUser>,
+) -> Response {
+    let Some(conn) = state.conns.create_for(user) else {
         return (
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
             "too many /acp connections",

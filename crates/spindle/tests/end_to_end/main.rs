@@ -47,6 +47,7 @@ mod serve_mcp;
 mod serve_sessions;
 mod serve_sessions_edit;
 mod serve_sessions_lifecycle;
+mod serve_users;
 
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
 mod remote_attach;

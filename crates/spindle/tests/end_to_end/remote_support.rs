@@ -27,14 +27,23 @@ pub struct AcpHttp {
     pub connection: String,
     pub initialize: Value,
     next_id: u64,
+    /// `Authorization: Bearer` value of every request (a `--users` server).
+    auth: Option<String>,
 }
 
 impl AcpHttp {
     /// POSTs `initialize` and keeps the connection id.
     pub fn connect(served: &Served, opt_in: &[&str]) -> AcpHttp {
+        AcpHttp::connect_as(served, opt_in, None)
+    }
+
+    /// [`AcpHttp::connect`] with a user's token on every request.
+    pub fn connect_as(served: &Served, opt_in: &[&str], token: Option<&str>) -> AcpHttp {
         let body = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize",
                            "params": initialize_params(opt_in) });
-        let response = post_raw(served.addr, &served.host(), &[], &body.to_string());
+        let auth = token.map(|t| format!("Bearer {t}"));
+        let extra: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", a.as_str())).collect();
+        let response = post_raw(served.addr, &served.host(), &extra, &body.to_string());
         assert_eq!(response.status, 200, "initialize: {}", response.body);
         let connection = response
             .header("acp-connection-id")
@@ -46,6 +55,7 @@ impl AcpHttp {
             connection,
             initialize: serde_json::from_str(&response.body).expect("JSON initialize answer"),
             next_id: 1,
+            auth,
         }
     }
 
@@ -63,22 +73,33 @@ impl AcpHttp {
         if let Some(session) = session {
             headers.push(("Acp-Session-Id", session));
         }
+        if let Some(auth) = &self.auth {
+            headers.push(("Authorization", auth));
+        }
         post_raw(self.addr, &self.host, &headers, &message.to_string())
     }
 
     /// Opens the connection stream.
     pub fn connection_stream(&self, last_event_id: Option<&str>) -> AcpSse {
-        AcpSse::open(self.addr, &self.host, &self.connection, None, last_event_id)
+        AcpSse::open_as(
+            self.addr,
+            &self.host,
+            &self.connection,
+            None,
+            last_event_id,
+            self.auth.as_deref(),
+        )
     }
 
     /// Opens a session stream.
     pub fn session_stream(&self, session: &str, last_event_id: Option<&str>) -> AcpSse {
-        AcpSse::open(
+        AcpSse::open_as(
             self.addr,
             &self.host,
             &self.connection,
             Some(session),
             last_event_id,
+            self.auth.as_deref(),
         )
     }
 
@@ -170,6 +191,18 @@ impl AcpSse {
         session: Option<&str>,
         last_event_id: Option<&str>,
     ) -> AcpSse {
+        AcpSse::open_as(addr, host, connection, session, last_event_id, None)
+    }
+
+    /// [`AcpSse::open`] with an `Authorization` header value.
+    pub fn open_as(
+        addr: SocketAddr,
+        host: &str,
+        connection: &str,
+        session: Option<&str>,
+        last_event_id: Option<&str>,
+        auth: Option<&str>,
+    ) -> AcpSse {
         let mut stream = TcpStream::connect(addr).unwrap();
         stream.set_read_timeout(Some(PATIENCE)).unwrap();
         let mut request = format!(
@@ -180,6 +213,9 @@ impl AcpSse {
         }
         if let Some(id) = last_event_id {
             request.push_str(&format!("Last-Event-ID: {id}\r\n"));
+        }
+        if let Some(auth) = auth {
+            request.push_str(&format!("Authorization: {auth}\r\n"));
         }
         request.push_str("\r\n");
         stream.write_all(request.as_bytes()).unwrap();
