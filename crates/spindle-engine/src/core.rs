@@ -41,6 +41,9 @@ pub struct TranscriptEngine {
     pub(crate) client_lines_seen: bool,
     /// Agent request id -> entry index of the permission it asked about.
     pub(crate) permission_requests: FxHashMap<String, usize>,
+    /// The prompt entry of each client `session/prompt` request (by request key), kept after
+    /// its answer: an author note may name the request later.
+    pub(crate) prompt_entries: FxHashMap<String, usize>,
     pub(crate) minted: u64,
     /// The last idle came from a v2 `state_update`: output now is background work.
     pub(crate) explicit_idle: bool,
@@ -111,6 +114,7 @@ impl TranscriptEngine {
             client_requests: FxHashMap::default(),
             client_lines_seen: false,
             permission_requests: FxHashMap::default(),
+            prompt_entries: FxHashMap::default(),
             minted: 0,
             explicit_idle: false,
             line: None,

@@ -88,6 +88,33 @@ impl TranscriptEngine {
         self.finish()
     }
 
+    /// Who sent the prompt of client request `request_id` (the request's `id` as JSON text,
+    /// e.g. `7` or `"a"`): the prompt entry gets `author`. A request that was no prompt is a
+    /// `unknown_author_target` diagnostic.
+    pub fn apply_prompt_author(&mut self, request_id: &str, author: &str) -> Applied {
+        let key = request_id_key(request_id);
+        if !self.set_prompt_author(&key, author) {
+            self.diag(
+                "unknown_author_target",
+                format!("no prompt was sent as request {request_id}"),
+            );
+        }
+        self.finish()
+    }
+
+    /// Who answers the open permission request `request_id` (the agent's request id as JSON
+    /// text): its permission record gets `answeredBy`. Apply it before the answer line.
+    pub fn apply_permission_author(&mut self, request_id: &str, author: &str) -> Applied {
+        let key = request_id_key(request_id);
+        if !self.set_permission_author(&key, author) {
+            self.diag(
+                "unknown_author_target",
+                format!("no open permission request {request_id}"),
+            );
+        }
+        self.finish()
+    }
+
     /// The `params` object of one `session/update` notification (with
     /// `sessionId` and `update`), as JSON text.
     pub fn apply_session_update(&mut self, params_json: &str) -> Applied {
@@ -361,4 +388,12 @@ impl TranscriptEngine {
         );
         self.emit_insert(idx);
     }
+}
+
+/// A request id given as JSON text, in the form ids are keyed by (`request_key`): the text is
+/// parsed and printed again, so `"a"` and `7` match however they were spaced.
+fn request_id_key(request_id: &str) -> String {
+    serde_json::from_str::<Value>(request_id)
+        .map(|id| request_key(&id))
+        .unwrap_or_else(|_| request_id.to_owned())
 }

@@ -109,6 +109,7 @@ impl TranscriptEngine {
                         let idx = self.local_prompt(blocks);
                         self.last_prompt = Some(idx);
                         if let Some(id) = id {
+                            self.prompt_entries.insert(id.clone(), idx);
                             self.client_requests
                                 .insert(id, ClientRequest::Prompt(Some(idx)));
                         }
@@ -349,6 +350,39 @@ impl TranscriptEngine {
             self.t.state.status = "running".into();
             self.emit_state();
         }
+    }
+}
+
+impl TranscriptEngine {
+    /// Names who sent the prompt of client request `request` (its key, [`request_key`]).
+    /// `false` when no prompt went out under that id.
+    pub(crate) fn set_prompt_author(&mut self, request: &str, author: &str) -> bool {
+        let Some(&idx) = self.prompt_entries.get(request) else {
+            return false;
+        };
+        if let EntryBody::Message(m) = &mut self.t.entries[idx].body {
+            m.author = Some(author.to_owned());
+        }
+        self.emit_update(idx);
+        true
+    }
+
+    /// Names who answers the open permission request `request` (`answeredBy` on its
+    /// record); noted before the answer goes out. `false` when no such request is open.
+    pub(crate) fn set_permission_author(&mut self, request: &str, author: &str) -> bool {
+        let Some(&idx) = self.permission_requests.get(request) else {
+            return false;
+        };
+        let record = match &mut self.t.entries[idx].body {
+            EntryBody::ToolCall(tc) => tc.permission.as_deref_mut(),
+            EntryBody::Raw(raw) => raw.get_mut("permission"),
+            _ => None,
+        };
+        if let Some(Value::Object(record)) = record {
+            record.insert("answeredBy".into(), Value::from(author));
+        }
+        self.emit_update(idx);
+        true
     }
 }
 

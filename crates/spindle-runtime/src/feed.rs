@@ -51,6 +51,37 @@ const FORGET_PERMISSION: &str = "forget_permission";
 /// The kind of the note logged when a session is created for a working directory of its own.
 const SESSION_CWD: &str = "session_cwd";
 
+/// The kind of the note that names who did something (`spindle serve --users`).
+const AUTHOR: &str = "author";
+
+/// What an author note is about: the client request of a prompt (after it is logged), the
+/// agent's permission request (before its answer), or an action of the page with no line of
+/// its own on the wire (cancel, review, restore, elicitation answer, queue edit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Authored<'a> {
+    /// The `session/prompt` request with this id (JSON text).
+    Prompt(&'a str),
+    /// The agent's `session/request_permission` request with this id (JSON text).
+    Permission(&'a str),
+    /// An action, by name, with what it concerned.
+    Action(&'a str, Value),
+}
+
+/// `{"spindle":"author","user":NAME, "prompt"|"permission": ID}` or
+/// `{"spindle":"author","user":NAME,"action":NAME,"detail":...}`.
+pub(crate) fn author_note(user: &str, what: Authored<'_>) -> String {
+    match what {
+        Authored::Prompt(id) => json!({ NOTE_KIND_KEY: AUTHOR, "user": user, "prompt": id }),
+        Authored::Permission(id) => {
+            json!({ NOTE_KIND_KEY: AUTHOR, "user": user, "permission": id })
+        }
+        Authored::Action(action, detail) => {
+            json!({ NOTE_KIND_KEY: AUTHOR, "user": user, "action": action, "detail": detail })
+        }
+    }
+    .to_string()
+}
+
 /// The note logged when the agent process exits: `{"spindle":"agent_exited","message":..}`.
 pub(crate) fn agent_exited_note(message: &str) -> String {
     json!({ NOTE_KIND_KEY: AGENT_EXITED, "message": message }).to_string()
@@ -187,6 +218,26 @@ impl EngineFeed {
                     self.facts.cwd = Some(cwd.to_string());
                 }
                 Vec::new()
+            }
+            Some(AUTHOR) => {
+                let user = note.get("user").and_then(Value::as_str).unwrap_or_default();
+                let applied = match (
+                    note.get("prompt").and_then(Value::as_str),
+                    note.get("permission").and_then(Value::as_str),
+                ) {
+                    (Some(id), _) => engine.apply_prompt_author(id, user),
+                    (None, Some(id)) => engine.apply_permission_author(id, user),
+                    // An action without a line of its own: the log keeps who did it.
+                    (None, None) => return Vec::new(),
+                };
+                for diagnostic in &applied.diagnostics {
+                    tracing::debug!(
+                        code = diagnostic.code,
+                        "author note: {}",
+                        diagnostic.message
+                    );
+                }
+                applied.ops
             }
             // Notes of a newer server are kept in the log and skipped here.
             _ => Vec::new(),
@@ -377,6 +428,36 @@ mod tests {
         assert!(turns[0].finished && turns[0].stop_reason.is_none());
         assert_eq!(turns[1].stop_reason.as_deref(), Some("end_turn"));
         assert!(engine.transcript().diagnostics.is_empty());
+    }
+
+    #[test]
+    fn author_notes_reach_the_transcript_and_actions_stay_in_the_log_only() {
+        let log = [
+            (Direction::Client, initialize(1)),
+            (Direction::Client, prompt(1, "hello")),
+            (
+                Direction::Server,
+                author_note("alice", Authored::Prompt("\"p1\"")),
+            ),
+            (
+                Direction::Server,
+                author_note("bob", Authored::Action("cancel", json!({}))),
+            ),
+            (
+                Direction::Server,
+                author_note("eve", Authored::Prompt("\"p9\"")),
+            ),
+        ];
+        let mut engine = TranscriptEngine::new(EngineConfig::default());
+        let mut feed = EngineFeed::default();
+        let ops: Vec<Vec<RenderOp>> = log
+            .iter()
+            .map(|(direction, line)| feed.apply(&mut engine, *direction, line))
+            .collect();
+        assert_eq!(ops[2].len(), 1, "the prompt entry is updated: {:?}", ops[2]);
+        assert!(ops[3].is_empty() && ops[4].is_empty());
+        let prompt = engine.transcript().entries[0].view();
+        assert_eq!(prompt.fields["author"], "alice");
     }
 
     /// What [`scope_ids`] must do, done on the parsed value.

@@ -190,6 +190,9 @@ impl Entry {
                 if m.rejected {
                     fields.insert("rejected".into(), Value::Bool(true));
                 }
+                if let Some(author) = &m.author {
+                    fields.insert("author".into(), Value::from(author.as_str()));
+                }
             }
             EntryBody::ToolCall(tc) => {
                 // Nested: the wire field `kind` (tool kind) would collide with the entry kind.
@@ -285,6 +288,9 @@ impl Entry {
                 }
                 if m.rejected {
                     map.insert("rejected".into(), Value::Bool(true));
+                }
+                if let Some(author) = &m.author {
+                    map.insert("author".into(), Value::from(author.as_str()));
                 }
             }
             EntryBody::Boundary(b) => {

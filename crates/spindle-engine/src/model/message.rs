@@ -98,6 +98,8 @@ pub struct Message {
     pub pending: bool,
     /// The agent rejected the prompt (error response to `session/prompt`).
     pub rejected: bool,
+    /// Who sent this prompt, when the client knows (`spindle serve --users`).
+    pub author: Option<String>,
 }
 
 impl Message {

@@ -608,3 +608,71 @@ fn every_routing_field_keeps_thoughts_out_of_the_reply_on_every_entry_point() {
         }
     }
 }
+
+#[test]
+fn author_notes_name_who_sent_a_prompt_and_who_answered_a_question() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    let prompt = |id: serde_json::Value, text: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+               "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": text}]}})
+        .to_string()
+    };
+    e.apply_client_line(&prompt(json!(3), "first"));
+    e.apply_agent_line(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#);
+    // Noted after the answer too: the request still names its prompt.
+    let applied = e.apply_prompt_author("3", "alice");
+    let updated = applied.ops.iter().find_map(|op| match op {
+        RenderOp::UpdateEntry { entry, .. } => Some(entry.clone()),
+        _ => None,
+    });
+    assert_eq!(updated.unwrap().fields["author"], "alice");
+    e.apply_client_line(&prompt(json!("p-2"), "second"));
+    e.apply_prompt_author(r#" "p-2" "#, "bob");
+    // A tool call asks; carol's answer is noted before it goes out.
+    e.apply_agent_line(&line(
+        json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Edit"}),
+    ));
+    e.apply_agent_line(
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "session/request_permission",
+                "params": {"sessionId": "s1", "toolCall": {"toolCallId": "c1"},
+                           "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]}})
+        .to_string(),
+    );
+    assert!(
+        e.apply_permission_author("9", "carol")
+            .diagnostics
+            .is_empty()
+    );
+    e.apply_client_line(
+        r#"{"jsonrpc":"2.0","id":9,"result":{"outcome":{"outcome":"selected","optionId":"ok"}}}"#,
+    );
+
+    let views: Vec<_> = e.transcript().entries.iter().map(|x| x.view()).collect();
+    let users: Vec<(&str, &serde_json::Value)> = views
+        .iter()
+        .filter(|v| v.kind == EntryKind::UserMessage)
+        .map(|v| (v.text.as_str(), &v.fields["author"]))
+        .collect();
+    assert_eq!(
+        users,
+        [("first", &json!("alice")), ("second", &json!("bob"))]
+    );
+    let call = views
+        .iter()
+        .find(|v| v.kind == EntryKind::ToolCall)
+        .unwrap();
+    assert_eq!(call.fields["permission"]["answeredBy"], "carol");
+    assert_eq!(call.fields["permission"]["outcome"]["optionId"], "ok");
+    let replay = e.transcript().entries[0].replay_json();
+    assert_eq!(replay["author"], "alice");
+
+    // Nothing to name: a diagnostic, no change.
+    for applied in [
+        e.apply_prompt_author("77", "mallory"),
+        e.apply_permission_author("9", "mallory"),
+    ] {
+        assert_eq!(applied.diagnostics.len(), 1, "{applied:?}");
+        assert_eq!(applied.diagnostics[0].code, "unknown_author_target");
+        assert!(applied.ops.is_empty());
+    }
+}
