@@ -24,6 +24,7 @@ use spindle_engine::{RenderOp, TranscriptEngine};
 use spindle_wire::stop_reasons;
 use spindle_wire::tags::STATE_UPDATE;
 
+use crate::checkpoints::{CHECKPOINT_RESTORED, CHECKPOINT_TAKEN};
 use crate::facts::SessionFacts;
 use crate::store::Direction;
 
@@ -37,7 +38,7 @@ const SCOPED_KEYS: [&str; 5] = [
 ];
 
 /// The member of a server note that names its kind: `{"spindle": KIND, ...}`.
-const NOTE_KIND_KEY: &str = "spindle";
+pub(crate) const NOTE_KIND_KEY: &str = "spindle";
 
 /// The kind of the note logged when the agent process exits.
 const AGENT_EXITED: &str = "agent_exited";
@@ -186,6 +187,10 @@ impl EngineFeed {
                 if let Some(cwd) = note.get("cwd").and_then(Value::as_str) {
                     self.facts.cwd = Some(cwd.to_string());
                 }
+                Vec::new()
+            }
+            Some(kind @ (CHECKPOINT_TAKEN | CHECKPOINT_RESTORED)) => {
+                self.facts.checkpoints.note(kind, &note);
                 Vec::new()
             }
             // Notes of a newer server are kept in the log and skipped here.

@@ -31,6 +31,7 @@
 //!         terminals: true,
 //!         remote: None,
 //!         mcp_servers: Vec::new(),
+//!         checkpoints: None,
 //!     },
 //!     limits: Default::default(),
 //!     replica: Default::default(),
@@ -45,6 +46,8 @@
 mod acp;
 #[cfg(feature = "page")]
 mod api;
+#[cfg(feature = "page")]
+mod checkpoint_routes;
 #[cfg(feature = "page")]
 mod errors;
 #[cfg(feature = "page")]

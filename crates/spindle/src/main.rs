@@ -45,14 +45,14 @@ enum Command {
 /// sessions (`--state-dir`).
 const AGENT_SESSIONS_DIR: &str = "agent-sessions";
 
+/// Where `spindle chat` and `spindle serve` keep their checkpoints, in the data directory.
+pub(crate) const CHECKPOINTS_DIR: &str = "checkpoints";
+
 /// The command line that starts the built-in reference agent: this same binary
 /// with the `agent` subcommand. Clients use it when no agent command is given.
 /// It keeps its sessions in `<data dir>/agent-sessions`, so `spindle chat
 /// --list` / `--resume` and the page's history reach the sessions of earlier
 /// processes; without a usable data directory they live as long as the agent.
-/// Where `spindle chat` keeps its checkpoints, in the data directory.
-const CHECKPOINTS_DIR: &str = "checkpoints";
-
 fn default_agent_command() -> Vec<OsString> {
     let exe = std::env::current_exe()
         .map(OsString::from)

@@ -406,8 +406,8 @@ pub fn db_arg(path: &Path) -> OsString {
     }
 }
 
-/// `spindle serve --bind 127.0.0.1:0 --db DB ARGS -- AGENT...` (`DB` as [`db_arg`] maps it),
-/// with the server's stderr written to `stderr` (when given) and `env` added.
+/// `spindle serve --bind 127.0.0.1:0 --db DB ARGS -- AGENT...` (`DB` as [`db_arg`] maps it, the
+/// data directory `data` beside it), with the server's stderr written to `stderr` (when given) and `env` added.
 pub fn start_serve(
     db: &Path,
     serve_args: &[&str],
@@ -423,6 +423,11 @@ pub fn start_serve(
         .args(serve_args)
         .arg("--")
         .args(agent)
+        // The data directory (checkpoints) beside the database, unless `env` names one.
+        .env(
+            "XDG_DATA_HOME",
+            db.parent().unwrap_or(Path::new(".")).join("data"),
+        )
         .envs(env.iter().copied());
     match stderr {
         Some(path) => {
