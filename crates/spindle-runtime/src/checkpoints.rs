@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use spindle_host::checkpoints::{Checkpoint, CheckpointId};
 
-use crate::feed::NOTE_KIND_KEY;
 use crate::page_ops::PageOp;
+use crate::store::NOTE_KIND_KEY;
 
 /// The kind of the note logged when a checkpoint was taken before a turn.
 pub(crate) const CHECKPOINT_TAKEN: &str = "checkpoint";

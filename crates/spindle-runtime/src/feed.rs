@@ -27,6 +27,7 @@ use spindle_wire::tags::STATE_UPDATE;
 use crate::checkpoints::{CHECKPOINT_RESTORED, CHECKPOINT_TAKEN};
 use crate::facts::SessionFacts;
 use crate::store::Direction;
+use crate::store::NOTE_KIND_KEY;
 
 /// The id fields that name an agent's entities; scoped per agent process.
 const SCOPED_KEYS: [&str; 5] = [
@@ -36,9 +37,6 @@ const SCOPED_KEYS: [&str; 5] = [
     "planId",
     "compactionId",
 ];
-
-/// The member of a server note that names its kind: `{"spindle": KIND, ...}`.
-pub(crate) const NOTE_KIND_KEY: &str = "spindle";
 
 /// The kind of the note logged when the agent process exits.
 const AGENT_EXITED: &str = "agent_exited";

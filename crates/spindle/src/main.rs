@@ -45,9 +45,6 @@ enum Command {
 /// sessions (`--state-dir`).
 const AGENT_SESSIONS_DIR: &str = "agent-sessions";
 
-/// Where `spindle chat` and `spindle serve` keep their checkpoints, in the data directory.
-pub(crate) const CHECKPOINTS_DIR: &str = "checkpoints";
-
 /// The command line that starts the built-in reference agent: this same binary
 /// with the `agent` subcommand. Clients use it when no agent command is given.
 /// It keeps its sessions in `<data dir>/agent-sessions`, so `spindle chat
@@ -80,7 +77,9 @@ fn chat(mut args: spindle_chat::ChatArgs) -> anyhow::Result<u8> {
         args.mcp_config = data_dir::default_mcp_config();
     }
     if args.checkpoint_dir.is_none() {
-        args.checkpoint_dir = data_dir().ok().map(|dir| dir.join(CHECKPOINTS_DIR));
+        args.checkpoint_dir = data_dir()
+            .ok()
+            .map(|dir| dir.join(data_dir::CHECKPOINTS_DIR));
     }
     // `--connect URL` and `--attach URL SESSION` start no agent.
     let remote = args.connect.is_some() || args.attach_args.iter().any(|a| a.contains("://"));

@@ -183,7 +183,7 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
             } else {
                 crate::data_dir::data_dir()
                     .ok()
-                    .map(|dir| dir.join(crate::CHECKPOINTS_DIR))
+                    .map(|dir| dir.join(crate::data_dir::CHECKPOINTS_DIR))
             },
         },
         limits: HubLimits::default(),

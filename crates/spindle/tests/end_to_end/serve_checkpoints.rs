@@ -352,3 +352,57 @@ fn serve_restores_a_file_the_reference_agent_wrote_through_spindle() {
     );
     served.stop();
 }
+
+#[test]
+fn serve_sends_the_prompt_when_no_checkpoint_can_be_taken_and_says_why() {
+    if !require_python() {
+        return;
+    }
+    let dir = temp_dir("checkpoints-no-git");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // A `git` that fails, first on the PATH.
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let git = bin.join("git");
+    std::fs::write(
+        &git,
+        "#!/bin/sh\necho 'fatal: this git is broken' >&2\nexit 1\n",
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&git).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&git, permissions).unwrap();
+    let mut path = vec![bin.clone()];
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let path = std::env::join_paths(path).unwrap();
+    let script = dir.join("agent.py");
+    std::fs::write(&script, AGENT).unwrap();
+    let data = dir.join("data");
+    let served = start_serve(
+        &dir.join("db.sqlite"),
+        &["--protocol", "1", "--cwd", work.to_str().unwrap()],
+        &["python3".into(), script.into_os_string()],
+        None,
+        &[
+            ("XDG_DATA_HOME", data.to_str().unwrap()),
+            ("PATH", path.to_str().unwrap()),
+        ],
+    );
+    let session = served.create_session();
+    turn(&served, session, "write a.txt a", 1);
+    assert_eq!(std::fs::read_to_string(work.join("a.txt")).unwrap(), "a\n");
+    let list = checkpoints(&served, session);
+    assert_eq!(list["checkpoints"], serde_json::json!([]), "{list}");
+    let snapshot = served
+        .request("GET", &format!("/api/sessions/{session}/snapshot"), None)
+        .body;
+    assert!(
+        snapshot.contains("No checkpoint was taken before this turn")
+            && snapshot.contains("this git is broken"),
+        "{snapshot}"
+    );
+    served.stop();
+}

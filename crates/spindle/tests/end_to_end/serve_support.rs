@@ -406,6 +406,15 @@ pub fn db_arg(path: &Path) -> OsString {
     }
 }
 
+/// The data directory of a server whose database is `db`: `data` beside a database file, else
+/// one per test process in the temporary directory.
+pub fn test_data_dir(db: &Path) -> std::path::PathBuf {
+    match db.parent() {
+        Some(dir) if db.is_absolute() => dir.join("data"),
+        _ => std::env::temp_dir().join(format!("spindle-e2e-data-{}", std::process::id())),
+    }
+}
+
 /// `spindle serve --bind 127.0.0.1:0 --db DB ARGS -- AGENT...` (`DB` as [`db_arg`] maps it, the
 /// data directory `data` beside it), with the server's stderr written to `stderr` (when given) and `env` added.
 pub fn start_serve(
@@ -423,11 +432,9 @@ pub fn start_serve(
         .args(serve_args)
         .arg("--")
         .args(agent)
-        // The data directory (checkpoints) beside the database, unless `env` names one.
-        .env(
-            "XDG_DATA_HOME",
-            db.parent().unwrap_or(Path::new(".")).join("data"),
-        )
+        // The data directory (checkpoints) beside the database file (a database URL: in the
+        // temporary directory), never the user's, unless `env` names one.
+        .env("XDG_DATA_HOME", test_data_dir(db))
         .envs(env.iter().copied());
     match stderr {
         Some(path) => {
