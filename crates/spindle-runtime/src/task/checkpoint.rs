@@ -311,14 +311,14 @@ impl SessionTask {
                 "a checkpoint, a diff or a restore is under way: try again once it is done".into(),
             ));
         }
-        if restore {
-            if lock(&self.core).engine.transcript().state.turn_open || !self.queued.is_empty() {
-                return Err(SessionError::Conflict(
-                    "a turn is running: cancel it or wait for it to end, then restore (files the \
-                     agent writes meanwhile would mix with the restored ones)"
-                        .into(),
-                ));
-            }
+        let turn_running =
+            lock(&self.core).engine.transcript().state.turn_open || !self.queued.is_empty();
+        if restore && turn_running {
+            return Err(SessionError::Conflict(
+                "a turn is running: cancel it or wait for it to end, then restore (files the \
+                 agent writes meanwhile would mix with the restored ones)"
+                    .into(),
+            ));
         }
         match self.take_lease() {
             Ok(()) => Ok(()),
