@@ -407,7 +407,7 @@ pub fn db_arg(path: &Path) -> OsString {
 }
 
 /// The data directory of a server whose database is `db`: `data` beside a database file, else
-/// one per test process in the temporary directory.
+/// (a database URL, or none given) one per test process in the temporary directory.
 pub fn test_data_dir(db: &Path) -> std::path::PathBuf {
     match db.parent() {
         Some(dir) if db.is_absolute() => dir.join("data"),
@@ -537,6 +537,10 @@ pub fn entry_texts(transcript: &Value, kind: &str) -> Vec<String> {
 /// Starts a prepared `spindle serve` command (its stdout is piped here) and
 /// reads the URL it prints.
 pub fn serve_from(mut command: Command) -> Served {
+    // A server's data directory (checkpoints) is never the user's.
+    if !command.get_envs().any(|(name, _)| name == "XDG_DATA_HOME") {
+        command.env("XDG_DATA_HOME", test_data_dir(Path::new("")));
+    }
     command.stdin(Stdio::null()).stdout(Stdio::piped());
     let mut child = command.spawn().expect("spawn spindle serve");
     let stdout = child.stdout.take().expect("stdout piped");
