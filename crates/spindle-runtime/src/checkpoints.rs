@@ -16,6 +16,7 @@
 //! restore).
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use spindle_host::checkpoints::{Checkpoint, CheckpointId};
@@ -31,6 +32,13 @@ pub(crate) const CHECKPOINT_RESTORED: &str = "checkpoint_restored";
 
 /// The most skipped files a note names (the count says how many there were).
 const SKIPPED_NAMED: usize = 20;
+
+/// Where a session's checkpoints are kept under the server's checkpoint directory: named by the
+/// session's id and creation time, so a session of another database with the same id never
+/// finds them.
+pub(crate) fn session_dir(base: &Path, session: i64, created_at: i64) -> PathBuf {
+    base.join(format!("serve-{session}-{created_at}"))
+}
 
 /// A checkpoint's id as a path segment: `N` or `restore-K`.
 pub(crate) fn checkpoint_segment(id: CheckpointId) -> String {

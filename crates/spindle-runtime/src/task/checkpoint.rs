@@ -35,7 +35,8 @@ use spindle_host::checkpoints::{
 
 use super::state::{CheckpointDone, CheckpointJobs, CheckpointRequest, SessionTask, ValueReply};
 use crate::checkpoints::{
-    checkpoint_json, checkpoint_segment, parse_checkpoint_segment, restored_note, taken_note,
+    checkpoint_json, checkpoint_segment, parse_checkpoint_segment, restored_note, session_dir,
+    taken_note,
 };
 use crate::error::SessionError;
 use crate::handshake::Phase;
@@ -337,8 +338,6 @@ impl SessionTask {
             return Err(SessionError::Conflict("checkpoints are off".into()));
         };
         if self.checkpoints.dir.is_none() {
-            // Named by the session's id and creation time: a session of another database with
-            // the same id never finds these.
             let store = &self.store;
             let id = self.id;
             let created = store
@@ -348,7 +347,7 @@ impl SessionTask {
                 .find(|s| s.id == id)
                 .map(|s| s.created_at)
                 .ok_or_else(|| SessionError::NotFound(format!("no session {id}")))?;
-            self.checkpoints.dir = Some(base.join(format!("serve-{id}-{created}")));
+            self.checkpoints.dir = Some(session_dir(&base, id, created));
         }
         let dir = self.checkpoints.dir.clone().unwrap_or(base);
         let mut roots = vec![self.root.clone()];

@@ -350,6 +350,16 @@ fn serve_restores_a_file_the_reference_agent_wrote_through_spindle() {
         std::fs::read_to_string(work.join("notes.txt")).unwrap(),
         edited
     );
+    // Deleting the session deletes its checkpoints; the files stay as they are.
+    let stores = dir.join("data/spindle/checkpoints");
+    assert_eq!(std::fs::read_dir(&stores).unwrap().count(), 1);
+    let deleted = served.request("DELETE", &format!("/api/sessions/{session}"), None);
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    assert_eq!(std::fs::read_dir(&stores).unwrap().count(), 0);
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        edited
+    );
     served.stop();
 }
 
