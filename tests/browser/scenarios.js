@@ -32,7 +32,8 @@ function startServerAsIs(dbPath, extra = [], agentArgs = ["--delay-ms", "20"]) {
     const child = spawn(
       spindle,
       ["serve", "--bind", "127.0.0.1:0", "--db", dbPath, ...extra, "--", spindle, "agent", ...agentArgs],
-      { stdio: ["ignore", "pipe", "pipe"] },
+      // The data directory (checkpoints) beside the database, never the user's.
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, XDG_DATA_HOME: path.join(path.dirname(dbPath), "data") } },
     );
     let out = "";
     let err = "";
@@ -472,6 +473,8 @@ require("./markdown.js")({ scenario, startServer, eventually, assert, newSession
 require("./mcp.js")({ scenario, startServer: startServerAsIs, eventually, assert, newSession, send, waitTurns, shot });
 
 require("./sessions.js")({ scenario, spindle, eventually, assert, newSession, send, shot, waitTurns });
+
+require("./checkpoints.js")({ scenario, spindle, eventually, assert, newSession, send, shot });
 
 require("./transcript.js")({
   scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, agentTexts, shot,

@@ -26,7 +26,7 @@ module.exports = function register(h) {
         spindle,
         ["serve", "--bind", "127.0.0.1:0", "--db", path.join(tmp, "sessions.db"), "--protocol", "1",
           "--fs", "allow", "--cwd", work, "--", "python3", AGENT, "full"],
-        { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SESSIONS_AGENT_LOG: log, SESSIONS_AGENT_STATE: state } },
+        { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SESSIONS_AGENT_LOG: log, SESSIONS_AGENT_STATE: state, XDG_DATA_HOME: path.join(tmp, "sessions-data") } },
       );
       let out = "";
       let err = "";

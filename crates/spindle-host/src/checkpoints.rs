@@ -240,6 +240,22 @@ impl Checkpoints {
         Ok(checkpoint)
     }
 
+    /// Names checkpoint `from` also `to`: the same files, without a new snapshot (a front end
+    /// that learns only after the snapshot which turn it was taken before).
+    pub fn copy(
+        &self,
+        from: CheckpointId,
+        to: CheckpointId,
+    ) -> Result<Checkpoint, CheckpointError> {
+        let mut checkpoint = self.require(from)?;
+        for shadow in &self.shadows {
+            shadow.git(&["update-ref", &to.ref_name(), &from.ref_name()], None)?;
+        }
+        checkpoint.id = to;
+        self.record(&checkpoint)?;
+        Ok(checkpoint)
+    }
+
     /// The checkpoints taken, oldest first (a retaken id appears once, as last taken).
     pub fn list(&self) -> Result<Vec<Checkpoint>, CheckpointError> {
         let path = self.store.join(INDEX_FILE);

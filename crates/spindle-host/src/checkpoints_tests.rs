@@ -325,3 +325,31 @@ fn a_store_inside_a_root_is_refused() {
     .unwrap_err();
     assert!(err.to_string().contains("must not"), "{err}");
 }
+
+#[test]
+fn a_copy_names_the_same_files_under_another_turn() {
+    let work = Dir::new("copy-work");
+    let store = Dir::new("copy-store");
+    write(&work.0, "a.txt", "a\n");
+    let cps = Checkpoints::open(
+        &store.0,
+        std::slice::from_ref(&work.0),
+        CheckpointLimits::default(),
+    )
+    .unwrap();
+    cps.take(CheckpointId::Turn(2), 10).unwrap();
+    write(&work.0, "a.txt", "changed\n");
+    let copied = cps
+        .copy(CheckpointId::Turn(2), CheckpointId::Turn(3))
+        .unwrap();
+    assert_eq!(
+        (copied.id, copied.at_ms, copied.files),
+        (CheckpointId::Turn(3), 10, 1)
+    );
+    cps.restore(CheckpointId::Turn(3), 20).unwrap();
+    assert_eq!(files(&work.0), map(&[("a.txt", "a\n")]));
+    assert!(matches!(
+        cps.copy(CheckpointId::Turn(7), CheckpointId::Turn(8)),
+        Err(CheckpointError::NotFound(CheckpointId::Turn(7)))
+    ));
+}

@@ -24,6 +24,8 @@ pub(crate) enum PageFact {
     StandingPermissions,
     /// `web_status`.
     Status,
+    /// `web_checkpoints`.
+    Checkpoints,
 }
 
 /// A banner shown above the transcript (server facts: agent exited, storage failing, ...).
@@ -83,7 +85,7 @@ impl SessionCore {
     ) -> SessionCore {
         let saved_turns = engine.turn_progress();
         let acp = AcpFeed::new(session, hub.last_id().generation, hub.limits(), 2);
-        SessionCore {
+        let mut core = SessionCore {
             session,
             engine,
             feed,
@@ -103,7 +105,11 @@ impl SessionCore {
             facts: BTreeMap::new(),
             saved_turns,
             diagnostics: 0,
+        };
+        if core.feed.facts.checkpoints.take_changed() {
+            core.set_fact(core.feed.facts.checkpoints.page_op());
         }
+        core
     }
 
     /// Logs `lines` (committing any earlier unsaved ones first), applies them to the engine and
@@ -166,6 +172,9 @@ impl SessionCore {
             ops.extend(self.feed.apply(&mut self.engine, *direction, line));
         }
         self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
+        if self.feed.facts.checkpoints.take_changed() {
+            self.set_fact(self.feed.facts.checkpoints.page_op());
+        }
         if !ops.is_empty() {
             // One batch is one SSE frame the page applies at once: its states in between are
             // never seen, so a fast stream's appends go out as one op per entry.
@@ -389,6 +398,7 @@ impl SessionCore {
         let fact = match op {
             PageOp::WebStandingPermissions { .. } => PageFact::StandingPermissions,
             PageOp::WebStatus { .. } => PageFact::Status,
+            PageOp::WebCheckpoints { .. } => PageFact::Checkpoints,
             _ => return,
         };
         let op = op.to_value();

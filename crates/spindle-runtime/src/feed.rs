@@ -24,8 +24,10 @@ use spindle_engine::{RenderOp, TranscriptEngine};
 use spindle_wire::stop_reasons;
 use spindle_wire::tags::STATE_UPDATE;
 
+use crate::checkpoints::{CHECKPOINT_RESTORED, CHECKPOINT_TAKEN};
 use crate::facts::SessionFacts;
 use crate::store::Direction;
+use crate::store::NOTE_KIND_KEY;
 
 /// The id fields that name an agent's entities; scoped per agent process.
 const SCOPED_KEYS: [&str; 5] = [
@@ -35,9 +37,6 @@ const SCOPED_KEYS: [&str; 5] = [
     "planId",
     "compactionId",
 ];
-
-/// The member of a server note that names its kind: `{"spindle": KIND, ...}`.
-const NOTE_KIND_KEY: &str = "spindle";
 
 /// The kind of the note logged when the agent process exits.
 const AGENT_EXITED: &str = "agent_exited";
@@ -238,6 +237,10 @@ impl EngineFeed {
                     );
                 }
                 applied.ops
+            }
+            Some(kind @ (CHECKPOINT_TAKEN | CHECKPOINT_RESTORED)) => {
+                self.facts.checkpoints.note(kind, &note);
+                Vec::new()
             }
             // Notes of a newer server are kept in the log and skipped here.
             _ => Vec::new(),

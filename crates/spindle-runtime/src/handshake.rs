@@ -80,6 +80,9 @@ pub struct AgentSettings {
     /// The user's MCP servers (`--mcp-config`), given to every session's agent as far as it
     /// advertises their transports.
     pub mcp_servers: Vec<McpServerConfig>,
+    /// Where the sessions' checkpoints are kept (`<data dir>/checkpoints`; one directory per
+    /// session, never inside a root); `None`: no checkpoints (`--no-checkpoints`).
+    pub checkpoints: Option<PathBuf>,
 }
 
 impl AgentSettings {
@@ -593,6 +596,7 @@ mod tests {
             terminals: false,
             remote: None,
             mcp_servers: Vec::new(),
+            checkpoints: None,
         }
     }
 

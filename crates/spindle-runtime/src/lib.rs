@@ -36,6 +36,7 @@
 //!         terminals: true,
 //!         remote: None,
 //!         mcp_servers: Vec::new(),
+//!         checkpoints: None,
 //!     },
 //!     limits: Default::default(),
 //!     replica: Default::default(),
@@ -49,6 +50,7 @@
 
 pub mod acp_feed;
 mod agent_link;
+mod checkpoints;
 mod core;
 mod error;
 mod facts;
@@ -80,7 +82,7 @@ pub use hub::HubLimits;
 pub use registry::{LiveSession, MAX_TITLE_CHARS, NewSession, SessionManager};
 pub use replica::ReplicaConfig;
 pub use spindle_host::FsPolicy;
-pub use task::{PromptImage, RemoteTarget};
+pub use task::{CheckpointRequest, PromptImage, RemoteTarget};
 
 /// What the runtime is started with.
 #[derive(Debug, Clone)]

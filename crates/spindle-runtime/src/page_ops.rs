@@ -67,6 +67,13 @@ pub enum PageOp {
         /// The rules.
         permissions: Value,
     },
+    /// The session's checkpoints and restores, as its log noted them (`checkpoint_notes.rs`).
+    WebCheckpoints {
+        /// One per turn with a checkpoint: `{turn, at, files, skipped, replica}`.
+        checkpoints: Value,
+        /// One per restore: `{checkpoint, turn | restore, undo, written, deleted, at, afterTurn}`.
+        restores: Value,
+    },
     /// A file write waiting for the user's review.
     #[serde(rename_all = "camelCase")]
     WebReview {
@@ -194,6 +201,13 @@ mod tests {
                     permissions: json!([]),
                 },
                 json!({"op": "web_standing_permissions", "permissions": []}),
+            ),
+            (
+                PageOp::WebCheckpoints {
+                    checkpoints: json!([{"turn": 1}]),
+                    restores: json!([]),
+                },
+                json!({"op": "web_checkpoints", "checkpoints": [{"turn": 1}], "restores": []}),
             ),
             (
                 PageOp::WebReview {

@@ -20,7 +20,9 @@ use crate::page_ops::PageOp;
 use crate::replica::Replica;
 use crate::store::{Direction, Store, StoredReply};
 use crate::sync::lock;
-use crate::task::{Command, PromptImage, RemoteTarget, SessionTask, TaskStart, ValueReply};
+use crate::task::{
+    CheckpointRequest, Command, PromptImage, RemoteTarget, SessionTask, TaskStart, ValueReply,
+};
 use spindle_store::LogChange;
 
 mod edit;
@@ -698,6 +700,13 @@ impl LiveSession {
             .await
             .map_err(|_| SessionError::Gone)?;
         answer.await.map_err(|_| SessionError::Gone)
+    }
+
+    /// The session's checkpoints: the list, the diff from now to one, or a restore (the
+    /// shapes: `task/checkpoint.rs` and `docs/src/api.md`).
+    pub async fn checkpoints(&self, request: CheckpointRequest) -> Result<Value, SessionError> {
+        self.call_value(|reply| Command::Checkpoints { request, reply })
+            .await
     }
 
     /// Cancels the running turn and answers open permission questions with `cancelled`.

@@ -11,6 +11,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+/// The member of a server note ([`Direction::Server`]) that names its kind:
+/// `{"spindle": KIND, ...}`.
+pub(crate) const NOTE_KIND_KEY: &str = "spindle";
+
 pub use spindle_store::{
     Direction, Location, LoggedLine, SessionAgent, StoreError, StoredReply, StoredSession,
 };

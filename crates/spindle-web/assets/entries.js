@@ -8,6 +8,7 @@ import { fileDiff } from "./cards.js";
 import { drawThumbnail } from "./composer.js";
 import { streaming } from "./markdown.js";
 import { session } from "./model.js";
+import { decorateUserTurn, decorateTurnEnd } from "./checkpoints.js";
 
 export function createEntries({ changed, wantWhole }) {
   // How much of one entry's text is drawn at most (the rest on request: "Show all"), so that
@@ -335,6 +336,7 @@ export function createEntries({ changed, wantWhole }) {
       rec.node.classList.toggle("pending", !!entry.pending);
       rec.node.classList.toggle("rejected", !!entry.rejected);
       showAttachments(rec, entry.attachments);
+      decorateUserTurn(rec);
     } else if (kind === "agent_message") {
       rec.head.textContent = "Agent";
       showAttachments(rec, entry.attachments);
@@ -558,6 +560,7 @@ export function createEntries({ changed, wantWhole }) {
     rec.extra.textContent = detail;
     rec.extra.hidden = !detail;
     rec.node.title = "Turn " + String(rec.view && rec.view.turn != null ? rec.view.turn : "") + ": " + rec.head.textContent + (detail ? " - " + detail : "");
+    decorateTurnEnd(rec);
   }
 
   // ---- tool calls: one line -----------------------------------------------------------------

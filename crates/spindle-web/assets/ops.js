@@ -7,6 +7,8 @@
 // `to` holds the page's parts the ops go to. `counter` is the op's batch counter: entry and text
 // ops of batches a fetched page of entries already reflects are not applied again (app.js).
 
+import { onCheckpoints } from "./checkpoints.js";
+
 export function opHandlers(to) {
   const { model, range, panels, cards } = to;
   return Object.freeze({
@@ -54,6 +56,8 @@ export function opHandlers(to) {
     web_status: (op) => panels.onStatus(op),
     // {permissions}: the "always" answers the server remembers for this session.
     web_standing_permissions: (op) => panels.onStanding(op.permissions),
+    // {checkpoints, restores}: the checkpoints the session's log noted (checkpoints.js).
+    web_checkpoints: (op) => onCheckpoints(op),
     // {}: the list of sessions changed (a session got its title).
     web_session: () => to.refreshSessions(),
   });

@@ -134,6 +134,7 @@ fn server() {
                 terminals: false,
                 remote: None,
                 mcp_servers: Vec::new(),
+                checkpoints: None,
             },
             limits: spindle_web::HubLimits::default(),
             replica: spindle_web::ReplicaConfig::default(),

@@ -31,6 +31,7 @@
 //!         terminals: true,
 //!         remote: None,
 //!         mcp_servers: Vec::new(),
+//!         checkpoints: None,
 //!     },
 //!     limits: Default::default(),
 //!     replica: Default::default(),
@@ -48,6 +49,8 @@ mod acp;
 #[cfg(feature = "page")]
 mod api;
 pub mod attempts;
+#[cfg(feature = "page")]
+mod checkpoint_routes;
 #[cfg(feature = "page")]
 mod errors;
 #[cfg(feature = "page")]

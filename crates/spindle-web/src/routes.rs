@@ -37,6 +37,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/panels.js", get(panels_js)),
         ("/newsession.js", get(newsession_js)),
         ("/lifecycle.js", get(lifecycle_js)),
+        ("/checkpoints.js", get(checkpoints_js)),
         ("/cards.js", get(cards_js)),
         ("/entries.js", get(entries_js)),
         ("/window.js", get(window_js)),
@@ -65,6 +66,18 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/api/sessions/{id}/events", get(events)),
         ("/api/sessions/{id}/fork", post(api::fork_session)),
         ("/api/sessions/{id}/logout", post(api::logout)),
+        (
+            "/api/sessions/{id}/checkpoints",
+            get(crate::checkpoint_routes::list),
+        ),
+        (
+            "/api/sessions/{id}/checkpoints/{checkpoint}/diff",
+            get(crate::checkpoint_routes::diff),
+        ),
+        (
+            "/api/sessions/{id}/checkpoints/{checkpoint}/restore",
+            post(crate::checkpoint_routes::restore),
+        ),
         (
             "/api/sessions/{id}/prompt",
             post(api::prompt).layer(DefaultBodyLimit::max(api::MAX_PROMPT_BODY)),
@@ -190,6 +203,13 @@ async fn newsession_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/newsession.js"),
+    )
+}
+
+async fn checkpoints_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/checkpoints.js"),
     )
 }
 
@@ -519,6 +539,7 @@ mod tests {
                 "/panels.js",
                 "/newsession.js",
                 "/lifecycle.js",
+                "/checkpoints.js",
                 "/cards.js",
                 "/entries.js",
                 "/window.js",
@@ -541,6 +562,9 @@ mod tests {
                 "/api/sessions/{id}/events",
                 "/api/sessions/{id}/fork",
                 "/api/sessions/{id}/logout",
+                "/api/sessions/{id}/checkpoints",
+                "/api/sessions/{id}/checkpoints/{checkpoint}/diff",
+                "/api/sessions/{id}/checkpoints/{checkpoint}/restore",
                 "/api/sessions/{id}/prompt",
                 "/api/sessions/{id}/cancel",
                 "/api/sessions/{id}/permission",

@@ -112,6 +112,7 @@ fn listen(address: std::net::SocketAddr, args: BridgeArgs) -> anyhow::Result<u8>
             remote: None,
             // `/acp` clients bring their own MCP servers in their session requests.
             mcp_servers: Vec::new(),
+            checkpoints: None,
         },
         limits: spindle_web::HubLimits::default(),
         replica: spindle_web::ReplicaConfig::default(),

@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
+/// Where `spindle chat` and `spindle serve` keep their checkpoints, in the data directory.
+pub(crate) const CHECKPOINTS_DIR: &str = "checkpoints";
+
 /// Spindle's data directory, created when missing: `$XDG_DATA_HOME/spindle`,
 /// else `$HOME/.local/share/spindle`. `spindle serve` keeps its database
 /// there, the default agent its sessions.

@@ -50,9 +50,6 @@ const AGENT_SESSIONS_DIR: &str = "agent-sessions";
 /// It keeps its sessions in `<data dir>/agent-sessions`, so `spindle chat
 /// --list` / `--resume` and the page's history reach the sessions of earlier
 /// processes; without a usable data directory they live as long as the agent.
-/// Where `spindle chat` keeps its checkpoints, in the data directory.
-const CHECKPOINTS_DIR: &str = "checkpoints";
-
 fn default_agent_command() -> Vec<OsString> {
     let exe = std::env::current_exe()
         .map(OsString::from)
@@ -80,7 +77,9 @@ fn chat(mut args: spindle_chat::ChatArgs) -> anyhow::Result<u8> {
         args.mcp_config = data_dir::default_mcp_config();
     }
     if args.checkpoint_dir.is_none() {
-        args.checkpoint_dir = data_dir().ok().map(|dir| dir.join(CHECKPOINTS_DIR));
+        args.checkpoint_dir = data_dir()
+            .ok()
+            .map(|dir| dir.join(data_dir::CHECKPOINTS_DIR));
     }
     // `--connect URL` and `--attach URL SESSION` start no agent.
     let remote = args.connect.is_some() || args.attach_args.iter().any(|a| a.contains("://"));

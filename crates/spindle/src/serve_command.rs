@@ -96,6 +96,11 @@ pub struct ServeArgs {
     /// others may take its sessions over once this much time has passed.
     #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = lease_seconds)]
     lease_ttl: f64,
+    /// Take no checkpoints. By default the session's working directory and its additional
+    /// directories are kept before each turn (in the data directory's `checkpoints`, never
+    /// inside them), so the page can restore them to before any turn.
+    #[arg(long)]
+    no_checkpoints: bool,
     /// An agent command, offered beside the built-in and installed agents (its id: its
     /// program's file name) and the default one unless --agent names another.
     #[arg(last = true)]
@@ -189,6 +194,13 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
                 spindle_web::remote_agent(url, args.agent_transport, headers)
             }),
             mcp_servers,
+            checkpoints: if args.no_checkpoints {
+                None
+            } else {
+                crate::data_dir::data_dir()
+                    .ok()
+                    .map(|dir| dir.join(crate::data_dir::CHECKPOINTS_DIR))
+            },
         },
         limits: HubLimits::default(),
         replica: spindle_web::ReplicaConfig {

@@ -158,7 +158,7 @@ impl FileDiff {
     /// The diff as the entry view carries it: `path`, `oldPath`, `change`
     /// (the v2 operation name), `binary`, `hunks` (`header`, `lines`: each
     /// line its marker then its text).
-    pub(crate) fn to_json(&self) -> Value {
+    pub fn to_json(&self) -> Value {
         let mut map = Map::new();
         map.insert("path".into(), Value::from(self.path.as_str()));
         if let Some(old) = &self.old_path {

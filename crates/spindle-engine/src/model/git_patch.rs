@@ -4,6 +4,14 @@
 
 use super::file_diff::{DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, FileDiff};
 
+impl FileDiff {
+    /// The files of a `git diff` (or bare unified diff) text, in order; lines it does not
+    /// understand are skipped.
+    pub fn from_git_patch(text: &str) -> Vec<FileDiff> {
+        parse(text)
+    }
+}
+
 /// The files of a patch, in order.
 pub(crate) fn parse(text: &str) -> Vec<FileDiff> {
     let mut files: Vec<FileDiff> = Vec::new();

@@ -75,6 +75,18 @@ impl SessionManager {
         self.store
             .off_worker(|| self.store.delete_session(id))
             .map_err(SessionError::storage)?;
+        if let (Some(base), Some(stored)) = (&self.settings.checkpoints, &stored) {
+            // The checkpoints this replica kept of it go too (another replica's stay on its disk).
+            let dir = crate::checkpoints::session_dir(base, id, stored.created_at);
+            let removed =
+                tokio::task::spawn_blocking(move || match std::fs::remove_dir_all(&dir) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                    _ => Ok(()),
+                });
+            if let Ok(Err(error)) = removed.await {
+                tracing::warn!(session = id, "its checkpoints were not deleted: {error}");
+            }
+        }
         self.sessions_changed();
         Ok(())
     }

@@ -10,6 +10,7 @@
 //! `features.rs`, the session's lease among replicas in `lease.rs`.
 
 mod agent;
+mod checkpoint;
 mod elicitation;
 mod features;
 mod forward;
@@ -38,9 +39,9 @@ use crate::sync::lock;
 use spindle_store::TitleSource;
 
 pub(crate) use forward::show_followed_permissions;
+pub use state::{CheckpointRequest, PromptImage, RemoteTarget};
 pub(crate) use state::{Command, SessionTask, TaskStart, ValueReply};
 use state::{HostDone, MAX_BATCH, QueuedPrompt, RunningAgent, request_key};
-pub use state::{PromptImage, RemoteTarget};
 
 /// Everything the session task reacts to.
 #[derive(Debug)]
@@ -59,6 +60,8 @@ enum Input {
     HostDone(HostDone),
     /// The host's terminals produced output or exited.
     Host(HostEvent),
+    /// A checkpoint job ended (`checkpoint.rs`).
+    Checkpoint(state::CheckpointDone),
 }
 
 /// How often a session with unsaved lines tries to write them again.
@@ -126,6 +129,7 @@ impl SessionTask {
             command_notes: Vec::new(),
             noted_commands: Vec::new(),
             command_outcomes: Vec::new(),
+            checkpoints: state::CheckpointJobs::new(),
         }
     }
 
@@ -150,6 +154,7 @@ impl SessionTask {
                     () = storage_retry_timer(backlog) => Input::RetryStorage,
                     why = lease_lost(&mut self.lease) => Input::LeaseLost(why),
                     Some(done) = self.host_done.1.recv() => Input::HostDone(done),
+                    Some(done) = self.checkpoints.done.1.recv() => Input::Checkpoint(done),
                     Some(event) = agent.host_events.recv(), if !paused => Input::Host(event),
                     // A full backlog pauses the agent's output: its pipe fills and it blocks.
                     event = agent.link.events.recv(), if !paused => match event {
@@ -174,6 +179,7 @@ impl SessionTask {
                     () = storage_retry_timer(backlog) => Input::RetryStorage,
                     () = startup_timer(self.lease_wait.as_ref().map(|w| w.1)) => Input::RetryLease,
                     Some(done) = self.host_done.1.recv() => Input::HostDone(done),
+                    Some(done) = self.checkpoints.done.1.recv() => Input::Checkpoint(done),
                 },
             };
             match input {
@@ -200,6 +206,7 @@ impl SessionTask {
                 Input::RetryLease => self.start_agent(),
                 Input::HostDone(done) => self.host_done(done),
                 Input::Host(event) => self.host_event(event),
+                Input::Checkpoint(done) => self.checkpoint_done(done),
                 Input::StartupTimeout => {
                     let timeout = self.settings.startup_timeout;
                     self.startup_failed(&format!(
@@ -480,6 +487,7 @@ impl SessionTask {
             Command::ForkAgentSession(reply) => self.fork_agent_session(reply),
             Command::DeleteAgentSession(reply) => self.delete_agent_session(reply),
             Command::Logout(reply) => self.logout(reply),
+            Command::Checkpoints { request, reply } => self.checkpoint_request(request, reply),
         }
     }
 
@@ -532,14 +540,16 @@ impl SessionTask {
     }
 
     fn flush_queued(&mut self) {
-        while let Some(QueuedPrompt {
-            text,
-            images,
-            remote,
-            acp_forwarded,
-            command,
-            reply,
-        }) = self.queued.pop_front()
+        // The checkpoint before the next turn is taken first (`checkpoint.rs`).
+        while self.checkpoint_taken_for_next_prompt()
+            && let Some(QueuedPrompt {
+                text,
+                images,
+                remote,
+                acp_forwarded,
+                command,
+                reply,
+            }) = self.queued.pop_front()
         {
             if lock(&self.core).backlog_full() {
                 let _ = reply.send(Err(SessionError::StorageFull));
@@ -606,6 +616,7 @@ impl SessionTask {
                 }
             }
             self.flush_client();
+            self.checkpoint_prompt_sent(sent);
             if self.protocol() < 2 {
                 self.v1_turn_running = sent;
             }

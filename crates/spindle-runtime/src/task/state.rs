@@ -102,6 +102,60 @@ pub(crate) enum Command {
     DeleteAgentSession(ValueReply),
     /// `logout` (v2 `auth/logout`); the session then needs a sign-in.
     Logout(ValueReply),
+    /// The session's checkpoints: list, diff or restore (`task/checkpoint.rs`).
+    Checkpoints {
+        request: CheckpointRequest,
+        reply: ValueReply,
+    },
+}
+
+/// What a front end asks of the session's checkpoints; a checkpoint is named by its path
+/// segment (`N` or `restore-K`, see `crate::checkpoints`).
+#[derive(Debug)]
+pub enum CheckpointRequest {
+    /// The checkpoints and restores the log noted.
+    List,
+    /// What restoring the checkpoint would change.
+    Diff(String),
+    /// Put the files back as the checkpoint holds them.
+    Restore(String),
+}
+
+/// A checkpoint job that ran off the task (the `git` binary can take long).
+#[derive(Debug)]
+pub(crate) enum CheckpointDone {
+    /// The snapshot before the turn `turn` the next prompt opens.
+    Snapshot {
+        turn: u64,
+        result: Result<spindle_host::checkpoints::Checkpoint, String>,
+    },
+    /// A diff, answered.
+    Diffed {
+        result: Result<Value, SessionError>,
+        reply: ValueReply,
+    },
+    /// A restore.
+    Restored {
+        target: spindle_host::checkpoints::CheckpointId,
+        result: Result<spindle_host::checkpoints::Restored, SessionError>,
+        reply: ValueReply,
+    },
+}
+
+/// The session task's side of checkpoints (see `task/checkpoint.rs`).
+#[derive(Debug)]
+pub(crate) struct CheckpointJobs {
+    /// The session's checkpoint directory, once known.
+    pub(super) dir: Option<PathBuf>,
+    /// A snapshot or a restore runs: prompts wait for it, restores are refused.
+    pub(super) running: bool,
+    /// While `flush_queued` runs after a snapshot: the turn it was taken for and the
+    /// checkpoint (or why there is none), for the prompt sent next.
+    pub(super) taken: Option<(u64, Result<spindle_host::checkpoints::Checkpoint, String>)>,
+    pub(super) done: (
+        mpsc::UnboundedSender<CheckpointDone>,
+        mpsc::UnboundedReceiver<CheckpointDone>,
+    ),
 }
 
 /// The most agent lines recorded in one transaction / one SSE batch.
@@ -200,6 +254,8 @@ pub(crate) struct SessionTask {
     pub(super) noted_commands: Vec<String>,
     /// Forwarded prompts taken here, until they were sent to the agent or refused.
     pub(super) command_outcomes: Vec<(String, oneshot::Receiver<Result<(), SessionError>>)>,
+    /// Checkpoints before turns, restores.
+    pub(super) checkpoints: CheckpointJobs,
 }
 
 /// How a session task starts.

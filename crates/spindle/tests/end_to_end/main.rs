@@ -35,6 +35,7 @@ mod chat_tui_tmux;
 // `spindle serve`.
 mod security_web;
 mod serve_agents;
+mod serve_checkpoints;
 mod serve_defaults;
 mod serve_durability;
 mod serve_elicitation;

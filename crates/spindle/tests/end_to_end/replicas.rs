@@ -873,3 +873,115 @@ fn a_replica_without_the_sessions_agent_refuses_its_prompts_and_still_shows_it()
     b.wait_reply_containing(own, "b's own");
     b.stop();
 }
+
+/// Checkpoints (issue 27) are kept by the replica that runs the turn, on its disk (each replica
+/// here has a data directory of its own): every replica lists them from the log, and one that
+/// does not hold them answers a diff or a restore with 409 naming the replica that does.
+#[test]
+fn checkpoints_are_kept_by_the_owner_and_another_replica_names_it() {
+    let Some(url) = database("replicas_checkpoints") else {
+        return;
+    };
+    let dir = temp_dir("replicas-checkpoints");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("notes.txt"), "hello\n").unwrap();
+    let start = |id: &str| {
+        let data = dir.join(&format!("data-{id}"));
+        start_serve(
+            Path::new(&url),
+            &[
+                "--replica-id",
+                id,
+                "--lease-ttl",
+                "4",
+                "--protocol",
+                "1",
+                "--fs",
+                "allow",
+                "--cwd",
+                work.to_str().unwrap(),
+            ],
+            &reference_agent(0),
+            None,
+            &[("XDG_DATA_HOME", data.to_str().unwrap())],
+        )
+    };
+    let a = start("a");
+    let b = start("b");
+    let session = a.create_session();
+    wait_listed(&b, session);
+    a.prompt(session, "/scenario client-fs notes.txt");
+    wait_transcript(&a, session, "a finished turn", |t| {
+        t["state"]["turnOpen"] == false && entry_texts(t, "user_message").len() == 1
+    });
+    let edited = std::fs::read_to_string(work.join("notes.txt")).unwrap();
+    assert_ne!(edited, "hello\n");
+
+    // B lists A's checkpoint from the log, and sends diffs and restores to A's machine.
+    let deadline = Instant::now() + PATIENCE;
+    let list = loop {
+        let list = b.get_json(&format!("/api/sessions/{session}/checkpoints"));
+        if list["checkpoints"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+        {
+            break list;
+        }
+        assert!(Instant::now() < deadline, "never listed on b: {list}");
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    assert_eq!(list["checkpoints"][0]["turn"], 1, "{list}");
+    assert_eq!(list["checkpoints"][0]["replica"], "a", "{list}");
+    assert_eq!(list["replica"], "b", "{list}");
+    let restore_path = format!("/api/sessions/{session}/checkpoints/1/restore");
+    for (method, path) in [
+        ("POST", restore_path.as_str()),
+        (
+            "GET",
+            &format!("/api/sessions/{session}/checkpoints/1/diff"),
+        ),
+    ] {
+        let body = (method == "POST").then_some("{}");
+        let refused = b.request(method, path, body);
+        assert_eq!(refused.status, 409, "{method} {path}: {}", refused.body);
+        assert!(
+            refused.body.contains("runs on replica a"),
+            "{}",
+            refused.body
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        edited
+    );
+
+    // A restores; B's list shows the restore.
+    let restored = a.post_json(&restore_path, "{}");
+    assert_eq!(restored.status, 200, "{}", restored.body);
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "hello\n"
+    );
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let list = b.get_json(&format!("/api/sessions/{session}/checkpoints"));
+        if list["restores"].as_array().is_some_and(|r| r.len() == 1) {
+            assert_eq!(list["restores"][0]["replica"], "a", "{list}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "restore never seen on b: {list}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+
+    // A stops (its lease given up): B may claim the session, but the checkpoint is on A's disk.
+    a.stop();
+    let refused = b.request("POST", &restore_path, Some("{}"));
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert!(
+        refused.body.contains("taken on replica a"),
+        "{}",
+        refused.body
+    );
+    b.stop();
+}

@@ -406,8 +406,17 @@ pub fn db_arg(path: &Path) -> OsString {
     }
 }
 
-/// `spindle serve --bind 127.0.0.1:0 --db DB ARGS -- AGENT...` (`DB` as [`db_arg`] maps it),
-/// with the server's stderr written to `stderr` (when given) and `env` added.
+/// The data directory of a server whose database is `db`: `data` beside a database file, else
+/// (a database URL, or none given) one per test process in the temporary directory.
+pub fn test_data_dir(db: &Path) -> std::path::PathBuf {
+    match db.parent() {
+        Some(dir) if db.is_absolute() => dir.join("data"),
+        _ => std::env::temp_dir().join(format!("spindle-e2e-data-{}", std::process::id())),
+    }
+}
+
+/// `spindle serve --bind 127.0.0.1:0 --db DB ARGS -- AGENT...` (`DB` as [`db_arg`] maps it, the
+/// data directory `data` beside it), with the server's stderr written to `stderr` (when given) and `env` added.
 pub fn start_serve(
     db: &Path,
     serve_args: &[&str],
@@ -423,6 +432,9 @@ pub fn start_serve(
         .args(serve_args)
         .arg("--")
         .args(agent)
+        // The data directory (checkpoints) beside the database file (a database URL: in the
+        // temporary directory), never the user's, unless `env` names one.
+        .env("XDG_DATA_HOME", test_data_dir(db))
         .envs(env.iter().copied());
     match stderr {
         Some(path) => {
@@ -525,6 +537,10 @@ pub fn entry_texts(transcript: &Value, kind: &str) -> Vec<String> {
 /// Starts a prepared `spindle serve` command (its stdout is piped here) and
 /// reads the URL it prints.
 pub fn serve_from(mut command: Command) -> Served {
+    // A server's data directory (checkpoints) is never the user's.
+    if !command.get_envs().any(|(name, _)| name == "XDG_DATA_HOME") {
+        command.env("XDG_DATA_HOME", test_data_dir(Path::new("")));
+    }
     command.stdin(Stdio::null()).stdout(Stdio::piped());
     let mut child = command.spawn().expect("spawn spindle serve");
     let stdout = child.stdout.take().expect("stdout piped");

@@ -100,6 +100,7 @@ const CONTROLLER_AND_UP: &[&str] = &[
     "POST /api/sessions/{id}/mode",
     "POST /api/sessions/{id}/config",
     "POST /api/sessions/{id}/review",
+    "POST /api/sessions/{id}/checkpoints/{checkpoint}/restore",
 ];
 
 #[test]
@@ -132,7 +133,8 @@ fn serve_users_every_role_against_every_route_of_the_table() {
     for (method, route, needed) in RULES {
         let path = route
             .replace("/api/sessions/{id}", absent)
-            .replace("{entry}", "e1");
+            .replace("{entry}", "e1")
+            .replace("{checkpoint}", "1");
         for (token, role) in [
             (None, None),
             (Some(OBSERVER), Some(Role::Observer)),
@@ -167,7 +169,8 @@ fn serve_users_every_role_against_every_route_of_the_table() {
     for route in routes {
         let path = route
             .replace("/api/sessions/{id}", absent)
-            .replace("{entry}", "e1");
+            .replace("{entry}", "e1")
+            .replace("{checkpoint}", "1");
         for method in ["GET", "POST", "PATCH", "DELETE", "PUT"] {
             let response = call(&served, method, &path, Some(ADMIN), harmless_body(method));
             let ruled = RULES.iter().any(|(m, r, _)| *m == method && *r == route);
