@@ -139,7 +139,7 @@ async def run(args):
     db = f"/tmp/spindle-acp-observers-{os.getpid()}.db"
     env = dict(os.environ, SPINDLE_ACP_MAX_CONNECTIONS=str(args.observers + 16))
     server = subprocess.Popen(
-        [args.spindle, "serve", "--bind", "127.0.0.1:0", "--db", db, "--protocol", "1", "--",
+        [args.spindle, "serve", "--no-checkpoints", "--bind", "127.0.0.1:0", "--db", db, "--protocol", "1", "--",
          args.spindle, "agent", "--delay-ms", "0"],
         stdout=subprocess.PIPE, env=env, preexec_fn=lambda: resource.setrlimit(
             resource.RLIMIT_NOFILE, (want, hard)))

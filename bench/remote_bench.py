@@ -36,7 +36,7 @@ def start_gateway(spindle, kind, tmp):
         cmd = [spindle, "bridge", "--listen", "127.0.0.1:0", "--agent-protocol", "1", "--"] + agent
     else:
         db = os.path.join(tmp, "serve.db")
-        cmd = [spindle, "serve", "--protocol", "1", "--bind", "127.0.0.1:0", "--db", db,
+        cmd = [spindle, "serve", "--no-checkpoints", "--protocol", "1", "--bind", "127.0.0.1:0", "--db", db,
                "--"] + agent
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.time() + 30

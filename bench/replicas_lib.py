@@ -141,7 +141,7 @@ class Replica:
         # Protocol 2 unless `extra` names one: the benches count the reference agent's greeting
         # turn (sent in v2 only) and queue prompts during a turn, which v1 refuses.
         protocol = () if "--protocol" in extra else ("--protocol", "2")
-        argv = [spindle, "serve", *protocol, "--bind", "127.0.0.1:0", "--db", url, "--replica-id", replica_id,
+        argv = [spindle, "serve", "--no-checkpoints", *protocol, "--bind", "127.0.0.1:0", "--db", url, "--replica-id", replica_id,
                 "--lease-ttl", str(ttl), *extra, "--", *agent]
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log,

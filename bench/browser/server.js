@@ -21,7 +21,7 @@ function startServer(spindle) {
     const child = spawn(
       spindle,
       // Protocol 2: the bench waits for the reference agent's greeting turn, which it sends in v2.
-      ["serve", "--protocol", "2", "--bind", "127.0.0.1:0", "--db", path.join(dir, "spindle.db"), "--", spindle, "agent"],
+      ["serve", "--no-checkpoints", "--protocol", "2", "--bind", "127.0.0.1:0", "--db", path.join(dir, "spindle.db"), "--", spindle, "agent"],
       { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
