@@ -2,7 +2,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use spindle_host::{FsPolicy, Host, HostEvent, HostReply};
 
 use crate::support::{Fixture, assert_error};
@@ -156,7 +156,7 @@ async fn malformed_params_are_invalid_params() {
         other => panic!("{other:?}"),
     }
     let e = f.err("fs/delete_file", json!({"sessionId": "s"})).await;
-    assert_error(&e, -32601, "method not found");
+    assert_error(&e, -32601, "Method not found: fs/delete_file");
 }
 
 #[test]
@@ -320,7 +320,9 @@ async fn ask_waits_for_approval_and_a_rejection_writes_nothing() {
     );
     let e = f.host.reject(&write);
     assert_error(&e, -32603, "the user rejected the write to src/lib.rs");
-    assert_eq!(e.data.as_ref().unwrap().get(), r#"{"reason":"rejected"}"#);
+    let data: Value = serde_json::from_str(e.data.as_ref().unwrap().get()).unwrap();
+    assert_eq!(data["reason"], "rejected", "{data}");
+    assert_eq!(data["path"], f.ws("src/lib.rs"), "{data}");
     assert_eq!(
         std::fs::read_to_string(f.ws_path("src/lib.rs")).unwrap(),
         "old\n"
