@@ -398,6 +398,30 @@ async fn an_approval_of_a_file_changed_since_the_review_writes_nothing() {
     );
 }
 
+/// opencode writes the file itself and asks the client to write it too (issue 27): when the file
+/// already holds the accepted text, the approval succeeds and writes nothing.
+#[tokio::test]
+async fn an_approval_of_a_file_that_already_holds_the_accepted_text_succeeds() {
+    let f = Fixture::new(FsPolicy::Ask);
+    for (name, before) in [("a.txt", Some("v1\n")), ("new.txt", None)] {
+        if let Some(text) = before {
+            f.outer.write(&format!("ws/{name}"), text);
+        }
+        let HostReply::NeedsApproval(write) = f
+            .call(
+                WRITE,
+                json!({"sessionId": "s", "path": name, "content": "agent\n"}),
+            )
+            .await
+        else {
+            panic!("no approval asked")
+        };
+        f.outer.write(&format!("ws/{name}"), "agent\n");
+        assert_eq!(f.host.approve(write).unwrap(), json!({}), "{name}");
+        assert_eq!(std::fs::read_to_string(f.ws_path(name)).unwrap(), "agent\n");
+    }
+}
+
 #[tokio::test]
 async fn a_missing_root_makes_every_request_say_so() {
     let f = Fixture::with(|c| c.root = c.root.join("not-there"));
