@@ -337,7 +337,7 @@ AGENTS = [
         unsupported={
             **{
                 s: PASSTHROUGH
-                for s in ["usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid", "mcp", "elicit", "ask"]
+                for s in ["usage-partial", "thinking", "read", "write", "edit", "shell", "reject", "cancel", "long", "api-429", "api-500-mid", "mcp", "elicit", "ask", "undo"]
             },
             **{s: PASSTHROUGH for s in NO_CLIENT},
             "modes-history": "checked with fast-agent-anthropic (the same adapter)",

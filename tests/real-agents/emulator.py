@@ -319,9 +319,9 @@ def codex_patch(op, workdir):
     if op["op"] == "write":
         lines = "".join(f"+{line}\n" for line in op["content"].splitlines())
         return f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch"
-    return (
-        f"*** Begin Patch\n*** Update File: {path}\n@@\n-{op['old']}\n+{op['new']}\n*** End Patch"
-    )
+    removed = "".join(f"-{line}\n" for line in op["old"].split("\n"))
+    added = "".join(f"+{line}\n" for line in op["new"].split("\n"))
+    return f"*** Begin Patch\n*** Update File: {path}\n@@\n{removed}{added}*** End Patch"
 
 
 # ---- the HTTP handler ----------------------------------------------------------------------------

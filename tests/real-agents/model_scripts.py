@@ -57,6 +57,13 @@ ASK_QUESTION = "Which colour should the scripted model use?"
 ASK_OPTIONS = ["Periwinkle", "Teal"]
 ASK_CHOICE = "Teal"
 ASK_REPLY = "I asked you which colour to use."
+# `undo`: in one turn the agent creates a file, appends a line to another and deletes a third with
+# its own tools; the chat's /undo must put the work directory back as it was before the turn.
+UNDO_NEW_PATH = "made.txt"
+UNDO_NEW_CONTENT = "made by the scripted model\n"
+UNDO_APPENDED = "delta appended by the scripted model"
+UNDO_DELETE_COMMAND = "rm notes.txt"
+UNDO_REPLY = "I created made.txt, appended to edit.txt and deleted notes.txt."
 
 SCRIPTS = {
     "plain": [{"text": PLAIN_TEXT, "deltas": 6}],
@@ -110,6 +117,14 @@ SCRIPTS = {
     "mcp": [
         {"tool": {"op": "mcp", "tool": "spindle_probe", "arguments": {"text": MCP_PROBE_TEXT}}},
         {"text": MCP_REPLY, "deltas": 2},
+    ],
+    # Read before the edit: Claude Code refuses to edit a file it has not read.
+    "undo": [
+        {"tool": {"op": "write", "path": UNDO_NEW_PATH, "content": UNDO_NEW_CONTENT}},
+        {"tool": {"op": "read", "path": "edit.txt"}},
+        {"tool": {"op": "edit", "path": "edit.txt", "old": "gamma", "new": "gamma\n" + UNDO_APPENDED}},
+        {"tool": {"op": "shell", "command": UNDO_DELETE_COMMAND}},
+        {"text": UNDO_REPLY, "deltas": 3},
     ],
     "elicit": [
         {"tool": {"op": "mcp", "tool": "spindle_ask", "arguments": {"question": ELICIT_QUESTION}}},

@@ -10,7 +10,8 @@ files on disk and the emulator's request log. Known failures are in `XFAIL` (pri
 apart). Two agents run at a time (`--jobs`); each agent's lines are printed together.
 The `client-<script>` runs repeat a script with Spindle's fs and terminals advertised
 (client_checks.py); `modes-history`, `auth`, `prompt-content` and their `serve-` forms are
-feature runs (feature_runs.py, serve_features.py).
+feature runs (feature_runs.py, serve_features.py); `undo` drives checkpoints with the agent's own
+file changes through an interactive chat (undo_runs.py).
 
 Usage: runner.py [--spindle PATH] [--agents a,b] [--scripts s,t] [--jobs N] [--keep DIR] [--save-recordings]
                  [--update-compatibility]
@@ -34,6 +35,7 @@ from goldens import golden_results
 from mcp_runs import MCP_SCRIPTS, write_mcp_config
 from feature_runs import FEATURES, SERVE_FEATURES, feature_run
 from serve_runner import serve_run
+from undo_runs import UNDO_SCRIPTS, undo_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -53,7 +55,8 @@ SERVE_SCRIPTS = [SERVE_PREFIX + s for s in SCRIPTS] + ["serve-client-write", "se
 # Modes and models (/mode, /model, POST .../mode|config), auth, history (--list, --resume;
 # GET /api/agent-sessions): feature_runs.py.
 FEATURE_SCRIPTS = FEATURES + [SERVE_PREFIX + f for f in SERVE_FEATURES]
-ALL_SCRIPTS = SCRIPTS + CLIENT_SCRIPTS + SERVE_SCRIPTS + FEATURE_SCRIPTS
+# Checkpoints with the agent's own file changes: an interactive chat, /undo twice (undo_runs.py).
+ALL_SCRIPTS = SCRIPTS + CLIENT_SCRIPTS + SERVE_SCRIPTS + FEATURE_SCRIPTS + UNDO_SCRIPTS
 RUN_TIMEOUT = 120  # seconds for `spindle chat --timeout` (a run that hangs fails with 124)
 # --timeout for the cancel script: startup (slower with two agents at a time) + part of the slow
 # answer, which streams for at least 30 s.
@@ -245,7 +248,9 @@ def run_agent(spindle, agent, wanted_scripts, root, save_recordings):
             lines.append(("fail", f"FAIL {agent.name}/{script}/run: agent not installed (run tests/real-agents/install.sh)"))
             continue
         try:
-            if base in FEATURES or base in SERVE_FEATURES:
+            if script in UNDO_SCRIPTS:
+                run = undo_run(spindle, agent, script, root)
+            elif base in FEATURES or base in SERVE_FEATURES:
                 run = feature_run(spindle, agent, script, root)
             elif script.startswith(SERVE_PREFIX):
                 model, variant = base_script(script)

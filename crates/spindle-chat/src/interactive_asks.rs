@@ -6,7 +6,6 @@
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use spindle_host::PendingWrite;
-use spindle_protocol::jsonrpc::METHOD_NOT_FOUND;
 use spindle_protocol::{RequestId, ResponseError};
 use spindle_wire::client_methods::SESSION_REQUEST_PERMISSION;
 
@@ -234,9 +233,9 @@ impl Chat<'_> {
             .services
             .dispatch(request_id.clone(), method, params)
         {
-            let error = ResponseError::new(
-                METHOD_NOT_FOUND,
-                format!("this client does not offer {method}"),
+            let error = ResponseError::method_not_found(
+                method,
+                &format!("{method}: this client does not offer it"),
             );
             self.send_response(&request_id, Err(error)).await;
         }

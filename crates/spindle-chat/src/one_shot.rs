@@ -10,7 +10,6 @@ use std::time::Duration;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use spindle_host::{HostReply, PendingWrite};
-use spindle_protocol::jsonrpc::METHOD_NOT_FOUND;
 use spindle_protocol::{ClientEvent, RequestId, ResponseError};
 use spindle_wire::client_methods::{
     ELICITATION_COMPLETE, ELICITATION_CREATE, SESSION_REQUEST_PERMISSION,
@@ -321,9 +320,9 @@ impl Turn<'_> {
             .services
             .dispatch(request_id.clone(), method, params)
         {
-            let error = ResponseError::new(
-                METHOD_NOT_FOUND,
-                format!("this client does not offer {method}"),
+            let error = ResponseError::method_not_found(
+                method,
+                &format!("{method}: this client does not offer it"),
             );
             self.send_response(&request_id, Err(error)).await;
         }

@@ -19,7 +19,9 @@
 use std::collections::VecDeque;
 
 use serde_json::{Map, Value, json};
-use spindle_wire::host::{LocalLine, REFUSAL_REASON_KEY, REFUSAL_REJECTED, TERMINAL_CONTENT_TYPE};
+use spindle_wire::host::{
+    ERROR_DETAILS_KEY, LocalLine, REFUSAL_REASON_KEY, REFUSAL_REJECTED, TERMINAL_CONTENT_TYPE,
+};
 
 use crate::core::TranscriptEngine;
 use crate::local_state::WriteRef;
@@ -285,8 +287,11 @@ impl TranscriptEngine {
                     .and_then(|d| d.get(REFUSAL_REASON_KEY))
                     .and_then(Value::as_str)
                     == Some(REFUSAL_REJECTED);
+                // The human detail without the code's canonical text, when the client gave it.
                 let message = err
-                    .get("message")
+                    .get("data")
+                    .and_then(|d| d.get(ERROR_DETAILS_KEY))
+                    .or_else(|| err.get("message"))
                     .and_then(Value::as_str)
                     .unwrap_or("the client answered with an error")
                     .to_owned();

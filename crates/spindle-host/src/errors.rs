@@ -3,7 +3,7 @@
 use std::fmt;
 
 use spindle_protocol::ResponseError;
-use spindle_wire::client_methods::{RESOURCE_NOT_FOUND_CODE, RESOURCE_NOT_FOUND_MESSAGE};
+use spindle_wire::client_methods::RESOURCE_NOT_FOUND_CODE;
 use spindle_wire::host::{REFUSAL_REASON_KEY, REFUSAL_REJECTED};
 
 /// JSON-RPC "invalid params": a malformed request, or a path or size the
@@ -76,18 +76,18 @@ impl FsError {
         &self.message
     }
 
-    /// The JSON-RPC error for the agent: `-32602` for bad paths and sizes,
-    /// `-32002` (resource not found, with ACP's message) for a missing file,
-    /// `-32601` when the policy is off, `-32603` otherwise.
+    /// The same error about `path` (as the agent named it), unless it already names one.
+    pub fn with_path(mut self, path: &str) -> FsError {
+        self.path.get_or_insert_with(|| path.to_owned());
+        self
+    }
+
+    /// The JSON-RPC error for the agent, in ACP's shape (see
+    /// [`spindle_protocol::error_answers`]): `-32602` for bad paths and sizes, `-32002` for a
+    /// missing file (`data.uri`, as ACP's SDKs put it), `-32601` when the policy is off,
+    /// `-32603` otherwise; `data.path` names the file of the others, `data.details` says what
+    /// happened.
     pub fn to_response_error(&self) -> ResponseError {
-        if self.kind == FsErrorKind::NotFound {
-            // ACP's own SDKs put the missing resource in `data.uri`; the reason goes beside it.
-            let extra = match &self.path {
-                Some(path) => serde_json::json!({ "uri": path }),
-                None => serde_json::json!({}),
-            };
-            return resource_not_found_with(&self.message, extra);
-        }
         let code = match self.kind {
             FsErrorKind::InvalidPath | FsErrorKind::OutsideRoot | FsErrorKind::TooLarge => {
                 INVALID_PARAMS
@@ -96,7 +96,15 @@ impl FsError {
             FsErrorKind::Disabled => METHOD_NOT_FOUND,
             FsErrorKind::NotAFile | FsErrorKind::NotText | FsErrorKind::Io => INTERNAL_ERROR,
         };
-        ResponseError::new(code, self.message.clone())
+        let key = if code == RESOURCE_NOT_FOUND_CODE {
+            "uri"
+        } else {
+            "path"
+        };
+        match &self.path {
+            Some(path) => ResponseError::acp(code, &self.message, &[(key, path)]),
+            None => ResponseError::acp(code, &self.message, &[]),
+        }
     }
 }
 
@@ -114,41 +122,17 @@ impl From<FsError> for ResponseError {
     }
 }
 
-/// `-32002` with ACP's message for it, "Resource not found", then what is missing. Agents
-/// recognise a missing file by that message (Gemini CLI's adapter looks for it, or for
-/// "ENOENT", "does not exist", "No such file", before it creates a file), so the words are
-/// ACP's, not ours.
-pub(crate) fn resource_not_found(detail: &str) -> ResponseError {
-    ResponseError::new(
-        RESOURCE_NOT_FOUND_CODE,
-        format!("{RESOURCE_NOT_FOUND_MESSAGE}: {detail}"),
+/// The error a write the user rejected gets: `-32603` with
+/// `data: {"reason": "rejected", "path": ..., "details": ...}`.
+pub(crate) fn rejected(path: &str, display_path: &str) -> ResponseError {
+    ResponseError::acp(
+        INTERNAL_ERROR,
+        &format!("the user rejected the write to {display_path}"),
+        &[(REFUSAL_REASON_KEY, REFUSAL_REJECTED), ("path", path)],
     )
 }
 
-/// [`resource_not_found`] with `data` (`{"details": detail, ...extra}`).
-pub(crate) fn resource_not_found_with(detail: &str, extra: serde_json::Value) -> ResponseError {
-    let mut error = resource_not_found(detail);
-    let mut data = serde_json::json!({ "details": detail });
-    if let (Some(data), serde_json::Value::Object(extra)) = (data.as_object_mut(), extra) {
-        data.extend(extra);
-    }
-    error.data = serde_json::value::to_raw_value(&data).ok();
-    error
-}
-
-/// `-32602` with this message.
-pub(crate) fn invalid_params(message: impl Into<String>) -> ResponseError {
-    ResponseError::new(INVALID_PARAMS, message)
-}
-
-/// The error a write the user rejected gets: `-32603` with
-/// `data: {"reason": "rejected"}`.
-pub(crate) fn rejected(display_path: &str) -> ResponseError {
-    let mut e = ResponseError::new(
-        INTERNAL_ERROR,
-        format!("the user rejected the write to {display_path}"),
-    );
-    let data = serde_json::json!({ REFUSAL_REASON_KEY: REFUSAL_REJECTED });
-    e.data = serde_json::value::to_raw_value(&data).ok();
-    e
+/// `-32602` "Invalid params" with what is wrong (see [`ResponseError::invalid_params`]).
+pub(crate) fn invalid_params(details: impl AsRef<str>) -> ResponseError {
+    ResponseError::invalid_params(details.as_ref())
 }

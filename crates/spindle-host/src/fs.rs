@@ -183,7 +183,8 @@ fn read_existing_text(
 
 /// Performs an approved write, unless the file changed since the user saw
 /// it: the text now must still be `old_text` (or the file still absent),
-/// else nothing is written and the error says so.
+/// else nothing is written and the error says so. A file that already holds
+/// the accepted text is left as it is, and that is a success.
 pub(crate) fn perform_reviewed_write(
     scope: &Scope,
     limits: &HostLimits,
@@ -196,6 +197,11 @@ pub(crate) fn perform_reviewed_write(
     } else {
         None
     };
+    if now.as_deref() == Some(write.new_text.as_str()) {
+        // The file already holds the text that was accepted (an agent that writes the file
+        // itself and asks the client as well, opencode): nothing to write, and nothing lost.
+        return Ok(());
+    }
     if now != write.old_text {
         return Err(FsError::new(
             FsErrorKind::Io,

@@ -25,12 +25,12 @@
 //! replaced. Terminal `cwd`s are scoped the same way (default: the root).
 //!
 //! # Errors
-//! Bad shapes and refused paths or sizes are `-32602`; a missing file or an
-//! unknown terminal `-32002` (ACP's resource not found; `data` names the path
-//! as `uri`, or the `terminalId`, beside `details`); a service that is
-//! off `-32601`; other failures `-32603` with a message that says what
-//! happened. A write the user rejected is `-32603` with
-//! `data: {"reason": "rejected"}`.
+//! In ACP's shape (`spindle_protocol::error_answers`): the code's canonical message, then what
+//! happened, which is also `data.details`. Bad shapes and refused paths or sizes are `-32602`
+//! (`data.path`); a missing file or an unknown terminal `-32002` (ACP's resource not found;
+//! `data.uri` names the path, as ACP's SDKs put it, or `data.terminalId` the terminal); a service
+//! that is off `-32601` (`data.method`); other failures `-32603`. A write the user rejected is
+//! `-32603` with `data: {"reason": "rejected", "path": ...}`.
 //!
 //! # Processes
 //! [`Host::kill_session_terminals`] (on cancel, on session end) and
@@ -175,30 +175,35 @@ impl Host {
             TERMINAL_OUTPUT | TERMINAL_WAIT_FOR_EXIT | TERMINAL_KILL | TERMINAL_RELEASE => {
                 HostReply::Done(self.terminal_call(method, &session_id, &params).await)
             }
-            other => HostReply::Done(Err(ResponseError::new(
-                METHOD_NOT_FOUND,
-                format!("method not found: {other}"),
+            other => HostReply::Done(Err(ResponseError::method_not_found(
+                other,
+                &format!("{other}: not a method this client answers"),
             ))),
         }
     }
 
     async fn read(&self, params: Map<String, Value>) -> Result<Value, ResponseError> {
         if !self.inner.config.fs.can_read() {
-            return Err(ResponseError::new(
-                METHOD_NOT_FOUND,
+            return Err(ResponseError::method_not_found(
+                FS_READ_TEXT_FILE,
                 "file access is off in this client",
             ));
         }
         let path = string_param(&params, "path").map_err(invalid_params)?;
         let line = optional_u64(&params, "line").map_err(invalid_params)?;
         let limit = optional_u64(&params, "limit").map_err(invalid_params)?;
-        let req = ReadRequest { path, line, limit };
+        let req = ReadRequest {
+            path: path.clone(),
+            line,
+            limit,
+        };
         let host = self.clone();
         let content = tokio::task::spawn_blocking(move || {
             fs::read_text(&host.inner.scope, &host.inner.config.limits, &req)
         })
         .await
-        .map_err(|e| ResponseError::new(INTERNAL_ERROR, format!("the read failed: {e}")))??;
+        .map_err(|e| ResponseError::internal_error(&format!("the read failed: {e}")))?
+        .map_err(|e| e.with_path(&path).to_response_error())?;
         Ok(json!({ "content": content }))
     }
 
@@ -210,7 +215,10 @@ impl Host {
             } else {
                 "file access is off in this client"
             };
-            return HostReply::Done(Err(ResponseError::new(METHOD_NOT_FOUND, why)));
+            return HostReply::Done(Err(ResponseError::method_not_found(
+                FS_WRITE_TEXT_FILE,
+                why,
+            )));
         }
         let (path, content) = match (
             string_param(&params, "path"),
@@ -234,12 +242,11 @@ impl Host {
         .await;
         let pending = match prepared {
             Ok(Ok(pending)) => pending,
-            Ok(Err(e)) => return HostReply::Done(Err(e.to_response_error())),
+            Ok(Err(e)) => return HostReply::Done(Err(e.with_path(&path).to_response_error())),
             Err(e) => {
-                return HostReply::Done(Err(ResponseError::new(
-                    INTERNAL_ERROR,
-                    format!("the write failed: {e}"),
-                )));
+                return HostReply::Done(Err(ResponseError::internal_error(&format!(
+                    "the write failed: {e}"
+                ))));
             }
         };
         let _ = self.inner.events.send(HostEvent::FileBeforeWrite {
@@ -259,14 +266,17 @@ impl Host {
     /// otherwise nothing is written and the error says the file changed.
     pub fn approve(&self, write: PendingWrite) -> Result<Value, ResponseError> {
         let inner = &self.inner;
-        fs::perform_reviewed_write(&inner.scope, &inner.config.limits, &write)?;
+        fs::perform_reviewed_write(&inner.scope, &inner.config.limits, &write).map_err(|e| {
+            e.with_path(&write.path.to_string_lossy())
+                .to_response_error()
+        })?;
         Ok(json!({}))
     }
 
     /// The error to answer a rejected write with ("the user rejected the
     /// write to PATH", `data: {"reason": "rejected"}`).
     pub fn reject(&self, write: &PendingWrite) -> ResponseError {
-        errors::rejected(&write.display_path)
+        errors::rejected(&write.path.to_string_lossy(), &write.display_path)
     }
 
     fn create_terminal(
@@ -276,15 +286,18 @@ impl Host {
     ) -> Result<Value, ResponseError> {
         let inner = &self.inner;
         if !inner.config.terminals {
-            return Err(ResponseError::new(
-                METHOD_NOT_FOUND,
+            return Err(ResponseError::method_not_found(
+                TERMINAL_CREATE,
                 "terminals are off in this client",
             ));
         }
         let cwd = match params.get("cwd") {
             None | Some(Value::Null) => inner.scope.root()?.to_path_buf(),
             Some(Value::String(cwd)) => {
-                let resolved = inner.scope.resolve_existing(cwd)?;
+                let resolved = inner
+                    .scope
+                    .resolve_existing(cwd)
+                    .map_err(|e| e.with_path(cwd).to_response_error())?;
                 if !resolved.path.is_dir() {
                     return Err(invalid_params(format!("cwd {cwd}: not a directory")));
                 }
@@ -306,8 +319,8 @@ impl Host {
         params: &Map<String, Value>,
     ) -> Result<Value, ResponseError> {
         if !self.inner.config.terminals {
-            return Err(ResponseError::new(
-                METHOD_NOT_FOUND,
+            return Err(ResponseError::method_not_found(
+                method,
                 "terminals are off in this client",
             ));
         }

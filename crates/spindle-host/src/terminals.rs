@@ -16,7 +16,7 @@ use spindle_protocol::ResponseError;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::HostLimits;
-use crate::errors::{INTERNAL_ERROR, invalid_params};
+use crate::errors::invalid_params;
 use crate::events::HostEvent;
 use crate::output::{OutputBuffer, Utf8Stream};
 
@@ -187,11 +187,11 @@ fn needs_shell(command: &str) -> bool {
 }
 
 fn unknown_terminal(session_id: &str, terminal_id: &str) -> ResponseError {
-    crate::errors::resource_not_found_with(
+    ResponseError::resource_not_found(
         &format!(
             "no terminal {terminal_id:?} in session {session_id:?} (never created, or released)"
         ),
-        serde_json::json!({ "terminalId": terminal_id }),
+        &[("terminalId", terminal_id)],
     )
 }
 
@@ -208,13 +208,10 @@ impl Terminals {
         events: &mpsc::UnboundedSender<HostEvent>,
     ) -> Result<String, ResponseError> {
         if self.map().len() >= limits.max_terminals {
-            return Err(ResponseError::new(
-                INTERNAL_ERROR,
-                format!(
-                    "{} terminals are open, the most allowed; release some first",
-                    limits.max_terminals
-                ),
-            ));
+            return Err(ResponseError::internal_error(&format!(
+                "{} terminals are open, the most allowed; release some first",
+                limits.max_terminals
+            )));
         }
         let limit = req
             .output_byte_limit
@@ -396,7 +393,7 @@ impl Terminals {
 }
 
 fn start_error(command: &str, e: &std::io::Error) -> ResponseError {
-    ResponseError::new(INTERNAL_ERROR, format!("could not start {command:?}: {e}"))
+    ResponseError::internal_error(&format!("could not start {command:?}: {e}"))
 }
 
 fn exit_info(status: std::process::ExitStatus) -> ExitInfo {

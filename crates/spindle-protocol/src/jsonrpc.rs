@@ -317,7 +317,7 @@ impl DecodeError {
     pub fn to_response(&self) -> Message {
         Message::response_err(
             self.id.clone().unwrap_or(RequestId::Null),
-            ResponseError::new(self.code, self.message.clone()),
+            ResponseError::acp(self.code, &self.message, &[]),
         )
     }
 }
@@ -617,12 +617,13 @@ mod tests {
         for line in cases {
             assert_eq!(err(line).code, INVALID_REQUEST, "{line}");
         }
-        // The id survives into the error so the error response can carry it.
+        // The id survives into the error so the error response can carry it; ACP's message
+        // for the code comes first, the detail after it and in `data`.
         let e = err(r#"{"jsonrpc":"1.0","id":"q","method":"x"}"#);
         assert_eq!(e.id, Some(RequestId::String("q".into())));
         assert_eq!(
             e.to_response().to_json(),
-            r#"{"jsonrpc":"2.0","id":"q","error":{"code":-32600,"message":"\"jsonrpc\" must be \"2.0\", got \"1.0\""}}"#
+            r#"{"jsonrpc":"2.0","id":"q","error":{"code":-32600,"message":"Invalid request: \"jsonrpc\" must be \"2.0\", got \"1.0\"","data":{"details":"\"jsonrpc\" must be \"2.0\", got \"1.0\""}}}"#
         );
     }
 

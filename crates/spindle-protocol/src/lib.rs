@@ -83,6 +83,7 @@
 struct LibraryChapterDoctests;
 
 pub mod client;
+pub mod error_answers;
 pub mod extensions;
 pub mod jsonrpc;
 pub mod prompt;

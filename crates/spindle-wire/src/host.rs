@@ -25,6 +25,9 @@ pub const TERMINAL_CONTENT_TYPE: &str = "terminal";
 pub const REFUSAL_REASON_KEY: &str = "reason";
 /// [`REFUSAL_REASON_KEY`] of a write the user rejected.
 pub const REFUSAL_REJECTED: &str = "rejected";
+/// The member of an error's `data` that says, for people, what happened (the message starts
+/// with ACP's canonical text for the code; this is the detail without it).
+pub const ERROR_DETAILS_KEY: &str = "details";
 
 /// The top-level member of a local recording line.
 pub const LOCAL_KEY: &str = "local";

@@ -2,7 +2,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use spindle_host::{FsPolicy, Host, HostEvent, HostReply};
 
 use crate::support::{Fixture, assert_error};
@@ -156,7 +156,7 @@ async fn malformed_params_are_invalid_params() {
         other => panic!("{other:?}"),
     }
     let e = f.err("fs/delete_file", json!({"sessionId": "s"})).await;
-    assert_error(&e, -32601, "method not found");
+    assert_error(&e, -32601, "Method not found: fs/delete_file");
 }
 
 #[test]
@@ -320,7 +320,9 @@ async fn ask_waits_for_approval_and_a_rejection_writes_nothing() {
     );
     let e = f.host.reject(&write);
     assert_error(&e, -32603, "the user rejected the write to src/lib.rs");
-    assert_eq!(e.data.as_ref().unwrap().get(), r#"{"reason":"rejected"}"#);
+    let data: Value = serde_json::from_str(e.data.as_ref().unwrap().get()).unwrap();
+    assert_eq!(data["reason"], "rejected", "{data}");
+    assert_eq!(data["path"], f.ws("src/lib.rs"), "{data}");
     assert_eq!(
         std::fs::read_to_string(f.ws_path("src/lib.rs")).unwrap(),
         "old\n"
@@ -394,6 +396,30 @@ async fn an_approval_of_a_file_changed_since_the_review_writes_nothing() {
         std::fs::read_to_string(f.ws_path("b.txt")).unwrap(),
         "mine\n"
     );
+}
+
+/// opencode writes the file itself and asks the client to write it too (issue 27): when the file
+/// already holds the accepted text, the approval succeeds and writes nothing.
+#[tokio::test]
+async fn an_approval_of_a_file_that_already_holds_the_accepted_text_succeeds() {
+    let f = Fixture::new(FsPolicy::Ask);
+    for (name, before) in [("a.txt", Some("v1\n")), ("new.txt", None)] {
+        if let Some(text) = before {
+            f.outer.write(&format!("ws/{name}"), text);
+        }
+        let HostReply::NeedsApproval(write) = f
+            .call(
+                WRITE,
+                json!({"sessionId": "s", "path": name, "content": "agent\n"}),
+            )
+            .await
+        else {
+            panic!("no approval asked")
+        };
+        f.outer.write(&format!("ws/{name}"), "agent\n");
+        assert_eq!(f.host.approve(write).unwrap(), json!({}), "{name}");
+        assert_eq!(std::fs::read_to_string(f.ws_path(name)).unwrap(), "agent\n");
+    }
 }
 
 #[tokio::test]

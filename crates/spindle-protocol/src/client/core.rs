@@ -20,10 +20,7 @@ use serde_json::{Value, json};
 use super::handshake::{first_version, initialize_params, parse_initialize};
 use super::sessions::SessionTracks;
 use super::types::{ClientError, ClientEvent, ClientOptions, InitializeOutcome};
-use crate::jsonrpc::{
-    DecodeError, INVALID_PARAMS, METHOD_NOT_FOUND, Message, REQUEST_CANCELLED, RequestId,
-    ResponseError, to_raw,
-};
+use crate::jsonrpc::{DecodeError, Message, RequestId, ResponseError, to_raw};
 use crate::req_queue::ReqQueue;
 use crate::transport::{Incoming, decode_line_into};
 use spindle_wire::client_methods::{
@@ -359,7 +356,7 @@ impl<T> ClientCore<T> {
                     ),
                 });
                 to_raw(&json!({ "content": "" }))
-                    .map_err(|e| ResponseError::new(crate::jsonrpc::INTERNAL_ERROR, e.to_string()))
+                    .map_err(|e| ResponseError::internal_error(&e.to_string()))
             }
             other => other,
         };
@@ -569,7 +566,9 @@ impl<T> ClientCore<T> {
             });
             self.outgoing.push(Message::response_err(
                 request_id,
-                ResponseError::new(REQUEST_CANCELLED, "request cancelled"),
+                ResponseError::request_cancelled(
+                    "the agent withdrew the request ($/cancel_request)",
+                ),
             ));
         }
     }
@@ -587,11 +586,9 @@ impl<T> ClientCore<T> {
             });
             self.outgoing.push(Message::response_err(
                 id,
-                ResponseError::new(
-                    METHOD_NOT_FOUND,
-                    format!(
-                        "method not found: {method} (protocol v2 has no client files or terminals)"
-                    ),
+                ResponseError::method_not_found(
+                    &method,
+                    &format!("{method}: protocol v2 has no client files or terminals"),
                 ),
             ));
             return;
@@ -608,7 +605,7 @@ impl<T> ClientCore<T> {
         if !enabled {
             self.outgoing.push(Message::response_err(
                 id,
-                ResponseError::new(METHOD_NOT_FOUND, format!("method not found: {method}")),
+                ResponseError::method_not_found(&method, &not_offered(&method)),
             ));
             return;
         }
@@ -625,7 +622,7 @@ impl<T> ClientCore<T> {
         if method == SESSION_REQUEST_PERMISSION && (session_id.is_none() || params.is_none()) {
             self.outgoing.push(Message::response_err(
                 id,
-                ResponseError::new(INVALID_PARAMS, "session/request_permission needs sessionId"),
+                ResponseError::invalid_params("session/request_permission needs sessionId"),
             ));
             return;
         }
@@ -657,6 +654,20 @@ impl<T> ClientCore<T> {
                     params,
                 },
             });
+    }
+}
+
+/// Why a request of the agent's is answered "Method not found" (`data.details`).
+fn not_offered(method: &str) -> String {
+    match method {
+        ELICITATION_CREATE => format!("{method}: this client did not advertise elicitation"),
+        FS_READ_TEXT_FILE | FS_WRITE_TEXT_FILE => {
+            format!("{method}: this client did not advertise this file access")
+        }
+        m if m.starts_with(TERMINAL_PREFIX) => {
+            format!("{method}: this client did not advertise terminals")
+        }
+        _ => format!("{method}: not a method this client answers"),
     }
 }
 

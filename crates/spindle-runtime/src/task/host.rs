@@ -44,9 +44,9 @@ impl SessionTask {
             return;
         };
         if !Host::handles(&method) {
-            let error = ResponseError::new(
-                spindle_host::METHOD_NOT_FOUND,
-                format!("method not found: {method}"),
+            let error = ResponseError::method_not_found(
+                &method,
+                &format!("{method}: not a method this client answers"),
             );
             let _ = agent.client.respond(&request_id, Err(error));
             self.flush_client();
@@ -107,9 +107,8 @@ impl SessionTask {
             return;
         };
         let result = result.and_then(|value| {
-            serde_json::value::to_raw_value(&value).map_err(|e| {
-                ResponseError::new(spindle_host::INTERNAL_ERROR, format!("result: {e}"))
-            })
+            serde_json::value::to_raw_value(&value)
+                .map_err(|e| ResponseError::internal_error(&format!("result: {e}")))
         });
         // Refused only when the agent withdrew the request meanwhile.
         let _ = agent.client.respond(id, result);
