@@ -56,6 +56,8 @@ mod remote_agent;
 #[cfg(feature = "page")]
 mod routes;
 pub mod security;
+#[cfg(feature = "page")]
+mod wire_routes;
 
 use std::future::Future;
 use std::net::SocketAddr;

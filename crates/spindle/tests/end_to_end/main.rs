@@ -47,6 +47,7 @@ mod serve_mcp;
 mod serve_sessions;
 mod serve_sessions_edit;
 mod serve_sessions_lifecycle;
+mod serve_wire;
 
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
 mod remote_attach;
