@@ -110,6 +110,12 @@ function createInspector(session, title) {
   close.setAttribute("aria-label", "Close the wire inspector");
   bar.append(heading, status, method, methods, dir, older, close);
 
+  // Column names above the rows (the same grid).
+  const columns = el("div", "wire-row wire-head");
+  columns.setAttribute("aria-hidden", "true");
+  for (const [cls, text] of [["wire-arrow", ""], ["wire-time", "time"], ["wire-seq", "line"], ["wire-name", "method"], ["wire-id", "id"], ["wire-latency", "latency"], ["wire-size", "size"]]) {
+    columns.appendChild(el("span", cls, text));
+  }
   const body = el("div", "wire-body");
   const scroller = el("div", "wire-scroll");
   scroller.tabIndex = 0;
@@ -126,7 +132,7 @@ function createInspector(session, title) {
   detail.hidden = true;
   detail.setAttribute("aria-label", "The selected line");
   body.append(scroller, empty, newer, detail);
-  root.append(bar, body);
+  root.append(bar, columns, body);
   document.body.appendChild(root);
   document.body.classList.add("wire-open");
   method.focus();
@@ -411,17 +417,21 @@ function createInspector(session, title) {
       if (next) goTo(next.seq);
     }
   });
-  root.addEventListener("keydown", (event) => {
-    if (event.key !== "Escape") return;
+  // Escape closes the selected line, then the inspector (wherever the focus is: a drawn row
+  // that scrolled away takes it along).
+  const onKey = (event) => {
+    if (event.key !== "Escape" || event.defaultPrevented) return;
     event.preventDefault();
     if (!detail.hidden) { s.selected = null; detail.hidden = true; draw(); scroller.focus(); } else closeView();
-  });
+  };
+  document.addEventListener("keydown", onKey, true); // before shortcuts.js: Esc is not "cancel the turn" here
 
   function closeView() {
     if (s.closed) return;
     s.closed = true;
     if (s.events) s.events.close();
     window.removeEventListener("resize", draw);
+    document.removeEventListener("keydown", onKey, true);
     root.remove();
     document.body.classList.remove("wire-open");
     if (open && open.root === root) open = null;
