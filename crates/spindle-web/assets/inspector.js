@@ -231,8 +231,8 @@ function createInspector(session, title) {
     const id = el("span", "wire-id", row.id === undefined ? "" : "#" + (typeof row.id === "string" ? row.id : JSON.stringify(row.id)));
     const late = el("span", "wire-latency");
     const other = s.partner.get(row.seq);
-    if (other !== undefined) {
-      const partner = s.index.get(other);
+    const partner = other === undefined ? undefined : s.index.get(other);
+    if (partner) {
       const jump = el("button", "wire-jump", latency(Math.abs(partner.at - row.at)));
       jump.type = "button";
       jump.title = row.kind === "request" ? "Go to the answer (line " + other + ")" : "Go to the request (line " + other + ")";
@@ -266,8 +266,8 @@ function createInspector(session, title) {
     const facts = [DIRS[row.dir].label, "line " + row.seq, clock(row.at), bytes(row.size)];
     head.appendChild(el("div", "wire-detail-facts", facts.join(" \u00b7 ")));
     const other = s.partner.get(seq);
-    if (other !== undefined) {
-      const partner = s.index.get(other);
+    const partner = other === undefined ? undefined : s.index.get(other);
+    if (partner) {
       const go = el("button", "wire-go", row.kind === "request" ? "Go to the answer (" + latency(partner.at - row.at) + ")" : "Go to the request (" + latency(row.at - partner.at) + " earlier)");
       go.type = "button";
       go.addEventListener("click", () => goTo(other));
@@ -325,7 +325,6 @@ function createInspector(session, title) {
       refilter();
       // The rows in view stay where they are: the new ones go above them.
       scroller.scrollTop += (s.shown.length - before) * ROW;
-      status.textContent = s.events ? status.textContent : "loaded";
     } catch (error) {
       status.textContent = "error: " + error.message;
     } finally {
