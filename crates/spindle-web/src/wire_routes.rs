@@ -134,7 +134,8 @@ mod tests {
     /// (query string, what it reads as, or the start of its refusal).
     #[test]
     fn page_parameters_are_read_or_refused_with_a_reason() {
-        let cases: &[(&str, Result<(WireWindow, usize), &str>)] = &[
+        type Read = Result<(WireWindow, usize), &'static str>;
+        let cases: &[(&str, Read)] = &[
             ("", Ok((WireWindow::Before(i64::MAX), DEFAULT_PAGE_LINES))),
             ("limit=5", Ok((WireWindow::Before(i64::MAX), 5))),
             (
