@@ -182,6 +182,6 @@ fn mask_all(value: &mut Value) -> bool {
     }
 }
 
+// The cases are in `wire_mask/tests.rs` (test code, as `spelled_once` reads a `tests.rs`).
 #[cfg(test)]
-#[path = "wire_mask_tests.rs"]
 mod tests;
