@@ -129,10 +129,12 @@ function createInspector(session, title) {
   newer.type = "button";
   newer.hidden = true;
   const detail = el("aside", "wire-detail");
-  detail.hidden = true;
+  detail.hidden = true; root.classList.remove("has-detail");
   detail.setAttribute("aria-label", "The selected line");
-  body.append(scroller, empty, newer, detail);
-  root.append(bar, columns, body);
+  const list = el("div", "wire-list");
+  list.append(columns, scroller, empty, newer);
+  body.append(list, detail);
+  root.append(bar, body);
   document.body.appendChild(root);
   document.body.classList.add("wire-open");
   method.focus();
@@ -260,8 +262,9 @@ function createInspector(session, title) {
   function select(seq) {
     s.selected = seq;
     const row = s.index.get(seq);
-    if (!row) { detail.hidden = true; draw(); return; }
+    if (!row) { detail.hidden = true; root.classList.remove("has-detail"); draw(); return; }
     detail.hidden = false;
+    root.classList.add("has-detail");
     const head = el("div", "wire-detail-head");
     const facts = [DIRS[row.dir].label, "line " + row.seq, clock(row.at), bytes(row.size)];
     head.appendChild(el("div", "wire-detail-facts", facts.join(" \u00b7 ")));
@@ -276,7 +279,7 @@ function createInspector(session, title) {
     const shut = el("button", "wire-detail-close", "\u00d7");
     shut.type = "button";
     shut.setAttribute("aria-label", "Close the line");
-    shut.addEventListener("click", () => { s.selected = null; detail.hidden = true; draw(); scroller.focus(); });
+    shut.addEventListener("click", () => { s.selected = null; detail.hidden = true; root.classList.remove("has-detail"); draw(); scroller.focus(); });
     head.appendChild(shut);
     const notes = [];
     if (row.masked) notes.push("Secrets in this line were masked by the server.");
@@ -421,7 +424,7 @@ function createInspector(session, title) {
   const onKey = (event) => {
     if (event.key !== "Escape" || event.defaultPrevented) return;
     event.preventDefault();
-    if (!detail.hidden) { s.selected = null; detail.hidden = true; draw(); scroller.focus(); } else closeView();
+    if (!detail.hidden) { s.selected = null; detail.hidden = true; root.classList.remove("has-detail"); draw(); scroller.focus(); } else closeView();
   };
   document.addEventListener("keydown", onKey, true); // before shortcuts.js: Esc is not "cancel the turn" here
 
