@@ -488,6 +488,8 @@ require("./chrome.js")({
   scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, shot,
 });
 
+require("./wire.js")({ scenario, startServer, eventually, assert, newSession, shot });
+
 require("./perf.js")({
   scenario, eventually, assert, newSession, send, waitTurns, finishedTurns, greeted, shot,
 });

@@ -73,6 +73,8 @@ pub(crate) struct SessionCore {
     /// `turn_progress()` at the last save of the materialized transcript and replies.
     saved_turns: (usize, usize),
     pub(crate) diagnostics: u64,
+    /// The last committed `seq`, for wire inspectors (`wire_view.rs`); `None` once closed.
+    logged: Option<tokio::sync::watch::Sender<i64>>,
 }
 
 impl SessionCore {
@@ -105,6 +107,7 @@ impl SessionCore {
             facts: BTreeMap::new(),
             saved_turns,
             diagnostics: 0,
+            logged: Some(tokio::sync::watch::channel(next_seq - 1).0),
         };
         if core.feed.facts.checkpoints.take_changed() {
             core.set_fact(core.feed.facts.checkpoints.page_op());
@@ -156,6 +159,7 @@ impl SessionCore {
             return Ok(0);
         };
         self.next_seq = last.seq + 1;
+        self.tell_inspectors();
         let lines: Vec<(Direction, String)> =
             logged.into_iter().map(|l| (l.direction, l.line)).collect();
         self.show(&lines);
@@ -220,6 +224,7 @@ impl SessionCore {
         match committed {
             Ok(count) => {
                 self.next_seq += i64::try_from(count).unwrap_or(i64::MAX);
+                self.tell_inspectors();
                 self.unsaved.clear();
                 self.unsaved_bytes = 0;
                 if self.storage_error.take().is_some() {
@@ -254,6 +259,29 @@ impl SessionCore {
                 }));
             }
         }
+    }
+
+    fn tell_inspectors(&self) {
+        if let Some(logged) = &self.logged {
+            logged.send_replace(self.next_seq - 1);
+        }
+    }
+
+    /// Where a wire inspector reads this session's log and hears of its commits.
+    pub(crate) fn wire_source(&self) -> crate::wire_view::WireSource {
+        let logged = match &self.logged {
+            Some(sender) => sender.subscribe(),
+            // Closed: a receiver whose sender is gone ends the inspector's stream at once.
+            None => tokio::sync::watch::channel(self.next_seq - 1).1,
+        };
+        crate::wire_view::WireSource::new(self.store.clone(), self.session, logged)
+    }
+
+    /// Ends every observer's stream: the page's and `/acp` hubs and the wire inspectors.
+    pub(crate) fn close_observers(&mut self) {
+        self.hub.close_all();
+        self.acp.hub.close_all();
+        self.logged = None;
     }
 
     fn publish_ops(&mut self, ops: &[RenderOp]) {

@@ -66,6 +66,8 @@ pub mod snapshot;
 pub mod store;
 mod sync;
 mod task;
+pub mod wire_mask;
+pub mod wire_view;
 
 pub mod gateway;
 

@@ -501,8 +501,7 @@ impl SessionManager {
         for session in sessions {
             {
                 let mut core = lock(&session.core);
-                core.hub.close_all();
-                core.acp.hub.close_all();
+                core.close_observers();
             }
             let (reply, done) = oneshot::channel();
             if session.commands.send(Command::Stop(reply)).await.is_ok() {
@@ -771,6 +770,11 @@ impl LiveSession {
     /// What the entries `ids` hold, for the page's markdown.
     pub fn message_sources(&self, ids: &[String]) -> Vec<spindle_engine::MessageSource> {
         lock(&self.core).engine.message_sources(ids)
+    }
+
+    /// Where the wire inspector reads this session's log (see [`crate::wire_view`]).
+    pub fn wire(&self) -> crate::wire_view::WireSource {
+        lock(&self.core).wire_source()
     }
 
     /// Counters for tests and the benchmark.

@@ -42,7 +42,7 @@ pub use sqlite::SqliteStore;
 pub use store::Store;
 pub use types::{
     Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
-    StoredSession, TakenCommand, TitleSource,
+    StoredSession, TakenCommand, TitleSource, WirePage, WireWindow,
 };
 
 /// Opens the store `location` names, applying the migrations it lacks: a SQLite file (created

@@ -22,11 +22,12 @@ use tokio_postgres::NoTls;
 
 mod convert;
 mod leases;
+mod wire_pages;
 
 pub(crate) use convert::describe_url;
 use convert::{
     CONNECTION_LOST, ErrorKind, describe_config, describe_pg, note_connection_lost, notify, pg,
-    pool, text_of,
+    pool,
 };
 
 use crate::listen::{self, LogChange};
@@ -34,7 +35,7 @@ use crate::migrations;
 use crate::store::Store;
 use crate::types::{
     Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
-    StoredSession, TakenCommand, TitleSource,
+    StoredSession, TakenCommand, TitleSource, WirePage, WireWindow,
 };
 use crate::types::{display_text, now_ms, seq_at};
 
@@ -565,30 +566,19 @@ impl Store for PostgresStore {
         session: i64,
         after: i64,
     ) -> Result<(Vec<LoggedLine>, usize), StoreError> {
-        self.run(StoreError::Read, move |pool| async move {
-            let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
-            let rows = client
-                .query(
-                    "SELECT seq, direction, line FROM wire_log
-                     WHERE session_id = $1 AND seq > $2 ORDER BY seq",
-                    &[&session, &after],
-                )
-                .await
-                .map_err(pg(StoreError::Read))?;
-            let mut lines = Vec::with_capacity(rows.len());
-            let mut skipped = 0;
-            for row in rows {
-                let direction: &str = row.get(1);
-                match Direction::parse(direction) {
-                    Some(direction) => lines.push(LoggedLine {
-                        seq: row.get(0),
-                        direction,
-                        line: text_of(row.get(2)),
-                    }),
-                    None => skipped += 1,
-                }
-            }
-            Ok((lines, skipped))
+        self.run(StoreError::Read, move |pool| {
+            wire_pages::lines_after(pool, session, after)
+        })
+    }
+
+    fn wire_page(
+        &self,
+        session: i64,
+        window: WireWindow,
+        limit: usize,
+    ) -> Result<WirePage, StoreError> {
+        self.run(StoreError::Read, move |pool| {
+            wire_pages::page(pool, session, window, limit)
         })
     }
 

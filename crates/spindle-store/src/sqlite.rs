@@ -16,7 +16,7 @@ use crate::migrations::{self, Migration};
 use crate::store::Store;
 use crate::types::{
     Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
-    StoredSession, TakenCommand, TitleSource,
+    StoredSession, TakenCommand, TitleSource, WirePage, WireWindow,
 };
 use crate::types::{display_text, now_ms, seq_at};
 
@@ -163,17 +163,27 @@ fn migrate(connection: &mut Connection, all: &'static [Migration]) -> Result<(),
     tx.commit().map_err(open)
 }
 
+/// The newest rows below a `seq` ([`WireWindow::Before`]), newest first.
+const WIRE_PAGE_BEFORE: &str = "SELECT seq, direction, at, line FROM wire_log
+    WHERE session_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3";
+
+/// The oldest rows above a `seq` ([`WireWindow::After`]).
+const WIRE_PAGE_AFTER: &str = "SELECT seq, direction, at, line FROM wire_log
+    WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3";
+
 fn read_lines(rows: &mut rusqlite::Rows<'_>) -> Result<(Vec<LoggedLine>, usize), rusqlite::Error> {
     let mut lines = Vec::new();
     let mut skipped = 0;
     while let Some(row) = rows.next()? {
         let seq: i64 = row.get(0)?;
         let direction: String = row.get(1)?;
-        let line: String = row.get(2)?;
+        let at: i64 = row.get(2)?;
+        let line: String = row.get(3)?;
         match Direction::parse(&direction) {
             Some(direction) => lines.push(LoggedLine {
                 seq,
                 direction,
+                at,
                 line,
             }),
             None => skipped += 1,
@@ -445,7 +455,7 @@ impl Store for SqliteStore {
         let reader = lock(&self.reader);
         let mut statement = reader
             .prepare_cached(
-                "SELECT seq, direction, line FROM wire_log
+                "SELECT seq, direction, at, line FROM wire_log
                  WHERE session_id = ?1 AND seq > ?2 ORDER BY seq",
             )
             .map_err(read_error)?;
@@ -453,6 +463,29 @@ impl Store for SqliteStore {
             .query(params![session, after])
             .map_err(read_error)?;
         read_lines(&mut rows).map_err(read_error)
+    }
+
+    fn wire_page(
+        &self,
+        session: i64,
+        window: WireWindow,
+        limit: usize,
+    ) -> Result<WirePage, StoreError> {
+        let (sql, seq) = match window {
+            WireWindow::Before(seq) => (WIRE_PAGE_BEFORE, seq),
+            WireWindow::After(seq) => (WIRE_PAGE_AFTER, seq),
+        };
+        let reader = lock(&self.reader);
+        let mut statement = reader.prepare_cached(sql).map_err(read_error)?;
+        let rows = statement
+            .query_map(
+                params![session, seq, WirePage::rows_to_read(limit)],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+            )
+            .map_err(read_error)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(read_error)?;
+        Ok(WirePage::from_rows(window, limit, rows.into_iter()))
     }
 
     fn save_materialized(
@@ -641,6 +674,27 @@ mod tests {
         ));
         std::fs::create_dir_all(&dir).unwrap();
         dir.join("test.db")
+    }
+
+    /// A page of a long log costs what the page holds: a search on the log's key, never a scan
+    /// of the session's rows or a sort of them.
+    #[test]
+    fn a_wire_page_is_a_search_on_the_log_key() {
+        let store = SqliteStore::open(&temp_db("plan")).unwrap();
+        for sql in [WIRE_PAGE_BEFORE, WIRE_PAGE_AFTER] {
+            let plan: Vec<String> = store.with_writer(|c| {
+                c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                    .unwrap()
+                    .query_map(params![1, 100, 11], |row| row.get::<_, String>(3))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap()
+            });
+            let plan = plan.join("; ");
+            assert!(plan.contains("SEARCH wire_log USING INDEX"), "{plan}");
+            assert!(plan.contains("seq"), "{plan}");
+            assert!(!plan.contains("SCAN") && !plan.contains("B-TREE"), "{plan}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use crate::listen::LogChange;
 use crate::types::{
     Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
-    StoredSession, TakenCommand, TitleSource,
+    StoredSession, TakenCommand, TitleSource, WirePage, WireWindow,
 };
 
 /// The tables whose rows belong to one session (`session_id`), deleted with it.
@@ -106,6 +106,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The lines of a session's log with `seq > after`, in order (as [`Store::lines`]).
     fn lines_after(&self, session: i64, after: i64)
     -> Result<(Vec<LoggedLine>, usize), StoreError>;
+
+    /// At most `limit` lines of a session's log at one end of `window`, oldest first, read by
+    /// one bounded query on the `(session_id, seq)` key (the wire inspector pages a log of any
+    /// length this way, never reading it whole).
+    fn wire_page(
+        &self,
+        session: i64,
+        window: WireWindow,
+        limit: usize,
+    ) -> Result<WirePage, StoreError>;
 
     /// Stores the materialized transcript (the log read up to `upto_seq`) and the replies of the
     /// turns so far in one transaction, replacing the previous ones whole.

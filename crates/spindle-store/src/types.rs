@@ -52,8 +52,75 @@ pub struct LoggedLine {
     pub seq: i64,
     /// Which side wrote it.
     pub direction: Direction,
+    /// When it was committed: milliseconds since the Unix epoch on the writing server's clock
+    /// (the lines of one batch share it).
+    pub at: i64,
     /// The raw JSON-RPC line, without its newline, exactly as written.
     pub line: String,
+}
+
+/// Which part of a session's log [`crate::Store::wire_page`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireWindow {
+    /// The newest lines with a `seq` below this one (`i64::MAX`: the newest of the log).
+    Before(i64),
+    /// The oldest lines with a `seq` above this one (`0`: from the start).
+    After(i64),
+}
+
+/// A bounded page of a session's log, oldest line first ([`crate::Store::wire_page`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WirePage {
+    /// The lines, in `seq` order.
+    pub lines: Vec<LoggedLine>,
+    /// Rows of the page with an unknown direction (written by a newer version), left out.
+    pub skipped: usize,
+    /// Whether the log holds lines beyond the page in the window's direction: older ones for
+    /// [`WireWindow::Before`], newer ones for [`WireWindow::After`].
+    pub more: bool,
+    /// Where the next page in the same direction starts: the lowest `seq` read for `Before`, the
+    /// highest for `After` (skipped rows included); `None` when the page read no row.
+    pub edge: Option<i64>,
+}
+
+impl WirePage {
+    /// The page of `limit` rows read in the window's order (newest first for `Before`), plus at
+    /// most one more row that only tells whether there are more. `rows`: seq, direction, at,
+    /// line.
+    pub(crate) fn from_rows(
+        window: WireWindow,
+        limit: usize,
+        rows: impl Iterator<Item = (i64, String, i64, String)>,
+    ) -> WirePage {
+        let mut page = WirePage::default();
+        for (count, (seq, direction, at, line)) in rows.enumerate() {
+            if count == limit {
+                page.more = true;
+                break;
+            }
+            page.edge = Some(seq);
+            match Direction::parse(&direction) {
+                Some(direction) => page.lines.push(LoggedLine {
+                    seq,
+                    direction,
+                    at,
+                    line,
+                }),
+                None => page.skipped += 1,
+            }
+        }
+        if matches!(window, WireWindow::Before(_)) {
+            page.lines.reverse();
+        }
+        page
+    }
+
+    /// The number of rows to ask the database for: `limit` and one more.
+    pub(crate) fn rows_to_read(limit: usize) -> i64 {
+        i64::try_from(limit)
+            .unwrap_or(i64::MAX - 1)
+            .saturating_add(1)
+    }
 }
 
 /// A web session as stored.

@@ -6,6 +6,7 @@
 import { $, el, api, banner } from "./dom.js";
 import { createSessionForm, mcpRows } from "./newsession.js";
 import { forkedFrom, offerFork, offerAgentDelete, deletePath, signOutButton } from "./lifecycle.js";
+import { openInspector } from "./inspector.js";
 
 export function createPanels(ctx) {
   const sessionPath = (tail) => "/api/sessions/" + encodeURIComponent(ctx.session()) + tail;
@@ -660,10 +661,11 @@ export function createPanels(ctx) {
         button.setAttribute("aria-expanded", "false");
         if (action === "rename") startRename(li, s);
         else if (action === "delete") confirmDelete(s);
+        else if (action === "wire") openInspector(s.id, s.title);
       });
       return node;
     };
-    menu.append(item("rename", "Rename\u2026"), item("delete", "Delete\u2026"));
+    menu.append(item("rename", "Rename\u2026"), item("delete", "Delete\u2026"), item("wire", "Wire inspector"));
     offerFork(menu, s, item, async (created) => { await refreshSessions(); ctx.select(created.id); });
     menu.addEventListener("keydown", (event) => {
       const items = [...menu.querySelectorAll("button")];

@@ -65,6 +65,8 @@ pub mod roles;
 mod routes;
 pub mod security;
 pub mod users;
+#[cfg(feature = "page")]
+mod wire_routes;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -49,6 +49,8 @@ pub const RULES: &[(&str, &str, Role)] = &[
     ("GET", "/dom.js", Observer),
     ("GET", "/ops.js", Observer),
     ("GET", "/trees.js", Observer),
+    ("GET", "/inspector.js", Observer),
+    ("GET", "/inspector.css", Observer),
     ("GET", "/app.css", Observer),
     ("GET", "/transcript.css", Observer),
     ("GET", "/api/me", Observer),
@@ -83,6 +85,9 @@ pub const RULES: &[(&str, &str, Role)] = &[
     ("GET", "/api/sessions/{id}/entries", Observer),
     ("GET", "/api/sessions/{id}/snapshot", Observer),
     ("GET", "/api/sessions/{id}/stats", Observer),
+    // Masked before they leave (wire_mask.rs): an observer sees what the page shows.
+    ("GET", "/api/sessions/{id}/wire", Observer),
+    ("GET", "/api/sessions/{id}/wire/events", Observer),
     // A read that posts its batch of entry ids.
     ("POST", "/api/sessions/{id}/rendered", Observer),
     (

@@ -49,6 +49,8 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/dom.js", get(dom_js)),
         ("/ops.js", get(ops_js)),
         ("/trees.js", get(trees_js)),
+        ("/inspector.js", get(inspector_js)),
+        ("/inspector.css", get(inspector_css)),
         ("/app.css", get(app_css)),
         ("/transcript.css", get(transcript_css)),
         ("/api/me", get(me)),
@@ -100,6 +102,14 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/api/sessions/{id}/entries", get(entries)),
         ("/api/sessions/{id}/snapshot", get(snapshot)),
         ("/api/sessions/{id}/stats", get(stats)),
+        (
+            "/api/sessions/{id}/wire",
+            get(crate::wire_routes::wire_page),
+        ),
+        (
+            "/api/sessions/{id}/wire/events",
+            get(crate::wire_routes::wire_events),
+        ),
         (
             "/api/sessions/{id}/rendered",
             post(crate::markdown_routes::rendered_batch),
@@ -287,6 +297,20 @@ async fn trees_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/trees.js"),
+    )
+}
+
+async fn inspector_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/inspector.js"),
+    )
+}
+
+async fn inspector_css() -> Response {
+    asset(
+        "text/css; charset=utf-8",
+        include_str!("../assets/inspector.css"),
     )
 }
 
@@ -551,6 +575,8 @@ mod tests {
                 "/dom.js",
                 "/ops.js",
                 "/trees.js",
+                "/inspector.js",
+                "/inspector.css",
                 "/app.css",
                 "/transcript.css",
                 "/api/me",
@@ -581,6 +607,8 @@ mod tests {
                 "/api/sessions/{id}/entries",
                 "/api/sessions/{id}/snapshot",
                 "/api/sessions/{id}/stats",
+                "/api/sessions/{id}/wire",
+                "/api/sessions/{id}/wire/events",
                 "/api/sessions/{id}/rendered",
                 "/api/sessions/{id}/entries/{entry}/rendered",
             ]

@@ -126,7 +126,6 @@ impl LiveSession {
     fn close(&self) {
         let mut core = lock(&self.core);
         core.publish_note(PageOp::WebSession);
-        core.hub.close_all();
-        core.acp.hub.close_all();
+        core.close_observers();
     }
 }

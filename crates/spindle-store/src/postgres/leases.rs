@@ -310,7 +310,7 @@ pub(super) async fn server_notes(
     let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
     let rows = client
         .query(
-            "SELECT seq, line FROM wire_log
+            "SELECT seq, at, line FROM wire_log
              WHERE session_id = $1 AND seq > $2 AND direction = 'server' ORDER BY seq",
             &[&session, &after],
         )
@@ -321,7 +321,8 @@ pub(super) async fn server_notes(
         .map(|row| LoggedLine {
             seq: row.get(0),
             direction: crate::Direction::Server,
-            line: text_of(row.get(1)),
+            at: row.get(1),
+            line: text_of(row.get(2)),
         })
         .collect())
 }

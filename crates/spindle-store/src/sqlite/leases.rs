@@ -303,7 +303,7 @@ impl SqliteStore {
         let reader = lock(&self.reader);
         let mut statement = reader
             .prepare_cached(
-                "SELECT seq, line FROM wire_log
+                "SELECT seq, at, line FROM wire_log
                  WHERE session_id = ?1 AND seq > ?2 AND direction = 'server' ORDER BY seq",
             )
             .map_err(read_error)?;
@@ -312,7 +312,8 @@ impl SqliteStore {
                 Ok(LoggedLine {
                     seq: row.get(0)?,
                     direction: Direction::Server,
-                    line: row.get(1)?,
+                    at: row.get(1)?,
+                    line: row.get(2)?,
                 })
             })
             .map_err(read_error)?;

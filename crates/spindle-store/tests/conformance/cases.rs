@@ -10,6 +10,7 @@ pub use crate::commands::*;
 pub use crate::leases::*;
 pub use crate::rename_delete::*;
 pub use crate::replies::*;
+pub use crate::wire_pages::*;
 
 fn logged(store: &dyn Store, session: i64) -> Vec<(i64, Direction, String)> {
     let (lines, skipped) = store.lines(session).unwrap();
@@ -21,6 +22,7 @@ fn logged(store: &dyn Store, session: i64) -> Vec<(i64, Direction, String)> {
                  seq,
                  direction,
                  line,
+                 ..
              }| (seq, direction, line),
         )
         .collect()

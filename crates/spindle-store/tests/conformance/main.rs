@@ -9,6 +9,7 @@ mod commands;
 mod leases;
 mod rename_delete;
 mod replies;
+mod wire_pages;
 // The crate's `test-server` module, compiled in here (a package cannot turn on its own feature
 // for its tests).
 #[allow(dead_code)]
@@ -168,4 +169,6 @@ conformance!(
     other_servers_hear_of_renamed_and_deleted_sessions,
     a_session_keeps_its_setup_and_a_version_6_one_has_the_defaults,
     a_users_rename_wins_over_the_agents_title_and_a_prompt_names_only_an_untitled_one,
+    wire_pages_read_either_end_of_a_window_in_order,
+    wire_pages_skip_unknown_directions_and_go_on_past_them,
 );

@@ -49,6 +49,7 @@ mod serve_sessions;
 mod serve_sessions_edit;
 mod serve_sessions_lifecycle;
 mod serve_users;
+mod serve_wire;
 
 // `/acp`: remote clients of `spindle serve` and `spindle bridge --listen`.
 mod remote_attach;
