@@ -21,6 +21,7 @@ import { createRange } from "./range.js";
 import { createSearch } from "./search.js";
 import { createShortcuts } from "./shortcuts.js";
 import { opHandlers } from "./ops.js";
+import { loadMe } from "./people.js";
 import {
   bindModel, entryOps, session, epoch, setSession, setGeneration, setFrameTime, recs, timeline, heldRecs,
   clearRecords, flushRecords, shed, restore, whenRestored,
@@ -414,3 +415,6 @@ window.SpindleView = Object.freeze({
   const wanted = new URLSearchParams(location.hash.slice(1)).get("session");
   if (wanted && sessions.some((s) => String(s.id) === wanted)) select(wanted);
 })();
+
+// Who the page is signed in as: the header and what the page offers follow the role.
+loadMe();

@@ -4,6 +4,7 @@
 // kept on the record itself, so that an entry without DOM can still be found.
 
 import { el, api } from "./dom.js";
+import { authorLabel } from "./people.js";
 import { fileDiff } from "./cards.js";
 import { drawThumbnail } from "./composer.js";
 import { streaming } from "./markdown.js";
@@ -332,7 +333,7 @@ export function createEntries({ changed, wantWhole }) {
     if (kind === "turn_end") {
       fillTurnEnd(rec, entry);
     } else if (kind === "user_message") {
-      rec.head.textContent = "You";
+      rec.head.textContent = authorLabel(entry.author);
       rec.node.classList.toggle("pending", !!entry.pending);
       rec.node.classList.toggle("rejected", !!entry.rejected);
       showAttachments(rec, entry.attachments);
@@ -501,7 +502,8 @@ export function createEntries({ changed, wantWhole }) {
     if (permission && typeof permission === "object") {
       const o = permission.outcome;
       const answer = o === null || o === undefined ? "waiting for an answer" : String(o.optionId || o.outcome || "answered");
-      parts.push(el("div", "outcome permission-record", "permission: " + answer));
+      const by = permission.answeredBy ? " (" + authorLabel(permission.answeredBy) + ")" : "";
+      parts.push(el("div", "outcome permission-record", "permission: " + answer + by));
     }
     rec.extra.replaceChildren(...parts);
     rec.term.hidden = !terminal;

@@ -38,6 +38,7 @@ pub const RULES: &[(&str, &str, Role)] = &[
     ("GET", "/newsession.js", Observer),
     ("GET", "/lifecycle.js", Observer),
     ("GET", "/checkpoints.js", Observer),
+    ("GET", "/people.js", Observer),
     ("GET", "/cards.js", Observer),
     ("GET", "/entries.js", Observer),
     ("GET", "/window.js", Observer),

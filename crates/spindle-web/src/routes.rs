@@ -38,6 +38,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/newsession.js", get(newsession_js)),
         ("/lifecycle.js", get(lifecycle_js)),
         ("/checkpoints.js", get(checkpoints_js)),
+        ("/people.js", get(people_js)),
         ("/cards.js", get(cards_js)),
         ("/entries.js", get(entries_js)),
         ("/window.js", get(window_js)),
@@ -213,6 +214,13 @@ async fn newsession_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/newsession.js"),
+    )
+}
+
+async fn people_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/people.js"),
     )
 }
 
@@ -564,6 +572,7 @@ mod tests {
                 "/newsession.js",
                 "/lifecycle.js",
                 "/checkpoints.js",
+                "/people.js",
                 "/cards.js",
                 "/entries.js",
                 "/window.js",
