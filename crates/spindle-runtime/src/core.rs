@@ -24,6 +24,8 @@ pub(crate) enum PageFact {
     StandingPermissions,
     /// `web_status`.
     Status,
+    /// `web_queue`.
+    Queue,
 }
 
 /// A banner shown above the transcript (server facts: agent exited, storage failing, ...).
@@ -166,6 +168,13 @@ impl SessionCore {
             ops.extend(self.feed.apply(&mut self.engine, *direction, line));
         }
         self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
+        if lines
+            .iter()
+            .any(|(d, l)| *d == Direction::Server && l.contains("\"queue\""))
+        {
+            // Every replica shows the queue its log tells (`crate::prompt_queue`).
+            self.set_fact(self.feed.facts.queue.page_op());
+        }
         if !ops.is_empty() {
             // One batch is one SSE frame the page applies at once: its states in between are
             // never seen, so a fast stream's appends go out as one op per entry.
@@ -389,6 +398,7 @@ impl SessionCore {
         let fact = match op {
             PageOp::WebStandingPermissions { .. } => PageFact::StandingPermissions,
             PageOp::WebStatus { .. } => PageFact::Status,
+            PageOp::WebQueue { .. } => PageFact::Queue,
             _ => return,
         };
         let op = op.to_value();

@@ -188,6 +188,10 @@ impl EngineFeed {
                 }
                 Vec::new()
             }
+            Some(crate::prompt_queue::QUEUE_NOTE) => {
+                self.facts.queue.apply(&note);
+                Vec::new()
+            }
             // Notes of a newer server are kept in the log and skipped here.
             _ => Vec::new(),
         }

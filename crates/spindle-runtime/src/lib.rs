@@ -58,6 +58,7 @@ mod handshake;
 mod history;
 pub mod hub;
 pub mod page_ops;
+mod prompt_queue;
 pub mod registry;
 pub mod replica;
 pub mod snapshot;
@@ -80,7 +81,7 @@ pub use hub::HubLimits;
 pub use registry::{LiveSession, MAX_TITLE_CHARS, NewSession, SessionManager};
 pub use replica::ReplicaConfig;
 pub use spindle_host::FsPolicy;
-pub use task::{PromptImage, RemoteTarget};
+pub use task::{PromptImage, PromptOutcome, RemoteTarget};
 
 /// What the runtime is started with.
 #[derive(Debug, Clone)]

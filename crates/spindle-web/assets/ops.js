@@ -54,6 +54,8 @@ export function opHandlers(to) {
     web_status: (op) => panels.onStatus(op),
     // {permissions}: the "always" answers the server remembers for this session.
     web_standing_permissions: (op) => panels.onStanding(op.permissions),
+    // {items: [{id, text, position, images, acp}]}: the prompts queued while a v1 turn runs.
+    web_queue: (op) => to.promptQueue.show(op.items),
     // {}: the list of sessions changed (a session got its title).
     web_session: () => to.refreshSessions(),
   });

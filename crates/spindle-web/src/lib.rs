@@ -52,6 +52,8 @@ mod extract;
 #[cfg(feature = "page")]
 mod markdown_routes;
 mod probes;
+#[cfg(feature = "page")]
+mod queue_routes;
 mod remote_agent;
 #[cfg(feature = "page")]
 mod routes;

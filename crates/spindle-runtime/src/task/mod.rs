@@ -16,6 +16,7 @@ mod forward;
 mod host;
 mod lease;
 mod lifecycle;
+mod queue;
 mod state;
 
 use std::collections::{HashMap, VecDeque};
@@ -38,9 +39,10 @@ use crate::sync::lock;
 use spindle_store::TitleSource;
 
 pub(crate) use forward::show_followed_permissions;
+pub(crate) use state::QueueChange;
 pub(crate) use state::{Command, SessionTask, TaskStart, ValueReply};
 use state::{HostDone, MAX_BATCH, QueuedPrompt, RunningAgent, request_key};
-pub use state::{PromptImage, RemoteTarget};
+pub use state::{PromptImage, PromptOutcome, RemoteTarget};
 
 /// Everything the session task reacts to.
 #[derive(Debug)]
@@ -105,6 +107,9 @@ impl SessionTask {
             startup,
             queued: VecDeque::new(),
             v1_turn_running: false,
+            queued_targets: HashMap::new(),
+            send_next: None,
+            queue_notes: Vec::new(),
             agent_requests: HashMap::new(),
             elicitations: HashMap::new(),
             reviews: HashMap::new(),
@@ -226,7 +231,8 @@ impl SessionTask {
         if self.agent.is_none() {
             return;
         }
-        let notes = self.take_command_notes();
+        let mut notes = self.take_command_notes();
+        notes.extend(self.take_queue_notes());
         let Some(agent) = self.agent.as_mut() else {
             return;
         };
@@ -417,12 +423,16 @@ impl SessionTask {
                 remote,
                 acp_forwarded: None,
                 command: None,
+                queue_item: None,
                 reply,
             }),
+            Command::Queue { change, reply } => self.queue_change(change, reply),
             Command::TakeForwarded => self.take_forwarded(),
             Command::TakeOver(expired) => self.take_over(expired),
             Command::Followed => self.read_forwarded_answers(),
             Command::Cancel(reply) => {
+                // The queue is kept (held): see `queue.rs`.
+                self.send_next = None;
                 if self.agent.is_none() {
                     let _ = reply.send(self.forward_cancel());
                     return;
@@ -491,9 +501,9 @@ impl SessionTask {
             return;
         }
         // The version is known once `initialize` is answered; until then prompts wait
-        // in the queue and `flush_queued` applies the v1 rule to them.
-        if self.startup.phase == Phase::Ready && self.protocol() < 2 && self.v1_turn_running {
-            let _ = reply.send(Err(SessionError::Busy));
+        // in `queued` and `flush_queued` applies the v1 rule to them.
+        if self.queues_prompts() {
+            self.hold_in_queue(QueuedPrompt { reply, ..queued });
             return;
         }
         if self.startup.phase == Phase::NeedsAuth {
@@ -532,23 +542,28 @@ impl SessionTask {
     }
 
     fn flush_queued(&mut self) {
-        while let Some(QueuedPrompt {
-            text,
-            images,
-            remote,
-            acp_forwarded,
-            command,
-            reply,
-        }) = self.queued.pop_front()
-        {
+        while let Some(mut prompt) = self.queued.pop_front() {
             if lock(&self.core).backlog_full() {
-                let _ = reply.send(Err(SessionError::StorageFull));
+                let _ = prompt.reply.send(Err(SessionError::StorageFull));
                 continue;
             }
-            if self.protocol() < 2 && self.v1_turn_running {
-                let _ = reply.send(Err(SessionError::Busy));
+            if self.queues_prompts() {
+                self.hold_in_queue(prompt);
                 continue;
             }
+            if self.take_queue_item(&mut prompt).is_none() {
+                // Removed from the queue while the agent started.
+                continue;
+            }
+            let QueuedPrompt {
+                text,
+                images,
+                remote,
+                acp_forwarded,
+                command,
+                queue_item: _,
+                reply,
+            } = prompt;
             let (Some(session), Some(agent)) =
                 (self.startup.agent_session.clone(), self.agent.as_mut())
             else {
@@ -610,7 +625,7 @@ impl SessionTask {
                 self.v1_turn_running = sent;
             }
             let _ = reply.send(if sent {
-                Ok(())
+                Ok(PromptOutcome::Sent)
             } else {
                 Err(SessionError::unavailable("the agent is gone"))
             });
@@ -669,7 +684,7 @@ impl SessionTask {
 }
 
 /// The text of a prompt's first text block (the session's title).
-fn first_text(blocks: &Value) -> String {
+pub(super) fn first_text(blocks: &Value) -> String {
     blocks
         .as_array()
         .into_iter()
