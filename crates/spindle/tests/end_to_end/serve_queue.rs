@@ -282,3 +282,58 @@ fn serve_queue_routes_are_refused_cross_site() {
     }
     served.stop();
 }
+
+/// Two v1 replicas on one PostgreSQL database: a prompt sent to B while A runs the session's
+/// turn is queued on A (B answers `202` forwarded), both replicas' views show the queue, and an
+/// edit sent to B reaches A's queue before the turn's end sends it.
+#[test]
+fn serve_queue_a_prompt_sent_to_a_replica_that_does_not_run_the_session_is_queued_on_the_owner() {
+    let Some(url) = crate::replicas::database("queue_replicas") else {
+        return;
+    };
+    let replica = |id: &str| {
+        crate::serve_support::start_serve(
+            std::path::Path::new(&url),
+            &["--replica-id", id, "--lease-ttl", "4", "--protocol", "1"],
+            &reference_agent_with(1, &[]),
+            None,
+            &[],
+        )
+    };
+    let a = replica("a");
+    let b = replica("b");
+    let session = a.create_session();
+    crate::replicas::wait_listed(&b, session);
+    let mut sse = a.sse(session, None);
+    prompt(&a, session, "/scenario tools");
+    let question = sse.wait_op(|op| op["op"] == "web_permission").unwrap();
+    let (status, answer) = prompt(&b, session, "sent to b");
+    assert_eq!(status, 202, "{answer}");
+    assert_eq!(answer["forwarded"], true, "{answer}");
+    let wait_queue = |served: &Served, expected: &[&str]| {
+        crate::harness::wait_for(crate::serve_support::PATIENCE, "the queue", || {
+            let items = queue(served, session);
+            (texts(&items) == expected).then_some(items)
+        })
+    };
+    let items = wait_queue(&a, &["sent to b"]);
+    wait_queue(&b, &["sent to b"]);
+    let id = items[0]["id"].as_str().unwrap();
+    let edit = b.request(
+        "PATCH",
+        &format!("/api/sessions/{session}/queue/{id}"),
+        Some(r#"{"text":"sent to b, edited on b"}"#),
+    );
+    assert_eq!(edit.status, 200, "{}", edit.body);
+    assert!(edit.body.contains("forwarded"), "{}", edit.body);
+    wait_queue(&a, &["sent to b, edited on b"]);
+    let (status, body) = a.post_value(
+        &format!("/api/sessions/{session}/permission"),
+        &json!({"key": question["key"], "optionId": "allow"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    wait_prompts(&a, session, &["/scenario tools", "sent to b, edited on b"]);
+    wait_queue(&b, &[]);
+    a.stop();
+    b.stop();
+}
