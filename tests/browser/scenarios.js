@@ -485,6 +485,8 @@ require("./chrome.js")({
   scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, shot,
 });
 
+require("./queue.js")({ scenario, startServer, eventually, assert, newSession, openSession, send, shot });
+
 require("./perf.js")({
   scenario, eventually, assert, newSession, send, waitTurns, finishedTurns, greeted, shot,
 });
