@@ -28,6 +28,7 @@ use super::line_editor::{Edit, Key, LineEditor, RawInput, spawn_key_reader};
 use super::outcome::{exit_code_for_turn, report_agent_exit};
 use super::permission::Standing;
 use super::prompt_content::{self, Attachment};
+use super::queue_commands;
 use super::render::RenderOptions;
 use super::screen::Screen;
 use super::services::ServiceEvent;
@@ -108,8 +109,8 @@ pub(super) struct Chat<'a> {
     v2: bool,
     pub(super) stdin_tty: bool,
     turn: Option<Turn>,
-    /// Lines typed while a turn ran: sent, in order, when it ends.
-    queued: VecDeque<String>,
+    /// Lines typed while a turn ran: sent, in order, when it ends (`/queue` edits them).
+    pub(super) queued: VecDeque<String>,
     /// Questions for the user (permission requests, writes to review), the
     /// first one shown.
     pub(super) asks: VecDeque<Ask>,
@@ -577,6 +578,7 @@ impl Chat<'_> {
             let Some(next) = self.queued.pop_front() else {
                 break;
             };
+            self.show_queue();
             if self.confirm_delete {
                 if let Some(code) = self.delete_answered(&next).await {
                     self.front.redraw()?;
@@ -725,6 +727,19 @@ impl Chat<'_> {
                 self.last_code
             }));
         }
+        if let Some(command) = queue_commands::queue_command(&line) {
+            if self.turn.is_some() || self.controls_pending > 0 {
+                if self.editor.is_none() {
+                    self.front.stray_input(&line);
+                }
+            } else if self.front.is_terminal() {
+                self.front.accept_input()?;
+            } else {
+                self.front.commit(None)?;
+            }
+            self.run_queue_command(command);
+            return Ok(None);
+        }
         if self.turn.is_some() || self.controls_pending > 0 {
             if self.editor.is_none() {
                 self.front.stray_input(&line);
@@ -735,6 +750,7 @@ impl Chat<'_> {
                         .note(&format!("queued until the turn ends: {line}"));
                 }
                 self.queued.push_back(line);
+                self.show_queue();
             }
             return Ok(None);
         }
