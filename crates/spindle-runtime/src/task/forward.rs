@@ -70,9 +70,10 @@ impl SessionTask {
             return;
         }
         for queued in std::mem::take(&mut self.queued) {
-            if queued.command.is_some() {
+            if queued.command.is_some() || queued.queue_item.is_some() {
                 // Taken here under a lease that ended: left unfinished in the database, for
-                // the replica that runs the session now.
+                // the replica that runs the session now. A queue item stays in the log's queue,
+                // which that replica sends from.
                 continue;
             }
             let command = self.replica.command_id();
