@@ -269,7 +269,7 @@ mod tests {
             ..item("q-1", "hi")
         };
         apply(&mut queue, &add_note(&acp));
-        assert_eq!(queue.items(), [acp.clone()]);
+        assert_eq!(queue.items(), std::slice::from_ref(&acp));
         let removed: Value = serde_json::from_str(&remove_note(&acp, Removal::Removed)).unwrap();
         assert_eq!(removed["command"], "r1/5/2");
         assert_eq!(removed["why"], "removed");
