@@ -561,7 +561,7 @@ impl SessionTask {
                 remote,
                 acp_forwarded,
                 command,
-                queue_item: _,
+                queue_item,
                 reply,
             } = prompt;
             let (Some(session), Some(agent)) =
@@ -577,6 +577,9 @@ impl SessionTask {
                 (None, None) => match features::prompt_blocks(agent, &text, &images) {
                     Ok(blocks) => (blocks, None),
                     Err(error) => {
+                        if let Some(id) = &queue_item {
+                            self.queued_prompt_refused(id, &error);
+                        }
                         let _ = reply.send(Err(error));
                         continue;
                     }

@@ -130,6 +130,21 @@ impl SessionTask {
         Some(())
     }
 
+    /// A queue item the server refused as it was to be sent (a mention outside the working
+    /// directory): it leaves the queue unsent, and, as nobody waits for its answer, a banner
+    /// says why.
+    pub(super) fn queued_prompt_refused(&mut self, id: &str, error: &SessionError) {
+        // Its `sent` note, added by `take_queue_item`, is the last one.
+        self.queue_notes.pop();
+        let item = lock(&self.core).session_facts().queue.get(id).cloned();
+        if let Some(item) = item {
+            let note = prompt_queue::remove_note(&item, Removal::Removed);
+            self.record(vec![(Direction::Server, note)]);
+        }
+        let why = error.message();
+        self.banner("error", format!("A queued prompt was not sent: {why}"));
+    }
+
     /// The queue notes waiting for the next batch, as its lines.
     pub(super) fn take_queue_notes(&mut self) -> Vec<(Direction, String)> {
         self.queue_notes

@@ -171,6 +171,39 @@ fn serve_queue_v1_send_now_cancels_the_turn_a_cancel_holds_the_queue_and_a_resta
     served.stop();
 }
 
+/// A queued prompt the server refuses when it is sent (a mention outside the working
+/// directory) leaves the queue with a banner saying why: nobody waits for its answer.
+#[test]
+fn serve_queue_a_queued_prompt_refused_when_sent_is_said_in_a_banner() {
+    let dir = temp_dir("queue-refused");
+    let served = serve_version(&dir, &dir.path, 1, &[], &reference_agent_with(1, &[]));
+    let session = served.create_session();
+    let mut sse = served.sse(session, None);
+    prompt(&served, session, "/scenario stall");
+    let (_, answer) = prompt(&served, session, "read @/etc/passwd");
+    let id = answer["queued"]["id"].as_str().unwrap().to_owned();
+    let now = served.post_json(
+        &format!("/api/sessions/{session}/queue/{id}/send-now"),
+        "{}",
+    );
+    assert_eq!(now.status, 202, "{}", now.body);
+    let banner = sse
+        .wait_op(|op| {
+            op["op"] == "web_banner"
+                && op["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("A queued prompt was not sent"))
+        })
+        .unwrap();
+    assert!(
+        banner["text"].as_str().unwrap().contains("/etc/passwd"),
+        "{banner}"
+    );
+    assert!(queue(&served, session).is_empty());
+    assert_eq!(users(&served, session), ["/scenario stall"]);
+    served.stop();
+}
+
 #[test]
 fn serve_queue_v2_agents_get_every_prompt_at_once() {
     let dir = temp_dir("queue-v2");
