@@ -370,3 +370,55 @@ fn serve_queue_a_prompt_sent_to_a_replica_that_does_not_run_the_session_is_queue
     a.stop();
     b.stop();
 }
+
+/// An `/acp` client of B prompts a session A runs while A's v1 turn waits for a permission
+/// answer: the prompt goes to A, is queued there, and the client's answer comes from the log
+/// when its own turn ends on A.
+#[test]
+fn serve_queue_an_acp_prompt_sent_to_a_replica_that_does_not_run_the_session_is_answered_after_its_turn()
+ {
+    let Some(url) = crate::replicas::database("queue_replicas_acp") else {
+        return;
+    };
+    let replica = |id: &str| {
+        crate::serve_support::start_serve(
+            std::path::Path::new(&url),
+            &["--replica-id", id, "--lease-ttl", "4", "--protocol", "1"],
+            &reference_agent_with(1, &[]),
+            None,
+            &[],
+        )
+    };
+    let a = replica("a");
+    let b = replica("b");
+    let session = a.create_session();
+    crate::replicas::wait_listed(&b, session);
+    let mut sse = a.sse(session, None);
+    prompt(&a, session, "/scenario tools");
+    let question = sse.wait_op(|op| op["op"] == "web_permission").unwrap();
+
+    let mut client = AcpHttp::connect(&b, &[]);
+    let sid = session.to_string();
+    let mut stream = client.session_stream(&sid, None);
+    let attach = json!({ "sessionId": sid, "role": "controller", "historyPolicy": "none" });
+    let (attached, status) = client.request("session/attach", attach, Some(&sid));
+    assert_eq!(status, 202);
+    stream.response(attached);
+    let blocks = json!({ "sessionId": sid,
+                         "prompt": [{"type": "text", "text": "queued over acp on b"}] });
+    let (queued, status) = client.request("session/prompt", blocks, Some(&sid));
+    assert_eq!(status, 202);
+    crate::harness::wait_for(crate::serve_support::PATIENCE, "the item on a", || {
+        (texts(&queue(&a, session)) == ["queued over acp on b"]).then_some(())
+    });
+    let (status, body) = a.post_value(
+        &format!("/api/sessions/{session}/permission"),
+        &json!({"key": question["key"], "optionId": "allow"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let answer = stream.response(queued);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    wait_prompts(&a, session, &["/scenario tools", "queued over acp on b"]);
+    a.stop();
+    b.stop();
+}
