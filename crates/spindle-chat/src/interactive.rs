@@ -52,7 +52,7 @@ const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The running turn.
 #[derive(Debug)]
-struct Turn {
+pub(super) struct Turn {
     /// The prompt's content blocks, as JSON.
     blocks: String,
     /// v1: always. v2: the agent answered the prompt (the turn has begun).
@@ -108,7 +108,7 @@ pub(super) struct Chat<'a> {
     pub(super) front: Front,
     v2: bool,
     pub(super) stdin_tty: bool,
-    turn: Option<Turn>,
+    pub(super) turn: Option<Turn>,
     /// Lines typed while a turn ran: sent, in order, when it ends (`/queue` edits them).
     pub(super) queued: VecDeque<String>,
     /// Questions for the user (permission requests, writes to review), the
@@ -120,7 +120,7 @@ pub(super) struct Chat<'a> {
     /// Diagnostics seen so far.
     diagnostics: usize,
     /// The line editor, when keys are read raw from a terminal.
-    editor: Option<LineEditor>,
+    pub(super) editor: Option<LineEditor>,
     /// "Always" permission answers of this session.
     pub(super) standing: Standing,
     /// `--attach` images, sent with the first prompt.
@@ -728,17 +728,7 @@ impl Chat<'_> {
             }));
         }
         if let Some(command) = queue_commands::queue_command(&line) {
-            if self.turn.is_some() || self.controls_pending > 0 {
-                if self.editor.is_none() {
-                    self.front.stray_input(&line);
-                }
-            } else if self.front.is_terminal() {
-                self.front.accept_input()?;
-            } else {
-                self.front.commit(None)?;
-            }
-            self.run_queue_command(command);
-            return Ok(None);
+            return self.queue_line(&line, command);
         }
         if self.turn.is_some() || self.controls_pending > 0 {
             if self.editor.is_none() {

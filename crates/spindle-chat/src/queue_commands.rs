@@ -48,6 +48,25 @@ pub(super) fn queue_command(line: &str) -> Option<QueueCommand> {
 }
 
 impl Chat<'_> {
+    /// A `/queue` line typed: taken in at once (during a turn too), then carried out.
+    pub(super) fn queue_line(
+        &mut self,
+        line: &str,
+        command: QueueCommand,
+    ) -> super::interactive::Step {
+        if self.turn.is_some() || self.controls_pending > 0 {
+            if self.editor.is_none() {
+                self.front.stray_input(line);
+            }
+        } else if self.front.is_terminal() {
+            self.front.accept_input()?;
+        } else {
+            self.front.commit(None)?;
+        }
+        self.run_queue_command(command);
+        Ok(None)
+    }
+
     /// Carries out a `/queue` command and says what it did.
     pub(super) fn run_queue_command(&mut self, command: QueueCommand) {
         let count = self.queued.len();
