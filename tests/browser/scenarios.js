@@ -489,6 +489,7 @@ require("./chrome.js")({
 });
 
 require("./wire.js")({ scenario, startServer, eventually, assert, newSession, shot });
+require("./queue.js")({ scenario, startServer, eventually, assert, newSession, openSession, send, shot });
 
 require("./perf.js")({
   scenario, eventually, assert, newSession, send, waitTurns, finishedTurns, greeted, shot,

@@ -21,7 +21,7 @@ pub struct CommandInfo {
 }
 
 /// Spindle's own commands: name, hint, description.
-pub const OWN_COMMANDS: [(&str, &str, &str); 12] = [
+pub const OWN_COMMANDS: [(&str, &str, &str); 13] = [
     (
         "mode",
         "[mode id]",
@@ -58,6 +58,11 @@ pub const OWN_COMMANDS: [(&str, &str, &str); 12] = [
         "undo",
         "[turn]",
         "put the files back as they were before the last turn (or turn N); shows the diff, asks y/N",
+    ),
+    (
+        "queue",
+        "[edit N TEXT | drop N]",
+        "list the lines typed while a turn runs (sent when it ends, in order), or edit or drop one",
     ),
     (
         "permissions",

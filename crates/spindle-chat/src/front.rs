@@ -83,6 +83,17 @@ impl Front {
         Ok(())
     }
 
+    /// The lines queued while a turn runs: the full screen shows them above the composer (the
+    /// line chat says each as it is queued, and `/queue` lists them).
+    pub(super) fn set_queue(&mut self, lines: Vec<String>) {
+        if let Front::Full(tui) = self
+            && tui.state.queued != lines
+        {
+            tui.state.queued = lines;
+            tui.state.dirty = true;
+        }
+    }
+
     /// Line mode: what the bottom of the live region shows.
     pub(super) fn set_footer(&mut self, footer: Footer) {
         if let Front::Line(view) = self {

@@ -28,6 +28,7 @@ use super::line_editor::{Edit, Key, LineEditor, RawInput, spawn_key_reader};
 use super::outcome::{exit_code_for_turn, report_agent_exit};
 use super::permission::Standing;
 use super::prompt_content::{self, Attachment};
+use super::queue_commands;
 use super::render::RenderOptions;
 use super::screen::Screen;
 use super::services::ServiceEvent;
@@ -51,7 +52,7 @@ const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The running turn.
 #[derive(Debug)]
-struct Turn {
+pub(super) struct Turn {
     /// The prompt's content blocks, as JSON.
     blocks: String,
     /// v1: always. v2: the agent answered the prompt (the turn has begun).
@@ -107,9 +108,9 @@ pub(super) struct Chat<'a> {
     pub(super) front: Front,
     v2: bool,
     pub(super) stdin_tty: bool,
-    turn: Option<Turn>,
-    /// Lines typed while a turn ran: sent, in order, when it ends.
-    queued: VecDeque<String>,
+    pub(super) turn: Option<Turn>,
+    /// Lines typed while a turn ran: sent, in order, when it ends (`/queue` edits them).
+    pub(super) queued: VecDeque<String>,
     /// Questions for the user (permission requests, writes to review), the
     /// first one shown.
     pub(super) asks: VecDeque<Ask>,
@@ -119,7 +120,7 @@ pub(super) struct Chat<'a> {
     /// Diagnostics seen so far.
     diagnostics: usize,
     /// The line editor, when keys are read raw from a terminal.
-    editor: Option<LineEditor>,
+    pub(super) editor: Option<LineEditor>,
     /// "Always" permission answers of this session.
     pub(super) standing: Standing,
     /// `--attach` images, sent with the first prompt.
@@ -577,6 +578,7 @@ impl Chat<'_> {
             let Some(next) = self.queued.pop_front() else {
                 break;
             };
+            self.show_queue();
             if self.confirm_delete {
                 if let Some(code) = self.delete_answered(&next).await {
                     self.front.redraw()?;
@@ -725,6 +727,9 @@ impl Chat<'_> {
                 self.last_code
             }));
         }
+        if let Some(command) = queue_commands::queue_command(&line) {
+            return self.queue_line(&line, command);
+        }
         if self.turn.is_some() || self.controls_pending > 0 {
             if self.editor.is_none() {
                 self.front.stray_input(&line);
@@ -735,6 +740,7 @@ impl Chat<'_> {
                         .note(&format!("queued until the turn ends: {line}"));
                 }
                 self.queued.push_back(line);
+                self.show_queue();
             }
             return Ok(None);
         }

@@ -51,6 +51,7 @@ mod outcome;
 mod permission;
 mod printed;
 mod prompt_content;
+mod queue_commands;
 mod recorder;
 mod remote;
 mod render;

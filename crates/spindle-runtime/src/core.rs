@@ -26,6 +26,8 @@ pub(crate) enum PageFact {
     Status,
     /// `web_checkpoints`.
     Checkpoints,
+    /// `web_queue`.
+    Queue,
 }
 
 /// A banner shown above the transcript (server facts: agent exited, storage failing, ...).
@@ -178,6 +180,13 @@ impl SessionCore {
         self.diagnostics = self.engine.transcript().diagnostics.len() as u64;
         if self.feed.facts.checkpoints.take_changed() {
             self.set_fact(self.feed.facts.checkpoints.page_op());
+        }
+        if lines
+            .iter()
+            .any(|(d, l)| *d == Direction::Server && l.contains("\"queue\""))
+        {
+            // Every replica shows the queue its log tells (`crate::prompt_queue`).
+            self.set_fact(self.feed.facts.queue.page_op());
         }
         if !ops.is_empty() {
             // One batch is one SSE frame the page applies at once: its states in between are
@@ -427,6 +436,7 @@ impl SessionCore {
             PageOp::WebStandingPermissions { .. } => PageFact::StandingPermissions,
             PageOp::WebStatus { .. } => PageFact::Status,
             PageOp::WebCheckpoints { .. } => PageFact::Checkpoints,
+            PageOp::WebQueue { .. } => PageFact::Queue,
             _ => return,
         };
         let op = op.to_value();

@@ -22,8 +22,6 @@ pub enum SessionError {
         /// The agent's sign-in methods, as its `initialize` answer gave them.
         methods: Vec<AuthMethod>,
     },
-    /// A turn is running and the agent speaks ACP v1 (one prompt at a time).
-    Busy,
     /// The agent answered with an error (its code, when it gave one) or could not be reached.
     Agent {
         /// The agent's JSON-RPC error code, if it answered one.
@@ -62,9 +60,6 @@ impl SessionError {
             | SessionError::Agent { message, .. } => message.clone(),
             SessionError::AuthRequired { .. } => "the agent needs authentication first: pick one \
                  of its sign-in methods, then send the prompt again"
-                .to_string(),
-            SessionError::Busy => "a turn is running and this agent speaks ACP v1 (one prompt at \
-                 a time): wait for it to end or cancel it"
                 .to_string(),
             SessionError::StorageFull => "the database does not accept writes and as many lines \
                  as the server keeps in memory wait for it: prompts are refused until storage \

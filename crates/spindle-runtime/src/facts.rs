@@ -1,6 +1,7 @@
 //! Session facts read from the wire log besides the transcript: the working directory the agent
 //! session was opened in (from `session/new`, `session/load` and `session/resume`) and the
-//! permission rules answered "always", the checkpoints taken and restored (`checkpoints.rs`).
+//! permission rules answered "always", the checkpoints taken and restored (`checkpoints.rs`), the
+//! prompts queued while a turn runs.
 //!
 //! The agent's modes and config options, also those it gives only in its answers to
 //! `session/new`, `session/load`, `session/resume`, `session/set_mode` and
@@ -22,6 +23,8 @@ pub(crate) struct SessionFacts {
     pub(crate) standing: BTreeMap<String, Value>,
     /// The checkpoints and restores the log noted.
     pub(crate) checkpoints: crate::checkpoints::CheckpointFacts,
+    /// The prompts queued while a v1 agent's turn runs (`crate::prompt_queue`).
+    pub(crate) queue: crate::prompt_queue::PromptQueue,
 }
 
 impl SessionFacts {

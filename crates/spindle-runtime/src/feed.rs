@@ -242,6 +242,10 @@ impl EngineFeed {
                 self.facts.checkpoints.note(kind, &note);
                 Vec::new()
             }
+            Some(crate::prompt_queue::QUEUE_NOTE) => {
+                self.facts.queue.apply(&note);
+                Vec::new()
+            }
             // Notes of a newer server are kept in the log and skipped here.
             _ => Vec::new(),
         }

@@ -60,6 +60,7 @@ mod handshake;
 mod history;
 pub mod hub;
 pub mod page_ops;
+mod prompt_queue;
 pub mod registry;
 pub mod replica;
 pub mod snapshot;
@@ -84,7 +85,7 @@ pub use hub::HubLimits;
 pub use registry::{LiveSession, MAX_TITLE_CHARS, NewSession, SessionManager};
 pub use replica::ReplicaConfig;
 pub use spindle_host::FsPolicy;
-pub use task::{CheckpointRequest, PromptImage, RemoteTarget};
+pub use task::{CheckpointRequest, PromptImage, PromptOutcome, RemoteTarget};
 
 /// What the runtime is started with.
 #[derive(Debug, Clone)]

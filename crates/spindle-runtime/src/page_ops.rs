@@ -119,6 +119,12 @@ pub enum PageOp {
         /// The text, or none.
         text: Option<String>,
     },
+    /// The prompts queued while a v1 agent's turn runs, first to be sent first:
+    /// `[{id, text, position, images, acp}]` (see `crate::prompt_queue`).
+    WebQueue {
+        /// The items.
+        items: Value,
+    },
     /// A snapshot holds the transcript from entry `first` of `total`.
     WebWindow {
         /// The first entry the snapshot holds.
@@ -245,6 +251,13 @@ mod tests {
                     text: None,
                 },
                 json!({"op": "web_banner", "level": "info", "text": null}),
+            ),
+            (
+                PageOp::WebQueue {
+                    items: json!([{"id": "q-1", "text": "next", "position": 1}]),
+                },
+                json!({"op": "web_queue",
+                       "items": [{"id": "q-1", "text": "next", "position": 1}]}),
             ),
             (
                 PageOp::WebWindow {

@@ -20,14 +20,13 @@ use crate::page_ops::PageOp;
 use crate::replica::Replica;
 use crate::store::{Direction, Store, StoredReply};
 use crate::sync::lock;
-use crate::task::{
-    CheckpointRequest, Command, PromptImage, RemoteTarget, SessionTask, TaskStart, ValueReply,
-};
+use crate::task::{CheckpointRequest, Command, SessionTask, TaskStart, ValueReply};
 use spindle_store::LogChange;
 
 mod edit;
 mod lifecycle;
 mod listing;
+mod prompts;
 mod summary;
 
 pub use summary::SessionSummary;
@@ -295,6 +294,10 @@ impl SessionManager {
             let rules = core.session_facts().standing_json();
             if rules.as_array().is_some_and(|r| !r.is_empty()) {
                 core.set_fact(PageOp::WebStandingPermissions { permissions: rules });
+            }
+            if !core.session_facts().queue.items().is_empty() {
+                let op = core.session_facts().queue.page_op();
+                core.set_fact(op);
             }
         }
         let awaits_log = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -577,31 +580,6 @@ impl LiveSession {
     /// The session's working directory.
     pub fn cwd(&self) -> &Path {
         &self.cwd
-    }
-
-    /// Sends a prompt (starting the agent first if needed). Returns once it was written.
-    pub async fn prompt(&self, text: String, images: Vec<PromptImage>) -> Result<(), SessionError> {
-        self.call(|reply| Command::Prompt {
-            text,
-            images,
-            remote: None,
-            reply,
-        })
-        .await
-    }
-
-    /// Sends an `/acp` client's prompt; the agent's answer goes to that client's stream.
-    pub async fn remote_prompt(
-        &self,
-        blocks: Value,
-        target: RemoteTarget,
-    ) -> Result<(), SessionError> {
-        self.call(|reply| Command::RemotePrompt {
-            blocks,
-            target,
-            reply,
-        })
-        .await
     }
 
     /// Subscribes an `/acp` client stream to this session (see `SessionCore::acp_subscribe`).

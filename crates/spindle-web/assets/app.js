@@ -12,6 +12,7 @@
 import { $, api, banner, clearBanners } from "./dom.js";
 import { createPanels } from "./panels.js";
 import { createComposer } from "./composer.js";
+import { createQueue } from "./queue.js";
 import { createEntries } from "./entries.js";
 import { createCards, hasCards } from "./cards.js";
 import { createWindow, renderAll } from "./window.js";
@@ -44,6 +45,7 @@ const composer = createComposer({
   commands: () => commands,
   sent: () => { refreshSessions(); range.followEnd(); schedule(); },
 });
+const promptQueue = createQueue({ session });
 const entries = createEntries({
   changed: (rec) => { if (rec.list) rec.list.changed(rec); schedule(); },
   wantWhole: (rec) => restore(rec),
@@ -281,6 +283,7 @@ function clearView() {
   $("commands").replaceChildren();
   commands = [];
   cards.clear();
+  promptQueue.clear();
   setState({ state: "idle" });
   usageOp = null;
   panels.setUsage({});
@@ -316,7 +319,7 @@ const search = createSearch({
 
 // Every op the server sends, by name (ops.js).
 const handlers = opHandlers({
-  model: entryOps(range), range, panels, cards, setState, refreshSessions,
+  model: entryOps(range), range, panels, cards, promptQueue, setState, refreshSessions,
   // The server's banner has a key of its own: the page's banners do not replace it.
   banner: (text, level) => banner(text, level, "server"),
   setUsage: (op) => { usageOp = op; },
@@ -341,10 +344,21 @@ function setState(op) {
   const wasRunning = running;
   running = !!(st.turnOpen || state === "running" || state === "requires_action");
   $("cancel").disabled = !running;
+  showQueueing();
   // The phone's Chat tab shows that a turn runs while another tab is shown.
   document.querySelector("#tabs .tab-running").hidden = !(state === "running" || state === "requires_action");
   // A turn that ended well: the page's banners of earlier failures no longer apply.
   if (wasRunning && !running && !st.error && reason && reason !== "cancelled" && reason !== "refusal") clearBanners();
+}
+
+// A v1 agent takes one prompt at a time: while its turn runs, what is sent is queued (the
+// server decides; the page says so). The protocol is unknown until the agent answered: v1 then,
+// serve's default.
+function showQueueing() {
+  const agent = panels.agent();
+  const v1 = !(agent && agent.protocol >= 2);
+  promptQueue.setRunning(running);
+  composer.setQueueing(running && v1);
 }
 
 // ---- controls ----------------------------------------------------------------------------

@@ -197,10 +197,16 @@ export function createComposer(ctx) {
   };
   let sendKey = storedSendKey();
 
+  // While a v1 agent's turn runs, a prompt sent is queued (queue.js shows the queue).
+  let queueing = false;
+
   // The placeholder and the Send button say the rule in force.
   function showSendRule() {
     const rule = sendKey === "enter" ? "Enter sends, Shift+Enter adds a line" : "Ctrl+Enter sends, Enter adds a line";
-    input.placeholder = "Message the agent: / for commands, @ for files, paste or drop images (" + rule + ")";
+    input.placeholder = queueing
+      ? "A turn is running: what you send now is queued and sent when it ends (" + rule + ")"
+      : "Message the agent: / for commands, @ for files, paste or drop images (" + rule + ")";
+    $("send").textContent = queueing ? "Queue" : "Send";
     input.setAttribute("aria-keyshortcuts", sendKey === "enter" ? "Enter" : "Control+Enter Meta+Enter");
     $("send").title = "Send (" + (sendKey === "enter" ? "Enter" : "Ctrl+Enter") + ")";
   }
@@ -396,5 +402,11 @@ export function createComposer(ctx) {
     showHint();
   }
 
-  return Object.freeze({ reset, sendKey: () => sendKey, setSendKey, focus: () => input.focus() });
+  function setQueueing(value) {
+    if (queueing === !!value) return;
+    queueing = !!value;
+    showSendRule();
+  }
+
+  return Object.freeze({ reset, sendKey: () => sendKey, setSendKey, setQueueing, focus: () => input.focus() });
 }

@@ -58,6 +58,8 @@ export function opHandlers(to) {
     web_standing_permissions: (op) => panels.onStanding(op.permissions),
     // {checkpoints, restores}: the checkpoints the session's log noted (checkpoints.js).
     web_checkpoints: (op) => onCheckpoints(op),
+    // {items: [{id, text, position, images, acp}]}: the prompts queued while a v1 turn runs.
+    web_queue: (op) => to.promptQueue.show(op.items),
     // {}: the list of sessions changed (a session got its title).
     web_session: () => to.refreshSessions(),
   });

@@ -203,10 +203,10 @@ pub(crate) async fn prompt(
             image.mime_type.chars().take(64).collect::<String>()
         )));
     }
-    session.prompt(body.text, body.images).await?;
+    let outcome = session.prompt(body.text, body.images).await?;
     Ok((
         StatusCode::ACCEPTED,
-        axum::Json(json!({ "accepted": true })),
+        axum::Json(crate::queue_routes::prompt_answer(&outcome)),
     )
         .into_response())
 }

@@ -33,9 +33,7 @@ pub(crate) fn status_of(error: &SessionError) -> StatusCode {
     match error {
         SessionError::NotFound(_) => StatusCode::NOT_FOUND,
         SessionError::InvalidParams(_) => StatusCode::BAD_REQUEST,
-        SessionError::Conflict(_) | SessionError::AuthRequired { .. } | SessionError::Busy => {
-            StatusCode::CONFLICT
-        }
+        SessionError::Conflict(_) | SessionError::AuthRequired { .. } => StatusCode::CONFLICT,
         SessionError::Agent { .. } => StatusCode::BAD_GATEWAY,
         SessionError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
         SessionError::Refused(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -70,7 +68,6 @@ mod tests {
             (SessionError::InvalidParams(String::new()), 400),
             (SessionError::Conflict(String::new()), 409),
             (SessionError::AuthRequired { methods: vec![] }, 409),
-            (SessionError::Busy, 409),
             (
                 SessionError::Agent {
                     code: None,

@@ -59,6 +59,8 @@ mod extract;
 mod markdown_routes;
 mod probes;
 pub mod proxy;
+#[cfg(feature = "page")]
+mod queue_routes;
 mod remote_agent;
 pub mod roles;
 #[cfg(feature = "page")]

@@ -34,6 +34,7 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/app.js", get(app_js)),
         ("/markdown.js", get(markdown_js)),
         ("/composer.js", get(composer_js)),
+        ("/queue.js", get(queue_js)),
         ("/panels.js", get(panels_js)),
         ("/newsession.js", get(newsession_js)),
         ("/lifecycle.js", get(lifecycle_js)),
@@ -86,6 +87,15 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
             post(api::prompt).layer(DefaultBodyLimit::max(api::MAX_PROMPT_BODY)),
         ),
         ("/api/sessions/{id}/cancel", post(cancel)),
+        ("/api/sessions/{id}/queue", get(crate::queue_routes::list)),
+        (
+            "/api/sessions/{id}/queue/{item}",
+            patch(crate::queue_routes::edit).delete(crate::queue_routes::remove),
+        ),
+        (
+            "/api/sessions/{id}/queue/{item}/send-now",
+            post(crate::queue_routes::send_now),
+        ),
         ("/api/sessions/{id}/permission", post(permission)),
         ("/api/sessions/{id}/elicitation", post(elicitation)),
         (
@@ -193,6 +203,13 @@ async fn composer_js() -> Response {
     asset(
         "text/javascript; charset=utf-8",
         include_str!("../assets/composer.js"),
+    )
+}
+
+async fn queue_js() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/queue.js"),
     )
 }
 
@@ -568,6 +585,7 @@ mod tests {
                 "/app.js",
                 "/markdown.js",
                 "/composer.js",
+                "/queue.js",
                 "/panels.js",
                 "/newsession.js",
                 "/lifecycle.js",
@@ -602,6 +620,9 @@ mod tests {
                 "/api/sessions/{id}/checkpoints/{checkpoint}/restore",
                 "/api/sessions/{id}/prompt",
                 "/api/sessions/{id}/cancel",
+                "/api/sessions/{id}/queue",
+                "/api/sessions/{id}/queue/{item}",
+                "/api/sessions/{id}/queue/{item}/send-now",
                 "/api/sessions/{id}/permission",
                 "/api/sessions/{id}/elicitation",
                 "/api/sessions/{id}/permission/forget",

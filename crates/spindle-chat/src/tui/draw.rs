@@ -23,6 +23,8 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 const COMPOSER_ROWS: usize = 8;
 /// Hint rows shown at most.
 const HINT_ROWS: usize = 8;
+/// The most queued lines shown above the composer.
+const QUEUE_ROWS: usize = 4;
 /// The composer's prompt.
 const PROMPT: &str = "› ";
 
@@ -468,8 +470,10 @@ pub(crate) fn draw(state: &mut TuiState, frame: &mut Frame, now: Instant) {
     let menu_title = menu.map(|m| m.title.clone());
     let menu_height = menu_rows.as_ref().map_or(0, |r| r.len() + 2);
     let hints_height = state.hints.len().min(HINT_ROWS);
+    let queue = queue_rows(&state.queued, width);
     let [
         transcript_area,
+        queue_area,
         hints_area,
         menu_area,
         rule_area,
@@ -477,6 +481,7 @@ pub(crate) fn draw(state: &mut TuiState, frame: &mut Frame, now: Instant) {
         status_area,
     ] = Layout::vertical([
         Constraint::Min(1),
+        Constraint::Length(queue.len() as u16),
         Constraint::Length(hints_height as u16),
         Constraint::Length(menu_height as u16),
         Constraint::Length(1),
@@ -495,6 +500,7 @@ pub(crate) fn draw(state: &mut TuiState, frame: &mut Frame, now: Instant) {
         .map(|h| Row::styled(truncate(&sanitize(h), width), dim()))
         .collect();
     frame.render_widget(Paragraph::new(hints), hints_area);
+    frame.render_widget(Paragraph::new(queue), queue_area);
 
     if let (Some(title), Some(rows)) = (menu_title, menu_rows) {
         let block = Block::default()
@@ -513,6 +519,24 @@ pub(crate) fn draw(state: &mut TuiState, frame: &mut Frame, now: Instant) {
     );
     draw_composer(state, frame, composer_area, &composer, cursor);
     frame.render_widget(Paragraph::new(status_row(state, now, width)), status_area);
+}
+
+/// The queued lines above the composer: the first [`QUEUE_ROWS`], then how many more.
+fn queue_rows(queued: &[String], width: usize) -> Vec<Row<'static>> {
+    let mut rows: Vec<Row> = queued
+        .iter()
+        .take(QUEUE_ROWS)
+        .enumerate()
+        .map(|(i, line)| {
+            let line = sanitize(line).replace('\n', " ");
+            Row::styled(truncate(&format!("queued {}: {line}", i + 1), width), dim())
+        })
+        .collect();
+    if queued.len() > QUEUE_ROWS {
+        let more = format!("… {} more (/queue lists them)", queued.len() - QUEUE_ROWS);
+        rows.push(Row::styled(truncate(&more, width), dim()));
+    }
+    rows
 }
 
 fn draw_composer(

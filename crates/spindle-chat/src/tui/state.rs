@@ -130,6 +130,8 @@ pub(crate) struct TuiState {
     pub composer: Composer,
     /// Lines above the composer (completions, the command's hint).
     pub hints: Vec<String>,
+    /// The lines queued while a turn runs, first to be sent first (shown above the hints).
+    pub queued: Vec<String>,
     /// The agent's question (from the driver) or a picker (opened here).
     pub question: Option<Menu>,
     pub picker: Option<Menu>,

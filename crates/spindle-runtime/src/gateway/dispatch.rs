@@ -669,7 +669,6 @@ mod tests {
                 },
                 -32603,
             ),
-            (SessionError::Busy, -32603),
             (SessionError::StorageFull, -32603),
             (SessionError::Gone, -32603),
         ];

@@ -142,19 +142,27 @@ impl SessionTask {
         }
         match completion.data {
             Pending::Prompt { banners_before } => {
-                if self.protocol() < 2 {
+                let v1 = self.protocol() < 2;
+                if v1 {
                     self.v1_turn_running = false;
                 }
-                match completion.result {
-                    Err(error) => self.banner(
-                        "error",
-                        format!("The agent rejected the prompt: {}", error_message(&error)),
-                    ),
+                let cancelled = match &completion.result {
+                    Err(error) => {
+                        self.banner(
+                            "error",
+                            format!("The agent rejected the prompt: {}", error_message(error)),
+                        );
+                        true
+                    }
                     // A turn that ended well; a cancelled or refused one is no success.
                     Ok(raw) if turn_succeeded(raw.get()) => {
                         lock(&self.core).clear_banner(banners_before);
+                        false
                     }
-                    Ok(_) => {}
+                    Ok(raw) => turn_cancelled(raw.get()),
+                };
+                if v1 {
+                    self.queue_turn_ended(cancelled);
                 }
                 return;
             }
@@ -294,12 +302,23 @@ impl SessionTask {
 
 /// Whether a prompt's answer ends the turn well (not cancelled, not refused).
 fn turn_succeeded(result: &str) -> bool {
-    let stop = serde_json::from_str::<Value>(result).ok().and_then(|v| {
+    !matches!(
+        stop_reason(result).as_deref(),
+        Some("cancelled" | "refusal")
+    )
+}
+
+/// Whether a prompt's answer says the turn was cancelled (the queue then waits, `queue.rs`).
+fn turn_cancelled(result: &str) -> bool {
+    stop_reason(result).as_deref() == Some(spindle_wire::stop_reasons::CANCELLED)
+}
+
+fn stop_reason(result: &str) -> Option<String> {
+    serde_json::from_str::<Value>(result).ok().and_then(|v| {
         v.get("stopReason")
             .and_then(Value::as_str)
             .map(str::to_owned)
-    });
-    !matches!(stop.as_deref(), Some("cancelled" | "refusal"))
+    })
 }
 
 /// The JSON-RPC error an `/acp` client gets for a failed agent request.

@@ -35,7 +35,7 @@ use spindle_store::TakenCommand;
 use tokio::sync::oneshot::error::TryRecvError;
 
 use super::features::permission_op;
-use super::state::{QueuedPrompt, Reply, SessionTask};
+use super::state::{PromptOutcome, PromptReply, QueuedPrompt, SessionTask};
 use crate::core::SessionCore;
 use crate::error::SessionError;
 use crate::replica::Refused;
@@ -70,9 +70,10 @@ impl SessionTask {
             return;
         }
         for queued in std::mem::take(&mut self.queued) {
-            if queued.command.is_some() {
+            if queued.command.is_some() || queued.queue_item.is_some() {
                 // Taken here under a lease that ended: left unfinished in the database, for
-                // the replica that runs the session now.
+                // the replica that runs the session now. A queue item stays in the log's queue,
+                // which that replica sends from.
                 continue;
             }
             let command = self.replica.command_id();
@@ -107,7 +108,7 @@ impl SessionTask {
                 self.forwarded_acp.insert(command, target);
                 self.awaits_log.store(true, Ordering::Relaxed);
             }
-            let _ = queued.reply.send(sent);
+            let _ = queued.reply.send(sent.map(|()| PromptOutcome::Forwarded));
         }
     }
 
@@ -151,7 +152,7 @@ impl SessionTask {
     }
 
     /// Whether another replica holds the session's lease.
-    fn owner_elsewhere(&self) -> Result<bool, SessionError> {
+    pub(super) fn owner_elsewhere(&self) -> Result<bool, SessionError> {
         let leases = self.store.leases().map_err(SessionError::storage)?;
         Ok(leases
             .iter()
@@ -259,6 +260,7 @@ impl SessionTask {
                 remote: None,
                 acp_forwarded: None,
                 command: Some(id),
+                queue_item: None,
                 reply,
             });
         } else if let Some(blocks) = value.get("acpPrompt") {
@@ -269,6 +271,7 @@ impl SessionTask {
                 remote: None,
                 acp_forwarded: Some(blocks.clone()),
                 command: Some(id),
+                queue_item: None,
                 reply,
             });
         } else if let Some(key) = value["permission"].as_str() {
@@ -283,6 +286,7 @@ impl SessionTask {
                 );
                 self.refuse_pending(&id, &error.message());
             }
+        } else if self.run_forwarded_queue_change(&id, &value) {
         } else if value["cancel"] == true {
             self.note_command(&id, json!({}));
             if again {
@@ -311,7 +315,7 @@ impl SessionTask {
 
     /// The reply of a forwarded prompt: its sender was answered when it queued the command;
     /// the outcome is logged ([`Self::settle_commands`]).
-    fn command_reply(&mut self, id: &str) -> Reply {
+    fn command_reply(&mut self, id: &str) -> PromptReply {
         let (reply, outcome) = tokio::sync::oneshot::channel();
         self.command_outcomes.push((id.to_owned(), outcome));
         reply
@@ -445,6 +449,9 @@ impl SessionTask {
                 };
                 if let Some(request) = note["request"].as_str() {
                     self.forwarded_turns.insert(request.to_owned(), target);
+                } else if note.get("queued").is_some() {
+                    // Queued behind a turn: a later note names the request it becomes.
+                    self.forwarded_acp.insert(command.to_owned(), target);
                 } else {
                     // Refused by the owner (the agent could not take it).
                     let message = note["error"].as_str().unwrap_or("the prompt was refused");
@@ -452,6 +459,16 @@ impl SessionTask {
                     lock(&self.core)
                         .acp
                         .respond(&target.connection, &target.id, Err(error));
+                }
+            }
+            // A queued `/acp` prompt removed unsent ends as a cancelled turn does.
+            Some(crate::prompt_queue::QUEUE_NOTE) if note["why"] == "removed" => {
+                let command = note["command"].as_str().unwrap_or_default();
+                if let Some(target) = self.forwarded_acp.remove(command) {
+                    let answer = Ok(json!({ "stopReason": spindle_wire::stop_reasons::CANCELLED }));
+                    lock(&self.core)
+                        .acp
+                        .respond(&target.connection, &target.id, answer);
                 }
             }
             // The turn ended without an answer (the agent exited, or its replica died).

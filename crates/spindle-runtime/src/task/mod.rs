@@ -17,6 +17,7 @@ mod forward;
 mod host;
 mod lease;
 mod lifecycle;
+mod queue;
 mod state;
 
 use std::collections::{HashMap, VecDeque};
@@ -39,7 +40,8 @@ use crate::sync::lock;
 use spindle_store::TitleSource;
 
 pub(crate) use forward::show_followed_permissions;
-pub use state::{CheckpointRequest, PromptImage, RemoteTarget};
+pub(crate) use state::QueueChange;
+pub use state::{CheckpointRequest, PromptImage, PromptOutcome, RemoteTarget};
 pub(crate) use state::{Command, SessionTask, TaskStart, ValueReply};
 use state::{HostDone, MAX_BATCH, QueuedPrompt, RunningAgent, request_key};
 
@@ -108,6 +110,9 @@ impl SessionTask {
             startup,
             queued: VecDeque::new(),
             v1_turn_running: false,
+            queued_targets: HashMap::new(),
+            send_next: None,
+            queue_notes: Vec::new(),
             agent_requests: HashMap::new(),
             elicitations: HashMap::new(),
             reviews: HashMap::new(),
@@ -233,7 +238,8 @@ impl SessionTask {
         if self.agent.is_none() {
             return;
         }
-        let notes = self.take_command_notes();
+        let mut notes = self.take_command_notes();
+        notes.extend(self.take_queue_notes());
         let Some(agent) = self.agent.as_mut() else {
             return;
         };
@@ -424,12 +430,16 @@ impl SessionTask {
                 remote,
                 acp_forwarded: None,
                 command: None,
+                queue_item: None,
                 reply,
             }),
+            Command::Queue { change, reply } => self.queue_change(change, reply),
             Command::TakeForwarded => self.take_forwarded(),
             Command::TakeOver(expired) => self.take_over(expired),
             Command::Followed => self.read_forwarded_answers(),
             Command::Cancel(reply) => {
+                // The queue is kept (held): see `queue.rs`.
+                self.send_next = None;
                 if self.agent.is_none() {
                     let _ = reply.send(self.forward_cancel());
                     return;
@@ -499,9 +509,9 @@ impl SessionTask {
             return;
         }
         // The version is known once `initialize` is answered; until then prompts wait
-        // in the queue and `flush_queued` applies the v1 rule to them.
-        if self.startup.phase == Phase::Ready && self.protocol() < 2 && self.v1_turn_running {
-            let _ = reply.send(Err(SessionError::Busy));
+        // in `queued` and `flush_queued` applies the v1 rule to them.
+        if self.queues_prompts() {
+            self.hold_in_queue(QueuedPrompt { reply, ..queued });
             return;
         }
         if self.startup.phase == Phase::NeedsAuth {
@@ -542,23 +552,29 @@ impl SessionTask {
     fn flush_queued(&mut self) {
         // The checkpoint before the next turn is taken first (`checkpoint.rs`).
         while self.checkpoint_taken_for_next_prompt()
-            && let Some(QueuedPrompt {
+            && let Some(mut prompt) = self.queued.pop_front()
+        {
+            if lock(&self.core).backlog_full() {
+                let _ = prompt.reply.send(Err(SessionError::StorageFull));
+                continue;
+            }
+            if self.queues_prompts() {
+                self.hold_in_queue(prompt);
+                continue;
+            }
+            if self.take_queue_item(&mut prompt).is_none() {
+                // Removed from the queue while the agent started.
+                continue;
+            }
+            let QueuedPrompt {
                 text,
                 images,
                 remote,
                 acp_forwarded,
                 command,
+                queue_item,
                 reply,
-            }) = self.queued.pop_front()
-        {
-            if lock(&self.core).backlog_full() {
-                let _ = reply.send(Err(SessionError::StorageFull));
-                continue;
-            }
-            if self.protocol() < 2 && self.v1_turn_running {
-                let _ = reply.send(Err(SessionError::Busy));
-                continue;
-            }
+            } = prompt;
             let (Some(session), Some(agent)) =
                 (self.startup.agent_session.clone(), self.agent.as_mut())
             else {
@@ -572,6 +588,9 @@ impl SessionTask {
                 (None, None) => match features::prompt_blocks(agent, &text, &images) {
                     Ok(blocks) => (blocks, None),
                     Err(error) => {
+                        if let Some(id) = &queue_item {
+                            self.queued_prompt_refused(id, &error);
+                        }
                         let _ = reply.send(Err(error));
                         continue;
                     }
@@ -621,7 +640,7 @@ impl SessionTask {
                 self.v1_turn_running = sent;
             }
             let _ = reply.send(if sent {
-                Ok(())
+                Ok(PromptOutcome::Sent)
             } else {
                 Err(SessionError::unavailable("the agent is gone"))
             });
@@ -680,7 +699,7 @@ impl SessionTask {
 }
 
 /// The text of a prompt's first text block (the session's title).
-fn first_text(blocks: &Value) -> String {
+pub(super) fn first_text(blocks: &Value) -> String {
     blocks
         .as_array()
         .into_iter()

@@ -26,6 +26,33 @@ pub(crate) type Reply = oneshot::Sender<Result<(), SessionError>>;
 /// The answer an HTTP handler waits for, with a JSON value.
 pub(crate) type ValueReply = oneshot::Sender<Result<Value, SessionError>>;
 
+/// The answer to a prompt: what became of it.
+pub(crate) type PromptReply = oneshot::Sender<Result<PromptOutcome, SessionError>>;
+
+/// What became of a prompt the session accepted.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum PromptOutcome {
+    /// Written to the agent (or waiting for the agent to start).
+    Sent,
+    /// A v1 agent's turn runs: queued, sent when the turn ends. The item as the API shows it
+    /// (`{id, text, position, images, acp}`, see `crate::prompt_queue`).
+    Queued(Value),
+    /// Sent to the replica that runs the session (it queues it when a turn runs there).
+    Forwarded,
+}
+
+/// A change of the prompt queue asked for by a front end (see `task/queue.rs`).
+#[derive(Debug)]
+pub(crate) enum QueueChange {
+    /// The item's text becomes `text`.
+    Edit { id: String, text: String },
+    /// The item leaves the queue unsent.
+    Remove { id: String },
+    /// The running turn is cancelled and the item sent next.
+    SendNow { id: String },
+}
+
 /// What HTTP handlers ask of a session task.
 #[derive(Debug)]
 pub(crate) enum Command {
@@ -35,14 +62,19 @@ pub(crate) enum Command {
         images: Vec<PromptImage>,
         /// An `/acp` client's prompt (see [`Command::RemotePrompt`]).
         remote: Option<(Value, RemoteTarget)>,
-        reply: Reply,
+        reply: PromptReply,
     },
     /// A prompt from an `/acp` client: its blocks as sent; the agent's answer goes to the
     /// client's stream (`SessionCore::acp`), in order with the updates.
     RemotePrompt {
         blocks: Value,
         target: RemoteTarget,
-        reply: Reply,
+        reply: PromptReply,
+    },
+    /// Edit, remove or send now a queued prompt.
+    Queue {
+        change: QueueChange,
+        reply: ValueReply,
     },
     Cancel(Reply),
     Permission {
@@ -171,7 +203,8 @@ pub(super) struct RunningAgent {
     pub(super) process: u64,
 }
 
-/// A prompt waiting for the agent to be ready.
+/// A prompt waiting for the agent to be ready (the prompts waiting for a v1 turn to end are
+/// the log's, see `crate::prompt_queue`).
 #[derive(Debug)]
 pub(super) struct QueuedPrompt {
     pub(super) text: String,
@@ -184,7 +217,11 @@ pub(super) struct QueuedPrompt {
     /// The id of the forwarded command this prompt came from (taken here from the database):
     /// the line that sends it to the agent goes to the log with a note naming the command.
     pub(super) command: Option<String>,
-    pub(super) reply: Reply,
+    /// An item of the log's queue being sent: its text, images or blocks are read from the
+    /// queue when the prompt is sent (an edit until then counts), and the note that it left the
+    /// queue is logged with the prompt request.
+    pub(super) queue_item: Option<String>,
+    pub(super) reply: PromptReply,
 }
 
 /// Which `/acp` request a prompt answers: the connection and the client's request id.
@@ -211,6 +248,14 @@ pub(crate) struct SessionTask {
     /// Prompts waiting for the agent to be ready.
     pub(super) queued: VecDeque<QueuedPrompt>,
     pub(super) v1_turn_running: bool,
+    /// Where the answers of the `/acp` prompts held in the log's queue go, by item id (lost
+    /// with this process: a restart sends such an item with its answer in the log only).
+    pub(super) queued_targets: HashMap<String, RemoteTarget>,
+    /// "Send now" cancelled the turn: the item the turn's end sends although it was cancelled.
+    pub(super) send_next: Option<String>,
+    /// Queue notes logged in the next batch of the client's lines (an item's `sent` note with
+    /// the prompt request it became).
+    pub(super) queue_notes: Vec<String>,
     /// Open agent requests (permission questions) by key: the JSON text of the id.
     pub(super) agent_requests: HashMap<String, RequestId>,
     /// Open `elicitation/create` requests by key, with what they ask.
@@ -253,7 +298,10 @@ pub(crate) struct SessionTask {
     /// Commands whose notes were recorded and are not yet marked finished in the database.
     pub(super) noted_commands: Vec<String>,
     /// Forwarded prompts taken here, until they were sent to the agent or refused.
-    pub(super) command_outcomes: Vec<(String, oneshot::Receiver<Result<(), SessionError>>)>,
+    pub(super) command_outcomes: Vec<(
+        String,
+        oneshot::Receiver<Result<PromptOutcome, SessionError>>,
+    )>,
     /// Checkpoints before turns, restores.
     pub(super) checkpoints: CheckpointJobs,
 }

@@ -138,3 +138,63 @@ fn a_flood_of_garbage_is_shown_up_to_a_limit_and_the_session_goes_on() {
     // The next prompt is answered by the built-in commands.
     assert!(text.contains("You said: \"hello\""), "{text}");
 }
+
+/// Lines read while a turn runs wait in the chat's queue (issue 27): `/queue` lists them,
+/// `/queue edit N TEXT` and `/queue drop N` change them while the turn runs, and they are sent
+/// one per turn, in order. The agent streams `/scenario slow` with 50 ms pauses: the piped lines
+/// are all read long before it ends.
+#[test]
+fn piped_lines_typed_during_a_turn_are_queued_listed_edited_dropped_and_sent_in_order() {
+    for protocol in ["1", "2"] {
+        let mut child = Command::new(SPINDLE)
+            .args([
+                "chat",
+                "--protocol",
+                protocol,
+                "--",
+                SPINDLE,
+                "agent",
+                "--delay-ms",
+                "50",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn spindle chat");
+        let input = "/scenario slow\nfirst\nsecond\nthird\n/queue drop 2\n\
+                     /queue edit 2 third, edited\n/queue\n/queue edit 9 x\n";
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(input.as_bytes()).expect("write prompts");
+        drop(stdin);
+        let output = child.wait_with_output().expect("wait for spindle chat");
+        let text = String::from_utf8(output.stdout).expect("UTF-8");
+        assert_eq!(output.status.code(), Some(0), "v{protocol}\n{text}");
+        for expected in [
+            "dropped queued line 2: second",
+            "queued line 2 is now: third, edited",
+            "  1. first\n  2. third, edited\n",
+            "no queued line 9: /queue lists 1 to 2",
+        ] {
+            assert!(
+                text.contains(expected),
+                "v{protocol}: {expected:?} missing:\n{text}"
+            );
+        }
+        let slow = position(&text, scenarios::SLOW_REPLY);
+        let first = position(&text, "you> first");
+        let third = position(&text, "you> third, edited");
+        assert!(
+            slow < first && first < third,
+            "v{protocol}: in order:\n{text}"
+        );
+        assert!(
+            !text.contains("you> second"),
+            "v{protocol}: dropped:\n{text}"
+        );
+        assert!(
+            !text.contains("you> /queue"),
+            "v{protocol}: never queued:\n{text}"
+        );
+    }
+}

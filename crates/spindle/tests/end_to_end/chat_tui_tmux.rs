@@ -622,3 +622,33 @@ fn chat_tui_forks_then_deletes_after_asking() {
     assert!(gone.contains("Session sess_2 was deleted."), "{gone}");
     assert!(!gone.contains("Resume this session with"), "{gone}");
 }
+
+#[test]
+fn chat_tui_shows_the_queued_lines_above_the_composer_until_they_are_sent() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-queue");
+    let pane = Pane::reference("queue", &dir.path, &[]);
+    pane.wait_until("the composer", |s| s.contains("› message the agent"));
+    pane.send("/scenario stall");
+    pane.wait_until("the stalled turn", |s| status_line(s).contains(" working "));
+    pane.send("first queued");
+    pane.send("second queued");
+    pane.wait_until("both queued lines", |s| {
+        s.contains("queued 1: first queued") && s.contains("queued 2: second queued")
+    });
+    pane.send("/queue edit 2 second, edited");
+    pane.send("/queue drop 1");
+    let queued = pane.wait_until("the queue changed", |s| {
+        s.contains("queued 1: second, edited") && !s.contains("queued 2:")
+    });
+    save("queue", &queued);
+    // Ctrl-C ends the stalled turn; the queued line is sent, and the list is gone.
+    pane.keys(&["C-c"]);
+    let sent = pane.wait_until("the queued line's reply", |s| {
+        s.contains("You said: \"second, edited\"") && s.matches("\n└ ").count() >= 2
+    });
+    assert!(!sent.contains("queued 1:"), "{sent}");
+    assert!(!sent.contains("› first queued"), "{sent}");
+}

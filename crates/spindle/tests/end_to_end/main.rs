@@ -45,6 +45,7 @@ mod serve_host_security;
 mod serve_http;
 mod serve_markdown;
 mod serve_mcp;
+mod serve_queue;
 mod serve_sessions;
 mod serve_sessions_edit;
 mod serve_sessions_lifecycle;

@@ -15,7 +15,7 @@ use crate::serve_support::{
 };
 
 /// A fresh database on the test PostgreSQL server; `None` when PostgreSQL is missing outside CI.
-fn database(name: &str) -> Option<String> {
+pub(crate) fn database(name: &str) -> Option<String> {
     let server = if std::env::var_os("CI").is_some() {
         spindle_store::test_server::required_server()
     } else {
@@ -67,7 +67,7 @@ fn logged(url: &str, session: i64) -> Vec<(String, Value)> {
 }
 
 /// Waits until `served` lists `session` (a replica learns of sessions created elsewhere).
-fn wait_listed(served: &Served, session: i64) {
+pub(crate) fn wait_listed(served: &Served, session: i64) {
     let deadline = Instant::now() + PATIENCE;
     loop {
         let list = served.get_json("/api/sessions");

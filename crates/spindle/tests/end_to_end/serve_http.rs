@@ -431,7 +431,7 @@ fn a_restart_brings_back_every_session_and_transcript_and_the_session_continues(
 }
 
 #[test]
-fn prompts_while_a_turn_runs_are_sent_in_v2_and_refused_clearly_in_v1() {
+fn prompts_while_a_turn_runs_are_sent_in_v2_and_queued_in_v1() {
     let dir = temp_dir("overlap");
     let served = Served::start(&dir.join("v2.sqlite"), &[], 10);
     let session = served.create_session();
@@ -453,14 +453,14 @@ fn prompts_while_a_turn_runs_are_sent_in_v2_and_refused_clearly_in_v1() {
     let served = Served::start(&dir.join("v1.sqlite"), &["--protocol", "1"], 10);
     let session = served.create_session();
     served.prompt(session, "/scenario slow");
-    let refused = served.post_json(
+    // A v1 agent takes one prompt at a time: the second waits in the queue (serve_queue.rs).
+    let queued = served.post_json(
         &format!("/api/sessions/{session}/prompt"),
-        "{\"text\":\"too early\"}",
+        "{\"text\":\"now it is my turn\"}",
     );
-    assert_eq!(refused.status, 409, "{}", refused.body);
-    assert!(refused.body.contains("v1"), "{}", refused.body);
+    assert_eq!(queued.status, 202, "{}", queued.body);
+    assert!(queued.body.contains("\"position\":1"), "{}", queued.body);
     served.wait_reply_containing(session, "Slow streaming");
-    served.prompt(session, "now it is my turn");
     served.wait_reply_containing(session, "now it is my turn");
     served.stop();
 }

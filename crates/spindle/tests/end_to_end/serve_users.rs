@@ -93,6 +93,9 @@ const CONTROLLER_AND_UP: &[&str] = &[
     "PATCH /api/sessions/{id}",
     "POST /api/sessions/{id}/fork",
     "POST /api/sessions/{id}/prompt",
+    "PATCH /api/sessions/{id}/queue/{item}",
+    "DELETE /api/sessions/{id}/queue/{item}",
+    "POST /api/sessions/{id}/queue/{item}/send-now",
     "POST /api/sessions/{id}/cancel",
     "POST /api/sessions/{id}/permission",
     "POST /api/sessions/{id}/elicitation",
@@ -134,7 +137,8 @@ fn serve_users_every_role_against_every_route_of_the_table() {
         let path = route
             .replace("/api/sessions/{id}", absent)
             .replace("{entry}", "e1")
-            .replace("{checkpoint}", "1");
+            .replace("{checkpoint}", "1")
+            .replace("{item}", "q1");
         for (token, role) in [
             (None, None),
             (Some(OBSERVER), Some(Role::Observer)),
@@ -170,7 +174,8 @@ fn serve_users_every_role_against_every_route_of_the_table() {
         let path = route
             .replace("/api/sessions/{id}", absent)
             .replace("{entry}", "e1")
-            .replace("{checkpoint}", "1");
+            .replace("{checkpoint}", "1")
+            .replace("{item}", "q1");
         for method in ["GET", "POST", "PATCH", "DELETE", "PUT"] {
             let response = call(&served, method, &path, Some(ADMIN), harmless_body(method));
             let ruled = RULES.iter().any(|(m, r, _)| *m == method && *r == route);
