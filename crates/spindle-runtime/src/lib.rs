@@ -49,6 +49,7 @@
 #![deny(missing_docs)]
 
 pub mod acp_feed;
+pub mod acting;
 mod agent_link;
 mod checkpoints;
 mod core;
@@ -75,6 +76,7 @@ pub mod gateway;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use acting::{acting_as, acting_as_owned};
 pub use agent_link::{
     AgentConnector, Connecting, MAX_LINE_BYTES, RemoteAgent, RemoteNotice, RemoteStreams,
 };

@@ -36,6 +36,8 @@ pub(crate) struct QueuedItem {
     /// The forwarded command the item came from, for an `/acp` prompt another replica
     /// forwarded (its sender answers its client from the log, see `task/forward.rs`).
     pub(crate) command: Option<String>,
+    /// Who queued it (`spindle serve --users`): the prompt's author once it is sent.
+    pub(crate) author: Option<String>,
 }
 
 impl QueuedItem {
@@ -47,6 +49,7 @@ impl QueuedItem {
             "position": position,
             "images": self.images.as_array().map_or(0, Vec::len),
             "acp": self.blocks.is_some(),
+            "author": self.author,
         })
     }
 
@@ -57,6 +60,7 @@ impl QueuedItem {
             "images": self.images,
             "blocks": self.blocks,
             "command": self.command,
+            "author": self.author,
         })
     }
 
@@ -72,6 +76,10 @@ impl QueuedItem {
             blocks: item.get("blocks").filter(|b| !b.is_null()).cloned(),
             command: item
                 .get("command")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            author: item
+                .get("author")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
         })
@@ -210,6 +218,7 @@ mod tests {
             images: json!([]),
             blocks: None,
             command: None,
+            author: None,
         }
     }
 
@@ -266,6 +275,7 @@ mod tests {
         let acp = QueuedItem {
             blocks: Some(json!([{"type": "text", "text": "hi"}])),
             command: Some("r1/5/2".into()),
+            author: Some("alice".into()),
             ..item("q-1", "hi")
         };
         apply(&mut queue, &add_note(&acp));

@@ -559,7 +559,7 @@ impl LiveSession {
     ) -> Result<(), SessionError> {
         let (reply, answer) = oneshot::channel();
         self.commands
-            .send(make(reply))
+            .send(crate::acting::authored(make(reply)))
             .await
             .map_err(|_| SessionError::Gone)?;
         answer.await.map_err(|_| SessionError::Gone)?
@@ -571,7 +571,7 @@ impl LiveSession {
     ) -> Result<Value, SessionError> {
         let (reply, answer) = oneshot::channel();
         self.commands
-            .send(make(reply))
+            .send(crate::acting::authored(make(reply)))
             .await
             .map_err(|_| SessionError::Gone)?;
         answer.await.map_err(|_| SessionError::Gone)?

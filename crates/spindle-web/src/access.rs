@@ -60,6 +60,8 @@ pub struct Access {
     attempts: Mutex<FailedAttempts>,
     revoked: watch::Sender<u64>,
     local: Arc<User>,
+    /// Whether what users do is noted with their name (a users file: several people).
+    authors: bool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -76,7 +78,20 @@ impl Access {
 
     /// Requests need a token of `users` (or, from `proxy`, a user's name).
     pub fn users(users: Users, proxy: Option<TrustedProxy>) -> Access {
-        Access::with(Some(users), proxy)
+        Access {
+            authors: true,
+            ..Access::with(Some(users), proxy)
+        }
+    }
+
+    /// The one admin of `--token`: one person, so nothing is noted with a name.
+    pub fn single_token(token: &str) -> Access {
+        Access::with(Some(Users::single_admin(token)), None)
+    }
+
+    /// Whether prompts, answers and actions are noted with their author's name.
+    pub fn authors(&self) -> bool {
+        self.authors
     }
 
     fn with(users: Option<Users>, proxy: Option<TrustedProxy>) -> Access {
@@ -89,6 +104,7 @@ impl Access {
                 name: "local".into(),
                 role: Role::Admin,
             }),
+            authors: false,
         }
     }
 

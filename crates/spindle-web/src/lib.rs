@@ -210,10 +210,7 @@ impl ServeConfig {
                 }
                 Ok(access::Access::users(users, proxy))
             }
-            (None, Some(token)) if proxy.is_none() => Ok(access::Access::users(
-                users::Users::single_admin(token),
-                None,
-            )),
+            (None, Some(token)) if proxy.is_none() => Ok(access::Access::single_token(token)),
             (None, _) if proxy.is_some() => Err(ServeError::Config(
                 "--trust-proxy-user needs --users FILE (the names and roles the proxy may name)"
                     .into(),

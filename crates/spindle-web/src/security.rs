@@ -281,7 +281,10 @@ pub(crate) async fn guard(
                 .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
             _ => {
                 request.extensions_mut().insert(Principal(user.clone()));
-                let response = next.run(request).await;
+                // With users, what the request asks of a session is noted as theirs.
+                let author = guard.access.authors().then(|| user.name.clone());
+                let response =
+                    spindle_runtime::acting_as(author.as_deref(), next.run(request)).await;
                 end_streams_on_revocation(response, &guard.access, user)
             }
         },

@@ -18,7 +18,7 @@ impl LiveSession {
     ) -> Result<PromptOutcome, SessionError> {
         let (reply, answer) = oneshot::channel();
         self.commands
-            .send(make(reply))
+            .send(crate::acting::authored(make(reply)))
             .await
             .map_err(|_| SessionError::Gone)?;
         answer.await.map_err(|_| SessionError::Gone)?
@@ -83,7 +83,7 @@ impl LiveSession {
     async fn queue_change(&self, change: QueueChange) -> Result<Value, SessionError> {
         let (reply, answer) = oneshot::channel();
         self.commands
-            .send(Command::Queue { change, reply })
+            .send(crate::acting::authored(Command::Queue { change, reply }))
             .await
             .map_err(|_| SessionError::Gone)?;
         answer.await.map_err(|_| SessionError::Gone)?

@@ -150,13 +150,18 @@ impl SessionTask {
     }
 
     pub(super) fn answer_permission_raw(&mut self, key: &str, option_id: Option<String>) {
-        let (Some(id), Some(agent)) = (self.agent_requests.remove(key), self.agent.as_mut()) else {
+        let (Some(id), true) = (self.agent_requests.remove(key), self.agent.is_some()) else {
             lock(&self.core).close_permission(key, "closed");
             return;
         };
         let outcome = match &option_id {
             Some(option) => json!({ "outcome": "selected", "optionId": option }),
             None => json!({ "outcome": "cancelled" }),
+        };
+        // Before the answer: the engine names who answered the open question.
+        self.note_permission_author(&id);
+        let Some(agent) = self.agent.as_mut() else {
+            return;
         };
         // Refused only when the agent withdrew the question meanwhile.
         let _ = agent.client.respond_permission(&id, &outcome);

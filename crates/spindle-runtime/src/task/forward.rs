@@ -83,7 +83,8 @@ impl SessionTask {
                     Some(target.clone()),
                 ),
                 None => (
-                    json!({ "prompt": queued.text, "images": queued.images }),
+                    json!({ "prompt": queued.text, "images": queued.images,
+                            "author": queued.author }),
                     None,
                 ),
             };
@@ -115,7 +116,7 @@ impl SessionTask {
     /// A cancel while no agent runs here: for the replica that runs the session, if any.
     pub(super) fn forward_cancel(&mut self) -> Result<(), SessionError> {
         if self.owner_elsewhere()? {
-            let body = json!({ "cancel": true }).to_string();
+            let body = self.authored(json!({ "cancel": true })).to_string();
             self.store
                 .submit_command(&self.replica.command_id(), self.id, &body)
                 .map_err(SessionError::storage)?;
@@ -145,7 +146,9 @@ impl SessionTask {
         if !self.owner_elsewhere()? {
             return Err(SessionError::unavailable("no replica runs this session"));
         }
-        let body = json!({ "permission": key, "optionId": option_id }).to_string();
+        let body = self
+            .authored(json!({ "permission": key, "optionId": option_id }))
+            .to_string();
         self.store
             .submit_command(&self.replica.command_id(), self.id, &body)
             .map_err(SessionError::storage)
@@ -251,6 +254,15 @@ impl SessionTask {
     fn run_command(&mut self, command: TakenCommand, again: bool) {
         let value: Value = serde_json::from_str(&command.body).unwrap_or_default();
         let id = command.id;
+        // Who sent it on the other replica: noted here as if they acted here.
+        let author = value["author"].as_str().map(str::to_owned);
+        let outer = std::mem::replace(&mut self.acting, author.clone());
+        self.run_command_as(id, value, again);
+        self.acting = outer;
+    }
+
+    fn run_command_as(&mut self, id: String, value: Value, again: bool) {
+        let author = self.acting.clone();
         if let Some(text) = value["prompt"].as_str() {
             let images = serde_json::from_value(value["images"].clone()).unwrap_or_default();
             let reply = self.command_reply(&id);
@@ -261,6 +273,7 @@ impl SessionTask {
                 acp_forwarded: None,
                 command: Some(id),
                 queue_item: None,
+                author: author.clone(),
                 reply,
             });
         } else if let Some(blocks) = value.get("acpPrompt") {
@@ -272,6 +285,7 @@ impl SessionTask {
                 acp_forwarded: Some(blocks.clone()),
                 command: Some(id),
                 queue_item: None,
+                author: author.clone(),
                 reply,
             });
         } else if let Some(key) = value["permission"].as_str() {
@@ -304,11 +318,7 @@ impl SessionTask {
                 self.cancel();
             }
         } else {
-            tracing::warn!(
-                session = self.id,
-                "unknown forwarded command {}",
-                command.body
-            );
+            tracing::warn!(session = self.id, "unknown forwarded command {}", value);
             self.note_command(&id, json!({ "error": "unknown command" }));
         }
     }

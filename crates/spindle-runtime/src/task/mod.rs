@@ -10,6 +10,7 @@
 //! `features.rs`, the session's lease among replicas in `lease.rs`.
 
 mod agent;
+mod authors;
 mod checkpoint;
 mod elicitation;
 mod features;
@@ -134,6 +135,7 @@ impl SessionTask {
             command_notes: Vec::new(),
             noted_commands: Vec::new(),
             command_outcomes: Vec::new(),
+            acting: None,
             checkpoints: state::CheckpointJobs::new(),
         }
     }
@@ -408,6 +410,11 @@ impl SessionTask {
 
     fn command(&mut self, command: Command) {
         match command {
+            Command::As { author, command } => {
+                let outer = self.acting.replace(author);
+                self.command(*command);
+                self.acting = outer;
+            }
             Command::StartAgent => self.start_agent(),
             Command::RemotePrompt {
                 blocks,
@@ -431,6 +438,7 @@ impl SessionTask {
                 acp_forwarded: None,
                 command: None,
                 queue_item: None,
+                author: self.acting.clone(),
                 reply,
             }),
             Command::Queue { change, reply } => self.queue_change(change, reply),
@@ -444,6 +452,7 @@ impl SessionTask {
                     let _ = reply.send(self.forward_cancel());
                     return;
                 }
+                self.note_action("cancel", serde_json::json!({}));
                 self.cancel();
                 let _ = reply.send(Ok(()));
             }
@@ -466,7 +475,14 @@ impl SessionTask {
                 content,
                 reply,
             } => {
-                let _ = reply.send(self.answer_elicitation(&key, &action, content));
+                let answered = self.answer_elicitation(&key, &action, content);
+                if answered.is_ok() {
+                    self.note_action(
+                        "elicitation",
+                        serde_json::json!({ "key": key, "action": action }),
+                    );
+                }
+                let _ = reply.send(answered);
             }
             Command::ForgetPermission { key, reply } => {
                 let _ = reply.send(self.forget_permission(&key));
@@ -478,7 +494,14 @@ impl SessionTask {
             } => {
                 let key = keys.iter().find(|k| self.reviews.contains_key(*k));
                 let key = key.or(keys.first()).cloned().unwrap_or_default();
-                let _ = reply.send(self.review(&key, accept));
+                let reviewed = self.review(&key, accept);
+                if reviewed.is_ok() {
+                    self.note_action(
+                        "review",
+                        serde_json::json!({ "key": key, "accept": accept }),
+                    );
+                }
+                let _ = reply.send(reviewed);
             }
             Command::Authenticate { method_id, reply } => self.authenticate(&method_id, reply),
             Command::SetMode { mode_id, reply } => self.set_mode(&mode_id, reply),
@@ -497,7 +520,12 @@ impl SessionTask {
             Command::ForkAgentSession(reply) => self.fork_agent_session(reply),
             Command::DeleteAgentSession(reply) => self.delete_agent_session(reply),
             Command::Logout(reply) => self.logout(reply),
-            Command::Checkpoints { request, reply } => self.checkpoint_request(request, reply),
+            Command::Checkpoints { request, reply } => {
+                if let CheckpointRequest::Restore(checkpoint) = &request {
+                    self.note_action("restore", serde_json::json!({ "checkpoint": checkpoint }));
+                }
+                self.checkpoint_request(request, reply)
+            }
         }
     }
 
@@ -573,6 +601,7 @@ impl SessionTask {
                 acp_forwarded,
                 command,
                 queue_item,
+                author,
                 reply,
             } = prompt;
             let (Some(session), Some(agent)) =
@@ -607,6 +636,7 @@ impl SessionTask {
                     .client
                     .prompt(&session, &blocks, Pending::Prompt { banners_before });
             let sent = request.is_ok() && !agent.link.is_closed();
+            let authored = request.as_ref().ok().cloned().filter(|_| author.is_some());
             if let (Ok(request), Some(command)) = (&request, &command) {
                 // Logged with the request line: which agent request the command became.
                 self.note_command(command, json!({ "request": request_key(request) }));
@@ -635,6 +665,10 @@ impl SessionTask {
                 }
             }
             self.flush_client();
+            if let Some(request) = &authored {
+                // After the request line: the engine names the prompt it became.
+                self.note_prompt_author(author.as_deref(), request);
+            }
             self.checkpoint_prompt_sent(sent);
             if self.protocol() < 2 {
                 self.v1_turn_running = sent;

@@ -52,6 +52,7 @@ impl SessionTask {
             // A forwarded `/acp` prompt's sender waits for the note naming its request.
             command: prompt.command.clone().filter(|_| blocks.is_some()),
             blocks,
+            author: prompt.author.clone(),
         };
         let mut batch = vec![(Direction::Server, prompt_queue::add_note(&item))];
         if let Some(command) = &prompt.command {
@@ -101,6 +102,8 @@ impl SessionTask {
             acp_forwarded: None,
             command: None,
             queue_item: Some(id),
+            // `take_queue_item` reads it from the item.
+            author: None,
             reply,
         });
         match self.startup.phase {
@@ -120,6 +123,7 @@ impl SessionTask {
         prompt.text.clone_from(&item.text);
         prompt.images = serde_json::from_value(item.images.clone()).unwrap_or_default();
         prompt.command.clone_from(&item.command);
+        prompt.author.clone_from(&item.author);
         match (item.blocks.clone(), self.queued_targets.remove(&id)) {
             (Some(blocks), Some(target)) => prompt.remote = Some((blocks, target)),
             (Some(blocks), None) => prompt.acp_forwarded = Some(blocks),
@@ -185,6 +189,12 @@ impl SessionTask {
         if lock(&self.core).backlog_full() {
             return Err(SessionError::StorageFull);
         }
+        let what = match &change {
+            QueueChange::Edit { .. } => "queue_edit",
+            QueueChange::Remove { .. } => "queue_remove",
+            QueueChange::SendNow { .. } => "queue_send_now",
+        };
+        self.note_action(what, json!({ "id": id }));
         match change {
             QueueChange::Edit { text, .. } => {
                 self.record(vec![(
@@ -231,6 +241,7 @@ impl SessionTask {
             QueueChange::Remove { id } => json!({ "queueRemove": id }),
             QueueChange::SendNow { id } => json!({ "queueSendNow": id }),
         };
+        let body = self.authored(body);
         self.store
             .submit_command(&self.replica.command_id(), self.id, &body.to_string())
             .map_err(SessionError::storage)

@@ -76,6 +76,11 @@ pub(crate) enum Command {
         change: QueueChange,
         reply: ValueReply,
     },
+    /// `command` on behalf of `author` (`spindle serve --users`: see `task/authors.rs`).
+    As {
+        author: String,
+        command: Box<Command>,
+    },
     Cancel(Reply),
     Permission {
         key: String,
@@ -221,6 +226,8 @@ pub(super) struct QueuedPrompt {
     /// queue when the prompt is sent (an edit until then counts), and the note that it left the
     /// queue is logged with the prompt request.
     pub(super) queue_item: Option<String>,
+    /// Who sent it (`spindle serve --users`), noted in the log with its request.
+    pub(super) author: Option<String>,
     pub(super) reply: PromptReply,
 }
 
@@ -298,6 +305,8 @@ pub(crate) struct SessionTask {
     /// Commands whose notes were recorded and are not yet marked finished in the database.
     pub(super) noted_commands: Vec<String>,
     /// Forwarded prompts taken here, until they were sent to the agent or refused.
+    /// The user the command being handled is for (`task/authors.rs`).
+    pub(super) acting: Option<String>,
     pub(super) command_outcomes: Vec<(
         String,
         oneshot::Receiver<Result<PromptOutcome, SessionError>>,

@@ -190,9 +190,11 @@ async fn post(State(state): State<Gateway>, request: Request) -> Response {
         }
     }
     conn.record_sent(&message);
-    tokio::spawn(async move {
+    // The request's author (`--users`) reaches the spawned dispatch too.
+    let author = spindle_runtime::acting::current_author();
+    tokio::spawn(spindle_runtime::acting_as_owned(author, async move {
         dispatch::dispatch(&state, &conn, message).await;
-    });
+    }));
     StatusCode::ACCEPTED.into_response()
 }
 

@@ -37,9 +37,13 @@ pub(crate) fn upgrade(
             .into_response();
     };
     let id = conn.id.clone();
+    // The connection's user (`--users`) is the author of what it asks.
+    let author = spindle_runtime::acting::current_author();
     let mut response = upgrade
         .max_message_size(MAX_POST_BODY)
-        .on_upgrade(move |socket| run(state, conn, socket))
+        .on_upgrade(move |socket| {
+            spindle_runtime::acting_as_owned(author, run(state, conn, socket))
+        })
         .into_response();
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(HEADER_CONNECTION_ID, value);

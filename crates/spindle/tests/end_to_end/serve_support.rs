@@ -256,6 +256,17 @@ pub const SSE_READ_LIMIT: Duration = Duration::from_secs(180);
 
 impl SseReader {
     pub fn open(addr: SocketAddr, host: &str, session: i64, last_event_id: Option<&str>) -> Self {
+        SseReader::open_as(addr, host, session, last_event_id, None)
+    }
+
+    /// [`SseReader::open`] with a user's token (`spindle serve --users`).
+    pub fn open_as(
+        addr: SocketAddr,
+        host: &str,
+        session: i64,
+        last_event_id: Option<&str>,
+        token: Option<&str>,
+    ) -> Self {
         let mut stream = TcpStream::connect(addr).unwrap();
         stream.set_read_timeout(Some(PATIENCE)).unwrap();
         let mut request = format!(
@@ -263,6 +274,9 @@ impl SseReader {
         );
         if let Some(id) = last_event_id {
             request.push_str(&format!("Last-Event-ID: {id}\r\n"));
+        }
+        if let Some(token) = token {
+            request.push_str(&format!("Authorization: Bearer {token}\r\n"));
         }
         request.push_str("\r\n");
         stream.write_all(request.as_bytes()).unwrap();

@@ -4,7 +4,9 @@
 
 use crate::harness::TempDir;
 use crate::remote_support::AcpHttp;
-use crate::serve_support::{self, PATIENCE, Response, Served, http, reference_agent, start_serve};
+use crate::serve_support::{
+    self, PATIENCE, Response, Served, SseReader, http, reference_agent, start_serve,
+};
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -506,4 +508,202 @@ fn serve_users_a_trusted_proxy_names_the_user_and_the_page_gets_a_cookie() {
         with_cookie.body
     );
     let _ = serve_support::PATIENCE;
+}
+
+fn json_of(response: &Response) -> Value {
+    serde_json::from_str(&response.body)
+        .unwrap_or_else(|_| panic!("{} {}", response.status, response.body))
+}
+
+/// Polls the transcript (as `token`) until `check` accepts it.
+fn wait_transcript_as(
+    served: &Served,
+    session: i64,
+    token: &str,
+    check: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let response = call(
+            served,
+            "GET",
+            &format!("/api/sessions/{session}/transcript"),
+            Some(token),
+            None,
+        );
+        let transcript = json_of(&response);
+        if check(&transcript) {
+            return transcript;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "transcript never matched: {transcript}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn entries_of<'a>(transcript: &'a Value, kind: &str) -> Vec<&'a Value> {
+    transcript["entries"]
+        .as_array()
+        .map(|entries| entries.iter().filter(|e| e["kind"] == kind).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn serve_users_the_author_of_each_prompt_and_answer_is_in_the_transcript_and_survives_a_restart() {
+    let dir = TempDir::new("serve-users-authors");
+    let users = users_file(
+        &dir,
+        &[
+            ("ada", "admin", ADMIN),
+            ("cy", "controller", CONTROLLER),
+            ("ob", "observer", OBSERVER),
+        ],
+    );
+    let served = serve_with_users(&dir, &users, &[]);
+    let created = json_of(&call(
+        &served,
+        "POST",
+        "/api/sessions",
+        Some(CONTROLLER),
+        Some("{}"),
+    ));
+    let session = created["id"].as_i64().unwrap();
+    let mut sse = SseReader::open_as(served.addr, &served.host(), session, None, Some(OBSERVER));
+
+    // cy asks for a tool call that needs permission; ada answers it.
+    let prompt = json!({ "text": "/scenario tools" }).to_string();
+    let sent = call(
+        &served,
+        "POST",
+        &format!("/api/sessions/{session}/prompt"),
+        Some(CONTROLLER),
+        Some(&prompt),
+    );
+    assert_eq!(sent.status, 202, "{}", sent.body);
+    let question = sse.wait_op(|op| op["op"] == "web_permission").unwrap();
+    let answer = json!({ "key": question["key"], "optionId": "allow" }).to_string();
+    let refused = call(
+        &served,
+        "POST",
+        &format!("/api/sessions/{session}/permission"),
+        Some(OBSERVER),
+        Some(&answer),
+    );
+    assert_eq!(refused.status, 403, "an observer may not answer");
+    let answered = call(
+        &served,
+        "POST",
+        &format!("/api/sessions/{session}/permission"),
+        Some(ADMIN),
+        Some(&answer),
+    );
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    // ada's own prompt next.
+    let prompt = json!({ "text": "and you, ada" }).to_string();
+    let sent = call(
+        &served,
+        "POST",
+        &format!("/api/sessions/{session}/prompt"),
+        Some(ADMIN),
+        Some(&prompt),
+    );
+    assert_eq!(sent.status, 202, "{}", sent.body);
+
+    let check = |transcript: &Value| {
+        let users: Vec<(String, String)> = entries_of(transcript, "user_message")
+            .iter()
+            .map(|e| {
+                (
+                    e["text"].as_str().unwrap_or("").to_owned(),
+                    e["author"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect();
+        let answered_by = entries_of(transcript, "tool_call")
+            .iter()
+            .find_map(|e| e["permission"]["answeredBy"].as_str().map(str::to_owned));
+        users
+            == [
+                ("/scenario tools".to_owned(), "cy".to_owned()),
+                ("and you, ada".to_owned(), "ada".to_owned()),
+            ]
+            && answered_by.as_deref() == Some("ada")
+    };
+    wait_transcript_as(&served, session, OBSERVER, check);
+    // The page is told too: the prompt entry's update carries its author.
+    drop(sse);
+    served.stop();
+
+    // Rebuilt from the log after a restart: the same authors.
+    let served = serve_with_users(&dir, &users, &[]);
+    wait_transcript_as(&served, session, OBSERVER, check);
+    // The log keeps who cancelled (an action with no line of its own).
+    let prompt = json!({ "text": "/scenario slow" }).to_string();
+    let sent = call(
+        &served,
+        "POST",
+        &format!("/api/sessions/{session}/prompt"),
+        Some(ADMIN),
+        Some(&prompt),
+    );
+    assert_eq!(sent.status, 202, "{}", sent.body);
+    wait_transcript_as(&served, session, OBSERVER, |t| {
+        entries_of(t, "user_message").len() == 3
+    });
+    let cancelled = call(
+        &served,
+        "POST",
+        &format!("/api/sessions/{session}/cancel"),
+        Some(CONTROLLER),
+        Some("{}"),
+    );
+    assert_eq!(cancelled.status, 200, "{}", cancelled.body);
+    let wire = json_of(&call(
+        &served,
+        "GET",
+        &format!("/api/sessions/{session}/wire?limit=1000"),
+        Some(OBSERVER),
+        None,
+    ));
+    let notes: Vec<Value> = wire["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|line| {
+            line["line"]
+                .as_str()
+                .and_then(|l| serde_json::from_str::<Value>(l).ok())
+        })
+        .filter(|note| note["spindle"] == "author")
+        .collect();
+    let summary: Vec<(String, String)> = notes
+        .iter()
+        .map(|n| {
+            let what = ["prompt", "permission", "action"]
+                .iter()
+                .find(|k| n.get(**k).is_some())
+                .map(|k| {
+                    if *k == "action" {
+                        n["action"].as_str().unwrap_or("").to_owned()
+                    } else {
+                        k.to_string()
+                    }
+                })
+                .unwrap_or_default();
+            (n["user"].as_str().unwrap_or("").to_owned(), what)
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("cy".to_owned(), "prompt".to_owned()),
+            ("ada".to_owned(), "permission".to_owned()),
+            ("ada".to_owned(), "prompt".to_owned()),
+            ("ada".to_owned(), "prompt".to_owned()),
+            ("cy".to_owned(), "cancel".to_owned()),
+        ],
+        "{notes:?}"
+    );
 }
