@@ -488,6 +488,8 @@ require("./chrome.js")({
   scenario, startServer, eventually, assert, newSession, openSession, send, waitTurns, greeted, shot,
 });
 
+require("./users.js")({ scenario, startServer: startServerAsIs, eventually, assert, newSession, send, shot });
+
 require("./wire.js")({ scenario, startServer, eventually, assert, newSession, shot });
 require("./queue.js")({ scenario, startServer, eventually, assert, newSession, openSession, send, shot });
 

@@ -43,14 +43,18 @@ pub(crate) struct QueuedItem {
 impl QueuedItem {
     /// The item as the page and the API show it (`position` counts from 1).
     pub(crate) fn view(&self, position: usize) -> Value {
-        json!({
+        let mut view = json!({
             "id": self.id,
             "text": self.text,
             "position": position,
             "images": self.images.as_array().map_or(0, Vec::len),
             "acp": self.blocks.is_some(),
-            "author": self.author,
-        })
+        });
+        // Who queued it, with `--users`.
+        if let (Some(author), Value::Object(map)) = (&self.author, &mut view) {
+            map.insert("author".into(), Value::from(author.as_str()));
+        }
+        view
     }
 
     fn to_json(&self) -> Value {
@@ -284,6 +288,7 @@ mod tests {
         assert_eq!(removed["command"], "r1/5/2");
         assert_eq!(removed["why"], "removed");
         assert_eq!(queue.views()[0]["acp"], true);
+        assert_eq!(queue.views()[0]["author"], "alice");
     }
 
     #[test]

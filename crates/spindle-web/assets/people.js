@@ -13,6 +13,13 @@ export async function loadMe() {
   me.name = who.name;
   me.role = String(who.role || "observer");
   document.body.dataset.role = me.role;
+  if (me.role === "observer") {
+    // The mode and options stay visible but cannot be changed (not by keyboard either).
+    const bar = $("session-bar");
+    const inert = () => { for (const select of bar.querySelectorAll("select")) select.disabled = true; };
+    new MutationObserver(inert).observe(bar, { childList: true, subtree: true });
+    inert();
+  }
   // The local admin of a server without users is everyone: nothing to say.
   const badge = $("me");
   if (badge && me.name !== "local") {

@@ -390,6 +390,11 @@ fn remote_client_server_restart_loads_the_session_on_a_new_connection() {
         // are new ones, so the transcript keeps this reply apart from the
         // last.)
         served.sigkill();
+        if transport == "ws" {
+            // Typed once the client saw the socket drop: a line written in the instant before
+            // would be in flight on the dead socket, which no new server can answer.
+            chat.wait(&chat.stderr, "the WebSocket dropped", 2);
+        }
         chat.send("/scenario denoise");
         std::thread::sleep(Duration::from_millis(300));
         let served = serve_on(&dir, &bind, 0, state.to_str().unwrap(), &[]);
