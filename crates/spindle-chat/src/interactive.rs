@@ -28,7 +28,6 @@ use super::line_editor::{Edit, Key, LineEditor, RawInput, spawn_key_reader};
 use super::outcome::{exit_code_for_turn, report_agent_exit};
 use super::permission::Standing;
 use super::prompt_content::{self, Attachment};
-use super::queue_commands;
 use super::render::RenderOptions;
 use super::screen::Screen;
 use super::services::ServiceEvent;
@@ -727,8 +726,8 @@ impl Chat<'_> {
                 self.last_code
             }));
         }
-        if let Some(command) = queue_commands::queue_command(&line) {
-            return self.queue_line(&line, command);
+        if let Some(step) = self.queue_line_if_any(&line) {
+            return step;
         }
         if self.turn.is_some() || self.controls_pending > 0 {
             if self.editor.is_none() {

@@ -48,6 +48,12 @@ pub(super) fn queue_command(line: &str) -> Option<QueueCommand> {
 }
 
 impl Chat<'_> {
+    /// When `line` is a `/queue` command: carried out at once (during a turn too).
+    pub(super) fn queue_line_if_any(&mut self, line: &str) -> Option<super::interactive::Step> {
+        let command = queue_command(line)?;
+        Some(self.queue_line(line, command))
+    }
+
     /// A `/queue` line typed: taken in at once (during a turn too), then carried out.
     pub(super) fn queue_line(
         &mut self,
