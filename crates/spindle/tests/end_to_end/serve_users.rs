@@ -707,3 +707,88 @@ fn serve_users_the_author_of_each_prompt_and_answer_is_in_the_transcript_and_sur
         "{notes:?}"
     );
 }
+
+#[test]
+fn serve_users_every_replica_shows_the_author_of_a_prompt_sent_to_another() {
+    let Some(url) = crate::replicas::database("users_replicas") else {
+        return;
+    };
+    let dir = TempDir::new("serve-users-replicas");
+    let users = team(&dir);
+    let start = |id: &str| {
+        start_serve(
+            Path::new(&url),
+            &[
+                "--replica-id",
+                id,
+                "--lease-ttl",
+                "4",
+                "--protocol",
+                "1",
+                "--users",
+                users.to_str().unwrap(),
+            ],
+            &reference_agent(0),
+            None,
+            &[],
+        )
+    };
+    let a = start("a");
+    let b = start("b");
+    let created = json_of(&call(&a, "POST", "/api/sessions", Some(ADMIN), Some("{}")));
+    let session = created["id"].as_i64().unwrap();
+    // A runs the session (its agent starts with the first prompt there).
+    let prompt = json!({ "text": "first, from ada on a" }).to_string();
+    let sent = call(
+        &a,
+        "POST",
+        &format!("/api/sessions/{session}/prompt"),
+        Some(ADMIN),
+        Some(&prompt),
+    );
+    assert_eq!(sent.status, 202, "{}", sent.body);
+    wait_transcript_as(&a, session, OBSERVER, |t| {
+        t["state"]["turnOpen"] == false && entries_of(t, "user_message").len() == 1
+    });
+    // cy sends the next one to B, which forwards it to A with its author.
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let prompt = json!({ "text": "second, from cy on b" }).to_string();
+        let sent = call(
+            &b,
+            "POST",
+            &format!("/api/sessions/{session}/prompt"),
+            Some(CONTROLLER),
+            Some(&prompt),
+        );
+        if sent.status == 202 {
+            break;
+        }
+        // B learns of the session from the log.
+        assert!(
+            Instant::now() < deadline,
+            "B never took the prompt: {} {}",
+            sent.status,
+            sent.body
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let authors = |t: &Value| -> Vec<(String, String)> {
+        entries_of(t, "user_message")
+            .iter()
+            .map(|e| {
+                (
+                    e["text"].as_str().unwrap_or("").to_owned(),
+                    e["author"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    };
+    let expected = vec![
+        ("first, from ada on a".to_owned(), "ada".to_owned()),
+        ("second, from cy on b".to_owned(), "cy".to_owned()),
+    ];
+    for replica in [&a, &b] {
+        wait_transcript_as(replica, session, OBSERVER, |t| authors(t) == expected);
+    }
+}
