@@ -58,6 +58,20 @@ module.exports = function register(h) {
         data: { text: "sneaky" }, headers: { "Content-Type": "application/json" },
       });
       assert(prompt.status() === 403, "an observer's prompt: " + prompt.status());
+      // cy answers a permission question: both pages say who (cy sees "You").
+      await send(cy, "/scenario tools");
+      const card = "#transcript .entry.tool .permission-card .choices button";
+      await cy.waitForSelector(card);
+      await ob.waitForSelector("#transcript .entry.tool .permission-card", { state: "attached" });
+      const offered = await ob.$$eval(card, (bs) => bs.filter((b) => b.offsetParent !== null).length);
+      assert(offered === 0, "the observer gets no answer buttons: " + offered);
+      const allow = await cy.$$eval(card, (bs) => bs.map((b) => b.dataset.option).find((o) => /allow/i.test(o)));
+      await cy.click(card + '[data-option="' + allow + '"]');
+      const record = "#transcript .entry.tool .permission-record";
+      await eventually("the observer sees who answered", async () =>
+        ((await ob.$$eval(record, (ns) => ns.map((n) => n.textContent).join("|"))) || "").includes("permission: " + allow + " (cy)"));
+      await eventually("the author sees 'You'", async () =>
+        ((await cy.$$eval(record, (ns) => ns.map((n) => n.textContent).join("|"))) || "").includes("permission: " + allow + " (You)"));
       await shot(ob, "28-users-observer");
       await ob.setViewportSize({ width: 390, height: 844 });
       await ob.emulateMedia({ colorScheme: "dark" });

@@ -377,11 +377,17 @@ impl SessionCore {
     }
 
     pub(crate) fn close_permission(&mut self, key: &str, outcome: &str) {
+        self.close_permission_by(key, outcome, None);
+    }
+
+    /// [`Self::close_permission`], answered by `by` (`spindle serve --users`).
+    pub(crate) fn close_permission_by(&mut self, key: &str, outcome: &str, by: Option<&str>) {
         self.acp.permission_closed(key, outcome);
         if self.permissions.remove(key).is_some() {
             self.publish_web_op(PageOp::WebPermissionResolved {
                 key: key.to_string(),
                 outcome: outcome.to_string(),
+                by: by.map(str::to_owned),
             });
         }
     }
@@ -395,11 +401,17 @@ impl SessionCore {
 
     /// Closes an elicitation with how it ended.
     pub(crate) fn close_elicitation(&mut self, key: &str, action: &str) {
+        self.close_elicitation_by(key, action, None);
+    }
+
+    /// [`Self::close_elicitation`], answered by `by` (`spindle serve --users`).
+    pub(crate) fn close_elicitation_by(&mut self, key: &str, action: &str, by: Option<&str>) {
         self.acp.elicitation_closed(key);
         if self.elicitations.remove(key).is_some() {
             self.publish_web_op(PageOp::WebElicitationResolved {
                 key: key.to_string(),
                 action: action.to_string(),
+                by: by.map(str::to_owned),
             });
         }
     }

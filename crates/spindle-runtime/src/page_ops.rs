@@ -46,6 +46,9 @@ pub enum PageOp {
         key: String,
         /// How it ended.
         outcome: String,
+        /// Who answered (`spindle serve --users`), when someone did here.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
     /// The agent asks for input (`elicitation/create`): a form or a URL, as
     /// [`spindle_host::Elicitation::view_json`] describes it.
@@ -61,6 +64,9 @@ pub enum PageOp {
         key: String,
         /// `accept`, `decline`, `cancel`, `cancelled` (withdrawn) or `complete`.
         action: String,
+        /// Who answered (`spindle serve --users`), when someone did here.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
     /// The permissions remembered for the session.
     WebStandingPermissions {
@@ -184,6 +190,7 @@ mod tests {
                 PageOp::WebPermissionResolved {
                     key: "1".into(),
                     outcome: "selected".into(),
+                    by: None,
                 },
                 json!({"op": "web_permission_resolved", "key": "1", "outcome": "selected"}),
             ),
@@ -199,6 +206,7 @@ mod tests {
                 PageOp::WebElicitationResolved {
                     key: "1".into(),
                     action: "accept".into(),
+                    by: None,
                 },
                 json!({"op": "web_elicitation_resolved", "key": "1", "action": "accept"}),
             ),

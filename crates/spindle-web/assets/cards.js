@@ -7,6 +7,7 @@
 // entries.js draws every diff with fileDiff.
 
 import { $, el, api, banner } from "./dom.js";
+import { authorLabel } from "./people.js";
 
 // Whether the entry holds a card (its DOM is then kept while it is scrolled away).
 export const hasCards = (rec) => !!(rec.cards && rec.cards.childNodes.length);
@@ -155,7 +156,7 @@ export function createCards(ctx) {
     }
     card.node.classList.remove("open");
     card.node.querySelector(".choices")?.remove();
-    card.node.appendChild(el("div", "outcome", "answered: " + (op.outcome || "done")));
+    card.node.appendChild(el("div", "outcome", "answered: " + (op.outcome || "done") + answeredBy(op)));
   }
 
   async function answerPermission(key, optionId) {
@@ -392,6 +393,9 @@ export function createCards(ctx) {
     placeCard("elicitation:" + key, node, view.toolCallId != null ? toolMatch(view.toolCallId) : () => false);
   }
 
+  // Who answered, when the server names them (`--users`): "You" for the signed-in user.
+  const answeredBy = (op) => (op.by ? " (" + authorLabel(op.by) + ")" : "");
+
   function resolveElicitation(op) {
     const card = cards.get("elicitation:" + String(op.key));
     if (!card) return;
@@ -399,7 +403,7 @@ export function createCards(ctx) {
     card.node.classList.remove("open");
     card.node.dataset.action = action;
     for (const part of card.node.querySelectorAll(".choices, .elicitation-form")) part.remove();
-    card.node.appendChild(el("div", "outcome", ELICITATION_OUTCOMES[action] || action));
+    card.node.appendChild(el("div", "outcome", (ELICITATION_OUTCOMES[action] || action) + answeredBy(op)));
   }
 
   function clear() {

@@ -107,7 +107,7 @@ impl SessionTask {
             let _ = agent.client.respond(&id, Ok(raw));
             self.flush_client();
         }
-        lock(&self.core).close_elicitation(key, shown);
+        lock(&self.core).close_elicitation_by(key, shown, self.acting.as_deref());
     }
 
     /// The agent withdrew its request (`$/cancel_request`) or the runtime cancelled it.

@@ -167,7 +167,7 @@ impl SessionTask {
         let _ = agent.client.respond_permission(&id, &outcome);
         self.flush_client();
         let label = option_id.unwrap_or_else(|| "cancelled".into());
-        lock(&self.core).close_permission(key, &label);
+        lock(&self.core).close_permission_by(key, &label, self.acting.as_deref());
     }
 
     /// The option a standing rule picks among `options`, if a rule covers `rule_key`.
