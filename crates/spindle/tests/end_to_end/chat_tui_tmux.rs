@@ -277,8 +277,9 @@ fn chat_tui_permission_menu_diff_in_place_and_quit_with_the_resume_command() {
     let pane = Pane::reference("permission", &dir.path, &[]);
     pane.wait_until("the composer", |s| s.contains("› message the agent"));
     pane.send("/scenario tools");
+    // The whole menu: a capture may land while the frame is being drawn.
     let menu = pane.wait_until("the permission menu", |s| {
-        s.contains("┌ Allow Edit src/main.rs?")
+        s.contains("┌ Allow Edit src/main.rs?") && s.contains("│↑/↓ Enter · 1-4")
     });
     save("permission", &menu);
     // The edit's diff is on screen, in place, while the question waits.
