@@ -7,7 +7,7 @@
 # A prompt "read PATH" asks the client for fs/read_text_file PATH and says what came back;
 # any other prompt is echoed. After logout every session call answers auth_required until
 # authenticate.
-import json, os, sys
+import contextlib, fcntl, json, os, sys
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "full"
 LOG = os.environ["SESSIONS_AGENT_LOG"]
@@ -24,9 +24,21 @@ def load_state():
 
 
 def save_state(state):
-    with open(STATE + ".tmp", "w") as f:
+    # Each process its own temporary file: two agents (one per session) start side by side.
+    tmp = "%s.%d.tmp" % (STATE, os.getpid())
+    with open(tmp, "w") as f:
         json.dump(state, f)
-    os.replace(STATE + ".tmp", STATE)
+    os.replace(tmp, STATE)
+
+
+@contextlib.contextmanager
+def changing_state():
+    # Read, change and write the state as one step against the other agent processes.
+    with open(STATE + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        state = load_state()
+        yield state
+        save_state(state)
 
 
 def send(message):
@@ -53,9 +65,8 @@ def read_line():
 
 
 def finish(request_id, session, text):
-    state = load_state()
-    state["sessions"].setdefault(session, []).append(text)
-    save_state(state)
+    with changing_state() as state:
+        state["sessions"].setdefault(session, []).append(text)
     update(session, "agent_message_chunk", text)
     send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
 
@@ -90,13 +101,12 @@ while True:
     elif method in ("session/new", "session/load", "session/resume", "session/fork") and signed_out:
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "Authentication required"}})
     elif method in ("session/new", "session/fork"):
-        state = load_state()
-        prefix = "s" if method == "session/new" else "f"
-        session = "%s%d" % (prefix, state["next"])
-        state["next"] += 1
-        history = list(state["sessions"].get(params.get("sessionId"), [])) if method == "session/fork" else []
-        state["sessions"][session] = history
-        save_state(state)
+        with changing_state() as state:
+            prefix = "s" if method == "session/new" else "f"
+            session = "%s%d" % (prefix, state["next"])
+            state["next"] += 1
+            history = list(state["sessions"].get(params.get("sessionId"), [])) if method == "session/fork" else []
+            state["sessions"][session] = history
         send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": session}})
     elif method == "session/load":
         session = params.get("sessionId")
@@ -115,9 +125,8 @@ while True:
         if MODE == "stuck-delete":
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "the archive is read-only"}})
             continue
-        state = load_state()
-        state["sessions"].pop(params.get("sessionId"), None)
-        save_state(state)
+        with changing_state() as state:
+            state["sessions"].pop(params.get("sessionId"), None)
         send({"jsonrpc": "2.0", "id": rid, "result": {}})
     elif method == "session/close":
         send({"jsonrpc": "2.0", "id": rid, "result": {}})
