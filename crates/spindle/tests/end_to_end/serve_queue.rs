@@ -246,8 +246,11 @@ fn serve_queue_an_acp_prompt_is_queued_and_answered_when_its_own_turn_ends() {
     let page = served.get_json("/api/sessions")["sessions"][0]["id"]
         .as_i64()
         .unwrap();
-    let items = queue(&served, page);
-    assert_eq!(texts(&items), ["queued over acp"]);
+    // Answered 202 before the session's task queued it: waited for.
+    let items = crate::harness::wait_for(crate::serve_support::PATIENCE, "the queued item", || {
+        let items = queue(&served, page);
+        (texts(&items) == ["queued over acp"]).then_some(items)
+    });
     assert_eq!(items[0]["acp"], true);
 
     let option = asked["params"]["options"][0]["optionId"].clone();
