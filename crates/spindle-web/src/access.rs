@@ -230,5 +230,4 @@ impl Access {
 }
 
 #[cfg(test)]
-#[path = "access_tests.rs"]
 mod tests;

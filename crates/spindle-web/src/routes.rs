@@ -20,6 +20,7 @@ use crate::api;
 use crate::errors::WebError;
 use crate::extract::{AppState, SessionId, SessionRoute, body_refusal};
 use spindle_runtime::hub::{EventId, Frame};
+use spindle_wire::remote::ROLE;
 
 /// Every route of the page, in one table: what a browser can reach is exactly this and `/acp`
 /// (`crate::acp`). No route takes a command to run: terminals are created only by the agent's
@@ -149,9 +150,9 @@ pub(crate) fn router(state: AppState) -> Router {
 async fn me(principal: Option<axum::Extension<crate::access::Principal>>) -> Response {
     match principal {
         Some(axum::Extension(crate::access::Principal(user))) => {
-            axum::Json(json!({ "name": user.name, "role": user.role.as_str() })).into_response()
+            axum::Json(json!({ "name": user.name, ROLE: user.role.as_str() })).into_response()
         }
-        None => axum::Json(json!({ "name": "local", "role": "admin" })).into_response(),
+        None => axum::Json(json!({ "name": "local", ROLE: "admin" })).into_response(),
     }
 }
 

@@ -256,5 +256,4 @@ impl Users {
 }
 
 #[cfg(test)]
-#[path = "users_tests.rs"]
 mod tests;

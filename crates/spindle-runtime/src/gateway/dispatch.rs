@@ -190,7 +190,7 @@ fn observer_refusal(conn: &Conn, what: &str) -> Value {
     json!({
         "code": INVALID_REQUEST,
         "message": format!("{name} is an observer on this server: {what} needs the controller role; attach with role \"observer\""),
-        "data": { "role": "observer", "method": what },
+        "data": { ROLE: ROLE_OBSERVER, "method": what },
     })
 }
 
