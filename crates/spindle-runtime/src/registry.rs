@@ -553,10 +553,11 @@ impl LiveSession {
         lock(&self.core).subscribe(last_seen)
     }
 
-    async fn call(
+    /// Sends a command (on behalf of the acting user, if any) and waits for its answer.
+    pub(super) async fn ask<T>(
         &self,
-        make: impl FnOnce(oneshot::Sender<Result<(), SessionError>>) -> Command,
-    ) -> Result<(), SessionError> {
+        make: impl FnOnce(oneshot::Sender<Result<T, SessionError>>) -> Command,
+    ) -> Result<T, SessionError> {
         let (reply, answer) = oneshot::channel();
         self.commands
             .send(crate::acting::authored(make(reply)))
@@ -565,16 +566,18 @@ impl LiveSession {
         answer.await.map_err(|_| SessionError::Gone)?
     }
 
+    async fn call(
+        &self,
+        make: impl FnOnce(oneshot::Sender<Result<(), SessionError>>) -> Command,
+    ) -> Result<(), SessionError> {
+        self.ask(make).await
+    }
+
     async fn call_value(
         &self,
         make: impl FnOnce(ValueReply) -> Command,
     ) -> Result<Value, SessionError> {
-        let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(crate::acting::authored(make(reply)))
-            .await
-            .map_err(|_| SessionError::Gone)?;
-        answer.await.map_err(|_| SessionError::Gone)?
+        self.ask(make).await
     }
 
     /// The session's working directory.

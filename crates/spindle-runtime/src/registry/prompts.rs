@@ -16,12 +16,7 @@ impl LiveSession {
         &self,
         make: impl FnOnce(oneshot::Sender<Result<PromptOutcome, SessionError>>) -> Command,
     ) -> Result<PromptOutcome, SessionError> {
-        let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(crate::acting::authored(make(reply)))
-            .await
-            .map_err(|_| SessionError::Gone)?;
-        answer.await.map_err(|_| SessionError::Gone)?
+        self.ask(make).await
     }
 
     /// Sends a prompt (starting the agent first if needed), or queues it while a v1 agent's
@@ -81,12 +76,7 @@ impl LiveSession {
     }
 
     async fn queue_change(&self, change: QueueChange) -> Result<Value, SessionError> {
-        let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(crate::acting::authored(Command::Queue { change, reply }))
-            .await
-            .map_err(|_| SessionError::Gone)?;
-        answer.await.map_err(|_| SessionError::Gone)?
+        self.ask(|reply| Command::Queue { change, reply }).await
     }
 }
 
