@@ -138,7 +138,15 @@ def drive_turn(api, sid, k, approve, checks, until=None, elicit=False):
             return t, False
         turn = turn_of(t, k)
         if turn and turn.get("finished"):
-            return t, True
+            # A write can still wait for its review after the turn ended: opencode writes the
+            # file itself and does not wait for the client's answer, so its turn can end first.
+            # A user accepts it on the page then; the harness does the same below.
+            waiting = pending_writes(t)
+            if not waiting:
+                return t, True
+            if all("review:" + json.dumps(w.get("requestId")) in answered for w in waiting):
+                time.sleep(0.2)
+                continue
         for write in pending_writes(t):
             key = "review:" + json.dumps(write.get("requestId"))
             if key not in answered:
