@@ -139,6 +139,29 @@ impl SessionCore {
         self.save_replies_if_changed();
     }
 
+    /// The agent's lines ([`Direction::Agent`], [`Direction::AgentReplay`]: nothing in them to
+    /// redact), committed and shown as [`Self::record`] does, without the save of the
+    /// materialized transcript and replies: the caller makes it ([`Self::save_replies_if_changed`],
+    /// due when [`Self::save_due`]) once the observers these lines woke had a chance to run, so
+    /// that a turn's end reaches them before the turn's whole transcript is written.
+    pub(crate) fn record_agent_lines(&mut self, lines: &[(Direction, String)]) {
+        debug_assert!(
+            lines
+                .iter()
+                .all(|(d, _)| matches!(d, Direction::Agent | Direction::AgentReplay))
+        );
+        if lines.is_empty() {
+            return;
+        }
+        self.commit(lines);
+        self.show(lines);
+    }
+
+    /// Whether a turn started or ended since the last save ([`Self::save_replies_if_changed`]).
+    pub(crate) fn save_due(&self) -> bool {
+        self.engine.turn_progress() != self.saved_turns
+    }
+
     /// Applies the lines another replica logged after this core's last one, as a rebuild does,
     /// and publishes their ops: how a replica that does not run the session follows it, and how
     /// one catches up before it takes the session over. Returns how many lines it applied
@@ -294,9 +317,18 @@ impl SessionCore {
     }
 
     fn publish_ops(&mut self, ops: &[RenderOp]) {
-        match serde_json::to_string(&json!({ "ops": ops })) {
-            Ok(data) => {
-                self.hub.publish(Arc::from(data));
+        // `{"ops":[...]}` written straight from the ops, with no `Value` tree in between.
+        let mut data = Vec::with_capacity(64 + ops.len() * 64);
+        data.extend_from_slice(b"{\"ops\":");
+        match serde_json::to_writer(&mut data, ops) {
+            Ok(()) => {
+                data.push(b'}');
+                match String::from_utf8(data) {
+                    Ok(data) => {
+                        self.hub.publish(Arc::from(data));
+                    }
+                    Err(error) => tracing::error!("render ops not UTF-8: {error}"),
+                }
             }
             Err(error) => tracing::error!("render ops not serializable: {error}"),
         }

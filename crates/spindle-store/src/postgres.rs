@@ -247,7 +247,8 @@ async fn migrate(client: &mut deadpool_postgres::Client) -> Result<(), StoreErro
 }
 
 /// One statement: inserts the batch (a `seq` already taken is left alone), touches the session,
-/// and counts the rows inserted and the sessions touched. When fewer rows went in than the batch
+/// queues the listeners' notice (`$6` the channel, `$7` the payload: sent at COMMIT, never after
+/// a rollback), and counts the rows inserted and the sessions touched. When fewer rows went in than the batch
 /// holds, [`VERIFY`] says whether the rest were already there with the same content.
 const APPEND: &str = "
 WITH inserted AS (
@@ -258,8 +259,11 @@ WITH inserted AS (
     RETURNING seq
 ), touched AS (
     UPDATE sessions SET updated_at = $5 WHERE id = $1 RETURNING id
+), notified AS (
+    SELECT pg_notify($6, $7)
 )
-SELECT (SELECT COUNT(*) FROM inserted), (SELECT COUNT(*) FROM touched)";
+SELECT (SELECT COUNT(*) FROM inserted), (SELECT COUNT(*) FROM touched),
+       (SELECT COUNT(*) FROM notified)";
 
 /// The rows of the batch the log holds with the same direction and text (after [`APPEND`], in
 /// the same transaction). Run only when a batch met taken `seq`s (a retry), so the join's cost
@@ -518,46 +522,69 @@ impl Store for PostgresStore {
         let seqs: Vec<i64> = (0..lines.len()).map(|i| seq_at(first_seq, i)).collect();
         let directions: Vec<&'static str> = lines.iter().map(|(d, _)| d.as_str()).collect();
         let texts: Vec<Vec<u8>> = lines.iter().map(|(_, l)| l.as_bytes().to_vec()).collect();
+        let notice = listen::payload(session, first_seq.saturating_add(count - 1));
         self.run(StoreError::Write, move |pool| async move {
             let write = pg(StoreError::Write);
-            let mut client = pool.get().await.map_err(self::pool(StoreError::Write))?;
-            let tx = client.transaction().await.map_err(&write)?;
-            let statement = tx.prepare_cached(APPEND).await.map_err(&write)?;
+            let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            let statement = client.prepare_cached(APPEND).await.map_err(&write)?;
             let bytes: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
-            let row = tx
-                .query_one(
-                    &statement,
-                    &[&session, &seqs, &directions, &bytes, &now_ms()],
-                )
-                .await
-                .map_err(&write)?;
-            let (inserted, touched): (i64, i64) = (row.get(0), row.get(1));
-            if touched == 0 {
-                return Err(StoreError::Write(format!("no session {session}")));
+            // One round trip for BEGIN and the insert (pipelined, in this order), one for the
+            // COMMIT: the listeners' NOTIFY rides in the insert's statement. Any failure after
+            // BEGIN rolls the whole batch back before the connection goes back to the pool.
+            let at = now_ms();
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
+                &session,
+                &seqs,
+                &directions,
+                &bytes,
+                &at,
+                &listen::CHANNEL,
+                &notice,
+            ];
+            let (begun, row) = tokio::join!(
+                biased;
+                client.batch_execute("BEGIN"),
+                client.query_one(&statement, &params),
+            );
+            let outcome = async {
+                begun.map_err(&write)?;
+                let row = row.map_err(&write)?;
+                let (inserted, touched): (i64, i64) = (row.get(0), row.get(1));
+                if touched == 0 {
+                    return Err(StoreError::Write(format!("no session {session}")));
+                }
+                let last = first_seq.saturating_add(count - 1);
+                let present = if inserted == count {
+                    count
+                } else {
+                    let verify = client.prepare_cached(VERIFY).await.map_err(&write)?;
+                    client
+                        .query_one(
+                            &verify,
+                            &[&session, &seqs, &directions, &bytes, &first_seq, &last],
+                        )
+                        .await
+                        .map_err(&write)?
+                        .get(0)
+                };
+                if present != count {
+                    return Err(StoreError::Write(format!(
+                        "session {session} already holds a different line at a seq in {first_seq}..{}",
+                        first_seq.saturating_add(count)
+                    )));
+                }
+                Ok(())
             }
-            let last = first_seq.saturating_add(count - 1);
-            let present = if inserted == count {
-                count
-            } else {
-                let verify = tx.prepare_cached(VERIFY).await.map_err(&write)?;
-                tx.query_one(
-                    &verify,
-                    &[&session, &seqs, &directions, &bytes, &first_seq, &last],
-                )
-                .await
-                .map_err(&write)?
-                .get(0)
-            };
-            if present != count {
-                // Dropping `tx` rolls the whole batch back.
-                return Err(StoreError::Write(format!(
-                    "session {session} already holds a different line at a seq in {first_seq}..{}",
-                    first_seq.saturating_add(count)
-                )));
+            .await;
+            match outcome {
+                // Delivered to listeners only if, and once, the lines are committed.
+                Ok(()) => client.batch_execute("COMMIT").await.map_err(&write),
+                Err(error) => {
+                    // Outside a transaction (BEGIN failed) this is only a warning.
+                    let _ = client.batch_execute("ROLLBACK").await;
+                    Err(error)
+                }
             }
-            // Delivered to listeners only if, and once, the lines are committed.
-            notify(&tx, session, last).await.map_err(&write)?;
-            tx.commit().await.map_err(&write)
         })
     }
 

@@ -192,6 +192,26 @@ fn read_lines(rows: &mut rusqlite::Rows<'_>) -> Result<(Vec<LoggedLine>, usize),
     Ok((lines, skipped))
 }
 
+/// Rows of the wire log one multi-row `INSERT` writes ([`insert_rows_sql`]).
+const ROWS_PER_INSERT: usize = 64;
+
+/// `INSERT INTO wire_log ... VALUES (?1, ?3, ?4, ?5, ?2), (?1, ?6, ...) ON CONFLICT DO NOTHING`
+/// for `rows` rows: `?1` the session, `?2` the commit time, then seq, direction and line per row.
+fn insert_rows_sql(rows: usize) -> String {
+    let mut sql = String::from("INSERT INTO wire_log(session_id, seq, direction, line, at) VALUES");
+    for row in 0..rows {
+        let at = 3 + 3 * row;
+        let separator = if row == 0 { ' ' } else { ',' };
+        sql.push_str(&format!(
+            "{separator}(?1, ?{at}, ?{}, ?{}, ?2)",
+            at + 1,
+            at + 2
+        ));
+    }
+    sql.push_str(" ON CONFLICT(session_id, seq) DO NOTHING");
+    sql
+}
+
 impl Store for SqliteStore {
     fn describe(&self) -> String {
         format!("SQLite file {}", self.path.display())
@@ -409,34 +429,56 @@ impl Store for SqliteStore {
         let mut writer = lock(&self.writer);
         let tx = writer.transaction().map_err(write_error)?;
         {
+            // Full chunks go in one multi-row statement each (a fast stream's batch of hundreds
+            // of lines: one statement step per chunk instead of per line), the rest line by line.
+            let mut insert_chunk = tx
+                .prepare_cached(&insert_rows_sql(ROWS_PER_INSERT))
+                .map_err(write_error)?;
             let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO wire_log(session_id, seq, direction, line, at)
-                     VALUES(?1, ?2, ?3, ?4, ?5)
-                     ON CONFLICT(session_id, seq) DO NOTHING",
-                )
+                .prepare_cached(&insert_rows_sql(1))
                 .map_err(write_error)?;
             let mut existing = tx
                 .prepare_cached(
                     "SELECT direction, line FROM wire_log WHERE session_id = ?1 AND seq = ?2",
                 )
                 .map_err(write_error)?;
-            for (offset, (direction, line)) in lines.iter().enumerate() {
-                let seq = seq_at(first_seq, offset);
-                let inserted = insert
-                    .execute(params![session, seq, direction.as_str(), line, now])
+            let mut offset = 0;
+            while offset < lines.len() {
+                let (statement, count) = if lines.len() - offset >= ROWS_PER_INSERT {
+                    (&mut insert_chunk, ROWS_PER_INSERT)
+                } else {
+                    (&mut insert, 1)
+                };
+                let chunk = &lines[offset..offset + count];
+                statement
+                    .raw_bind_parameter(1, session)
+                    .and_then(|()| statement.raw_bind_parameter(2, now))
                     .map_err(write_error)?;
-                if inserted == 0 {
-                    let (kept_direction, kept_line): (String, String) = existing
-                        .query_row(params![session, seq], |row| Ok((row.get(0)?, row.get(1)?)))
+                for (i, (direction, line)) in chunk.iter().enumerate() {
+                    let at = 3 + 3 * i;
+                    statement
+                        .raw_bind_parameter(at, seq_at(first_seq, offset + i))
+                        .and_then(|()| statement.raw_bind_parameter(at + 1, direction.as_str()))
+                        .and_then(|()| statement.raw_bind_parameter(at + 2, *line))
                         .map_err(write_error)?;
-                    if kept_direction != direction.as_str() || kept_line != *line {
-                        // Dropping `tx` rolls the whole batch back.
-                        return Err(StoreError::Write(format!(
-                            "session {session} already holds a different line at seq {seq}"
-                        )));
+                }
+                let inserted = statement.raw_execute().map_err(write_error)?;
+                if inserted < count {
+                    // Some `seq`s were taken (a batch sent again): each must hold this line.
+                    for (i, (direction, line)) in chunk.iter().enumerate() {
+                        let seq = seq_at(first_seq, offset + i);
+                        let (kept_direction, kept_line): (String, String) = existing
+                            .query_row(params![session, seq], |row| Ok((row.get(0)?, row.get(1)?)))
+                            .map_err(write_error)?;
+                        if kept_direction != direction.as_str() || kept_line != *line {
+                            // Dropping `tx` rolls the whole batch back.
+                            return Err(StoreError::Write(format!(
+                                "session {session} already holds a different line at seq {seq}"
+                            )));
+                        }
                     }
                 }
+                offset += count;
             }
             tx.execute(
                 "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",

@@ -45,7 +45,11 @@ impl SessionTask {
             }
         }
         // Durability first: the batch is committed before anything decodes or reacts to it.
-        self.record(lines.clone());
+        // The save of the transcript a turn's end makes waits for the task's loop
+        // (`save_after_yield`), after the observers had the turn's end.
+        let core = &self.core;
+        self.store
+            .off_worker(|| lock(core).record_agent_lines(&lines));
         self.follow_agent_title();
         for (_, line) in &lines {
             let Some(agent) = self.agent.as_mut() else {

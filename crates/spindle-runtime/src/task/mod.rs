@@ -204,6 +204,7 @@ impl SessionTask {
                     if self.store.waits_on_server() {
                         tokio::task::yield_now().await;
                     }
+                    self.save_after_yield().await;
                 }
                 Input::RetryStorage => {
                     let core = &self.core;
@@ -267,6 +268,20 @@ impl SessionTask {
         for completion in completions {
             self.completed(completion);
         }
+    }
+
+    /// Saves the materialized transcript and replies when a turn started or ended in the agent's
+    /// last batch ([`SessionCore::record_agent_lines`] leaves it to here), after a yield: the SSE
+    /// writers that batch woke (queued on this worker, where no other worker steals them) send
+    /// the turn's end first; the save of a long turn's transcript takes a while.
+    async fn save_after_yield(&self) {
+        if !lock(&self.core).save_due() {
+            return;
+        }
+        tokio::task::yield_now().await;
+        let core = &self.core;
+        self.store
+            .off_worker(|| lock(core).save_replies_if_changed());
     }
 
     /// Logs `lines` and publishes what they show ([`SessionCore::record`]), off this worker

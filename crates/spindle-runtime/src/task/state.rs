@@ -195,8 +195,11 @@ pub(crate) struct CheckpointJobs {
     ),
 }
 
-/// The most agent lines recorded in one transaction / one SSE batch.
-pub(super) const MAX_BATCH: usize = 256;
+/// The most agent lines recorded in one transaction / one SSE batch: what the agent link queues
+/// at most (`AgentLink::spawn`'s queue), so that a fast stream is committed in as few
+/// transactions as the agent's pace allows (each one costs a database round trip or a WAL
+/// commit, whatever its size).
+pub(super) const MAX_BATCH: usize = 1024;
 
 /// One agent process: the pipe, the ACP client state and the host of that process.
 pub(super) struct RunningAgent {
