@@ -55,6 +55,9 @@ if [[ $QUICK -eq 1 ]]; then
   # on the owner and on the other replicas, and after a kill -9 of the owner, ends with the
   # transcript API's text. The full run is bench/replicas.sh.
   "${PYTHON:-python3}" bench/replicas.py --quick --spindle "$BIN/spindle" || status=$?
+  # One page client of `spindle serve` (SQLite and PostgreSQL) and `spindle chat` must rebuild the
+  # same reply (bench/serve_vs_chat.py --quick, 2,000 updates). The full run: bench/serve_vs_chat.py.
+  "${PYTHON:-python3}" bench/serve_vs_chat.py --quick --postgres --spindle "$BIN/spindle" || status=$?
 elif [[ -s "$OUT" ]]; then
   # The generated report replaces the part of BENCHMARKS.md between the bench/run.sh markers.
   "${PYTHON:-python3}" - "$OUT" "$ROOT/BENCHMARKS.md" <<'PY'
