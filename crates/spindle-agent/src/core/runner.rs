@@ -156,6 +156,7 @@ impl AgentCore {
             }
             Step::Raw(message) => wire::push_line(&mut self.out, &message),
             Step::End(reason) => match which {
+                Which::Turn if self.run_next_inserted(s) => {}
                 Which::Turn => {
                     self.finish_turn(s, &reason);
                     if let Some((id, blocks)) = self.sessions[s].queued.pop_front() {
