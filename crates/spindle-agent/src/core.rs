@@ -125,6 +125,8 @@ enum Waiting {
         step: Box<PermissionStep>,
     },
     Stall,
+    /// `Step::WaitForNextPrompt`: the next inserted prompt lifts it.
+    NextPrompt,
     /// A client-method call (`fs/*`, `terminal/*`) of a flow.
     Client {
         request_id: u64,

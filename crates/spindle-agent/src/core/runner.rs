@@ -179,6 +179,13 @@ impl AgentCore {
                 }
             }
             Step::Exit(code) => return Some(code),
+            Step::WaitForNextPrompt => {
+                if let Some(turn) = self.sessions[s].turn.as_mut()
+                    && which == Which::Turn
+                {
+                    turn.waiting = Waiting::NextPrompt;
+                }
+            }
             Step::Stall => {
                 if let Some(turn) = self.sessions[s].turn.as_mut()
                     && which == Which::Turn

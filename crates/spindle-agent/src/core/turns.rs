@@ -47,6 +47,11 @@ impl AgentCore {
                 Version::V2 => {
                     self.insert_v2_prompt(s, &id, &blocks);
                     self.sessions[s].inserted.push_back(blocks);
+                    if let Some(turn) = self.sessions[s].turn.as_mut()
+                        && matches!(turn.waiting, Waiting::NextPrompt)
+                    {
+                        turn.waiting = Waiting::Nothing;
+                    }
                 }
             }
             return;
@@ -204,7 +209,7 @@ impl AgentCore {
                 }
                 cleanup = flow.on_cancel();
             }
-            Waiting::Nothing | Waiting::Stall => {}
+            Waiting::Nothing | Waiting::Stall | Waiting::NextPrompt => {}
         }
         turn.runner.steps.clear();
         turn.runner.wake_at = None;

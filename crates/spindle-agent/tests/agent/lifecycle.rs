@@ -385,3 +385,23 @@ async fn cancel_interrupts_a_long_stream() {
         assert_eq!(next.stop_reason, "end_turn");
     }
 }
+
+/// `/scenario wait-next` (v2) ends only once another prompt was inserted: no timing decides
+/// whether a prompt sent during the turn arrives before its end.
+#[tokio::test]
+async fn v2_wait_next_ends_once_the_next_prompt_is_inserted() {
+    let (mut peer, sid) = Peer::ready(2, &[]).await;
+    let first = peer.send_prompt(&sid, "/scenario wait-next").await;
+    let mut text = String::new();
+    while text != scenarios::WAIT_NEXT_TEXT {
+        let msg = peer.recv().await;
+        if let Some(t) = msg["params"]["update"]["content"]["text"].as_str() {
+            text.push_str(t);
+        }
+    }
+    let second = peer.send_prompt(&sid, "go on").await;
+    let turn = peer.finish_turn(first).await;
+    assert_eq!(turn.stop_reason, "end_turn");
+    assert!(turn.lines.iter().any(|m| is_response_to(m, second)));
+    assert_eq!(turn.reply(), plain_reply("go on"));
+}
