@@ -267,29 +267,29 @@ fn work_end_after(lines: &[(bool, serde_json::Value)], after: usize) -> usize {
         .expect("the work's end")
 }
 
-/// Issue 27: a protocol-2 agent is sent a line read during a slow turn at once, as its own
-/// prompt (the record has it before the first turn's end, and the agent's answer inserting
-/// it); both replies are shown, and `/queue` has nothing. A protocol-1 agent gets it only
-/// after the first turn's answer.
+/// Issue 27: a protocol-2 agent is sent a line read during a turn at once, as its own prompt.
+/// `/scenario wait-next` ends only once another prompt was inserted, so no timing decides it:
+/// the record has the second prompt, and the agent's answer inserting it, before the first
+/// turn's end; both replies are shown, the work ends once, and `/queue` has nothing. A
+/// protocol-1 agent gets the same line only after the first turn's answer.
 #[test]
 fn piped_lines_read_during_a_turn_go_to_a_v2_agent_at_once_and_to_a_v1_agent_after_it() {
-    let input = "/scenario slow\nmeanwhile\n/queue\n";
-    let (text, lines) = chat_piped_recorded("2", input);
-    let (slow_sent, slow_answered) = prompt_sent_and_answered(&lines, "/scenario slow");
+    let (text, lines) = chat_piped_recorded("2", "/scenario wait-next\nmeanwhile\n/queue\n");
+    let (first_sent, first_answered) = prompt_sent_and_answered(&lines, "/scenario wait-next");
     let (meanwhile_sent, meanwhile_answered) = prompt_sent_and_answered(&lines, "meanwhile");
-    let end = work_end_after(&lines, slow_sent);
-    assert!(slow_answered < meanwhile_sent, "{lines:?}");
+    let end = work_end_after(&lines, first_sent);
+    assert!(first_answered < meanwhile_sent, "{lines:?}");
     assert!(
         meanwhile_sent < end,
         "sent before the first turn ended: {lines:?}"
     );
     assert!(meanwhile_answered < end, "inserted at once: {lines:?}");
     // Both replies, each after its prompt; the work ended once, after both.
-    let slow = position(&text, "you> /scenario slow");
+    let first = position(&text, "you> /scenario wait-next");
     let meanwhile = position(&text, "you> meanwhile");
-    let slow_reply = position(&text, scenarios::SLOW_REPLY);
+    let first_reply = position(&text, scenarios::WAIT_NEXT_TEXT);
     let meanwhile_reply = position(&text, "You said: \"meanwhile\"");
-    assert!(slow < slow_reply && meanwhile < meanwhile_reply, "{text}");
+    assert!(first < first_reply && meanwhile < meanwhile_reply, "{text}");
     assert_eq!(text.matches("[end_turn").count(), 1, "{text}");
     assert!(meanwhile_reply < position(&text, "[end_turn"), "{text}");
     assert!(
@@ -298,11 +298,11 @@ fn piped_lines_read_during_a_turn_go_to_a_v2_agent_at_once_and_to_a_v1_agent_aft
     );
     assert!(!text.contains("queued until the turn ends"), "{text}");
 
-    let (text, lines) = chat_piped_recorded("1", input);
+    // v1: whenever the line is read, it goes out after the running turn's answer.
+    let (text, lines) = chat_piped_recorded("1", "/scenario slow\nmeanwhile\n");
     let (_, slow_answered) = prompt_sent_and_answered(&lines, "/scenario slow");
     let (meanwhile_sent, _) = prompt_sent_and_answered(&lines, "meanwhile");
     assert!(slow_answered < meanwhile_sent, "v1 queues: {lines:?}");
-    assert!(text.contains("  1. meanwhile"), "/queue lists it: {text}");
     assert_eq!(text.matches("[end_turn").count(), 2, "{text}");
     assert!(
         position(&text, scenarios::SLOW_REPLY) < position(&text, "You said: \"meanwhile\""),

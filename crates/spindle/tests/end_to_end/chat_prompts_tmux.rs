@@ -59,10 +59,10 @@ fn work_ends(lines: &[(bool, Value)]) -> Vec<usize> {
         .collect()
 }
 
-/// v2: a prompt typed during a slow turn goes out at once and is inserted
-/// before the turn ends; the agent's permission question that comes while
-/// both prompts are in flight is answered on the terminal; both replies are
-/// shown, and the work ends once.
+/// v2: a prompt typed during a turn goes out at once and is inserted before the turn ends
+/// (`/scenario wait-next` ends only once another prompt was inserted: no timing decides it);
+/// the agent's permission question that comes while both prompts are in flight is answered on
+/// the terminal; both replies are shown, and the work ends once.
 #[test]
 fn v2_a_prompt_typed_during_a_turn_is_sent_at_once_and_both_replies_are_shown() {
     if !tmux_available() {
@@ -84,22 +84,20 @@ fn v2_a_prompt_typed_during_a_turn_is_sent_at_once_and_both_replies_are_shown() 
     pane.wait_until("the greeting", |s| {
         s.contains("Hello! I am the Spindle reference agent") && s.ends_with('>')
     });
-    pane.type_line("/scenario slow");
-    pane.wait_until("the slow reply under way", |s| {
-        s.contains("Slow streaming:")
+    pane.type_line("/scenario wait-next");
+    pane.wait_until("the first turn waiting", |s| {
+        s.contains(scenarios::WAIT_NEXT_TEXT)
     });
     pane.type_line("/scenario tools");
     let sent = pane.wait_until("the line sent", |s| {
         s.contains("sent while the agent works: /scenario tools")
     });
     assert!(!sent.contains("queued until the turn ends"), "{sent}");
-    // The tools prompt runs after the slow one, in the same work: its
-    // permission question comes while both are in flight.
+    // The tools prompt's work follows the first one's, in the same work: its permission
+    // question comes while both prompts are in flight.
     pane.wait_until("the permission question", |s| s.ends_with("choose 1-4:"));
     pane.type_line("1");
     let screen = pane.wait_for_turns(1);
-    // (The reply wraps at the pane's width.)
-    assert!(screen.contains("halfway through if you like."), "{screen}");
     let (_, allowed) = scenarios::TOOLS_REPLY_ALLOWED.split_once(". ").unwrap();
     assert!(screen.contains(allowed), "{screen}");
     assert!(
@@ -109,6 +107,10 @@ fn v2_a_prompt_typed_during_a_turn_is_sent_at_once_and_both_replies_are_shown() 
     // One end for the work both prompts asked for, after both replies.
     assert_eq!(screen.matches("\n[end_turn").count(), 1, "{screen}");
     let end = screen.find("\n[end_turn").unwrap();
+    assert!(
+        screen.find(scenarios::WAIT_NEXT_TEXT).unwrap() < end,
+        "{screen}"
+    );
     assert!(screen.find(allowed).unwrap() < end, "{screen}");
     // `/queue` has nothing: v2 sends at once.
     pane.type_line("/queue");
@@ -117,20 +119,20 @@ fn v2_a_prompt_typed_during_a_turn_is_sent_at_once_and_both_replies_are_shown() 
     });
 
     let lines = record(&rec);
-    let (slow_at, slow_id) = prompt_sent(&lines, "/scenario slow");
+    let (first_at, first_id) = prompt_sent(&lines, "/scenario wait-next");
     let (tools_at, tools_id) = prompt_sent(&lines, "/scenario tools");
     let ends = work_ends(&lines);
     // (The greeting's own work ended before the first prompt.)
     let first_end = *ends
         .iter()
-        .find(|&&at| at > slow_at)
+        .find(|&&at| at > first_at)
         .expect("the work's end");
-    assert!(slow_at < tools_at, "in the order typed");
+    assert!(first_at < tools_at, "in the order typed");
     assert!(
         tools_at < first_end,
         "the second prompt went out before the first turn ended"
     );
-    assert!(answered(&lines, &slow_id) < tools_at);
+    assert!(answered(&lines, &first_id) < tools_at);
     assert!(
         answered(&lines, &tools_id) < first_end,
         "the agent inserted it at once"
@@ -169,7 +171,8 @@ fn v2_ctrl_c_cancels_the_running_prompt_and_the_one_sent_meanwhile() {
     );
 }
 
-/// v1: the same line waits for the turn's end, and only then goes out.
+/// v1: the same line waits for the turn's end (the turn stalls until Ctrl-C: no timing decides
+/// whether the line came during it), and only then goes out.
 #[test]
 fn v1_a_prompt_typed_during_a_turn_waits_for_its_end() {
     if !tmux_available() {
@@ -182,23 +185,25 @@ fn v1_a_prompt_typed_during_a_turn_waits_for_its_end() {
         &["--no-checkpoints", "--record", rec.to_str().unwrap()],
     );
     pane.wait_until("the input prompt", |s| s.trim_end() == ">");
-    pane.type_line("/scenario slow");
-    pane.wait_until("the slow reply under way", |s| {
-        s.contains("Slow streaming:")
-    });
+    pane.type_line("/scenario stall");
+    pane.wait_until("the stalled turn", |s| s.contains(scenarios::STALL_TEXT));
     pane.type_line("meanwhile");
     pane.wait_until("the line queued", |s| {
         s.contains("queued until the turn ends: meanwhile")
     });
-    let screen = pane.wait_for_turns(2);
-    // (The reply wraps at the pane's width.)
-    assert!(screen.contains("halfway through if you like."), "{screen}");
-    assert!(screen.contains("You said: \"meanwhile\""), "{screen}");
+    pane.type_line("/queue");
+    pane.wait_until("the queue listed", |s| s.contains("  1. meanwhile"));
+    // Ctrl-C ends the stalled turn; the queued line is then sent.
+    pane.send_key("C-c");
+    let screen = pane.wait_until("the queued line's reply", |s| {
+        s.contains("You said: \"meanwhile\"") && s.matches("\n[end_turn").count() == 1
+    });
+    assert_eq!(screen.matches("\n[cancelled").count(), 1, "{screen}");
     let lines = record(&rec);
-    let (_, slow_id) = prompt_sent(&lines, "/scenario slow");
+    let (_, stall_id) = prompt_sent(&lines, "/scenario stall");
     let (meanwhile_at, _) = prompt_sent(&lines, "meanwhile");
     assert!(
-        answered(&lines, &slow_id) < meanwhile_at,
+        answered(&lines, &stall_id) < meanwhile_at,
         "v1: sent after the first turn's answer"
     );
 }
