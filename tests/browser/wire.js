@@ -172,4 +172,37 @@ module.exports = function register(h) {
       server.child.kill("SIGTERM");
     }
   });
+  scenario("a line the inspector cut is loaded whole on request, pretty-printed", async ({ context, tmp }) => {
+    const server = await startServer(path.join(tmp, "wire-whole.db"), ["--protocol", "1"], ["--delay-ms", "0"]);
+    try {
+      const page = await context.newPage();
+      await page.goto(server.url + "/");
+      const id = await newSession(page);
+      // A 100 KiB prompt: its session/prompt line is past the 64 KiB a page carries of a line.
+      const text = "long prompt " + "y".repeat(100 * 1024) + " end-of-prompt";
+      const sent = await page.request.post(server.url + "/api/sessions/" + id + "/prompt", { data: { text } });
+      assert(sent.status() === 202, "prompt status " + sent.status());
+      await openInspector(page, id);
+      await eventually("the prompt's line", async () => (await rows(page)).some((r) => r.name === "session/prompt"));
+      const prompt = (await rows(page)).find((r) => r.name === "session/prompt");
+      await page.click('.wire-row[data-seq="' + prompt.seq + '"]');
+      await page.waitForSelector(".wire-whole");
+      assert(/Only the first 66 kB of 10\d kB are shown/.test(await page.textContent(".wire-detail")), "the cut is said: " + await page.textContent(".wire-detail .wire-note"));
+      assert(!(await page.textContent(".wire-json")).includes("end-of-prompt"), "the cut line's end is not shown yet");
+      await shot(page, "27-wire-cut-line");
+      await page.click(".wire-whole");
+      await eventually("the whole line pretty-printed", async () => (await page.textContent(".wire-json")).includes('"text": "long prompt'));
+      const whole = await page.textContent(".wire-json");
+      assert(whole.includes("end-of-prompt\"") && whole.includes('\n  "jsonrpc": "2.0"'), "whole and pretty: " + whole.slice(-200));
+      assert(await page.$(".wire-whole") === null, "the button is gone once the line is whole");
+      assert(!(await page.textContent(".wire-detail")).includes("Only the first"), "no cut note on the whole line");
+      // Selected again later, it stays whole.
+      await page.keyboard.press("Escape");
+      await page.click('.wire-row[data-seq="' + prompt.seq + '"]');
+      await eventually("whole again", async () => (await page.textContent(".wire-json")).includes("end-of-prompt"));
+      await page.close();
+    } finally {
+      server.child.kill("SIGTERM");
+    }
+  });
 };

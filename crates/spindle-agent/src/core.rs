@@ -125,6 +125,8 @@ enum Waiting {
         step: Box<PermissionStep>,
     },
     Stall,
+    /// `Step::WaitForNextPrompt`: the next inserted prompt lifts it.
+    NextPrompt,
     /// A client-method call (`fs/*`, `terminal/*`) of a flow.
     Client {
         request_id: u64,
@@ -155,8 +157,13 @@ struct Session {
     turn: Option<Turn>,
     /// Work that continues after a turn ended (v2: while idle).
     background: Runner,
-    /// Prompts received while a turn ran: run, in order, after it.
+    /// v1: prompts received while a turn ran, unanswered: each runs, in
+    /// order, as its own turn after it.
     queued: VecDeque<(Value, Vec<Value>)>,
+    /// v2: prompts inserted (answered, their `user_message` sent) while a
+    /// turn ran: their work runs, in order, after the running prompt's, in
+    /// the same foreground work (no `idle` between them).
+    inserted: VecDeque<Vec<Value>>,
     /// The conversation, for load/resume replay.
     history: Vec<HistoryEntry>,
     /// The first prompt's start.
@@ -184,6 +191,7 @@ impl Session {
             turn: None,
             background: Runner::default(),
             queued: VecDeque::new(),
+            inserted: VecDeque::new(),
             history: Vec::new(),
             title: None,
             updated_at: None,

@@ -32,6 +32,9 @@ pub(crate) enum Step {
     Exit(i32),
     /// Stop sending until the client cancels the turn.
     Stall,
+    /// v2: stop sending until another prompt is inserted into the session
+    /// (or the client cancels); v1 holds that prompt, so only a cancel ends it.
+    WaitForNextPrompt,
     /// Write this JSON-RPC message verbatim (scripts).
     Raw(Value),
     /// Write generated notifications as fast as the output takes them.

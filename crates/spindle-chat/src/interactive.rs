@@ -11,11 +11,10 @@ use std::collections::VecDeque;
 use std::io::{BufRead, IsTerminal};
 use std::time::Duration;
 
-use serde_json::json;
 use serde_json::value::RawValue;
 use spindle_engine::{RenderOp, TranscriptEngine};
 use spindle_protocol::{ClientError, ClientEvent};
-use spindle_wire::client_methods::{ELICITATION_COMPLETE, ELICITATION_CREATE, SESSION_CANCEL};
+use spindle_wire::client_methods::{ELICITATION_COMPLETE, ELICITATION_CREATE};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -25,9 +24,10 @@ use super::ask::Ask;
 use super::completion::{self, CommandInfo};
 use super::front::{self, Ending, Front};
 use super::line_editor::{Edit, Key, LineEditor, RawInput, spawn_key_reader};
-use super::outcome::{exit_code_for_turn, report_agent_exit};
+use super::outcome::report_agent_exit;
 use super::permission::Standing;
 use super::prompt_content::{self, Attachment};
+use super::prompts_in_flight::PromptsInFlight;
 use super::render::RenderOptions;
 use super::screen::Screen;
 use super::services::ServiceEvent;
@@ -48,16 +48,6 @@ const PROMPT: &str = "> ";
 pub(super) const PATH_CANDIDATES: usize = 50;
 /// How often a running turn's spinner moves on the full screen.
 const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
-
-/// The running turn.
-#[derive(Debug)]
-pub(super) struct Turn {
-    /// The prompt's content blocks, as JSON.
-    blocks: String,
-    /// v1: always. v2: the agent answered the prompt (the turn has begun).
-    accepted: bool,
-    cancel_sent: bool,
-}
 
 /// The answer to one of Spindle's own commands, from a task.
 #[derive(Debug)]
@@ -105,17 +95,20 @@ pub(super) struct Chat<'a> {
     pub(super) conn: Connected,
     pub(super) engine: TranscriptEngine,
     pub(super) front: Front,
-    v2: bool,
+    /// The session speaks protocol 2: prompts are sent at once, turn or not.
+    pub(super) v2: bool,
     pub(super) stdin_tty: bool,
-    pub(super) turn: Option<Turn>,
-    /// Lines typed while a turn ran: sent, in order, when it ends (`/queue` edits them).
+    /// The prompts sent whose work has not ended (`prompts_in_flight`).
+    pub(super) prompts: PromptsInFlight,
+    /// Lines typed while a turn ran (v1), and Spindle's own commands (both
+    /// versions): sent, in order, when it ends (`/queue` edits them).
     pub(super) queued: VecDeque<String>,
     /// Questions for the user (permission requests, writes to review), the
     /// first one shown.
     pub(super) asks: VecDeque<Ask>,
     pub(super) input_closed: bool,
     /// Exit status of the last finished turn (what EOF exits with).
-    last_code: u8,
+    pub(super) last_code: u8,
     /// Diagnostics seen so far.
     diagnostics: usize,
     /// The line editor, when keys are read raw from a terminal.
@@ -123,7 +116,7 @@ pub(super) struct Chat<'a> {
     /// "Always" permission answers of this session.
     pub(super) standing: Standing,
     /// `--attach` images, sent with the first prompt.
-    attachments: Vec<Attachment>,
+    pub(super) attachments: Vec<Attachment>,
     /// Where the own commands' tasks report.
     pub(super) tasks: mpsc::UnboundedSender<TaskDone>,
     /// Own commands sent and not answered yet: lines typed meanwhile wait,
@@ -208,7 +201,7 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
         conn,
         front,
         stdin_tty,
-        turn: None,
+        prompts: PromptsInFlight::default(),
         queued: VecDeque::new(),
         asks: VecDeque::new(),
         input_closed: false,
@@ -316,10 +309,7 @@ impl Chat<'_> {
             ChatEvent::Task(done) => {
                 self.own_command_done(done);
                 self.controls_pending = self.controls_pending.saturating_sub(1);
-                if self.turn.is_none() && self.asks.is_empty() {
-                    return self.next_queued().await;
-                }
-                Ok(None)
+                self.next_queued().await
             }
             // The loop redraws after every event.
             ChatEvent::RedrawDue => Ok(None),
@@ -414,7 +404,7 @@ impl Chat<'_> {
 
     /// Redraws the edited line with `shown` (completions) or, without them,
     /// the hint of the command being typed.
-    fn refresh_edit(&mut self, mut shown: Vec<String>) {
+    pub(super) fn refresh_edit(&mut self, mut shown: Vec<String>) {
         let Some(editor) = &self.editor else {
             return;
         };
@@ -428,9 +418,9 @@ impl Chat<'_> {
         self.front.set_edit(Some(EditLine { text, hints: shown }));
     }
 
-    /// Whether a turn runs.
+    /// Whether a turn runs (any prompt in flight).
     pub(super) fn turn_running(&self) -> bool {
-        self.turn.is_some()
+        self.prompts.running()
     }
 
     /// The exit status of the last finished turn.
@@ -440,14 +430,13 @@ impl Chat<'_> {
 
     pub(super) fn show_input_prompt(&mut self) {
         if matches!(self.front, Front::Full(_)) {
-            let cancelling = self.turn.as_ref().is_some_and(|t| t.cancel_sent);
-            self.show_phase(self.turn.is_some(), cancelling);
+            self.show_phase(self.prompts.running(), self.prompts.cancelling());
             return;
         }
         if let Some(ask) = self.asks.front() {
             let footer = ask.footer();
             self.front.set_footer(footer);
-        } else if self.turn.is_some() {
+        } else if self.prompts.running() {
             self.front.set_footer(Footer::Status);
         } else if self.stdin_tty && !self.input_closed {
             self.front.set_footer(Footer::Input {
@@ -486,37 +475,18 @@ impl Chat<'_> {
                     self.diagnostic(&d.message);
                 }
             }
-            ClientEvent::PromptResponse { result, .. } => {
-                let Some(turn) = &mut self.turn else {
-                    return Ok(None);
-                };
-                if !turn.accepted && result.is_ok() {
-                    turn.accepted = true;
-                    let applied = self.engine.apply_user_prompt(&turn.blocks);
-                    self.apply_ops(applied.ops);
-                }
-                let refused = self.turn.as_ref().is_some_and(|t| !t.accepted);
-                let response = result.as_ref().map(|r| r.get()).map_err(|e| e.get());
-                let applied = self.engine.apply_prompt_response(response);
-                self.apply_ops(applied.ops);
-                if refused && let Err(error) = &result {
-                    let ending = Ending {
-                        stop_reason: None,
-                        error: Some(error.get()),
-                        refused: true,
-                    };
-                    return self.turn_ended(ending).await;
-                }
-            }
+            ClientEvent::PromptResponse {
+                request_id, result, ..
+            } => return self.prompt_answered(&request_id, result).await,
             ClientEvent::TurnFinished {
                 stop_reason, error, ..
-            } if self.turn.as_ref().is_some_and(|t| t.accepted) => {
+            } => {
                 let ending = Ending {
                     stop_reason: stop_reason.as_deref(),
                     error: error.as_ref().map(|e| e.get()),
                     refused: false,
                 };
-                return self.turn_ended(ending).await;
+                return self.turn_finished(ending).await;
             }
             ClientEvent::PermissionRequest {
                 request_id, params, ..
@@ -559,59 +529,8 @@ impl Chat<'_> {
         }
     }
 
-    async fn turn_ended(&mut self, ending: Ending<'_>) -> Step {
-        self.turn = None;
-        self.last_code = exit_code_for_turn(ending.stop_reason, ending.error.is_some());
-        self.front.turn_over(ending)?;
-        if !self.asks.is_empty() {
-            // A question outlived the turn (a write the agent did not wait for).
-            self.show_input_prompt();
-            return Ok(None);
-        }
-        self.next_queued().await
-    }
-
-    /// Starts the next queued prompt, or waits for input (or ends at EOF).
-    pub(super) async fn next_queued(&mut self) -> Step {
-        while self.turn.is_none() && self.controls_pending == 0 {
-            let Some(next) = self.queued.pop_front() else {
-                break;
-            };
-            self.show_queue();
-            if self.confirm_delete {
-                if let Some(code) = self.delete_answered(&next).await {
-                    self.front.redraw()?;
-                    return Ok(Some(code));
-                }
-                continue;
-            }
-            if self.confirm_restore.is_some() {
-                self.restore_answered(&next).await;
-                continue;
-            }
-            self.submit(next).await?;
-        }
-        // A `/delete` asked after the last line came in gets no answer.
-        if self.input_closed
-            && self.queued.is_empty()
-            && (self.delete_unanswered() | self.restore_unanswered())
-        {
-            self.front.redraw()?;
-        }
-        if self.turn.is_none()
-            && self.input_closed
-            && self.asks.is_empty()
-            && self.controls_pending == 0
-            && self.queued.is_empty()
-        {
-            return Ok(Some(self.last_code));
-        }
-        self.show_input_prompt();
-        Ok(None)
-    }
-
     async fn agent_gone(&mut self) -> Step {
-        let during_turn = self.turn.is_some();
+        let during_turn = self.prompts.running();
         self.front.set_footer(Footer::None);
         self.front.commit(None)?;
         // What follows goes to stderr: the full screen gives the terminal back first.
@@ -621,176 +540,6 @@ impl Chat<'_> {
         }
         report_agent_exit(&self.conn.agent).await;
         Ok(Some(exit::AGENT_EXITED))
-    }
-
-    /// A line meant for the agent or for Spindle (`/mode`, ...), with no turn running.
-    async fn submit(&mut self, line: String) -> anyhow::Result<()> {
-        if self.session_command(&line).await
-            || self.checkpoint_command(&line).await
-            || self.own_command(&line)
-        {
-            return Ok(());
-        }
-        self.checkpoint_before_turn().await;
-        self.start_prompt(line).await;
-        Ok(())
-    }
-
-    async fn start_prompt(&mut self, text: String) {
-        let caps = self
-            .conn
-            .init
-            .as_ref()
-            .map(|i| i.prompt_capabilities())
-            .unwrap_or_default();
-        let attachments = std::mem::take(&mut self.attachments);
-        let blocks =
-            match prompt_content::build(&text, &attachments, self.conn.services.host(), caps) {
-                Ok(blocks) => blocks,
-                Err(message) => {
-                    self.front.note(&format!("not sent: {message}"));
-                    self.attachments = attachments;
-                    return;
-                }
-            };
-        let blocks_json = blocks.to_string();
-        if !self.v2 {
-            let applied = self.engine.apply_user_prompt(&blocks_json);
-            self.apply_ops(applied.ops);
-        }
-        self.turn = Some(Turn {
-            blocks: blocks_json,
-            accepted: !self.v2,
-            cancel_sent: false,
-        });
-        self.show_input_prompt();
-        // A failed send means the connection is gone: `AgentExited` follows.
-        let _ = self
-            .conn
-            .client
-            .send_prompt(&self.conn.session_id, &blocks)
-            .await;
-    }
-
-    pub(super) async fn typed(&mut self, line: Option<String>) -> Step {
-        let Some(line) = line else {
-            tracing::debug!("chat input closed");
-            self.input_closed = true;
-            if self.delete_unanswered() | self.restore_unanswered() {
-                self.front.redraw()?;
-            }
-            self.input_ended().await;
-            if self.turn.is_none() && self.queued.is_empty() && self.controls_pending == 0 {
-                return Ok(Some(self.last_code));
-            }
-            return Ok(None);
-        };
-        if !self.asks.is_empty() {
-            self.front.accept_input()?;
-            self.answer_typed(&line).await;
-            self.show_input_prompt();
-            if self.asks.is_empty() && self.turn.is_none() {
-                return self.next_queued().await;
-            }
-            return Ok(None);
-        }
-        if self.confirm_delete {
-            if self.front.is_terminal() {
-                self.front.accept_input()?;
-            } else {
-                self.front.commit(None)?;
-            }
-            if let Some(code) = self.delete_answered(&line).await {
-                // The chat ends here: what the deletion said is shown first.
-                self.front.redraw()?;
-                return Ok(Some(code));
-            }
-            self.show_input_prompt();
-            return Ok(None);
-        }
-        if self.confirm_restore.is_some() {
-            if self.front.is_terminal() {
-                self.front.accept_input()?;
-            } else {
-                self.front.commit(None)?;
-            }
-            self.restore_answered(&line).await;
-            self.show_input_prompt();
-            return Ok(None);
-        }
-        if matches!(line.trim(), "/quit" | "/exit") {
-            self.front.accept_input()?;
-            return Ok(Some(if self.turn.is_some() {
-                exit::CANCELLED
-            } else {
-                self.last_code
-            }));
-        }
-        if let Some(step) = self.queue_line_if_any(&line) {
-            return step;
-        }
-        if self.turn.is_some() || self.controls_pending > 0 {
-            if self.editor.is_none() {
-                self.front.stray_input(&line);
-            }
-            if !line.trim().is_empty() {
-                if self.stdin_tty {
-                    self.front
-                        .note(&format!("queued until the turn ends: {line}"));
-                }
-                self.queued.push_back(line);
-                self.show_queue();
-            }
-            return Ok(None);
-        }
-        if self.front.is_terminal() {
-            self.front.accept_input()?;
-        } else {
-            self.front.commit(None)?;
-        }
-        if !line.trim().is_empty() {
-            self.submit(line).await?;
-        }
-        if self.turn.is_none() {
-            self.show_input_prompt();
-        }
-        Ok(None)
-    }
-
-    pub(super) async fn interrupt(&mut self) -> Step {
-        if self.turn.is_none() {
-            if let Some(editor) = self.editor.as_mut()
-                && !editor.text().is_empty()
-            {
-                // Ctrl-C on a typed line drops the line, as shells do.
-                editor.set_text(String::new());
-                self.refresh_edit(Vec::new());
-                return Ok(None);
-            }
-            return Ok(Some(exit::CANCELLED));
-        }
-        let Some(turn) = &mut self.turn else {
-            return Ok(Some(exit::CANCELLED));
-        };
-        if turn.cancel_sent {
-            return Ok(Some(exit::CANCELLED));
-        }
-        turn.cancel_sent = true;
-        let notification = json!({
-            "jsonrpc": "2.0",
-            "method": SESSION_CANCEL,
-            "params": {"sessionId": self.conn.session_id},
-        });
-        let applied = self.engine.apply_client_line(&notification.to_string());
-        self.apply_ops(applied.ops);
-        self.front.note("cancelling the turn (Ctrl-C again quits)");
-        let _ = self.conn.client.cancel(&self.conn.session_id).await;
-        // Writes waiting for review are refused; the session's terminals die.
-        self.reject_reviews("the turn was cancelled").await;
-        let session = self.conn.session_id.clone();
-        self.conn.services.kill_terminals(&session).await;
-        self.show_input_prompt();
-        Ok(None)
     }
 }
 

@@ -1,7 +1,8 @@
-//! `/queue`: the lines typed while a turn runs wait in the chat's queue and are sent when it
-//! ends, one per turn, in order (`interactive.rs`). Until then they are listed, edited and
-//! dropped here, and the full screen shows them above the composer. `/queue` itself is never
-//! queued: it works while the turn runs.
+//! `/queue`: the lines typed while a v1 agent's turn runs (and Spindle's own commands typed
+//! during any turn) wait in the chat's queue and are sent when it ends, one prompt per turn, in
+//! order (`interactive_prompts.rs`); a v2 agent is sent each prompt at once. Until then they are
+//! listed, edited and dropped here, and the full screen shows them above the composer. `/queue`
+//! itself is never queued: it works while the turn runs.
 
 use super::interactive::Chat;
 
@@ -60,7 +61,7 @@ impl Chat<'_> {
         line: &str,
         command: QueueCommand,
     ) -> super::interactive::Step {
-        if self.turn.is_some() || self.controls_pending > 0 {
+        if self.prompts.running() || self.controls_pending > 0 {
             if self.editor.is_none() {
                 self.front.stray_input(line);
             }
@@ -84,6 +85,12 @@ impl Chat<'_> {
             }
         };
         match command {
+            QueueCommand::List if count == 0 && self.v2 => {
+                self.front.note(
+                    "nothing is queued: the agent speaks protocol 2, so each prompt is sent at once \
+                     (only Spindle's own commands typed while a turn runs wait here)",
+                );
+            }
             QueueCommand::List if count == 0 => {
                 self.front
                     .note("nothing is queued (lines typed while a turn runs wait here)");

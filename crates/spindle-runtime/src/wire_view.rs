@@ -151,8 +151,35 @@ impl WireSource {
     }
 }
 
-/// A logged line as a row: summarised, masked, cut.
+impl WireSource {
+    /// One line of the log whole (masked, never cut): what a row [`WireLine::cut`] at
+    /// [`MAX_LINE_BYTES`] holds in full. `None` when the log has no line `seq`.
+    pub async fn whole_line(&self, seq: i64) -> Result<Option<WireLine>, SessionError> {
+        if seq < 1 {
+            return Ok(None);
+        }
+        let (store, session) = (self.store.clone(), self.session);
+        let page = tokio::task::spawn_blocking(move || {
+            store.wire_page(session, WireWindow::After(seq - 1), 1)
+        })
+        .await
+        .map_err(|e| SessionError::Internal(format!("reading the wire log: {e}")))?
+        .map_err(SessionError::storage)?;
+        Ok(page
+            .lines
+            .iter()
+            .find(|logged| logged.seq == seq)
+            .map(|logged| row(logged, usize::MAX)))
+    }
+}
+
+/// A logged line as a row: summarised, masked, cut at [`MAX_LINE_BYTES`].
 pub fn wire_line(logged: &LoggedLine) -> WireLine {
+    row(logged, MAX_LINE_BYTES)
+}
+
+/// A logged line as a row, its masked text cut at `max_bytes` (on a character boundary).
+fn row(logged: &LoggedLine, max_bytes: usize) -> WireLine {
     let (dir, source) = match logged.direction {
         Direction::Client => ("out", "client"),
         Direction::Agent => ("in", "agent"),
@@ -163,9 +190,9 @@ pub fn wire_line(logged: &LoggedLine) -> WireLine {
     let summary = summarise(&logged.line, dir == "local");
     let masked = crate::wire_mask::mask_secrets(&logged.line);
     let mut line = masked.clone().unwrap_or_else(|| logged.line.clone());
-    let cut = line.len() > MAX_LINE_BYTES;
+    let cut = line.len() > max_bytes;
     if cut {
-        let mut end = MAX_LINE_BYTES;
+        let mut end = max_bytes;
         while !line.is_char_boundary(end) {
             end -= 1;
         }

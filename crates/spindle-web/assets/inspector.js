@@ -289,8 +289,35 @@ function createInspector(session, title) {
       try { text = JSON.stringify(JSON.parse(row.line), null, 2); } catch (_) { notes.push("Not JSON: shown as logged."); }
     }
     const pre = el("pre", "wire-json", text);
-    detail.replaceChildren(head, ...notes.map((n) => el("p", "wire-note", n)), pre);
+    const parts = [head, ...notes.map((n) => el("p", "wire-note", n))];
+    if (row.cut) parts.push(wholeButton(row));
+    detail.replaceChildren(...parts, pre);
     draw();
+  }
+
+  // A line a page cut: its whole text on request (GET .../wire/SEQ), kept for the next look.
+  function wholeButton(row) {
+    const load = el("button", "wire-whole", "Load the whole line (" + bytes(row.size) + ")");
+    load.type = "button";
+    load.addEventListener("click", async () => {
+      load.disabled = true;
+      load.textContent = "Loading\u2026";
+      try {
+        const whole = await api(base + "/" + row.seq);
+        if (s.closed) return;
+        s.index.set(row.seq, whole);
+        for (const rows of [s.lines, s.shown]) {
+          const at = rows.indexOf(row);
+          if (at >= 0) rows[at] = whole;
+        }
+        if (s.selected === row.seq) select(row.seq);
+      } catch (error) {
+        load.disabled = false;
+        load.textContent = "Load the whole line (" + bytes(row.size) + ")";
+        load.after(el("p", "wire-note", "Not loaded: " + (error && error.message ? error.message : error)));
+      }
+    });
+    return load;
   }
 
   // Shows line `seq` (clearing filters that hide it), selected.

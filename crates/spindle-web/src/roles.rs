@@ -106,6 +106,7 @@ pub const RULES: &[(&str, &str, Role)] = &[
     // Masked before they leave (wire_mask.rs): an observer sees what the page shows.
     ("GET", "/api/sessions/{id}/wire", Observer),
     ("GET", "/api/sessions/{id}/wire/events", Observer),
+    ("GET", "/api/sessions/{id}/wire/{seq}", Observer),
     // A read that posts its batch of entry ids.
     ("POST", "/api/sessions/{id}/rendered", Observer),
     (

@@ -123,6 +123,10 @@ fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
             get(crate::wire_routes::wire_events),
         ),
         (
+            "/api/sessions/{id}/wire/{seq}",
+            get(crate::wire_routes::wire_line),
+        ),
+        (
             "/api/sessions/{id}/rendered",
             post(crate::markdown_routes::rendered_batch),
         ),
@@ -640,6 +644,7 @@ mod tests {
                 "/api/sessions/{id}/stats",
                 "/api/sessions/{id}/wire",
                 "/api/sessions/{id}/wire/events",
+                "/api/sessions/{id}/wire/{seq}",
                 "/api/sessions/{id}/rendered",
                 "/api/sessions/{id}/entries/{entry}/rendered",
             ]

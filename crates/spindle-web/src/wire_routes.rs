@@ -1,5 +1,6 @@
 //! The wire inspector's routes: `GET /api/sessions/{id}/wire` (a bounded page of the session's
-//! raw lines, secrets masked) and `GET /api/sessions/{id}/wire/events` (the lines committed after
+//! raw lines, secrets masked), `GET /api/sessions/{id}/wire/{seq}` (one line whole, for a row
+//! the page cut) and `GET /api/sessions/{id}/wire/events` (the lines committed after
 //! a `seq`, live, over SSE). What a row holds and how the tail keeps out of the session's way is
 //! `spindle_runtime::wire_view`.
 
@@ -7,9 +8,10 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::extract::Query;
 use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, RawPathParams};
 use axum::http::HeaderMap;
+use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream, StreamExt};
@@ -29,6 +31,30 @@ pub(crate) async fn wire_page(
     let (window, limit) = parse_page_query(&query).map_err(WebError::bad_request)?;
     let page = session.wire().page(window, limit).await?;
     Ok(axum::Json(page).into_response())
+}
+
+/// `GET /api/sessions/{id}/wire/{seq}`: the row of line `seq` with its whole text (masked; a
+/// page cuts a line at `MAX_LINE_BYTES`). 404 when the log has no such line.
+pub(crate) async fn wire_line(
+    SessionRoute(session): SessionRoute,
+    params: RawPathParams,
+) -> Result<Response, WebError> {
+    let text = params
+        .iter()
+        .find(|(name, _)| *name == "seq")
+        .map_or("", |(_, value)| value);
+    let seq = text
+        .parse::<i64>()
+        .ok()
+        .filter(|seq| *seq >= 1)
+        .ok_or_else(|| WebError::bad_request("seq must be a line number (1 or more)"))?;
+    match session.wire().whole_line(seq).await? {
+        Some(line) => Ok(axum::Json(line).into_response()),
+        None => Err(WebError::new(
+            StatusCode::NOT_FOUND,
+            format!("the session's log has no line {seq}"),
+        )),
+    }
 }
 
 /// `GET /api/sessions/{id}/wire/events?after=SEQ`: `lines` events, each a page of the lines

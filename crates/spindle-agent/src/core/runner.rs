@@ -156,6 +156,7 @@ impl AgentCore {
             }
             Step::Raw(message) => wire::push_line(&mut self.out, &message),
             Step::End(reason) => match which {
+                Which::Turn if self.run_next_inserted(s) => {}
                 Which::Turn => {
                     self.finish_turn(s, &reason);
                     if let Some((id, blocks)) = self.sessions[s].queued.pop_front() {
@@ -178,6 +179,13 @@ impl AgentCore {
                 }
             }
             Step::Exit(code) => return Some(code),
+            Step::WaitForNextPrompt => {
+                if let Some(turn) = self.sessions[s].turn.as_mut()
+                    && which == Which::Turn
+                {
+                    turn.waiting = Waiting::NextPrompt;
+                }
+            }
             Step::Stall => {
                 if let Some(turn) = self.sessions[s].turn.as_mut()
                     && which == Which::Turn

@@ -1,6 +1,7 @@
-//! Turns: a prompt starts one (or is queued behind the running one), and a
-//! turn ends by its program, by failure, by `session/cancel`, or branches on
-//! the client's answer to a permission request.
+//! Turns: a prompt starts one (v1: or waits behind the running one; v2: or is
+//! inserted at once and its work follows the running prompt's), and a turn
+//! ends by its program, by failure, by `session/cancel`, or branches on the
+//! client's answer to a permission request.
 
 use serde_json::{Value, json};
 use spindle_wire::tags::MessageKind;
@@ -36,34 +37,60 @@ impl AgentCore {
             return;
         }
         if self.sessions[s].turn.is_some() {
-            // Policy: a prompt that arrives while a turn runs is queued and
-            // runs after it. v2: it is not inserted (no response, no
-            // `user_message`) until then.
-            self.sessions[s].queued.push_back((id, blocks));
+            match self.conn().version {
+                // v1 has no insertion: the prompt waits, unanswered, and runs
+                // as its own turn after the running one.
+                Version::V1 => self.sessions[s].queued.push_back((id, blocks)),
+                // v2: the agent answers once the prompt is inserted, and
+                // inserts it at once (ACP v2 prompt lifecycle); its work runs
+                // after the running prompt's, and one `idle` ends them all.
+                Version::V2 => {
+                    self.insert_v2_prompt(s, &id, &blocks);
+                    self.sessions[s].inserted.push_back(blocks);
+                    if let Some(turn) = self.sessions[s].turn.as_mut()
+                        && matches!(turn.waiting, Waiting::NextPrompt)
+                    {
+                        turn.waiting = Waiting::Nothing;
+                    }
+                }
+            }
             return;
         }
         self.start_turn(s, id, blocks);
     }
 
-    pub(super) fn start_turn(&mut self, s: usize, id: Value, blocks: Vec<Value>) {
-        let conn = self.conn();
-        let text = scenarios::prompt_text(&blocks);
-        self.record_prompt(s, &blocks);
+    /// v2: answers prompt `id` with its message id and reports where it
+    /// landed (`user_message`).
+    fn insert_v2_prompt(&mut self, s: usize, id: &Value, blocks: &[Value]) {
         let session = &mut self.sessions[s];
-        let prompt_id = match conn.version {
+        let user_id = session.state.next_id("msg_u");
+        let sid = session.id.clone();
+        self.send_response(id, json!({"messageId": user_id}));
+        self.send_update(
+            &sid,
+            updates::whole_message(MessageKind::User, &user_id, blocks),
+        );
+    }
+
+    pub(super) fn start_turn(&mut self, s: usize, id: Value, blocks: Vec<Value>) {
+        let prompt_id = match self.conn().version {
             Version::V1 => Some(id),
             Version::V2 => {
-                let user_id = session.state.next_id("msg_u");
-                let sid = session.id.clone();
-                self.send_response(&id, json!({"messageId": user_id}));
-                self.send_update(
-                    &sid,
-                    updates::whole_message(MessageKind::User, &user_id, &blocks),
-                );
+                self.insert_v2_prompt(s, &id, &blocks);
+                let sid = self.sessions[s].id.clone();
                 self.send_update(&sid, updates::state("running", None));
                 None
             }
         };
+        self.run_prompt(s, prompt_id, blocks);
+    }
+
+    /// Starts the work of a prompt already answered (v2) or still open (v1:
+    /// `prompt_id`) as the session's turn.
+    fn run_prompt(&mut self, s: usize, prompt_id: Option<Value>, blocks: Vec<Value>) {
+        let conn = self.conn();
+        let text = scenarios::prompt_text(&blocks);
+        self.record_prompt(s, &blocks);
         let session = &mut self.sessions[s];
         let program = match self.config.script.as_ref().and_then(|script| {
             script.turn(&mut session.state.script_pos, self.config.script_sleeps)
@@ -94,6 +121,26 @@ impl AgentCore {
         });
     }
 
+    /// v2: the running prompt's work is done and a prompt inserted meanwhile
+    /// follows, without an `idle` between them. `false` when none waits.
+    pub(super) fn run_next_inserted(&mut self, s: usize) -> bool {
+        let Some(blocks) = self.sessions[s].inserted.pop_front() else {
+            return false;
+        };
+        self.take_turn(s);
+        self.run_prompt(s, None, blocks);
+        true
+    }
+
+    /// The foreground work ended (cancelled or failed): the prompts inserted
+    /// meanwhile end with it, unrun (the `idle` just sent ends them); the
+    /// history keeps them as asked.
+    fn drop_inserted(&mut self, s: usize) {
+        for blocks in std::mem::take(&mut self.sessions[s].inserted) {
+            self.record_prompt(s, &blocks);
+        }
+    }
+
     /// Takes the session's current turn away, moving its remaining steps to
     /// background work; returns the session id and the turn's `prompt_id`.
     /// `None` when no turn is open.
@@ -118,6 +165,7 @@ impl AgentCore {
             }
             _ => self.send_update(&sid, updates::state("idle", Some(stop_reason))),
         }
+        self.drop_inserted(s);
     }
 
     /// Ends the current turn as failed (see [`Step::Fail`]).
@@ -135,6 +183,7 @@ impl AgentCore {
                 self.send_update(&sid, idle);
             }
         }
+        self.drop_inserted(s);
     }
 
     pub(super) fn cancel_turn(&mut self, s: usize) {
@@ -160,7 +209,7 @@ impl AgentCore {
                 }
                 cleanup = flow.on_cancel();
             }
-            Waiting::Nothing | Waiting::Stall => {}
+            Waiting::Nothing | Waiting::Stall | Waiting::NextPrompt => {}
         }
         turn.runner.steps.clear();
         turn.runner.wake_at = None;

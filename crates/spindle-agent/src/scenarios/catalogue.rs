@@ -18,7 +18,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
         name: "scenario",
         description: "Run a scripted behaviour (refine, thoughts, tools, client-fs, client-terminal, echo-content, ...)",
         hint: Some(
-            "plain | thoughts | refine [ext|plain] | denoise [ext|plain] | speculative [ext|plain] | snapshot | tools | terminal | background | slow | notice | error | hostile | crash | stall | client-fs [FILE] | client-terminal | client-terminal-forever | echo-content | client-all | mcp-servers | elicit-form | elicit-url | elicit-tool",
+            "plain | thoughts | refine [ext|plain] | denoise [ext|plain] | speculative [ext|plain] | snapshot | tools | terminal | background | slow | notice | error | hostile | crash | stall | wait-next | client-fs [FILE] | client-terminal | client-terminal-forever | echo-content | client-all | mcp-servers | elicit-form | elicit-url | elicit-tool",
         ),
     },
     CommandSpec {
@@ -39,7 +39,7 @@ pub const COMMANDS: [CommandSpec; 5] = [
 ];
 
 /// Scenario names understood by `/scenario`.
-pub const SCENARIOS: [&str; 24] = [
+pub const SCENARIOS: [&str; 25] = [
     "plain",
     "thoughts",
     "refine",
@@ -55,6 +55,7 @@ pub const SCENARIOS: [&str; 24] = [
     "hostile",
     "crash",
     "stall",
+    "wait-next",
     "client-fs",
     "client-terminal",
     "client-terminal-forever",

@@ -36,6 +36,21 @@ pub(super) fn crash(ctx: &mut TurnCtx<'_>) -> Program {
 /// Text streamed by `/scenario stall` before it stops.
 pub const STALL_TEXT: &str = "Working on it; this turn stalls until you cancel it.";
 
+/// Text streamed by `/scenario wait-next` before it waits.
+pub const WAIT_NEXT_TEXT: &str = "Waiting for your next message before I go on.";
+
+/// `/scenario wait-next`: a turn that ends only once another prompt was
+/// inserted (v2), so a client's prompt sent during a turn is seen to arrive
+/// before the turn's end without any timing.
+pub(super) fn wait_next(ctx: &mut TurnCtx<'_>) -> Program {
+    let mut p = Program::new(ctx.delay_ms);
+    let id = ctx.state.next_id("msg_a");
+    p.say(MessageKind::Agent, &id, WAIT_NEXT_TEXT, None);
+    p.steps.push(Step::WaitForNextPrompt);
+    p.end("end_turn");
+    p
+}
+
 pub(super) fn stall(ctx: &mut TurnCtx<'_>) -> Program {
     let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");

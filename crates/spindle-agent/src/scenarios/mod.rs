@@ -32,7 +32,7 @@ pub use context::{CLEAR_REPLY, COMPACT_REPLY};
 pub use echo::{describe_block, echo_content_reply};
 pub(crate) use elicit::advertised_elicitation;
 pub use elicit::{ELICIT_FORM_MESSAGE, ELICIT_NONE_REPLY, ELICIT_TOOL_TITLE, ELICIT_URL};
-pub use failures::{ERROR_MESSAGE, ERROR_TEXT, STALL_TEXT};
+pub use failures::{ERROR_MESSAGE, ERROR_TEXT, STALL_TEXT, WAIT_NEXT_TEXT};
 pub use rewrite::{
     DENOISE_REPLY, REFINE_REPLY, SNAPSHOT_REPLY, SPECULATIVE_REPLY, THOUGHTS_REPLY, denoise_step,
 };
@@ -48,7 +48,7 @@ use crate::turn_context::TurnCtx;
 use crate::updates;
 use crate::wire::{Fnv1a64, Version};
 use context::{clear, compact};
-use failures::{crash, error, stall};
+use failures::{crash, error, stall, wait_next};
 use rewrite::{denoise, refine, snapshot, speculative, thoughts};
 use spindle_wire::tags::{self, MessageKind};
 use tools::{background, tools};
@@ -151,6 +151,7 @@ fn scenario(ctx: &mut TurnCtx<'_>, name: &str, variant: Option<&str>) -> Program
         "hostile" => crate::hostile::hostile(ctx),
         "crash" => crash(ctx),
         "stall" => stall(ctx),
+        "wait-next" => wait_next(ctx),
         "client-fs" => client_program(ctx, |ctx, p| {
             p.steps
                 .push(Step::Flow(Box::new(client_fs::FsFlow::new(ctx, variant))));

@@ -23,51 +23,93 @@ async fn until_permission(peer: &mut Peer) -> Value {
 }
 
 #[tokio::test]
-async fn prompt_during_a_turn_is_queued_until_it_ends() {
-    for version in VERSIONS {
-        let (mut peer, sid) = Peer::ready(version, &[]).await;
-        peer.permission = PermissionAnswer::Hold;
-        let first = peer.send_prompt(&sid, "/scenario tools").await;
-        let request = until_permission(&mut peer).await;
-        let second = peer.send_prompt(&sid, "queued question").await;
-        peer.permission = PermissionAnswer::Allow;
-        peer.answer_permission(&request).await;
-        let turn = peer.finish_turn(first).await;
-        assert_eq!(turn.stop_reason, "end_turn");
-        // (The lines before the permission request were read above.)
-        assert!(scenarios::TOOLS_REPLY_ALLOWED.ends_with(&turn.reply()));
-        // Nothing of the queued prompt happened during the first turn: no
-        // response (v2: no insertion) and no user message for it.
-        assert!(!turn.lines.iter().any(|m| is_response_to(m, second)));
-        assert!(
-            !turn
-                .updates
-                .iter()
-                .any(|u| u["content"][0]["text"] == "queued question")
-        );
-        // Then it runs as its own turn.
-        let queued = peer.finish_turn(second).await;
-        assert_eq!(queued.stop_reason, "end_turn");
-        assert_eq!(queued.reply(), plain_reply("queued question"));
-        if version == 2 {
-            let ack = &queued.updates[0];
-            assert_eq!(ack["sessionUpdate"], "user_message");
-            assert_eq!(ack["content"][0]["text"], "queued question");
-            assert_eq!(ack["messageId"].as_str(), queued.user_message_id.as_deref());
-        }
-    }
+async fn v1_prompt_during_a_turn_is_queued_until_it_ends() {
+    let (mut peer, sid) = Peer::ready(1, &[]).await;
+    peer.permission = PermissionAnswer::Hold;
+    let first = peer.send_prompt(&sid, "/scenario tools").await;
+    let request = until_permission(&mut peer).await;
+    let second = peer.send_prompt(&sid, "queued question").await;
+    peer.permission = PermissionAnswer::Allow;
+    peer.answer_permission(&request).await;
+    let turn = peer.finish_turn(first).await;
+    assert_eq!(turn.stop_reason, "end_turn");
+    // (The lines before the permission request were read above.)
+    assert!(scenarios::TOOLS_REPLY_ALLOWED.ends_with(&turn.reply()));
+    // Nothing of the queued prompt happened during the first turn.
+    assert!(!turn.lines.iter().any(|m| is_response_to(m, second)));
+    assert!(!turn.reply().contains("queued question"));
+    // Then it runs as its own turn.
+    let queued = peer.finish_turn(second).await;
+    assert_eq!(queued.stop_reason, "end_turn");
+    assert_eq!(queued.reply(), plain_reply("queued question"));
+}
+
+/// ACP v2: the agent answers a prompt once it is inserted, and this one
+/// inserts a prompt that comes during a turn at once (answer and
+/// `user_message` while the first turn still waits for its permission);
+/// its work follows the first prompt's, and one `idle` ends both.
+#[tokio::test]
+async fn v2_prompt_during_a_turn_is_inserted_at_once_and_runs_after_it() {
+    let (mut peer, sid) = Peer::ready(2, &[]).await;
+    peer.permission = PermissionAnswer::Hold;
+    let first = peer.send_prompt(&sid, "/scenario tools").await;
+    let request = until_permission(&mut peer).await;
+    let second = peer.send_prompt(&sid, "inserted question").await;
+    let (answer, before) = peer.response_to(second).await;
+    let message_id = answer["result"]["messageId"].as_str().expect("messageId");
+    // Answered before the first turn went on: no idle in between.
+    assert!(before.is_empty(), "{before:?}");
+    let inserted = peer.recv().await;
+    let update = &inserted["params"]["update"];
+    assert_eq!(update["sessionUpdate"], "user_message", "{inserted}");
+    assert_eq!(update["messageId"], message_id);
+    assert_eq!(update["content"][0]["text"], "inserted question");
+    peer.permission = PermissionAnswer::Allow;
+    peer.answer_permission(&request).await;
+    let turn = peer.finish_turn(first).await;
+    assert_eq!(turn.stop_reason, "end_turn");
+    // Both replies came before the one idle, the first prompt's first.
+    let model = turn.model();
+    let replies: Vec<&str> = model
+        .agent_messages()
+        .iter()
+        .map(|m| m.text.as_str())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let (last, earlier) = replies.split_last().expect("replies");
+    assert_eq!(*last, plain_reply("inserted question"), "{replies:?}");
+    assert!(
+        earlier
+            .iter()
+            .any(|t| scenarios::TOOLS_REPLY_ALLOWED.ends_with(t)),
+        "{replies:?}"
+    );
+    let idles = turn
+        .updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "state_update" && u["state"] == "idle")
+        .count();
+    assert_eq!(idles, 1, "{:?}", turn.updates);
+    // The history keeps both prompts with their replies, in order.
+    let next = peer.prompt(&sid, "after").await;
+    assert_eq!(next.reply(), plain_reply("after"));
 }
 
 #[tokio::test]
-async fn cancel_ends_the_turn_and_drops_queued_prompts() {
+async fn cancel_ends_the_turn_and_what_was_sent_meanwhile() {
     for version in VERSIONS {
         let (mut peer, sid) = Peer::ready(version, &[]).await;
         let first = peer.send_prompt(&sid, "/scenario stall").await;
-        let second = peer.send_prompt(&sid, "never inserted").await;
+        let second = peer.send_prompt(&sid, "never run").await;
         // Let the stall text arrive, then cancel.
         let mut text = String::new();
         while text != scenarios::STALL_TEXT {
             let msg = peer.recv().await;
+            if is_response_to(&msg, second) {
+                // v2: inserted at once.
+                assert!(msg["result"]["messageId"].is_string(), "{msg}");
+                continue;
+            }
             if let Some(t) = msg["params"]["update"]["content"]["text"].as_str() {
                 text.push_str(t);
             }
@@ -76,10 +118,11 @@ async fn cancel_ends_the_turn_and_drops_queued_prompts() {
             .await;
         let turn = peer.finish_turn(first).await;
         assert_eq!(turn.stop_reason, "cancelled");
-        let (resp, _) = peer.response_to(second).await;
-        match version {
-            1 => assert_eq!(resp["result"]["stopReason"], "cancelled"),
-            _ => assert_eq!(resp["error"]["code"], -32800),
+        assert!(!turn.reply().contains("never run"), "{}", turn.reply());
+        if version == 1 {
+            // v1: the queued prompt is answered as a cancelled turn.
+            let (resp, _) = peer.response_to(second).await;
+            assert_eq!(resp["result"]["stopReason"], "cancelled");
         }
         // The session accepts new prompts.
         let next = peer.prompt(&sid, "after cancel").await;
@@ -341,4 +384,24 @@ async fn cancel_interrupts_a_long_stream() {
         let next = peer.prompt(&sid, "after the stream").await;
         assert_eq!(next.stop_reason, "end_turn");
     }
+}
+
+/// `/scenario wait-next` (v2) ends only once another prompt was inserted: no timing decides
+/// whether a prompt sent during the turn arrives before its end.
+#[tokio::test]
+async fn v2_wait_next_ends_once_the_next_prompt_is_inserted() {
+    let (mut peer, sid) = Peer::ready(2, &[]).await;
+    let first = peer.send_prompt(&sid, "/scenario wait-next").await;
+    let mut text = String::new();
+    while text != scenarios::WAIT_NEXT_TEXT {
+        let msg = peer.recv().await;
+        if let Some(t) = msg["params"]["update"]["content"]["text"].as_str() {
+            text.push_str(t);
+        }
+    }
+    let second = peer.send_prompt(&sid, "go on").await;
+    let turn = peer.finish_turn(first).await;
+    assert_eq!(turn.stop_reason, "end_turn");
+    assert!(turn.lines.iter().any(|m| is_response_to(m, second)));
+    assert_eq!(turn.reply(), plain_reply("go on"));
 }

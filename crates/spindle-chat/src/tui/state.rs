@@ -132,6 +132,9 @@ pub(crate) struct TuiState {
     pub hints: Vec<String>,
     /// The lines queued while a turn runs, first to be sent first (shown above the hints).
     pub queued: Vec<String>,
+    /// A prompt sent while a turn runs goes to the agent at once (protocol 2),
+    /// instead of waiting for the turn's end.
+    pub prompts_go_at_once: bool,
     /// The agent's question (from the driver) or a picker (opened here).
     pub question: Option<Menu>,
     pub picker: Option<Menu>,

@@ -473,3 +473,23 @@ fn a_reply_colours_its_fenced_code_and_bolds_its_headings() {
     assert_eq!(cell(5).fg, Color::DarkGray);
     assert_eq!(cell(6).fg, Color::Reset);
 }
+
+#[test]
+fn the_composer_says_what_a_line_sent_while_the_agent_works_becomes() {
+    for (at_once, expected) in [
+        (false, "what you send now waits for the turn's end"),
+        (true, "what you send now goes to it at once"),
+    ] {
+        let mut state = TuiState {
+            prompts_go_at_once: at_once,
+            ..TuiState::default()
+        };
+        state.set_phase(true, false, None);
+        let rows = screen(&mut state, 120, 12);
+        assert!(
+            rows.iter()
+                .any(|r| r.contains("the agent is working") && r.contains(expected)),
+            "{rows:#?}"
+        );
+    }
+}

@@ -454,7 +454,7 @@ impl<T> ClientCore<T> {
                 (data, result.map_err(ClientError::Rpc))
             }
             Purpose::Prompt { session_id } => {
-                self.prompt_answered(session_id, &result);
+                self.prompt_answered(session_id, id.clone(), &result);
                 (data, result.map_err(ClientError::Rpc))
             }
             Purpose::Other => (data, result.map_err(ClientError::Rpc)),
@@ -508,10 +508,12 @@ impl<T> ClientCore<T> {
     fn prompt_answered(
         &mut self,
         session_id: String,
+        request_id: RequestId,
         result: &Result<Box<RawValue>, ResponseError>,
     ) {
         self.events.push(ClientEvent::PromptResponse {
             session_id: session_id.clone(),
+            request_id,
             result: match result {
                 Ok(r) => Ok(r.clone()),
                 Err(e) => Err(e.to_raw()),

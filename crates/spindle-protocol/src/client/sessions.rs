@@ -55,11 +55,15 @@ impl SessionTracks {
         }
     }
 
-    /// A prompt was sent to `session_id`: foreground work starts.
+    /// A prompt was sent to `session_id`: foreground work starts (v2: or
+    /// goes on, when another prompt is still in flight: what was seen of
+    /// that work still counts, so the new prompt's refusal cannot end it).
     pub(super) fn prompt_sent(&mut self, session_id: &str) {
         let s = self.sessions.entry(session_id.to_owned()).or_default();
+        if !s.active {
+            s.saw_busy_state = false;
+        }
         s.active = true;
-        s.saw_busy_state = false;
     }
 
     /// The v1 prompt response ended the turn.

@@ -219,6 +219,9 @@ pub enum ClientEvent {
     PromptResponse {
         /// The session prompted.
         session_id: String,
+        /// The prompt request's id (what `send_prompt` returned): a v2
+        /// client may have several prompts outstanding.
+        request_id: RequestId,
         /// The result, or the error object, verbatim.
         result: Result<Box<RawValue>, Box<RawValue>>,
     },

@@ -253,3 +253,59 @@ fn a_missing_file_read_by_gemini_cli_is_answered_as_empty_and_said() {
         }
     }
 }
+
+/// v2 with two prompts in flight: each answer names its own request, a refusal of the second
+/// leaves the first's work running, and the idle that ends it is reported once.
+#[test]
+fn v2_a_second_prompt_refused_while_the_first_runs_leaves_its_turn_running() {
+    let options = ClientOptions {
+        protocol: ProtocolChoice::V2Preferred,
+        ..ClientOptions::default()
+    };
+    let mut core: ClientCore<&'static str> = ClientCore::new(options);
+    core.initialize("init").unwrap();
+    let init = sent(&mut core).remove(0);
+    core.receive_line(&line(json!({"jsonrpc": "2.0", "id": init["id"],
+        "result": {"protocolVersion": 2, "agentCapabilities": {}, "capabilities": {}}})));
+    assert_eq!(core.protocol_version(), Some(2));
+    core.take_events();
+    core.take_completions();
+    let update = |update: Value| {
+        line(json!({"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": "s", "update": update}}))
+    };
+    let first = core
+        .prompt("s", &json!([{"type": "text", "text": "one"}]), "first")
+        .unwrap();
+    core.receive_line(&line(
+        json!({"jsonrpc": "2.0", "id": first, "result": {"messageId": "u1"}}),
+    ));
+    core.receive_line(&update(
+        json!({"sessionUpdate": "state_update", "state": "running"}),
+    ));
+    let second = core
+        .prompt("s", &json!([{"type": "audio", "data": ""}]), "second")
+        .unwrap();
+    core.receive_line(&line(json!({"jsonrpc": "2.0", "id": second,
+        "error": {"code": -32602, "message": "audio is not supported"}})));
+    let answers: Vec<(RequestId, bool)> = core
+        .take_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            ClientEvent::PromptResponse {
+                request_id, result, ..
+            } => Some((request_id, result.is_ok())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers, vec![(first, true), (second, false)]);
+    core.receive_line(&update(
+        json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}),
+    ));
+    let ends = core
+        .take_events()
+        .into_iter()
+        .filter(|e| matches!(e, ClientEvent::TurnFinished { .. }))
+        .count();
+    assert_eq!(ends, 1, "the first prompt's turn still ends");
+}

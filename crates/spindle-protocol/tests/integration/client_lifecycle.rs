@@ -34,7 +34,9 @@ async fn events_until_marker(events: &mut ClientEvents, marker: &str) -> Vec<Str
                 stop_reason.as_deref().unwrap_or("-"),
                 error.as_ref().map(|e| e.get()).unwrap_or("-")
             ),
-            ClientEvent::PromptResponse { session_id, result } => match result {
+            ClientEvent::PromptResponse {
+                session_id, result, ..
+            } => match result {
                 Ok(r) => format!("prompt-response {session_id} ok {}", r.get()),
                 Err(e) => format!("prompt-response {session_id} err {}", e.get()),
             },

@@ -242,10 +242,10 @@ fn chat_tui_start_screen_a_reply_the_mode_picker_and_ctrl_c_asking_before_quitti
         s.contains("│› 2. Plan only (plan)")
     });
     pane.keys(&["Enter"]);
-    let switched = pane.wait_until("the new mode", |s| {
-        status_line(s).contains("mode Plan only")
+    // The status line and the transcript's notice can reach the screen in different frames.
+    pane.wait_until("the new mode and its notice", |s| {
+        status_line(s).contains("mode Plan only") && s.contains("· done: mode plan")
     });
-    assert!(switched.contains("· done: mode plan"), "{switched}");
 
     // Ctrl-C on an idle chat asks; another key stays; Ctrl-C twice quits.
     pane.keys(&["C-c"]);
@@ -652,4 +652,47 @@ fn chat_tui_shows_the_queued_lines_above_the_composer_until_they_are_sent() {
     });
     assert!(!sent.contains("queued 1:"), "{sent}");
     assert!(!sent.contains("› first queued"), "{sent}");
+}
+
+/// Issue 27 on the full screen with a v2 agent: the composer says a line sent while the agent
+/// works goes at once; a prompt sent during `/scenario wait-next` (which ends only once another
+/// prompt was inserted) is sent, not queued; the permission question its work asks while both
+/// prompts are in flight is answered from the menu; the status line says "working" until the
+/// last prompt's work ended.
+#[test]
+fn chat_tui_v2_sends_a_prompt_at_once_and_works_until_the_last_prompt_ended() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-v2-at-once");
+    let pane = Pane::reference("v2-at-once", &dir.path, &["--protocol", "2"]);
+    pane.wait_until("the composer", |s| s.contains("› message the agent"));
+    pane.send("/scenario wait-next");
+    pane.wait_until("the first turn waiting, and the composer's note", |s| {
+        s.contains(scenarios::WAIT_NEXT_TEXT)
+            && status_line(s).contains(" working ")
+            && s.contains("what you send now goes to it at once")
+    });
+    pane.send("/scenario tools");
+    let menu = pane.wait_until("the permission menu", |s| {
+        s.contains("┌ Allow Edit src/main.rs?") && s.contains("│↑/↓ Enter · 1-4")
+    });
+    save("v2-at-once", &menu);
+    assert!(
+        menu.contains("sent while the agent works: /scenario tools"),
+        "{menu}"
+    );
+    assert!(!menu.contains("queued 1:"), "{menu}");
+    assert!(status_line(&menu).contains(" working "), "{menu}");
+    pane.keys(&["Enter"]);
+    let done = pane.wait_until("the work's end", |s| {
+        s.contains(&format!("● {}", scenarios::TOOLS_REPLY_ALLOWED))
+            && s.contains("› message the agent")
+            && !status_line(s).contains(" working ")
+    });
+    save("v2-at-once-done", &done);
+    assert!(
+        done.contains("▾ edit Edit src/main.rs · done\n    permission: answered Allow"),
+        "{done}"
+    );
 }

@@ -28,6 +28,7 @@ mod chat_history;
 mod chat_mcp;
 mod chat_piped;
 mod chat_prompt;
+mod chat_prompts_tmux;
 mod chat_sessions;
 mod chat_tmux;
 mod chat_tui_tmux;

@@ -140,7 +140,8 @@ fn serve_users_every_role_against_every_route_of_the_table() {
             .replace("/api/sessions/{id}", absent)
             .replace("{entry}", "e1")
             .replace("{checkpoint}", "1")
-            .replace("{item}", "q1");
+            .replace("{item}", "q1")
+            .replace("{seq}", "1");
         for (token, role) in [
             (None, None),
             (Some(OBSERVER), Some(Role::Observer)),
@@ -177,7 +178,8 @@ fn serve_users_every_role_against_every_route_of_the_table() {
             .replace("/api/sessions/{id}", absent)
             .replace("{entry}", "e1")
             .replace("{checkpoint}", "1")
-            .replace("{item}", "q1");
+            .replace("{item}", "q1")
+            .replace("{seq}", "1");
         for method in ["GET", "POST", "PATCH", "DELETE", "PUT"] {
             let response = call(&served, method, &path, Some(ADMIN), harmless_body(method));
             let ruled = RULES.iter().any(|(m, r, _)| *m == method && *r == route);

@@ -1,7 +1,8 @@
 //! The wire inspector's API (issue 27, item 3): `GET /api/sessions/{id}/wire` pages a session's
 //! raw lines newest page first, oldest line first within a page, with a capped limit and 400s
 //! for bad parameters; secrets are masked before they leave the server, whatever wrote them; and
-//! `GET /api/sessions/{id}/wire/events` carries the lines of a running turn as they are logged.
+//! `GET /api/sessions/{id}/wire/events` carries the lines of a running turn as they are logged;
+//! `GET /api/sessions/{id}/wire/{seq}` gives a line a page cut whole.
 //! Runs on PostgreSQL too (`SPINDLE_TEST_DB=postgres`).
 
 use std::io::{BufRead, BufReader, Write};
@@ -298,4 +299,68 @@ fn the_wire_events_carry_a_running_turns_lines_as_they_are_logged() {
     let page = served.get_json(&format!("{path}?after={after}&limit=1000"));
     assert_eq!(seqs(&page), ((after + 1)..next).collect::<Vec<_>>());
     served.stop();
+}
+
+#[test]
+fn a_line_a_page_cuts_is_read_whole_by_its_seq_masked() {
+    let dir = temp_dir("wire-whole");
+    let db = dir.join("db.sqlite");
+    let location = db_arg(&db).to_string_lossy().into_owned();
+    let store = spindle_store::open(&Location::parse(&location)).expect("the store");
+    let session = store.create_session("big line", None).unwrap();
+    // A 200 KiB chunk with a secret at its end, past where a page cuts it.
+    let text = "x".repeat(200 << 10);
+    let big = serde_json::json!({"jsonrpc": "2.0", "method": "session/update", "params": {
+        "sessionId": "s1", "update": {"sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": text}, "_meta": {"deploy": {"apiKey": AUTH_SECRET}}}}})
+    .to_string();
+    let small = serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}}).to_string();
+    store
+        .append_lines(
+            session,
+            1,
+            &[
+                (Direction::Agent, big.as_str()),
+                (Direction::Agent, small.as_str()),
+            ],
+        )
+        .unwrap();
+    drop(store);
+    let served = Served::start(&db, &[], 0);
+    let path = format!("/api/sessions/{session}/wire");
+
+    let page = served.get_json(&format!("{path}?after=0"));
+    let row = &page["lines"][0];
+    assert_eq!(row["cut"], true, "{}", row["size"]);
+    assert_eq!(row["size"], big.len());
+    assert_eq!(row["line"].as_str().unwrap().len(), 64 << 10);
+
+    let whole = served.get_json(&format!("{path}/1"));
+    assert_eq!(whole["seq"], 1);
+    assert_eq!(whole["size"], big.len());
+    assert!(whole.get("cut").is_none(), "{}", whole["size"]);
+    assert_eq!(whole["masked"], true);
+    let line = whole["line"].as_str().unwrap();
+    assert!(!line.contains(AUTH_SECRET), "the secret left the server");
+    let parsed: Value = serde_json::from_str(line).expect("the whole line is JSON");
+    let update = &parsed["params"]["update"];
+    assert_eq!(update["content"]["text"].as_str().unwrap(), text);
+    assert_eq!(update["_meta"]["deploy"]["apiKey"], "<redacted>");
+    // A short line reads the same whole as on its page.
+    let second = served.get_json(&format!("{path}/2"));
+    assert_eq!(second, page["lines"][1]);
+
+    for (seq, status, says) in [
+        ("3", 404, "no line 3"),
+        ("0", 400, "seq must be"),
+        ("x", 400, "seq must be"),
+        ("-2", 400, "seq must be"),
+    ] {
+        let response = served.request("GET", &format!("{path}/{seq}"), None);
+        assert_eq!(response.status, status, "{seq}: {}", response.body);
+        assert!(response.body.contains(says), "{seq}: {}", response.body);
+    }
+    // `events` is still the live tail, not a line number.
+    let events = served.request("GET", &format!("{path}/events?after=-4"), None);
+    assert_eq!(events.status, 400, "{}", events.body);
 }
