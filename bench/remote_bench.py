@@ -255,7 +255,10 @@ def main():
             server.stop()
             server.start()
         for b, binary in builds:
-            stdio = latency([binary, "chat", "--"] + agent, "latency %s stdio" % b, args.turns)
+            # No checkpoints, as a remote session has none (one before each prompt would copy
+            # the working directory).
+            stdio = latency([binary, "chat", "--no-checkpoints", "--"] + agent,
+                            "latency %s stdio" % b, args.turns)
             b50, b99 = pct(stdio, 50) * 1e3, pct(stdio, 99) * 1e3
             rows = [("-", "stdio", stdio)]
             for s in (b, "official"):
