@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Spindle's client over the remote transports (HTTP+SSE, WebSocket) against stdio, in one run.
+# Remote ACP side by side in one run: Spindle's `/acp` server (`spindle bridge --listen`) and the
+# official `agent-client-protocol-http` server (interop's `sdk-http-stdio-server`), both serving
+# `spindle agent`; `spindle chat --connect` and the official Rust client (`sdk-bench-client
+# --connect`) against both, over HTTP+SSE and WebSocket, and over stdio for the reference.
 #
 #   bench/remote.sh            # release build; N = 10^3, 10^4, 10^5; 200 latency turns on the used
-#                              # gateway and on a fresh one; writes its section of BENCHMARKS.md
+#                              # gateway and on fresh ones; writes its section of BENCHMARKS.md
 #                              # (between the bench/remote.sh markers)
-#   bench/remote.sh --quick    # debug build, N = 10^3, 20 turns, report to stdout only (CI)
+#   bench/remote.sh --before BIN   # also main's binary (its gateway and chat), for before/after rows
+#   bench/remote.sh --quick    # debug build, N = 10^3, 20 turns, report to stdout only
 # Extra options go to bench/remote_bench.py (--gateway bridge|serve, --sizes, --reps, --turns,
-# --used-gateway).
+# --used-gateway, --before).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -18,15 +22,23 @@ done
 TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "${PYTHON:-python3}" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# The SDK peers are a workspace of their own (see interop/rust-sdk-peers/Cargo.toml), built into ours.
+PEERS=(--manifest-path interop/rust-sdk-peers/Cargo.toml --target-dir "$TARGET_DIR")
 if [[ $QUICK -eq 1 ]]; then
   cargo build --locked -q -p spindle
-  "${PYTHON:-python3}" bench/remote_bench.py --spindle "$TARGET_DIR/debug/spindle" \
+  cargo build --locked -q "${PEERS[@]}"
+  BIN=$TARGET_DIR/debug
+  "${PYTHON:-python3}" bench/remote_bench.py --spindle "$BIN/spindle" \
+    --sdk-server "$BIN/sdk-http-stdio-server" --sdk-client "$BIN/sdk-bench-client" \
     --sizes 1000 --reps 1 --turns 20 --out "$TMP/remote.md" "${ARGS[@]+"${ARGS[@]}"}"
   cat "$TMP/remote.md"
   exit 0
 fi
 cargo build --release --locked -q -p spindle
-"${PYTHON:-python3}" bench/remote_bench.py --spindle "$TARGET_DIR/release/spindle" \
+cargo build --release --locked -q "${PEERS[@]}"
+BIN=$TARGET_DIR/release
+"${PYTHON:-python3}" bench/remote_bench.py --spindle "$BIN/spindle" \
+  --sdk-server "$BIN/sdk-http-stdio-server" --sdk-client "$BIN/sdk-bench-client" \
   --used-gateway --out "$TMP/remote.md" "${ARGS[@]+"${ARGS[@]}"}"
 "${PYTHON:-python3}" - "$TMP/remote.md" "$ROOT/BENCHMARKS.md" <<'PY'
 import re, sys

@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
-"""Spindle's client over the remote transports against stdio, in one run.
+"""Remote ACP side by side, in one run: Spindle's `/acp` server against the official one.
 
-Throughput: `spindle chat --prompt "/stream N mixed"` (N updates in one turn) against the
-reference agent, over
-stdio (the agent as a child), and over HTTP+SSE and WebSocket through a gateway serving the
-same agent command (`spindle bridge --listen`, or `spindle serve`'s `/acp` when asked). Every
-run's reply is compared with the stdio run's before its time counts. Reported per N: the
-median time, the updates per second it makes, the ratio to stdio and the time added to
-stdio's (for small N mostly the connection's set-up).
+Servers, each serving the same agent command (`spindle agent --delay-ms 0 --protocol 1`, one
+process per session):
+- Spindle's gateway: `spindle bridge --listen` (or `spindle serve`'s `/acp` with --gateway serve);
+  with --before BIN, the same gateway of another build too (main's, for before/after tables);
+- the official one: `sdk-http-stdio-server` (interop/rust-sdk-peers), the crate
+  `agent-client-protocol-http`'s server with the SDK's `AcpAgent` behind it.
+Clients, each over HTTP+SSE and WebSocket against every server, and over stdio for the reference:
+- `spindle chat --connect URL --transport http|ws --prompt "/stream N mixed"` (and --before's);
+- the official Rust client: `sdk-bench-client --connect URL PROMPT` (the crate's `HttpClient`).
 
-Latency: one piped `spindle chat` session per transport sends TURNS short prompts one after
-the other; the time from writing a prompt to reading the end of its turn is one sample. The
-added latency is a transport's percentile minus stdio's.
+Throughput: N updates in one turn; the runs of one size go round-robin (every configuration once,
+then again) so that load from the shared machine falls on all of them alike; the median of --reps
+runs. Every run's output is compared with the same client's stdio output before its time counts
+(`spindle chat`: its whole stdout; the official client: the reply's length and FNV-1a hash).
+"x official" is the official server's time with the same client and transport divided by this
+row's (above 1: faster than the official server).
+
+Latency: one piped `spindle chat` session per server and transport sends TURNS short prompts one
+after the other; the time from writing a prompt to reading the end of its turn is one sample. The
+added latency is the percentile minus stdio's with the same binary.
 
 Standard library only. See bench/remote.sh.
 """
@@ -29,56 +38,77 @@ import tempfile
 import time
 
 
-def start_gateway(spindle, kind, tmp):
-    """Starts the gateway serving the reference agent; returns (process, /acp URL)."""
-    agent = [spindle, "agent", "--delay-ms", "0", "--protocol", "1"]
+class Server:
+    """A running `/acp` server."""
+
+    def __init__(self, label, cmd):
+        self.label, self.cmd = label, cmd
+        self.proc, self.url = None, None
+
+    def start(self):
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            match = re.search(r"(https?|wss?)://(\d+\.\d+\.\d+\.\d+:\d+)", line)
+            if match:
+                self.url = "http://%s/acp" % match.group(2)
+                return self
+        self.stop()
+        sys.exit("%s printed no address" % self.label)
+
+    def stop(self):
+        if self.proc is None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+
+def agent_cmd(spindle):
+    return [spindle, "agent", "--delay-ms", "0", "--protocol", "1"]
+
+
+def spindle_gateway(spindle, agent, kind, tmp, label):
     if kind == "bridge":
-        cmd = [spindle, "bridge", "--listen", "127.0.0.1:0", "--agent-protocol", "1", "--"] + agent
-    else:
-        db = os.path.join(tmp, "serve.db")
-        cmd = [spindle, "serve", "--no-checkpoints", "--protocol", "1", "--bind", "127.0.0.1:0", "--db", db,
-               "--"] + agent
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        match = re.search(r"(https?|wss?)://(\d+\.\d+\.\d+\.\d+:\d+)", line)
-        if match:
-            return proc, "http://%s/acp" % match.group(2)
-    proc.kill()
-    sys.exit("the %s gateway printed no address" % kind)
+        return Server(label, [spindle, "bridge", "--listen", "127.0.0.1:0", "--agent-protocol", "1",
+                              "--"] + agent)
+    db = os.path.join(tmp, "serve-%d.db" % len(os.listdir(tmp)))
+    return Server(label, [spindle, "serve", "--no-checkpoints", "--protocol", "1", "--bind",
+                          "127.0.0.1:0", "--db", db, "--"] + agent)
 
 
-def transport_flags(spindle, transport, url):
+def client_cmd(client, transport, server, prompt, agent):
+    """The command of one throughput run: client = ("chat", BIN) or ("sdk", BIN)."""
+    kind, binary = client
+    if kind == "chat":
+        if transport == "stdio":
+            return [binary, "chat", "--prompt", prompt, "--"] + agent
+        return [binary, "chat", "--connect", server.url, "--transport", transport, "--prompt", prompt]
     if transport == "stdio":
-        return [], ["--", spindle, "agent", "--delay-ms", "0", "--protocol", "1"]
-    return ["--connect", url, "--transport", transport], []
+        return [binary, prompt, "--"] + agent
+    url = server.url if transport == "http" else "ws" + server.url[len("http"):]
+    return [binary, "--connect", url, prompt]
 
 
-def throughput(spindle, transport, url, n, reps):
-    """Median seconds of `chat --prompt /stream N mixed`, and its reply."""
-    before, after = transport_flags(spindle, transport, url)
-    times, reply = [], None
-    for _ in range(reps):
-        cmd = [spindle, "chat"] + before + ["--prompt", "/stream %d mixed" % n] + after
-        start = time.perf_counter()
-        out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
-        elapsed = time.perf_counter() - start
-        if out.returncode != 0:
-            sys.exit("%s: exit %d: %s" % (transport, out.returncode, out.stderr.decode()[-500:]))
-        if reply is not None and out.stdout != reply:
-            sys.exit("%s: the reply changed between runs" % transport)
-        reply = out.stdout
-        times.append(elapsed)
-    return statistics.median(times), reply
+def run_once(cmd, what):
+    start = time.perf_counter()
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    elapsed = time.perf_counter() - start
+    if out.returncode != 0:
+        sys.exit("%s: exit %d: %s" % (what, out.returncode, out.stderr.decode()[-500:]))
+    return elapsed, out.stdout
 
 
-def latency(spindle, transport, url, turns):
+def latency(cmd, what, turns):
     """Seconds per turn of a piped chat session: prompt written -> end of turn read."""
-    before, after = transport_flags(spindle, transport, url)
-    cmd = [spindle, "chat"] + before + after
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, bufsize=0)
     samples = []
@@ -91,10 +121,10 @@ def latency(spindle, transport, url, turns):
             while b"\n[end_turn" not in buf:
                 ready, _, _ = select.select([proc.stdout], [], [], 60)
                 if not ready:
-                    sys.exit("%s: turn %d did not end" % (transport, i))
+                    sys.exit("%s: turn %d did not end" % (what, i))
                 chunk = os.read(proc.stdout.fileno(), 65536)
                 if not chunk:
-                    sys.exit("%s: the chat ended early" % transport)
+                    sys.exit("%s: the chat ended early" % what)
                 buf += chunk
             elapsed = time.perf_counter() - start
             buf = buf.split(b"\n[end_turn", 1)[1].split(b"\n", 1)[-1]
@@ -112,84 +142,153 @@ def pct(samples, p):
     return ordered[k]
 
 
+TRANSPORT_NAMES = {"stdio": "stdio", "http": "HTTP+SSE", "ws": "WebSocket"}
+
+
+def load():
+    try:
+        return "%.2f" % os.getloadavg()[0]
+    except OSError:
+        return "?"
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--spindle", required=True)
+    ap.add_argument("--spindle", required=True, help="the build measured")
+    ap.add_argument("--before", help="another build (main's) measured beside it: its gateway and "
+                                     "its chat")
+    ap.add_argument("--sdk-server", required=True, help="interop's sdk-http-stdio-server")
+    ap.add_argument("--sdk-client", required=True, help="interop's sdk-bench-client")
     ap.add_argument("--gateway", choices=["bridge", "serve"], default="bridge")
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--turns", type=int, default=200)
     ap.add_argument("--used-gateway", action="store_true",
-                    help="also measure the turn latency on the gateway that served the "
-                         "throughput runs, before the fresh gateway's (a row per transport)")
+                    help="also measure the turn latency on Spindle's gateway that served the "
+                         "throughput runs, before the fresh gateway's (WebSocket first)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="spindle-remote-bench-")
-    gateway, url = start_gateway(args.spindle, args.gateway, tmp)
-    transports = ["stdio", "http", "ws"]
-    lines = []
-    try:
-        lines.append("Gateway: `spindle %s` serving `spindle agent --delay-ms 0 --protocol 1`; "
-                     "client: `spindle chat` (release build), all on one machine (loopback), "
-                     "in one run.\n" % ("bridge --listen" if args.gateway == "bridge" else "serve`'s `/acp"))
-        lines.append("#### Throughput (`chat --prompt \"/stream N mixed\"`, median of %d runs; "
-                     "every reply equal to stdio's)\n" % args.reps)
-        lines.append("| N | stdio s | HTTP+SSE s | WebSocket s | stdio updates/s | HTTP+SSE updates/s "
-                     "| WebSocket updates/s | HTTP+SSE / stdio | WebSocket / stdio "
-                     "| HTTP+SSE added s | WebSocket added s |")
-        lines.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for n in [int(s) for s in args.sizes.split(",") if s]:
-            results = {}
-            for t in transports:
-                results[t] = throughput(args.spindle, t, url, n, args.reps)
-            base_time, base_reply = results["stdio"]
+    agent = agent_cmd(args.spindle)
+    builds = [("this build", args.spindle)] + ([("main", args.before)] if args.before else [])
+    gateway_name = "bridge --listen" if args.gateway == "bridge" else "serve`'s `/acp"
+    servers = {"official": Server("official server", [args.sdk_server, "--"] + agent)}
+    for build, binary in builds:
+        servers[build] = spindle_gateway(binary, agent, args.gateway, tmp, "Spindle (%s)" % build)
+    server_label = {"official": "official (`agent-client-protocol-http`)"}
+    for build, _ in builds:
+        server_label[build] = "Spindle `%s` (%s)" % (gateway_name, build)
+    clients = {"chat:" + b: ("chat", binary) for b, binary in builds}
+    clients["sdk"] = ("sdk", args.sdk_client)
+    client_label = {"sdk": "official Rust client"}
+    for b, _ in builds:
+        client_label["chat:" + b] = "`spindle chat` (%s)" % b
+    # (client, server, transport): each chat against its own build's gateway and the official
+    # server; the official client against every server.
+    configs = [(c, None, "stdio") for c in clients]
+    for c in clients:
+        targets = [b for b, _ in builds] if c == "sdk" else [c.split(":", 1)[1]]
+        for s in targets + ["official"]:
             for t in ("http", "ws"):
-                if results[t][1] != base_reply:
-                    sys.exit("%s: the reply differs from stdio's at N=%d" % (t, n))
-            h, w = results["http"][0], results["ws"][0]
-            lines.append("| %s | %.3f | %.3f | %.3f | %s | %s | %s | %.2f | %.2f | %+.3f | %+.3f |" % (
-                "{:,}".format(n), base_time, h, w,
-                "{:,.0f}".format(n / base_time), "{:,.0f}".format(n / h), "{:,.0f}".format(n / w),
-                h / base_time, w / base_time, h - base_time, w - base_time))
-            print(lines[-1], flush=True)
+                configs.append((c, s, t))
+    lines = []
+    load_before = load()
+    try:
+        for server in servers.values():
+            server.start()
+        lines.append("Servers, each serving `spindle agent --delay-ms 0 --protocol 1` (this build's "
+                     "agent, one process per session): Spindle's `spindle %s`%s, and the official "
+                     "crate `agent-client-protocol-http` 5.0.0's server (`sdk-http-stdio-server`, "
+                     "interop/rust-sdk-peers). Clients: `spindle chat --connect` and the official "
+                     "Rust client (`sdk-bench-client --connect`, the same crate's `HttpClient`). "
+                     "All on one machine (loopback), release builds, in one run; load average "
+                     "%s at the start.\n" % (
+                         gateway_name,
+                         " of this build and of main (`--before`)" if args.before else "",
+                         load_before))
+        lines.append("#### Throughput (`/stream N mixed`: N updates in one turn; median of %d "
+                     "round-robin runs; every output equal to the same client's over stdio)\n"
+                     % args.reps)
+        lines.append("| N | client | server | transport | s | updates/s | x official |")
+        lines.append("|---:|---|---|---|---:|---:|---:|")
+        for n in [int(s) for s in args.sizes.split(",") if s]:
+            prompt = "/stream %d mixed" % n
+            times = {cfg: [] for cfg in configs}
+            outputs = {}
+            for _ in range(args.reps):
+                for cfg in configs:
+                    c, s, t = cfg
+                    what = "%s over %s to %s (N=%d)" % (client_label[c], t, s or "agent", n)
+                    cmd = client_cmd(clients[c], t, servers.get(s), prompt, agent)
+                    elapsed, out = run_once(cmd, what)
+                    if cfg in outputs and outputs[cfg] != out:
+                        sys.exit("%s: the output changed between runs" % what)
+                    outputs[cfg] = out
+                    if t != "stdio" and out != outputs[(c, None, "stdio")]:
+                        sys.exit("%s: the output differs from stdio's" % what)
+                    times[cfg].append(elapsed)
+            for cfg in configs:
+                c, s, t = cfg
+                med = statistics.median(times[cfg])
+                ratio = "-"
+                if s is not None and s != "official":
+                    ratio = "%.2f" % (statistics.median(times[(c, "official", t)]) / med)
+                lines.append("| %s | %s | %s | %s | %.3f | %s | %s |" % (
+                    "{:,}".format(n), client_label[c], server_label[s] if s else "- (the agent "
+                    "as a child)", TRANSPORT_NAMES[t], med, "{:,.0f}".format(n / med), ratio))
+                print(lines[-1], flush=True)
         lines.append("")
-        lines.append("#### Turn latency (%d short turns in one piped session; prompt written -> "
-                     "end of turn read)\n" % args.turns)
-        lines.append("| transport | p50 ms | p99 ms | added p50 ms | added p99 ms |")
-        lines.append("|---|---|---|---|---|")
-        # The turn latency is measured on a fresh gateway; with --used-gateway also on the one
-        # that has just served the throughput runs (its sessions still open), first.
-        used = None
+        lines.append("#### Turn latency (`spindle chat`, %d short turns in one piped session; "
+                     "prompt written -> end of turn read; fresh servers)\n" % args.turns)
+        lines.append("| chat | server | transport | p50 ms | p99 ms | added p50 ms | added p99 ms |")
+        lines.append("|---|---|---|---:|---:|---:|---:|")
+        used = {}
         if args.used_gateway:
             # WebSocket first: the first session made after the big ones takes the hit,
             # whatever its transport (the store's reply rows, see BENCHMARKS.md).
-            used = {t: latency(args.spindle, t, url, args.turns) for t in ("ws", "http")}
-        gateway.send_signal(signal.SIGTERM)
-        gateway.wait(timeout=10)
-        gateway, url = start_gateway(args.spindle, args.gateway, tmp)
-        lat = {t: latency(args.spindle, t, url, args.turns) for t in transports}
-        b50, b99 = pct(lat["stdio"], 50) * 1e3, pct(lat["stdio"], 99) * 1e3
-        rows = [("stdio", "stdio", lat), ("http", "HTTP+SSE", lat), ("ws", "WebSocket", lat)]
-        if used is not None:
-            rows += [("ws", "WebSocket, used gateway (first)", used),
-                     ("http", "HTTP+SSE, used gateway (second)", used)]
-        for t, label, source in rows:
-            p50, p99 = pct(source[t], 50) * 1e3, pct(source[t], 99) * 1e3
-            lines.append("| %s | %.2f | %.2f | %s | %s |" % (
-                label, p50, p99,
-                "-" if t == "stdio" else "%+.2f" % (p50 - b50),
-                "-" if t == "stdio" else "%+.2f" % (p99 - b99)))
-            print(lines[-1], flush=True)
-        if used is not None:
+            for b, binary in builds:
+                for t in ("ws", "http"):
+                    cmd = client_cmd(("chat", binary), t, servers[b], None, agent)
+                    cmd = cmd[:cmd.index("--prompt")]
+                    used[(b, t)] = latency(cmd, "latency %s %s (used)" % (b, t), args.turns)
+        for server in servers.values():
+            server.stop()
+            server.start()
+        for b, binary in builds:
+            # No checkpoints, as a remote session has none (one before each prompt would copy
+            # the working directory).
+            stdio = latency([binary, "chat", "--no-checkpoints", "--"] + agent,
+                            "latency %s stdio" % b, args.turns)
+            b50, b99 = pct(stdio, 50) * 1e3, pct(stdio, 99) * 1e3
+            rows = [("-", "stdio", stdio)]
+            for s in (b, "official"):
+                for t in ("http", "ws"):
+                    cmd = client_cmd(("chat", binary), t, servers[s], None, agent)
+                    cmd = cmd[:cmd.index("--prompt")]
+                    rows.append((server_label[s], TRANSPORT_NAMES[t],
+                                 latency(cmd, "latency %s %s %s" % (b, s, t), args.turns)))
+            for t in ("ws", "http"):
+                if (b, t) in used:
+                    rows.append((server_label[b] + ", used (%s)" % (
+                        "first" if t == "ws" else "second"), TRANSPORT_NAMES[t], used[(b, t)]))
+            for server, transport, samples in rows:
+                p50, p99 = pct(samples, 50) * 1e3, pct(samples, 99) * 1e3
+                stdio_row = transport == "stdio"
+                lines.append("| %s | %s | %s | %.2f | %.2f | %s | %s |" % (
+                    client_label["chat:" + b], server, transport, p50, p99,
+                    "-" if stdio_row else "%+.2f" % (p50 - b50),
+                    "-" if stdio_row else "%+.2f" % (p99 - b99)))
+                print(lines[-1], flush=True)
+        if used:
             lines.append("")
-            lines.append("Used gateway: the one that served the throughput runs above (their "
-                         "sessions still open), measured before the fresh one, WebSocket first.")
+            lines.append("Used: Spindle's gateway that served the throughput runs above (their "
+                         "sessions still open), measured before the fresh servers, WebSocket "
+                         "first.")
+        lines.append("")
+        lines.append("Load average at the end: %s." % load())
     finally:
-        gateway.send_signal(signal.SIGTERM)
-        try:
-            gateway.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            gateway.kill()
+        for server in servers.values():
+            server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")

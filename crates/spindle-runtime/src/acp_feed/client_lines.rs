@@ -2,6 +2,7 @@
 //! requests with the session id clients know, and prompts as `user_message_chunk` updates.
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use spindle_wire::client_methods::{SESSION_PROMPT, SESSION_UPDATE, fields};
 
@@ -36,9 +37,109 @@ pub(crate) fn client_prompt(session_id: &str, key: &str, line: &str) -> Option<S
 }
 
 /// An agent notification as clients receive it: the logged line, `sessionId` replaced.
+///
+/// Every update of every attached session passes here, so the line is read one level deep
+/// only: the members of `params` are kept as the agent wrote them (raw JSON text, in their
+/// order) and only `sessionId`'s value is written anew (appended when it was missing). The
+/// line must still be JSON with an object `params` (else `None`, as before).
 pub(crate) fn client_line(session_id: &str, line: &str) -> Option<String> {
-    let params = client_params(session_id, line)?;
-    Some(json!({ "jsonrpc": "2.0", "method": SESSION_UPDATE, "params": params }).to_string())
+    let top: Top<'_> = serde_json::from_str(line).ok()?;
+    let members = top.params.0;
+    let mut out = String::with_capacity(line.len() + session_id.len() + 16);
+    out.push_str(r#"{"jsonrpc":"2.0","method":""#);
+    out.push_str(SESSION_UPDATE);
+    out.push_str(r#"","params":{"#);
+    let mut replaced = false;
+    for (n, (key, value)) in members.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        push_json_string(&mut out, key);
+        out.push(':');
+        if key.as_ref() == fields::SESSION_ID {
+            push_json_string(&mut out, session_id);
+            replaced = true;
+        } else {
+            out.push_str(value.get());
+        }
+    }
+    if !replaced {
+        if !members.is_empty() {
+            out.push(',');
+        }
+        push_json_string(&mut out, fields::SESSION_ID);
+        out.push(':');
+        push_json_string(&mut out, session_id);
+    }
+    out.push_str("}}");
+    Some(out)
+}
+
+/// A logged line read as far as [`client_line`] needs: `params`, one level deep.
+#[derive(Deserialize)]
+struct Top<'a> {
+    #[serde(borrow)]
+    params: RawMembers<'a>,
+}
+
+/// An object's members in order, each value as its raw JSON text.
+struct RawMembers<'a>(Vec<(std::borrow::Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawMembers<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Members<'a> {
+            type Value = RawMembers<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut members = Vec::new();
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    let value: &'de RawValue = map.next_value()?;
+                    members.push((key, value));
+                }
+                Ok(RawMembers(members))
+            }
+        }
+        deserializer.deserialize_map(Members(std::marker::PhantomData))
+    }
+}
+
+/// A member's name: borrowed from the line unless it had escapes.
+struct Key<'a>(std::borrow::Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl<'de> serde::de::Visitor<'de> for Name {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(name)))
+            }
+            fn visit_str<E>(self, name: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(name.to_string())))
+            }
+        }
+        deserializer.deserialize_str(Name)
+    }
+}
+
+/// Appends `text` as a JSON string.
+fn push_json_string(out: &mut String, text: &str) {
+    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        out.push_str(&Value::String(text.to_string()).to_string());
+    }
 }
 
 /// The prompt of a logged `session/prompt` request as `user_message_chunk` updates.
@@ -81,6 +182,47 @@ mod tests {
 
     const UPDATE: &str = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"agent-7","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}"#;
     const PROMPT: &str = r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"agent-7","prompt":[{"type":"text","text":"go"}]}}"#;
+
+    /// `client_line` as it was (the whole line parsed and written again): the reference the
+    /// one-level reading must agree with.
+    fn client_line_by_value(session_id: &str, line: &str) -> Option<Value> {
+        let params = client_params(session_id, line)?;
+        Some(json!({ "jsonrpc": "2.0", "method": SESSION_UPDATE, "params": params }))
+    }
+
+    #[test]
+    fn client_line_replaces_only_the_session_id_and_agrees_with_a_full_parse() {
+        let cases = [
+            UPDATE,
+            // Spacing, members before and after, `_meta`, escapes kept as written.
+            r#"{ "params" : { "update" : {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\"b\u00e9\n"}} , "sessionId" : "x", "_meta": {"k": [1, 2.5e3, null, true]} }, "method":"session/update", "jsonrpc":"2.0" }"#,
+            // No sessionId: appended. An escaped member name. An empty object.
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"up\u0064ate":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#,
+        ];
+        for line in cases {
+            let fast = client_line("12", line).unwrap_or_else(|| panic!("no line for {line}"));
+            let fast: Value = serde_json::from_str(&fast).expect("JSON");
+            assert_eq!(Some(fast), client_line_by_value("12", line), "{line}");
+        }
+        // What has no object `params`, or is not JSON, gives nothing (as before).
+        for line in [
+            r#"{"jsonrpc":"2.0","method":"session/update","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update"}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"x"}"#,
+            "not json",
+        ] {
+            assert_eq!(client_line("12", line), None, "{line}");
+            assert_eq!(client_line_by_value("12", line), None, "{line}");
+        }
+        // The member order is the agent's; a session id needing escapes is escaped.
+        assert_eq!(
+            client_line("a\"b", r#"{"params":{"update":1,"sessionId":"x","z":2}}"#).as_deref(),
+            Some(
+                r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":1,"sessionId":"a\"b","z":2}}"#
+            )
+        );
+    }
 
     #[test]
     fn what_clients_get_validates_against_the_official_schemas() {

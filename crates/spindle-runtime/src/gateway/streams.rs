@@ -316,10 +316,33 @@ pub fn notification(method: &str, params: Value) -> Arc<str> {
     Arc::from(json!({ "jsonrpc": "2.0", "method": method, "params": params }).to_string())
 }
 
-/// The WebSocket form of an event id (opt-in): a notification sent before the message.
+/// The WebSocket form of an event id (opt-in): a notification sent before the message. Written
+/// directly (one goes out before every message of a peer that opted in).
 pub fn event_id_notice(session_id: &str, id: EventId) -> Arc<str> {
-    notification(
-        EVENT_ID_NOTIFICATION,
-        json!({ "sessionId": session_id, EVENT_ID: id.to_string() }),
-    )
+    let session = Value::from(session_id).to_string();
+    Arc::from(format!(
+        r#"{{"jsonrpc":"2.0","method":"{EVENT_ID_NOTIFICATION}","params":{{"sessionId":{session},"{EVENT_ID}":"{id}"}}}}"#
+    ))
+}
+
+#[cfg(test)]
+mod event_id_tests {
+    use super::*;
+
+    #[test]
+    fn the_event_id_notice_is_the_notification_it_was() {
+        let id = EventId {
+            generation: 4,
+            counter: 99,
+        };
+        for session in ["12", "a\"b"] {
+            let fast: Value = serde_json::from_str(&event_id_notice(session, id)).expect("JSON");
+            let reference: Value = serde_json::from_str(&notification(
+                EVENT_ID_NOTIFICATION,
+                json!({ "sessionId": session, EVENT_ID: id.to_string() }),
+            ))
+            .expect("JSON");
+            assert_eq!(fast, reference);
+        }
+    }
 }

@@ -12,16 +12,15 @@
 //! The page's access checks (`security.rs`: Host, Origin, token) run in front of every request
 //! (`routes.rs`); this module adds the RFD's header and content checks and the limits.
 
+mod sse;
 mod ws;
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, FromRequestParts, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::stream::{self, StreamExt};
@@ -29,9 +28,10 @@ use serde_json::{Value, json};
 use spindle_runtime::Gateway;
 use spindle_runtime::gateway::conn::{Conn, ConnUser};
 use spindle_runtime::gateway::streams::{self, Out};
+use sse::SseEvent;
 
 use crate::access::Principal;
-use spindle_runtime::gateway::{KEEPALIVE, conn, dispatch};
+use spindle_runtime::gateway::{conn, dispatch};
 use spindle_runtime::hub::EventId;
 use spindle_wire::remote::{
     ACP_PATH, EVENT_STREAM_MIME, HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID,
@@ -264,12 +264,6 @@ async fn get_acp(State(state): State<Gateway>, request: Request) -> Response {
     response
 }
 
-fn sse_response(events: impl futures_util::Stream<Item = Event> + Send + 'static) -> Response {
-    Sse::new(events.map(Ok::<_, Infallible>))
-        .keep_alive(KeepAlive::new().interval(KEEPALIVE).text("keepalive"))
-        .into_response()
-}
-
 fn connection_stream(conn: &Arc<conn::Conn>, last_event: Option<&str>) -> Response {
     let last_seen = match last_event {
         None => None,
@@ -292,14 +286,13 @@ fn connection_stream(conn: &Arc<conn::Conn>, last_event: Option<&str>) -> Respon
             tokio::select! {
                 entry = receiver.recv() => {
                     let (n, text) = entry?;
-                    let event = Event::default().id(n.to_string()).data(&*text);
-                    Some((event, (receiver, closed, guard)))
+                    Some((SseEvent::Connection(n, text), (receiver, closed, guard)))
                 }
                 _ = closed.changed() => None,
             }
         },
     );
-    sse_response(events)
+    sse::response(events)
 }
 
 async fn session_sse(
@@ -356,27 +349,13 @@ async fn session_sse(
     let events = stream::once(waited)
         .filter_map(|s| async move { s })
         .flatten()
-        .filter_map(move |out| {
+        .map(move |out| {
             if let Out::Message { text, .. } = &out {
                 recorder.record_received(text);
             }
-            async move { sse_event(out) }
+            SseEvent::Session(out)
         });
-    sse_response(events)
-}
-
-fn sse_event(out: Out) -> Option<Event> {
-    match out {
-        Out::Message { id, text } => {
-            let event = Event::default().data(&*text);
-            Some(match id {
-                Some(id) => event.id(id.to_string()),
-                None => event,
-            })
-        }
-        Out::Mark(id) => Some(Event::default().id(id.to_string()).comment("id")),
-        Out::Comment(text) => Some(Event::default().comment(text)),
-    }
+    sse::response(events)
 }
 
 /// `DELETE /acp`.

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt;
+use futures_util::SinkExt;
 use futures_util::stream::{SelectAll, Stream, StreamExt};
 use serde_json::{Value, json};
 use spindle_wire::remote::{HEADER_CONNECTION_ID, MAX_POST_BODY};
@@ -56,6 +58,51 @@ async fn send(socket: &mut WebSocket, text: &str) -> bool {
         .send(Message::Text(text.to_string().into()))
         .await
         .is_ok()
+}
+
+/// Queues a text frame without writing it out yet ([`flush`] writes what is queued).
+async fn feed(socket: &mut WebSocket, text: &str) -> bool {
+    socket
+        .feed(Message::Text(text.to_string().into()))
+        .await
+        .is_ok()
+}
+
+async fn flush(socket: &mut WebSocket) -> bool {
+    socket.flush().await.is_ok()
+}
+
+/// At most this many messages are queued on the socket before it is written out.
+const FRAMES_PER_WRITE: usize = 256;
+
+/// Queues one item of a session stream (a peer that opted in gets `_spindle/event_id` before
+/// each message that has an id); `false` when the socket is done.
+async fn feed_session_out(socket: &mut WebSocket, conn: &Conn, session: &str, out: Out) -> bool {
+    match out {
+        Out::Message { id, text } => {
+            conn.record_received(&text);
+            if let Some(id) = id.filter(|_| conn.opted_event_ids())
+                && !feed(socket, &streams::event_id_notice(session, id)).await
+            {
+                return false;
+            }
+            feed(socket, &text).await
+        }
+        Out::Mark(id) => {
+            !conn.opted_event_ids() || feed(socket, &streams::event_id_notice(session, id)).await
+        }
+        Out::Comment(_) => {
+            // Only "dropped" ends a live stream with a comment: the socket is behind, so it
+            // is closed (the peer reconnects and resumes).
+            let _ = socket
+                .send(Message::Close(Some(CloseFrame {
+                    code: 1013,
+                    reason: "this client fell behind".into(),
+                })))
+                .await;
+            false
+        }
+    }
 }
 
 async fn run(state: Gateway, conn: Arc<Conn>, mut socket: WebSocket) {
@@ -121,34 +168,28 @@ async fn run(state: Gateway, conn: Arc<Conn>, mut socket: WebSocket) {
             }
             entry = outbox.recv() => {
                 let Some((_, text)) = entry else { break };
-                if !send(&mut socket, &text).await { break }
+                let mut sent = feed(&mut socket, &text).await;
+                // What else is waiting goes out in the same write.
+                let mut queued = 1;
+                while sent && queued < FRAMES_PER_WRITE
+                    && let Ok((_, text)) = outbox.try_recv()
+                {
+                    sent = feed(&mut socket, &text).await;
+                    queued += 1;
+                }
+                if !sent || !flush(&mut socket).await { break }
             }
             Some((session, out)) = sessions.next(), if !sessions.is_empty() => {
-                let sent = match out {
-                    Out::Message { id, text } => {
-                        conn.record_received(&text);
-                        if let Some(id) = id.filter(|_| conn.opted_event_ids())
-                            && !send(&mut socket, &streams::event_id_notice(&session, id)).await
-                        {
-                            break;
-                        }
-                        send(&mut socket, &text).await
-                    }
-                    Out::Mark(id) => {
-                        !conn.opted_event_ids()
-                            || send(&mut socket, &streams::event_id_notice(&session, id)).await
-                    }
-                    Out::Comment(_) => {
-                        // Only "dropped" ends a live stream with a comment: the socket is
-                        // behind, so it is closed (the peer reconnects and resumes).
-                        let _ = socket.send(Message::Close(Some(CloseFrame {
-                            code: 1013,
-                            reason: "this client fell behind".into(),
-                        }))).await;
-                        false
-                    }
-                };
-                if !sent { break }
+                let mut sent = feed_session_out(&mut socket, &conn, &session, out).await;
+                // What the sessions have ready goes out in the same write.
+                let mut queued = 1;
+                while sent && queued < FRAMES_PER_WRITE
+                    && let Some(Some((session, out))) = sessions.next().now_or_never()
+                {
+                    sent = feed_session_out(&mut socket, &conn, &session, out).await;
+                    queued += 1;
+                }
+                if !sent || !flush(&mut socket).await { break }
             }
             _ = closed.changed() => break,
         }

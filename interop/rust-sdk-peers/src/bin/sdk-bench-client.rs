@@ -4,6 +4,9 @@
 //! initializes, opens a session, sends PROMPT, rebuilds the reply text of the
 //! agent's message from the typed notifications the SDK delivers, and prints
 //! one JSON line: `replyBytes`, `replyFnv1a64`, `notifications`, `stopReason`.
+//! `sdk-bench-client --connect URL PROMPT` does the same (v1) with an agent behind an
+//! RFD `/acp` endpoint, through the official crate `agent-client-protocol-http`'s
+//! client (`http://...`: HTTP+SSE, `ws://...`: WebSocket).
 //!
 //! How the reply is rebuilt (the SDK gives typed updates only):
 //! - v1: `agent_message_chunk` text appends; a chunk whose `_meta.spindle.snapshot`
@@ -17,7 +20,8 @@
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::{AcpAgent, Client};
+use agent_client_protocol::{AcpAgent, Client, ConnectTo};
+use agent_client_protocol_http::HttpClient;
 use spindle_interop_rust_sdk::fnv1a64;
 
 /// Agent messages of the turn, in order of first sighting; the reply is the last one.
@@ -68,13 +72,27 @@ fn is_snapshot(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> boo
 
 fn main() -> std::process::ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--connect") && args.len() > 2 {
+        let prompt = args[2..].join(" ");
+        let transport = match HttpClient::with_endpoint(&args[1]) {
+            Ok(transport) => transport,
+            Err(error) => {
+                eprintln!("sdk-bench-client: {error}");
+                return std::process::ExitCode::from(2);
+            }
+        };
+        let result = spindle_interop_rust_sdk::block_on(v1_client(transport, prompt));
+        return report(result);
+    }
     let mut protocol = 1;
     if args.first().map(String::as_str) == Some("--protocol") && args.len() > 1 {
         protocol = if args[1] == "2" { 2 } else { 1 };
         args.drain(..2);
     }
     let Some(split) = args.iter().position(|a| a == "--") else {
-        eprintln!("usage: sdk-bench-client [--protocol 1|2] PROMPT -- AGENT_CMD...");
+        eprintln!(
+            "usage: sdk-bench-client [--protocol 1|2] PROMPT -- AGENT_CMD...\n       sdk-bench-client --connect URL PROMPT"
+        );
         return std::process::ExitCode::from(2);
     };
     let (prompt, command) = (args[..split].join(" "), args[split + 1..].to_vec());
@@ -92,6 +110,10 @@ fn main() -> std::process::ExitCode {
             v2_client(agent, prompt).await
         }
     });
+    report(result)
+}
+
+fn report(result: agent_client_protocol::Result<String>) -> std::process::ExitCode {
     match result {
         Ok(line) => {
             println!("{line}");
@@ -104,7 +126,10 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-async fn v1_client(agent: AcpAgent, prompt: String) -> agent_client_protocol::Result<String> {
+async fn v1_client(
+    agent: impl ConnectTo<Client>,
+    prompt: String,
+) -> agent_client_protocol::Result<String> {
     use agent_client_protocol::v1::schema::{
         ContentBlock, InitializeRequest, NewSessionRequest, PromptRequest, SessionNotification,
         SessionUpdate,

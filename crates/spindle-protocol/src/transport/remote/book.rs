@@ -319,11 +319,18 @@ impl Book {
     /// as a string token); notifications are only read while a session is
     /// muted.
     fn needs_probe(&self, line: &str) -> bool {
+        // Built once: every message from the server is searched (`memmem::find` would build
+        // its searcher anew for each).
+        static FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 3]> =
+            std::sync::LazyLock::new(|| {
+                [
+                    memchr::memmem::Finder::new(b"\"result\""),
+                    memchr::memmem::Finder::new(b"\"error\""),
+                    memchr::memmem::Finder::new(b"\"_spindle/"),
+                ]
+            });
         let bytes = line.as_bytes();
-        if memchr::memmem::find(bytes, b"\"result\"").is_some()
-            || memchr::memmem::find(bytes, b"\"error\"").is_some()
-            || memchr::memmem::find(bytes, b"\"_spindle/").is_some()
-        {
+        if FINDERS.iter().any(|finder| finder.find(bytes).is_some()) {
             return true;
         }
         !self.muted.is_empty() || !self.in_snapshot.is_empty() || !self.awaiting_event_id.is_empty()

@@ -11,6 +11,7 @@
 //! This file is the driver (its state and how it reacts to each event);
 //! the requests themselves and the events they report are in `requests.rs`.
 
+mod parse;
 mod requests;
 
 use std::collections::VecDeque;
@@ -178,8 +179,9 @@ impl Driver {
                 id,
                 data,
             } if generation == self.generation => {
-                // eventsource keeps the last id on events without one: an
-                // id-carrying event is one whose id changed.
+                // The last id is kept on events without one (as EventSource
+                // does, `parse.rs`): an id-carrying event is one whose id
+                // changed.
                 let mut new_id = false;
                 if !id.is_empty()
                     && let Some(stream) = self.streams.get_mut(&key)

@@ -8,6 +8,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
 use super::super::book::Outgoing;
+use super::parse::SseParser;
 
 /// Which stream.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -160,25 +161,32 @@ pub(super) async fn read_stream(
         }
         Ok(Ok(response)) => {
             let _ = events.send(Event::SseOpened(key.clone(), generation)).await;
-            let mut stream = eventsource_stream::EventStream::new(response.bytes_stream());
+            let mut body = response.bytes_stream();
+            let mut parser = SseParser::default();
+            let mut ready = Vec::new();
             loop {
-                match stream.next().await {
+                match body.next().await {
                     None => break SseEnd::Eof,
-                    Some(Err(e)) => break SseEnd::Failed(e.to_string()),
-                    Some(Ok(event)) => {
-                        if event.data.is_empty() {
-                            continue;
+                    Some(Err(e)) => break SseEnd::Failed(error_chain(&e)),
+                    Some(Ok(bytes)) => {
+                        if let Err(e) = parser.feed(&bytes, &mut ready) {
+                            break SseEnd::Failed(e);
                         }
-                        let sent = events
-                            .send(Event::Sse {
-                                key: key.clone(),
-                                generation,
-                                id: event.id,
-                                data: event.data,
-                            })
-                            .await;
-                        if sent.is_err() {
-                            return;
+                        for message in ready.drain(..) {
+                            if message.data.is_empty() {
+                                continue;
+                            }
+                            let sent = events
+                                .send(Event::Sse {
+                                    key: key.clone(),
+                                    generation,
+                                    id: message.id,
+                                    data: message.data,
+                                })
+                                .await;
+                            if sent.is_err() {
+                                return;
+                            }
                         }
                     }
                 }
