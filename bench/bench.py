@@ -349,6 +349,8 @@ def main():
     p.add_argument("--sizes", default=None, help="comma-separated N for the main table")
     p.add_argument("--consumers", default=None, help="comma-separated consumers to run (default: all)")
     p.add_argument("--main-only", action="store_true", help="only the main table (v1 mixed), no v2/mixes/length")
+    p.add_argument("--v2-sizes", default=None,
+                   help="comma-separated N for the v2 table (kept with --main-only when given)")
     a = p.parse_args()
     a.consumers = set(a.consumers.split(",")) if a.consumers else None
     # The honest consumer is the CLI itself; the library client stands in until `spindle chat` exists.
@@ -368,6 +370,8 @@ def main():
         b.measure(n, "mixed", 1, table="main")
     if a.main_only:
         v2_sizes, others, lengths = [], [], []
+    if a.v2_sizes:
+        v2_sizes = [int(x) for x in a.v2_sizes.split(",")]
     for n in v2_sizes:
         b.measure(n, "mixed", 2, table="v2")
     for mix, proto in others:

@@ -9,7 +9,7 @@ use crate::ids::MsgKind;
 use crate::model::{EntryBody, EntryKind};
 use crate::ops::Applied;
 use crate::requests::request_key;
-use crate::wire::{EnvelopeProbe, LineProbe, ParamsProbe, RawParamsProbe, looks_like_chunk};
+use crate::wire::{EnvelopeProbe, LineProbe, ParamsProbe, ValueParamsProbe, looks_like_chunk};
 use spindle_wire::client_methods::{
     FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE, SESSION_REQUEST_PERMISSION, SESSION_UPDATE,
 };
@@ -154,13 +154,10 @@ impl TranscriptEngine {
         {
             return;
         }
-        if let Ok(params) = serde_json::from_str::<RawParamsProbe<'_>>(params_json)
+        if let Ok(params) = serde_json::from_str::<ValueParamsProbe<'_>>(params_json)
             && let Some(update) = params.update
         {
-            // A raw value is valid JSON: this parse cannot fail.
-            if let Ok(v) = serde_json::from_str::<Value>(update.get()) {
-                return self.update_value(params.session_id.as_deref(), v);
-            }
+            return self.update_value(params.session_id.as_deref(), update);
         }
         match serde_json::from_str::<Value>(params_json) {
             Ok(Value::Object(mut params)) => self.update_params(&mut params),

@@ -51,6 +51,17 @@ pub(crate) struct RawParamsProbe<'a> {
     pub update: Option<&'a RawValue>,
 }
 
+/// `params` with the update decoded into a `Value` in the same pass (the
+/// general path of params handed over on their own: one parse instead of a
+/// raw probe and a second parse of the update).
+#[derive(Debug, Deserialize)]
+pub(crate) struct ValueParamsProbe<'a> {
+    #[serde(borrow, default, rename = "sessionId")]
+    pub session_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub update: Option<serde_json::Value>,
+}
+
 /// Cheap pre-check that picks the probe most likely to fit. Either choice is
 /// correct (every probe falls back); this only saves work.
 pub(crate) fn looks_like_chunk(line: &str) -> bool {

@@ -34,6 +34,13 @@ impl UpdateParams {
         }
     }
 
+    /// The scanned chunk's `sessionId` (`None` for an update that was not
+    /// scanned, or a scanned one without it), without viewing the other
+    /// fields.
+    pub fn scanned_session_id(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.chunk.as_ref()?.session_id(&self.json)
+    }
+
     /// The params as JSON text, exactly as the agent wrote them.
     pub fn get(&self) -> &str {
         &self.json

@@ -147,6 +147,12 @@ impl<T> ClientCore<T> {
         out.append(&mut self.events);
     }
 
+    /// Whether messages to send or answered requests are waiting to be
+    /// taken ([`Self::take_outgoing`], [`Self::take_completions`]).
+    pub fn has_output(&self) -> bool {
+        !self.outgoing.is_empty() || !self.completions.is_empty()
+    }
+
     /// Requests answered since the last call.
     pub fn take_completions(&mut self) -> Vec<Completion<T>> {
         std::mem::take(&mut self.completions)

@@ -66,8 +66,10 @@ impl Shared {
 
     pub(super) fn emit_all(&self, events: &mut Vec<ClientEvent>) {
         // The application may have dropped its receiver; nothing to do then.
+        // The next batch starts at full size: no regrowth per batch.
         if !events.is_empty() {
-            let _ = self.events.send(std::mem::take(events));
+            let batch = std::mem::replace(events, Vec::with_capacity(EVENT_BATCH));
+            let _ = self.events.send(batch);
         }
     }
 }
@@ -89,31 +91,36 @@ pub(super) async fn dispatch_loop(
 ) {
     // Events are handed over in batches while input is queued: one channel
     // operation per batch instead of per update.
-    let mut out: Vec<ClientEvent> = Vec::new();
-    while let Some(incoming) = receiver.recv().await {
-        let closed = match &incoming {
-            Incoming::Message(message) => {
-                shared.tap(WireDirection::Received, message);
-                false
-            }
-            Incoming::ChunkUpdate(params) => {
-                shared.tap_json(WireDirection::Received, || params.notification_json());
-                false
-            }
-            Incoming::Malformed { .. } => false,
-            Incoming::Closed { reason } => {
-                tracing::debug!("agent connection closed: {reason}");
-                true
-            }
-        };
-        if closed {
-            break;
-        }
-        let (outgoing, completions) = {
+    let mut out: Vec<ClientEvent> = Vec::with_capacity(EVENT_BATCH);
+    'read: while let Some(first) = receiver.recv().await {
+        // Everything already queued goes through the core under one lock,
+        // until the core has something to send or to complete (those leave
+        // the lock first, in order) or a batch of events is full.
+        let mut next = Some(first);
+        let (outgoing, completions, closed) = {
             let mut core = shared.lock();
-            core.receive(incoming);
-            core.drain_events_into(&mut out);
-            (core.take_outgoing(), core.take_completions())
+            let mut closed = false;
+            while let Some(incoming) = next.take() {
+                match &incoming {
+                    Incoming::Message(message) => shared.tap(WireDirection::Received, message),
+                    Incoming::ChunkUpdate(params) => {
+                        shared.tap_json(WireDirection::Received, || params.notification_json());
+                    }
+                    Incoming::Malformed { .. } => {}
+                    Incoming::Closed { reason } => {
+                        tracing::debug!("agent connection closed: {reason}");
+                        closed = true;
+                        break;
+                    }
+                }
+                core.receive(incoming);
+                core.drain_events_into(&mut out);
+                if core.has_output() || out.len() >= EVENT_BATCH {
+                    break;
+                }
+                next = receiver.try_recv();
+            }
+            (core.take_outgoing(), core.take_completions(), closed)
         };
         if !outgoing.is_empty()
             && let Some(sender) = sender.upgrade()
@@ -124,6 +131,9 @@ pub(super) async fn dispatch_loop(
             }
         }
         complete(completions);
+        if closed {
+            break 'read;
+        }
         if !receiver.has_ready() || out.len() >= EVENT_BATCH {
             shared.emit_all(&mut out);
         }

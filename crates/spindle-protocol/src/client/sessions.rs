@@ -180,11 +180,7 @@ impl SessionTracks {
     /// and a message-chunk tag, so it never ends a turn): as
     /// [`Self::update`] routes the same params decoded.
     pub(super) fn update_scanned(&mut self, params: UpdateParams, out: &mut Vec<ClientEvent>) {
-        let Some(session_id) = params
-            .plain_chunk()
-            .and_then(|c| c.session_id)
-            .map(|s| s.into_owned())
-        else {
+        let Some(session_id) = params.scanned_session_id().map(|s| s.into_owned()) else {
             out.push(ClientEvent::Diagnostic {
                 message: "session/update without a usable sessionId".into(),
             });
@@ -194,12 +190,21 @@ impl SessionTracks {
         out.push(ClientEvent::SessionUpdate { session_id, params });
     }
 
+    /// Whether `session_id` was opened, loaded, resumed or prompted. A client
+    /// usually knows one session: that case compares the one key instead of
+    /// hashing the id (this runs once per update).
+    fn is_known(&self, session_id: &str) -> bool {
+        if self.sessions.len() == 1 {
+            return self.sessions.keys().next().map(String::as_str) == Some(session_id);
+        }
+        self.sessions.contains_key(session_id)
+    }
+
     /// Agents may stream updates (e.g. available commands) before answering
     /// session/new, for a session not known yet; any other unknown session
     /// is diagnosed (the update is still reported).
     fn diagnose_unknown(&self, session_id: &str, out: &mut Vec<ClientEvent>) {
-        let new_session_pending = self.pending_new_sessions > 0;
-        if !self.sessions.contains_key(session_id) && !new_session_pending {
+        if self.pending_new_sessions == 0 && !self.is_known(session_id) {
             out.push(ClientEvent::Diagnostic {
                 message: format!("session/update for unknown session {session_id}"),
             });
@@ -281,5 +286,25 @@ mod tests {
         let head: UpdateHead<'_> =
             serde_json::from_str(r#"{"sessionId":"a\"b","update":{}}"#).unwrap();
         assert_eq!(head.session_id, "a\"b");
+    }
+
+    /// The one-session shortcut answers as the map does, for every count.
+    #[test]
+    fn a_session_is_known_exactly_when_it_was_registered() {
+        let cases: [(&[&str], &str, bool); 6] = [
+            (&[], "s", false),
+            (&["s"], "s", true),
+            (&["s"], "t", false),
+            (&["s"], "", false),
+            (&["s", "t"], "t", true),
+            (&["s", "t"], "u", false),
+        ];
+        for (registered, asked, known) in cases {
+            let mut tracks = SessionTracks::default();
+            for id in registered {
+                tracks.register(id);
+            }
+            assert_eq!(tracks.is_known(asked), known, "{registered:?} {asked}");
+        }
     }
 }

@@ -294,7 +294,9 @@ pub enum ClientEvent {
 #[derive(Debug)]
 pub struct ClientEvents {
     pub(super) rx: mpsc::UnboundedReceiver<Vec<ClientEvent>>,
-    pub(super) buffered: std::collections::VecDeque<ClientEvent>,
+    /// The rest of the batch being handed out: events leave the batch's
+    /// own buffer, never copied into another queue first.
+    pub(super) buffered: std::vec::IntoIter<ClientEvent>,
 }
 
 impl ClientEvents {
@@ -302,22 +304,20 @@ impl ClientEvents {
     /// client handle is dropped.
     pub async fn recv(&mut self) -> Option<ClientEvent> {
         loop {
-            if let Some(e) = self.buffered.pop_front() {
+            if let Some(e) = self.buffered.next() {
                 return Some(e);
             }
-            let batch = self.rx.recv().await?;
-            self.buffered.extend(batch);
+            self.buffered = self.rx.recv().await?.into_iter();
         }
     }
 
     /// The next event if one is ready now.
     pub fn try_recv(&mut self) -> Option<ClientEvent> {
         loop {
-            if let Some(e) = self.buffered.pop_front() {
+            if let Some(e) = self.buffered.next() {
                 return Some(e);
             }
-            let batch = self.rx.try_recv().ok()?;
-            self.buffered.extend(batch);
+            self.buffered = self.rx.try_recv().ok()?.into_iter();
         }
     }
 }

@@ -3,8 +3,6 @@
 //! frames what it reads ([`LineFramer`]) and a writer task writes one line
 //! per message.
 
-use std::collections::VecDeque;
-
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -91,20 +89,22 @@ impl WeakMessageSender {
 #[derive(Debug)]
 pub struct MessageReceiver {
     rx: mpsc::Receiver<Chunk>,
-    buffered: VecDeque<Incoming>,
+    /// The rest of the chunk being handed out (items leave the chunk's own
+    /// buffer, never copied into another queue first).
+    buffered: std::vec::IntoIter<Incoming>,
 }
 
 impl MessageReceiver {
     fn new(rx: mpsc::Receiver<Chunk>) -> Self {
         MessageReceiver {
             rx,
-            buffered: VecDeque::new(),
+            buffered: Vec::new().into_iter(),
         }
     }
 
     /// The next item; `None` once the peer is gone and everything was read.
     pub async fn recv(&mut self) -> Option<Incoming> {
-        if let Some(item) = self.buffered.pop_front() {
+        if let Some(item) = self.buffered.next() {
             return Some(item);
         }
         let chunk = self.rx.recv().await?;
@@ -113,7 +113,7 @@ impl MessageReceiver {
 
     /// The next item if one is ready now.
     pub fn try_recv(&mut self) -> Option<Incoming> {
-        if let Some(item) = self.buffered.pop_front() {
+        if let Some(item) = self.buffered.next() {
             return Some(item);
         }
         let chunk = self.rx.try_recv().ok()?;
@@ -122,16 +122,15 @@ impl MessageReceiver {
 
     /// Whether an item is ready without waiting.
     pub fn has_ready(&self) -> bool {
-        !self.buffered.is_empty() || !self.rx.is_empty()
+        !self.buffered.as_slice().is_empty() || !self.rx.is_empty()
     }
 
     fn unpack(&mut self, chunk: Chunk) -> Incoming {
         match chunk {
             Chunk::One(item) => item,
             Chunk::Many(items) => {
-                let mut items = items.into_iter();
-                let first = items.next();
-                self.buffered.extend(items);
+                self.buffered = items.into_iter();
+                let first = self.buffered.next();
                 // Readers never send empty chunks; stay total anyway.
                 first.unwrap_or(Incoming::Closed {
                     reason: CloseReason::Io("empty chunk".into()),

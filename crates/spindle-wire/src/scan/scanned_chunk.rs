@@ -59,6 +59,11 @@ impl ScannedChunk {
         }
     }
 
+    /// The `sessionId` alone, borrowing from `params` as [`Self::view`] does.
+    pub fn session_id<'a>(&'a self, params: &'a str) -> Option<Cow<'a, str>> {
+        self.session_id.as_ref().map(|f| f.view(params))
+    }
+
     /// The chunk again, borrowing from `params`: the same text
     /// [`ScannedChunk::new`] was given (or an identical copy of it).
     pub fn view<'a>(&'a self, params: &'a str) -> PlainChunk<'a> {
