@@ -115,10 +115,9 @@ pub(crate) fn splice_first_field(
 
 /// JSON string literal for `s`.
 pub(crate) fn json_string(s: &str) -> String {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        return ["\"", s, "\""].concat();
-    }
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
+    let mut out = String::new();
+    spindle_wire::json_text::push_json_string(&mut out, s);
+    out
 }
 
 pub(crate) fn notification(method: &str, params: Value) -> String {

@@ -317,18 +317,15 @@ impl SessionCore {
     }
 
     fn publish_ops(&mut self, ops: &[RenderOp]) {
-        // `{"ops":[...]}` written straight from the ops, with no `Value` tree in between.
-        let mut data = Vec::with_capacity(64 + ops.len() * 64);
-        data.extend_from_slice(b"{\"ops\":");
-        match serde_json::to_writer(&mut data, ops) {
-            Ok(()) => {
-                data.push(b'}');
-                match String::from_utf8(data) {
-                    Ok(data) => {
-                        self.hub.publish(Arc::from(data));
-                    }
-                    Err(error) => tracing::error!("render ops not UTF-8: {error}"),
-                }
+        // `{"ops":[...]}` written straight from the ops: no `Value` tree in between, and no
+        // second pass over the bytes to check them as UTF-8 (`to_string` knows they are).
+        #[derive(serde::Serialize)]
+        struct OpsFrame<'a> {
+            ops: &'a [RenderOp],
+        }
+        match serde_json::to_string(&OpsFrame { ops }) {
+            Ok(data) => {
+                self.hub.publish(Arc::from(data));
             }
             Err(error) => tracing::error!("render ops not serializable: {error}"),
         }

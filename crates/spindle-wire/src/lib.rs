@@ -21,6 +21,7 @@ pub mod client_methods;
 pub mod extensions;
 pub mod hash;
 pub mod host;
+pub mod json_text;
 pub mod meta;
 pub mod remote;
 pub mod routing;

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use spindle_wire::client_methods::{SESSION_PROMPT, SESSION_UPDATE, fields};
+use spindle_wire::json_text::push_json_string;
 
 /// The method and id of a logged line, read without parsing the rest.
 #[derive(Deserialize)]
@@ -128,17 +129,6 @@ impl<'de> Deserialize<'de> for Key<'de> {
             }
         }
         deserializer.deserialize_str(Name)
-    }
-}
-
-/// Appends `text` as a JSON string.
-fn push_json_string(out: &mut String, text: &str) {
-    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        out.push('"');
-        out.push_str(text);
-        out.push('"');
-    } else {
-        out.push_str(&Value::String(text.to_string()).to_string());
     }
 }
 
