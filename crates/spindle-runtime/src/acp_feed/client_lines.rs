@@ -76,6 +76,54 @@ pub(crate) fn client_line(session_id: &str, line: &str) -> Option<String> {
     Some(out)
 }
 
+/// [`client_line`] for the common case, without a JSON parse: a `session/update` notification
+/// written compactly with `jsonrpc`, `method` and `params` in that order and nothing after (how
+/// agents and the reference agent write them), whose `sessionId` the shared scanner finds
+/// ([`spindle_wire::scan::update_view`]). Only the session id's value is replaced,
+/// so the result is [`client_line`]'s text when `params` is compact, and the same JSON with the
+/// agent's spacing kept otherwise. `None` sends the line to [`client_line`]. (The feed uses its
+/// two halves, [`scanned_update_session_id`] and [`with_session_id`], to skip the copy while no
+/// client is attached.)
+#[cfg(test)]
+fn client_update_line_scanned(session_id: &str, line: &str) -> Option<String> {
+    scanned_update_session_id(line).map(|span| with_session_id(line, span, session_id))
+}
+
+/// Where the value of `sessionId` (with its quotes) lies in `line`, when `line` is an update
+/// [`client_update_line_scanned`] takes.
+pub(crate) fn scanned_update_session_id(line: &str) -> Option<std::ops::Range<usize>> {
+    let params = line
+        .strip_prefix(r#"{"jsonrpc":"2.0","method":""#)?
+        .strip_prefix(SESSION_UPDATE)?
+        .strip_prefix(r#"","params":{"#)?;
+    if !params.ends_with("}}") {
+        return None;
+    }
+    let view = spindle_wire::scan::update_view(line)?;
+    let start = spindle_wire::scan::offset_in(line, view.session_id)?;
+    let end = start + view.session_id.len();
+    // The scanner's session id is a plain string's inside: its quotes are around it.
+    if line.as_bytes().get(start.checked_sub(1)?) != Some(&b'"')
+        || line.as_bytes().get(end) != Some(&b'"')
+    {
+        return None;
+    }
+    Some(start - 1..end + 1)
+}
+
+/// `line` with the JSON text at `span` replaced by `session_id` as a JSON string.
+pub(crate) fn with_session_id(
+    line: &str,
+    span: std::ops::Range<usize>,
+    session_id: &str,
+) -> String {
+    let mut out = String::with_capacity(line.len() + session_id.len());
+    out.push_str(&line[..span.start]);
+    push_json_string(&mut out, session_id);
+    out.push_str(&line[span.end..]);
+    out
+}
+
 /// A logged line read as far as [`client_line`] needs: `params`, one level deep.
 #[derive(Deserialize)]
 struct Top<'a> {
@@ -212,6 +260,45 @@ mod tests {
                 r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":1,"sessionId":"a\"b","z":2}}"#
             )
         );
+    }
+
+    #[test]
+    fn the_scanned_update_line_is_client_lines_text_or_left_to_it() {
+        // Compact and in the usual order: exactly `client_line`'s text.
+        let same = [
+            UPDATE,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\"b\u00e9\n"}},"sessionId":"x","_meta":{"k":[1,2.5e3,null,true]}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"agent-7","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"x","status":"pending"}}}"#,
+        ];
+        for line in same {
+            for session in ["12", "a\"b"] {
+                assert_eq!(
+                    client_update_line_scanned(session, line),
+                    client_line(session, line),
+                    "{line}"
+                );
+            }
+        }
+        // Spacing inside `params`: the same JSON, the agent's spacing kept.
+        let spaced = r#"{"jsonrpc":"2.0","method":"session/update","params":{ "sessionId" : "x" , "update" : {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}} }}"#;
+        let scanned = client_update_line_scanned("12", spaced).expect("scanned");
+        assert_eq!(
+            serde_json::from_str::<Value>(&scanned).expect("JSON"),
+            client_line_by_value("12", spaced).expect("reference")
+        );
+        // Anything else goes to `client_line`: another order or spacing at the top, members
+        // after `params`, no session id, an escaped session id, another method, a cut line.
+        for line in [
+            r#"{"method":"session/update","jsonrpc":"2.0","params":{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}"#,
+            r#"{"jsonrpc": "2.0","method":"session/update","params":{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}},"x":1}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"a\"b","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/updates","params":{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"#,
+        ] {
+            assert_eq!(client_update_line_scanned("12", line), None, "{line}");
+        }
     }
 
     #[test]

@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 use spindle_wire::client_methods::{SESSION_PROMPT, SESSION_REQUEST_PERMISSION, SESSION_UPDATE};
 
 use crate::acp_feed::client_lines::{
-    Probe, client_line, client_params, client_prompt, user_chunks,
+    Probe, client_line, client_params, client_prompt, scanned_update_session_id, user_chunks,
+    with_session_id,
 };
 use crate::acp_feed::history::{History, HistoryPolicy};
 use crate::acp_feed::item::{AcpItem, VersionParts};
@@ -193,6 +194,18 @@ impl AcpFeed {
                 self.hub.skip();
                 continue;
             }
+            // Most lines are the agent's updates: read by the scanner, not parsed (twice).
+            if *direction == Direction::Agent
+                && let Some(span) = scanned_update_session_id(line)
+            {
+                if self.used {
+                    self.agent_update(with_session_id(line, span, &self.session_id));
+                } else {
+                    // No client ever attached: no rewrite, and no resume may skip this gap.
+                    self.hub.skip();
+                }
+                continue;
+            }
             let Ok(probe) = serde_json::from_str::<Probe<'_>>(line) else {
                 continue;
             };
@@ -202,11 +215,7 @@ impl AcpFeed {
                         // No client ever attached: no rewrite, and no resume may skip this gap.
                         self.hub.skip();
                     } else if let Some(line) = self.client_line(line) {
-                        let translated = match &mut self.translation {
-                            Some(t) => t.agent_line(&line, None),
-                            None => Translated::default(),
-                        };
-                        self.publish_translated(vec![line], translated);
+                        self.agent_update(line);
                     }
                 }
                 (Direction::Agent, Some(SESSION_REQUEST_PERMISSION)) => {
@@ -322,6 +331,15 @@ impl AcpFeed {
         if let Some(version) = version.and_then(|v| u16::try_from(v).ok()) {
             self.set_protocol(version.clamp(1, 2));
         }
+    }
+
+    /// Publishes an agent's update as clients receive it (`line`, with their session id).
+    fn agent_update(&mut self, line: String) {
+        let translated = match &mut self.translation {
+            Some(t) => t.agent_line(&line, None),
+            None => Translated::default(),
+        };
+        self.publish_translated(vec![line], translated);
     }
 
     fn client_line(&self, line: &str) -> Option<String> {

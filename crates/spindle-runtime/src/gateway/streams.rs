@@ -319,10 +319,39 @@ pub fn notification(method: &str, params: Value) -> Arc<str> {
 /// The WebSocket form of an event id (opt-in): a notification sent before the message. Written
 /// directly (one goes out before every message of a peer that opted in).
 pub fn event_id_notice(session_id: &str, id: EventId) -> Arc<str> {
-    let session = Value::from(session_id).to_string();
-    Arc::from(format!(
-        r#"{{"jsonrpc":"2.0","method":"{EVENT_ID_NOTIFICATION}","params":{{"sessionId":{session},"{EVENT_ID}":"{id}"}}}}"#
-    ))
+    Arc::from(EventIdNotices::new(session_id).notice(id))
+}
+
+/// The `_spindle/event_id` notices of one session's stream: the text up to the id is the same
+/// for every message, so it is written once and each notice is that prefix and the id.
+#[derive(Debug)]
+pub struct EventIdNotices {
+    prefix: String,
+}
+
+impl EventIdNotices {
+    /// The notices of `session_id`'s stream.
+    pub fn new(session_id: &str) -> EventIdNotices {
+        let mut prefix = String::with_capacity(96 + session_id.len());
+        prefix.push_str(r#"{"jsonrpc":"2.0","method":""#);
+        prefix.push_str(EVENT_ID_NOTIFICATION);
+        prefix.push_str(r#"","params":{"sessionId":"#);
+        spindle_wire::json_text::push_json_string(&mut prefix, session_id);
+        prefix.push_str(r#",""#);
+        prefix.push_str(EVENT_ID);
+        prefix.push_str(r#"":""#);
+        EventIdNotices { prefix }
+    }
+
+    /// The notice of the message with event id `id`.
+    pub fn notice(&self, id: EventId) -> String {
+        use std::fmt::Write as _;
+        let mut text = String::with_capacity(self.prefix.len() + 44);
+        text.push_str(&self.prefix);
+        let _ = write!(text, "{}-{}", id.generation, id.counter);
+        text.push_str("\"}}");
+        text
+    }
 }
 
 #[cfg(test)]
@@ -344,5 +373,13 @@ mod event_id_tests {
             .expect("JSON");
             assert_eq!(fast, reference);
         }
+        // The exact text: the WebSocket client reads this form without a JSON parse
+        // (spindle-protocol's `spindle_event_id_notice`), any other form with one.
+        assert_eq!(
+            EventIdNotices::new("12").notice(id),
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"{EVENT_ID_NOTIFICATION}","params":{{"sessionId":"12","{EVENT_ID}":"4-99"}}}}"#
+            )
+        );
     }
 }

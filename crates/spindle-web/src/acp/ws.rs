@@ -22,9 +22,10 @@ use spindle_wire::remote::{HEADER_CONNECTION_ID, MAX_POST_BODY};
 use spindle_runtime::Gateway;
 use spindle_runtime::gateway::conn::{Conn, ConnUser};
 use spindle_runtime::gateway::dispatch;
-use spindle_runtime::gateway::streams::{self, Out};
+use spindle_runtime::gateway::streams::{self, EventIdNotices, Out};
 
-type SessionOut = Pin<Box<dyn Stream<Item = (String, Out)> + Send>>;
+/// A session's stream with its event id notices (the session id is not copied per message).
+type SessionOut = Pin<Box<dyn Stream<Item = (Arc<EventIdNotices>, Out)> + Send>>;
 
 pub(crate) fn upgrade(
     state: Gateway,
@@ -62,10 +63,12 @@ async fn send(socket: &mut WebSocket, text: &str) -> bool {
 
 /// Queues a text frame without writing it out yet ([`flush`] writes what is queued).
 async fn feed(socket: &mut WebSocket, text: &str) -> bool {
-    socket
-        .feed(Message::Text(text.to_string().into()))
-        .await
-        .is_ok()
+    feed_owned(socket, text.to_string()).await
+}
+
+/// [`feed`] of a text the caller built for it (no copy).
+async fn feed_owned(socket: &mut WebSocket, text: String) -> bool {
+    socket.feed(Message::Text(text.into())).await.is_ok()
 }
 
 async fn flush(socket: &mut WebSocket) -> bool {
@@ -77,20 +80,23 @@ const FRAMES_PER_WRITE: usize = 256;
 
 /// Queues one item of a session stream (a peer that opted in gets `_spindle/event_id` before
 /// each message that has an id); `false` when the socket is done.
-async fn feed_session_out(socket: &mut WebSocket, conn: &Conn, session: &str, out: Out) -> bool {
+async fn feed_session_out(
+    socket: &mut WebSocket,
+    conn: &Conn,
+    notices: &EventIdNotices,
+    out: Out,
+) -> bool {
     match out {
         Out::Message { id, text } => {
             conn.record_received(&text);
             if let Some(id) = id.filter(|_| conn.opted_event_ids())
-                && !feed(socket, &streams::event_id_notice(session, id)).await
+                && !feed_owned(socket, notices.notice(id)).await
             {
                 return false;
             }
             feed(socket, &text).await
         }
-        Out::Mark(id) => {
-            !conn.opted_event_ids() || feed(socket, &streams::event_id_notice(session, id)).await
-        }
+        Out::Mark(id) => !conn.opted_event_ids() || feed_owned(socket, notices.notice(id)).await,
         Out::Comment(_) => {
             // Only "dropped" ends a live stream with a comment: the socket is behind, so it
             // is closed (the peer reconnects and resumes).
@@ -179,14 +185,14 @@ async fn run(state: Gateway, conn: Arc<Conn>, mut socket: WebSocket) {
                 }
                 if !sent || !flush(&mut socket).await { break }
             }
-            Some((session, out)) = sessions.next(), if !sessions.is_empty() => {
-                let mut sent = feed_session_out(&mut socket, &conn, &session, out).await;
+            Some((notices, out)) = sessions.next(), if !sessions.is_empty() => {
+                let mut sent = feed_session_out(&mut socket, &conn, &notices, out).await;
                 // What the sessions have ready goes out in the same write.
                 let mut queued = 1;
                 while sent && queued < FRAMES_PER_WRITE
-                    && let Some(Some((session, out))) = sessions.next().now_or_never()
+                    && let Some(Some((notices, out))) = sessions.next().now_or_never()
                 {
-                    sent = feed_session_out(&mut socket, &conn, &session, out).await;
+                    sent = feed_session_out(&mut socket, &conn, &notices, out).await;
                     queued += 1;
                 }
                 if !sent || !flush(&mut socket).await { break }
@@ -214,7 +220,7 @@ fn open_session(
     };
     let guard = conn.stream_opened();
     if let Some(stream) = streams::session_stream(conn, session, &live, None, guard) {
-        let name = session.to_string();
-        sessions.push(Box::pin(stream.map(move |out| (name.clone(), out))));
+        let notices = Arc::new(EventIdNotices::new(session));
+        sessions.push(Box::pin(stream.map(move |out| (notices.clone(), out))));
     }
 }

@@ -116,8 +116,11 @@ struct Driver {
     last_event_ids: FxHashMap<String, String>,
     /// The id announced for the next session message (`_spindle/event_id`
     /// comes before it): it counts once that message arrived, or once the
-    /// next announcement shows it stood alone (a position mark).
-    announced: Option<(String, String)>,
+    /// next announcement shows it stood alone (a position mark). Its session and id are in
+    /// `announced_buffers`.
+    announced: bool,
+    /// The session and id of the last announcement (kept to reuse their allocations).
+    announced_buffers: Option<(String, String)>,
     /// After a reconnection: the id of the transport's own `initialize`,
     /// whose answer is kept from the client.
     own_initialize_id: Option<String>,
@@ -164,7 +167,8 @@ pub(crate) async fn run(
         to_client,
         notices,
         last_event_ids: FxHashMap::default(),
-        announced: None,
+        announced: false,
+        announced_buffers: None,
         own_initialize_id: None,
         connection_id: opened.connection_id,
         takeover: None,
@@ -289,6 +293,10 @@ impl Driver {
     /// dropped this client.
     fn incoming(&mut self, text: &str) -> bool {
         tracing::trace!(target: "spindle_protocol::remote", "ws <- {text}");
+        if let Some((session, id)) = spindle_event_id_notice(text) {
+            self.event_id_announced(session, id);
+            return false;
+        }
         if text.contains("_spindle/") {
             #[derive(serde::Deserialize)]
             struct Probe {
@@ -309,14 +317,9 @@ impl Driver {
                         serde_json::Value::String(s) => s.clone(),
                         other => other.to_string(),
                     });
-                    self.commit_announced();
-                    if let (Some(session), Some(id)) = (session, id) {
-                        let other_generation = self
-                            .last_event_ids
-                            .get(session)
-                            .is_some_and(|last| generation(last) != generation(&id));
-                        self.book.event_id_announced(session, other_generation);
-                        self.announced = Some((session.to_owned(), id));
+                    match (session, id) {
+                        (Some(session), Some(id)) => self.event_id_announced(session, &id),
+                        _ => self.commit_announced(),
                     }
                     return false;
                 }
@@ -385,14 +388,45 @@ impl Driver {
         self.resend.push(takeover.plain_line);
     }
 
+    /// A `_spindle/event_id` notice: `id` belongs to the next message of `session` (an earlier
+    /// announced id whose message never came is committed first, as before).
+    fn event_id_announced(&mut self, session: &str, id: &str) {
+        self.commit_announced();
+        let other_generation = self
+            .last_event_ids
+            .get(session)
+            .is_some_and(|last| generation(last) != generation(id));
+        self.book.event_id_announced(session, other_generation);
+        // The strings of the last announcement are reused: one notice comes before every
+        // message of a session stream.
+        let (announced_session, announced_id) = self.announced_buffers.get_or_insert_default();
+        announced_session.clear();
+        announced_session.push_str(session);
+        announced_id.clear();
+        announced_id.push_str(id);
+        self.announced = true;
+    }
+
     fn commit_announced(&mut self) {
-        if let Some((session, id)) = self.announced.take() {
-            if self.book.event_id_seen(&session) {
-                self.notice(RemoteNotice::ResumedFromSnapshot {
-                    session_id: session.clone(),
-                });
+        if !std::mem::take(&mut self.announced) {
+            return;
+        }
+        let Some((session, id)) = self.announced_buffers.as_ref() else {
+            return;
+        };
+        if self.book.event_id_seen(session) {
+            self.notice(RemoteNotice::ResumedFromSnapshot {
+                session_id: session.clone(),
+            });
+        }
+        match self.last_event_ids.get_mut(session.as_str()) {
+            Some(last) => {
+                last.clear();
+                last.push_str(id);
             }
-            self.last_event_ids.insert(session, id);
+            None => {
+                self.last_event_ids.insert(session.clone(), id.clone());
+            }
         }
     }
 
@@ -423,7 +457,7 @@ impl Driver {
             // Nothing was said yet: a fresh socket is all it takes.
             return Some(socket);
         };
-        self.announced = None;
+        self.announced = false;
         let resumable = !self.last_event_ids.is_empty();
         // Requests in flight were asked on the old socket, which was the
         // connection: their answers are addressed to it. A server with
@@ -519,6 +553,25 @@ const TAKEOVER_REFUSED: &str = "the WebSocket dropped while this request was wai
      server could not hand its answer to the new connection (previousConnectionId refused)";
 
 /// A `session/attach` line without `params.previousConnectionId`.
+/// The session and event id of a `_spindle/event_id` notice exactly as Spindle's server writes
+/// it (one comes before every session message of a peer that opted into event ids), read
+/// without a JSON parse. `None` for any other text, including a notice written otherwise
+/// (escapes, other member order or spacing): the general path reads those.
+fn spindle_event_id_notice(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix(r#"{"jsonrpc":"2.0","method":""#)?;
+    let rest = rest.strip_prefix(EVENT_ID_NOTIFICATION)?;
+    let rest = rest.strip_prefix(r#"","params":{"sessionId":""#)?;
+    let (session, rest) = rest.split_once('"')?;
+    let rest = rest.strip_prefix(r#",""#)?;
+    let rest = rest.strip_prefix(EVENT_ID)?;
+    let rest = rest.strip_prefix(r#"":""#)?;
+    let (id, rest) = rest.split_once('"')?;
+    if rest != "}}" || session.contains('\\') || id.contains('\\') {
+        return None;
+    }
+    Some((session, id))
+}
+
 fn without_previous_connection_id(line: &str) -> String {
     let Ok(mut value) = serde_json::from_str::<serde_json::Value>(line) else {
         return line.to_owned();
@@ -557,4 +610,73 @@ fn is_response_to(text: &str, id: &str) -> bool {
     }
     serde_json::from_str::<Probe<'_>>(text)
         .is_ok_and(|p| p.method.is_none() && p.id.is_some_and(|i| i.get() == id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the general path reads from a notice: its session and id.
+    fn by_json(text: &str) -> Option<(String, String)> {
+        let value: serde_json::Value = serde_json::from_str(text).ok()?;
+        if value["method"] != EVENT_ID_NOTIFICATION {
+            return None;
+        }
+        let params = &value["params"];
+        Some((
+            params["sessionId"].as_str()?.to_owned(),
+            params[EVENT_ID].as_str()?.to_owned(),
+        ))
+    }
+
+    #[test]
+    fn the_notice_fast_path_reads_what_json_reads_or_leaves_it_to_the_general_path() {
+        let cases: &[(&str, bool)] = &[
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_id","params":{"sessionId":"12","eventId":"4-99"}}"#,
+                true,
+            ),
+            // An escaped session id, another member order, spacing, a trailing member,
+            // another method, a cut line: all left to the general path.
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_id","params":{"sessionId":"a\"b","eventId":"4-99"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_id","params":{"eventId":"4-99","sessionId":"12"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc": "2.0","method":"_spindle/event_id","params":{"sessionId":"12","eventId":"4-99"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_id","params":{"sessionId":"12","eventId":"4-99","x":1}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_idx","params":{"sessionId":"12","eventId":"4-99"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_id","params":{"sessionId":"12","eventId":"4-9"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"12"}}"#,
+                false,
+            ),
+        ];
+        for (text, fast) in cases {
+            let read = spindle_event_id_notice(text);
+            assert_eq!(read.is_some(), *fast, "{text}");
+            if let Some((session, id)) = read {
+                assert_eq!(
+                    Some((session.to_owned(), id.to_owned())),
+                    by_json(text),
+                    "{text}"
+                );
+            }
+        }
+    }
 }
