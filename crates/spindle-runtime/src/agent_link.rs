@@ -282,12 +282,15 @@ async fn write_lines<W>(
     let _ = writer.shutdown().await;
 }
 
+/// The agent's output is read in chunks of this size.
+const READ_CAPACITY: usize = 64 * 1024;
+
 async fn read_lines<R>(stdout: R, events: mpsc::Sender<LinkEvent>)
 where
     R: AsyncRead + Unpin,
 {
     let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(QUEUED_BYTES));
-    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut reader = BufReader::with_capacity(READ_CAPACITY, stdout);
     let mut line: Vec<u8> = Vec::new();
     let mut oversized = false;
     loop {
@@ -316,7 +319,9 @@ where
         let consumed = chunk.len() + usize::from(found_newline);
         reader.consume(consumed);
         if found_newline {
-            let event = finish_line(std::mem::take(&mut line), oversized, &budget).await;
+            // The next line starts with room for one like this (no regrowth per line).
+            let next = Vec::with_capacity(line.capacity().min(READ_CAPACITY));
+            let event = finish_line(std::mem::replace(&mut line, next), oversized, &budget).await;
             oversized = false;
             // A full queue waits here: the agent's pipe fills and the agent blocks, which
             // bounds memory; browsers are never on this path (they have their own queues).
@@ -342,7 +347,7 @@ where
 /// Turns the bytes of one line (its newline removed) into the event to report, or `None` for
 /// a blank line.
 async fn finish_line(
-    bytes: Vec<u8>,
+    mut bytes: Vec<u8>,
     oversized: bool,
     budget: &std::sync::Arc<tokio::sync::Semaphore>,
 ) -> Option<LinkEvent> {
@@ -351,11 +356,14 @@ async fn finish_line(
             "agent line over {MAX_LINE_BYTES} bytes dropped"
         )));
     }
-    let trimmed = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
-    if trimmed.iter().all(u8::is_ascii_whitespace) {
+    if bytes.last() == Some(&b'\r') {
+        bytes.pop();
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
-    Some(match String::from_utf8(trimmed.to_vec()) {
+    // The line's own buffer becomes its text (no copy).
+    Some(match String::from_utf8(bytes) {
         Ok(text) => {
             // Lines are at most MAX_LINE_BYTES, below the budget: this cannot fail while the
             // semaphore lives (it is never closed).
