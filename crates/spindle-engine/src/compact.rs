@@ -25,12 +25,48 @@ pub(crate) struct CompactObject {
 /// `None` removes it.
 pub(crate) type MemberChange<'a> = (&'a str, Option<&'a Value>);
 
+/// A member's new value for [`CompactObject::patched`]: a parsed `Value`, or
+/// [`Canonical`] text.
+pub(crate) trait MemberValue {
+    /// Writes the member `key` with this value.
+    fn push_to(&self, builder: &mut Builder, key: &str);
+}
+
+impl MemberValue for &Value {
+    fn push_to(&self, builder: &mut Builder, key: &str) {
+        builder.push_value(key, self);
+    }
+}
+
+/// A value's canonical text (`crate::canonical`): written as it is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Canonical<'a>(pub &'a str);
+
+impl MemberValue for Canonical<'_> {
+    fn push_to(&self, builder: &mut Builder, key: &str) {
+        builder.push_raw(key, self.0);
+    }
+}
+
 impl CompactObject {
     /// The object's members, in order, as written in `map`.
     pub(crate) fn from_map(map: &Map<String, Value>) -> CompactObject {
         let mut builder = Builder::default();
         for (key, value) in map {
             builder.push_value(key, value);
+        }
+        builder.finish()
+    }
+
+    /// The object of these members, in order: keys and canonical value texts
+    /// (`crate::canonical`: what serde_json writes for the value), so the
+    /// result equals [`Self::from_map`] of the parsed members.
+    pub(crate) fn from_canonical_members<'a>(
+        members: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> CompactObject {
+        let mut builder = Builder::default();
+        for (key, raw) in members {
+            builder.push_raw(key, raw);
         }
         builder.finish()
     }
@@ -82,13 +118,13 @@ impl CompactObject {
     /// The object with `changes` applied in order: a member that exists keeps
     /// its position, a new one goes at the end, a removed one disappears.
     /// Members not named are copied as text, never parsed.
-    pub(crate) fn patched(&self, changes: &[MemberChange<'_>]) -> CompactObject {
+    pub(crate) fn patched<V: MemberValue>(&self, changes: &[(&str, Option<V>)]) -> CompactObject {
         let members = self.members();
         let mut builder = Builder::default();
         for (key, raw) in &members {
             // The last change to a key wins, as if they were applied one by one.
             match changes.iter().rev().find(|(k, _)| *k == key.as_ref()) {
-                Some((_, Some(value))) => builder.push_value(key, value),
+                Some((_, Some(value))) => value.push_to(&mut builder, key),
                 Some((_, None)) => {}
                 None => builder.push_raw(key, raw.get()),
             }
@@ -100,7 +136,7 @@ impl CompactObject {
                 && !superseded
                 && !members.iter().any(|(k, _)| k == key)
             {
-                builder.push_value(key, value);
+                value.push_to(&mut builder, key);
             }
         }
         builder.finish()
@@ -204,41 +240,47 @@ impl fmt::Debug for CompactObject {
 
 /// Writes members one after the other.
 #[derive(Default)]
-struct Builder {
-    text: String,
+pub(crate) struct Builder {
+    /// UTF-8 throughout (only `str`s and serde_json's output go in); checked
+    /// once in [`Self::finish`].
+    bytes: Vec<u8>,
     members: usize,
 }
 
 impl Builder {
     fn push_key(&mut self, key: &str) {
-        self.text.push(if self.members == 0 { '{' } else { ',' });
+        self.bytes.push(if self.members == 0 { b'{' } else { b',' });
         self.members += 1;
-        let mut bytes = std::mem::take(&mut self.text).into_bytes();
-        serde_json::to_writer(&mut bytes, key).expect("a string serializes");
-        self.text = String::from_utf8(bytes).expect("serde_json writes UTF-8");
-        self.text.push(':');
+        if key.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+            serde_json::to_writer(&mut self.bytes, key).expect("a string serializes");
+        } else {
+            // What serde_json writes for a key with nothing to escape.
+            self.bytes.push(b'"');
+            self.bytes.extend_from_slice(key.as_bytes());
+            self.bytes.push(b'"');
+        }
+        self.bytes.push(b':');
     }
 
     fn push_value(&mut self, key: &str, value: &Value) {
         self.push_key(key);
         // Writing into memory cannot fail and a Value always serializes.
-        let mut bytes = std::mem::take(&mut self.text).into_bytes();
-        serde_json::to_writer(&mut bytes, value).expect("a Value serializes");
-        self.text = String::from_utf8(bytes).expect("serde_json writes UTF-8");
+        serde_json::to_writer(&mut self.bytes, value).expect("a Value serializes");
     }
 
     fn push_raw(&mut self, key: &str, value_raw: &str) {
         self.push_key(key);
-        self.text.push_str(value_raw);
+        self.bytes.extend_from_slice(value_raw.as_bytes());
     }
 
     fn finish(mut self) -> CompactObject {
         if self.members == 0 {
             return CompactObject::default();
         }
-        self.text.push('}');
+        self.bytes.push(b'}');
+        let text = String::from_utf8(self.bytes).expect("only UTF-8 was written");
         CompactObject {
-            text: self.text.into_boxed_str(),
+            text: text.into_boxed_str(),
         }
     }
 }
@@ -303,7 +345,7 @@ mod tests {
         assert_eq!(appended.as_json(), r#"{"a":1,"b":[{"i":1},"two"],"c":3}"#);
         let fresh = object.with_array_items("new", "1");
         assert_eq!(fresh.as_json(), r#"{"a":1,"b":2,"c":3,"new":[1]}"#);
-        let emptied = object.patched(&[("a", None), ("b", None), ("c", None)]);
+        let emptied = object.patched::<&Value>(&[("a", None), ("b", None), ("c", None)]);
         assert_eq!(emptied.as_json(), "{}");
         assert_eq!(emptied.get("a"), None);
     }

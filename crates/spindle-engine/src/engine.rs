@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::canonical::{ScannedUpdate, canonical_value, scan_update_params};
 use crate::core::TranscriptEngine;
 use crate::ids::MsgKind;
 use crate::model::{EntryBody, EntryKind};
@@ -147,6 +148,12 @@ impl TranscriptEngine {
         {
             return;
         }
+        if !looks_like_chunk(params_json)
+            && let Some(update) = scan_update_params(params_json)
+            && self.apply_canonical_update(&update)
+        {
+            return;
+        }
         if looks_like_chunk(params_json)
             && let Ok(params) = serde_json::from_str::<ParamsProbe<'_>>(params_json)
             && let Some(update) = params.update
@@ -167,6 +174,30 @@ impl TranscriptEngine {
             ),
             Err(e) => self.diag("invalid_json", format!("params are not JSON: {e}")),
         }
+    }
+
+    /// An update the canonical scanner read: tool calls from their members'
+    /// text ([`Self::tool_upsert_scanned`]), any other update as the `Value`
+    /// its members make (each member parsed on its own: no parse of the
+    /// envelope). `false`, with nothing changed, leaves it to the `Value`
+    /// path.
+    fn apply_canonical_update(&mut self, update: &ScannedUpdate<'_>) -> bool {
+        if matches!(
+            UpdateTag::parse(update.tag),
+            Some(UpdateTag::ToolCall | UpdateTag::ToolCallUpdate)
+        ) && self.tool_upsert_scanned(update)
+        {
+            return true;
+        }
+        let mut map = Map::with_capacity(update.members.len());
+        for &(key, raw) in &update.members {
+            let Some(value) = canonical_value(raw) else {
+                return false;
+            };
+            map.insert(key.to_owned(), value);
+        }
+        self.update_value(update.session_id, Value::Object(map));
+        true
     }
 
     /// The response to the client's latest `session/prompt`: `Ok(result JSON)` or
