@@ -10,7 +10,8 @@
 //! returns `None` and the caller takes the `Value` path, which decides it.
 //! The scanner changes no state, so a `None` costs only the scan.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+use spindle_wire::scan::find_special;
 
 /// Nesting depth beyond which a value is left to serde (its own limit is
 /// 128).
@@ -95,21 +96,97 @@ pub(crate) fn plain_string(raw: &str) -> Option<&str> {
     (!inner.contains('\\')).then_some(inner)
 }
 
-/// The value of a canonical text, as serde_json parses it: scalars built
-/// directly, containers parsed. `None` only if `raw` is not JSON.
+/// The value of a member text [`scan_update_params`] checked (canonical),
+/// as serde_json parses it, built directly: no parser is needed. Text that
+/// was not checked may give `None` or a value serde would not.
 pub(crate) fn canonical_value(raw: &str) -> Option<Value> {
-    Some(match raw.as_bytes().first()? {
-        b'"' => match plain_string(raw) {
-            Some(s) => Value::String(s.to_owned()),
-            None => serde_json::from_str(raw).ok()?,
-        },
-        b't' => Value::Bool(true),
-        b'f' => Value::Bool(false),
-        b'n' => Value::Null,
-        b'-' => Value::from(raw.parse::<i64>().ok()?),
-        b'0'..=b'9' => Value::from(raw.parse::<u64>().ok()?),
-        _ => serde_json::from_str(raw).ok()?,
+    let (value, end) = build(raw, 0)?;
+    (end == raw.len()).then_some(value)
+}
+
+/// The canonical value at `i` (already checked by [`value`]) and the index
+/// after it.
+fn build(s: &str, i: usize) -> Option<(Value, usize)> {
+    let b = s.as_bytes();
+    Some(match *b.get(i)? {
+        b'"' => {
+            let (text, end) = unescaped(s, i)?;
+            (Value::String(text), end)
+        }
+        b't' => (Value::Bool(true), literal(b, i, b"true")?),
+        b'f' => (Value::Bool(false), literal(b, i, b"false")?),
+        b'n' => (Value::Null, literal(b, i, b"null")?),
+        b'-' => {
+            let end = integer(b, i)?;
+            (Value::from(s[i..end].parse::<i64>().ok()?), end)
+        }
+        b'0'..=b'9' => {
+            let end = integer(b, i)?;
+            (Value::from(s[i..end].parse::<u64>().ok()?), end)
+        }
+        b'[' => {
+            let mut items = Vec::new();
+            let mut j = i + 1;
+            if b.get(j) == Some(&b']') {
+                return Some((Value::Array(items), j + 1));
+            }
+            loop {
+                let (item, end) = build(s, j)?;
+                items.push(item);
+                match *b.get(end)? {
+                    b',' => j = end + 1,
+                    b']' => return Some((Value::Array(items), end + 1)),
+                    _ => return None,
+                }
+            }
+        }
+        b'{' => {
+            let mut map = Map::new();
+            let mut j = i + 1;
+            if b.get(j) == Some(&b'}') {
+                return Some((Value::Object(map), j + 1));
+            }
+            loop {
+                let (key, key_end) = unescaped(s, j)?;
+                if b.get(key_end) != Some(&b':') {
+                    return None;
+                }
+                let (value, end) = build(s, key_end + 1)?;
+                map.insert(key, value);
+                match *b.get(end)? {
+                    b',' => j = end + 1,
+                    b'}' => return Some((Value::Object(map), end + 1)),
+                    _ => return None,
+                }
+            }
+        }
+        _ => return None,
     })
+}
+
+/// The canonical string at `i`, unescaped, and the index after it.
+fn unescaped(s: &str, i: usize) -> Option<(String, usize)> {
+    let b = s.as_bytes();
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut out = String::new();
+    let mut j = i + 1;
+    loop {
+        let run = j;
+        j = find_special(b, j);
+        // Runs end at ASCII bytes: always char boundaries.
+        out.push_str(&s[run..j]);
+        match *b.get(j)? {
+            b'"' => return Some((out, j + 1)),
+            b'\\' => {
+                let (c, end) = escape(b, j)?;
+                out.push(c);
+                j = end;
+            }
+            _ => return None,
+        }
+    }
 }
 
 /// Walks the object at `i` (whitespace allowed between its tokens): for
@@ -206,29 +283,45 @@ fn string(b: &[u8], i: usize) -> Option<usize> {
     }
     let mut j = i + 1;
     loop {
-        let c = *b.get(j)?;
-        match c {
+        j = find_special(b, j);
+        match *b.get(j)? {
             b'"' => return Some(j + 1),
-            b'\\' => match *b.get(j + 1)? {
-                b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => j += 2,
-                b'u' => {
-                    let hex = b.get(j + 2..j + 6)?;
-                    let lower = |d: u8| matches!(d, b'0'..=b'9' | b'a'..=b'f');
-                    if !hex.iter().all(|d| lower(*d)) || &hex[..2] != b"00" {
-                        return None;
-                    }
-                    let code = u8::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()?;
-                    if code >= 0x20 || matches!(code, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d) {
-                        return None;
-                    }
-                    j += 6;
-                }
-                _ => return None,
-            },
-            0..=0x1f => return None,
-            _ => j += 1,
+            b'\\' => j = escape(b, j)?.1,
+            _ => return None,
         }
     }
+}
+
+/// The canonical escape at `j` (a backslash): the character it stands for
+/// and the index after it.
+fn escape(b: &[u8], j: usize) -> Option<(char, usize)> {
+    let c = match *b.get(j + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let hex = b.get(j + 2..j + 6)?;
+            let digit = |d: u8| match d {
+                b'0'..=b'9' => Some(d - b'0'),
+                b'a'..=b'f' => Some(d - b'a' + 10),
+                _ => None,
+            };
+            if hex[..2] != *b"00" {
+                return None;
+            }
+            let code = digit(hex[2])? * 16 + digit(hex[3])?;
+            if code >= 0x20 || matches!(code, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d) {
+                return None;
+            }
+            return Some((char::from(code), j + 6));
+        }
+        _ => return None,
+    };
+    Some((c, j + 2))
 }
 
 fn array(b: &[u8], i: usize, depth: u32) -> Option<usize> {
@@ -308,6 +401,12 @@ mod tests {
         for raw in canonical {
             assert!(is_canonical(raw), "{raw}");
             assert_eq!(reencoded(raw).as_deref(), Some(raw), "{raw}");
+            let built = canonical_value(raw).expect(raw);
+            assert_eq!(
+                Some(&built),
+                serde_json::from_str::<Value>(raw).ok().as_ref()
+            );
+            assert_eq!(built.to_string(), raw, "members in order");
         }
         // Valid JSON serde writes differently, and invalid JSON: never canonical.
         let other = [

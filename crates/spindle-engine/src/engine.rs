@@ -143,18 +143,23 @@ impl TranscriptEngine {
     /// decoding only the update into a `Value`, anything the probes cannot
     /// represent exactly as a whole `Value` (same result, more work).
     fn session_update_params(&mut self, params_json: &str) {
-        if let Some(chunk) = scan::plain_chunk_params(params_json)
+        // A chunk's tag is spelled `..._chunk"` (one with escapes takes the
+        // Value path, to the same result): other params skip the chunk
+        // scanner.
+        let chunk_like = looks_like_chunk(params_json);
+        if chunk_like
+            && let Some(chunk) = scan::plain_chunk_params(params_json)
             && self.try_plain_chunk(chunk)
         {
             return;
         }
-        if !looks_like_chunk(params_json)
+        if !chunk_like
             && let Some(update) = scan_update_params(params_json)
             && self.apply_canonical_update(&update)
         {
             return;
         }
-        if looks_like_chunk(params_json)
+        if chunk_like
             && let Ok(params) = serde_json::from_str::<ParamsProbe<'_>>(params_json)
             && let Some(update) = params.update
             && self.try_fast_chunk(params.session_id.as_deref(), update)
