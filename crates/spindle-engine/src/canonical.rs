@@ -90,6 +90,20 @@ pub(crate) fn scan_update_params(params: &str) -> Option<ScannedUpdate<'_>> {
     })
 }
 
+/// The members of an object whose keys are plain and whose values are
+/// canonical (the text of a `CompactObject`, unless it holds a float or an
+/// escaped key), in order: key and value text. `None` for any other text.
+pub(crate) fn members(object: &str) -> Option<Vec<(&str, &str)>> {
+    let b = object.as_bytes();
+    let mut members = Vec::with_capacity(8);
+    let end = loose_members(object, 0, |key, i| {
+        let end = value(b, i, 1)?;
+        members.push((key, &object[i..end]));
+        Some(end)
+    })?;
+    (end == b.len()).then_some(members)
+}
+
 /// The contents of a canonical string value without escapes.
 pub(crate) fn plain_string(raw: &str) -> Option<&str> {
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;

@@ -11,6 +11,8 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+
+use crate::canonical;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -51,7 +53,7 @@ impl MemberValue for Canonical<'_> {
 impl CompactObject {
     /// The object's members, in order, as written in `map`.
     pub(crate) fn from_map(map: &Map<String, Value>) -> CompactObject {
-        let mut builder = Builder::default();
+        let mut builder = Builder::with_capacity(64 * map.len());
         for (key, value) in map {
             builder.push_value(key, value);
         }
@@ -64,7 +66,8 @@ impl CompactObject {
     pub(crate) fn from_canonical_members<'a>(
         members: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> CompactObject {
-        let mut builder = Builder::default();
+        let members = members.into_iter();
+        let mut builder = Builder::with_capacity(64 * members.size_hint().0);
         for (key, raw) in members {
             builder.push_raw(key, raw);
         }
@@ -83,10 +86,18 @@ impl CompactObject {
 
     /// The top-level members: unescaped keys (borrowed when they have no
     /// escapes) and raw values, in order.
-    fn members(&self) -> Vec<(Cow<'_, str>, &RawValue)> {
+    fn members(&self) -> Vec<(Cow<'_, str>, &str)> {
+        // serde_json wrote the text, so the canonical walk reads it unless a
+        // key has escapes or a value a float; serde reads those.
+        if let Some(members) = canonical::members(&self.text) {
+            return members
+                .into_iter()
+                .map(|(k, v)| (Cow::Borrowed(k), v))
+                .collect();
+        }
         // The text is always an object serde_json wrote, so this cannot fail.
         serde_json::from_str::<Members<'_>>(&self.text)
-            .map(|m| m.0)
+            .map(|m| m.0.into_iter().map(|(k, v)| (k, v.get())).collect())
             .unwrap_or_default()
     }
 
@@ -95,7 +106,7 @@ impl CompactObject {
         self.members()
             .into_iter()
             .find(|(k, _)| k == key)
-            .map(|(_, v)| v.get())
+            .map(|(_, v)| v)
     }
 
     /// The member `key`, parsed.
@@ -120,13 +131,13 @@ impl CompactObject {
     /// Members not named are copied as text, never parsed.
     pub(crate) fn patched<V: MemberValue>(&self, changes: &[(&str, Option<V>)]) -> CompactObject {
         let members = self.members();
-        let mut builder = Builder::default();
+        let mut builder = Builder::with_capacity(self.text.len() + 64);
         for (key, raw) in &members {
             // The last change to a key wins, as if they were applied one by one.
             match changes.iter().rev().find(|(k, _)| *k == key.as_ref()) {
                 Some((_, Some(value))) => value.push_to(&mut builder, key),
                 Some((_, None)) => {}
-                None => builder.push_raw(key, raw.get()),
+                None => builder.push_raw(key, raw),
             }
         }
         // New keys go at the end, in the order of their last change.
@@ -147,12 +158,11 @@ impl CompactObject {
     /// just `items`. Other members are copied as text.
     pub(crate) fn with_array_items(&self, key: &str, items: &str) -> CompactObject {
         let members = self.members();
-        let mut builder = Builder::default();
+        let mut builder = Builder::with_capacity(self.text.len() + items.len() + 2);
         let mut found = false;
         for (k, raw) in &members {
             if !found && k == key {
                 found = true;
-                let raw = raw.get();
                 let joined = match raw.strip_suffix(']') {
                     Some("[") => format!("[{items}]"),
                     Some(open) if raw.starts_with('[') => format!("{open},{items}]"),
@@ -160,7 +170,7 @@ impl CompactObject {
                 };
                 builder.push_raw(k, &joined);
             } else {
-                builder.push_raw(k, raw.get());
+                builder.push_raw(k, raw);
             }
         }
         if !found {
@@ -248,6 +258,13 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
+    fn with_capacity(bytes: usize) -> Builder {
+        Builder {
+            bytes: Vec::with_capacity(bytes),
+            members: 0,
+        }
+    }
+
     fn push_key(&mut self, key: &str) {
         self.bytes.push(if self.members == 0 { b'{' } else { b',' });
         self.members += 1;
