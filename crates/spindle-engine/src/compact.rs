@@ -367,6 +367,25 @@ mod tests {
         assert_eq!(emptied.get("a"), None);
     }
 
+    /// Floats and escaped keys take serde's walk, the rest the canonical one:
+    /// the same members either way.
+    #[test]
+    fn members_with_floats_or_escaped_keys_patch_alike() {
+        for source in [
+            json!({"a": 1, "f": 1.5, "s": "x"}),
+            json!({"a": 1, "k\"ey": 2, "s": "x"}),
+            json!({"a": 1, "b": {"c": [true, null]}, "s": "x"}),
+        ] {
+            let object = CompactObject::from_map(&map(source.clone()));
+            let patched = object.patched(&[("s", Some(&json!("y"))), ("n", Some(&json!(0)))]);
+            let mut expected = map(source);
+            expected.insert("s".into(), json!("y"));
+            expected.insert("n".into(), json!(0));
+            assert_eq!(patched.as_json(), serde_json::to_string(&expected).unwrap());
+            assert_eq!(object.get_raw("a"), Some("1"));
+        }
+    }
+
     #[test]
     fn equality_is_json_object_equality() {
         let ab = CompactObject::from_map(&map(json!({"a": 1, "b": [2]})));
