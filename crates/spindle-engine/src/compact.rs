@@ -11,6 +11,8 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+
+use crate::canonical;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -25,12 +27,49 @@ pub(crate) struct CompactObject {
 /// `None` removes it.
 pub(crate) type MemberChange<'a> = (&'a str, Option<&'a Value>);
 
+/// A member's new value for [`CompactObject::patched`]: a parsed `Value`, or
+/// [`Canonical`] text.
+pub(crate) trait MemberValue {
+    /// Writes the member `key` with this value.
+    fn push_to(&self, builder: &mut Builder, key: &str);
+}
+
+impl MemberValue for &Value {
+    fn push_to(&self, builder: &mut Builder, key: &str) {
+        builder.push_value(key, self);
+    }
+}
+
+/// A value's canonical text (`crate::canonical`): written as it is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Canonical<'a>(pub &'a str);
+
+impl MemberValue for Canonical<'_> {
+    fn push_to(&self, builder: &mut Builder, key: &str) {
+        builder.push_raw(key, self.0);
+    }
+}
+
 impl CompactObject {
     /// The object's members, in order, as written in `map`.
     pub(crate) fn from_map(map: &Map<String, Value>) -> CompactObject {
-        let mut builder = Builder::default();
+        let mut builder = Builder::with_capacity(64 * map.len());
         for (key, value) in map {
             builder.push_value(key, value);
+        }
+        builder.finish()
+    }
+
+    /// The object of these members, in order: keys and canonical value texts
+    /// (`crate::canonical`: what serde_json writes for the value), so the
+    /// result equals [`Self::from_map`] of the parsed members.
+    pub(crate) fn from_canonical_members<'a>(
+        members: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> CompactObject {
+        let members = members.into_iter();
+        let mut builder = Builder::with_capacity(64 * members.size_hint().0);
+        for (key, raw) in members {
+            builder.push_raw(key, raw);
         }
         builder.finish()
     }
@@ -47,10 +86,18 @@ impl CompactObject {
 
     /// The top-level members: unescaped keys (borrowed when they have no
     /// escapes) and raw values, in order.
-    fn members(&self) -> Vec<(Cow<'_, str>, &RawValue)> {
+    fn members(&self) -> Vec<(Cow<'_, str>, &str)> {
+        // serde_json wrote the text, so the canonical walk reads it unless a
+        // key has escapes or a value a float; serde reads those.
+        if let Some(members) = canonical::members(&self.text) {
+            return members
+                .into_iter()
+                .map(|(k, v)| (Cow::Borrowed(k), v))
+                .collect();
+        }
         // The text is always an object serde_json wrote, so this cannot fail.
         serde_json::from_str::<Members<'_>>(&self.text)
-            .map(|m| m.0)
+            .map(|m| m.0.into_iter().map(|(k, v)| (k, v.get())).collect())
             .unwrap_or_default()
     }
 
@@ -59,7 +106,7 @@ impl CompactObject {
         self.members()
             .into_iter()
             .find(|(k, _)| k == key)
-            .map(|(_, v)| v.get())
+            .map(|(_, v)| v)
     }
 
     /// The member `key`, parsed.
@@ -82,15 +129,15 @@ impl CompactObject {
     /// The object with `changes` applied in order: a member that exists keeps
     /// its position, a new one goes at the end, a removed one disappears.
     /// Members not named are copied as text, never parsed.
-    pub(crate) fn patched(&self, changes: &[MemberChange<'_>]) -> CompactObject {
+    pub(crate) fn patched<V: MemberValue>(&self, changes: &[(&str, Option<V>)]) -> CompactObject {
         let members = self.members();
-        let mut builder = Builder::default();
+        let mut builder = Builder::with_capacity(self.text.len() + 64);
         for (key, raw) in &members {
             // The last change to a key wins, as if they were applied one by one.
             match changes.iter().rev().find(|(k, _)| *k == key.as_ref()) {
-                Some((_, Some(value))) => builder.push_value(key, value),
+                Some((_, Some(value))) => value.push_to(&mut builder, key),
                 Some((_, None)) => {}
-                None => builder.push_raw(key, raw.get()),
+                None => builder.push_raw(key, raw),
             }
         }
         // New keys go at the end, in the order of their last change.
@@ -100,7 +147,7 @@ impl CompactObject {
                 && !superseded
                 && !members.iter().any(|(k, _)| k == key)
             {
-                builder.push_value(key, value);
+                value.push_to(&mut builder, key);
             }
         }
         builder.finish()
@@ -111,12 +158,11 @@ impl CompactObject {
     /// just `items`. Other members are copied as text.
     pub(crate) fn with_array_items(&self, key: &str, items: &str) -> CompactObject {
         let members = self.members();
-        let mut builder = Builder::default();
+        let mut builder = Builder::with_capacity(self.text.len() + items.len() + 2);
         let mut found = false;
         for (k, raw) in &members {
             if !found && k == key {
                 found = true;
-                let raw = raw.get();
                 let joined = match raw.strip_suffix(']') {
                     Some("[") => format!("[{items}]"),
                     Some(open) if raw.starts_with('[') => format!("{open},{items}]"),
@@ -124,7 +170,7 @@ impl CompactObject {
                 };
                 builder.push_raw(k, &joined);
             } else {
-                builder.push_raw(k, raw.get());
+                builder.push_raw(k, raw);
             }
         }
         if !found {
@@ -204,41 +250,54 @@ impl fmt::Debug for CompactObject {
 
 /// Writes members one after the other.
 #[derive(Default)]
-struct Builder {
-    text: String,
+pub(crate) struct Builder {
+    /// UTF-8 throughout (only `str`s and serde_json's output go in); checked
+    /// once in [`Self::finish`].
+    bytes: Vec<u8>,
     members: usize,
 }
 
 impl Builder {
+    fn with_capacity(bytes: usize) -> Builder {
+        Builder {
+            bytes: Vec::with_capacity(bytes),
+            members: 0,
+        }
+    }
+
     fn push_key(&mut self, key: &str) {
-        self.text.push(if self.members == 0 { '{' } else { ',' });
+        self.bytes.push(if self.members == 0 { b'{' } else { b',' });
         self.members += 1;
-        let mut bytes = std::mem::take(&mut self.text).into_bytes();
-        serde_json::to_writer(&mut bytes, key).expect("a string serializes");
-        self.text = String::from_utf8(bytes).expect("serde_json writes UTF-8");
-        self.text.push(':');
+        if key.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+            serde_json::to_writer(&mut self.bytes, key).expect("a string serializes");
+        } else {
+            // What serde_json writes for a key with nothing to escape.
+            self.bytes.push(b'"');
+            self.bytes.extend_from_slice(key.as_bytes());
+            self.bytes.push(b'"');
+        }
+        self.bytes.push(b':');
     }
 
     fn push_value(&mut self, key: &str, value: &Value) {
         self.push_key(key);
         // Writing into memory cannot fail and a Value always serializes.
-        let mut bytes = std::mem::take(&mut self.text).into_bytes();
-        serde_json::to_writer(&mut bytes, value).expect("a Value serializes");
-        self.text = String::from_utf8(bytes).expect("serde_json writes UTF-8");
+        serde_json::to_writer(&mut self.bytes, value).expect("a Value serializes");
     }
 
     fn push_raw(&mut self, key: &str, value_raw: &str) {
         self.push_key(key);
-        self.text.push_str(value_raw);
+        self.bytes.extend_from_slice(value_raw.as_bytes());
     }
 
     fn finish(mut self) -> CompactObject {
         if self.members == 0 {
             return CompactObject::default();
         }
-        self.text.push('}');
+        self.bytes.push(b'}');
+        let text = String::from_utf8(self.bytes).expect("only UTF-8 was written");
         CompactObject {
-            text: self.text.into_boxed_str(),
+            text: text.into_boxed_str(),
         }
     }
 }
@@ -303,9 +362,28 @@ mod tests {
         assert_eq!(appended.as_json(), r#"{"a":1,"b":[{"i":1},"two"],"c":3}"#);
         let fresh = object.with_array_items("new", "1");
         assert_eq!(fresh.as_json(), r#"{"a":1,"b":2,"c":3,"new":[1]}"#);
-        let emptied = object.patched(&[("a", None), ("b", None), ("c", None)]);
+        let emptied = object.patched::<&Value>(&[("a", None), ("b", None), ("c", None)]);
         assert_eq!(emptied.as_json(), "{}");
         assert_eq!(emptied.get("a"), None);
+    }
+
+    /// Floats and escaped keys take serde's walk, the rest the canonical one:
+    /// the same members either way.
+    #[test]
+    fn members_with_floats_or_escaped_keys_patch_alike() {
+        for source in [
+            json!({"a": 1, "f": 1.5, "s": "x"}),
+            json!({"a": 1, "k\"ey": 2, "s": "x"}),
+            json!({"a": 1, "b": {"c": [true, null]}, "s": "x"}),
+        ] {
+            let object = CompactObject::from_map(&map(source.clone()));
+            let patched = object.patched(&[("s", Some(&json!("y"))), ("n", Some(&json!(0)))]);
+            let mut expected = map(source);
+            expected.insert("s".into(), json!("y"));
+            expected.insert("n".into(), json!(0));
+            assert_eq!(patched.as_json(), serde_json::to_string(&expected).unwrap());
+            assert_eq!(object.get_raw("a"), Some("1"));
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::canonical::{ScannedUpdate, canonical_value, scan_update_params};
 use crate::core::TranscriptEngine;
 use crate::ids::MsgKind;
 use crate::model::{EntryBody, EntryKind};
@@ -142,12 +143,23 @@ impl TranscriptEngine {
     /// decoding only the update into a `Value`, anything the probes cannot
     /// represent exactly as a whole `Value` (same result, more work).
     fn session_update_params(&mut self, params_json: &str) {
-        if let Some(chunk) = scan::plain_chunk_params(params_json)
+        // A chunk's tag is spelled `..._chunk"` (one with escapes takes the
+        // Value path, to the same result): other params skip the chunk
+        // scanner.
+        let chunk_like = looks_like_chunk(params_json);
+        if chunk_like
+            && let Some(chunk) = scan::plain_chunk_params(params_json)
             && self.try_plain_chunk(chunk)
         {
             return;
         }
-        if looks_like_chunk(params_json)
+        if !chunk_like
+            && let Some(update) = scan_update_params(params_json)
+            && self.apply_canonical_update(&update)
+        {
+            return;
+        }
+        if chunk_like
             && let Ok(params) = serde_json::from_str::<ParamsProbe<'_>>(params_json)
             && let Some(update) = params.update
             && self.try_fast_chunk(params.session_id.as_deref(), update)
@@ -167,6 +179,30 @@ impl TranscriptEngine {
             ),
             Err(e) => self.diag("invalid_json", format!("params are not JSON: {e}")),
         }
+    }
+
+    /// An update the canonical scanner read: tool calls from their members'
+    /// text ([`Self::tool_upsert_scanned`]), any other update as the `Value`
+    /// its members make (each member parsed on its own: no parse of the
+    /// envelope). `false`, with nothing changed, leaves it to the `Value`
+    /// path.
+    fn apply_canonical_update(&mut self, update: &ScannedUpdate<'_>) -> bool {
+        if matches!(
+            UpdateTag::parse(update.tag),
+            Some(UpdateTag::ToolCall | UpdateTag::ToolCallUpdate)
+        ) && self.tool_upsert_scanned(update)
+        {
+            return true;
+        }
+        let mut map = Map::with_capacity(update.members.len());
+        for &(key, raw) in &update.members {
+            let Some(value) = canonical_value(raw) else {
+                return false;
+            };
+            map.insert(key.to_owned(), value);
+        }
+        self.update_value(update.session_id, Value::Object(map));
+        true
     }
 
     /// The response to the client's latest `session/prompt`: `Ok(result JSON)` or

@@ -109,6 +109,7 @@
 #![deny(missing_docs)]
 
 mod boundaries;
+mod canonical;
 mod classify;
 mod compact;
 mod config;

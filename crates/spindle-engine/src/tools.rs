@@ -9,7 +9,8 @@ use spindle_wire::meta::{
     TERMINAL_OUTPUT_META_KEY, TOOL_NAME_META_KEY,
 };
 
-use crate::compact::MemberChange;
+use crate::canonical::{ScannedUpdate, plain_string};
+use crate::compact::{Canonical, CompactObject, MemberChange};
 use crate::core::TranscriptEngine;
 use crate::ids::Domain;
 use crate::model::{EntryBody, EntryKind, ToolCall, ToolTerminal};
@@ -184,7 +185,7 @@ impl TranscriptEngine {
                     }
                 }
             }
-            let idx = self.new_tool_entry(&id, u);
+            let idx = self.new_tool_entry(&id, CompactObject::from_map(&u));
             if let EntryBody::ToolCall(tc) = &mut self.t.entries[idx].body {
                 extras.apply(tc);
             }
@@ -239,6 +240,66 @@ impl TranscriptEngine {
         Some(idx)
     }
 
+    /// [`Self::tool_upsert`] of an update the canonical scanner read, for the
+    /// shape agents send most: a plain `toolCallId`, no `null` member, no
+    /// empty `content` or `locations`, no `name` or `_meta` (display extras),
+    /// fields of the right types. Its members' texts are stored and patched
+    /// as they came (they are what serde would write), with the same result
+    /// as the `Value` path. `false`, with nothing changed, for any other
+    /// shape: the caller then takes the `Value` path.
+    pub(crate) fn tool_upsert_scanned(&mut self, u: &ScannedUpdate<'_>) -> bool {
+        let Some(id) = u.get("toolCallId").and_then(plain_string) else {
+            return false;
+        };
+        let plain = u.members.iter().all(|&(key, raw)| match key {
+            "sessionUpdate" | "toolCallId" => true,
+            "name" | META_KEY => false,
+            "title" | "kind" | "status" => raw.starts_with('"'),
+            "content" | "locations" => raw.starts_with('[') && raw != "[]",
+            _ => raw != "null",
+        });
+        if !plain {
+            return false;
+        }
+        if !self.note_session(u.session_id) {
+            return true;
+        }
+        self.set_open(None);
+        let touches_content = u.get("content").is_some();
+        let fields = u
+            .members
+            .iter()
+            .copied()
+            .filter(|(k, _)| *k != "sessionUpdate");
+        let Some(idx) = self.keys.get(Domain::Tool, id) else {
+            let defaults = [("kind", "\"other\""), ("status", "\"pending\"")]
+                .into_iter()
+                .filter(|(key, _)| u.get(key).is_none());
+            let fields = CompactObject::from_canonical_members(fields.chain(defaults));
+            let idx = self.new_tool_entry(id, fields);
+            if touches_content {
+                self.link_client_terminals(idx);
+            }
+            self.emit_insert(idx);
+            return true;
+        };
+        let EntryBody::ToolCall(tc) = &mut self.t.entries[idx].body else {
+            return true;
+        };
+        let changes: Vec<(&str, Option<Canonical<'_>>)> = fields
+            .filter(|(k, _)| *k != "toolCallId")
+            .map(|(k, raw)| (k, Some(Canonical(raw))))
+            .collect();
+        if !changes.is_empty() {
+            tc.patch(&changes);
+        }
+        let linked = touches_content && self.link_client_terminals(idx);
+        if !changes.is_empty() || linked {
+            self.emit_update(idx);
+        }
+        true
+    }
+
     /// The tool call with this id, created with defaults on first sighting.
     fn tool_entry(&mut self, id: &str) -> (usize, bool) {
         if let Some(idx) = self.keys.get(Domain::Tool, id) {
@@ -248,12 +309,15 @@ impl TranscriptEngine {
         fields.insert("toolCallId".into(), Value::from(id));
         fields.insert("kind".into(), Value::from("other"));
         fields.insert("status".into(), Value::from("pending"));
-        (self.new_tool_entry(id, fields), true)
+        (
+            self.new_tool_entry(id, CompactObject::from_map(&fields)),
+            true,
+        )
     }
 
-    fn new_tool_entry(&mut self, id: &str, fields: Map<String, Value>) -> usize {
+    fn new_tool_entry(&mut self, id: &str, fields: CompactObject) -> usize {
         let turn = self.output_turn();
-        let body = EntryBody::ToolCall(Box::new(ToolCall::new(&fields)));
+        let body = EntryBody::ToolCall(Box::new(ToolCall::from_fields(fields)));
         let idx = self.push_entry(id, EntryKind::ToolCall, body, turn);
         self.keys.insert(Domain::Tool, id, idx);
         idx

@@ -20,7 +20,7 @@ mod plain_chunk;
 mod scanned_chunk;
 mod update_view;
 
-pub use lexer::offset_in;
+pub use lexer::{find_special, offset_in};
 pub use plain_chunk::{
     ChunkNotification, PlainChunk, plain_chunk_line, plain_chunk_notification, plain_chunk_params,
 };

@@ -11,7 +11,7 @@ use super::client_activity::{ClientActivity, ClientWrite};
 use super::diff::{ShownChange, diffs_of_content, shown_change};
 use super::file_diff::FileDiff;
 use super::terminal::TerminalExit;
-use crate::compact::{CompactObject, MemberChange};
+use crate::compact::{CompactObject, MemberValue};
 
 /// The display-only terminal production agents attach to a tool call when the
 /// client sets `clientCapabilities._meta.terminal_output`: `_meta.terminal_info`
@@ -93,8 +93,14 @@ pub struct ToolCall {
 impl ToolCall {
     /// A tool call with these wire fields and no permission request.
     pub fn new(fields: &Map<String, Value>) -> ToolCall {
+        ToolCall::from_fields(CompactObject::from_map(fields))
+    }
+
+    /// A tool call with these wire fields (already compact) and no
+    /// permission request.
+    pub(crate) fn from_fields(fields: CompactObject) -> ToolCall {
         ToolCall {
-            fields: CompactObject::from_map(fields),
+            fields,
             appended_content: String::new(),
             permission: None,
             tool_name: None,
@@ -287,7 +293,7 @@ impl ToolCall {
 
     /// Applies member changes (see [`CompactObject::patched`]) after folding
     /// the appended content in.
-    pub(crate) fn patch(&mut self, changes: &[MemberChange<'_>]) {
+    pub(crate) fn patch<V: MemberValue>(&mut self, changes: &[(&str, Option<V>)]) {
         if changes.iter().any(|(key, _)| *key == "content") {
             self.forget_diffs();
         }

@@ -2,6 +2,7 @@
 //! four): `cargo test -p spindle-engine --test engine [filter]`.
 
 mod api;
+mod canonical_updates;
 mod fixtures;
 mod local;
 mod properties;

@@ -287,6 +287,33 @@ proptest! {
         prop_assert_eq!(text_only.replay_json(), scanned.replay_json());
     }
 
+    // Params handed over alone (the canonical scanner's path when they fit)
+    // apply as the whole line does (the `Value` path).
+    #[test]
+    fn session_update_params_apply_as_their_whole_line(
+        config in config_strategy(),
+        lines in prop::collection::vec(line_strategy(), 0..40),
+    ) {
+        let mut params_path = TranscriptEngine::new(config.clone());
+        let mut line_path = TranscriptEngine::new(config);
+        for line in &lines {
+            let Ok(members) = serde_json::from_str::<std::collections::HashMap<String, &serde_json::value::RawValue>>(line) else {
+                continue;
+            };
+            if members.get("method").map(|m| m.get()) != Some("\"session/update\"") {
+                continue;
+            }
+            let Some(params) = members.get("params") else { continue };
+            let mut a = params_path.apply_session_update(params.get());
+            let mut b = line_path.apply_agent_line(line);
+            // Only a whole line has a line number.
+            a.diagnostics.iter_mut().chain(b.diagnostics.iter_mut()).for_each(|d| d.line = None);
+            prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+        let entries = |e: &TranscriptEngine| format!("{:?}", e.transcript().entries);
+        prop_assert_eq!(entries(&params_path), entries(&line_path));
+    }
+
     // What the web server publishes: each batch's ops coalesced. A view that applies whole
     // batches ends every batch where the raw ops leave it, with no more ops than they had.
     #[test]

@@ -213,7 +213,7 @@ impl<'a> Cursor<'a> {
 /// Eight bytes at a time: for each predicate, the lowest flagged byte of a
 /// word is exact (borrows only flag bytes above a true match), so the lowest
 /// flag over all three is the first special byte.
-pub(crate) fn find_special(b: &[u8], mut i: usize) -> usize {
+pub fn find_special(b: &[u8], mut i: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     while let Some(word) = b.get(i..i + 8) {
