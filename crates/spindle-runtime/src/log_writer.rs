@@ -5,8 +5,9 @@
 //! the session task. Started with the session's first job; it ends when the core drops its
 //! handle, after the jobs already queued.
 //!
-//! The SQLite store's WAL checkpoints (automatic, at the commit that passes the WAL's threshold)
-//! run on this thread too, and so do the saves of the materialized transcript.
+//! The saves of the materialized transcript run on this thread too, and so do the SQLite store's
+//! WAL checkpoints: when the queue stayed empty for [`IDLE`] (`Store::checkpoint_idle`), or at
+//! the commit that takes the WAL past its bound.
 
 use std::collections::VecDeque;
 use std::sync::mpsc;
@@ -105,6 +106,10 @@ impl WriterHandle {
     }
 }
 
+/// How long the writer's queue stays empty before it calls [`crate::store::Store`]'s
+/// `checkpoint_idle`.
+const IDLE: std::time::Duration = std::time::Duration::from_millis(50);
+
 fn spawn(session: i64, store: Store, next_seq: i64, shared: &Arc<Shared>) -> mpsc::Sender<Job> {
     let (sender, receiver) = mpsc::channel::<Job>();
     let shared = shared.clone();
@@ -116,7 +121,27 @@ fn spawn(session: i64, store: Store, next_seq: i64, shared: &Arc<Shared>) -> mps
                 let _gone = Gone(shared.clone());
                 let mut writer = LogWriter::new(session, next_seq);
                 let mut store = store;
-                while let Ok(first) = receiver.recv() {
+                let mut idle = true;
+                loop {
+                    let first = if idle {
+                        receiver.recv().ok()
+                    } else {
+                        match receiver.recv_timeout(IDLE) {
+                            Ok(job) => Some(job),
+                            Err(mpsc::RecvTimeoutError::Timeout) => {
+                                // Nothing to write a moment: the store's deferred work (the
+                                // SQLite WAL checkpoint), off the commits of a streaming turn.
+                                if let Err(error) = store.checkpoint_idle() {
+                                    tracing::warn!(session, "checkpoint: {error}");
+                                }
+                                idle = true;
+                                continue;
+                            }
+                            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+                        }
+                    };
+                    let Some(first) = first else { break };
+                    idle = false;
                     let mut jobs = vec![first];
                     jobs.extend(receiver.try_iter());
                     let outcomes = run(&mut writer, &mut store, jobs);
