@@ -172,9 +172,13 @@ impl SessionCore {
     /// Whether a turn started or ended since the last save ([`Self::save_replies_if_changed`]),
     /// or a save failed, and the lines it would cover are out (nothing held).
     pub(crate) fn save_due(&self) -> bool {
-        !self.hub.holding()
-            && (self.engine.turn_progress() != self.saved_turns
-                || (self.save_again && !self.ledger.failing()))
+        !self.hub.holding() && self.save_wanted()
+    }
+
+    /// A turn started or ended since the last save, or a save failed while the log is written.
+    fn save_wanted(&self) -> bool {
+        self.engine.turn_progress() != self.saved_turns
+            || (self.save_again && !self.ledger.failing())
     }
 
     /// Numbers `lines` and hands them to the log writer; the hubs hold what is published from
@@ -442,9 +446,7 @@ impl SessionCore {
         // Saved when a turn starts or finishes, not for every streamed chunk: this runs once per
         // batch, so it compares turn counts and builds the replies (every reply's text) only
         // when they are due.
-        if self.engine.turn_progress() == self.saved_turns
-            && !(self.save_again && !self.ledger.failing())
-        {
+        if !self.save_wanted() {
             return;
         }
         let replies = replies_of(&self.engine);

@@ -80,7 +80,8 @@ fn failed(jobs: usize, through: i64, unsaved_lines: usize, unsaved_bytes: usize)
 #[test]
 fn the_writer_groups_queued_batches_and_keeps_failed_ones_first() {
     type Run = (bool, Vec<Job>);
-    let cases: Vec<(&str, Vec<Run>, Vec<&str>, Vec<Outcome>)> = vec![
+    type Case = (&'static str, Vec<Run>, Vec<&'static str>, Vec<Outcome>);
+    let cases: Vec<Case> = vec![
         (
             "batches queued together are one transaction",
             vec![(false, vec![lines(1, &["a", "b"]), lines(3, &["c"])])],

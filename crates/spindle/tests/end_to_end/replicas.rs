@@ -343,7 +343,10 @@ fn after_kill_9_of_the_owner_mid_stream_another_replica_takes_over_by_itself() {
         t["state"]["turnOpen"] == false
     });
     assert!(agent_text(&after).starts_with(&acknowledged));
-    assert_eq!(entry_texts(&after, "user_message"), ["/stream 100000 chunks"]);
+    assert_eq!(
+        entry_texts(&after, "user_message"),
+        ["/stream 100000 chunks"]
+    );
 
     // Exactly one of B and C took it, and its new agent continued the agent session.
     let takeovers = |served: &Served| {
