@@ -337,5 +337,4 @@ impl Ledger {
 }
 
 #[cfg(test)]
-#[path = "pipeline_tests.rs"]
 mod tests;

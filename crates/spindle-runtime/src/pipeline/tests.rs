@@ -289,3 +289,62 @@ fn a_skip_while_holding_empties_the_ring_in_its_turn() {
     let mut rx = hub.subscribe(Some(seen), || "snapshot".into());
     assert_eq!(delivered(&mut rx), ["b"]);
 }
+
+/// Through the session core and a real store: a page that subscribes while the agent's lines
+/// wait for the writer gets a snapshot cut after their commit (the log holds them), and no live
+/// batch repeats what that snapshot shows; a page that was there gets them as one batch.
+#[test]
+fn a_snapshot_waits_for_the_writer_and_no_batch_repeats_it() {
+    use crate::core::SessionCore;
+    use crate::feed::EngineFeed;
+    use crate::store::Store;
+    use spindle_engine::{EngineConfig, TranscriptEngine};
+
+    let dir = std::env::temp_dir().join(format!(
+        "spindle-pipeline-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = Store::open(&dir.join("pipeline.db")).unwrap();
+    let session = store.create_session("s", None).unwrap();
+    let engine = (
+        TranscriptEngine::new(EngineConfig::default()),
+        EngineFeed::default(),
+    );
+    let hub = Hub::new(1, HubLimits::default());
+    let mut core = SessionCore::new(session, engine, hub, store.clone(), 1);
+    let prompt = r#"{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}}"#;
+    let chunk = serde_json::json!({
+        "jsonrpc": "2.0", "method": "session/update",
+        "params": { "sessionId": "s", "update": {
+            "sessionUpdate": "agent_message_chunk", "messageId": "a1",
+            "content": { "type": "text", "text": "Hello from the stream" } } },
+    })
+    .to_string();
+    let mut early = core.subscribe(None);
+    core.record(vec![(Direction::Client, prompt.to_owned())]);
+    core.record_agent_lines(vec![(Direction::Agent, chunk.clone())]);
+    let mut late = core.subscribe(None);
+    let (logged, _) = store.lines(session).unwrap();
+    assert_eq!(logged.len(), 2, "committed before the snapshot");
+    let mut frames = Vec::new();
+    while let Ok(frame) = late.try_recv() {
+        frames.push(frame);
+    }
+    assert_eq!(frames.len(), 1, "{frames:?}");
+    assert!(
+        matches!(&frames[0], Frame::Reset { data, .. } if data.contains("Hello from the stream")),
+        "{frames:?}"
+    );
+    let mut seen = String::new();
+    while let Ok(frame) = early.try_recv() {
+        if let Frame::Ops { data, .. } = frame {
+            seen.push_str(&data);
+        }
+    }
+    assert_eq!(seen.matches("Hello from the stream").count(), 1, "{seen}");
+    // Nothing more arrives for either page once the writer has answered everything.
+    core.settle();
+    assert!(late.try_recv().is_err());
+}
