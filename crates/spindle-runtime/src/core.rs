@@ -2,8 +2,12 @@
 //! the server's own view facts (banner, open permission questions), kept under one lock so that a
 //! snapshot and the batches after it are cut at the same point.
 //!
-//! Invariant (durability): [`SessionCore::record`] commits lines to the wire log *before* they
-//! reach the engine, so every op an observer has seen derives from committed lines.
+//! Invariant (durability): every op an observer sees derives from lines committed to the wire
+//! log. The commit is pipelined (`pipeline.rs`, `log_writer.rs`): a batch is numbered and handed
+//! to the session's log writer, applied to the engine and the `/acp` feed at once, and what that
+//! publishes is held in the hubs until the writer answers for the batch; a snapshot is cut only
+//! with nothing held ([`SessionCore::settle`] first). [`SessionCore::record`] waits for the
+//! commit, [`SessionCore::record_agent_lines`] (the agent's stream) does not.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,7 +18,9 @@ use spindle_engine::{RenderOp, TranscriptEngine};
 use crate::acp_feed::{AcpFeed, HistoryPolicy};
 use crate::feed::EngineFeed;
 use crate::hub::{Hub, HubStats};
+use crate::log_writer::{WriterHandle, WriterWake};
 use crate::page_ops::PageOp;
+use crate::pipeline::{Job, Ledger, Lines, News, Outcome, Save, Step};
 use crate::store::{Direction, Store, StoredReply};
 
 /// The server facts a snapshot ends with, one op each, in this order.
@@ -49,15 +55,17 @@ pub(crate) struct SessionCore {
     pub(crate) hub: Hub,
     /// What `/acp` clients attached to this session receive (a second hub, same lines).
     pub(crate) acp: AcpFeed,
+    /// For reads (history, the wire inspector, following other replicas); writes go through
+    /// `writer`.
     store: Store,
-    next_seq: i64,
-    /// Lines whose commit failed; retried, in order, before the next lines.
-    unsaved: Vec<(Direction, String)>,
-    /// Bytes of the lines in `unsaved`.
-    unsaved_bytes: usize,
-    /// The bound of `unsaved_bytes` (F6).
+    /// The `seq`s given out, the jobs the writer has not answered, its backlog.
+    ledger: Ledger,
+    /// The session's log writer (a thread of its own).
+    writer: WriterHandle,
+    /// The bound of the writer's backlog in bytes (F6).
     unsaved_limit: usize,
-    storage_error: Option<String>,
+    /// A save of the materialized transcript failed: made again at the next occasion.
+    save_again: bool,
     banner: Option<Banner>,
     /// Banners raised so far ([`Self::banners_raised`]).
     banners_raised: u64,
@@ -95,12 +103,11 @@ impl SessionCore {
             feed,
             hub,
             acp,
+            writer: WriterHandle::new(session, store.clone(), next_seq),
             store,
-            next_seq,
-            unsaved: Vec::new(),
-            unsaved_bytes: 0,
+            ledger: Ledger::new(next_seq),
             unsaved_limit: unsaved_limit(),
-            storage_error: None,
+            save_again: false,
             banner: None,
             banners_raised: 0,
             permissions: BTreeMap::new(),
@@ -117,8 +124,8 @@ impl SessionCore {
         core
     }
 
-    /// Logs `lines` (committing any earlier unsaved ones first), applies them to the engine and
-    /// publishes the resulting ops as one batch. When the commit fails the lines are still shown
+    /// Logs `lines` (after any earlier unsaved ones), applies them to the engine and publishes
+    /// the resulting ops as one batch, and returns once the writer answered for them. When the commit fails the lines are still shown
     /// (the agent does not wait for the disk), kept for the next attempt, and a banner says so.
     /// The callers keep that backlog bounded: see [`Self::backlog_full`].
     pub(crate) fn record(&mut self, mut lines: Vec<(Direction, String)>) {
@@ -134,32 +141,173 @@ impl SessionCore {
                 *line = redacted;
             }
         }
-        self.commit(&lines);
+        let lines = self.hand_over(lines);
         self.show(&lines);
+        self.settle();
         self.save_replies_if_changed();
     }
 
     /// The agent's lines ([`Direction::Agent`], [`Direction::AgentReplay`]: nothing in them to
-    /// redact), committed and shown as [`Self::record`] does, without the save of the
+    /// redact), handed to the log writer and applied at once, their output held until the writer
+    /// answers (see the module's header): the task goes on with the next batch meanwhile. Waits
+    /// only while more than [`MAX_IN_FLIGHT_BYTES`] are unanswered. Without the save of the
     /// materialized transcript and replies: the caller makes it ([`Self::save_replies_if_changed`],
-    /// due when [`Self::save_due`]) once the observers these lines woke had a chance to run, so
-    /// that a turn's end reaches them before the turn's whole transcript is written.
-    pub(crate) fn record_agent_lines(&mut self, lines: &[(Direction, String)]) {
+    /// due when [`Self::save_due`]) once the turn's end went out, so that it reaches observers
+    /// before the turn's whole transcript is built. Returns the lines, for the caller to decode.
+    pub(crate) fn record_agent_lines(&mut self, lines: Vec<(Direction, String)>) -> Lines {
         debug_assert!(
             lines
                 .iter()
                 .all(|(d, _)| matches!(d, Direction::Agent | Direction::AgentReplay))
         );
-        if lines.is_empty() {
-            return;
+        let lines = self.hand_over(lines);
+        self.show(&lines);
+        self.take_answers();
+        while self.ledger.in_flight_bytes() > MAX_IN_FLIGHT_BYTES {
+            self.wait_answers();
         }
-        self.commit(lines);
-        self.show(lines);
+        lines
     }
 
-    /// Whether a turn started or ended since the last save ([`Self::save_replies_if_changed`]).
+    /// Whether a turn started or ended since the last save ([`Self::save_replies_if_changed`]),
+    /// or a save failed, and the lines it would cover are out (nothing held).
     pub(crate) fn save_due(&self) -> bool {
+        !self.hub.holding() && self.save_wanted()
+    }
+
+    /// A turn started or ended since the last save, or a save failed while the log is written.
+    fn save_wanted(&self) -> bool {
         self.engine.turn_progress() != self.saved_turns
+            || (self.save_again && !self.ledger.failing())
+    }
+
+    /// Numbers `lines` and hands them to the log writer; the hubs hold what is published from
+    /// now on until the writer answers for them.
+    fn hand_over(&mut self, lines: Vec<(Direction, String)>) -> Lines {
+        let lines: Lines = lines.into();
+        if lines.is_empty() {
+            return lines;
+        }
+        let bytes = lines.iter().map(|(_, l)| l.len()).sum();
+        let first_seq = self.ledger.hand_over(lines.len(), bytes);
+        let last = self.ledger.next_seq() - 1;
+        self.hub.hold_until(last);
+        self.acp.hub.hold_until(last);
+        let job = Job::Lines {
+            first_seq,
+            lines: lines.clone(),
+        };
+        if !self.writer.send(job) {
+            self.writer_gone();
+        }
+        lines
+    }
+
+    /// What the task awaits to take the writer's answers ([`Self::take_answers`]).
+    pub(crate) fn writer_wake(&self) -> WriterWake {
+        self.writer.wake()
+    }
+
+    /// Takes the writer's answers so far (without waiting): releases the output held for the
+    /// lines they cover, in order, and raises or clears the storage banner.
+    pub(crate) fn take_answers(&mut self) {
+        for outcome in self.writer.take() {
+            self.answer(&outcome);
+        }
+    }
+
+    /// Waits for the writer's next answers and takes them.
+    fn wait_answers(&mut self) {
+        let outcomes = self.writer.wait();
+        if outcomes.is_empty() {
+            self.writer_gone();
+        }
+        for outcome in outcomes {
+            self.answer(&outcome);
+        }
+    }
+
+    /// Waits until the writer answered every job handed to it, so that nothing is held: before a
+    /// snapshot, a client line written to the agent, a read of the log.
+    pub(crate) fn settle(&mut self) {
+        self.take_answers();
+        while self.ledger.in_flight() {
+            self.wait_answers();
+        }
+    }
+
+    /// The writer's thread ended without answering (a bug): its jobs count as failed commits,
+    /// so their output is shown, the banner raised, and the backlog grows to its bound.
+    fn writer_gone(&mut self) {
+        let (lines, bytes) = self.ledger.unsaved();
+        let outcome = Outcome::Failed {
+            jobs: usize::MAX,
+            through: self.ledger.next_seq() - 1,
+            error: "the log writer stopped".into(),
+            unsaved_lines: lines + 1,
+            unsaved_bytes: bytes.max(self.unsaved_limit),
+        };
+        self.answer(&outcome);
+    }
+
+    fn answer(&mut self, outcome: &Outcome) {
+        match self.ledger.answer(outcome) {
+            Step::Release { through, news } => {
+                self.hub.release_through(through);
+                self.acp.hub.release_through(through);
+                self.tell_inspectors();
+                match news {
+                    Some(News::Recovered) => {
+                        self.set_banner(Some(Banner {
+                            lasting: false,
+                            level: "info",
+                            text: "Storage recovered: every line is saved again.".into(),
+                        }));
+                    }
+                    Some(News::Failed { error }) => self.storage_failed(&error),
+                    None => {}
+                }
+            }
+            Step::Saved => {}
+            Step::SaveFailed(error) => {
+                tracing::error!(session = self.session, "transcript not saved: {error}");
+                self.save_again = true;
+            }
+        }
+    }
+
+    fn storage_failed(&mut self, error: &str) {
+        tracing::error!(session = self.session, "{error}");
+        let (lines, bytes) = self.ledger.unsaved();
+        let mut text = format!(
+            "Not saved to disk ({error}); {lines} lines ({} KiB) wait in memory and will be \
+             written when the database accepts writes again.",
+            bytes.div_ceil(1024),
+        );
+        if self.backlog_full() {
+            text.push_str(
+                " That is as much as the server keeps: the agent's output is paused and \
+                 new prompts are refused until then. A server stop now loses these lines.",
+            );
+        }
+        self.set_banner(Some(Banner {
+            lasting: false,
+            level: "error",
+            text,
+        }));
+    }
+
+    /// Writes to `store` from now on (tests of a database that fails and recovers).
+    #[cfg(test)]
+    pub(crate) fn use_store(&mut self, store: Store) {
+        self.store = store.clone();
+        self.writer.send(Job::UseStore(store));
+    }
+
+    /// The engine with every line handed to the writer answered for (for reads shown to users).
+    pub(crate) fn settled_engine(&mut self) -> &TranscriptEngine {
+        self.settle();
+        &self.engine
     }
 
     /// Applies the lines another replica logged after this core's last one, as a rebuild does,
@@ -173,17 +321,22 @@ impl SessionCore {
     /// [`Self::follow`] when the log may hold lines up to `seq` this core has not applied (a
     /// notice of the owner's own commit reads nothing).
     pub(crate) fn follow_to(&mut self, seq: i64) -> Result<usize, crate::store::StoreError> {
-        if seq < self.next_seq {
+        if seq < self.ledger.next_seq() {
             return Ok(0);
         }
-        if !self.unsaved.is_empty() {
+        // Own lines the writer has not answered for, or that wait in its backlog: the log's
+        // next `seq`s are this core's.
+        self.settle();
+        if self.has_backlog() {
             return Ok(0);
         }
-        let (logged, _) = self.store.lines_after(self.session, self.next_seq - 1)?;
+        let (logged, _) = self
+            .store
+            .lines_after(self.session, self.ledger.next_seq() - 1)?;
         let Some(last) = logged.last() else {
             return Ok(0);
         };
-        self.next_seq = last.seq + 1;
+        self.ledger.followed(last.seq);
         self.tell_inspectors();
         let lines: Vec<(Direction, String)> =
             logged.into_iter().map(|l| (l.direction, l.line)).collect();
@@ -221,15 +374,19 @@ impl SessionCore {
     /// Tries again to write the lines whose commit failed (the session task calls this on a
     /// timer while there are any, so that storage recovers without new lines).
     pub(crate) fn retry_unsaved(&mut self) {
-        if !self.unsaved.is_empty() {
-            self.commit(&[]);
+        if self.has_backlog() {
+            self.ledger.other_job();
+            if !self.writer.send(Job::Retry) {
+                self.writer_gone();
+            }
+            self.settle();
             self.save_replies_if_changed();
         }
     }
 
-    /// Whether lines wait in memory for the database.
+    /// Whether lines wait in memory for the database (as the writer last reported).
     pub(crate) fn has_backlog(&self) -> bool {
-        !self.unsaved.is_empty()
+        self.ledger.unsaved().0 > 0
     }
 
     /// Whether the unsaved backlog reached its bound (F6): the session task then stops reading
@@ -237,65 +394,12 @@ impl SessionCore {
     /// retry commits the backlog. The backlog can exceed the bound by at most the batch that
     /// reached it (itself bounded by the agent link's queue).
     pub(crate) fn backlog_full(&self) -> bool {
-        self.unsaved_bytes >= self.unsaved_limit
-    }
-
-    /// Commits the backlog and then `lines` in one transaction, or adds `lines` to the backlog.
-    fn commit(&mut self, lines: &[(Direction, String)]) {
-        let committed = {
-            let pending: Vec<(Direction, &str)> = self
-                .unsaved
-                .iter()
-                .chain(lines.iter())
-                .map(|(d, l)| (*d, l.as_str()))
-                .collect();
-            self.store
-                .append_lines(self.session, self.next_seq, &pending)
-                .map(|()| pending.len())
-        };
-        match committed {
-            Ok(count) => {
-                self.next_seq += i64::try_from(count).unwrap_or(i64::MAX);
-                self.tell_inspectors();
-                self.unsaved.clear();
-                self.unsaved_bytes = 0;
-                if self.storage_error.take().is_some() {
-                    self.set_banner(Some(Banner {
-                        lasting: false,
-                        level: "info",
-                        text: "Storage recovered: every line is saved again.".into(),
-                    }));
-                }
-            }
-            Err(error) => {
-                tracing::error!(session = self.session, "{error}");
-                self.unsaved.extend(lines.iter().cloned());
-                self.unsaved_bytes += lines.iter().map(|(_, l)| l.len()).sum::<usize>();
-                let mut text = format!(
-                    "Not saved to disk ({error}); {} lines ({} KiB) wait in memory and will be \
-                     written when the database accepts writes again.",
-                    self.unsaved.len(),
-                    self.unsaved_bytes.div_ceil(1024),
-                );
-                if self.backlog_full() {
-                    text.push_str(
-                        " That is as much as the server keeps: the agent's output is paused and \
-                         new prompts are refused until then. A server stop now loses these lines.",
-                    );
-                }
-                self.storage_error = Some(text.clone());
-                self.set_banner(Some(Banner {
-                    lasting: false,
-                    level: "error",
-                    text,
-                }));
-            }
-        }
+        self.ledger.unsaved().1 >= self.unsaved_limit
     }
 
     fn tell_inspectors(&self) {
         if let Some(logged) = &self.logged {
-            logged.send_replace(self.next_seq - 1);
+            logged.send_replace(self.ledger.committed());
         }
     }
 
@@ -304,7 +408,7 @@ impl SessionCore {
         let logged = match &self.logged {
             Some(sender) => sender.subscribe(),
             // Closed: a receiver whose sender is gone ends the inspector's stream at once.
-            None => tokio::sync::watch::channel(self.next_seq - 1).1,
+            None => tokio::sync::watch::channel(self.ledger.committed()).1,
         };
         crate::wire_view::WireSource::new(self.store.clone(), self.session, logged)
     }
@@ -342,28 +446,37 @@ impl SessionCore {
         // Saved when a turn starts or finishes, not for every streamed chunk: this runs once per
         // batch, so it compares turn counts and builds the replies (every reply's text) only
         // when they are due.
-        if self.engine.turn_progress() == self.saved_turns {
+        if !self.save_wanted() {
             return;
         }
         let replies = replies_of(&self.engine);
         self.save_materialized(replies);
     }
 
+    /// Saves the materialized transcript and replies and waits until the writer answered
+    /// (the agent exited, the session stops).
     pub(crate) fn save_now(&mut self) {
         let replies = replies_of(&self.engine);
         self.save_materialized(replies);
+        self.settle();
     }
 
+    /// Hands the save to the log writer, after the lines it covers (it is not made while some of
+    /// them wait in the writer's backlog: made again then, see [`Self::save_due`]).
     fn save_materialized(&mut self, replies: Vec<StoredReply>) {
         // Streamed entry by entry: the whole session's JSON value is never built.
         let replay = self.engine.replay_json_text();
-        let upto = self.next_seq - 1;
-        let result = self
-            .store
-            .save_materialized(self.session, upto, &replay, &replies);
-        match result {
-            Ok(()) => self.saved_turns = self.engine.turn_progress(),
-            Err(error) => tracing::error!(session = self.session, "{error}"),
+        let upto = self.ledger.next_seq() - 1;
+        self.saved_turns = self.engine.turn_progress();
+        self.save_again = false;
+        self.ledger.other_job();
+        let save = Save {
+            upto,
+            replay,
+            replies,
+        };
+        if !self.writer.send(Job::Save(Box::new(save))) {
+            self.writer_gone();
         }
     }
 
@@ -374,7 +487,7 @@ impl SessionCore {
     /// failure's banner stays until storage recovers, a lasting one (what the agent's start
     /// changed) until another replaces it.
     pub(crate) fn clear_banner(&mut self, banners_before: u64) {
-        if self.storage_error.is_none()
+        if !self.ledger.failing()
             && self.banners_raised == banners_before
             && self.banner.as_ref().is_some_and(|b| !b.lasting)
         {
@@ -519,7 +632,8 @@ impl SessionCore {
 
     /// A page of older entries (see [`crate::snapshot::entries_page_json`]), cut at the last
     /// published batch.
-    pub(crate) fn entries_page(&self, before: Option<usize>, limit: usize) -> String {
+    pub(crate) fn entries_page(&mut self, before: Option<usize>, limit: usize) -> String {
+        self.settle();
         crate::snapshot::entries_page_json(&self.engine, self.hub.last_id(), before, limit)
     }
 
@@ -528,6 +642,7 @@ impl SessionCore {
         &mut self,
         last_seen: Option<crate::hub::EventId>,
     ) -> tokio::sync::mpsc::Receiver<crate::hub::Frame> {
+        self.settle();
         let extra = self.view_facts();
         let engine = &self.engine;
         self.hub
@@ -549,7 +664,8 @@ impl SessionCore {
 
     /// The `reset` payload as of now and the id of the last batch it includes: for a page whose
     /// live batches come through a stream another tab opened (see `assets/feed.js`).
-    pub(crate) fn snapshot_now(&self) -> (crate::hub::EventId, String) {
+    pub(crate) fn snapshot_now(&mut self) -> (crate::hub::EventId, String) {
+        self.settle();
         let extra = self.view_facts();
         (
             self.hub.last_id(),
@@ -565,6 +681,7 @@ impl SessionCore {
         policy: HistoryPolicy,
         version: u16,
     ) -> crate::acp_feed::Subscription {
+        self.settle();
         let history = self.acp.history(policy, last_seen, version);
         let store = self.store.clone();
         let session = self.session;
@@ -597,6 +714,7 @@ impl SessionCore {
         policy: HistoryPolicy,
         version: u16,
     ) -> (Option<String>, crate::hub::EventId) {
+        self.settle();
         let history = self.acp.history(policy, None, version);
         let text = (policy != HistoryPolicy::None).then(|| {
             let logged = if history.needs_log() {
@@ -640,15 +758,20 @@ impl SessionCore {
             "resumed": resumed,
             "resets": resets,
             "lastEventId": self.hub.last_id().to_string(),
-            "loggedLines": self.next_seq - 1,
-            "unsavedLines": self.unsaved.len(),
-            "unsavedBytes": self.unsaved_bytes,
+            "loggedLines": self.ledger.committed(),
+            "unsavedLines": self.ledger.unsaved().0,
+            "unsavedBytes": self.ledger.unsaved().1,
             "unsavedLimit": self.unsaved_limit,
             "diagnostics": self.diagnostics,
             "entries": self.engine.transcript().entries.len(),
         })
     }
 }
+
+/// How many bytes of the agent's lines may wait for the log writer's answer before the session
+/// task waits for it ([`SessionCore::record_agent_lines`]): the bound of the memory the pipeline
+/// holds (lines and their held output) and of one group commit.
+const MAX_IN_FLIGHT_BYTES: usize = 8 << 20;
 
 /// The default bound of a session's unsaved backlog: 32 MiB.
 const UNSAVED_LIMIT: usize = 32 << 20;
@@ -775,7 +898,7 @@ mod tests {
         assert_eq!(core.stats()["unsavedLines"], 2);
 
         // The database accepts writes again: the backlog goes first, in order.
-        core.store = Store::open(&path).unwrap();
+        core.use_store(Store::open(&path).unwrap());
         core.record(vec![(Direction::Agent, chunk("lo"))]);
         assert_eq!(core.stats()["unsavedLines"], 0);
         let text = serde_json::to_string(&frames(&mut rx)).unwrap();
@@ -833,7 +956,7 @@ mod tests {
         core.retry_unsaved();
         assert!(core.backlog_full());
         // The database accepts writes again: a retry alone writes the backlog, in order.
-        core.store = Store::open(&path).unwrap();
+        core.use_store(Store::open(&path).unwrap());
         core.retry_unsaved();
         assert!(!core.has_backlog() && !core.backlog_full());
         assert_eq!(core.stats()["unsavedBytes"], 0);

@@ -10,6 +10,12 @@
 //! queue is full is dropped (its stream ends), and the browser's EventSource reconnects with its
 //! last id and catches up from the ring or a reset. So a stalled tab costs at most its queue and
 //! never slows the agent reader or the other tabs.
+//!
+//! Holding: while lines a batch derives from are not yet committed to the wire log
+//! (`pipeline.rs`), the session holds its hubs ([`Hub::hold_until`]): a batch published then gets
+//! its id at once but reaches the ring and the observers only when [`Hub::release_through`] says
+//! the log is committed through the `seq` it was held for. Held batches are released in the order
+//! they were published; a subscription is made only with nothing held (the session settles first).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -139,6 +145,17 @@ pub struct Hub<T = Arc<str>> {
     observers: Vec<Observer<T>>,
     limits: HubLimits,
     stats: HubStats,
+    /// Batches published while holding, in order, each with the `seq` it waits for.
+    held: VecDeque<(i64, Held<T>)>,
+    /// While holding: the `seq` a batch published now waits for.
+    hold_tag: Option<i64>,
+}
+
+/// A batch held back, or a [`Hub::skip`] made while holding (it empties the ring at release).
+#[derive(Debug)]
+enum Held<T> {
+    Batch(u64, T),
+    Skip,
 }
 
 impl Hub {
@@ -163,7 +180,38 @@ impl<T: HubItem> Hub<T> {
                 observer_queue: limits.observer_queue.max(1),
             },
             stats: HubStats::default(),
+            held: VecDeque::new(),
+            hold_tag: None,
         }
+    }
+
+    /// Holds batches published from now on until the log is committed through `seq` (see the
+    /// module's header). `seq`s only grow.
+    pub fn hold_until(&mut self, seq: i64) {
+        self.hold_tag = Some(self.hold_tag.map_or(seq, |tag| tag.max(seq)));
+    }
+
+    /// Delivers, in order, the held batches that waited for a `seq` up to `seq`; stops holding
+    /// once nothing waits for a later one.
+    pub fn release_through(&mut self, seq: i64) {
+        while let Some((tag, _)) = self.held.front() {
+            if *tag > seq {
+                break;
+            }
+            match self.held.pop_front() {
+                Some((_, Held::Batch(counter, data))) => self.deliver(counter, data),
+                Some((_, Held::Skip)) => self.clear_ring(),
+                None => break,
+            }
+        }
+        if self.held.is_empty() && self.hold_tag.is_some_and(|tag| tag <= seq) {
+            self.hold_tag = None;
+        }
+    }
+
+    /// Whether batches wait for a commit (or would, if published now).
+    pub fn holding(&self) -> bool {
+        self.hold_tag.is_some()
     }
 
     /// The id of the last published batch.
@@ -191,23 +239,46 @@ impl<T: HubItem> Hub<T> {
     /// ring is emptied, so that no later resume skips over the gap (it gets a reset instead).
     pub fn skip(&mut self) -> EventId {
         self.last_counter += 1;
+        match self.hold_tag {
+            Some(tag) => self.held.push_back((tag, Held::Skip)),
+            None => self.clear_ring(),
+        }
+        self.last_id()
+    }
+
+    fn clear_ring(&mut self) {
         self.ring.clear();
         self.ring_bytes = 0;
-        self.last_id()
     }
 
     /// Detaches every observer (their streams end). Used at shutdown.
     pub fn close_all(&mut self) {
         self.observers.clear();
+        self.held.clear();
+        self.hold_tag = None;
     }
 
     /// Publishes one batch (a JSON payload) to every observer; drops observers that are full or
     /// gone. Never waits.
     pub fn publish(&mut self, data: T) -> EventId {
         self.last_counter += 1;
-        let id = self.last_id();
+        match self.hold_tag {
+            Some(tag) => self
+                .held
+                .push_back((tag, Held::Batch(self.last_counter, data))),
+            None => self.deliver(self.last_counter, data),
+        }
+        self.last_id()
+    }
+
+    /// Puts batch `counter` in the ring and sends it to every observer.
+    fn deliver(&mut self, counter: u64, data: T) {
+        let id = EventId {
+            generation: self.generation,
+            counter,
+        };
         let size = data.size();
-        self.ring.push_back((self.last_counter, data.clone()));
+        self.ring.push_back((counter, data.clone()));
         self.ring_bytes += size;
         while self.ring.len() > 1
             && (self.ring.len() > self.limits.ring_batches
@@ -244,7 +315,6 @@ impl<T: HubItem> Hub<T> {
             }
         });
         self.stats.dropped_slow += dropped;
-        id
     }
 
     /// Attaches an observer. With a `last_seen` id of this generation that the ring still covers,
@@ -284,6 +354,8 @@ impl<T: HubItem> Hub<T> {
         snapshot: impl FnOnce() -> String,
         bytes: Option<(Arc<std::sync::atomic::AtomicUsize>, usize)>,
     ) -> mpsc::Receiver<Frame<T>> {
+        // The session settles before it subscribes: a snapshot never runs ahead of the batches.
+        debug_assert!(self.held.is_empty(), "subscribed while batches are held");
         let backlog: Option<Vec<Frame<T>>> = last_seen.and_then(|seen| self.backlog_after(seen));
         let queued = backlog.as_ref().map_or(1, Vec::len);
         let (sender, receiver) = mpsc::channel(queued + self.limits.observer_queue);

@@ -731,7 +731,7 @@ impl LiveSession {
     /// The engine's transcript as replay JSON.
     pub fn transcript_json(&self) -> String {
         // Written entry by entry (same bytes as `replay_json().to_string()`).
-        lock(&self.core).engine.replay_json_text()
+        lock(&self.core).settled_engine().replay_json_text()
     }
 
     /// The page's reset snapshot as of now, with the id of the last batch it includes, as the JSON
@@ -750,7 +750,7 @@ impl LiveSession {
 
     /// What the entries `ids` hold, for the page's markdown.
     pub fn message_sources(&self, ids: &[String]) -> Vec<spindle_engine::MessageSource> {
-        lock(&self.core).engine.message_sources(ids)
+        lock(&self.core).settled_engine().message_sources(ids)
     }
 
     /// Where the wire inspector reads this session's log (see [`crate::wire_view`]).

@@ -21,6 +21,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
 mod convert;
+mod copy_append;
 mod leases;
 mod wire_pages;
 
@@ -526,6 +527,16 @@ impl Store for PostgresStore {
         self.run(StoreError::Write, move |pool| async move {
             let write = pg(StoreError::Write);
             let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
+            if texts.len() >= copy_append::COPY_MIN_LINES {
+                let at = now_ms();
+                let copied =
+                    copy_append::append(&client, session, &seqs, &directions, &texts, at, &notice)
+                        .await?;
+                if let copy_append::Copied::Committed = copied {
+                    return Ok(());
+                }
+                // A `seq` was taken (a retry): the insert below checks the lines there.
+            }
             let statement = client.prepare_cached(APPEND).await.map_err(&write)?;
             let bytes: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
             // One round trip for BEGIN and the insert (pipelined, in this order), one for the

@@ -4,6 +4,12 @@
 //! transaction reaches the operating system before the call returns, so it survives the server
 //! being killed (kill -9); the last transactions since the previous WAL checkpoint may be lost on
 //! power failure. Two connections: one writes, one reads (WAL lets reads run beside a write).
+//!
+//! WAL checkpoints: a commit checkpoints only once the WAL passes [`WAL_CHECKPOINT_PAGES`]
+//! (128 MiB); below that the callers checkpoint when they have nothing to write
+//! ([`Store::checkpoint_idle`], the session's log writer when its queue stays empty), so a
+//! streaming turn's commits do not copy the WAL into the database as they go. The WAL file is cut
+//! back to [`WAL_KEEP_BYTES`] after a checkpoint.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -27,6 +33,12 @@ pub struct SqliteStore {
     writer: Mutex<Connection>,
     reader: Mutex<Connection>,
 }
+
+/// The WAL's size (pages of 4 KiB) at which a commit checkpoints by itself.
+const WAL_CHECKPOINT_PAGES: u32 = 32 * 1024;
+
+/// The WAL file's size kept after a checkpoint.
+const WAL_KEEP_BYTES: u64 = 16 << 20;
 
 fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
     // A panic between statements leaves no transaction open (a dropped one rolls back).
@@ -59,7 +71,10 @@ impl SqliteStore {
             )));
         }
         writer
-            .execute_batch("PRAGMA synchronous=NORMAL;")
+            .execute_batch(&format!(
+                "PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}; \
+                 PRAGMA journal_size_limit={WAL_KEEP_BYTES};"
+            ))
             .map_err(open_error)?;
         migrate(&mut writer, migrations::SQLITE).map_err(|e| match e {
             StoreError::Open(message) => StoreError::Open(format!("{}: {message}", path.display())),
@@ -417,6 +432,14 @@ impl Store for SqliteStore {
                 |row| row.get(0),
             )
             .map_err(read_error)
+    }
+
+    fn checkpoint_idle(&self) -> Result<(), StoreError> {
+        // PASSIVE: copies what no reader still needs, never waits for one; nothing to copy is
+        // a look at the WAL's header.
+        lock(&self.writer)
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            .map_err(write_error)
     }
 
     fn append_lines(

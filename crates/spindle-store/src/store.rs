@@ -217,6 +217,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// Work a store defers off its commits, done when a writer has nothing to write (the session
+    /// log writer of `spindle serve` calls it once its queue stayed empty a moment): SQLite's WAL
+    /// checkpoint. Nothing by default.
+    fn checkpoint_idle(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Whether a call waits on another process (a database server's round trip and commit:
     /// milliseconds) rather than on a local file (microseconds). A caller on an async worker
     /// then hands the worker's other tasks over before it calls (`tokio::task::block_in_place`).

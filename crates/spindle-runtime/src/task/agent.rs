@@ -44,14 +44,17 @@ impl SessionTask {
                 LinkEvent::Closed(why) => closed = Some(why),
             }
         }
-        // Durability first: the batch is committed before anything decodes or reacts to it.
-        // The save of the transcript a turn's end makes waits for the task's loop
-        // (`save_after_yield`), after the observers had the turn's end.
+        // Durability first: the batch goes to the log writer before anything decodes or reacts
+        // to it, and nothing derived from it is shown before the writer committed it (the core
+        // holds it; a client line answering it waits for the commit, `flush_client`). The save
+        // of the transcript a turn's end makes waits for the task's loop (`save_after_yield`),
+        // after the observers had the turn's end.
         let core = &self.core;
-        self.store
-            .off_worker(|| lock(core).record_agent_lines(&lines));
+        let lines = self
+            .store
+            .off_worker(|| lock(core).record_agent_lines(lines));
         self.follow_agent_title();
-        for (_, line) in &lines {
+        for (_, line) in lines.iter() {
             let Some(agent) = self.agent.as_mut() else {
                 break;
             };

@@ -55,6 +55,8 @@ enum Input {
     StartupTimeout,
     /// Time to try writing the unsaved backlog again.
     RetryStorage,
+    /// The session's log writer answered: the output held for what it committed may go out.
+    Committed,
     /// Another replica took the session's lease (or it could not be renewed).
     LeaseLost(String),
     /// The lease another replica held may have expired: try to take the session again.
@@ -142,6 +144,7 @@ impl SessionTask {
 
     pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
         self.status("no_agent", None);
+        let written = lock(&self.core).writer_wake();
         loop {
             if self.agent.is_none() {
                 // The lease is held only while the agent runs here (it exited or failed).
@@ -159,6 +162,7 @@ impl SessionTask {
                     },
                     () = startup_timer(self.startup_deadline) => Input::StartupTimeout,
                     () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    () = written.answered() => Input::Committed,
                     why = lease_lost(&mut self.lease) => Input::LeaseLost(why),
                     Some(done) = self.host_done.1.recv() => Input::HostDone(done),
                     Some(done) = self.checkpoints.done.1.recv() => Input::Checkpoint(done),
@@ -184,6 +188,7 @@ impl SessionTask {
                         None => break,
                     },
                     () = storage_retry_timer(backlog) => Input::RetryStorage,
+                    () = written.answered() => Input::Committed,
                     () = startup_timer(self.lease_wait.as_ref().map(|w| w.1)) => Input::RetryLease,
                     Some(done) = self.host_done.1.recv() => Input::HostDone(done),
                     Some(done) = self.checkpoints.done.1.recv() => Input::Checkpoint(done),
@@ -204,6 +209,10 @@ impl SessionTask {
                     if self.store.waits_on_server() {
                         tokio::task::yield_now().await;
                     }
+                    self.save_after_yield().await;
+                }
+                Input::Committed => {
+                    lock(&self.core).take_answers();
                     self.save_after_yield().await;
                 }
                 Input::RetryStorage => {
@@ -236,7 +245,10 @@ impl SessionTask {
 
     /// Records and writes what the ACP client has to send, then reacts to what it reported.
     /// Notes of forwarded commands waiting go in the same batch, so that a command and what it
-    /// led to are logged together or not at all.
+    /// led to are logged together or not at all. The lines go to the agent only once the log
+    /// writer answered for them and for every agent line before them ([`SessionCore::record`]
+    /// settles the pipeline): a line is logged before the agent can act on it, and an answer to
+    /// an agent line is never logged without the line it answers.
     fn flush_client(&mut self) {
         if self.agent.is_none() {
             return;
@@ -271,9 +283,10 @@ impl SessionTask {
     }
 
     /// Saves the materialized transcript and replies when a turn started or ended in the agent's
-    /// last batch ([`SessionCore::record_agent_lines`] leaves it to here), after a yield: the SSE
-    /// writers that batch woke (queued on this worker, where no other worker steals them) send
-    /// the turn's end first; the save of a long turn's transcript takes a while.
+    /// lines and they are out ([`SessionCore::record_agent_lines`] leaves it to here: due once
+    /// the writer answered for them), after a yield: the SSE writers the released output woke
+    /// (queued on this worker, where no other worker steals them) send the turn's end first;
+    /// building a long turn's transcript takes a while (its write is the log writer's).
     async fn save_after_yield(&self) {
         if !lock(&self.core).save_due() {
             return;

@@ -136,6 +136,37 @@ pub fn a_retried_batch_is_committed_once(backend: &Backend) {
     );
 }
 
+/// The same with batches as large as a fast stream's group commits (PostgreSQL appends them with
+/// COPY, which falls back to the checked insert when a `seq` is taken).
+pub fn a_retried_large_batch_is_committed_once_and_a_different_line_refused(backend: &Backend) {
+    let store = backend.open();
+    let id = store.create_session("s", None).unwrap();
+    let texts: Vec<String> = (0..700).map(|n| format!("{{\"n\":{n}}}")).collect();
+    let batch = |range: std::ops::Range<usize>| -> Vec<(Direction, &str)> {
+        texts[range]
+            .iter()
+            .map(|t| (Direction::Agent, t.as_str()))
+            .collect()
+    };
+    store.append_lines(id, 1, &batch(0..300)).unwrap();
+    // Sent again whole, then overlapping the committed lines and adding new ones.
+    store.append_lines(id, 1, &batch(0..300)).unwrap();
+    store.append_lines(id, 201, &batch(200..600)).unwrap();
+    // A batch whose taken `seq`s hold other lines fails whole.
+    let error = store.append_lines(id, 500, &batch(0..400)).unwrap_err();
+    assert!(matches!(error, StoreError::Write(_)), "{error:?}");
+    store.append_lines(id, 601, &batch(600..700)).unwrap();
+    let expected: Vec<(i64, Direction, String)> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i as i64 + 1, Direction::Agent, t.clone()))
+        .collect();
+    assert_eq!(logged(store.as_ref(), id), expected);
+    // A large batch for a session that is not there fails too.
+    let error = store.append_lines(4242, 1, &batch(0..300)).unwrap_err();
+    assert!(matches!(error, StoreError::Write(_)), "{error:?}");
+}
+
 pub fn a_batch_for_a_missing_session_fails(backend: &Backend) {
     let store = backend.open();
     let error = store

@@ -140,6 +140,7 @@ conformance!(
     log_round_trips_in_order_across_reopen,
     a_conflicting_batch_commits_nothing,
     a_retried_batch_is_committed_once,
+    a_retried_large_batch_is_committed_once_and_a_different_line_refused,
     a_batch_for_a_missing_session_fails,
     every_byte_of_a_line_is_kept,
     lines_after_reads_only_the_tail,

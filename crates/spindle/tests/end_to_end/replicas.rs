@@ -296,7 +296,7 @@ fn after_kill_9_of_the_owner_mid_stream_another_replica_takes_over_by_itself() {
     let session = a.create_session();
     wait_listed(&b, session);
     wait_listed(&c, session);
-    a.prompt(session, "/stream 3000 chunks");
+    a.prompt(session, "/stream 100000 chunks");
 
     // One observer on B, on one stream from before the kill to after the takeover.
     let mut view = TextView::default();
@@ -343,7 +343,10 @@ fn after_kill_9_of_the_owner_mid_stream_another_replica_takes_over_by_itself() {
         t["state"]["turnOpen"] == false
     });
     assert!(agent_text(&after).starts_with(&acknowledged));
-    assert_eq!(entry_texts(&after, "user_message"), ["/stream 3000 chunks"]);
+    assert_eq!(
+        entry_texts(&after, "user_message"),
+        ["/stream 100000 chunks"]
+    );
 
     // Exactly one of B and C took it, and its new agent continued the agent session.
     let takeovers = |served: &Served| {
@@ -678,8 +681,9 @@ fn a_prompt_the_owner_logged_is_not_run_again_after_its_death() {
     wait_listed(&b, session);
     wait_listed(&c, session);
 
-    // Sent to B, run by A: logged with its note, and still unfinished while its turn runs.
-    b.prompt(session, "/stream 3000 chunks");
+    // Sent to B, run by A: logged with its note, and still unfinished while its turn runs (a
+    // turn long enough to outlast B's first view of it, however fast A commits).
+    b.prompt(session, "/stream 100000 chunks");
     let mut view = TextView::default();
     watch_until(&b, session, &mut view, |v| {
         v.texts_of("agent_message").concat().len() > 200
@@ -699,7 +703,7 @@ fn a_prompt_the_owner_logged_is_not_run_again_after_its_death() {
     let t = wait_transcript(&b, session, "the interrupted turn ended", |t| {
         t["state"]["turnOpen"] == false
     });
-    assert_eq!(entry_texts(&t, "user_message"), ["/stream 3000 chunks"]);
+    assert_eq!(entry_texts(&t, "user_message"), ["/stream 100000 chunks"]);
     let recovered = notes_of(&url, session, "commands_recovered");
     assert_eq!(recovered.len(), 1, "{recovered:?}");
     assert_eq!(recovered[0]["commands"], serde_json::json!([command]));
@@ -712,12 +716,12 @@ fn a_prompt_the_owner_logged_is_not_run_again_after_its_death() {
     });
     assert_eq!(
         entry_texts(&t, "user_message"),
-        ["/stream 3000 chunks", "after the takeover"]
+        ["/stream 100000 chunks", "after the takeover"]
     );
     let streams = count_logged(&url, session, |d, l| {
         d == "Client"
             && l["method"] == "session/prompt"
-            && l.to_string().contains("/stream 3000 chunks")
+            && l.to_string().contains("/stream 100000 chunks")
     });
     assert_eq!(streams, 1);
     b.stop();
