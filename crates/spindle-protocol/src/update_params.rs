@@ -3,17 +3,30 @@
 //! dominates every stream) the framer scanned the whole line once with
 //! `spindle_wire::scan` and keeps the scanned fields beside the params text,
 //! so a consumer (the transcript engine) does not read the text again; any
-//! other update is the params text alone, as serde validated it.
+//! other update is the params text, as the framer's envelope scan or serde
+//! validated it (with where its `sessionId` lies, when the framer scanned
+//! it).
 
 use serde_json::value::RawValue;
-use spindle_wire::scan::{ChunkNotification, PlainChunk, ScannedChunk};
+use std::ops::Range;
+
+use spindle_wire::scan::{ChunkNotification, PlainChunk, ScannedChunk, UpdateNotification};
 
 /// The params of a `session/update` notification: the JSON text (with
 /// `sessionId` and `update`) and, for a plain text chunk, its fields.
 #[derive(Debug, Clone)]
 pub struct UpdateParams {
     json: Box<str>,
-    chunk: Option<ScannedChunk>,
+    scanned: Option<Scanned>,
+}
+
+/// What the framer found when it scanned the line.
+#[derive(Debug, Clone)]
+enum Scanned {
+    /// A plain text chunk: all its fields.
+    Chunk(ScannedChunk),
+    /// Another update: where its plain `sessionId` lies in the params text.
+    SessionId(Range<usize>),
 }
 
 impl UpdateParams {
@@ -21,7 +34,7 @@ impl UpdateParams {
     pub fn from_raw(raw: Box<RawValue>) -> UpdateParams {
         UpdateParams {
             json: raw.into(),
-            chunk: None,
+            scanned: None,
         }
     }
 
@@ -30,15 +43,31 @@ impl UpdateParams {
     pub fn from_chunk(n: &ChunkNotification<'_>) -> UpdateParams {
         UpdateParams {
             json: n.params.into(),
-            chunk: Some(ScannedChunk::new(&n.chunk, n.params)),
+            scanned: Some(Scanned::Chunk(ScannedChunk::new(&n.chunk, n.params))),
         }
     }
 
-    /// The scanned chunk's `sessionId` (`None` for an update that was not
-    /// scanned, or a scanned one without it), without viewing the other
-    /// fields.
+    /// Any other update notification the envelope scan validated: its
+    /// params slice copied as it is, the `sessionId` kept as a range of it.
+    pub fn from_notification(n: &UpdateNotification<'_>) -> UpdateParams {
+        let start = spindle_wire::scan::offset_in(n.params, n.session_id)
+            .expect("the session id is a slice of the params");
+        UpdateParams {
+            json: n.params.into(),
+            scanned: Some(Scanned::SessionId(start..start + n.session_id.len())),
+        }
+    }
+
+    /// The `sessionId` the framer scanned (`None` for an update that was
+    /// not scanned, or a scanned chunk without it), without viewing the
+    /// other fields.
     pub fn scanned_session_id(&self) -> Option<std::borrow::Cow<'_, str>> {
-        self.chunk.as_ref()?.session_id(&self.json)
+        match self.scanned.as_ref()? {
+            Scanned::Chunk(chunk) => chunk.session_id(&self.json),
+            Scanned::SessionId(range) => {
+                Some(std::borrow::Cow::Borrowed(&self.json[range.clone()]))
+            }
+        }
     }
 
     /// The params as JSON text, exactly as the agent wrote them.
@@ -49,7 +78,10 @@ impl UpdateParams {
     /// The scanned fields when the update is a plain text chunk read by the
     /// scanner; `None` for every other update (decode [`Self::get`]).
     pub fn plain_chunk(&self) -> Option<PlainChunk<'_>> {
-        self.chunk.as_ref().map(|c| c.view(&self.json))
+        match self.scanned.as_ref()? {
+            Scanned::Chunk(chunk) => Some(chunk.view(&self.json)),
+            Scanned::SessionId(_) => None,
+        }
     }
 }
 

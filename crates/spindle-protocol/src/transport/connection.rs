@@ -163,7 +163,7 @@ pub struct ConnectionOptions {
     /// messages.
     pub channel_capacity: usize,
     /// Scan plain text chunk notifications once and report them as
-    /// [`Incoming::ChunkUpdate`] (for a client runtime; off by default, so
+    /// [`Incoming::ScannedUpdate`] (for a client runtime; off by default, so
     /// a plain connection yields every line as a message).
     pub scan_chunk_updates: bool,
 }
@@ -378,7 +378,7 @@ mod tests {
             .iter()
             .map(|i| match i {
                 Incoming::Message(m) => format!("msg {}", m.to_json()),
-                Incoming::ChunkUpdate(p) => format!("chunk {}", p.notification_json()),
+                Incoming::ScannedUpdate(p) => format!("chunk {}", p.notification_json()),
                 Incoming::Malformed { line_number, error } => {
                     format!("bad line {line_number}: {}", error.code)
                 }

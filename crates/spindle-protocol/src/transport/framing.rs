@@ -5,19 +5,20 @@
 
 use crate::jsonrpc::{DecodeError, Frame, Message, PARSE_ERROR, decode_line};
 use crate::update_params::UpdateParams;
-use spindle_wire::scan::plain_chunk_notification;
-use spindle_wire::tags::{MessageKind, UpdateTag};
+use spindle_wire::scan::{plain_chunk_notification, update_notification};
+use spindle_wire::tags::{MessageKind, STATE_UPDATE, UpdateTag};
 
 /// What a connection's receiver yields.
 #[derive(Debug)]
 pub enum Incoming {
     /// A well-formed message (batches arrive as their elements, in order).
     Message(Message),
-    /// A `session/update` notification holding a plain text chunk, scanned
-    /// in one pass instead of decoded (only with
+    /// A `session/update` notification scanned in one pass instead of
+    /// decoded (only with
     /// [`ConnectionOptions::scan_chunk_updates`](crate::ConnectionOptions)):
-    /// its params, with the scanned fields.
-    ChunkUpdate(UpdateParams),
+    /// its params with the scanned fields (all of a plain text chunk's; the
+    /// `sessionId` of any other update but `state_update`).
+    ScannedUpdate(UpdateParams),
     /// A line (or batch element) that could not be decoded. The connection
     /// keeps working.
     Malformed {
@@ -62,7 +63,7 @@ pub(crate) struct LineFramer {
     line_number: u64,
     /// Bytes of the current line seen so far while skipping an over-long line.
     discarding: Option<usize>,
-    /// Plain text chunk notifications become [`Incoming::ChunkUpdate`].
+    /// Plain text chunk notifications become [`Incoming::ScannedUpdate`].
     scan_chunks: bool,
 }
 
@@ -78,7 +79,7 @@ impl LineFramer {
     }
 
     /// Plain text chunk notifications are scanned once and reported as
-    /// [`Incoming::ChunkUpdate`] instead of decoded into a message.
+    /// [`Incoming::ScannedUpdate`] instead of decoded into a message.
     pub(crate) fn scanning_chunks(mut self, on: bool) -> LineFramer {
         self.scan_chunks = on;
         self
@@ -153,7 +154,7 @@ fn too_long(line_number: u64, len: usize, max: usize) -> Incoming {
 /// Decodes one line (without its newline) into the items it stands for: a
 /// message, each element of a batch, or a diagnostic. Blank lines give none.
 /// With `scan_chunks`, a plain text chunk notification is scanned once into
-/// an [`Incoming::ChunkUpdate`] (the scanner validates every byte of it and
+/// an [`Incoming::ScannedUpdate`] (the scanner validates every byte of it and
 /// accepts nothing the decoder would treat differently); every other line
 /// is decoded.
 pub(crate) fn decode_line_into(
@@ -181,8 +182,8 @@ pub(crate) fn decode_line_into(
             return;
         }
     };
-    if scan_chunks && let Some(update) = scanned_chunk_update(text) {
-        return out(Incoming::ChunkUpdate(update));
+    if scan_chunks && let Some(update) = scanned_update(text) {
+        return out(Incoming::ScannedUpdate(update));
     }
     match decode_line(text) {
         Ok(Frame::Single(m)) => out(Incoming::Message(m)),
@@ -198,19 +199,37 @@ pub(crate) fn decode_line_into(
     }
 }
 
-/// A message-chunk notification with a `sessionId`, scanned; `None` leaves
-/// the line to the decoder (which also decides every other update tag, so
-/// the runtime's per-tag handling, e.g. `state_update`, sees no change).
-fn scanned_chunk_update(text: &str) -> Option<UpdateParams> {
-    let n = plain_chunk_notification(text)?;
-    n.chunk.session_id.as_ref()?;
-    UpdateTag::parse(&n.chunk.tag).and_then(MessageKind::of_chunk)?;
-    Some(UpdateParams::from_chunk(&n))
+/// A `session/update` notification, scanned: a message chunk with a
+/// `sessionId` (all its fields), else any update in the compact envelope
+/// whose params open with a plain `sessionId` and never mention
+/// `"state_update"` (the one tag the runtime routes on; the same condition
+/// under which the runtime routes decoded params without parsing them, so
+/// the events are the same). `None` leaves the line to the decoder.
+fn scanned_update(text: &str) -> Option<UpdateParams> {
+    if let Some(n) = plain_chunk_notification(text)
+        && n.chunk.session_id.is_some()
+        && UpdateTag::parse(&n.chunk.tag)
+            .and_then(MessageKind::of_chunk)
+            .is_some()
+    {
+        return Some(UpdateParams::from_chunk(&n));
+    }
+    let n = update_notification(text)?;
+    // One searcher for the process: building it costs more than the search.
+    static QUOTED_STATE_UPDATE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| {
+            memchr::memmem::Finder::new(format!("\"{STATE_UPDATE}\"").as_bytes()).into_owned()
+        });
+    if QUOTED_STATE_UPDATE.find(n.params.as_bytes()).is_some() {
+        return None;
+    }
+    Some(UpdateParams::from_notification(&n))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::value::RawValue;
 
     #[test]
     fn a_line_split_across_feeds_is_one_line_and_the_tail_is_kept() {
@@ -270,7 +289,7 @@ mod tests {
                 panic!("{line}");
             };
             match items.as_slice() {
-                [Incoming::ChunkUpdate(p)] => {
+                [Incoming::ScannedUpdate(p)] => {
                     assert_eq!(p.get(), raw.get(), "{line}");
                     assert!(p.plain_chunk().is_some());
                 }
@@ -281,7 +300,9 @@ mod tests {
             let mut items = Vec::new();
             decode_line_into(line.as_bytes(), 1, true, &mut |i| items.push(i));
             assert!(
-                items.iter().all(|i| !matches!(i, Incoming::ChunkUpdate(_))),
+                items
+                    .iter()
+                    .all(|i| !matches!(i, Incoming::ScannedUpdate(_))),
                 "{line}"
             );
         }
@@ -289,5 +310,106 @@ mod tests {
         let mut items = Vec::new();
         decode_line_into(scanned[0].as_bytes(), 1, false, &mut |i| items.push(i));
         assert!(matches!(items.as_slice(), [Incoming::Message(_)]));
+    }
+
+    /// What a line gives with the scanners on, where a scanned update is
+    /// written as the message the decoder gives for it.
+    fn items_of(line: &str, scan: bool) -> Vec<String> {
+        let mut items = Vec::new();
+        decode_line_into(line.as_bytes(), 7, scan, &mut |i| items.push(i));
+        items
+            .into_iter()
+            .map(|i| match i {
+                Incoming::ScannedUpdate(p) => {
+                    let raw = RawValue::from_string(p.get().to_owned()).expect("JSON");
+                    let method = spindle_wire::client_methods::SESSION_UPDATE.to_owned();
+                    let session_id = p.scanned_session_id().map(|s| s.into_owned());
+                    let m = Incoming::Message(Message::Notification {
+                        method,
+                        params: Some(raw),
+                    });
+                    format!("scanned {session_id:?} {m:?}")
+                }
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    /// Every update line, scanned or not, gives what the decoder gives:
+    /// the same params text, the `sessionId` serde reads, the same
+    /// diagnostics for malformed lines.
+    #[test]
+    fn a_scanned_update_is_the_decoded_message() {
+        let env = |params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{params}}}"#)
+        };
+        let scanned = [
+            env(
+                r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"Read \"a\" \u00e9 é","rawInput":{"path":"/a b","n":[1,-2.5e3,true,null]}}}"#,
+            ),
+            env(
+                r#"{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"x","priority":"high","status":"pending"}]}}"#,
+            ),
+            env(
+                r#"{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":12,"size":1000,"cost":{"amount":0.5,"currency":"USD"}}}"#,
+            ),
+            env(
+                r#"{"sessionId":"s" , "update" : { "sessionUpdate" : "tool_call_update" , "toolCallId" : "t" , "status" : "completed" } , "unknown" : 1 }"#,
+            ),
+            env(r#"{"sessionId":"other","update":{"sessionUpdate":"mystery","_meta":{"a":{}}}}"#),
+            env(r#"{"sessionId":"s","update":{}}"#),
+            env(r#"{"sessionId":"s"}"#),
+            // A chunk the chunk scanner declines (an extra member): scanned all the same.
+            env(
+                r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi","annotations":null}}}"#,
+            ),
+        ];
+        let decoded = [
+            // state_update (anywhere), no leading plain sessionId, another envelope.
+            env(r#"{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle"}}"#),
+            env(r#"{"sessionId":"s","update":{"sessionUpdate":"plan","note":"state_update"}}"#),
+            env(r#"{"update":{"sessionUpdate":"plan","entries":[]},"sessionId":"s"}"#),
+            env(r#"{"sessionId":"\u0073","update":{"sessionUpdate":"plan","entries":[]}}"#),
+            env(r#"{"sessionId":7,"update":{"sessionUpdate":"plan","entries":[]}}"#),
+            env(r#"[1]"#),
+            env("3"),
+            r#"{"method":"session/update","jsonrpc":"2.0","params":{"sessionId":"s","update":{}}}"#
+                .to_owned(),
+            format!("{} ", env(r#"{"sessionId":"s","update":{}}"#)),
+            // Malformed: the decoder's diagnostics, unchanged.
+            env(r#"{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[1,]}}"#),
+            env(r#"{"sessionId":"s","update":{"a":"\q"}}"#),
+            env(r#"{"sessionId":"s","update":{"a":01}}"#),
+            env(r#"{"sessionId":"s","update":{"a":1}"#),
+            env("{\"sessionId\":\"s\",\"update\":{\"a\":\"raw\ttab\"}}"),
+        ];
+        for line in scanned.iter().chain(&decoded) {
+            let on = items_of(line, true);
+            let off = items_of(line, false);
+            let expect_scanned = scanned.contains(line);
+            assert_eq!(on.len(), 1, "{line}");
+            assert_eq!(
+                on[0].starts_with("scanned"),
+                expect_scanned,
+                "{line}: {on:?}"
+            );
+            if expect_scanned {
+                let session_id = serde_json::from_str::<serde_json::Value>(line).unwrap()["params"]
+                    ["sessionId"]
+                    .as_str()
+                    .map(str::to_owned);
+                assert_eq!(
+                    on[0],
+                    format!("scanned {session_id:?} {}", off[0]),
+                    "{line}"
+                );
+                assert!(off[0].starts_with("Message(Notification"), "{line}");
+            } else {
+                assert_eq!(on, off, "{line}");
+                if line.contains(r#"entries":[1,]"#) {
+                    assert!(on[0].starts_with("Malformed"), "{on:?}");
+                }
+            }
+        }
     }
 }
