@@ -4,7 +4,7 @@
 //! buffer.
 
 use crate::jsonrpc::{DecodeError, Frame, Message, PARSE_ERROR, decode_line};
-use crate::update_params::UpdateParams;
+use crate::update_params::{ReadText, UpdateParams};
 use spindle_wire::scan::{plain_chunk_notification, update_notification};
 use spindle_wire::tags::{MessageKind, STATE_UPDATE, UpdateTag};
 
@@ -89,6 +89,13 @@ impl LineFramer {
     /// (all of them when there is none) and returns how many it took; each
     /// finished line's items go to `out`.
     pub(crate) fn feed(&mut self, available: &[u8], out: &mut impl FnMut(Incoming)) -> usize {
+        if self.scan_chunks
+            && self.line.is_empty()
+            && self.discarding.is_none()
+            && let Some(used) = self.feed_shared(available, out)
+        {
+            return used;
+        }
         let max = self.max_line_bytes;
         match memchr::memchr(b'\n', available) {
             Some(i) => {
@@ -122,6 +129,45 @@ impl LineFramer {
                 n
             }
         }
+    }
+
+    /// [`Self::feed`] for a scanning framer at a line start: every complete
+    /// line of `available` at once when they are all valid UTF-8, copied
+    /// into one shared text that the scanned params keep ranges of (one
+    /// allocation and one UTF-8 check per read instead of per line).
+    /// Lines up to one that is not UTF-8 go this way; `None` (nothing
+    /// taken) when there is no such complete line: then the line goes on
+    /// its own, with its own diagnostic.
+    fn feed_shared(&mut self, available: &[u8], out: &mut impl FnMut(Incoming)) -> Option<usize> {
+        let mut last = memchr::memrchr(b'\n', available)?;
+        let text = match std::str::from_utf8(&available[..last]) {
+            Ok(text) => text,
+            // The lines before the one that is not UTF-8.
+            Err(e) => {
+                last = memchr::memrchr(b'\n', &available[..e.valid_up_to()])?;
+                std::str::from_utf8(&available[..last]).ok()?
+            }
+        };
+        let buffer = ReadText(text.into());
+        let max = self.max_line_bytes;
+        let mut start = 0;
+        let shared = &*buffer.0;
+        for end in memchr::memchr_iter(b'\n', shared.as_bytes()).chain([shared.len()]) {
+            self.line_number += 1;
+            if end - start > max {
+                out(too_long(self.line_number, end - start, max));
+            } else {
+                decode_text_into(
+                    &shared[start..end],
+                    Some(&buffer),
+                    self.line_number,
+                    true,
+                    out,
+                );
+            }
+            start = end + 1;
+        }
+        Some(last + 1)
     }
 
     /// End of input: a final line without a newline still counts.
@@ -182,7 +228,23 @@ pub(crate) fn decode_line_into(
             return;
         }
     };
-    if scan_chunks && let Some(update) = scanned_update(text) {
+    decode_text_into(text, None, line_number, scan_chunks, out);
+}
+
+/// [`decode_line_into`] for a line known to be UTF-8; scanned params share
+/// `buffer` when the line is part of it.
+fn decode_text_into(
+    text: &str,
+    buffer: Option<&ReadText>,
+    line_number: u64,
+    scan_chunks: bool,
+    out: &mut impl FnMut(Incoming),
+) {
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    if text.bytes().all(|b| b.is_ascii_whitespace()) {
+        return;
+    }
+    if scan_chunks && let Some(update) = scanned_update(text, buffer) {
         return out(Incoming::ScannedUpdate(update));
     }
     match decode_line(text) {
@@ -205,14 +267,14 @@ pub(crate) fn decode_line_into(
 /// `"state_update"` (the one tag the runtime routes on; the same condition
 /// under which the runtime routes decoded params without parsing them, so
 /// the events are the same). `None` leaves the line to the decoder.
-fn scanned_update(text: &str) -> Option<UpdateParams> {
+fn scanned_update(text: &str, buffer: Option<&ReadText>) -> Option<UpdateParams> {
     if let Some(n) = plain_chunk_notification(text)
         && n.chunk.session_id.is_some()
         && UpdateTag::parse(&n.chunk.tag)
             .and_then(MessageKind::of_chunk)
             .is_some()
     {
-        return Some(UpdateParams::from_chunk(&n));
+        return Some(UpdateParams::chunk_in(&n, buffer));
     }
     let n = update_notification(text)?;
     // One searcher for the process: building it costs more than the search.
@@ -223,7 +285,7 @@ fn scanned_update(text: &str) -> Option<UpdateParams> {
     if QUOTED_STATE_UPDATE.find(n.params.as_bytes()).is_some() {
         return None;
     }
-    Some(UpdateParams::from_notification(&n))
+    Some(UpdateParams::notification_in(&n, buffer))
 }
 
 #[cfg(test)]
@@ -411,5 +473,93 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// What an item stands for, scanned fields included.
+    fn described(item: &Incoming) -> String {
+        match item {
+            Incoming::ScannedUpdate(p) => format!(
+                "scanned {:?} {:?} {}",
+                p.scanned_session_id(),
+                p.plain_chunk(),
+                p.get()
+            ),
+            other => format!("{other:?}"),
+        }
+    }
+
+    /// A scanning framer gives the same items whether a read buffer holds
+    /// many lines (shared text), one, or pieces of one, whatever is wrong
+    /// with some lines (not UTF-8, too long, blank, CRLF, unterminated).
+    #[test]
+    fn a_read_buffer_of_many_lines_gives_what_its_lines_give_one_by_one() {
+        let chunk = |text: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+            )
+        };
+        let tool = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"é"}}}"#;
+        let mut input: Vec<u8> = Vec::new();
+        for piece in [
+            chunk("a").as_bytes(),
+            b"\n",
+            tool.as_bytes(),
+            b"\r\n\n  \n",
+            chunk("café \\n").as_bytes(),
+            b"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n",
+            b"{\"bad\":\"\xff\xfe\"}\n",
+            chunk("after bad").as_bytes(),
+            b"\n",
+            "x".repeat(300).as_bytes(),
+            b"\n",
+            b"{\"half\":\"\xc3\n",
+            tool.as_bytes(),
+            b"\nnot json\n",
+            chunk("tail").as_bytes(),
+        ] {
+            input.extend_from_slice(piece);
+        }
+        let max = 256;
+        // Reference: each line alone, as a non-shared decode does.
+        let mut expected = Vec::new();
+        let mut number = 0;
+        let lines: Vec<&[u8]> = input.split(|b| *b == b'\n').collect();
+        for line in &lines {
+            number += 1;
+            if line.len() > max {
+                expected.push(describe_too_long(number, line.len(), max));
+            } else {
+                decode_line_into(line, number, true, &mut |i| expected.push(described(&i)));
+            }
+        }
+        for step in [input.len(), 1, 7, 64, 200, 1000] {
+            let mut framer = LineFramer::new(max).scanning_chunks(true);
+            let mut got = Vec::new();
+            let mut shared = 0;
+            let mut push = |i: Incoming| {
+                if format!("{i:?}").contains("Shared") {
+                    shared += 1;
+                }
+                got.push(described(&i));
+            };
+            // As a read loop does: the unconsumed rest stays in the buffer.
+            let mut at = 0;
+            while at < input.len() {
+                let end = (at + step).min(input.len());
+                at += framer.feed(&input[at..end], &mut push);
+            }
+            framer.finish(&mut push);
+            assert_eq!(got, expected, "step {step}");
+            if step == input.len() {
+                assert_eq!(
+                    shared, 5,
+                    "the scanned lines before the last share one text"
+                );
+            }
+        }
+    }
+
+    fn describe_too_long(line_number: u64, len: usize, max: usize) -> String {
+        format!("{:?}", too_long(line_number, len, max))
     }
 }
