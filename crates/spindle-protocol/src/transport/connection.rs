@@ -299,7 +299,9 @@ where
             out.flush().await;
             return;
         }
-        let used = framer.feed(available, &mut |item| out.push(item));
+        // At most what fills the batch, so chunks stay within MAX_CHUNK.
+        let room = MAX_CHUNK.saturating_sub(out.items.len());
+        let used = framer.feed_lines(available, room, &mut |item| out.push(item));
         reader.consume(used);
     }
 }

@@ -63,7 +63,8 @@ pub(crate) struct LineFramer {
     line_number: u64,
     /// Bytes of the current line seen so far while skipping an over-long line.
     discarding: Option<usize>,
-    /// Plain text chunk notifications become [`Incoming::ScannedUpdate`].
+    /// `session/update` notifications the scanners read become
+    /// [`Incoming::ScannedUpdate`].
     scan_chunks: bool,
 }
 
@@ -78,7 +79,7 @@ impl LineFramer {
         }
     }
 
-    /// Plain text chunk notifications are scanned once and reported as
+    /// `session/update` notifications are scanned once and reported as
     /// [`Incoming::ScannedUpdate`] instead of decoded into a message.
     pub(crate) fn scanning_chunks(mut self, on: bool) -> LineFramer {
         self.scan_chunks = on;
@@ -87,12 +88,18 @@ impl LineFramer {
 
     /// Takes bytes from `available` up to and including the first newline
     /// (all of them when there is none) and returns how many it took; each
-    /// finished line's items go to `out`.
-    pub(crate) fn feed(&mut self, available: &[u8], out: &mut impl FnMut(Incoming)) -> usize {
+    /// finished line's items go to `out`. A framer that scans updates takes
+    /// up to `lines` complete lines at once (at least one).
+    pub(crate) fn feed_lines(
+        &mut self,
+        available: &[u8],
+        lines: usize,
+        out: &mut impl FnMut(Incoming),
+    ) -> usize {
         if self.scan_chunks
             && self.line.is_empty()
             && self.discarding.is_none()
-            && let Some(used) = self.feed_shared(available, out)
+            && let Some(used) = self.feed_shared(available, lines.max(1), out)
         {
             return used;
         }
@@ -131,15 +138,20 @@ impl LineFramer {
         }
     }
 
-    /// [`Self::feed`] for a scanning framer at a line start: every complete
-    /// line of `available` at once when they are all valid UTF-8, copied
+    /// [`Self::feed_lines`] for a scanning framer at a line start: up to
+    /// `lines` complete lines of `available` at once, when valid UTF-8, copied
     /// into one shared text that the scanned params keep ranges of (one
     /// allocation and one UTF-8 check per read instead of per line).
     /// Lines up to one that is not UTF-8 go this way; `None` (nothing
     /// taken) when there is no such complete line: then the line goes on
     /// its own, with its own diagnostic.
-    fn feed_shared(&mut self, available: &[u8], out: &mut impl FnMut(Incoming)) -> Option<usize> {
-        let mut last = memchr::memrchr(b'\n', available)?;
+    fn feed_shared(
+        &mut self,
+        available: &[u8],
+        lines: usize,
+        out: &mut impl FnMut(Incoming),
+    ) -> Option<usize> {
+        let mut last = memchr::memchr_iter(b'\n', available).take(lines).last()?;
         let text = match std::str::from_utf8(&available[..last]) {
             Ok(text) => text,
             // The lines before the one that is not UTF-8.
@@ -199,10 +211,11 @@ fn too_long(line_number: u64, len: usize, max: usize) -> Incoming {
 
 /// Decodes one line (without its newline) into the items it stands for: a
 /// message, each element of a batch, or a diagnostic. Blank lines give none.
-/// With `scan_chunks`, a plain text chunk notification is scanned once into
-/// an [`Incoming::ScannedUpdate`] (the scanner validates every byte of it and
-/// accepts nothing the decoder would treat differently); every other line
-/// is decoded.
+/// With `scan_chunks`, a `session/update` notification a scanner reads (a
+/// plain text chunk; any other update in the compact envelope) becomes an
+/// [`Incoming::ScannedUpdate`] (the scanners validate every byte and accept
+/// nothing the decoder would treat differently); every other line is
+/// decoded.
 pub(crate) fn decode_line_into(
     bytes: &[u8],
     line_number: u64,
@@ -301,13 +314,16 @@ mod tests {
         let input =
             b"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}";
         let (first, rest) = input.split_at(10);
-        assert_eq!(framer.feed(first, &mut push), 10);
-        let used = framer.feed(rest, &mut push);
+        assert_eq!(framer.feed_lines(first, 1, &mut push), 10);
+        let used = framer.feed_lines(rest, 1, &mut push);
         assert_eq!(
             used,
             input.iter().position(|b| *b == b'\n').unwrap() + 1 - 10
         );
-        assert_eq!(framer.feed(&rest[used..], &mut push), rest.len() - used);
+        assert_eq!(
+            framer.feed_lines(&rest[used..], 1, &mut push),
+            rest.len() - used
+        );
         framer.finish(&mut push);
         let methods: Vec<_> = items
             .iter()
@@ -532,7 +548,16 @@ mod tests {
                 decode_line_into(line, number, true, &mut |i| expected.push(described(&i)));
             }
         }
-        for step in [input.len(), 1, 7, 64, 200, 1000] {
+        for (step, lines) in [
+            (input.len(), usize::MAX),
+            (input.len(), 3),
+            (input.len(), 1),
+            (1, usize::MAX),
+            (7, 2),
+            (64, usize::MAX),
+            (200, usize::MAX),
+            (1000, usize::MAX),
+        ] {
             let mut framer = LineFramer::new(max).scanning_chunks(true);
             let mut got = Vec::new();
             let mut shared = 0;
@@ -546,10 +571,10 @@ mod tests {
             let mut at = 0;
             while at < input.len() {
                 let end = (at + step).min(input.len());
-                at += framer.feed(&input[at..end], &mut push);
+                at += framer.feed_lines(&input[at..end], lines, &mut push);
             }
             framer.finish(&mut push);
-            assert_eq!(got, expected, "step {step}");
+            assert_eq!(got, expected, "step {step}, {lines} lines");
             if step == input.len() {
                 assert_eq!(
                     shared, 5,
