@@ -162,9 +162,12 @@ pub struct ConnectionOptions {
     /// 256 messages, so this bounds buffered input to capacity x 256
     /// messages.
     pub channel_capacity: usize,
-    /// Scan plain text chunk notifications once and report them as
-    /// [`Incoming::ScannedUpdate`] (for a client runtime; off by default, so
-    /// a plain connection yields every line as a message).
+    /// Scan `session/update` notifications once and report them as
+    /// [`Incoming::ScannedUpdate`] (plain text chunks with their fields,
+    /// other updates but `state_update` in the compact envelope with their
+    /// `sessionId`; for a client runtime; off by default, so a plain
+    /// connection yields every line as a message). The scanned params of
+    /// one read share one copy of its lines.
     pub scan_chunk_updates: bool,
 }
 
