@@ -36,7 +36,7 @@ fn main() {
             std::io::Cursor::new(input),
             64 * 1024 * 1024,
             |item| match item {
-                Incoming::Message(_) | Incoming::ChunkUpdate(_) => messages += 1,
+                Incoming::Message(_) | Incoming::ScannedUpdate(_) => messages += 1,
                 Incoming::Malformed { error, .. } => panic!("{error}"),
                 Incoming::Closed { .. } => {}
             },

@@ -13,11 +13,15 @@
 //!   runtime; [`ScannedChunk`] keeps the fields as ranges of that slice;
 //! - [`UpdateView`] ([`update_view()`], [`ChunkScanner`]): the bridge's
 //!   routing view of any update line, borrowed slices of the line, with a
-//!   memory of the last chunk line's shape.
+//!   memory of the last chunk line's shape;
+//! - [`UpdateNotification`] ([`update_notification()`]): a client runtime's
+//!   view of any `session/update` line in the compact envelope, checked as
+//!   serde checks it: the params text and the leading `sessionId`.
 
 mod lexer;
 mod plain_chunk;
 mod scanned_chunk;
+mod update_notification;
 mod update_view;
 
 pub use lexer::{find_special, offset_in};
@@ -25,4 +29,5 @@ pub use plain_chunk::{
     ChunkNotification, PlainChunk, plain_chunk_line, plain_chunk_notification, plain_chunk_params,
 };
 pub use scanned_chunk::ScannedChunk;
+pub use update_notification::{UpdateNotification, update_notification};
 pub use update_view::{ChunkScanner, UpdateView, update_view};

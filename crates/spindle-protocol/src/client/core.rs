@@ -391,7 +391,9 @@ impl<T> ClientCore<T> {
     pub fn receive(&mut self, incoming: Incoming) {
         match incoming {
             Incoming::Message(message) => self.receive_message(message),
-            Incoming::ChunkUpdate(params) => self.sessions.update_scanned(params, &mut self.events),
+            Incoming::ScannedUpdate(params) => {
+                self.sessions.update_scanned(params, &mut self.events)
+            }
             Incoming::Malformed { line_number, error } => {
                 self.receive_malformed(line_number, error);
             }

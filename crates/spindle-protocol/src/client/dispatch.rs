@@ -103,7 +103,7 @@ pub(super) async fn dispatch_loop(
             while let Some(incoming) = next.take() {
                 match &incoming {
                     Incoming::Message(message) => shared.tap(WireDirection::Received, message),
-                    Incoming::ChunkUpdate(params) => {
+                    Incoming::ScannedUpdate(params) => {
                         shared.tap_json(WireDirection::Received, || params.notification_json());
                     }
                     Incoming::Malformed { .. } => {}

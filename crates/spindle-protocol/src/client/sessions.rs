@@ -176,8 +176,9 @@ impl SessionTracks {
 }
 
 impl SessionTracks {
-    /// Routes a plain text chunk the framer scanned (it has a `sessionId`
-    /// and a message-chunk tag, so it never ends a turn): as
+    /// Routes an update the framer scanned (a plain text chunk with a
+    /// `sessionId`, or another update with a plain leading `sessionId` and
+    /// no `"state_update"` in it, so it never ends a turn): as
     /// [`Self::update`] routes the same params decoded.
     pub(super) fn update_scanned(&mut self, params: UpdateParams, out: &mut Vec<ClientEvent>) {
         let Some(session_id) = params.scanned_session_id().map(|s| s.into_owned()) else {

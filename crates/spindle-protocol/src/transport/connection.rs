@@ -162,9 +162,12 @@ pub struct ConnectionOptions {
     /// 256 messages, so this bounds buffered input to capacity x 256
     /// messages.
     pub channel_capacity: usize,
-    /// Scan plain text chunk notifications once and report them as
-    /// [`Incoming::ChunkUpdate`] (for a client runtime; off by default, so
-    /// a plain connection yields every line as a message).
+    /// Scan `session/update` notifications once and report them as
+    /// [`Incoming::ScannedUpdate`] (plain text chunks with their fields,
+    /// other updates but `state_update` in the compact envelope with their
+    /// `sessionId`; for a client runtime; off by default, so a plain
+    /// connection yields every line as a message). The scanned params of
+    /// one read share one copy of its lines.
     pub scan_chunk_updates: bool,
 }
 
@@ -299,7 +302,9 @@ where
             out.flush().await;
             return;
         }
-        let used = framer.feed(available, &mut |item| out.push(item));
+        // At most what fills the batch, so chunks stay within MAX_CHUNK.
+        let room = MAX_CHUNK.saturating_sub(out.items.len());
+        let used = framer.feed_lines(available, room, &mut |item| out.push(item));
         reader.consume(used);
     }
 }
@@ -378,7 +383,7 @@ mod tests {
             .iter()
             .map(|i| match i {
                 Incoming::Message(m) => format!("msg {}", m.to_json()),
-                Incoming::ChunkUpdate(p) => format!("chunk {}", p.notification_json()),
+                Incoming::ScannedUpdate(p) => format!("chunk {}", p.notification_json()),
                 Incoming::Malformed { line_number, error } => {
                     format!("bad line {line_number}: {}", error.code)
                 }

@@ -4,20 +4,21 @@
 //! buffer.
 
 use crate::jsonrpc::{DecodeError, Frame, Message, PARSE_ERROR, decode_line};
-use crate::update_params::UpdateParams;
-use spindle_wire::scan::plain_chunk_notification;
-use spindle_wire::tags::{MessageKind, UpdateTag};
+use crate::update_params::{ReadText, UpdateParams};
+use spindle_wire::scan::{plain_chunk_notification, update_notification};
+use spindle_wire::tags::{MessageKind, STATE_UPDATE, UpdateTag};
 
 /// What a connection's receiver yields.
 #[derive(Debug)]
 pub enum Incoming {
     /// A well-formed message (batches arrive as their elements, in order).
     Message(Message),
-    /// A `session/update` notification holding a plain text chunk, scanned
-    /// in one pass instead of decoded (only with
+    /// A `session/update` notification scanned in one pass instead of
+    /// decoded (only with
     /// [`ConnectionOptions::scan_chunk_updates`](crate::ConnectionOptions)):
-    /// its params, with the scanned fields.
-    ChunkUpdate(UpdateParams),
+    /// its params with the scanned fields (all of a plain text chunk's; the
+    /// `sessionId` of any other update but `state_update`).
+    ScannedUpdate(UpdateParams),
     /// A line (or batch element) that could not be decoded. The connection
     /// keeps working.
     Malformed {
@@ -62,7 +63,8 @@ pub(crate) struct LineFramer {
     line_number: u64,
     /// Bytes of the current line seen so far while skipping an over-long line.
     discarding: Option<usize>,
-    /// Plain text chunk notifications become [`Incoming::ChunkUpdate`].
+    /// `session/update` notifications the scanners read become
+    /// [`Incoming::ScannedUpdate`].
     scan_chunks: bool,
 }
 
@@ -77,8 +79,8 @@ impl LineFramer {
         }
     }
 
-    /// Plain text chunk notifications are scanned once and reported as
-    /// [`Incoming::ChunkUpdate`] instead of decoded into a message.
+    /// `session/update` notifications are scanned once and reported as
+    /// [`Incoming::ScannedUpdate`] instead of decoded into a message.
     pub(crate) fn scanning_chunks(mut self, on: bool) -> LineFramer {
         self.scan_chunks = on;
         self
@@ -86,8 +88,21 @@ impl LineFramer {
 
     /// Takes bytes from `available` up to and including the first newline
     /// (all of them when there is none) and returns how many it took; each
-    /// finished line's items go to `out`.
-    pub(crate) fn feed(&mut self, available: &[u8], out: &mut impl FnMut(Incoming)) -> usize {
+    /// finished line's items go to `out`. A framer that scans updates takes
+    /// up to `lines` complete lines at once (at least one).
+    pub(crate) fn feed_lines(
+        &mut self,
+        available: &[u8],
+        lines: usize,
+        out: &mut impl FnMut(Incoming),
+    ) -> usize {
+        if self.scan_chunks
+            && self.line.is_empty()
+            && self.discarding.is_none()
+            && let Some(used) = self.feed_shared(available, lines.max(1), out)
+        {
+            return used;
+        }
         let max = self.max_line_bytes;
         match memchr::memchr(b'\n', available) {
             Some(i) => {
@@ -123,6 +138,50 @@ impl LineFramer {
         }
     }
 
+    /// [`Self::feed_lines`] for a scanning framer at a line start: up to
+    /// `lines` complete lines of `available` at once, when valid UTF-8, copied
+    /// into one shared text that the scanned params keep ranges of (one
+    /// allocation and one UTF-8 check per read instead of per line).
+    /// Lines up to one that is not UTF-8 go this way; `None` (nothing
+    /// taken) when there is no such complete line: then the line goes on
+    /// its own, with its own diagnostic.
+    fn feed_shared(
+        &mut self,
+        available: &[u8],
+        lines: usize,
+        out: &mut impl FnMut(Incoming),
+    ) -> Option<usize> {
+        let mut last = memchr::memchr_iter(b'\n', available).take(lines).last()?;
+        let text = match std::str::from_utf8(&available[..last]) {
+            Ok(text) => text,
+            // The lines before the one that is not UTF-8.
+            Err(e) => {
+                last = memchr::memrchr(b'\n', &available[..e.valid_up_to()])?;
+                std::str::from_utf8(&available[..last]).ok()?
+            }
+        };
+        let buffer = ReadText(text.into());
+        let max = self.max_line_bytes;
+        let mut start = 0;
+        let shared = &*buffer.0;
+        for end in memchr::memchr_iter(b'\n', shared.as_bytes()).chain([shared.len()]) {
+            self.line_number += 1;
+            if end - start > max {
+                out(too_long(self.line_number, end - start, max));
+            } else {
+                decode_text_into(
+                    &shared[start..end],
+                    Some(&buffer),
+                    self.line_number,
+                    true,
+                    out,
+                );
+            }
+            start = end + 1;
+        }
+        Some(last + 1)
+    }
+
     /// End of input: a final line without a newline still counts.
     pub(crate) fn finish(&mut self, out: &mut impl FnMut(Incoming)) {
         if let Some(skipped) = self.discarding.take() {
@@ -152,10 +211,11 @@ fn too_long(line_number: u64, len: usize, max: usize) -> Incoming {
 
 /// Decodes one line (without its newline) into the items it stands for: a
 /// message, each element of a batch, or a diagnostic. Blank lines give none.
-/// With `scan_chunks`, a plain text chunk notification is scanned once into
-/// an [`Incoming::ChunkUpdate`] (the scanner validates every byte of it and
-/// accepts nothing the decoder would treat differently); every other line
-/// is decoded.
+/// With `scan_chunks`, a `session/update` notification a scanner reads (a
+/// plain text chunk; any other update in the compact envelope) becomes an
+/// [`Incoming::ScannedUpdate`] (the scanners validate every byte and accept
+/// nothing the decoder would treat differently); every other line is
+/// decoded.
 pub(crate) fn decode_line_into(
     bytes: &[u8],
     line_number: u64,
@@ -181,8 +241,24 @@ pub(crate) fn decode_line_into(
             return;
         }
     };
-    if scan_chunks && let Some(update) = scanned_chunk_update(text) {
-        return out(Incoming::ChunkUpdate(update));
+    decode_text_into(text, None, line_number, scan_chunks, out);
+}
+
+/// [`decode_line_into`] for a line known to be UTF-8; scanned params share
+/// `buffer` when the line is part of it.
+fn decode_text_into(
+    text: &str,
+    buffer: Option<&ReadText>,
+    line_number: u64,
+    scan_chunks: bool,
+    out: &mut impl FnMut(Incoming),
+) {
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    if text.bytes().all(|b| b.is_ascii_whitespace()) {
+        return;
+    }
+    if scan_chunks && let Some(update) = scanned_update(text, buffer) {
+        return out(Incoming::ScannedUpdate(update));
     }
     match decode_line(text) {
         Ok(Frame::Single(m)) => out(Incoming::Message(m)),
@@ -198,19 +274,37 @@ pub(crate) fn decode_line_into(
     }
 }
 
-/// A message-chunk notification with a `sessionId`, scanned; `None` leaves
-/// the line to the decoder (which also decides every other update tag, so
-/// the runtime's per-tag handling, e.g. `state_update`, sees no change).
-fn scanned_chunk_update(text: &str) -> Option<UpdateParams> {
-    let n = plain_chunk_notification(text)?;
-    n.chunk.session_id.as_ref()?;
-    UpdateTag::parse(&n.chunk.tag).and_then(MessageKind::of_chunk)?;
-    Some(UpdateParams::from_chunk(&n))
+/// A `session/update` notification, scanned: a message chunk with a
+/// `sessionId` (all its fields), else any update in the compact envelope
+/// whose params open with a plain `sessionId` and never mention
+/// `"state_update"` (the one tag the runtime routes on; the same condition
+/// under which the runtime routes decoded params without parsing them, so
+/// the events are the same). `None` leaves the line to the decoder.
+fn scanned_update(text: &str, buffer: Option<&ReadText>) -> Option<UpdateParams> {
+    if let Some(n) = plain_chunk_notification(text)
+        && n.chunk.session_id.is_some()
+        && UpdateTag::parse(&n.chunk.tag)
+            .and_then(MessageKind::of_chunk)
+            .is_some()
+    {
+        return Some(UpdateParams::chunk_in(&n, buffer));
+    }
+    let n = update_notification(text)?;
+    // One searcher for the process: building it costs more than the search.
+    static QUOTED_STATE_UPDATE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| {
+            memchr::memmem::Finder::new(format!("\"{STATE_UPDATE}\"").as_bytes()).into_owned()
+        });
+    if QUOTED_STATE_UPDATE.find(n.params.as_bytes()).is_some() {
+        return None;
+    }
+    Some(UpdateParams::notification_in(&n, buffer))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::value::RawValue;
 
     #[test]
     fn a_line_split_across_feeds_is_one_line_and_the_tail_is_kept() {
@@ -220,13 +314,16 @@ mod tests {
         let input =
             b"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}";
         let (first, rest) = input.split_at(10);
-        assert_eq!(framer.feed(first, &mut push), 10);
-        let used = framer.feed(rest, &mut push);
+        assert_eq!(framer.feed_lines(first, 1, &mut push), 10);
+        let used = framer.feed_lines(rest, 1, &mut push);
         assert_eq!(
             used,
             input.iter().position(|b| *b == b'\n').unwrap() + 1 - 10
         );
-        assert_eq!(framer.feed(&rest[used..], &mut push), rest.len() - used);
+        assert_eq!(
+            framer.feed_lines(&rest[used..], 1, &mut push),
+            rest.len() - used
+        );
         framer.finish(&mut push);
         let methods: Vec<_> = items
             .iter()
@@ -270,7 +367,7 @@ mod tests {
                 panic!("{line}");
             };
             match items.as_slice() {
-                [Incoming::ChunkUpdate(p)] => {
+                [Incoming::ScannedUpdate(p)] => {
                     assert_eq!(p.get(), raw.get(), "{line}");
                     assert!(p.plain_chunk().is_some());
                 }
@@ -281,7 +378,9 @@ mod tests {
             let mut items = Vec::new();
             decode_line_into(line.as_bytes(), 1, true, &mut |i| items.push(i));
             assert!(
-                items.iter().all(|i| !matches!(i, Incoming::ChunkUpdate(_))),
+                items
+                    .iter()
+                    .all(|i| !matches!(i, Incoming::ScannedUpdate(_))),
                 "{line}"
             );
         }
@@ -289,5 +388,203 @@ mod tests {
         let mut items = Vec::new();
         decode_line_into(scanned[0].as_bytes(), 1, false, &mut |i| items.push(i));
         assert!(matches!(items.as_slice(), [Incoming::Message(_)]));
+    }
+
+    /// What a line gives with the scanners on, where a scanned update is
+    /// written as the message the decoder gives for it.
+    fn items_of(line: &str, scan: bool) -> Vec<String> {
+        let mut items = Vec::new();
+        decode_line_into(line.as_bytes(), 7, scan, &mut |i| items.push(i));
+        items
+            .into_iter()
+            .map(|i| match i {
+                Incoming::ScannedUpdate(p) => {
+                    let raw = RawValue::from_string(p.get().to_owned()).expect("JSON");
+                    let method = spindle_wire::client_methods::SESSION_UPDATE.to_owned();
+                    let session_id = p.scanned_session_id().map(|s| s.into_owned());
+                    let m = Incoming::Message(Message::Notification {
+                        method,
+                        params: Some(raw),
+                    });
+                    format!("scanned {session_id:?} {m:?}")
+                }
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    /// Every update line, scanned or not, gives what the decoder gives:
+    /// the same params text, the `sessionId` serde reads, the same
+    /// diagnostics for malformed lines.
+    #[test]
+    fn a_scanned_update_is_the_decoded_message() {
+        let env = |params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{params}}}"#)
+        };
+        let scanned = [
+            env(
+                r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"Read \"a\" \u00e9 é","rawInput":{"path":"/a b","n":[1,-2.5e3,true,null]}}}"#,
+            ),
+            env(
+                r#"{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"x","priority":"high","status":"pending"}]}}"#,
+            ),
+            env(
+                r#"{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":12,"size":1000,"cost":{"amount":0.5,"currency":"USD"}}}"#,
+            ),
+            env(
+                r#"{"sessionId":"s" , "update" : { "sessionUpdate" : "tool_call_update" , "toolCallId" : "t" , "status" : "completed" } , "unknown" : 1 }"#,
+            ),
+            env(r#"{"sessionId":"other","update":{"sessionUpdate":"mystery","_meta":{"a":{}}}}"#),
+            env(r#"{"sessionId":"s","update":{}}"#),
+            env(r#"{"sessionId":"s"}"#),
+            // A chunk the chunk scanner declines (an extra member): scanned all the same.
+            env(
+                r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi","annotations":null}}}"#,
+            ),
+        ];
+        let decoded = [
+            // state_update (anywhere), no leading plain sessionId, another envelope.
+            env(r#"{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle"}}"#),
+            env(r#"{"sessionId":"s","update":{"sessionUpdate":"plan","note":"state_update"}}"#),
+            env(r#"{"update":{"sessionUpdate":"plan","entries":[]},"sessionId":"s"}"#),
+            env(r#"{"sessionId":"\u0073","update":{"sessionUpdate":"plan","entries":[]}}"#),
+            env(r#"{"sessionId":7,"update":{"sessionUpdate":"plan","entries":[]}}"#),
+            env(r#"[1]"#),
+            env("3"),
+            r#"{"method":"session/update","jsonrpc":"2.0","params":{"sessionId":"s","update":{}}}"#
+                .to_owned(),
+            format!("{} ", env(r#"{"sessionId":"s","update":{}}"#)),
+            // Malformed: the decoder's diagnostics, unchanged.
+            env(r#"{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[1,]}}"#),
+            env(r#"{"sessionId":"s","update":{"a":"\q"}}"#),
+            env(r#"{"sessionId":"s","update":{"a":01}}"#),
+            env(r#"{"sessionId":"s","update":{"a":1}"#),
+            env("{\"sessionId\":\"s\",\"update\":{\"a\":\"raw\ttab\"}}"),
+        ];
+        for line in scanned.iter().chain(&decoded) {
+            let on = items_of(line, true);
+            let off = items_of(line, false);
+            let expect_scanned = scanned.contains(line);
+            assert_eq!(on.len(), 1, "{line}");
+            assert_eq!(
+                on[0].starts_with("scanned"),
+                expect_scanned,
+                "{line}: {on:?}"
+            );
+            if expect_scanned {
+                let session_id = serde_json::from_str::<serde_json::Value>(line).unwrap()["params"]
+                    ["sessionId"]
+                    .as_str()
+                    .map(str::to_owned);
+                assert_eq!(
+                    on[0],
+                    format!("scanned {session_id:?} {}", off[0]),
+                    "{line}"
+                );
+                assert!(off[0].starts_with("Message(Notification"), "{line}");
+            } else {
+                assert_eq!(on, off, "{line}");
+                if line.contains(r#"entries":[1,]"#) {
+                    assert!(on[0].starts_with("Malformed"), "{on:?}");
+                }
+            }
+        }
+    }
+
+    /// What an item stands for, scanned fields included.
+    fn described(item: &Incoming) -> String {
+        match item {
+            Incoming::ScannedUpdate(p) => format!(
+                "scanned {:?} {:?} {}",
+                p.scanned_session_id(),
+                p.plain_chunk(),
+                p.get()
+            ),
+            other => format!("{other:?}"),
+        }
+    }
+
+    /// A scanning framer gives the same items whether a read buffer holds
+    /// many lines (shared text), one, or pieces of one, whatever is wrong
+    /// with some lines (not UTF-8, too long, blank, CRLF, unterminated).
+    #[test]
+    fn a_read_buffer_of_many_lines_gives_what_its_lines_give_one_by_one() {
+        let chunk = |text: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+            )
+        };
+        let tool = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"é"}}}"#;
+        let mut input: Vec<u8> = Vec::new();
+        for piece in [
+            chunk("a").as_bytes(),
+            b"\n",
+            tool.as_bytes(),
+            b"\r\n\n  \n",
+            chunk("café \\n").as_bytes(),
+            b"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n",
+            b"{\"bad\":\"\xff\xfe\"}\n",
+            chunk("after bad").as_bytes(),
+            b"\n",
+            "x".repeat(300).as_bytes(),
+            b"\n",
+            b"{\"half\":\"\xc3\n",
+            tool.as_bytes(),
+            b"\nnot json\n",
+            chunk("tail").as_bytes(),
+        ] {
+            input.extend_from_slice(piece);
+        }
+        let max = 256;
+        // Reference: each line alone, as a non-shared decode does.
+        let mut expected = Vec::new();
+        let mut number = 0;
+        let lines: Vec<&[u8]> = input.split(|b| *b == b'\n').collect();
+        for line in &lines {
+            number += 1;
+            if line.len() > max {
+                expected.push(describe_too_long(number, line.len(), max));
+            } else {
+                decode_line_into(line, number, true, &mut |i| expected.push(described(&i)));
+            }
+        }
+        for (step, lines) in [
+            (input.len(), usize::MAX),
+            (input.len(), 3),
+            (input.len(), 1),
+            (1, usize::MAX),
+            (7, 2),
+            (64, usize::MAX),
+            (200, usize::MAX),
+            (1000, usize::MAX),
+        ] {
+            let mut framer = LineFramer::new(max).scanning_chunks(true);
+            let mut got = Vec::new();
+            let mut shared = 0;
+            let mut push = |i: Incoming| {
+                if format!("{i:?}").contains("Shared") {
+                    shared += 1;
+                }
+                got.push(described(&i));
+            };
+            // As a read loop does: the unconsumed rest stays in the buffer.
+            let mut at = 0;
+            while at < input.len() {
+                let end = (at + step).min(input.len());
+                at += framer.feed_lines(&input[at..end], lines, &mut push);
+            }
+            framer.finish(&mut push);
+            assert_eq!(got, expected, "step {step}, {lines} lines");
+            if step == input.len() {
+                assert_eq!(
+                    shared, 5,
+                    "the scanned lines before the last share one text"
+                );
+            }
+        }
+    }
+
+    fn describe_too_long(line_number: u64, len: usize, max: usize) -> String {
+        format!("{:?}", too_long(line_number, len, max))
     }
 }

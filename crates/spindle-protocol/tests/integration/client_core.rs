@@ -309,3 +309,119 @@ fn v2_a_second_prompt_refused_while_the_first_runs_leaves_its_turn_running() {
         .count();
     assert_eq!(ends, 1, "the first prompt's turn still ends");
 }
+
+/// What the application sees, with a scanned update's params as their text
+/// (the scanned fields are the runtime's business).
+fn described(events: Vec<ClientEvent>) -> Vec<String> {
+    events
+        .into_iter()
+        .map(|e| match e {
+            ClientEvent::SessionUpdate { session_id, params } => {
+                format!("update {session_id} {}", params.get())
+            }
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+/// `text` with each run of digits as one `#`.
+fn without_numbers(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if !c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('#') {
+            out.push('#');
+        }
+    }
+    out
+}
+
+/// The reader scans `session/update` lines the decoder would also accept;
+/// the events must be the ones the decoded message gives, under v1 and v2,
+/// for a known and an unknown session.
+#[test]
+fn scanned_updates_give_the_events_of_decoded_ones() {
+    let env = |params: &str| {
+        format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{params}}}"#)
+    };
+    let lines = [
+        env(
+            r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"hi \u00e9"}}}"#,
+        ),
+        env(
+            r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","rawInput":{"a":[1,2.5,null]}}}"#,
+        ),
+        env(r#"{"sessionId":"s" , "update":{"sessionUpdate":"plan","entries":[]},"extra":{}}"#),
+        env(
+            r#"{"sessionId":"nobody","update":{"sessionUpdate":"usage_update","used":1,"size":2}}"#,
+        ),
+        env(r#"{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"running"}}"#),
+        env(
+            r#"{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}"#,
+        ),
+        env(r#"{"update":{"sessionUpdate":"plan","entries":[]},"sessionId":"s"}"#),
+        env(r#"{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[1,]}}"#),
+        env(r#"{"update":{}}"#),
+    ];
+    for version in [1, 2] {
+        let mut cores: Vec<ClientCore<&'static str>> = (0..2)
+            .map(|_| {
+                let mut core = ClientCore::new(ClientOptions {
+                    protocol: ProtocolChoice::V2Preferred,
+                    ..ClientOptions::default()
+                });
+                core.initialize("init").unwrap();
+                let init = sent(&mut core).remove(0);
+                core.receive_line(&line(json!({"jsonrpc": "2.0", "id": init["id"],
+                    "result": {"protocolVersion": version, "agentCapabilities": {},
+                        "capabilities": {}}})));
+                core.take_events();
+                core
+            })
+            .collect();
+        for known in [false, true] {
+            if known {
+                for core in &mut cores {
+                    core.prompt("s", &json!([]), "prompt").unwrap();
+                    sent(core);
+                }
+            }
+            for l in &lines {
+                // One core reads the line as a connection does (scanning),
+                // the other gets the decoded message.
+                cores[0].receive_line(l);
+                match spindle_protocol::decode_line(l) {
+                    Ok(spindle_protocol::Frame::Single(m)) => cores[1].receive_message(m),
+                    Ok(other) => panic!("{l}: {other:?}"),
+                    Err(e) => cores[1].receive_malformed(0, e),
+                }
+                let scanned = described(cores[0].take_events());
+                let decoded = described(cores[1].take_events());
+                // The malformed line's number differs by construction.
+                let scanned: Vec<String> = scanned
+                    .into_iter()
+                    .map(|e| {
+                        if e.starts_with("Diagnostic") {
+                            without_numbers(&e)
+                        } else {
+                            e
+                        }
+                    })
+                    .collect();
+                let decoded: Vec<String> = decoded
+                    .into_iter()
+                    .map(|e| {
+                        if e.starts_with("Diagnostic") {
+                            without_numbers(&e)
+                        } else {
+                            e
+                        }
+                    })
+                    .collect();
+                assert!(!decoded.is_empty(), "{l}");
+                assert_eq!(scanned, decoded, "v{version} known={known}: {l}");
+            }
+        }
+    }
+}

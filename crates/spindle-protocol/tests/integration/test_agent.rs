@@ -253,7 +253,7 @@ impl AgentConnection {
                     AgentEvent::Incoming(notification)
                 }
                 // Only a connection that opts in scans chunks; this one does not.
-                Incoming::ChunkUpdate(params) => {
+                Incoming::ScannedUpdate(params) => {
                     AgentEvent::Diagnostic(format!("unexpected scanned chunk {params}"))
                 }
                 Incoming::Message(Message::Response { id, result }) => {
