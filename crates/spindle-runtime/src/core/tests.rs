@@ -1,0 +1,215 @@
+use super::*;
+use crate::hub::{Frame, HubLimits};
+use spindle_engine::EngineConfig;
+
+const PROMPT: &str = r#"{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}}"#;
+
+fn chunk(text: &str) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "method": "session/update",
+        "params": { "sessionId": "s", "update": {
+            "sessionUpdate": "agent_message_chunk", "messageId": "a1",
+            "content": { "type": "text", "text": text } } },
+    })
+    .to_string()
+}
+
+#[test]
+fn the_reset_snapshot_is_the_engine_snapshot_then_the_server_ops() {
+    let mut engine = TranscriptEngine::new(EngineConfig::default());
+    engine.apply_client_line(PROMPT);
+    engine.apply_agent_line(&chunk("Hello"));
+    engine.apply_agent_line(&chunk(" <b>world</b> \u{1F600}"));
+    let extra = vec![serde_json::json!({"op": "web_banner", "text": "note"})];
+    let written: serde_json::Value =
+        serde_json::from_str(&SessionCore::snapshot_json(&engine, &extra)).unwrap();
+    let mut expected: Vec<serde_json::Value> = engine
+        .render_snapshot()
+        .iter()
+        .map(|op| serde_json::to_value(op).unwrap())
+        .collect();
+    expected.extend(extra);
+    assert_eq!(written, serde_json::json!({ "ops": expected }));
+    let empty = TranscriptEngine::new(EngineConfig::default());
+    let written: serde_json::Value =
+        serde_json::from_str(&SessionCore::snapshot_json(&empty, &[])).unwrap();
+    assert_eq!(written["ops"].as_array().unwrap().len(), 2, "{written}");
+}
+
+fn temp_db() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "spindle-web-core-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("core.db")
+}
+
+fn frames(rx: &mut tokio::sync::mpsc::Receiver<Frame>) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    while let Ok(frame) = rx.try_recv() {
+        if let Frame::Ops { data, .. } = frame {
+            out.push(serde_json::from_str(&data).unwrap());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_failing_disk_keeps_the_session_live_and_the_log_complete_once_it_recovers() {
+    let path = temp_db();
+    let writable = Store::open(&path).unwrap();
+    let session = writable.create_session("s", None).unwrap();
+    drop(writable);
+    let read_only = Store::open_read_only(&path);
+    let engine = TranscriptEngine::new(EngineConfig::default());
+    let hub = Hub::new(1, HubLimits::default());
+    let mut core = SessionCore::new(session, (engine, EngineFeed::default()), hub, read_only, 1);
+    let mut rx = core.subscribe(None);
+    core.record(vec![(Direction::Client, PROMPT.to_string())]);
+    core.record(vec![(Direction::Agent, chunk("Hel"))]);
+    // Shown anyway, with an error banner, and kept in memory.
+    let shown = frames(&mut rx);
+    let text = serde_json::to_string(&shown).unwrap();
+    assert!(text.contains("Hel"), "{text}");
+    assert!(text.contains("Not saved to disk"), "{text}");
+    assert_eq!(core.stats()["unsavedLines"], 2);
+
+    // The database accepts writes again: the backlog goes first, in order.
+    core.use_store(Store::open(&path).unwrap());
+    core.record(vec![(Direction::Agent, chunk("lo"))]);
+    assert_eq!(core.stats()["unsavedLines"], 0);
+    let text = serde_json::to_string(&frames(&mut rx)).unwrap();
+    assert!(text.contains("Storage recovered"), "{text}");
+    let (lines, _) = Store::open(&path).unwrap().lines(session).unwrap();
+    let logged: Vec<_> = lines.iter().map(|l| (l.seq, l.line.clone())).collect();
+    assert_eq!(
+        logged,
+        vec![(1, PROMPT.to_string()), (2, chunk("Hel")), (3, chunk("lo"))]
+    );
+    // Replaying the log gives the transcript the live engine has.
+    let mut replayed = TranscriptEngine::new(EngineConfig::default());
+    let mut feed = EngineFeed::default();
+    for line in &lines {
+        feed.apply(&mut replayed, line.direction, &line.line);
+    }
+    assert_eq!(replayed.replay_json(), core.engine.replay_json());
+}
+
+#[test]
+fn the_unsaved_backlog_is_bounded_and_a_retry_writes_it_without_new_lines() {
+    let path = temp_db();
+    let writable = Store::open(&path).unwrap();
+    let session = writable.create_session("s", None).unwrap();
+    drop(writable);
+    let read_only = Store::open_read_only(&path);
+    let engine = (
+        TranscriptEngine::new(EngineConfig::default()),
+        EngineFeed::default(),
+    );
+    let mut core = SessionCore::new(
+        session,
+        engine,
+        Hub::new(1, HubLimits::default()),
+        read_only,
+        1,
+    );
+    core.unsaved_limit = 1000;
+    let mut rx = core.subscribe(None);
+    core.record(vec![(Direction::Client, PROMPT.to_string())]);
+    let mut sent = vec![PROMPT.to_string()];
+    while !core.backlog_full() {
+        let line = chunk("x");
+        sent.push(line.clone());
+        core.record(vec![(Direction::Agent, line)]);
+    }
+    let bytes = core.stats()["unsavedBytes"].as_u64().unwrap();
+    assert!(
+        (1000..1000 + chunk("x").len() as u64).contains(&bytes),
+        "{bytes}"
+    );
+    let text = serde_json::to_string(&frames(&mut rx)).unwrap();
+    assert!(text.contains("the agent's output is paused"), "{text}");
+    // Still failing: nothing changes.
+    core.retry_unsaved();
+    assert!(core.backlog_full());
+    // The database accepts writes again: a retry alone writes the backlog, in order.
+    core.use_store(Store::open(&path).unwrap());
+    core.retry_unsaved();
+    assert!(!core.has_backlog() && !core.backlog_full());
+    assert_eq!(core.stats()["unsavedBytes"], 0);
+    let text = serde_json::to_string(&frames(&mut rx)).unwrap();
+    assert!(text.contains("Storage recovered"), "{text}");
+    let (lines, _) = Store::open(&path).unwrap().lines(session).unwrap();
+    let logged: Vec<String> = lines.into_iter().map(|l| l.line).collect();
+    assert_eq!(logged, sent);
+}
+
+#[test]
+fn a_good_turn_clears_only_the_banners_raised_before_its_prompt() {
+    let store = Store::open(&temp_db()).unwrap();
+    let session = store.create_session("s", None).unwrap();
+    let engine = TranscriptEngine::new(EngineConfig::default());
+    let mut core = SessionCore::new(
+        session,
+        (engine, EngineFeed::default()),
+        Hub::new(1, HubLimits::default()),
+        store,
+        1,
+    );
+    let banner = |text: &str| Banner {
+        lasting: false,
+        level: "info",
+        text: text.into(),
+    };
+    // A failure of an earlier turn: the next good turn clears it.
+    core.set_banner(Some(banner("The agent rejected the prompt: busy")));
+    let before = core.banners_raised();
+    core.clear_banner(before);
+    assert_eq!(core.banner, None);
+    // News raised while the turn ran (storage recovered) outlives that turn's end...
+    let before = core.banners_raised();
+    core.set_banner(Some(banner(
+        "Storage recovered: every line is saved again.",
+    )));
+    core.clear_banner(before);
+    assert!(core.banner.is_some());
+    // ...and goes with the next good turn.
+    let before = core.banners_raised();
+    core.clear_banner(before);
+    assert_eq!(core.banner, None);
+    // A lasting banner stays whatever the turns.
+    core.set_banner(Some(Banner {
+        lasting: true,
+        ..banner("A new agent session was started")
+    }));
+    let before = core.banners_raised();
+    core.clear_banner(before);
+    assert!(core.banner.is_some());
+}
+
+#[test]
+fn garbage_from_the_agent_is_logged_and_diagnosed_never_fatal() {
+    let path = temp_db();
+    let store = Store::open(&path).unwrap();
+    let session = store.create_session("s", None).unwrap();
+    let engine = TranscriptEngine::new(EngineConfig::default());
+    let mut core = SessionCore::new(
+        session,
+        (engine, EngineFeed::default()),
+        Hub::new(1, HubLimits::default()),
+        store,
+        1,
+    );
+    core.record(vec![
+        (Direction::Agent, "not json at all".into()),
+        (
+            Direction::Agent,
+            "{\"jsonrpc\":\"2.0\",\"method\":\"session/update\"}".into(),
+        ),
+        (Direction::Agent, "[1,2,3]".into()),
+    ]);
+    assert!(core.stats()["diagnostics"].as_u64().unwrap() >= 2);
+    assert_eq!(core.stats()["loggedLines"], 3);
+}
