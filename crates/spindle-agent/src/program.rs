@@ -33,7 +33,9 @@ pub(crate) enum Step {
     /// Stop sending until the client cancels the turn.
     Stall,
     /// v2: stop sending until another prompt is inserted into the session
-    /// (or the client cancels); v1 holds that prompt, so only a cancel ends it.
+    /// (or the client cancels); one inserted before the step was reached,
+    /// still to run, counts: no wait then. v1 holds that prompt, so only a
+    /// cancel ends it.
     WaitForNextPrompt,
     /// Write this JSON-RPC message verbatim (scripts).
     Raw(Value),

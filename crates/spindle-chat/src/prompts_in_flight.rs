@@ -234,6 +234,80 @@ mod tests {
         assert_eq!(prompts.turn_finished(), 0);
     }
 
+    /// What reaches the chat after prompt 1 (id 3) was sent and accepted.
+    #[derive(Debug, Clone, Copy)]
+    enum Event {
+        /// The chat sends prompt 2 (id 4).
+        SendSecond,
+        /// The `idle` that ends the first work.
+        FirstIdle,
+        /// The agent accepts prompt 2.
+        SecondAccepted,
+        /// The `idle` of the work prompt 2 started after the first idle.
+        SecondIdle,
+    }
+
+    /// Every order the wire allows: the agent answers prompt 2 after the
+    /// chat sent it; if it took it before its first `idle` it inserted it
+    /// (answer, then that one `idle` ends both), else it runs it as new work
+    /// (`idle`, answer, its own `idle`). After each event: whether the chat
+    /// still works, and how many prompts an `idle` ended.
+    #[test]
+    fn v2_a_second_prompt_ends_with_the_idle_after_its_acceptance_in_every_order() {
+        use Event::*;
+        let cases: [&[(Event, bool, usize)]; 3] = [
+            // Inserted into the running work: one idle ends both.
+            &[
+                (SendSecond, true, 0),
+                (SecondAccepted, true, 0),
+                (FirstIdle, false, 2),
+            ],
+            // Sent before the first idle, taken by the agent after it.
+            &[
+                (SendSecond, true, 0),
+                (FirstIdle, true, 1),
+                (SecondAccepted, true, 0),
+                (SecondIdle, false, 1),
+            ],
+            // Sent after the first idle reached the chat: new work.
+            &[
+                (FirstIdle, false, 1),
+                (SendSecond, true, 0),
+                (SecondAccepted, true, 0),
+                (SecondIdle, false, 1),
+            ],
+        ];
+        for events in cases {
+            let mut prompts = PromptsInFlight::default();
+            send(&mut prompts, "first", 3, false);
+            assert!(matches!(
+                prompts.answered(&id(3), true),
+                PromptAnswer::Accepted { .. }
+            ));
+            for &(event, running, ended) in events {
+                let ends = match event {
+                    SendSecond => {
+                        send(&mut prompts, "second", 4, false);
+                        0
+                    }
+                    SecondAccepted => {
+                        assert_eq!(
+                            prompts.answered(&id(4), true),
+                            PromptAnswer::Accepted {
+                                blocks: "[\"second\"]".into()
+                            },
+                            "{events:?}"
+                        );
+                        0
+                    }
+                    FirstIdle | SecondIdle => prompts.turn_finished(),
+                };
+                assert_eq!(ends, ended, "{event:?} in {events:?}");
+                assert_eq!(prompts.running(), running, "{event:?} in {events:?}");
+            }
+        }
+    }
+
     #[test]
     fn an_answer_before_the_send_returned_its_id_is_not_taken_for_another() {
         let mut prompts = PromptsInFlight::default();

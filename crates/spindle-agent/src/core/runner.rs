@@ -180,8 +180,12 @@ impl AgentCore {
             }
             Step::Exit(code) => return Some(code),
             Step::WaitForNextPrompt => {
-                if let Some(turn) = self.sessions[s].turn.as_mut()
+                // A prompt inserted before the wait was reached (while the
+                // turn still streamed) has already come: nothing to wait for.
+                let session = &mut self.sessions[s];
+                if let Some(turn) = session.turn.as_mut()
                     && which == Which::Turn
+                    && session.inserted.is_empty()
                 {
                     turn.waiting = Waiting::NextPrompt;
                 }

@@ -40,8 +40,9 @@ pub const STALL_TEXT: &str = "Working on it; this turn stalls until you cancel i
 pub const WAIT_NEXT_TEXT: &str = "Waiting for your next message before I go on.";
 
 /// `/scenario wait-next`: a turn that ends only once another prompt was
-/// inserted (v2), so a client's prompt sent during a turn is seen to arrive
-/// before the turn's end without any timing.
+/// inserted (v2; one inserted while its text still streams counts too), so
+/// a client's prompt sent during a turn is seen to arrive before the turn's
+/// end without any timing.
 pub(super) fn wait_next(ctx: &mut TurnCtx<'_>) -> Program {
     let mut p = Program::new(ctx.delay_ms);
     let id = ctx.state.next_id("msg_a");

@@ -13,6 +13,7 @@ mod client_methods;
 mod core_props;
 mod engine;
 mod history;
+mod insertion_races;
 mod lifecycle;
 mod recordings;
 mod robustness;
