@@ -316,14 +316,9 @@ pub fn notification(method: &str, params: Value) -> Arc<str> {
     Arc::from(json!({ "jsonrpc": "2.0", "method": method, "params": params }).to_string())
 }
 
-/// The WebSocket form of an event id (opt-in): a notification sent before the message. Written
-/// directly (one goes out before every message of a peer that opted in).
-pub fn event_id_notice(session_id: &str, id: EventId) -> Arc<str> {
-    Arc::from(EventIdNotices::new(session_id).notice(id))
-}
-
-/// The `_spindle/event_id` notices of one session's stream: the text up to the id is the same
-/// for every message, so it is written once and each notice is that prefix and the id.
+/// The WebSocket form of an event id (opt-in): a `_spindle/event_id` notification sent before each
+/// message of a session's stream. The text up to the id is the same for every message, so it is
+/// written once and each notice is that prefix and the id.
 #[derive(Debug)]
 pub struct EventIdNotices {
     prefix: String,
@@ -365,7 +360,8 @@ mod event_id_tests {
             counter: 99,
         };
         for session in ["12", "a\"b"] {
-            let fast: Value = serde_json::from_str(&event_id_notice(session, id)).expect("JSON");
+            let fast: Value =
+                serde_json::from_str(&EventIdNotices::new(session).notice(id)).expect("JSON");
             let reference: Value = serde_json::from_str(&notification(
                 EVENT_ID_NOTIFICATION,
                 json!({ "sessionId": session, EVENT_ID: id.to_string() }),
