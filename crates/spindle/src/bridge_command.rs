@@ -83,8 +83,10 @@ fn listen(address: std::net::SocketAddr, args: BridgeArgs) -> anyhow::Result<u8>
     let (db, temporary) = match args.db {
         Some(db) => (db, false),
         None => {
-            let name = format!("spindle-bridge-{}.db", std::process::id());
-            (std::env::temp_dir().join(name), true)
+            let dir = std::env::temp_dir();
+            remove_dead_temporary_dbs(&dir);
+            let name = format!("{TEMPORARY_DB_PREFIX}{}.db", std::process::id());
+            (dir.join(name), true)
         }
     };
     let config = spindle_web::ServeConfig {
@@ -150,6 +152,43 @@ fn listen(address: std::net::SocketAddr, args: BridgeArgs) -> anyhow::Result<u8>
     served.map(|()| 0)
 }
 
+/// The temporary database of `--listen` without `--db` is `spindle-bridge-PID.db` (and its
+/// `-wal`/`-shm`) in the temporary directory.
+const TEMPORARY_DB_PREFIX: &str = "spindle-bridge-";
+
+/// Removes the temporary databases of bridges that are gone without their clean exit (killed):
+/// on Linux a file whose PID has no `/proc` entry. A database whose process still runs, or any
+/// file elsewhere or named otherwise, is left alone; without `/proc` nothing is removed.
+fn remove_dead_temporary_dbs(dir: &std::path::Path) {
+    if !std::path::Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(temporary_db_pid) else {
+            continue;
+        };
+        if !std::path::Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The PID in a temporary database's file name: `spindle-bridge-PID.db`, `-wal` or `-shm`.
+fn temporary_db_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(TEMPORARY_DB_PREFIX)?;
+    let digits = ["-wal", "-shm", ""]
+        .iter()
+        .find_map(|suffix| rest.strip_suffix(suffix)?.strip_suffix(".db"))?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
 async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
@@ -170,5 +209,50 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = interrupt.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_db_names_give_their_pid_and_nothing_else_does() {
+        let cases = [
+            ("spindle-bridge-42.db", Some(42)),
+            ("spindle-bridge-42.db-wal", Some(42)),
+            ("spindle-bridge-42.db-shm", Some(42)),
+            ("spindle-bridge-.db", None),
+            ("spindle-bridge-4x2.db", None),
+            ("spindle-bridge-42.sqlite", None),
+            ("spindle-bridge-42.db-journal", None),
+            ("other-42.db", None),
+        ];
+        for (name, pid) in cases {
+            assert_eq!(temporary_db_pid(name), pid, "{name}");
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_killed_bridges_temporary_db_is_removed_and_a_live_ones_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let live = std::process::id();
+        let files = [
+            format!("spindle-bridge-{dead}.db"),
+            format!("spindle-bridge-{dead}.db-wal"),
+            format!("spindle-bridge-{live}.db"),
+            format!("spindle-bridge-{live}.db-wal"),
+            format!("unrelated-{dead}.db"),
+        ];
+        for name in &files {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        remove_dead_temporary_dbs(dir.path());
+        let exists: Vec<bool> = files.iter().map(|n| dir.path().join(n).exists()).collect();
+        assert_eq!(exists, [false, false, true, true, true]);
     }
 }
