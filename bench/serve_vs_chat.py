@@ -76,6 +76,7 @@ class Reader:
         self.server, self.session = server, session
         self.order, self.kinds, self.turns, self.pieces, self.state = [], {}, {}, {}, {}
         self.frames = []
+        self.bytes = 0  # of the frames' JSON
         self.ended = None  # why the stream ended early
         loop = asyncio.get_running_loop()
         self.connected = loop.create_future()
@@ -93,7 +94,9 @@ class Reader:
                 if line.startswith(b"data:"):
                     data.append(line[5:].strip())
                 elif line in (b"\n", b"\r\n") and data:
-                    self.apply(json.loads(b"".join(data)))
+                    payload = b"".join(data)
+                    self.bytes += len(payload)
+                    self.apply(json.loads(payload))
                     data = []
         except asyncio.CancelledError:
             return
@@ -211,6 +214,7 @@ async def run_serve(spindle, text, tmp, db=None, perf=None):
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
         cpu_before = cpu_seconds(process.pid)
+        reader_cpu_before = time.process_time()
         started = time.time_ns()
         await prompt(server, session, text)
         await reader.wait_turns(done + 1, patience=1200)
@@ -219,10 +223,15 @@ async def run_serve(spindle, text, tmp, db=None, perf=None):
             recorder.wait()
         seconds = (reader.frames[-1][0] - started) / 1e9
         cpu = cpu_seconds(process.pid) - cpu_before
+        # The page client runs in this process: its CPU competes with the server's on 2 cores.
+        reader_cpu = time.process_time() - reader_cpu_before
         frames = len(reader.frames)
+        ops = sum(count for _, count in reader.frames)
+        payload = reader.bytes
         agent_text = reader.agent_text(1)
         reader.close()
-        return dict(seconds=seconds, cpu=cpu, text=agent_text, frames=frames)
+        return dict(seconds=seconds, cpu=cpu, reader_cpu=reader_cpu, text=agent_text, frames=frames,
+                    ops=ops, payload=payload)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -278,7 +287,8 @@ async def run(args):
                               f"expected {expect['replyBytes']:,} (or a different hash)")
                     results[(name, mode)].append(result)
                     loads.append(os.getloadavg()[0])
-                    frames = f"  frames {result['frames']:,}" if "frames" in result else ""
+                    frames = (f"  frames {result['frames']:,} ops {result['ops']:,} {result['payload'] / 1e6:.1f} MB  reader cpu {result['reader_cpu']:.2f} s"
+                              if "frames" in result else "")
                     print(f"rep {rep + 1} {name:7} {mode:8} {result['seconds']:8.3f} s  cpu {result['cpu']:7.2f} s"
                           f"{frames}  load {loads[-1]:.2f}  {'ok' if ok else 'WRONG'}", flush=True)
     finally:
@@ -296,8 +306,8 @@ async def run(args):
     if pg:
         head += " serve, PostgreSQL | PostgreSQL / SQLite time | PostgreSQL delivery vs SQLite |"
         rule += "---:|---:|---:|"
-    head += " chat CPU (chat + agent) | serve CPU (server) |"
-    rule += "---:|---:|"
+    head += " chat CPU (chat + agent) | serve CPU (server) | page client CPU (Python) |"
+    rule += "---:|---:|---:|"
     out(head)
     out(rule)
     for name, binary in binaries:
@@ -308,7 +318,8 @@ async def run(args):
         if pg:
             row += (f" {med['postgres']:.2f} s | {med['postgres'] / med['serve']:.2f}x | "
                     f"{med['serve'] / med['postgres']:.2f}x |")
-        row += f" {cpu['chat']:.2f} s | {cpu['serve']:.2f} s |"
+        reader = statistics.median(r["reader_cpu"] for r in results[(name, "serve")])
+        row += f" {cpu['chat']:.2f} s | {cpu['serve']:.2f} s | {reader:.2f} s |"
         out(row)
     out("")
     out("Every run: " + ", ".join(
