@@ -5,18 +5,22 @@
 //! being killed (kill -9); the last transactions since the previous WAL checkpoint may be lost on
 //! power failure. Two connections: one writes, one reads (WAL lets reads run beside a write).
 //!
-//! WAL checkpoints: a commit checkpoints only once the WAL passes [`WAL_CHECKPOINT_PAGES`]
-//! (128 MiB); below that the callers checkpoint when they have nothing to write
-//! ([`Store::checkpoint_idle`], the session's log writer when its queue stays empty), so a
-//! streaming turn's commits do not copy the WAL into the database as they go. The WAL file is cut
-//! back to [`WAL_KEEP_BYTES`] after a checkpoint.
+//! WAL checkpoints: when a caller has nothing to write ([`Store::checkpoint_idle`], the session's
+//! log writer when its queue stays empty) a thread of its own (`checkpointer.rs`, its own
+//! connection) copies the WAL into the database, so neither a commit nor the writing
+//! connection's lock waits for that copy. A commit checkpoints by itself only past
+//! [`WAL_CHECKPOINT_BYTES`] (512 MiB of WAL), the bound for a burst with no idle moment. The WAL
+//! file is cut back to [`WAL_KEEP_BYTES`] after a checkpoint.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
+mod checkpointer;
 mod leases;
+
+use checkpointer::Checkpointer;
 
 use crate::migrations::{self, Migration};
 use crate::store::Store;
@@ -32,10 +36,21 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: Mutex<Connection>,
     reader: Mutex<Connection>,
+    /// `None` for a read-only store.
+    checkpointer: Option<Checkpointer>,
 }
 
-/// The WAL's size (pages of 4 KiB) at which a commit checkpoints by itself.
-const WAL_CHECKPOINT_PAGES: u32 = 32 * 1024;
+/// The WAL's size at which a commit checkpoints by itself (in pages of the file's size). Below
+/// it the WAL is copied into the database when its sessions have nothing to write: a burst of
+/// up to this much is logged without a commit waiting for that copy (at 128 MiB, a 10^6-update
+/// turn waited for one: BENCHMARKS.md, "SQLite pages and checkpoints").
+const WAL_CHECKPOINT_BYTES: u32 = 512 << 20;
+
+/// The page size of a new database file (an existing file keeps its own until `VACUUM`). 16 KiB
+/// rather than SQLite's 4 KiB: a streamed line is a few hundred bytes to a few KiB, and with
+/// fewer, fuller pages a 10^6-update turn of `spindle serve` reached the page ~5% sooner at the
+/// same WAL checkpoints (BENCHMARKS.md, "SQLite pages and checkpoints"); 64 KiB was no faster.
+const PAGE_SIZE: u32 = 16 << 10;
 
 /// The WAL file's size kept after a checkpoint.
 const WAL_KEEP_BYTES: u64 = 16 << 20;
@@ -61,6 +76,10 @@ impl SqliteStore {
         let open_error = |e: rusqlite::Error| StoreError::Open(format!("{}: {e}", path.display()));
         let mut writer = Connection::open(path).map_err(open_error)?;
         configure(&writer).map_err(open_error)?;
+        // Before WAL mode and the first table: it sets the page size of a new file only.
+        writer
+            .execute_batch(&format!("PRAGMA page_size={PAGE_SIZE};"))
+            .map_err(open_error)?;
         let mode: String = writer
             .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
             .map_err(open_error)?;
@@ -70,9 +89,13 @@ impl SqliteStore {
                 path.display()
             )));
         }
+        let page_size: u32 = writer
+            .query_row("PRAGMA page_size", [], |row| row.get(0))
+            .map_err(open_error)?;
+        let checkpoint_pages = WAL_CHECKPOINT_BYTES / page_size.max(512);
         writer
             .execute_batch(&format!(
-                "PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}; \
+                "PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint={checkpoint_pages}; \
                  PRAGMA journal_size_limit={WAL_KEEP_BYTES};"
             ))
             .map_err(open_error)?;
@@ -94,10 +117,12 @@ impl SqliteStore {
         )
         .map_err(open_error)?;
         configure(&reader).map_err(open_error)?;
+        let checkpointer = Checkpointer::start(path, WAL_KEEP_BYTES).map_err(open_error)?;
         Ok(SqliteStore {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
             reader: Mutex::new(reader),
+            checkpointer: Some(checkpointer),
         })
     }
 
@@ -119,6 +144,7 @@ impl SqliteStore {
             path: path.to_path_buf(),
             writer: Mutex::new(open()?),
             reader: Mutex::new(open()?),
+            checkpointer: None,
         };
         migrations::check(store.schema_version()?)?;
         Ok(store)
@@ -435,11 +461,12 @@ impl Store for SqliteStore {
     }
 
     fn checkpoint_idle(&self) -> Result<(), StoreError> {
-        // PASSIVE: copies what no reader still needs, never waits for one; nothing to copy is
-        // a look at the WAL's header.
-        lock(&self.writer)
-            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-            .map_err(write_error)
+        // The checkpointing thread's PASSIVE checkpoint copies what no reader still needs and
+        // never waits for one; nothing to copy is a look at the WAL's header.
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.request();
+        }
+        Ok(())
     }
 
     fn append_lines(
@@ -760,6 +787,35 @@ mod tests {
             assert!(plan.contains("seq"), "{plan}");
             assert!(!plan.contains("SCAN") && !plan.contains("B-TREE"), "{plan}");
         }
+    }
+
+    #[test]
+    fn a_new_file_gets_the_page_size_and_an_existing_one_keeps_its_own() {
+        let pragma = |store: &SqliteStore, name: &str| -> u32 {
+            store.with_writer(|c| {
+                c.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+                    .unwrap()
+            })
+        };
+        let page_size = |store: &SqliteStore| pragma(store, "page_size");
+        // The WAL is checkpointed at the same size whatever the pages.
+        let checkpoint_bytes =
+            |store: &SqliteStore| pragma(store, "wal_autocheckpoint") * pragma(store, "page_size");
+        let fresh = SqliteStore::open(&temp_db("page-new")).unwrap();
+        assert_eq!(page_size(&fresh), PAGE_SIZE);
+        assert_eq!(checkpoint_bytes(&fresh), WAL_CHECKPOINT_BYTES);
+        let path = temp_db("page-old");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("PRAGMA page_size=4096; CREATE TABLE t(x);")
+            .unwrap();
+        let old = SqliteStore::open(&path).unwrap();
+        assert_eq!(page_size(&old), 4096);
+        assert_eq!(checkpoint_bytes(&old), WAL_CHECKPOINT_BYTES);
+        let id = old.create_session("s", None).unwrap();
+        old.append_lines(id, 1, &[(Direction::Agent, "kept")])
+            .unwrap();
+        assert_eq!(old.lines(id).unwrap().0[0].line, "kept");
     }
 
     #[test]
