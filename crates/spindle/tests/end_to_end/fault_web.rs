@@ -414,14 +414,15 @@ fn fault_web_read_only_database_is_a_clear_error_and_stays_intact() {
     assert!(integrity_ok(&db));
 }
 
-/// `spindle serve` (reference agent) on a disk that is full after 400 KiB: RLIMIT_FSIZE stands
-/// in for it (writes past it fail with EFBIG; SIGXFSZ is ignored so the write fails instead of
-/// killing the server).
+/// `spindle serve` (reference agent) on a disk where no file may pass 1,200 KiB: RLIMIT_FSIZE
+/// stands in for a full disk (writes past it fail with EFBIG; SIGXFSZ is ignored so the write
+/// fails instead of killing the server). A fresh database (16 KiB pages) and its WAL start at
+/// ~300 KiB each; a `/stream 12000 mixed` turn fills the WAL past the limit.
 fn serve_on_a_full_disk(dir: &TempDir, db: &std::path::Path, env: &[(&str, &str)]) -> Served {
     let wrapper = harness::write_script(
         dir,
         "limited.sh",
-        "#!/bin/sh\ntrap '' XFSZ\nulimit -S -f 400\nexec \"$@\"\n",
+        "#!/bin/sh\ntrap '' XFSZ\nulimit -S -f 1200\nexec \"$@\"\n",
     );
     let mut command = std::process::Command::new(&wrapper);
     command
@@ -455,7 +456,7 @@ fn fault_web_disk_full_is_shown_and_nothing_is_lost_once_space_returns() {
     let served = serve_on_a_full_disk(&dir, &db, &[]);
     let session = served.create_session();
     let mut reader = served.sse(session, None);
-    served.prompt(session, "/stream 3000 mixed");
+    served.prompt(session, "/stream 12000 mixed");
     let banner = wait_banner(&mut reader, "Not saved to disk");
     assert!(banner.contains("cannot write to the database"), "{banner}");
     let streamed = wait_transcript(&served, session, "the stream to finish", |t| {
@@ -601,7 +602,7 @@ fn fault_web_f6_a_full_disk_backlog_is_bounded_and_prompts_are_refused_until_it_
     let served = serve_on_a_full_disk(&dir, &db, &[("SPINDLE_SERVE_MAX_UNSAVED_BYTES", &limit)]);
     let session = served.create_session();
     let stats_path = format!("/api/sessions/{session}/stats");
-    served.prompt(session, "/stream 3000 mixed");
+    served.prompt(session, "/stream 12000 mixed");
     // Polled over HTTP with a deadline (an SSE read would wait forever without the fix).
     let stats = wait_for(PATIENCE, "the backlog to reach its bound", || {
         let stats = served.get_json(&stats_path);
