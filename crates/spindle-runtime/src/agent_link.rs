@@ -284,6 +284,7 @@ async fn write_lines<W>(
 
 /// The agent's output is read in chunks of this size.
 const READ_CAPACITY: usize = 64 * 1024;
+const _: () = assert!(READ_CAPACITY <= MAX_LINE_BYTES);
 
 async fn read_lines<R>(stdout: R, events: mpsc::Sender<LinkEvent>)
 where
@@ -308,6 +309,18 @@ where
             Some(n) => (&available[..n], true),
             None => (available, false),
         };
+        if found_newline && line.is_empty() && !oversized {
+            // The whole line is in the read buffer (most lines): its text is an exact-size copy
+            // of it, not a buffer sized for the line before.
+            let bytes = chunk.to_vec();
+            reader.consume(bytes.len() + 1);
+            if let Some(event) = finish_line(bytes, false, &budget).await
+                && events.send(event).await.is_err()
+            {
+                return;
+            }
+            continue;
+        }
         if !oversized {
             if line.len() + chunk.len() > MAX_LINE_BYTES {
                 oversized = true;
@@ -412,6 +425,48 @@ mod tests {
         // The last line has no newline and is kept all the same (F7).
         assert_eq!(seen[4], "line 12");
         assert_eq!(seen[5], "closed");
+    }
+
+    /// The lines read from `input` when reads end at `cut` (`None`: one read).
+    async fn lines_read(input: &'static [u8], cut: Option<usize>) -> Vec<String> {
+        use tokio::io::AsyncReadExt as _;
+        let (tx, mut rx) = mpsc::channel(64);
+        match cut {
+            Some(at) => read_lines(input[..at].chain(&input[at..]), tx).await,
+            None => read_lines(input, tx).await,
+        }
+        let mut seen = Vec::new();
+        while let Some(event) = rx.recv().await {
+            seen.push(match event {
+                LinkEvent::Line(line, _) => line,
+                LinkEvent::Dropped(why) => format!("dropped {why}"),
+                LinkEvent::Closed(why) => format!("closed {why}"),
+            });
+        }
+        seen
+    }
+
+    #[tokio::test]
+    async fn a_line_is_the_same_whether_a_read_ends_inside_it_or_not() {
+        const INPUT: &[u8] = b"{\"a\":1}\n\n{\"b\":\"\xc3\xa9\"}\r\nlong line of text\nlast";
+        let whole = lines_read(INPUT, None).await;
+        assert_eq!(
+            whole,
+            [
+                "{\"a\":1}",
+                "{\"b\":\"\u{e9}\"}",
+                "long line of text",
+                "last",
+                "closed the agent closed its output"
+            ]
+        );
+        for cut in 1..INPUT.len() {
+            assert_eq!(
+                lines_read(INPUT, Some(cut)).await,
+                whole,
+                "a read ends at {cut}"
+            );
+        }
     }
 
     #[tokio::test]
