@@ -252,6 +252,11 @@ impl TranscriptEngine {
         {
             return;
         }
+        // The compact envelope agents write: its params take the params path, where a tool
+        // call is read by the canonical scanner rather than decoded into a `Value`.
+        if let Some(notification) = scan::update_notification(line) {
+            return self.session_update_params(notification.params);
+        }
         if looks_like_chunk(line)
             && let Ok(probe) = serde_json::from_str::<LineProbe<'_>>(line)
             && probe.sent.is_none()

@@ -1,8 +1,9 @@
 //! Params handed over alone (`apply_session_update`, what `spindle chat` and
-//! the runtimes call) take the canonical scanner's path when they can; whole
-//! lines (`apply_agent_line`) take the `Value` path. Both must give the same
-//! ops, diagnostics and transcript for every update, in every shape:
-//! canonical or not, well-formed or not.
+//! the runtimes call) take the canonical scanner's path when they can, and so
+//! do whole lines in the compact envelope agents write (`apply_agent_line`,
+//! what `spindle serve` calls); a line in any other envelope takes the `Value`
+//! path. All must give the same ops, diagnostics and transcript for every
+//! update, in every shape: canonical or not, well-formed or not.
 
 use serde_json::Value;
 use spindle_engine::{Applied, Diagnostic, EngineConfig, ProtocolHint, TranscriptEngine};
@@ -80,58 +81,67 @@ fn without_lines(mut applied: Applied) -> Applied {
     applied
 }
 
+/// The compact envelope (the envelope scanner hands its params on).
 fn line_of(params: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{params}}}"#)
 }
 
+/// An envelope with spaces (the `Value` path: the reference).
+fn spaced_line_of(params: &str) -> String {
+    format!(r#"{{"jsonrpc": "2.0", "method": "session/update", "params": {params}}}"#)
+}
+
 #[test]
 fn params_alone_apply_exactly_as_whole_lines_do() {
-    for protocol in [ProtocolHint::Auto, ProtocolHint::V1, ProtocolHint::V2] {
-        for ops_on in [true, false] {
-            let config = EngineConfig {
-                protocol,
-                ..EngineConfig::default()
-            };
-            let mut params_path = TranscriptEngine::new(config.clone());
-            let mut line_path = TranscriptEngine::new(config);
-            params_path.set_render_ops(ops_on);
-            line_path.set_render_ops(ops_on);
-            for params in STREAM {
-                let a = params_path.apply_session_update(params);
-                let b = line_path.apply_agent_line(&line_of(params));
-                // A line that is not JSON says so in its own words; the rest is equal.
-                if serde_json::from_str::<Value>(params).is_err() {
-                    assert_eq!(a.ops, b.ops, "{params}");
-                    assert_eq!(a.diagnostics.len(), b.diagnostics.len(), "{params}");
-                    continue;
-                }
-                assert_eq!(
-                    format!("{:?}", without_lines(a)),
-                    format!("{:?}", without_lines(b)),
-                    "{protocol:?}: {params}"
-                );
-                let transcript = |e: &TranscriptEngine| {
-                    let mut t = e.transcript().clone();
-                    t.diagnostics.iter_mut().for_each(normalize);
-                    format!("{t:?}")
-                };
-                assert_eq!(
-                    transcript(&params_path),
-                    transcript(&line_path),
-                    "{protocol:?}: {params}"
-                );
+    let envelopes: [fn(&str) -> String; 2] = [line_of, spaced_line_of];
+    for (protocol, ops_on, line_of) in [ProtocolHint::Auto, ProtocolHint::V1, ProtocolHint::V2]
+        .into_iter()
+        .flat_map(|p| [true, false].map(|on| (p, on)))
+        .flat_map(|(p, on)| envelopes.map(|envelope| (p, on, envelope)))
+    {
+        let config = EngineConfig {
+            protocol,
+            ..EngineConfig::default()
+        };
+        let mut params_path = TranscriptEngine::new(config.clone());
+        let mut line_path = TranscriptEngine::new(config);
+        params_path.set_render_ops(ops_on);
+        line_path.set_render_ops(ops_on);
+        for params in STREAM {
+            let a = params_path.apply_session_update(params);
+            let b = line_path.apply_agent_line(&line_of(params));
+            // A line that is not JSON says so in its own words; the rest is equal.
+            if serde_json::from_str::<Value>(params).is_err() {
+                assert_eq!(a.ops, b.ops, "{params}");
+                assert_eq!(a.diagnostics.len(), b.diagnostics.len(), "{params}");
+                continue;
             }
-            // Diagnostics were compared above (the replay gives their line numbers).
-            let replay = |e: &TranscriptEngine| {
-                let mut json = e.replay_json();
-                json.as_object_mut().unwrap().remove("diagnostics");
-                json
+            assert_eq!(
+                format!("{:?}", without_lines(a)),
+                format!("{:?}", without_lines(b)),
+                "{protocol:?}: {params}"
+            );
+            let transcript = |e: &TranscriptEngine| {
+                let mut t = e.transcript().clone();
+                t.diagnostics.iter_mut().for_each(normalize);
+                format!("{t:?}")
             };
-            assert_eq!(replay(&params_path), replay(&line_path));
-            // Params that are no object (the line path words this one differently).
-            let applied = params_path.apply_session_update("[1]");
-            assert_eq!(applied.diagnostics[0].code, "malformed_update");
+            assert_eq!(
+                transcript(&params_path),
+                transcript(&line_path),
+                "{protocol:?}: {params}"
+            );
         }
+        // Diagnostics were compared above (the replay gives their line numbers).
+        let replay = |e: &TranscriptEngine| {
+            let mut json = e.replay_json();
+            json.as_object_mut().unwrap().remove("diagnostics");
+            json
+        };
+        assert_eq!(replay(&params_path), replay(&line_path));
+        // Params that are no object (the line path words this one differently).
+        let applied = params_path.apply_session_update("[1]");
+        assert_eq!(applied.diagnostics[0].code, "malformed_update");
     }
 }
 
