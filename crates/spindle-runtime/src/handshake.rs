@@ -407,6 +407,8 @@ impl Startup {
     /// A new agent process presenting `options`: its ids start with `id_prefix`.
     pub(crate) fn begin(&mut self, options: ClientOptions, id_prefix: String) -> AgentClient {
         let mut client = ClientCore::with_id_prefix(options, id_prefix);
+        // The engine renders updates from the logged lines: the core need not copy them.
+        client.leave_updates_unreported();
         // A fresh core is open: this cannot fail.
         let _ = client.initialize(Pending::Initialize);
         self.phase = Phase::Initializing;

@@ -22,7 +22,7 @@ use super::sessions::SessionTracks;
 use super::types::{ClientError, ClientEvent, ClientOptions, InitializeOutcome};
 use crate::jsonrpc::{DecodeError, Message, RequestId, ResponseError, to_raw};
 use crate::req_queue::ReqQueue;
-use crate::transport::{Incoming, decode_line_into};
+use crate::transport::{Incoming, decode_str_into, unreported_update_session};
 use spindle_wire::client_methods::{
     CANCEL_REQUEST, ELICITATION_CREATE, FS_READ_TEXT_FILE, FS_WRITE_TEXT_FILE, INITIALIZE,
     RESOURCE_NOT_FOUND_CODE, SESSION_CANCEL, SESSION_PROMPT, SESSION_REQUEST_PERMISSION,
@@ -94,6 +94,9 @@ pub struct ClientCore<T> {
     sessions: SessionTracks,
     closed: bool,
     line_number: u64,
+    /// `false`: session updates the runtime routes unparsed are not reported as
+    /// [`ClientEvent::SessionUpdate`] ([`Self::leave_updates_unreported`]).
+    report_updates: bool,
     outgoing: Vec<Message>,
     events: Vec<ClientEvent>,
     completions: Vec<Completion<T>>,
@@ -112,6 +115,7 @@ impl<T> ClientCore<T> {
             sessions: SessionTracks::default(),
             closed: false,
             line_number: 0,
+            report_updates: true,
             outgoing: Vec::new(),
             events: Vec::new(),
             completions: Vec::new(),
@@ -406,9 +410,26 @@ impl<T> ClientCore<T> {
     /// numbered in the order they are given.
     pub fn receive_line(&mut self, line: &str) {
         self.line_number += 1;
-        decode_line_into(line.as_bytes(), self.line_number, true, &mut |item| {
+        if !self.report_updates
+            && let Some(session_id) = unreported_update_session(line)
+        {
+            return self
+                .sessions
+                .check_update_session(session_id, &mut self.events);
+        }
+        decode_str_into(line, self.line_number, true, &mut |item| {
             self.receive(item);
         });
+    }
+
+    /// For an application that renders updates from the lines themselves (`spindle serve`'s
+    /// engine reads the logged lines): a `session/update` the core would report unparsed
+    /// ([`ClientEvent::SessionUpdate`] with its params as they came: the compact envelope, no
+    /// `state_update`) is only checked for its session (the unknown-session diagnostic), not
+    /// copied into an event. Updates the core acts on (a `state_update` ends a v2 turn) and
+    /// any other line are handled as before.
+    pub fn leave_updates_unreported(&mut self) {
+        self.report_updates = false;
     }
 
     /// A frame that could not be decoded. If its id could be read: when it

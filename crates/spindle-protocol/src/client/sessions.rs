@@ -191,6 +191,12 @@ impl SessionTracks {
         out.push(ClientEvent::SessionUpdate { session_id, params });
     }
 
+    /// An update left unreported ([`super::core::ClientCore::leave_updates_unreported`]): the
+    /// same diagnostic as [`Self::update_scanned`] gives for an unknown session, no event.
+    pub(super) fn check_update_session(&self, session_id: &str, out: &mut Vec<ClientEvent>) {
+        self.diagnose_unknown(session_id, out);
+    }
+
     /// Whether `session_id` was opened, loaded, resumed or prompted. A client
     /// usually knows one session: that case compares the one key instead of
     /// hashing the id (this runs once per update).

@@ -5,7 +5,7 @@
 
 use crate::jsonrpc::{DecodeError, Frame, Message, PARSE_ERROR, decode_line};
 use crate::update_params::{ReadText, UpdateParams};
-use spindle_wire::scan::{plain_chunk_notification, update_notification};
+use spindle_wire::scan::{UpdateNotification, plain_chunk_notification, update_notification};
 use spindle_wire::tags::{MessageKind, STATE_UPDATE, UpdateTag};
 
 /// What a connection's receiver yields.
@@ -289,6 +289,13 @@ fn scanned_update(text: &str, buffer: Option<&ReadText>) -> Option<UpdateParams>
     {
         return Some(UpdateParams::chunk_in(&n, buffer));
     }
+    let n = routed_unparsed(text)?;
+    Some(UpdateParams::notification_in(&n, buffer))
+}
+
+/// A `session/update` in the compact envelope whose params open with a plain `sessionId` and
+/// never mention `"state_update"`: the runtime routes it on its session id alone.
+fn routed_unparsed(text: &str) -> Option<UpdateNotification<'_>> {
     let n = update_notification(text)?;
     // One searcher for the process: building it costs more than the search.
     static QUOTED_STATE_UPDATE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -298,7 +305,24 @@ fn scanned_update(text: &str, buffer: Option<&ReadText>) -> Option<UpdateParams>
     if QUOTED_STATE_UPDATE.find(n.params.as_bytes()).is_some() {
         return None;
     }
-    Some(UpdateParams::notification_in(&n, buffer))
+    Some(n)
+}
+
+/// The session id of a line [`decode_str_into`] would report as a scanned update without
+/// reading its update: what a client that leaves updates unreported needs of it. `None` for
+/// any other line (a chunk in another envelope, a `state_update`, anything not an update).
+pub(crate) fn unreported_update_session(text: &str) -> Option<&str> {
+    routed_unparsed(text).map(|n| n.session_id)
+}
+
+/// [`decode_line_into`] for a line that is already a `str` (no second UTF-8 check).
+pub(crate) fn decode_str_into(
+    text: &str,
+    line_number: u64,
+    scan_chunks: bool,
+    out: &mut impl FnMut(Incoming),
+) {
+    decode_text_into(text, None, line_number, scan_chunks, out);
 }
 
 #[cfg(test)]

@@ -19,5 +19,5 @@ pub use connection::{
     Connection, ConnectionOptions, Disconnected, MessageReceiver, MessageSender, WeakMessageSender,
     decode_stream,
 };
-pub(crate) use framing::decode_line_into;
 pub use framing::{CloseReason, Incoming};
+pub(crate) use framing::{decode_str_into, unreported_update_session};
