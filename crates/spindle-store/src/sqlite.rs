@@ -233,8 +233,16 @@ fn read_lines(rows: &mut rusqlite::Rows<'_>) -> Result<(Vec<LoggedLine>, usize),
     Ok((lines, skipped))
 }
 
-/// Rows of the wire log one multi-row `INSERT` writes ([`insert_rows_sql`]).
-const ROWS_PER_INSERT: usize = 64;
+/// Rows of the wire log one multi-row `INSERT` writes ([`insert_rows_sql`]), largest first: a
+/// batch goes in statements of the largest size that fits what is left (a fast stream's batch
+/// of hundreds of lines: a few statement steps instead of one per line). 256 rather than 64 made
+/// `spindle serve`'s 10^6-update turn use 5% less CPU.
+const ROWS_PER_INSERT: [usize; 3] = [256, 16, 1];
+
+/// The SQL of [`ROWS_PER_INSERT`]'s statements, built once (the statement cache looks a
+/// statement up by its text).
+static INSERT_ROWS_SQL: std::sync::LazyLock<[String; 3]> =
+    std::sync::LazyLock::new(|| ROWS_PER_INSERT.map(insert_rows_sql));
 
 /// `INSERT INTO wire_log ... VALUES (?1, ?3, ?4, ?5, ?2), (?1, ?6, ...) ON CONFLICT DO NOTHING`
 /// for `rows` rows: `?1` the session, `?2` the commit time, then seq, direction and line per row.
@@ -479,14 +487,10 @@ impl Store for SqliteStore {
         let mut writer = lock(&self.writer);
         let tx = writer.transaction().map_err(write_error)?;
         {
-            // Full chunks go in one multi-row statement each (a fast stream's batch of hundreds
-            // of lines: one statement step per chunk instead of per line), the rest line by line.
-            let mut insert_chunk = tx
-                .prepare_cached(&insert_rows_sql(ROWS_PER_INSERT))
-                .map_err(write_error)?;
-            let mut insert = tx
-                .prepare_cached(&insert_rows_sql(1))
-                .map_err(write_error)?;
+            let mut inserts = Vec::with_capacity(ROWS_PER_INSERT.len());
+            for sql in INSERT_ROWS_SQL.iter() {
+                inserts.push(tx.prepare_cached(sql).map_err(write_error)?);
+            }
             let mut existing = tx
                 .prepare_cached(
                     "SELECT direction, line FROM wire_log WHERE session_id = ?1 AND seq = ?2",
@@ -494,11 +498,13 @@ impl Store for SqliteStore {
                 .map_err(write_error)?;
             let mut offset = 0;
             while offset < lines.len() {
-                let (statement, count) = if lines.len() - offset >= ROWS_PER_INSERT {
-                    (&mut insert_chunk, ROWS_PER_INSERT)
-                } else {
-                    (&mut insert, 1)
-                };
+                let left = lines.len() - offset;
+                // The last size is 1: one always fits.
+                let size = ROWS_PER_INSERT
+                    .iter()
+                    .position(|&n| n <= left)
+                    .unwrap_or(ROWS_PER_INSERT.len() - 1);
+                let (statement, count) = (&mut inserts[size], ROWS_PER_INSERT[size]);
                 let chunk = &lines[offset..offset + count];
                 statement
                     .raw_bind_parameter(1, session)
@@ -787,6 +793,40 @@ mod tests {
             assert!(plan.contains("seq"), "{plan}");
             assert!(!plan.contains("SCAN") && !plan.contains("B-TREE"), "{plan}");
         }
+    }
+
+    /// Batches of every size around the multi-row statements' sizes are stored whole and in
+    /// order; sent again they change nothing, and a changed line fails the whole batch.
+    #[test]
+    fn batches_of_any_size_are_stored_once_and_in_order() {
+        let store = SqliteStore::open(&temp_db("batches")).unwrap();
+        let id = store.create_session("s", None).unwrap();
+        let mut seq = 1;
+        let mut expected = Vec::new();
+        for size in [1, 15, 16, 17, 255, 256, 257, 300, 529] {
+            let texts: Vec<String> = (0..size).map(|i| format!("{seq}.{i}")).collect();
+            let batch: Vec<(Direction, &str)> = texts
+                .iter()
+                .map(|t| (Direction::Agent, t.as_str()))
+                .collect();
+            store.append_lines(id, seq, &batch).unwrap();
+            store.append_lines(id, seq, &batch).unwrap();
+            let mut changed = batch.clone();
+            changed[size - 1].1 = "changed";
+            let error = store.append_lines(id, seq, &changed).unwrap_err();
+            assert!(error.to_string().contains("different line"), "{error}");
+            expected.extend(texts);
+            seq += i64::try_from(size).unwrap();
+        }
+        let stored: Vec<String> = store
+            .lines(id)
+            .unwrap()
+            .0
+            .into_iter()
+            .map(|l| l.line)
+            .collect();
+        assert_eq!(stored, expected);
+        assert_eq!(store.last_seq(id).unwrap(), seq - 1);
     }
 
     #[test]
