@@ -142,25 +142,30 @@ const OPS_PREFIX: &str = "{\"ops\":[";
 const OPS_SUFFIX: &str = "]}";
 
 /// How many elements the body of a JSON array (the text between its brackets) holds: commas at
-/// the top level, outside strings, plus one unless it is empty.
+/// the top level, outside strings, plus one unless it is empty. A string's plain runs are skipped
+/// eight bytes at a time (most of a batch is the text its ops carry).
 fn array_len(body: &str) -> usize {
+    let b = body.as_bytes();
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
     let mut commas = 0;
     let mut any = false;
-    for byte in body.bytes() {
-        if in_string {
-            match (escaped, byte) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let mut i = 0;
+    while i < b.len() {
+        let byte = b[i];
         match byte {
-            b'"' => in_string = true,
+            b'"' => {
+                i += 1;
+                loop {
+                    i = spindle_wire::scan::find_special(b, i);
+                    match b.get(i) {
+                        Some(b'"') | None => break,
+                        // An escape and the byte it escapes.
+                        Some(b'\\') => i += 2,
+                        // A control byte (not JSON): content all the same.
+                        Some(_) => i += 1,
+                    }
+                }
+            }
             b'[' | b'{' => depth += 1,
             b']' | b'}' => depth = depth.saturating_sub(1),
             b',' if depth == 0 => commas += 1,
@@ -169,6 +174,7 @@ fn array_len(body: &str) -> usize {
         if !byte.is_ascii_whitespace() {
             any = true;
         }
+        i += 1;
     }
     if any { commas + 1 } else { 0 }
 }
@@ -302,5 +308,25 @@ mod tests {
             serde_json::json!([[3, 2], [4, 0], [5, 1]])
         );
         assert_eq!(merge_batches(&[(1, "not ops")]), None);
+    }
+
+    #[test]
+    fn an_array_body_counts_its_top_level_elements_whatever_its_strings_hold() {
+        let bodies = [
+            "",
+            "  ",
+            "1",
+            r#"{"op":"append_text","id":"e1","text":"a, b [c] {d}"}"#,
+            r#"{"text":"escaped \" quote, and \\"},{"text":"\\\""}"#,
+            r#"[1,[2,3]],{"a":{"b":[4,5]}},"x,y""#,
+            r#"{"text":"long plain text without specials, long enough for words"},2,3"#,
+            r#" 1 , 2 "#,
+        ];
+        for body in bodies {
+            let expected = serde_json::from_str::<Vec<Value>>(&format!("[{body}]"))
+                .unwrap()
+                .len();
+            assert_eq!(array_len(body), expected, "{body}");
+        }
     }
 }
