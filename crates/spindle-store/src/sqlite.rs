@@ -470,11 +470,17 @@ impl Store for SqliteStore {
 
     fn checkpoint_idle(&self) -> Result<(), StoreError> {
         // The checkpointing thread's PASSIVE checkpoint copies what no reader still needs and
-        // never waits for one; nothing to copy is a look at the WAL's header.
-        if let Some(checkpointer) = &self.checkpointer {
-            checkpointer.request();
+        // never waits for one; nothing to copy is a look at the WAL's header. A failure of the
+        // previous one is this call's error (the log writer reports it).
+        let Some(checkpointer) = &self.checkpointer else {
+            return Ok(());
+        };
+        let failed = checkpointer.take_error();
+        checkpointer.request();
+        match failed {
+            Some(error) => Err(StoreError::Write(format!("WAL checkpoint: {error}"))),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn append_lines(

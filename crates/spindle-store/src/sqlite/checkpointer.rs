@@ -33,7 +33,7 @@ struct State {
     stop: bool,
     /// Checkpoints finished (tests wait on it).
     done: u64,
-    /// The last checkpoint's failure, if it failed (SQLite retries with the next one).
+    /// The last checkpoint's failure, until it is reported (`take_error`).
     last_error: Option<String>,
 }
 
@@ -66,6 +66,12 @@ impl Checkpointer {
     pub(super) fn request(&self) {
         self.shared.lock().requested = true;
         self.shared.wake.notify_one();
+    }
+
+    /// The failure of the last checkpoint, once (the caller reports it; the next checkpoint
+    /// copies what this one could not).
+    pub(super) fn take_error(&self) -> Option<String> {
+        self.shared.lock().last_error.take()
     }
 
     /// Checkpoints finished so far, and the last one's failure.
@@ -177,6 +183,22 @@ mod tests {
         assert_eq!(checkpointer(&store).progress().1, None);
         assert!(db_bytes(&store) > 200_000, "{}", db_bytes(&store));
         assert_eq!(store.lines(id).unwrap().0.len(), 50);
+    }
+
+    #[test]
+    fn a_failed_checkpoint_is_the_next_idle_calls_error_once() {
+        let store = store("failed");
+        let (done, _) = checkpointer(&store).progress();
+        store.checkpoint_idle().unwrap();
+        checkpointer(&store).wait_past(done);
+        // What the thread keeps when SQLite refuses a checkpoint (a full disk, an I/O error).
+        checkpointer(&store).shared.lock().last_error = Some("disk I/O error".into());
+        let error = store.checkpoint_idle().unwrap_err();
+        assert!(
+            error.to_string().contains("WAL checkpoint: disk I/O error"),
+            "{error}"
+        );
+        assert!(checkpointer(&store).take_error().is_none());
     }
 
     #[test]
