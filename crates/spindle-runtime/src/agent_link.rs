@@ -309,40 +309,31 @@ where
             Some(n) => (&available[..n], true),
             None => (available, false),
         };
-        if found_newline && line.is_empty() && !oversized {
-            // The whole line is in the read buffer (most lines): its text is an exact-size copy
-            // of it, not a buffer sized for the line before.
-            let bytes = chunk.to_vec();
-            reader.consume(bytes.len() + 1);
-            if let Some(event) = finish_line(bytes, false, &budget).await
-                && events.send(event).await.is_err()
-            {
-                return;
-            }
-            continue;
-        }
-        if !oversized {
-            if line.len() + chunk.len() > MAX_LINE_BYTES {
-                oversized = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
         let consumed = chunk.len() + usize::from(found_newline);
-        reader.consume(consumed);
-        if found_newline {
-            // The next line starts with room for one like this (no regrowth per line).
-            let next = Vec::with_capacity(line.capacity().min(READ_CAPACITY));
-            let event = finish_line(std::mem::replace(&mut line, next), oversized, &budget).await;
-            oversized = false;
-            // A full queue waits here: the agent's pipe fills and the agent blocks, which
-            // bounds memory; browsers are never on this path (they have their own queues).
-            if let Some(event) = event
-                && events.send(event).await.is_err()
-            {
-                return;
+        let finished = if found_newline && line.is_empty() && !oversized {
+            // The whole line is in the read buffer (most lines): its text is an exact-size copy
+            // of it.
+            Some((chunk.to_vec(), false))
+        } else {
+            // A line read in pieces: gathered in `line` (dropped once it passes the limit).
+            if !oversized {
+                if line.len() + chunk.len() > MAX_LINE_BYTES {
+                    oversized = true;
+                    line = Vec::new();
+                } else {
+                    line.extend_from_slice(chunk);
+                }
             }
+            found_newline.then(|| (std::mem::take(&mut line), std::mem::take(&mut oversized)))
+        };
+        reader.consume(consumed);
+        // A full queue waits here: the agent's pipe fills and the agent blocks, which bounds
+        // memory; browsers are never on this path (they have their own queues).
+        if let Some((bytes, oversized)) = finished
+            && let Some(event) = finish_line(bytes, oversized, &budget).await
+            && events.send(event).await.is_err()
+        {
+            return;
         }
     }
     // A last line without its newline is still a line (F7): the agent may write its final

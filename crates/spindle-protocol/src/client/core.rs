@@ -413,9 +413,7 @@ impl<T> ClientCore<T> {
         if !self.report_updates
             && let Some(session_id) = unreported_update_session(line)
         {
-            return self
-                .sessions
-                .check_update_session(session_id, &mut self.events);
+            return self.sessions.diagnose_unknown(session_id, &mut self.events);
         }
         decode_str_into(line, self.line_number, true, &mut |item| {
             self.receive(item);

@@ -191,12 +191,6 @@ impl SessionTracks {
         out.push(ClientEvent::SessionUpdate { session_id, params });
     }
 
-    /// An update left unreported ([`super::core::ClientCore::leave_updates_unreported`]): the
-    /// same diagnostic as [`Self::update_scanned`] gives for an unknown session, no event.
-    pub(super) fn check_update_session(&self, session_id: &str, out: &mut Vec<ClientEvent>) {
-        self.diagnose_unknown(session_id, out);
-    }
-
     /// Whether `session_id` was opened, loaded, resumed or prompted. A client
     /// usually knows one session: that case compares the one key instead of
     /// hashing the id (this runs once per update).
@@ -209,8 +203,9 @@ impl SessionTracks {
 
     /// Agents may stream updates (e.g. available commands) before answering
     /// session/new, for a session not known yet; any other unknown session
-    /// is diagnosed (the update is still reported).
-    fn diagnose_unknown(&self, session_id: &str, out: &mut Vec<ClientEvent>) {
+    /// is diagnosed (the update is still reported, unless the client leaves updates
+    /// unreported: [`super::core::ClientCore::leave_updates_unreported`]).
+    pub(super) fn diagnose_unknown(&self, session_id: &str, out: &mut Vec<ClientEvent>) {
         if self.pending_new_sessions == 0 && !self.is_known(session_id) {
             out.push(ClientEvent::Diagnostic {
                 message: format!("session/update for unknown session {session_id}"),
