@@ -42,7 +42,7 @@ pub struct Migration {
 }
 
 /// The highest version this build knows.
-pub const LATEST: i64 = 7;
+pub const LATEST: i64 = 8;
 
 /// The SQLite migrations.
 pub const SQLITE: &[Migration] = &[
@@ -173,6 +173,13 @@ ALTER TABLE sessions ADD COLUMN title_source TEXT NOT NULL DEFAULT '';
 UPDATE sessions SET title_source = 'prompt' WHERE title <> '';
 ",
     },
+    Migration {
+        version: 8,
+        summary: "wire log rows checked against their session by the append, not a foreign key",
+        // SQLite checks a foreign key with one lookup of the session's rowid; dropping it would
+        // copy the whole log into a new table: kept (see the PostgreSQL migration).
+        sql: "",
+    },
 ];
 
 /// The PostgreSQL migrations. Lines are `bytea` (a wire line may hold U+0000, which `text`
@@ -282,6 +289,17 @@ ALTER TABLE sessions ADD COLUMN title_source TEXT NOT NULL DEFAULT '';
 UPDATE sessions SET title_source = 'prompt' WHERE title <> '';
 ",
     },
+    Migration {
+        version: 8,
+        summary: "wire log rows checked against their session by the append, not a foreign key",
+        // The foreign key ran a trigger per inserted row (a lookup and a lock of the session's
+        // row): most of PostgreSQL's work for a fast stream. Every append updates the session's
+        // row in its transaction and rolls back when there is none, and a delete locks that row
+        // first (`delete_session`), so no line outlives its session.
+        sql: "
+ALTER TABLE wire_log DROP CONSTRAINT IF EXISTS wire_log_session_id_fkey;
+",
+    },
 ];
 
 /// The migrations to apply to a database at version `current` (0: none applied), or the error
@@ -323,7 +341,7 @@ mod tests {
 
     #[test]
     fn pending_is_what_lies_above_the_current_version() {
-        assert_eq!(pending(SQLITE, 0).unwrap().len(), 7);
+        assert_eq!(pending(SQLITE, 0).unwrap().len(), 8);
         assert_eq!(pending(SQLITE, 1).unwrap()[0].version, 2);
         assert!(pending(POSTGRES, LATEST).unwrap().is_empty());
         let error = pending(POSTGRES, LATEST + 1).unwrap_err();

@@ -445,6 +445,15 @@ impl Store for PostgresStore {
             let write = pg(StoreError::Write);
             let mut client = pool.get().await.map_err(self::pool(StoreError::Write))?;
             let tx = client.transaction().await.map_err(&write)?;
+            // The session's row first: an append in flight either committed before (its lines
+            // are deleted below) or waits and finds no session (it rolls back). The wire log
+            // has no foreign key (migration 8) to order this for us.
+            tx.execute(
+                "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE",
+                &[&session],
+            )
+            .await
+            .map_err(&write)?;
             for table in crate::store::SESSION_TABLES {
                 tx.execute(
                     &format!("DELETE FROM {table} WHERE session_id = $1"),

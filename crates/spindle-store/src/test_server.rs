@@ -187,7 +187,23 @@ impl PgServer {
     /// Runs `sql` in `database` with `psql` as the superuser; its output (unaligned, tuples
     /// only) or the error text.
     pub fn psql(&self, database: &str, sql: &str) -> Result<String, String> {
-        let output = Command::new(self.bin.join("psql"))
+        let output = self
+            .psql_command(database)
+            .args(["-c", sql])
+            .output()
+            .map_err(|e| e.to_string())?;
+        if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+        } else {
+            Err(String::from_utf8_lossy(&output.stderr).into_owned())
+        }
+    }
+
+    /// `psql` as the superuser on `database` (unaligned, tuples only, stopping at the first
+    /// error), without the statements: `-c`, or a session fed on its standard input.
+    pub fn psql_command(&self, database: &str) -> Command {
+        let mut command = Command::new(self.bin.join("psql"));
+        command
             .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
             .args(["-h", self.dir.to_str().unwrap()])
             .args([
@@ -197,15 +213,8 @@ impl PgServer {
                 "postgres",
                 "-d",
                 database,
-            ])
-            .args(["-c", sql])
-            .output()
-            .map_err(|e| e.to_string())?;
-        if output.status.success() {
-            Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
-        } else {
-            Err(String::from_utf8_lossy(&output.stderr).into_owned())
-        }
+            ]);
+        command
     }
 
     /// The database `name`, created empty when it does not exist yet; its name. For tests that

@@ -236,3 +236,58 @@ fn sqlite_no_table_is_without_rowid_after_migrating_from_version_4_or_fresh() {
         }
     }
 }
+
+/// The order of a delete against an append in flight, made deterministic: a transaction holds
+/// an append's rows and its update of the session's row (what `append_lines` does before its
+/// COMMIT) while the session is deleted. The wire log has no foreign key (migration 8): the
+/// delete must wait for that transaction and then take its rows too.
+#[test]
+fn postgres_a_delete_waits_for_an_append_in_flight_and_takes_its_lines() {
+    use std::io::{BufRead, Write};
+    let Some(backend) = postgres("delete_in_flight") else {
+        return;
+    };
+    let (server, database) = backend.postgres_target().unwrap();
+    let store = backend.open();
+    let id = store.create_session("s", None).unwrap();
+    let mut append = server
+        .psql_command(database)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = append.stdin.take().unwrap();
+    let mut output = std::io::BufReader::new(append.stdout.take().unwrap());
+    writeln!(
+        input,
+        "BEGIN;\n\
+         INSERT INTO wire_log(session_id, seq, direction, line, at) VALUES ({id}, 1, 'agent', 'x', 1);\n\
+         UPDATE sessions SET updated_at = 2 WHERE id = {id};\n\
+         SELECT 'in flight';"
+    )
+    .unwrap();
+    let mut line = String::new();
+    output.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "in flight");
+    let deleting = std::thread::spawn({
+        let store = Arc::clone(&store);
+        move || store.delete_session(id)
+    });
+    // Long enough for the delete to reach the session's row and wait there.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !deleting.is_finished(),
+        "the delete waits for the append's transaction"
+    );
+    writeln!(input, "COMMIT;").unwrap();
+    drop(input);
+    assert!(append.wait().unwrap().success());
+    assert!(deleting.join().unwrap().unwrap());
+    assert_eq!(
+        backend.number(&format!(
+            "SELECT COUNT(*) FROM wire_log WHERE session_id = {id}"
+        )),
+        0,
+        "the append's line outlived its session"
+    );
+}

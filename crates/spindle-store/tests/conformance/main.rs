@@ -167,6 +167,7 @@ conformance!(
     a_session_keeps_the_agent_it_runs_and_a_version_5_one_has_none,
     a_renamed_session_keeps_its_title_and_an_unknown_one_is_reported,
     a_deleted_session_leaves_no_row_and_the_others_stay_whole,
+    appends_racing_a_delete_leave_no_line_of_the_session,
     other_servers_hear_of_renamed_and_deleted_sessions,
     a_session_keeps_its_setup_and_a_version_6_one_has_the_defaults,
     a_users_rename_wins_over_the_agents_title_and_a_prompt_names_only_an_untitled_one,

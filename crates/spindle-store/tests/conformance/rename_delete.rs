@@ -207,3 +207,44 @@ pub fn a_users_rename_wins_over_the_agents_title_and_a_prompt_names_only_an_unti
     );
     assert_eq!(backend.open().session(id).unwrap().unwrap().title, "Mine");
 }
+
+/// A delete that meets appends in flight (another server still streaming the session) leaves
+/// none of their lines behind: each append either committed first, and the delete takes its
+/// lines, or finds the session gone and commits nothing. Small batches take the insert, large
+/// ones PostgreSQL's COPY.
+pub fn appends_racing_a_delete_leave_no_line_of_the_session(backend: &Backend) {
+    let deleter = backend.open();
+    for round in 0..8usize {
+        let session = deleter.create_session("raced", None).unwrap();
+        let appender = backend.open();
+        let writing = std::thread::spawn(move || {
+            let mut seq = 1i64;
+            let mut committed = 0usize;
+            for i in 0.. {
+                let size = if i % 2 == 0 { 3 } else { 300 };
+                let text = format!("{{\"round\":{round},\"i\":{i}}}");
+                let batch: Vec<(Direction, &str)> = (0..size)
+                    .map(|_| (Direction::Agent, text.as_str()))
+                    .collect();
+                match appender.append_lines(session, seq, &batch) {
+                    Ok(()) => {
+                        seq += size as i64;
+                        committed += 1;
+                    }
+                    Err(_) => return committed,
+                }
+            }
+            unreachable!()
+        });
+        std::thread::sleep(Duration::from_millis(5 + 7 * round as u64));
+        assert!(deleter.delete_session(session).unwrap());
+        let committed = writing.join().unwrap();
+        assert_eq!(
+            backend.number(&format!(
+                "SELECT COUNT(*) FROM wire_log WHERE session_id = {session}"
+            )),
+            0,
+            "round {round}: lines left after the delete ({committed} batches committed before it)"
+        );
+    }
+}
