@@ -167,6 +167,25 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def postgres_cpu_seconds():
+    """CPU of every `postgres` process (this machine runs only the benchmark's cluster): the live
+    ones' own and, through the postmaster, that of the backends it has reaped."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                text = stat.read()
+        except OSError:
+            continue
+        if "(postgres)" not in text:
+            continue
+        fields = text.rsplit(")", 1)[1].split()
+        total += sum(int(f) for f in fields[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def run_chat(spindle, text, tmp):
     os.makedirs(os.path.join(tmp, "cwd"), exist_ok=True)
     out_path = os.path.join(tmp, "reply.txt")
@@ -214,6 +233,7 @@ async def run_serve(spindle, text, tmp, db=None, perf=None):
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
         cpu_before = cpu_seconds(process.pid)
+        pg_cpu_before = postgres_cpu_seconds() if db else 0
         reader_cpu_before = time.process_time()
         started = time.time_ns()
         await prompt(server, session, text)
@@ -223,6 +243,7 @@ async def run_serve(spindle, text, tmp, db=None, perf=None):
             recorder.wait()
         seconds = (reader.frames[-1][0] - started) / 1e9
         cpu = cpu_seconds(process.pid) - cpu_before
+        pg_cpu = postgres_cpu_seconds() - pg_cpu_before if db else 0
         # The page client runs in this process: its CPU competes with the server's on 2 cores.
         reader_cpu = time.process_time() - reader_cpu_before
         frames = len(reader.frames)
@@ -230,7 +251,7 @@ async def run_serve(spindle, text, tmp, db=None, perf=None):
         payload = reader.bytes
         agent_text = reader.agent_text(1)
         reader.close()
-        return dict(seconds=seconds, cpu=cpu, reader_cpu=reader_cpu, text=agent_text, frames=frames,
+        return dict(seconds=seconds, cpu=cpu, pg_cpu=pg_cpu, reader_cpu=reader_cpu, text=agent_text, frames=frames,
                     ops=ops, payload=payload)
     finally:
         process.send_signal(signal.SIGTERM)
@@ -289,6 +310,8 @@ async def run(args):
                     loads.append(os.getloadavg()[0])
                     frames = (f"  frames {result['frames']:,} ops {result['ops']:,} {result['payload'] / 1e6:.1f} MB  reader cpu {result['reader_cpu']:.2f} s"
                               if "frames" in result else "")
+                    if mode == "postgres":
+                        frames += f"  postgres cpu {result['pg_cpu']:.2f} s"
                     print(f"rep {rep + 1} {name:7} {mode:8} {result['seconds']:8.3f} s  cpu {result['cpu']:7.2f} s"
                           f"{frames}  load {loads[-1]:.2f}  {'ok' if ok else 'WRONG'}", flush=True)
     finally:
@@ -304,8 +327,9 @@ async def run(args):
     head = "| binary | chat (wall) | serve, SQLite (prompt -> turn end seen) | serve / chat |"
     rule = "|---|---:|---:|---:|"
     if pg:
-        head += " serve, PostgreSQL | PostgreSQL / SQLite time | PostgreSQL delivery vs SQLite |"
-        rule += "---:|---:|---:|"
+        head += (" serve, PostgreSQL | PostgreSQL / SQLite time | PostgreSQL delivery vs SQLite |"
+                 " serve CPU on PostgreSQL (server) | PostgreSQL's CPU |")
+        rule += "---:|---:|---:|---:|---:|"
     head += " chat CPU (chat + agent) | serve CPU (server) | page client CPU (Python) |"
     rule += "---:|---:|---:|"
     out(head)
@@ -317,7 +341,8 @@ async def run(args):
                f"{med['chat']:.2f} s | {med['serve']:.2f} s | {med['serve'] / med['chat']:.2f}x |")
         if pg:
             row += (f" {med['postgres']:.2f} s | {med['postgres'] / med['serve']:.2f}x | "
-                    f"{med['serve'] / med['postgres']:.2f}x |")
+                    f"{med['serve'] / med['postgres']:.2f}x | {cpu['postgres']:.2f} s | "
+                    f"{statistics.median(r['pg_cpu'] for r in results[(name, 'postgres')]):.2f} s |")
         reader = statistics.median(r["reader_cpu"] for r in results[(name, "serve")])
         row += f" {cpu['chat']:.2f} s | {cpu['serve']:.2f} s | {reader:.2f} s |"
         out(row)

@@ -144,10 +144,11 @@ fn spawn(session: i64, store: Store, next_seq: i64, shared: &Arc<Shared>) -> mps
                     idle = false;
                     let mut jobs = vec![first];
                     jobs.extend(receiver.try_iter());
-                    let outcomes = run(&mut writer, &mut store, jobs);
-                    lock(&shared.outcomes).queue.extend(outcomes);
-                    shared.ready.notify_all();
-                    shared.wake.notify_one();
+                    run(&mut writer, &mut store, jobs, |outcome| {
+                        lock(&shared.outcomes).queue.push_back(outcome);
+                        shared.ready.notify_all();
+                        shared.wake.notify_one();
+                    });
                 }
             }
         });
@@ -159,25 +160,23 @@ fn spawn(session: i64, store: Store, next_seq: i64, shared: &Arc<Shared>) -> mps
 }
 
 #[cfg(not(test))]
-fn run(writer: &mut LogWriter, store: &mut Store, jobs: Vec<Job>) -> Vec<Outcome> {
-    writer.run(store, jobs)
+fn run(writer: &mut LogWriter, store: &mut Store, jobs: Vec<Job>, answer: impl FnMut(Outcome)) {
+    writer.run_each(store, jobs, answer);
 }
 
 /// [`Job::UseStore`] changes the store between the jobs around it.
 #[cfg(test)]
-fn run(writer: &mut LogWriter, store: &mut Store, jobs: Vec<Job>) -> Vec<Outcome> {
-    let mut outcomes = Vec::new();
+fn run(writer: &mut LogWriter, store: &mut Store, jobs: Vec<Job>, mut answer: impl FnMut(Outcome)) {
     let mut run = Vec::new();
     for job in jobs {
         if let Job::UseStore(next) = job {
-            outcomes.extend(writer.run(store, std::mem::take(&mut run)));
+            writer.run_each(store, std::mem::take(&mut run), &mut answer);
             *store = next;
         } else {
             run.push(job);
         }
     }
-    outcomes.extend(writer.run(store, run));
-    outcomes
+    writer.run_each(store, run, answer);
 }
 
 /// Marks the writer gone when its thread ends, however it ends, and wakes whoever waits.

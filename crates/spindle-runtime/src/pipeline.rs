@@ -123,8 +123,22 @@ impl LogWriter {
 
     /// Carries out the jobs found queued at once; returns their outcomes in order. Consecutive
     /// batches of lines (and retries) are one transaction.
+    #[cfg(test)]
     pub(crate) fn run(&mut self, sink: &impl LogSink, jobs: Vec<Job>) -> Vec<Outcome> {
         let mut outcomes = Vec::new();
+        self.run_each(sink, jobs, |outcome| outcomes.push(outcome));
+        outcomes
+    }
+
+    /// [`Self::run`], handing each outcome to `answer` as soon as it is known: a commit's answer
+    /// (the output it releases, a turn's end among it) does not wait for a save queued after it,
+    /// which writes the whole transcript.
+    pub(crate) fn run_each(
+        &mut self,
+        sink: &impl LogSink,
+        jobs: Vec<Job>,
+        mut answer: impl FnMut(Outcome),
+    ) {
         let mut group = 0;
         for job in jobs {
             match job {
@@ -143,18 +157,17 @@ impl LogWriter {
                 Job::Retry => group += 1,
                 Job::Save(save) => {
                     if group > 0 {
-                        outcomes.push(self.commit(sink, std::mem::take(&mut group)));
+                        answer(self.commit(sink, std::mem::take(&mut group)));
                     }
-                    outcomes.push(Outcome::Saved(self.save(sink, &save)));
+                    answer(Outcome::Saved(self.save(sink, &save)));
                 }
                 #[cfg(test)]
                 Job::UseStore(_) => unreachable!("handled by the writer's thread"),
             }
         }
         if group > 0 {
-            outcomes.push(self.commit(sink, group));
+            answer(self.commit(sink, group));
         }
-        outcomes
     }
 
     /// Commits the backlog (which holds the group's lines last) in one transaction.

@@ -348,3 +348,23 @@ fn a_snapshot_waits_for_the_writer_and_no_batch_repeats_it() {
     core.settle();
     assert!(late.try_recv().is_err());
 }
+
+/// A commit's answer is handed on before the save queued after it is written: the output it
+/// releases (a turn's end) does not wait for the whole transcript's write.
+#[test]
+fn a_commit_is_answered_before_the_save_after_it_is_written() {
+    let sink = Recording::default();
+    let mut writer = LogWriter::new(1, 1);
+    writer.run_each(&sink, vec![lines(1, &["a", "b"]), save(2)], |outcome| {
+        sink.calls.borrow_mut().push(format!("answer {outcome:?}"));
+    });
+    assert_eq!(
+        sink.calls.into_inner(),
+        [
+            "append 1: a,b",
+            "answer Committed { jobs: 1, through: 2 }",
+            "save upto 2: transcript@2",
+            "answer Saved(Ok(()))",
+        ]
+    );
+}
