@@ -165,10 +165,20 @@ impl SessionCore {
         let lines = self.hand_over(lines);
         self.show(&lines);
         self.take_answers();
-        while self.ledger.in_flight_bytes() > MAX_IN_FLIGHT_BYTES {
+        lines
+    }
+
+    /// Whether more than [`MAX_IN_FLIGHT_BYTES`] wait for the writer's answer: the caller then
+    /// waits ([`Self::wait_for_room`]) before it reads more of the agent's output.
+    pub(crate) fn over_in_flight(&self) -> bool {
+        self.ledger.in_flight_bytes() > MAX_IN_FLIGHT_BYTES
+    }
+
+    /// Waits until at most [`MAX_IN_FLIGHT_BYTES`] wait for the writer's answer.
+    pub(crate) fn wait_for_room(&mut self) {
+        while self.over_in_flight() {
             self.wait_answers();
         }
-        lines
     }
 
     /// Whether a turn started or ended since the last save ([`Self::save_replies_if_changed`]),

@@ -49,10 +49,17 @@ impl SessionTask {
         // holds it; a client line answering it waits for the commit, `flush_client`). The save
         // of the transcript a turn's end makes waits for the task's loop (`save_after_yield`),
         // after the observers had the turn's end.
+        // The batch is applied in place (CPU only: the writer's thread commits it); only a wait
+        // for the writer, when too much is unanswered, leaves the worker to the other tasks.
         let core = &self.core;
-        let lines = self
-            .store
-            .off_worker(|| lock(core).record_agent_lines(lines));
+        let (lines, over) = {
+            let mut core = lock(core);
+            let lines = core.record_agent_lines(lines);
+            (lines, core.over_in_flight())
+        };
+        if over {
+            self.store.off_worker(|| lock(core).wait_for_room());
+        }
         self.follow_agent_title();
         for (_, line) in lines.iter() {
             let Some(agent) = self.agent.as_mut() else {
