@@ -27,6 +27,9 @@ pub const REMOTE_OPT_IN_KEY: &str = "remote";
 pub const OPT_IN_ATTACH: &str = "attach";
 /// Opt-in name: event ids (`_spindle/event_id` on WebSocket) and `_spindle/stream_dropped`.
 pub const OPT_IN_EVENT_IDS: &str = "event_ids";
+/// Opt-in name (with [`OPT_IN_EVENT_IDS`]): one `_spindle/event_id` may announce a run of
+/// messages ([`EVENT_ID_COUNT`]) instead of coming before each.
+pub const OPT_IN_EVENT_ID_RUNS: &str = "event_id_runs";
 
 /// `session/attach` (proposal): join a running session as controller or observer.
 pub const SESSION_ATTACH: &str = "session/attach";
@@ -60,6 +63,10 @@ pub const HISTORY_NONE: &str = "none";
 pub const RESUME_FROM: &str = "resumeFrom";
 /// `eventId` (of `_spindle/event_id`).
 pub const EVENT_ID: &str = "eventId";
+/// `count` (of `_spindle/event_id`, to peers that opted into [`OPT_IN_EVENT_ID_RUNS`]): the next
+/// `count` messages on the socket are the session's, with the ids `G-N`, `G-(N+1)`, ... from
+/// the announced `G-N`. Absent: 1.
+pub const EVENT_ID_COUNT: &str = "count";
 /// `requestId` (of `_spindle/permission_resolved`).
 pub const REQUEST_ID: &str = "requestId";
 /// `outcome` (of `_spindle/permission_resolved`).

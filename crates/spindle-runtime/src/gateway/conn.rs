@@ -119,6 +119,17 @@ pub struct ConnUser {
     pub may_control: bool,
 }
 
+/// The extensions a peer opted into in its `initialize` (`_meta.spindle.remote`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OptIns {
+    /// `attach`.
+    pub attach: bool,
+    /// `event_ids`.
+    pub event_ids: bool,
+    /// `event_id_runs` (counts only with `event_ids`).
+    pub event_id_runs: bool,
+}
+
 /// One `/acp` connection.
 #[derive(Debug)]
 pub struct Conn {
@@ -127,7 +138,7 @@ pub struct Conn {
     /// The protocol version agreed at `initialize` (0 until then, on WebSocket).
     pub protocol: Mutex<u16>,
     /// Opt-ins (`_meta.spindle.remote`): attach extension, event ids.
-    pub opt_in: Mutex<(bool, bool)>,
+    pub opt_in: Mutex<OptIns>,
     state: Mutex<ConnState>,
     /// Bumped whenever a session is attached (pending streams wait on it).
     pub attached: tokio::sync::watch::Sender<u64>,
@@ -158,7 +169,7 @@ impl Conn {
         Conn {
             id: Arc::from(id),
             protocol: Mutex::new(0),
-            opt_in: Mutex::new((false, false)),
+            opt_in: Mutex::new(OptIns::default()),
             state: Mutex::new(ConnState {
                 attachments: HashMap::new(),
                 outbox: Outbox::default(),
@@ -239,12 +250,17 @@ impl Conn {
 
     /// Whether the attach extension was opted into.
     pub fn opted_attach(&self) -> bool {
-        lock(&self.opt_in).0
+        lock(&self.opt_in).attach
     }
 
     /// Whether event ids were opted into.
     pub fn opted_event_ids(&self) -> bool {
-        lock(&self.opt_in).1
+        lock(&self.opt_in).event_ids
+    }
+
+    /// What the peer opted into (read once per write of a socket).
+    pub fn opt_ins(&self) -> OptIns {
+        *lock(&self.opt_in)
     }
 
     /// Queues a message on the connection stream.

@@ -18,9 +18,9 @@ use spindle_wire::client_methods::{
     SESSION_SET_CONFIG_OPTION, SESSION_SET_MODE, fields,
 };
 use spindle_wire::remote::{
-    CONNECTED_CLIENTS, ERROR_SESSION_NOT_FOUND, HISTORY_POLICY, OPT_IN_ATTACH, OPT_IN_EVENT_IDS,
-    PREVIOUS_CONNECTION_ID, REMOTE_OPT_IN_KEY, RESUME_FROM, ROLE, ROLE_CONTROLLER, ROLE_OBSERVER,
-    SESSION_ATTACH, SESSION_DETACH,
+    CONNECTED_CLIENTS, ERROR_SESSION_NOT_FOUND, HISTORY_POLICY, OPT_IN_ATTACH,
+    OPT_IN_EVENT_ID_RUNS, OPT_IN_EVENT_IDS, PREVIOUS_CONNECTION_ID, REMOTE_OPT_IN_KEY, RESUME_FROM,
+    ROLE, ROLE_CONTROLLER, ROLE_OBSERVER, SESSION_ATTACH, SESSION_DETACH,
 };
 
 use crate::acp_feed::history::HistoryPolicy;
@@ -125,13 +125,14 @@ pub fn initialize_result(protocol: u16, conn: &Conn, params: &Value) -> Value {
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    *crate::sync::lock(&conn.opt_in) = (
-        opted.contains(&OPT_IN_ATTACH),
-        opted.contains(&OPT_IN_EVENT_IDS),
-    );
+    *crate::sync::lock(&conn.opt_in) = super::conn::OptIns {
+        attach: opted.contains(&OPT_IN_ATTACH),
+        event_ids: opted.contains(&OPT_IN_EVENT_IDS),
+        event_id_runs: opted.contains(&OPT_IN_EVENT_IDS) && opted.contains(&OPT_IN_EVENT_ID_RUNS),
+    };
     let info =
         json!({ "name": "spindle", "title": "Spindle", "version": env!("CARGO_PKG_VERSION") });
-    let meta = json!({ "spindle": { REMOTE_OPT_IN_KEY: [OPT_IN_ATTACH, OPT_IN_EVENT_IDS] } });
+    let meta = json!({ "spindle": { REMOTE_OPT_IN_KEY: [OPT_IN_ATTACH, OPT_IN_EVENT_IDS, OPT_IN_EVENT_ID_RUNS] } });
     // The proposal's capability ("Multi-Client Session Attach"), for peers that opted in.
     let attach = json!({ "roles": [ROLE_CONTROLLER, ROLE_OBSERVER] });
     let mut result = if version >= 2 {

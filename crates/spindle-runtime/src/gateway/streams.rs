@@ -14,8 +14,8 @@ use spindle_wire::client_methods::{
     CANCEL_REQUEST, ELICITATION_CREATE, SESSION_REQUEST_PERMISSION,
 };
 use spindle_wire::remote::{
-    CHOSEN_OPTION_ID, EVENT_ID, EVENT_ID_NOTIFICATION, OUTCOME, PERMISSION_RESOLVED, REASON,
-    REQUEST_ID, SNAPSHOT_NOTIFICATION, STREAM_DROPPED, TOOL_CALL_ID,
+    CHOSEN_OPTION_ID, EVENT_ID, EVENT_ID_COUNT, EVENT_ID_NOTIFICATION, OUTCOME,
+    PERMISSION_RESOLVED, REASON, REQUEST_ID, SNAPSHOT_NOTIFICATION, STREAM_DROPPED, TOOL_CALL_ID,
 };
 use tokio::sync::{oneshot, watch};
 
@@ -340,11 +340,21 @@ impl EventIdNotices {
 
     /// The notice of the message with event id `id`.
     pub fn notice(&self, id: EventId) -> String {
+        self.run_notice(id, 1)
+    }
+
+    /// The notice of `count` messages in a row, the first with event id `id` and each next one
+    /// with the next counter (`count` > 1 only to peers that opted into `event_id_runs`).
+    pub fn run_notice(&self, id: EventId, count: usize) -> String {
         use std::fmt::Write as _;
-        let mut text = String::with_capacity(self.prefix.len() + 44);
+        let mut text = String::with_capacity(self.prefix.len() + 64);
         text.push_str(&self.prefix);
         let _ = write!(text, "{}-{}", id.generation, id.counter);
-        text.push_str("\"}}");
+        if count == 1 {
+            text.push_str("\"}}");
+        } else {
+            let _ = write!(text, "\",\"{EVENT_ID_COUNT}\":{count}}}}}");
+        }
         text
     }
 }
@@ -368,7 +378,20 @@ mod event_id_tests {
             ))
             .expect("JSON");
             assert_eq!(fast, reference);
+            let run: Value = serde_json::from_str(&EventIdNotices::new(session).run_notice(id, 3))
+                .expect("JSON");
+            let reference: Value = serde_json::from_str(&notification(
+                EVENT_ID_NOTIFICATION,
+                json!({ "sessionId": session, EVENT_ID: id.to_string(), EVENT_ID_COUNT: 3 }),
+            ))
+            .expect("JSON");
+            assert_eq!(run, reference);
         }
+        // A run of one is the plain notice.
+        assert_eq!(
+            EventIdNotices::new("12").run_notice(id, 1),
+            EventIdNotices::new("12").notice(id)
+        );
         // The exact text: the WebSocket client reads this form without a JSON parse
         // (spindle-protocol's `spindle_event_id_notice`), any other form with one.
         assert_eq!(

@@ -1,8 +1,9 @@
 //! The WebSocket profile: one socket per connection, JSON-RPC text frames both ways. The
 //! connection id is in the `101` answer; `initialize` must still be the first message. Every
 //! attached session's stream and the connection's own messages are merged onto the socket; a
-//! peer that opted into event ids gets `_spindle/event_id` before each session message and
-//! resumes with `resumeFrom` in `session/attach`.
+//! peer that opted into event ids gets `_spindle/event_id` before each session message (or, with
+//! `event_id_runs`, before each run of them in one write, with their `count`) and resumes with
+//! `resumeFrom` in `session/attach`.
 //!
 //! A socket that does not keep up stops being read from the session hubs; the hub drops it,
 //! the peer is told (`_spindle/stream_dropped`) and the socket is closed.
@@ -111,6 +112,51 @@ async fn feed_session_out(
     }
 }
 
+/// Queues the items of one write. A peer that opted into `event_id_runs` gets one
+/// `_spindle/event_id` (with `count`) before each run of a session's messages whose ids go on by
+/// one; any other item is queued as [`feed_session_out`] does.
+async fn feed_session_items(
+    socket: &mut WebSocket,
+    conn: &Conn,
+    items: Vec<(Arc<EventIdNotices>, Out)>,
+) -> bool {
+    let opted = conn.opt_ins();
+    let mut items = items.into_iter().peekable();
+    while let Some((notices, out)) = items.next() {
+        let (id, text) = match out {
+            Out::Message { id: Some(id), text } if opted.event_ids && opted.event_id_runs => {
+                (id, text)
+            }
+            other => {
+                if !feed_session_out(socket, conn, &notices, other).await {
+                    return false;
+                }
+                continue;
+            }
+        };
+        let mut run = vec![text];
+        while let Some((next_notices, Out::Message { id: Some(next), .. })) = items.peek()
+            && Arc::ptr_eq(next_notices, &notices)
+            && next.generation == id.generation
+            && next.counter == id.counter + run.len() as u64
+        {
+            if let Some((_, Out::Message { text, .. })) = items.next() {
+                run.push(text);
+            }
+        }
+        if !feed_owned(socket, notices.run_notice(id, run.len())).await {
+            return false;
+        }
+        for text in run {
+            conn.record_received(&text);
+            if !feed(socket, &text).await {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 async fn run(state: Gateway, conn: Arc<Conn>, mut socket: WebSocket) {
     let guard = conn.stream_opened();
     let Some(mut outbox) = conn.subscribe_outbox(None) else {
@@ -185,17 +231,19 @@ async fn run(state: Gateway, conn: Arc<Conn>, mut socket: WebSocket) {
                 }
                 if !sent || !flush(&mut socket).await { break }
             }
-            Some((notices, out)) = sessions.next(), if !sessions.is_empty() => {
-                let mut sent = feed_session_out(&mut socket, &conn, &notices, out).await;
+            Some(first) = sessions.next(), if !sessions.is_empty() => {
                 // What the sessions have ready goes out in the same write.
-                let mut queued = 1;
-                while sent && queued < FRAMES_PER_WRITE
-                    && let Some(Some((notices, out))) = sessions.next().now_or_never()
+                let mut items = vec![first];
+                while items.len() < FRAMES_PER_WRITE
+                    && let Some(Some(item)) = sessions.next().now_or_never()
                 {
-                    sent = feed_session_out(&mut socket, &conn, &notices, out).await;
-                    queued += 1;
+                    items.push(item);
                 }
-                if !sent || !flush(&mut socket).await { break }
+                if !feed_session_items(&mut socket, &conn, items).await
+                    || !flush(&mut socket).await
+                {
+                    break;
+                }
             }
             _ = closed.changed() => break,
         }

@@ -11,8 +11,8 @@
 use futures_util::{SinkExt, StreamExt};
 use spindle_wire::hash::{FxHashMap, FxHashSet};
 use spindle_wire::remote::{
-    EVENT_ID, EVENT_ID_NOTIFICATION, HEADER_CONNECTION_ID, OPT_IN_ATTACH, OPT_IN_EVENT_IDS,
-    STREAM_DROPPED,
+    EVENT_ID, EVENT_ID_COUNT, EVENT_ID_NOTIFICATION, HEADER_CONNECTION_ID, OPT_IN_ATTACH,
+    OPT_IN_EVENT_ID_RUNS, OPT_IN_EVENT_IDS, STREAM_DROPPED,
 };
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::time::Instant;
@@ -114,11 +114,13 @@ struct Driver {
     /// The last event id per session (Spindle's event ids) of a message
     /// that arrived.
     last_event_ids: FxHashMap<String, String>,
-    /// The id announced for the next session message (`_spindle/event_id`
-    /// comes before it): it counts once that message arrived, or once the
-    /// next announcement shows it stood alone (a position mark). Its session and id are in
-    /// `announced_buffers`.
-    announced: bool,
+    /// How many of the next messages the last announcement still covers
+    /// (`_spindle/event_id` comes before a message, or before a run of
+    /// `count` of them): the announced id counts once its message arrived,
+    /// or once the next announcement shows it stood alone (a position
+    /// mark); then the next message of a run has the next id. Their session
+    /// and the current id are in `announced_buffers`.
+    announced: u64,
     /// The session and id of the last announcement (kept to reuse their allocations).
     announced_buffers: Option<(String, String)>,
     /// After a reconnection: the id of the transport's own `initialize`,
@@ -167,7 +169,7 @@ pub(crate) async fn run(
         to_client,
         notices,
         last_event_ids: FxHashMap::default(),
-        announced: false,
+        announced: 0,
         announced_buffers: None,
         own_initialize_id: None,
         connection_id: opened.connection_id,
@@ -204,7 +206,7 @@ impl Driver {
     }
 
     fn opt_ins(&self) -> Vec<&'static str> {
-        let mut names = vec![OPT_IN_EVENT_IDS];
+        let mut names = vec![OPT_IN_EVENT_IDS, OPT_IN_EVENT_ID_RUNS];
         if self.options.attach {
             names.push(OPT_IN_ATTACH);
         }
@@ -293,8 +295,8 @@ impl Driver {
     /// dropped this client.
     fn incoming(&mut self, text: &str) -> bool {
         tracing::trace!(target: "spindle_protocol::remote", "ws <- {text}");
-        if let Some((session, id)) = spindle_event_id_notice(text) {
-            self.event_id_announced(session, id);
+        if let Some((session, id, count)) = spindle_event_id_notice(text) {
+            self.event_id_announced(session, id, count);
             return false;
         }
         if text.contains("_spindle/") {
@@ -317,8 +319,14 @@ impl Driver {
                         serde_json::Value::String(s) => s.clone(),
                         other => other.to_string(),
                     });
-                    match (session, id) {
-                        (Some(session), Some(id)) => self.event_id_announced(session, &id),
+                    let count = params
+                        .get(EVENT_ID_COUNT)
+                        .map_or(Some(1), serde_json::Value::as_u64)
+                        .filter(|&n| n >= 1);
+                    match (session, id, count) {
+                        (Some(session), Some(id), Some(count)) => {
+                            self.event_id_announced(session, &id, count)
+                        }
                         _ => self.commit_announced(),
                     }
                     return false;
@@ -388,9 +396,10 @@ impl Driver {
         self.resend.push(takeover.plain_line);
     }
 
-    /// A `_spindle/event_id` notice: `id` belongs to the next message of `session` (an earlier
-    /// announced id whose message never came is committed first, as before).
-    fn event_id_announced(&mut self, session: &str, id: &str) {
+    /// A `_spindle/event_id` notice: `id` belongs to the next message of `session`, and the
+    /// `count - 1` messages after it have the next ids (an earlier announced id whose message
+    /// never came is committed first, as before).
+    fn event_id_announced(&mut self, session: &str, id: &str, count: u64) {
         self.commit_announced();
         let other_generation = self
             .last_event_ids
@@ -404,13 +413,14 @@ impl Driver {
         announced_session.push_str(session);
         announced_id.clear();
         announced_id.push_str(id);
-        self.announced = true;
+        self.announced = count;
     }
 
     fn commit_announced(&mut self) {
-        if !std::mem::take(&mut self.announced) {
+        if self.announced == 0 {
             return;
         }
+        self.announced -= 1;
         let Some((session, id)) = self.announced_buffers.as_ref() else {
             return;
         };
@@ -427,6 +437,13 @@ impl Driver {
             None => {
                 self.last_event_ids.insert(session.clone(), id.clone());
             }
+        }
+        if self.announced > 0
+            && let Some((_, id)) = self.announced_buffers.as_mut()
+            && !next_event_id(id)
+        {
+            // Not a `G-N` id: the run cannot go on (Spindle's server sends only those).
+            self.announced = 0;
         }
     }
 
@@ -457,7 +474,7 @@ impl Driver {
             // Nothing was said yet: a fresh socket is all it takes.
             return Some(socket);
         };
-        self.announced = false;
+        self.announced = 0;
         let resumable = !self.last_event_ids.is_empty();
         // Requests in flight were asked on the old socket, which was the
         // connection: their answers are addressed to it. A server with
@@ -553,11 +570,11 @@ const TAKEOVER_REFUSED: &str = "the WebSocket dropped while this request was wai
      server could not hand its answer to the new connection (previousConnectionId refused)";
 
 /// A `session/attach` line without `params.previousConnectionId`.
-/// The session and event id of a `_spindle/event_id` notice exactly as Spindle's server writes
-/// it (one comes before every session message of a peer that opted into event ids), read
-/// without a JSON parse. `None` for any other text, including a notice written otherwise
+/// The session, event id and count of a `_spindle/event_id` notice exactly as Spindle's server
+/// writes it (one comes before every session message of a peer that opted into event ids, or
+/// before every run of them with `count`), read without a JSON parse. `None` for any other text, including a notice written otherwise
 /// (escapes, other member order or spacing): the general path reads those.
-fn spindle_event_id_notice(text: &str) -> Option<(&str, &str)> {
+fn spindle_event_id_notice(text: &str) -> Option<(&str, &str, u64)> {
     let rest = text.strip_prefix(r#"{"jsonrpc":"2.0","method":""#)?;
     let rest = rest.strip_prefix(EVENT_ID_NOTIFICATION)?;
     let rest = rest.strip_prefix(r#"","params":{"sessionId":""#)?;
@@ -566,10 +583,22 @@ fn spindle_event_id_notice(text: &str) -> Option<(&str, &str)> {
     let rest = rest.strip_prefix(EVENT_ID)?;
     let rest = rest.strip_prefix(r#"":""#)?;
     let (id, rest) = rest.split_once('"')?;
-    if rest != "}}" || session.contains('\\') || id.contains('\\') {
+    if session.contains('\\') || id.contains('\\') {
         return None;
     }
-    Some((session, id))
+    if rest == "}}" {
+        return Some((session, id, 1));
+    }
+    // A run: `,"count":K}}` with K a plain number of at least 2.
+    let count = rest
+        .strip_prefix(r#",""#)?
+        .strip_prefix(EVENT_ID_COUNT)?
+        .strip_prefix(r#"":"#)?
+        .strip_suffix("}}")?;
+    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) || count.starts_with('0') {
+        return None;
+    }
+    Some((session, id, count.parse().ok().filter(|&n| n >= 2)?))
 }
 
 fn without_previous_connection_id(line: &str) -> String {
@@ -580,6 +609,22 @@ fn without_previous_connection_id(line: &str) -> String {
         params.remove(spindle_wire::remote::PREVIOUS_CONNECTION_ID);
     }
     value.to_string()
+}
+
+/// Moves a Spindle event id (`GENERATION-N`) on to `GENERATION-(N+1)`, in place; `false` (and
+/// unchanged) for any other text.
+fn next_event_id(id: &mut String) -> bool {
+    let Some((generation, counter)) = id.split_once('-') else {
+        return false;
+    };
+    let Some(next) = counter.parse::<u64>().ok().and_then(|n| n.checked_add(1)) else {
+        return false;
+    };
+    let keep = generation.len() + 1;
+    id.truncate(keep);
+    use std::fmt::Write as _;
+    let _ = write!(id, "{next}");
+    true
 }
 
 /// The generation part of a Spindle event id (`GENERATION-N`; a plain
@@ -616,8 +661,8 @@ fn is_response_to(text: &str, id: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// What the general path reads from a notice: its session and id.
-    fn by_json(text: &str) -> Option<(String, String)> {
+    /// What the general path reads from a notice: its session, id and count.
+    fn by_json(text: &str) -> Option<(String, String, u64)> {
         let value: serde_json::Value = serde_json::from_str(text).ok()?;
         if value["method"] != EVENT_ID_NOTIFICATION {
             return None;
@@ -626,6 +671,7 @@ mod tests {
         Some((
             params["sessionId"].as_str()?.to_owned(),
             params[EVENT_ID].as_str()?.to_owned(),
+            params.get(EVENT_ID_COUNT).map_or(Some(1), |c| c.as_u64())?,
         ))
     }
 
@@ -666,17 +712,134 @@ mod tests {
                 r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"12"}}"#,
                 false,
             ),
+            // Runs: a count of 2 or more as the server writes it; anything else about the
+            // count is left to the general path.
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_id","params":{"sessionId":"12","eventId":"4-99","count":256}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_id","params":{"sessionId":"12","eventId":"4-99","count":1}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_id","params":{"sessionId":"12","eventId":"4-99","count":02}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_id","params":{"sessionId":"12","eventId":"4-99","count":-3}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"_spindle/event_id","params":{"sessionId":"12","eventId":"4-99","count":3.0}}"#,
+                false,
+            ),
         ];
         for (text, fast) in cases {
             let read = spindle_event_id_notice(text);
             assert_eq!(read.is_some(), *fast, "{text}");
-            if let Some((session, id)) = read {
+            if let Some((session, id, count)) = read {
                 assert_eq!(
-                    Some((session.to_owned(), id.to_owned())),
+                    Some((session.to_owned(), id.to_owned(), count)),
                     by_json(text),
                     "{text}"
                 );
             }
+        }
+    }
+
+    fn driver() -> Driver {
+        let (to_client, _reader) = tokio::io::duplex(1 << 20);
+        let (notices, _) = tokio::sync::mpsc::unbounded_channel();
+        Driver {
+            book: Book::default(),
+            options: RemoteOptions {
+                url: "ws://127.0.0.1:1/acp".into(),
+                profile: super::super::link::RemoteProfile::WebSocket,
+                headers: Vec::new(),
+                reconnect_for: std::time::Duration::ZERO,
+                attach: false,
+            },
+            to_client,
+            notices,
+            last_event_ids: FxHashMap::default(),
+            announced: 0,
+            announced_buffers: None,
+            own_initialize_id: None,
+            connection_id: None,
+            takeover: None,
+            resend: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    fn notice(id: &str, count: Option<u64>) -> String {
+        let count = count
+            .map(|c| format!(r#","count":{c}"#))
+            .unwrap_or_default();
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"_spindle/event_id","params":{{"sessionId":"s","eventId":"{id}"{count}}}}}"#
+        )
+    }
+
+    /// Each case: the frames the server sends (`N`: a notice of `N`'s id; `N*K`: of a run of
+    /// `K` from it, `N*K~` the same written otherwise (the general path); `m`: a session
+    /// message), and the last event id after each frame.
+    #[tokio::test]
+    async fn a_run_gives_each_of_its_messages_the_next_id() {
+        let message = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}"#;
+        let cases: &[(&str, &[&str])] = &[
+            // One notice per message, as before runs.
+            ("7-1 m 7-2 m", &["", "7-1", "7-1", "7-2"]),
+            // A run of three, then a plain notice.
+            (
+                "7-10*3 m m m 7-13 m",
+                &["", "7-10", "7-11", "7-12", "7-12", "7-13"],
+            ),
+            // The general path reads the count too.
+            ("7-10*3~ m m m", &["", "7-10", "7-11", "7-12"]),
+            // A run cut short by the next notice: its next id stands alone, as a mark did.
+            ("7-10*3 m 7-20 m", &["", "7-10", "7-11", "7-20"]),
+            // A mark (a notice with no message) before a run.
+            ("7-5 7-6*2 m m", &["", "7-5", "7-6", "7-7"]),
+            // The counter's digits grow within a run.
+            ("3-99*2 m m", &["", "3-99", "3-100"]),
+        ];
+        for (frames, expected) in cases {
+            let mut d = driver();
+            let mut seen = Vec::new();
+            for frame in frames.split(' ') {
+                let text = if frame == "m" {
+                    message.to_owned()
+                } else if let Some(general) = frame.strip_suffix('~') {
+                    let (id, count) = general.split_once('*').unwrap();
+                    format!(
+                        r#"{{"params":{{"count":{count},"eventId":"{id}","sessionId":"s"}},"method":"_spindle/event_id","jsonrpc":"2.0"}}"#
+                    )
+                } else if let Some((id, count)) = frame.split_once('*') {
+                    notice(id, Some(count.parse().unwrap()))
+                } else {
+                    notice(frame, None)
+                };
+                assert!(!d.incoming(&text), "{frames}");
+                seen.push(d.last_event_ids.get("s").cloned().unwrap_or_default());
+            }
+            assert_eq!(&seen, expected, "{frames}");
+        }
+    }
+
+    #[test]
+    fn an_event_id_moves_on_by_one_or_not_at_all() {
+        for (id, next) in [
+            ("4-9", Some("4-10")),
+            ("12-0", Some("12-1")),
+            ("4", None),
+            ("4-x", None),
+            ("4-18446744073709551615", None),
+        ] {
+            let mut text = id.to_owned();
+            assert_eq!(next_event_id(&mut text), next.is_some(), "{id}");
+            assert_eq!(text, next.unwrap_or(id), "{id}");
         }
     }
 }
