@@ -12,7 +12,8 @@ Clients, each over HTTP+SSE and WebSocket against every server, and over stdio f
 - the official Rust client: `sdk-bench-client --connect URL PROMPT` (the crate's `HttpClient`).
 
 Throughput: N updates in one turn; the runs of one size go round-robin (every configuration once,
-then again) so that load from the shared machine falls on all of them alike; the median of --reps
+then again, every other round in the reverse order) so that load from the shared machine and a
+long-lived server's growing number of sessions fall on all of them alike; the median of --reps
 runs. Every run's output is compared with the same client's stdio output before its time counts
 (`spindle chat`: its whole stdout; the official client: the reply's length and FNV-1a hash).
 "x official" is the official server's time with the same client and transport divided by this
@@ -161,7 +162,7 @@ def main():
     ap.add_argument("--sdk-client", required=True, help="interop's sdk-bench-client")
     ap.add_argument("--gateway", choices=["bridge", "serve"], default="bridge")
     ap.add_argument("--sizes", default="1000,10000,100000")
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=4)
     ap.add_argument("--turns", type=int, default=200)
     ap.add_argument("--used-gateway", action="store_true",
                     help="also measure the turn latency on Spindle's gateway that served the "
@@ -207,16 +208,19 @@ def main():
                          " of this build and of main (`--before`)" if args.before else "",
                          load_before))
         lines.append("#### Throughput (`/stream N mixed`: N updates in one turn; median of %d "
-                     "round-robin runs; every output equal to the same client's over stdio)\n"
+                     "round-robin runs, every other round in the reverse order; every output equal to the same client's over stdio)\n"
                      % args.reps)
+        ceiling_notes = []
         lines.append("| N | client | server | transport | s | updates/s | x official |")
         lines.append("|---:|---|---|---|---:|---:|---:|")
         for n in [int(s) for s in args.sizes.split(",") if s]:
             prompt = "/stream %d mixed" % n
             times = {cfg: [] for cfg in configs}
             outputs = {}
-            for _ in range(args.reps):
-                for cfg in configs:
+            for rep in range(args.reps):
+                # Every other round in the reverse order: a long-lived server serves more sessions
+                # with each run, so a fixed order would favour the configurations measured first.
+                for cfg in (configs if rep % 2 == 0 else configs[::-1]):
                     c, s, t = cfg
                     what = "%s over %s to %s (N=%d)" % (client_label[c], t, s or "agent", n)
                     cmd = client_cmd(clients[c], t, servers.get(s), prompt, agent)
@@ -237,6 +241,22 @@ def main():
                     "{:,}".format(n), client_label[c], server_label[s] if s else "- (the agent "
                     "as a child)", TRANSPORT_NAMES[t], med, "{:,.0f}".format(n / med), ratio))
                 print(lines[-1], flush=True)
+            # The official client's own floor: over stdio it reads the agent with no server at
+            # all, and over HTTP or WebSocket it can only do more work. No server, however fast,
+            # makes it more than (its time with the official server) / (its stdio time) faster.
+            stdio = statistics.median(times[("sdk", None, "stdio")])
+            ceilings = ", ".join(
+                "%s %.2fx" % (TRANSPORT_NAMES[t], statistics.median(times[("sdk", "official", t)]) / stdio)
+                for t in ("http", "ws"))
+            ceiling_notes.append("- N = %s: %s (its stdio time %.3f s)." % (
+                "{:,}".format(n), ceilings, stdio))
+            print(ceiling_notes[-1], flush=True)
+        lines.append("")
+        lines.append("The most any server could reach with the official Rust client (\"x official\" "
+                     "if the server cost nothing): its time with the official server divided by its "
+                     "stdio time.")
+        lines.append("")
+        lines.extend(ceiling_notes)
         lines.append("")
         lines.append("#### Turn latency (`spindle chat`, %d short turns in one piped session; "
                      "prompt written -> end of turn read; fresh servers)\n" % args.turns)

@@ -305,7 +305,7 @@ where
                 return;
             }
         };
-        let (chunk, found_newline) = match available.iter().position(|b| *b == b'\n') {
+        let (chunk, found_newline) = match memchr::memchr(b'\n', available) {
             Some(n) => (&available[..n], true),
             None => (available, false),
         };
