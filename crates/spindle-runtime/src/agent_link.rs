@@ -35,16 +35,28 @@ const _: () = assert!(QUEUED_BYTES >= MAX_LINE_BYTES);
 /// What the link reports.
 #[derive(Debug)]
 pub enum LinkEvent {
-    /// One line the agent wrote, without its newline, with its share of the queue budget
-    /// (released when the event is dropped).
-    Line(String, QueueShare),
+    /// The lines one read of the agent's output finished (at least one), in order, without
+    /// their newlines, with their share of the queue budget (released when the event is
+    /// dropped). One event per read rather than per line: a fast agent's lines cost one channel
+    /// message and one budget claim per 64 KiB.
+    Lines(Vec<String>, QueueShare),
     /// A line over [`MAX_LINE_BYTES`] or not UTF-8 was dropped.
     Dropped(String),
     /// The agent's stdout closed (it exited or closed the pipe); with the exit status if known.
     Closed(String),
 }
 
-/// A line's share of the link's byte budget.
+impl LinkEvent {
+    /// How many lines the event carries.
+    pub fn line_count(&self) -> usize {
+        match self {
+            LinkEvent::Lines(lines, _) => lines.len(),
+            LinkEvent::Dropped(_) | LinkEvent::Closed(_) => 0,
+        }
+    }
+}
+
+/// Lines' share of the link's byte budget.
 #[derive(Debug)]
 pub struct QueueShare(#[allow(dead_code)] Option<tokio::sync::OwnedSemaphorePermit>);
 
@@ -292,8 +304,9 @@ where
 {
     let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(QUEUED_BYTES));
     let mut reader = BufReader::with_capacity(READ_CAPACITY, stdout);
-    let mut line: Vec<u8> = Vec::new();
-    let mut oversized = false;
+    let mut partial = PartialLine::default();
+    // What one read finished, in order; reported once the read is consumed.
+    let mut finished: Vec<Finished> = Vec::new();
     loop {
         let available = match reader.fill_buf().await {
             Ok([]) => break,
@@ -305,42 +318,35 @@ where
                 return;
             }
         };
-        let (chunk, found_newline) = match memchr::memchr(b'\n', available) {
-            Some(n) => (&available[..n], true),
-            None => (available, false),
-        };
-        let consumed = chunk.len() + usize::from(found_newline);
-        let finished = if found_newline && line.is_empty() && !oversized {
-            // The whole line is in the read buffer (most lines): its text is an exact-size copy
-            // of it.
-            Some((chunk.to_vec(), false))
-        } else {
-            // A line read in pieces: gathered in `line` (dropped once it passes the limit).
-            if !oversized {
-                if line.len() + chunk.len() > MAX_LINE_BYTES {
-                    oversized = true;
-                    line = Vec::new();
-                } else {
-                    line.extend_from_slice(chunk);
-                }
-            }
-            found_newline.then(|| (std::mem::take(&mut line), std::mem::take(&mut oversized)))
-        };
+        let mut rest = available;
+        while let Some(n) = memchr::memchr(b'\n', rest) {
+            let (chunk, after) = (&rest[..n], &rest[n + 1..]);
+            rest = after;
+            let (bytes, oversized) = if partial.is_empty() {
+                // The whole line is in the read buffer (most lines): its text is an exact-size
+                // copy of it.
+                (chunk.to_vec(), false)
+            } else {
+                partial.gather(chunk);
+                partial.take()
+            };
+            finished.extend(finish_line(bytes, oversized));
+        }
+        // The start of a line the next read goes on with.
+        partial.gather(rest);
+        let consumed = available.len();
         reader.consume(consumed);
         // A full queue waits here: the agent's pipe fills and the agent blocks, which bounds
         // memory; browsers are never on this path (they have their own queues).
-        if let Some((bytes, oversized)) = finished
-            && let Some(event) = finish_line(bytes, oversized, &budget).await
-            && events.send(event).await.is_err()
-        {
+        if !report(&events, &budget, &mut finished).await {
             return;
         }
     }
     // A last line without its newline is still a line (F7): the agent may write its final
     // message and exit without one.
-    if let Some(event) = finish_line(line, oversized, &budget).await
-        && events.send(event).await.is_err()
-    {
+    let (bytes, oversized) = partial.take();
+    finished.extend(finish_line(bytes, oversized));
+    if !report(&events, &budget, &mut finished).await {
         return;
     }
     let _ = events
@@ -348,15 +354,99 @@ where
         .await;
 }
 
-/// Turns the bytes of one line (its newline removed) into the event to report, or `None` for
-/// a blank line.
-async fn finish_line(
-    mut bytes: Vec<u8>,
+/// A line read in pieces (over several reads), dropped once it passes [`MAX_LINE_BYTES`].
+#[derive(Default)]
+struct PartialLine {
+    bytes: Vec<u8>,
     oversized: bool,
+}
+
+impl PartialLine {
+    fn is_empty(&self) -> bool {
+        self.bytes.is_empty() && !self.oversized
+    }
+
+    fn gather(&mut self, chunk: &[u8]) {
+        if self.oversized || chunk.is_empty() {
+            return;
+        }
+        if self.bytes.len() + chunk.len() > MAX_LINE_BYTES {
+            self.oversized = true;
+            self.bytes = Vec::new();
+        } else {
+            self.bytes.extend_from_slice(chunk);
+        }
+    }
+
+    /// The line's bytes and whether it was over the limit; empty again.
+    fn take(&mut self) -> (Vec<u8>, bool) {
+        (
+            std::mem::take(&mut self.bytes),
+            std::mem::take(&mut self.oversized),
+        )
+    }
+}
+
+/// A line as read: its text, or why it was dropped.
+enum Finished {
+    Line(String),
+    Dropped(String),
+}
+
+/// Reports what a read finished: consecutive lines as one [`LinkEvent::Lines`] (with one claim
+/// on the budget for their bytes), a dropped line's notice in its place between them. `false`
+/// when the link's receiver is gone.
+async fn report(
+    events: &mpsc::Sender<LinkEvent>,
     budget: &std::sync::Arc<tokio::sync::Semaphore>,
-) -> Option<LinkEvent> {
+    finished: &mut Vec<Finished>,
+) -> bool {
+    let mut lines = Vec::new();
+    let mut bytes = 0usize;
+    for item in finished.drain(..) {
+        match item {
+            Finished::Line(text) => {
+                bytes += text.len().max(1);
+                lines.push(text);
+            }
+            Finished::Dropped(why) => {
+                if !lines.is_empty()
+                    && !send_lines(events, budget, std::mem::take(&mut lines), bytes).await
+                {
+                    return false;
+                }
+                bytes = 0;
+                if events.send(LinkEvent::Dropped(why)).await.is_err() {
+                    return false;
+                }
+            }
+        }
+    }
+    lines.is_empty() || send_lines(events, budget, lines, bytes).await
+}
+
+async fn send_lines(
+    events: &mpsc::Sender<LinkEvent>,
+    budget: &std::sync::Arc<tokio::sync::Semaphore>,
+    lines: Vec<String>,
+    bytes: usize,
+) -> bool {
+    // One read's lines are at most a maximal line and a read buffer: the claim is capped at
+    // the whole budget, so it can always be granted. This cannot fail while the semaphore lives
+    // (it is never closed).
+    let permits = u32::try_from(bytes.min(QUEUED_BYTES)).unwrap_or(u32::MAX);
+    let share = budget.clone().acquire_many_owned(permits).await.ok();
+    events
+        .send(LinkEvent::Lines(lines, QueueShare(share)))
+        .await
+        .is_ok()
+}
+
+/// The line from the bytes of one line (its newline removed), or why it was dropped; `None` for
+/// a blank line.
+fn finish_line(mut bytes: Vec<u8>, oversized: bool) -> Option<Finished> {
     if oversized {
-        return Some(LinkEvent::Dropped(format!(
+        return Some(Finished::Dropped(format!(
             "agent line over {MAX_LINE_BYTES} bytes dropped"
         )));
     }
@@ -368,14 +458,8 @@ async fn finish_line(
     }
     // The line's own buffer becomes its text (no copy).
     Some(match String::from_utf8(bytes) {
-        Ok(text) => {
-            // Lines are at most MAX_LINE_BYTES, below the budget: this cannot fail while the
-            // semaphore lives (it is never closed).
-            let bytes = u32::try_from(text.len().max(1)).unwrap_or(u32::MAX);
-            let share = budget.clone().acquire_many_owned(bytes).await.ok();
-            LinkEvent::Line(text, QueueShare(share))
-        }
-        Err(_) => LinkEvent::Dropped("agent line is not UTF-8; dropped".into()),
+        Ok(text) => Finished::Line(text),
+        Err(_) => Finished::Dropped("agent line is not UTF-8; dropped".into()),
     })
 }
 
@@ -389,7 +473,9 @@ mod tests {
         let mut seen = Vec::new();
         while let Some(event) = link.events.recv().await {
             match event {
-                LinkEvent::Line(line, _) => seen.push(format!("line {}", line.len())),
+                LinkEvent::Lines(lines, _) => {
+                    seen.extend(lines.iter().map(|line| format!("line {}", line.len())));
+                }
                 LinkEvent::Dropped(why) => seen.push(format!("dropped {why}")),
                 LinkEvent::Closed(_) => {
                     seen.push("closed".into());
@@ -428,11 +514,11 @@ mod tests {
         }
         let mut seen = Vec::new();
         while let Some(event) = rx.recv().await {
-            seen.push(match event {
-                LinkEvent::Line(line, _) => line,
-                LinkEvent::Dropped(why) => format!("dropped {why}"),
-                LinkEvent::Closed(why) => format!("closed {why}"),
-            });
+            match event {
+                LinkEvent::Lines(lines, _) => seen.extend(lines),
+                LinkEvent::Dropped(why) => seen.push(format!("dropped {why}")),
+                LinkEvent::Closed(why) => seen.push(format!("closed {why}")),
+            }
         }
         seen
     }

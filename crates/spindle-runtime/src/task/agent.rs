@@ -28,14 +28,16 @@ impl SessionTask {
         let replaying = self.is_loading() && !self.startup.replay_is_transcript();
         for event in events {
             match event {
-                LinkEvent::Line(line, share) => {
+                LinkEvent::Lines(read, share) => {
                     shares.push(share);
-                    let direction = if replaying && is_update_notification(&line) {
-                        Direction::AgentReplay
-                    } else {
-                        Direction::Agent
-                    };
-                    lines.push((direction, line));
+                    lines.extend(read.into_iter().map(|line| {
+                        let direction = if replaying && is_update_notification(&line) {
+                            Direction::AgentReplay
+                        } else {
+                            Direction::Agent
+                        };
+                        (direction, line)
+                    }));
                 }
                 LinkEvent::Dropped(why) => {
                     tracing::warn!(session = self.id, "{why}");

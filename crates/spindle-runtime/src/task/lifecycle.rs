@@ -69,9 +69,11 @@ impl SessionTask {
                 return;
             }
             match tokio::time::timeout_at(deadline, agent.link.events.recv()).await {
-                Ok(Some(LinkEvent::Line(line, _share))) => {
-                    agent.client.receive_line(&line);
-                    self.record(vec![(Direction::Agent, line)]);
+                Ok(Some(LinkEvent::Lines(lines, _share))) => {
+                    for line in &lines {
+                        agent.client.receive_line(line);
+                    }
+                    self.record(lines.into_iter().map(|l| (Direction::Agent, l)).collect());
                 }
                 Ok(Some(LinkEvent::Dropped(_))) => {}
                 Ok(Some(LinkEvent::Closed(_)) | None) | Err(_) => return,

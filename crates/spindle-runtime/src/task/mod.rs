@@ -171,10 +171,14 @@ impl SessionTask {
                     event = agent.link.events.recv(), if !paused => match event {
                         None => Input::Agent(vec![LinkEvent::Closed("the agent link closed".into())]),
                         Some(first) => {
+                            let mut lines = first.line_count();
                             let mut batch = vec![first];
-                            while batch.len() < MAX_BATCH {
+                            while lines < MAX_BATCH {
                                 match agent.link.events.try_recv() {
-                                    Ok(event) => batch.push(event),
+                                    Ok(event) => {
+                                        lines += event.line_count();
+                                        batch.push(event);
+                                    }
                                     Err(_) => break,
                                 }
                             }

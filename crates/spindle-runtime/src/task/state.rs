@@ -195,10 +195,9 @@ pub(crate) struct CheckpointJobs {
     ),
 }
 
-/// The most agent lines recorded in one transaction / one SSE batch: what the agent link queues
-/// at most (`AgentLink::spawn`'s queue), so that a fast stream is committed in as few
-/// transactions as the agent's pace allows (each one costs a database round trip or a WAL
-/// commit, whatever its size).
+/// The session task takes the agent link's queued reads for one batch until they hold this many
+/// lines (a batch is whole reads: it may end past it by one read's lines), so that a fast stream
+/// is handed to the log writer and the engine in as few batches as the agent's pace allows.
 pub(super) const MAX_BATCH: usize = 1024;
 
 /// One agent process: the pipe, the ACP client state and the host of that process.
