@@ -44,7 +44,7 @@ pub(crate) use forward::show_followed_permissions;
 pub(crate) use state::QueueChange;
 pub use state::{CheckpointRequest, PromptImage, PromptOutcome, RemoteTarget};
 pub(crate) use state::{Command, SessionTask, TaskStart, ValueReply};
-use state::{HostDone, MAX_BATCH, QueuedPrompt, RunningAgent, request_key};
+use state::{HostDone, LINK_QUEUE_READS, MAX_BATCH, QueuedPrompt, RunningAgent, request_key};
 
 /// Everything the session task reacts to.
 #[derive(Debug)]
@@ -391,8 +391,8 @@ impl SessionTask {
         };
         self.note_agent_version(choice);
         let link = match &settings.remote {
-            Some(remote) => Ok(AgentLink::connect(remote, 1024)),
-            None => AgentLink::spawn(&choice.command, &choice.env_os(), 1024),
+            Some(remote) => Ok(AgentLink::connect(remote, LINK_QUEUE_READS)),
+            None => AgentLink::spawn(&choice.command, &choice.env_os(), LINK_QUEUE_READS),
         };
         let link = match link {
             Ok(link) => link,

@@ -200,6 +200,13 @@ pub(crate) struct CheckpointJobs {
 /// is handed to the log writer and the engine in as few batches as the agent's pace allows.
 pub(super) const MAX_BATCH: usize = 1024;
 
+/// The reads of the agent's output (up to 64 KiB each) the agent link queues ahead of the
+/// session task. Beyond them the link stops reading and the agent blocks on its pipe: the agent
+/// goes at the session's pace instead of taking the CPU the session's `/acp` writers need (with
+/// 1,024 reads queued, a fast agent ran tens of megabytes ahead and a `/acp` client reading
+/// as fast as it could was dropped as too slow).
+pub(super) const LINK_QUEUE_READS: usize = 2;
+
 /// One agent process: the pipe, the ACP client state and the host of that process.
 pub(super) struct RunningAgent {
     pub(super) link: AgentLink,
