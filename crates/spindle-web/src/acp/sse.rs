@@ -55,7 +55,8 @@ impl SseEvent {
 fn write_data(out: &mut Vec<u8>, text: &str) {
     out.extend_from_slice(b"data: ");
     let mut rest = text.as_bytes();
-    while let Some(n) = rest.iter().position(|b| *b == b'\n' || *b == b'\r') {
+    // Most messages have no line break: one word-at-a-time search over the whole message.
+    while let Some(n) = memchr::memchr2(b'\n', b'\r', rest) {
         out.extend_from_slice(&rest[..n]);
         out.extend_from_slice(b"\ndata: ");
         // CR LF is one line break.
