@@ -9,9 +9,14 @@ use crate::hub::{Frame, HubItem};
 
 /// The bytes one `/acp` subscriber may have queued and not taken before it is dropped: a client
 /// reading continuously never gets near it, a stalled one is dropped without slowing anyone.
-pub(crate) const SUBSCRIBER_BYTES: usize = 16 << 20;
-/// The messages one `/acp` subscriber may have queued (beside the bytes).
-pub(crate) const SUBSCRIBER_MESSAGES: usize = 65_536;
+/// The queued messages are the hub's, shared by every subscriber: a stalled one pins at most this
+/// much beside its queue's own slots.
+pub(crate) const SUBSCRIBER_BYTES: usize = 32 << 20;
+/// The messages one `/acp` subscriber may have queued (beside the bytes). Twice what it was
+/// (65,536) once the gateway streamed a fast agent about twice as fast: the official Rust
+/// client, which reads about 100,000 messages a second, fell that far behind a 100,000-update
+/// burst and was dropped (it cannot resume).
+pub(crate) const SUBSCRIBER_MESSAGES: usize = 131_072;
 
 /// One client stream's subscription to a session's hub.
 #[derive(Debug)]

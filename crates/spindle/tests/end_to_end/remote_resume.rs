@@ -138,10 +138,10 @@ fn remote_resume_a_stalled_subscriber_is_dropped_and_told_while_another_keeps_up
     stalled.request("session/attach", attach, Some(&session));
     let mut stalled_stream = stalled.session_stream(&session, None);
 
-    // A 100,000-update turn: more than a subscriber may leave queued (16 MiB), so the stalled
-    // one is dropped; the reader that keeps reading is never dropped.
+    // A 200,000-update turn: more than a subscriber may leave queued (131,072 messages), so
+    // the stalled one is dropped; the reader that keeps reading is never dropped.
     let prompt = json!({ "sessionId": session,
-                         "prompt": [{ "type": "text", "text": "/stream 100000 mixed" }] });
+                         "prompt": [{ "type": "text", "text": "/stream 200000 mixed" }] });
     let (turn, _) = a.request("session/prompt", prompt, Some(&session));
     let mut chunks = 0usize;
     let answer = loop {
