@@ -210,7 +210,6 @@ def main():
         lines.append("#### Throughput (`/stream N mixed`: N updates in one turn; median of %d "
                      "round-robin runs, every other round in the reverse order; every output equal to the same client's over stdio)\n"
                      % args.reps)
-        ceiling_notes = []
         lines.append("| N | client | server | transport | s | updates/s | x official |")
         lines.append("|---:|---|---|---|---:|---:|---:|")
         for n in [int(s) for s in args.sizes.split(",") if s]:
@@ -241,22 +240,6 @@ def main():
                     "{:,}".format(n), client_label[c], server_label[s] if s else "- (the agent "
                     "as a child)", TRANSPORT_NAMES[t], med, "{:,.0f}".format(n / med), ratio))
                 print(lines[-1], flush=True)
-            # The official client's own floor: over stdio it reads the agent with no server at
-            # all, and over HTTP or WebSocket it can only do more work. No server, however fast,
-            # makes it more than (its time with the official server) / (its stdio time) faster.
-            stdio = statistics.median(times[("sdk", None, "stdio")])
-            ceilings = ", ".join(
-                "%s %.2fx" % (TRANSPORT_NAMES[t], statistics.median(times[("sdk", "official", t)]) / stdio)
-                for t in ("http", "ws"))
-            ceiling_notes.append("- N = %s: %s (its stdio time %.3f s)." % (
-                "{:,}".format(n), ceilings, stdio))
-            print(ceiling_notes[-1], flush=True)
-        lines.append("")
-        lines.append("The most any server could reach with the official Rust client (\"x official\" "
-                     "if the server cost nothing): its time with the official server divided by its "
-                     "stdio time.")
-        lines.append("")
-        lines.extend(ceiling_notes)
         lines.append("")
         lines.append("#### Turn latency (`spindle chat`, %d short turns in one piped session; "
                      "prompt written -> end of turn read; fresh servers)\n" % args.turns)
