@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use spindle_wire::remote::{HEADER_CONNECTION_ID, MAX_POST_BODY};
 
 use spindle_runtime::Gateway;
-use spindle_runtime::gateway::conn::{Conn, ConnUser};
+use spindle_runtime::gateway::conn::{Conn, ConnUser, OptIns};
 use spindle_runtime::gateway::dispatch;
 use spindle_runtime::gateway::streams::{self, EventIdNotices, Out};
 
@@ -84,20 +84,21 @@ const FRAMES_PER_WRITE: usize = 256;
 async fn feed_session_out(
     socket: &mut WebSocket,
     conn: &Conn,
+    opted: OptIns,
     notices: &EventIdNotices,
     out: Out,
 ) -> bool {
     match out {
         Out::Message { id, text } => {
             conn.record_received(&text);
-            if let Some(id) = id.filter(|_| conn.opted_event_ids())
+            if let Some(id) = id.filter(|_| opted.event_ids)
                 && !feed_owned(socket, notices.notice(id)).await
             {
                 return false;
             }
             feed(socket, &text).await
         }
-        Out::Mark(id) => !conn.opted_event_ids() || feed_owned(socket, notices.notice(id)).await,
+        Out::Mark(id) => !opted.event_ids || feed_owned(socket, notices.notice(id)).await,
         Out::Comment(_) => {
             // Only "dropped" ends a live stream with a comment: the socket is behind, so it
             // is closed (the peer reconnects and resumes).
@@ -128,7 +129,7 @@ async fn feed_session_items(
                 (id, text)
             }
             other => {
-                if !feed_session_out(socket, conn, &notices, other).await {
+                if !feed_session_out(socket, conn, opted, &notices, other).await {
                     return false;
                 }
                 continue;

@@ -163,20 +163,7 @@ pub(crate) async fn run(
         notices,
     } = pipes;
     let mut lines = BufReader::new(from_client).lines();
-    let mut driver = Driver {
-        book: Book::default(),
-        options,
-        to_client,
-        notices,
-        last_event_ids: FxHashMap::default(),
-        announced: 0,
-        announced_buffers: None,
-        own_initialize_id: None,
-        connection_id: opened.connection_id,
-        takeover: None,
-        resend: Vec::new(),
-        out: Vec::new(),
-    };
+    let mut driver = Driver::new(options, to_client, notices, opened.connection_id);
     let mut socket = opened.socket;
     loop {
         match driver.pump(&mut socket, &mut lines).await {
@@ -201,6 +188,29 @@ pub(crate) async fn run(
 }
 
 impl Driver {
+    /// A driver that has seen nothing yet, on the connection `connection_id`.
+    fn new(
+        options: RemoteOptions,
+        to_client: tokio::io::DuplexStream,
+        notices: tokio::sync::mpsc::UnboundedSender<RemoteNotice>,
+        connection_id: Option<String>,
+    ) -> Driver {
+        Driver {
+            book: Book::default(),
+            options,
+            to_client,
+            notices,
+            last_event_ids: FxHashMap::default(),
+            announced: 0,
+            announced_buffers: None,
+            own_initialize_id: None,
+            connection_id,
+            takeover: None,
+            resend: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
     fn notice(&self, notice: RemoteNotice) {
         let _ = self.notices.send(notice);
     }
@@ -751,26 +761,14 @@ mod tests {
     fn driver() -> Driver {
         let (to_client, _reader) = tokio::io::duplex(1 << 20);
         let (notices, _) = tokio::sync::mpsc::unbounded_channel();
-        Driver {
-            book: Book::default(),
-            options: RemoteOptions {
-                url: "ws://127.0.0.1:1/acp".into(),
-                profile: super::super::link::RemoteProfile::WebSocket,
-                headers: Vec::new(),
-                reconnect_for: std::time::Duration::ZERO,
-                attach: false,
-            },
-            to_client,
-            notices,
-            last_event_ids: FxHashMap::default(),
-            announced: 0,
-            announced_buffers: None,
-            own_initialize_id: None,
-            connection_id: None,
-            takeover: None,
-            resend: Vec::new(),
-            out: Vec::new(),
-        }
+        let options = RemoteOptions {
+            url: "ws://127.0.0.1:1/acp".into(),
+            profile: super::super::link::RemoteProfile::WebSocket,
+            headers: Vec::new(),
+            reconnect_for: std::time::Duration::ZERO,
+            attach: false,
+        };
+        Driver::new(options, to_client, notices, None)
     }
 
     fn notice(id: &str, count: Option<u64>) -> String {
