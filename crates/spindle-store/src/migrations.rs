@@ -26,7 +26,10 @@
 //! (`parent_id`, no foreign key: a parent may be deleted before its forks), and `title_source`
 //! (`''`, `prompt`, `agent`, `user`: a user's rename is never replaced by the agent's title).
 //! Existing non-empty titles become `prompt` titles (before it, a rename and a prompt's title
-//! were not told apart).
+//! were not told apart). Version 8 drops PostgreSQL's foreign key from `wire_log` to `sessions` (its per-row
+//! trigger; appends and deletes order themselves on the session's row instead). Version 9 writes
+//! PostgreSQL's log as one row per appended batch (`wire_batches`); SQLite's versions 8 and 9
+//! change nothing.
 
 use crate::StoreError;
 
@@ -42,7 +45,7 @@ pub struct Migration {
 }
 
 /// The highest version this build knows.
-pub const LATEST: i64 = 8;
+pub const LATEST: i64 = 9;
 
 /// The SQLite migrations.
 pub const SQLITE: &[Migration] = &[
@@ -180,6 +183,13 @@ UPDATE sessions SET title_source = 'prompt' WHERE title <> '';
         // copy the whole log into a new table: kept (see the PostgreSQL migration).
         sql: "",
     },
+    Migration {
+        version: 9,
+        summary: "the wire log written one row per appended batch",
+        // SQLite writes a line's row into pages it fills anyway, with no per-row log record of
+        // its own: its rows per line stay (see the PostgreSQL migration).
+        sql: "",
+    },
 ];
 
 /// The PostgreSQL migrations. Lines are `bytea` (a wire line may hold U+0000, which `text`
@@ -300,6 +310,37 @@ UPDATE sessions SET title_source = 'prompt' WHERE title <> '';
 ALTER TABLE wire_log DROP CONSTRAINT IF EXISTS wire_log_session_id_fkey;
 ",
     },
+    Migration {
+        version: 9,
+        summary: "the wire log written one row per appended batch",
+        // A row per line cost a heap tuple, a key entry and their WAL for each line of a fast
+        // stream, most of PostgreSQL's work. New lines go to `wire_batches`, a row per appended
+        // batch (`postgres/wire_batches.rs`); `wire_log` keeps the lines written before and is
+        // read with it, so nothing is copied. `lines` is compressed with lz4 where the server
+        // was built with it (pglz, the default, costs several times the CPU).
+        sql: "
+CREATE TABLE wire_batches(
+    session_id BIGINT NOT NULL,
+    first_seq BIGINT NOT NULL,
+    last_seq BIGINT NOT NULL,
+    at BIGINT NOT NULL,
+    directions TEXT NOT NULL,
+    lengths INTEGER[] NOT NULL,
+    lines BYTEA NOT NULL,
+    PRIMARY KEY(session_id, first_seq),
+    CHECK (last_seq >= first_seq
+        AND length(directions) = last_seq - first_seq + 1
+        AND cardinality(lengths) = last_seq - first_seq + 1)
+);
+DO $$
+BEGIN
+    EXECUTE 'ALTER TABLE wire_batches ALTER COLUMN lines SET COMPRESSION lz4';
+EXCEPTION WHEN feature_not_supported OR syntax_error THEN
+    NULL;
+END
+$$;
+",
+    },
 ];
 
 /// The migrations to apply to a database at version `current` (0: none applied), or the error
@@ -341,7 +382,7 @@ mod tests {
 
     #[test]
     fn pending_is_what_lies_above_the_current_version() {
-        assert_eq!(pending(SQLITE, 0).unwrap().len(), 8);
+        assert_eq!(pending(SQLITE, 0).unwrap().len(), 9);
         assert_eq!(pending(SQLITE, 1).unwrap()[0].version, 2);
         assert!(pending(POSTGRES, LATEST).unwrap().is_empty());
         let error = pending(POSTGRES, LATEST + 1).unwrap_err();

@@ -21,8 +21,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
 mod convert;
-mod copy_append;
 mod leases;
+mod wire_batches;
 mod wire_pages;
 
 pub(crate) use convert::describe_url;
@@ -247,34 +247,6 @@ async fn migrate(client: &mut deadpool_postgres::Client) -> Result<(), StoreErro
     tx.commit().await.map_err(&open)
 }
 
-/// One statement: inserts the batch (a `seq` already taken is left alone), touches the session,
-/// queues the listeners' notice (`$6` the channel, `$7` the payload: sent at COMMIT, never after
-/// a rollback), and counts the rows inserted and the sessions touched. When fewer rows went in than the batch
-/// holds, [`VERIFY`] says whether the rest were already there with the same content.
-const APPEND: &str = "
-WITH inserted AS (
-    INSERT INTO wire_log(session_id, seq, direction, line, at)
-    SELECT $1, seq, direction, line, $5
-    FROM UNNEST($2::BIGINT[], $3::TEXT[], $4::BYTEA[]) AS t(seq, direction, line)
-    ON CONFLICT (session_id, seq) DO NOTHING
-    RETURNING seq
-), touched AS (
-    UPDATE sessions SET updated_at = $5 WHERE id = $1 RETURNING id
-), notified AS (
-    SELECT pg_notify($6, $7)
-)
-SELECT (SELECT COUNT(*) FROM inserted), (SELECT COUNT(*) FROM touched),
-       (SELECT COUNT(*) FROM notified)";
-
-/// The rows of the batch the log holds with the same direction and text (after [`APPEND`], in
-/// the same transaction). Run only when a batch met taken `seq`s (a retry), so the join's cost
-/// never weighs on the streaming path; the `seq` range keeps it on the primary key.
-const VERIFY: &str = "
-SELECT COUNT(*)
-FROM UNNEST($2::BIGINT[], $3::TEXT[], $4::BYTEA[]) AS i(seq, direction, line)
-JOIN wire_log w ON w.session_id = $1 AND w.seq = i.seq
-WHERE w.seq BETWEEN $5 AND $6 AND w.direction = i.direction AND w.line = i.line";
-
 impl Store for PostgresStore {
     fn describe(&self) -> String {
         format!("PostgreSQL at {}", self.described)
@@ -454,7 +426,7 @@ impl Store for PostgresStore {
             )
             .await
             .map_err(&write)?;
-            for table in crate::store::SESSION_TABLES {
+            for table in crate::store::SESSION_TABLES.iter().chain(&["wire_batches"]) {
                 tx.execute(
                     &format!("DELETE FROM {table} WHERE session_id = $1"),
                     &[&session],
@@ -512,10 +484,7 @@ impl Store for PostgresStore {
         self.run(StoreError::Read, move |pool| async move {
             let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
             let row = client
-                .query_one(
-                    "SELECT COALESCE(MAX(seq), 0)::BIGINT FROM wire_log WHERE session_id = $1",
-                    &[&session],
-                )
+                .query_one(&format!("SELECT {}", wire_batches::LAST_SEQ), &[&session])
                 .await
                 .map_err(pg(StoreError::Read))?;
             Ok(row.get(0))
@@ -528,83 +497,15 @@ impl Store for PostgresStore {
         first_seq: i64,
         lines: &[(Direction, &str)],
     ) -> Result<(), StoreError> {
-        let count = i64::try_from(lines.len()).unwrap_or(i64::MAX);
-        let seqs: Vec<i64> = (0..lines.len()).map(|i| seq_at(first_seq, i)).collect();
-        let directions: Vec<&'static str> = lines.iter().map(|(d, _)| d.as_str()).collect();
-        let texts: Vec<Vec<u8>> = lines.iter().map(|(_, l)| l.as_bytes().to_vec()).collect();
-        let notice = listen::payload(session, first_seq.saturating_add(count - 1));
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let batch = wire_batches::EncodedBatch::encode(lines)?;
+        let last_seq = seq_at(first_seq, lines.len() - 1);
+        let notice = listen::payload(session, last_seq);
         self.run(StoreError::Write, move |pool| async move {
-            let write = pg(StoreError::Write);
             let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
-            if texts.len() >= copy_append::COPY_MIN_LINES {
-                let at = now_ms();
-                let copied =
-                    copy_append::append(&client, session, &seqs, &directions, &texts, at, &notice)
-                        .await?;
-                if let copy_append::Copied::Committed = copied {
-                    return Ok(());
-                }
-                // A `seq` was taken (a retry): the insert below checks the lines there.
-            }
-            let statement = client.prepare_cached(APPEND).await.map_err(&write)?;
-            let bytes: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
-            // One round trip for BEGIN and the insert (pipelined, in this order), one for the
-            // COMMIT: the listeners' NOTIFY rides in the insert's statement. Any failure after
-            // BEGIN rolls the whole batch back before the connection goes back to the pool.
-            let at = now_ms();
-            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
-                &session,
-                &seqs,
-                &directions,
-                &bytes,
-                &at,
-                &listen::CHANNEL,
-                &notice,
-            ];
-            let (begun, row) = tokio::join!(
-                biased;
-                client.batch_execute("BEGIN"),
-                client.query_one(&statement, &params),
-            );
-            let outcome = async {
-                begun.map_err(&write)?;
-                let row = row.map_err(&write)?;
-                let (inserted, touched): (i64, i64) = (row.get(0), row.get(1));
-                if touched == 0 {
-                    return Err(StoreError::Write(format!("no session {session}")));
-                }
-                let last = first_seq.saturating_add(count - 1);
-                let present = if inserted == count {
-                    count
-                } else {
-                    let verify = client.prepare_cached(VERIFY).await.map_err(&write)?;
-                    client
-                        .query_one(
-                            &verify,
-                            &[&session, &seqs, &directions, &bytes, &first_seq, &last],
-                        )
-                        .await
-                        .map_err(&write)?
-                        .get(0)
-                };
-                if present != count {
-                    return Err(StoreError::Write(format!(
-                        "session {session} already holds a different line at a seq in {first_seq}..{}",
-                        first_seq.saturating_add(count)
-                    )));
-                }
-                Ok(())
-            }
-            .await;
-            match outcome {
-                // Delivered to listeners only if, and once, the lines are committed.
-                Ok(()) => client.batch_execute("COMMIT").await.map_err(&write),
-                Err(error) => {
-                    // Outside a transaction (BEGIN failed) this is only a warning.
-                    let _ = client.batch_execute("ROLLBACK").await;
-                    Err(error)
-                }
-            }
+            wire_batches::append(&client, session, first_seq, &batch, now_ms(), &notice).await
         })
     }
 
@@ -815,7 +716,7 @@ impl Store for PostgresStore {
 
     fn server_notes_after(&self, session: i64, after: i64) -> Result<Vec<LoggedLine>, StoreError> {
         self.run(StoreError::Read, move |pool| {
-            leases::server_notes(pool, session, after)
+            wire_pages::server_notes(pool, session, after)
         })
     }
 

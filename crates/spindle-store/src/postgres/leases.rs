@@ -5,8 +5,8 @@
 use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 
-use super::convert::{notify, pg, pool, text_of};
-use crate::types::{Lease, LeaseSurvey, LoggedLine, StoreError, TakenCommand};
+use super::convert::{notify, pg, pool};
+use crate::types::{Lease, LeaseSurvey, StoreError, TakenCommand};
 use crate::types::{display_text, now_ms};
 
 /// Milliseconds since the Unix epoch on the database's clock, as SQL.
@@ -222,8 +222,7 @@ fn live_lease() -> String {
     )
 }
 
-/// The session's last logged `seq`, as SQL.
-const LAST_SEQ: &str = "(SELECT COALESCE(MAX(seq), 0)::BIGINT FROM wire_log WHERE session_id = $1)";
+use super::wire_batches::LAST_SEQ;
 
 pub(super) async fn take(
     pool: Pool,
@@ -300,31 +299,6 @@ pub(super) async fn finish(pool: Pool, session: i64, ids: Vec<String>) -> Result
         .await
         .map_err(pg(StoreError::Write))?;
     Ok(())
-}
-
-pub(super) async fn server_notes(
-    pool: Pool,
-    session: i64,
-    after: i64,
-) -> Result<Vec<LoggedLine>, StoreError> {
-    let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
-    let rows = client
-        .query(
-            "SELECT seq, at, line FROM wire_log
-             WHERE session_id = $1 AND seq > $2 AND direction = 'server' ORDER BY seq",
-            &[&session, &after],
-        )
-        .await
-        .map_err(pg(StoreError::Read))?;
-    Ok(rows
-        .iter()
-        .map(|row| LoggedLine {
-            seq: row.get(0),
-            direction: crate::Direction::Server,
-            at: row.get(1),
-            line: text_of(row.get(2)),
-        })
-        .collect())
 }
 
 /// A replica id as both stores keep it.

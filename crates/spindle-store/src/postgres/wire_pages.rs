@@ -1,10 +1,18 @@
-//! Reading the wire log back: the whole tail after a `seq` (rebuilds, followers) and bounded
-//! pages at either end of a window (the wire inspector).
+//! Reading the wire log back: the whole tail after a `seq` (rebuilds, followers), bounded pages
+//! at either end of a window (the wire inspector) and the server's notes. Lines come from
+//! `wire_batches` and, for lines written before migration 9, from `wire_log`, merged by `seq`
+//! (see `wire_batches.rs`).
 
-use deadpool_postgres::Pool;
+use deadpool_postgres::{Object, Pool};
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 
 use super::convert::{pg, pool, text_of};
+use super::wire_batches::{COLUMNS, HOLDING_AFTER, direction_of, letter, row_lines};
 use crate::types::{Direction, LoggedLine, StoreError, WirePage, WireWindow};
+
+/// A page's row as [`WirePage::from_rows`] takes it: seq, direction, at, line.
+type PageRow = (i64, String, i64, String);
 
 /// The lines with `seq > after`, in order, and the count of rows with an unknown direction.
 pub(super) async fn lines_after(
@@ -13,27 +21,46 @@ pub(super) async fn lines_after(
     after: i64,
 ) -> Result<(Vec<LoggedLine>, usize), StoreError> {
     let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
-    let rows = client
-        .query(
+    let read = pg(StoreError::Read);
+    let params: [&(dyn ToSql + Sync); 2] = [&session, &after];
+    let batches_sql = format!("{COLUMNS} WHERE {HOLDING_AFTER} ORDER BY first_seq");
+    let (legacy, batches) = tokio::join!(
+        client.query(
             "SELECT seq, direction, at, line FROM wire_log
              WHERE session_id = $1 AND seq > $2 ORDER BY seq",
-            &[&session, &after],
-        )
-        .await
-        .map_err(pg(StoreError::Read))?;
-    let mut lines = Vec::with_capacity(rows.len());
+            &params,
+        ),
+        client.query(&batches_sql, &params),
+    );
+    let (legacy, batches) = (legacy.map_err(&read)?, batches.map_err(&read)?);
+    let mut lines = Vec::new();
     let mut skipped = 0;
-    for row in rows {
-        let direction: &str = row.get(1);
-        match Direction::parse(direction) {
-            Some(direction) => lines.push(LoggedLine {
-                seq: row.get(0),
-                direction,
-                at: row.get(2),
-                line: text_of(row.get(3)),
-            }),
-            None => skipped += 1,
+    for row in &batches {
+        for line in row_lines(row).filter(|l| l.seq > after) {
+            match direction_of(line.letter) {
+                Some(direction) => lines.push(LoggedLine {
+                    seq: line.seq,
+                    direction,
+                    at: line.at,
+                    line: text_from(line.line),
+                }),
+                None => skipped += 1,
+            }
         }
+    }
+    if !legacy.is_empty() {
+        for row in legacy {
+            match Direction::parse(row.get(1)) {
+                Some(direction) => lines.push(LoggedLine {
+                    seq: row.get(0),
+                    direction,
+                    at: row.get(2),
+                    line: text_of(row.get(3)),
+                }),
+                None => skipped += 1,
+            }
+        }
+        lines.sort_by_key(|l| l.seq);
     }
     Ok((lines, skipped))
 }
@@ -57,13 +84,146 @@ pub(super) async fn page(
             seq,
         ),
     };
+    let need = WirePage::rows_to_read(limit);
     let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
-    let rows = client
-        .query(sql, &[&session, &seq, &WirePage::rows_to_read(limit)])
-        .await
-        .map_err(pg(StoreError::Read))?;
-    let rows = rows
-        .into_iter()
-        .map(|row| (row.get(0), row.get(1), row.get(2), text_of(row.get(3))));
-    Ok(WirePage::from_rows(window, limit, rows))
+    let read = pg(StoreError::Read);
+    let params: [&(dyn ToSql + Sync); 3] = [&session, &seq, &need];
+    let (legacy, batched) = tokio::join!(
+        client.query(sql, &params),
+        batch_window(
+            &client,
+            session,
+            window,
+            usize::try_from(need).unwrap_or(usize::MAX)
+        ),
+    );
+    let (legacy, mut rows) = (legacy.map_err(&read)?, batched.map_err(&read)?);
+    if !legacy.is_empty() {
+        rows.extend(
+            legacy
+                .into_iter()
+                .map(|row| (row.get(0), row.get(1), row.get(2), text_of(row.get(3)))),
+        );
+        match window {
+            WireWindow::Before(_) => rows.sort_by_key(|row| std::cmp::Reverse(row.0)),
+            WireWindow::After(_) => rows.sort_by_key(|row| row.0),
+        }
+    }
+    Ok(WirePage::from_rows(window, limit, rows.into_iter()))
+}
+
+/// The first `need` lines of the batches in the window, in the window's order (newest first for
+/// `Before`). Batches are read a few at a time, more each round, so a page of a long log reads
+/// about the batches it shows.
+async fn batch_window(
+    client: &Object,
+    session: i64,
+    window: WireWindow,
+    need: usize,
+) -> Result<Vec<PageRow>, tokio_postgres::Error> {
+    let mut rows: Vec<PageRow> = Vec::new();
+    let mut batches: i64 = 4;
+    // The `first_seq` of the last batch read: the next round reads on from there.
+    let mut cursor: Option<i64> = None;
+    loop {
+        let read: Vec<Row> = match (window, cursor) {
+            (WireWindow::After(seq), None) => {
+                let sql = format!("{COLUMNS} WHERE {HOLDING_AFTER} ORDER BY first_seq LIMIT $3");
+                client.query(&sql, &[&session, &seq, &batches]).await?
+            }
+            (WireWindow::After(_), Some(first)) => {
+                let sql = format!(
+                    "{COLUMNS} WHERE session_id = $1 AND first_seq > $2 ORDER BY first_seq LIMIT $3"
+                );
+                client.query(&sql, &[&session, &first, &batches]).await?
+            }
+            (WireWindow::Before(seq), None) | (WireWindow::Before(_), Some(seq)) => {
+                let sql = format!(
+                    "{COLUMNS} WHERE session_id = $1 AND first_seq < $2
+                     ORDER BY first_seq DESC LIMIT $3"
+                );
+                let below = cursor.unwrap_or(seq);
+                client.query(&sql, &[&session, &below, &batches]).await?
+            }
+        };
+        for row in &read {
+            cursor = Some(row.get(0));
+            let lines = row_lines(row).map(|line| {
+                let direction = match direction_of(line.letter) {
+                    Some(direction) => direction.as_str().to_owned(),
+                    // Left out and counted by the page, as an unknown `direction`.
+                    None => format!("letter {}", char::from(line.letter)),
+                };
+                (line.seq, direction, line.at, text_from(line.line))
+            });
+            match window {
+                WireWindow::After(seq) => rows.extend(lines.filter(|l| l.0 > seq)),
+                WireWindow::Before(seq) => {
+                    let mut lines: Vec<PageRow> = lines.filter(|l| l.0 < seq).collect();
+                    lines.reverse();
+                    rows.extend(lines);
+                }
+            }
+        }
+        if rows.len() >= need || (read.len() as i64) < batches {
+            rows.truncate(need);
+            return Ok(rows);
+        }
+        batches = (batches * 4).min(256);
+    }
+}
+
+/// The server's notes with `seq > after`, in order.
+pub(super) async fn server_notes(
+    pool: Pool,
+    session: i64,
+    after: i64,
+) -> Result<Vec<LoggedLine>, StoreError> {
+    let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
+    let read = pg(StoreError::Read);
+    let batches_sql = format!(
+        "{COLUMNS} WHERE {HOLDING_AFTER} AND strpos(directions, '{}') > 0 ORDER BY first_seq",
+        char::from(letter(Direction::Server))
+    );
+    let params: [&(dyn ToSql + Sync); 2] = [&session, &after];
+    let (legacy, batches) = tokio::join!(
+        client.query(
+            "SELECT seq, at, line FROM wire_log
+             WHERE session_id = $1 AND seq > $2 AND direction = 'server' ORDER BY seq",
+            &params,
+        ),
+        client.query(&batches_sql, &params),
+    );
+    let (legacy, batches) = (legacy.map_err(&read)?, batches.map_err(&read)?);
+    let mut notes: Vec<LoggedLine> = legacy
+        .iter()
+        .map(|row| LoggedLine {
+            seq: row.get(0),
+            direction: Direction::Server,
+            at: row.get(1),
+            line: text_of(row.get(2)),
+        })
+        .collect();
+    let legacy_notes = notes.len();
+    for row in &batches {
+        notes.extend(
+            row_lines(row)
+                .filter(|l| l.seq > after && direction_of(l.letter) == Some(Direction::Server))
+                .map(|l| LoggedLine {
+                    seq: l.seq,
+                    direction: Direction::Server,
+                    at: l.at,
+                    line: text_from(l.line),
+                }),
+        );
+    }
+    if legacy_notes > 0 {
+        notes.sort_by_key(|l| l.seq);
+    }
+    Ok(notes)
+}
+
+/// A stored line's bytes as text (lossy: the store writes only UTF-8).
+fn text_from(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }

@@ -238,7 +238,7 @@ fn sqlite_no_table_is_without_rowid_after_migrating_from_version_4_or_fresh() {
 }
 
 /// The order of a delete against an append in flight, made deterministic: a transaction holds
-/// an append's rows and its update of the session's row (what `append_lines` does before its
+/// an append's update of the session's row and its batch (what `append_lines` does before its
 /// COMMIT) while the session is deleted. The wire log has no foreign key (migration 8): the
 /// delete must wait for that transaction and then take its rows too.
 #[test]
@@ -261,8 +261,9 @@ fn postgres_a_delete_waits_for_an_append_in_flight_and_takes_its_lines() {
     writeln!(
         input,
         "BEGIN;\n\
-         INSERT INTO wire_log(session_id, seq, direction, line, at) VALUES ({id}, 1, 'agent', 'x', 1);\n\
          UPDATE sessions SET updated_at = 2 WHERE id = {id};\n\
+         INSERT INTO wire_batches(session_id, first_seq, last_seq, at, directions, lengths, lines)\n\
+             VALUES ({id}, 1, 1, 2, 'a', '{{1}}', 'x'::bytea);\n\
          SELECT 'in flight';"
     )
     .unwrap();
@@ -285,9 +286,47 @@ fn postgres_a_delete_waits_for_an_append_in_flight_and_takes_its_lines() {
     assert!(deleting.join().unwrap().unwrap());
     assert_eq!(
         backend.number(&format!(
-            "SELECT COUNT(*) FROM wire_log WHERE session_id = {id}"
+            "SELECT COUNT(*) FROM wire_batches WHERE session_id = {id}"
         )),
         0,
         "the append's line outlived its session"
     );
+}
+
+/// PostgreSQL keeps an appended batch as one row of `wire_batches` (migration 9), none in
+/// `wire_log`, with its lines compressed by lz4 (this server has it; pglz costs several times the
+/// CPU).
+#[test]
+fn postgres_a_batch_is_one_row_with_its_lines_compressed_by_lz4() {
+    let Some(backend) = postgres("one_row_per_batch") else {
+        return;
+    };
+    let store = backend.open();
+    let id = store.create_session("s", None).unwrap();
+    let texts: Vec<String> = (0..500)
+        .map(|n| format!("{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"n\":{n}}}"))
+        .collect();
+    let batch: Vec<(Direction, &str)> = texts
+        .iter()
+        .map(|t| (Direction::Agent, t.as_str()))
+        .collect();
+    store.append_lines(id, 1, &batch).unwrap();
+    store.append_lines(id, 501, &batch[..1]).unwrap();
+    let count = |sql: &str| backend.number(&sql.replace("{id}", &id.to_string()));
+    assert_eq!(
+        count("SELECT COUNT(*) FROM wire_batches WHERE session_id = {id}"),
+        2
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM wire_log WHERE session_id = {id}"),
+        0
+    );
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM wire_batches
+             WHERE session_id = {id} AND first_seq = 1 AND pg_column_compression(lines) = 'lz4'"
+        ),
+        1
+    );
+    assert_eq!(store.lines(id).unwrap().0.len(), 501);
 }

@@ -173,4 +173,6 @@ conformance!(
     a_users_rename_wins_over_the_agents_title_and_a_prompt_names_only_an_untitled_one,
     wire_pages_read_either_end_of_a_window_in_order,
     wire_pages_skip_unknown_directions_and_go_on_past_them,
+    wire_pages_of_many_small_batches_are_slices_of_the_whole_log,
+    lines_logged_before_the_batches_are_read_with_new_ones,
 );

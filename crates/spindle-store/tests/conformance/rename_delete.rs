@@ -57,13 +57,13 @@ pub fn a_deleted_session_leaves_no_row_and_the_others_stay_whole(backend: &Backe
     let ids: Vec<i64> = store.sessions().unwrap().iter().map(|s| s.id).collect();
     assert_eq!(ids, vec![kept]);
     assert!(store.session(doomed).unwrap().is_none());
-    for table in [
-        "wire_log",
-        "transcripts",
-        "replies",
-        "session_leases",
-        "commands",
-    ] {
+    // PostgreSQL writes the log as batches (migration 9), SQLite a row per line.
+    let log = if backend.is_postgres() {
+        "wire_batches"
+    } else {
+        "wire_log"
+    };
+    for table in [log, "transcripts", "replies", "session_leases", "commands"] {
         let count = |session: i64| {
             backend.number(&format!(
                 "SELECT COUNT(*) FROM {table} WHERE session_id = {session}"

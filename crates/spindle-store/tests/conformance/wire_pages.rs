@@ -2,7 +2,7 @@
 //! of a window, the flag that says there is more, the edge to go on from, rows of unknown
 //! directions, and the time of each line.
 
-use spindle_store::{Direction, Store, WirePage, WireWindow};
+use spindle_store::{Direction, LoggedLine, Store, StoreError, WirePage, WireWindow};
 
 use crate::Backend;
 
@@ -152,4 +152,170 @@ pub fn wire_pages_skip_unknown_directions_and_go_on_past_them(backend: &Backend)
     let after = store.wire_page(id, WireWindow::After(2), 2).unwrap();
     assert!(after.lines.is_empty());
     assert_eq!((after.skipped, after.more, after.edge), (2, true, Some(4)));
+}
+
+/// A log of many small batches (PostgreSQL keeps a row per batch) read page by page from either
+/// end, every limit: the pages put together are the whole log, each page the log's own slice.
+pub fn wire_pages_of_many_small_batches_are_slices_of_the_whole_log(backend: &Backend) {
+    let store = backend.open();
+    let id = store.create_session("s", None).unwrap();
+    let texts: Vec<String> = (1..=200).map(|i| format!("{{\"n\":{i}}}")).collect();
+    let mut next = 0;
+    for size in (0..).map(|b| b % 7 + 1) {
+        if next == texts.len() {
+            break;
+        }
+        let end = (next + size).min(texts.len());
+        let batch: Vec<(Direction, &str)> = texts[next..end]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let direction = if (next + i) % 5 == 0 {
+                    Direction::Server
+                } else {
+                    Direction::Agent
+                };
+                (direction, t.as_str())
+            })
+            .collect();
+        store.append_lines(id, next as i64 + 1, &batch).unwrap();
+        next = end;
+    }
+    let whole = store.lines(id).unwrap().0;
+    assert_eq!(whole.len(), texts.len());
+    for limit in [1, 2, 3, 5, 8, 13, 40, 199, 200, 400] {
+        let mut backward = Vec::new();
+        let mut edge = i64::MAX;
+        loop {
+            let page = store
+                .wire_page(id, WireWindow::Before(edge), limit)
+                .unwrap();
+            assert!(page.lines.len() <= limit);
+            let below: Vec<_> = whole.iter().filter(|l| l.seq < edge).cloned().collect();
+            let expected = below[below.len().saturating_sub(limit)..].to_vec();
+            assert_eq!(page.lines, expected, "before {edge}, limit {limit}");
+            backward.splice(0..0, page.lines.iter().cloned());
+            match (page.more, page.edge) {
+                (true, Some(seq)) => edge = seq,
+                _ => break,
+            }
+        }
+        assert_eq!(backward, whole, "limit {limit}, newest first");
+        let mut forward = Vec::new();
+        let mut edge = 0;
+        loop {
+            let page = store.wire_page(id, WireWindow::After(edge), limit).unwrap();
+            let expected: Vec<_> = whole
+                .iter()
+                .filter(|l| l.seq > edge)
+                .take(limit)
+                .cloned()
+                .collect();
+            assert_eq!(page.lines, expected, "after {edge}, limit {limit}");
+            forward.extend(page.lines.iter().cloned());
+            match (page.more, page.edge) {
+                (true, Some(seq)) => edge = seq,
+                _ => break,
+            }
+        }
+        assert_eq!(forward, whole, "limit {limit}, oldest first");
+    }
+    for after in [0, 1, 7, 8, 100, 199, 200] {
+        let tail = store.lines_after(id, after).unwrap().0;
+        assert_eq!(tail, whole[after as usize..].to_vec(), "after {after}");
+        let notes = store.server_notes_after(id, after).unwrap();
+        let expected: Vec<_> = whole[after as usize..]
+            .iter()
+            .filter(|l| l.direction == Direction::Server)
+            .cloned()
+            .collect();
+        assert_eq!(notes, expected, "notes after {after}");
+    }
+}
+
+/// Lines written before PostgreSQL's log went to batches (rows of `wire_log`, written here by
+/// hand on both stores) are read, paged, checked by a retry and counted with the new ones.
+pub fn lines_logged_before_the_batches_are_read_with_new_ones(backend: &Backend) {
+    let store = backend.open();
+    let id = store.create_session("s", None).unwrap();
+    let only_old = store.create_session("old", None).unwrap();
+    let line = |text: &str| {
+        if backend.is_postgres() {
+            format!("'{text}'::bytea")
+        } else {
+            format!("'{text}'")
+        }
+    };
+    backend.sql(&format!(
+        "INSERT INTO wire_log(session_id, seq, direction, line, at) VALUES
+         ({id}, 1, 'client', {}, 1), ({id}, 2, 'agent', {}, 1), ({id}, 3, 'server', {}, 1),
+         ({id}, 4, 'agent', {}, 1), ({only_old}, 1, 'agent', {}, 1)",
+        line("old 1"),
+        line("old 2"),
+        line("note 3"),
+        line("old 4"),
+        line("only old"),
+    ));
+    assert_eq!(store.last_seq(only_old).unwrap(), 1);
+    assert_eq!(store.last_seq(id).unwrap(), 4);
+    // A retry across the old rows: the same line passes and adds what is new, another fails.
+    store
+        .append_lines(
+            id,
+            4,
+            &[(Direction::Agent, "old 4"), (Direction::Agent, "new 5")],
+        )
+        .unwrap();
+    let error = store
+        .append_lines(id, 5, &[(Direction::Agent, "old 4")])
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Write(_)), "{error:?}");
+    let error = store
+        .append_lines(id, 3, &[(Direction::Agent, "note 3")])
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Write(_)), "{error:?}");
+    store
+        .append_lines(
+            id,
+            6,
+            &[(Direction::Server, "note 6"), (Direction::Agent, "new 7")],
+        )
+        .unwrap();
+    assert_eq!(store.last_seq(id).unwrap(), 7);
+    let texts = |lines: &[LoggedLine]| -> Vec<(i64, String)> {
+        lines.iter().map(|l| (l.seq, l.line.clone())).collect()
+    };
+    let all: Vec<(i64, String)> = [
+        "old 1", "old 2", "note 3", "old 4", "new 5", "note 6", "new 7",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, t)| (i as i64 + 1, t.to_string()))
+    .collect();
+    assert_eq!(texts(&store.lines(id).unwrap().0), all);
+    assert_eq!(
+        texts(&store.lines_after(id, 3).unwrap().0),
+        all[3..].to_vec()
+    );
+    assert_eq!(
+        texts(&store.lines_after(id, 5).unwrap().0),
+        all[5..].to_vec()
+    );
+    let notes = store.server_notes_after(id, 0).unwrap();
+    assert_eq!(texts(&notes), vec![all[2].clone(), all[5].clone()]);
+    assert_eq!(
+        texts(&store.server_notes_after(id, 3).unwrap()),
+        vec![all[5].clone()]
+    );
+    let newest = store
+        .wire_page(id, WireWindow::Before(i64::MAX), 4)
+        .unwrap();
+    assert_eq!(texts(&newest.lines), all[3..].to_vec());
+    assert!(newest.more);
+    let older = store.wire_page(id, WireWindow::Before(4), 4).unwrap();
+    assert_eq!(texts(&older.lines), all[..3].to_vec());
+    assert!(!older.more);
+    let middle = store.wire_page(id, WireWindow::After(2), 3).unwrap();
+    assert_eq!(texts(&middle.lines), all[2..5].to_vec());
+    assert!(middle.more);
 }

@@ -1,0 +1,388 @@
+//! PostgreSQL's wire log as batches (migration 9): each appended batch is one row of
+//! `wire_batches` holding its lines back to back (`lines`), their lengths (`lengths`) and one
+//! letter per line for its direction (`directions`). A row per line cost PostgreSQL a heap tuple,
+//! a primary-key entry and their WAL for every line of a fast stream, most of its work; a row per
+//! batch costs that once per group commit, and its `lines` are compressed with lz4 where the
+//! server has it.
+//!
+//! Lines written before migration 9 stay in `wire_log`, one row each, and are read with the
+//! batches (`wire_pages.rs`); nothing is copied at the upgrade. The `seq`s of one session never
+//! overlap between the two tables or between batches: every append first updates the session's
+//! row (the lock that orders appends to one session, see `delete_session` too), then inserts its
+//! batch only if no row holds one of its `seq`s. A batch that meets taken `seq`s (a retry of a
+//! commit whose answer was lost) is checked line by line against them in the same transaction:
+//! equal lines are a retry and the lines not yet there are added; a different line fails the
+//! whole batch (`Store::append_lines`' contract).
+
+use deadpool_postgres::GenericClient;
+use tokio_postgres::types::ToSql;
+
+use super::convert::pg;
+use crate::listen;
+use crate::types::{Direction, StoreError};
+
+/// The session's last logged `seq` (`$1` the session), as SQL: the newest batch's last line, or
+/// the newest line from before migration 9.
+pub(super) const LAST_SEQ: &str = "(SELECT GREATEST(
+    (SELECT COALESCE(MAX(seq), 0) FROM wire_log WHERE session_id = $1),
+    (SELECT COALESCE(MAX(last_seq), 0) FROM (
+        SELECT last_seq FROM wire_batches WHERE session_id = $1
+        ORDER BY first_seq DESC LIMIT 1) AS newest))::BIGINT)";
+
+/// The columns a batch is read by (see [`row_lines`]).
+pub(super) const COLUMNS: &str =
+    "SELECT first_seq, at, directions, lengths, lines FROM wire_batches";
+
+/// The batches of session `$1` holding a line with `seq > $2`, as a condition: the batch that
+/// holds `$2 + 1` is found on the key, and the scan goes on from it.
+pub(super) const HOLDING_AFTER: &str =
+    "session_id = $1 AND last_seq > $2 AND first_seq >= COALESCE((
+    SELECT first_seq FROM wire_batches
+    WHERE session_id = $1 AND first_seq <= $2 ORDER BY first_seq DESC LIMIT 1), 0)";
+
+/// The session's touch (`updated_at`) and the listeners' notice. It runs first in an append's
+/// transaction: the update locks the session's row, so appends to one session (and a delete)
+/// take turns, and a missing session is seen before anything is written.
+const TOUCH: &str = "
+WITH touched AS (
+    UPDATE sessions SET updated_at = $2 WHERE id = $1 RETURNING id
+), notified AS (
+    SELECT pg_notify($3, $4)
+)
+SELECT (SELECT COUNT(*) FROM touched), (SELECT COUNT(*) FROM notified)";
+
+/// Inserts a batch (`$2..=$3`) unless a row of either table holds one of its `seq`s.
+const INSERT: &str = "
+INSERT INTO wire_batches(session_id, first_seq, last_seq, at, directions, lengths, lines)
+SELECT $1::BIGINT, $2::BIGINT, $3::BIGINT, $4::BIGINT, $5::TEXT, $6::INTEGER[], $7::BYTEA
+WHERE NOT EXISTS (SELECT 1 FROM wire_log WHERE session_id = $1 AND seq BETWEEN $2 AND $3)
+  AND COALESCE((SELECT last_seq FROM wire_batches
+                WHERE session_id = $1 AND first_seq <= $3
+                ORDER BY first_seq DESC LIMIT 1) < $2, TRUE)";
+
+/// The rows holding a `seq` in `$2..=$3`, in both tables (a retry's check).
+const LEGACY_BETWEEN: &str = "
+SELECT seq, direction, line FROM wire_log
+WHERE session_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq";
+/// The batches holding a `seq` in `$2..=$3` (a retry's check), as a condition.
+const HOLDING_BETWEEN: &str = "session_id = $1 AND first_seq <= $3 AND last_seq >= $2
+    AND first_seq >= COALESCE((
+        SELECT first_seq FROM wire_batches
+        WHERE session_id = $1 AND first_seq <= $2 ORDER BY first_seq DESC LIMIT 1), 0)";
+
+/// The letter a direction is stored as in `directions`.
+pub(super) fn letter(direction: Direction) -> u8 {
+    match direction {
+        Direction::Agent => b'a',
+        Direction::Client => b'c',
+        Direction::AgentReplay => b'r',
+        Direction::Server => b's',
+        Direction::Local => b'l',
+    }
+}
+
+/// The direction of a stored letter; `None` for one a newer version wrote.
+pub(super) fn direction_of(letter: u8) -> Option<Direction> {
+    [
+        Direction::Agent,
+        Direction::Client,
+        Direction::AgentReplay,
+        Direction::Server,
+        Direction::Local,
+    ]
+    .into_iter()
+    .find(|d| self::letter(*d) == letter)
+}
+
+/// A batch as its row keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct EncodedBatch {
+    pub(super) directions: String,
+    pub(super) lengths: Vec<i32>,
+    pub(super) lines: Vec<u8>,
+}
+
+impl EncodedBatch {
+    /// Encodes `lines`; fails for a line longer than a row can say (2 GiB).
+    pub(super) fn encode(lines: &[(Direction, &str)]) -> Result<EncodedBatch, StoreError> {
+        let total = lines.iter().map(|(_, l)| l.len()).sum();
+        let mut batch = EncodedBatch {
+            directions: String::with_capacity(lines.len()),
+            lengths: Vec::with_capacity(lines.len()),
+            lines: Vec::with_capacity(total),
+        };
+        for (direction, line) in lines {
+            let length = i32::try_from(line.len()).map_err(|_| {
+                StoreError::Write(format!("a line of {} bytes is too long to log", line.len()))
+            })?;
+            batch.directions.push(char::from(letter(*direction)));
+            batch.lengths.push(length);
+            batch.lines.extend_from_slice(line.as_bytes());
+        }
+        Ok(batch)
+    }
+
+    fn len(&self) -> usize {
+        self.lengths.len()
+    }
+
+    /// The lines of `range` (indexes into the batch) as their own batch.
+    fn slice(&self, range: std::ops::Range<usize>) -> EncodedBatch {
+        let start: usize = self.lengths[..range.start]
+            .iter()
+            .map(|&l| l as usize)
+            .sum();
+        let end = start
+            + self.lengths[range.clone()]
+                .iter()
+                .map(|&l| l as usize)
+                .sum::<usize>();
+        EncodedBatch {
+            directions: self.directions[range.clone()].to_owned(),
+            lengths: self.lengths[range].to_vec(),
+            lines: self.lines[start..end].to_vec(),
+        }
+    }
+
+    /// Each line's letter and bytes, in order.
+    fn lines(&self) -> impl Iterator<Item = (u8, &[u8])> {
+        let mut offset = 0;
+        self.directions
+            .bytes()
+            .zip(&self.lengths)
+            .map(move |(letter, &length)| {
+                let line = &self.lines[offset..offset + length as usize];
+                offset += length as usize;
+                (letter, line)
+            })
+    }
+}
+
+/// One line of a stored batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct BatchLine<'a> {
+    pub(super) seq: i64,
+    /// The stored letter (see [`direction_of`]).
+    pub(super) letter: u8,
+    pub(super) at: i64,
+    pub(super) line: &'a [u8],
+}
+
+/// The lines of a row of `wire_batches` (columns `first_seq, at, directions, lengths, lines`).
+/// A row whose lengths run past its bytes (the table's check rules out every other mismatch)
+/// yields the lines that fit.
+pub(super) fn row_lines(row: &tokio_postgres::Row) -> impl Iterator<Item = BatchLine<'_>> {
+    let first_seq: i64 = row.get(0);
+    let at: i64 = row.get(1);
+    let directions: &str = row.get(2);
+    let lengths: Vec<i32> = row.get(3);
+    let bytes: &[u8] = row.get(4);
+    let mut offset = 0usize;
+    directions
+        .bytes()
+        .zip(lengths)
+        .enumerate()
+        .map_while(move |(index, (letter, length))| {
+            let end = offset.checked_add(usize::try_from(length).ok()?)?;
+            let line = bytes.get(offset..end)?;
+            offset = end;
+            Some(BatchLine {
+                seq: first_seq.saturating_add(i64::try_from(index).ok()?),
+                letter,
+                at,
+                line,
+            })
+        })
+}
+
+/// Appends `batch` at `first_seq` in one transaction: BEGIN, the touch and the insert go in one
+/// round trip, the COMMIT in another. `notice` is the listeners' payload.
+pub(super) async fn append<C: GenericClient>(
+    client: &C,
+    session: i64,
+    first_seq: i64,
+    batch: &EncodedBatch,
+    at: i64,
+    notice: &str,
+) -> Result<(), StoreError> {
+    let write = pg(StoreError::Write);
+    let count = i64::try_from(batch.len()).unwrap_or(i64::MAX);
+    if count == 0 {
+        return Ok(());
+    }
+    let last_seq = first_seq.saturating_add(count - 1);
+    let (touch, insert) = tokio::join!(client.prepare_cached(TOUCH), client.prepare_cached(INSERT));
+    let (touch, insert) = (touch.map_err(&write)?, insert.map_err(&write)?);
+    let touch_params: [&(dyn ToSql + Sync); 4] = [&session, &at, &listen::CHANNEL, &notice];
+    let insert_params: [&(dyn ToSql + Sync); 7] = [
+        &session,
+        &first_seq,
+        &last_seq,
+        &at,
+        &batch.directions,
+        &batch.lengths,
+        &batch.lines,
+    ];
+    let (begun, touched, inserted) = tokio::join!(
+        biased;
+        client.batch_execute("BEGIN"),
+        client.query_one(&touch, &touch_params),
+        client.execute(&insert, &insert_params),
+    );
+    let outcome = async {
+        begun.map_err(&write)?;
+        let touched: i64 = touched.map_err(&write)?.get(0);
+        let inserted = inserted.map_err(&write)?;
+        if touched == 0 {
+            return Err(StoreError::Write(format!("no session {session}")));
+        }
+        if inserted == 0 {
+            complete_retry(client, session, first_seq, batch, at).await?;
+        }
+        Ok(())
+    }
+    .await;
+    match outcome {
+        // Delivered to listeners only if, and once, the lines are committed.
+        Ok(()) => client.batch_execute("COMMIT").await.map_err(&write),
+        Err(error) => {
+            // Outside a transaction (BEGIN failed) this is only a warning.
+            let _ = client.batch_execute("ROLLBACK").await;
+            Err(error)
+        }
+    }
+}
+
+/// A batch met taken `seq`s: every line already there must be the batch's own (a retry); the
+/// lines not there yet are inserted, each run of them as a batch. In the append's transaction,
+/// with the session's row locked.
+async fn complete_retry<C: GenericClient>(
+    client: &C,
+    session: i64,
+    first_seq: i64,
+    batch: &EncodedBatch,
+    at: i64,
+) -> Result<(), StoreError> {
+    let write = pg(StoreError::Write);
+    let last_seq = first_seq.saturating_add(i64::try_from(batch.len()).unwrap_or(i64::MAX) - 1);
+    let range: [&(dyn ToSql + Sync); 3] = [&session, &first_seq, &last_seq];
+    let batches_sql = format!("{COLUMNS} WHERE {HOLDING_BETWEEN} ORDER BY first_seq");
+    let (legacy, batches) = tokio::join!(
+        client.query(LEGACY_BETWEEN, &range),
+        client.query(&batches_sql, &range),
+    );
+    let (legacy, batches) = (legacy.map_err(&write)?, batches.map_err(&write)?);
+    let mut taken = vec![false; batch.len()];
+    let mut differs = false;
+    let ours: Vec<(u8, &[u8])> = batch.lines().collect();
+    let mut check = |seq: i64, letter: Option<u8>, line: &[u8]| {
+        let Some(index) = seq
+            .checked_sub(first_seq)
+            .and_then(|i| usize::try_from(i).ok())
+            .filter(|&i| i < ours.len())
+        else {
+            return;
+        };
+        taken[index] = true;
+        differs |= letter != Some(ours[index].0) || line != ours[index].1;
+    };
+    for row in &legacy {
+        let letter = Direction::parse(row.get(1)).map(letter);
+        check(row.get(0), letter, row.get(2));
+    }
+    for row in &batches {
+        for line in row_lines(row) {
+            check(line.seq, Some(line.letter), line.line);
+        }
+    }
+    if differs {
+        return Err(StoreError::Write(format!(
+            "session {session} already holds a different line at a seq in {first_seq}..{}",
+            last_seq.saturating_add(1)
+        )));
+    }
+    let mut index = 0;
+    while index < taken.len() {
+        if taken[index] {
+            index += 1;
+            continue;
+        }
+        let start = index;
+        while index < taken.len() && !taken[index] {
+            index += 1;
+        }
+        let run = batch.slice(start..index);
+        let run_first = first_seq.saturating_add(start as i64);
+        let run_last = first_seq.saturating_add(index as i64 - 1);
+        let inserted = client
+            .execute(
+                INSERT,
+                &[
+                    &session,
+                    &run_first,
+                    &run_last,
+                    &at,
+                    &run.directions,
+                    &run.lengths,
+                    &run.lines,
+                ],
+            )
+            .await
+            .map_err(&write)?;
+        if inserted != 1 {
+            return Err(StoreError::Write(format!(
+                "session {session}: the lines {run_first}..={run_last} could not be added"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_direction_has_its_own_letter_and_reads_back() {
+        let all = [
+            Direction::Agent,
+            Direction::Client,
+            Direction::AgentReplay,
+            Direction::Server,
+            Direction::Local,
+        ];
+        let mut letters: Vec<u8> = all.iter().map(|d| letter(*d)).collect();
+        for direction in all {
+            assert_eq!(direction_of(letter(direction)), Some(direction));
+        }
+        letters.sort_unstable();
+        letters.dedup();
+        assert_eq!(letters.len(), all.len());
+        assert_eq!(direction_of(b'?'), None);
+    }
+
+    #[test]
+    fn a_batch_encodes_its_lines_back_to_back_and_slices_any_run() {
+        let lines = [
+            (Direction::Client, "{\"p\":1}"),
+            (Direction::Agent, ""),
+            (Direction::Server, "caf\u{e9}\n"),
+            (Direction::Local, "x"),
+        ];
+        let batch = EncodedBatch::encode(&lines).unwrap();
+        assert_eq!(batch.directions, "casl");
+        assert_eq!(batch.lengths, vec![7, 0, 6, 1]);
+        let decoded: Vec<(u8, &[u8])> = batch.lines().collect();
+        let expected: Vec<(u8, &[u8])> = lines
+            .iter()
+            .map(|(d, l)| (letter(*d), l.as_bytes()))
+            .collect();
+        assert_eq!(decoded, expected);
+        for start in 0..=lines.len() {
+            for end in start..=lines.len() {
+                let run = batch.slice(start..end);
+                assert_eq!(run, EncodedBatch::encode(&lines[start..end]).unwrap());
+            }
+        }
+    }
+}
