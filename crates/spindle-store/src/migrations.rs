@@ -317,7 +317,8 @@ ALTER TABLE wire_log DROP CONSTRAINT IF EXISTS wire_log_session_id_fkey;
         // stream, most of PostgreSQL's work. New lines go to `wire_batches`, a row per appended
         // batch (`postgres/wire_batches.rs`); `wire_log` keeps the lines written before and is
         // read with it, so nothing is copied. `lines` is compressed with lz4 where the server
-        // was built with it (pglz, the default, costs several times the CPU).
+        // was built with it (pglz, the default, costs several times the CPU). An append is one
+        // call of `spindle_append_batch`: one round trip, committed on its own.
         sql: "
 CREATE TABLE wire_batches(
     session_id BIGINT NOT NULL,
@@ -332,6 +333,30 @@ CREATE TABLE wire_batches(
         AND length(directions) = last_seq - first_seq + 1
         AND cardinality(lengths) = last_seq - first_seq + 1)
 );
+CREATE FUNCTION spindle_append_batch(
+    p_session BIGINT, p_first BIGINT, p_last BIGINT, p_at BIGINT, p_directions TEXT,
+    p_lengths INTEGER[], p_lines BYTEA, p_channel TEXT, p_notice TEXT
+) RETURNS TEXT LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    -- The session's row first: appends to one session and its delete take turns on it. Each
+    -- statement below sees what committed before this one got the lock.
+    UPDATE sessions SET updated_at = p_at WHERE id = p_session;
+    IF NOT FOUND THEN
+        RETURN 'no session';
+    END IF;
+    IF EXISTS (SELECT 1 FROM wire_log
+               WHERE session_id = p_session AND seq BETWEEN p_first AND p_last)
+       OR COALESCE((SELECT last_seq FROM wire_batches
+                    WHERE session_id = p_session AND first_seq <= p_last
+                    ORDER BY first_seq DESC LIMIT 1) >= p_first, FALSE) THEN
+        RETURN 'taken';
+    END IF;
+    INSERT INTO wire_batches(session_id, first_seq, last_seq, at, directions, lengths, lines)
+        VALUES (p_session, p_first, p_last, p_at, p_directions, p_lengths, p_lines);
+    PERFORM pg_notify(p_channel, p_notice);
+    RETURN 'appended';
+END
+$$;
 DO $$
 BEGIN
     EXECUTE 'ALTER TABLE wire_batches ALTER COLUMN lines SET COMPRESSION lz4';

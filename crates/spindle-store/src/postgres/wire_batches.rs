@@ -9,8 +9,9 @@
 //! batches (`wire_pages.rs`); nothing is copied at the upgrade. The `seq`s of one session never
 //! overlap between the two tables or between batches: every append first updates the session's
 //! row (the lock that orders appends to one session, see `delete_session` too), then inserts its
-//! batch only if no row holds one of its `seq`s. A batch that meets taken `seq`s (a retry of a
-//! commit whose answer was lost) is checked line by line against them in the same transaction:
+//! batch only if no row holds one of its `seq`s: one call of the function `spindle_append_batch`
+//! (one round trip, committed on its own). A batch that meets taken `seq`s (a retry of a commit
+//! whose answer was lost) is checked line by line against them in a transaction of its own:
 //! equal lines are a retry and the lines not yet there are added; a different line fails the
 //! whole batch (`Store::append_lines`' contract).
 
@@ -40,7 +41,14 @@ pub(super) const HOLDING_AFTER: &str =
     SELECT first_seq FROM wire_batches
     WHERE session_id = $1 AND first_seq <= $2 ORDER BY first_seq DESC LIMIT 1), 0)";
 
-/// The session's touch (`updated_at`) and the listeners' notice. It runs first in an append's
+/// An append: `spindle_append_batch` (migration 9) updates the session's row (the lock that
+/// orders appends to one session and a delete), then, in statements that each see what committed
+/// before it got that lock, inserts the batch if no row holds one of its `seq`s and queues the
+/// listeners' notice. It answers `appended`, `no session` or `taken` (nothing inserted).
+const APPEND: &str = "SELECT spindle_append_batch($1::BIGINT, $2::BIGINT, $3::BIGINT, $4::BIGINT,
+    $5::TEXT, $6::INTEGER[], $7::BYTEA, $8::TEXT, $9::TEXT)";
+
+/// The session's touch (`updated_at`) and the listeners' notice. It runs first in a retry's
 /// transaction: the update locks the session's row, so appends to one session (and a delete)
 /// take turns, and a missing session is seen before anything is written.
 const TOUCH: &str = "
@@ -51,7 +59,8 @@ WITH touched AS (
 )
 SELECT (SELECT COUNT(*) FROM touched), (SELECT COUNT(*) FROM notified)";
 
-/// Inserts a batch (`$2..=$3`) unless a row of either table holds one of its `seq`s.
+/// Inserts a batch (`$2..=$3`) unless a row of either table holds one of its `seq`s (a retry's
+/// runs of new lines; the same check as `spindle_append_batch`).
 const INSERT: &str = "
 INSERT INTO wire_batches(session_id, first_seq, last_seq, at, directions, lengths, lines)
 SELECT $1::BIGINT, $2::BIGINT, $3::BIGINT, $4::BIGINT, $5::TEXT, $6::INTEGER[], $7::BYTEA
@@ -195,8 +204,10 @@ pub(super) fn row_lines(row: &tokio_postgres::Row) -> impl Iterator<Item = Batch
         })
 }
 
-/// Appends `batch` at `first_seq` in one transaction: BEGIN, the touch and the insert go in one
-/// round trip, the COMMIT in another. `notice` is the listeners' payload.
+/// Appends `batch` at `first_seq`: one statement, one round trip, committed on its own
+/// (`spindle_append_batch`, migration 9: the touch, the check, the insert and the notice). A
+/// batch that met taken `seq`s is checked and completed by a transaction of its own
+/// ([`complete_retry`]). `notice` is the listeners' payload.
 pub(super) async fn append<C: GenericClient>(
     client: &C,
     session: i64,
@@ -211,10 +222,8 @@ pub(super) async fn append<C: GenericClient>(
         return Ok(());
     }
     let last_seq = first_seq.saturating_add(count - 1);
-    let (touch, insert) = tokio::join!(client.prepare_cached(TOUCH), client.prepare_cached(INSERT));
-    let (touch, insert) = (touch.map_err(&write)?, insert.map_err(&write)?);
-    let touch_params: [&(dyn ToSql + Sync); 4] = [&session, &at, &listen::CHANNEL, &notice];
-    let insert_params: [&(dyn ToSql + Sync); 7] = [
+    let statement = client.prepare_cached(APPEND).await.map_err(&write)?;
+    let params: [&(dyn ToSql + Sync); 9] = [
         &session,
         &first_seq,
         &last_seq,
@@ -222,24 +231,46 @@ pub(super) async fn append<C: GenericClient>(
         &batch.directions,
         &batch.lengths,
         &batch.lines,
+        &listen::CHANNEL,
+        &notice,
     ];
-    let (begun, touched, inserted) = tokio::join!(
+    let outcome: String = client
+        .query_one(&statement, &params)
+        .await
+        .map_err(&write)?
+        .get(0);
+    match outcome.as_str() {
+        "appended" => Ok(()),
+        "no session" => Err(StoreError::Write(format!("no session {session}"))),
+        _ => retry(client, session, first_seq, batch, at, notice).await,
+    }
+}
+
+/// The transaction for a batch that met taken `seq`s: BEGIN and the touch (the session's row
+/// locked, the notice queued) in one round trip, the check and the lines not there yet, COMMIT.
+async fn retry<C: GenericClient>(
+    client: &C,
+    session: i64,
+    first_seq: i64,
+    batch: &EncodedBatch,
+    at: i64,
+    notice: &str,
+) -> Result<(), StoreError> {
+    let write = pg(StoreError::Write);
+    let touch = client.prepare_cached(TOUCH).await.map_err(&write)?;
+    let touch_params: [&(dyn ToSql + Sync); 4] = [&session, &at, &listen::CHANNEL, &notice];
+    let (begun, touched) = tokio::join!(
         biased;
         client.batch_execute("BEGIN"),
         client.query_one(&touch, &touch_params),
-        client.execute(&insert, &insert_params),
     );
     let outcome = async {
         begun.map_err(&write)?;
         let touched: i64 = touched.map_err(&write)?.get(0);
-        let inserted = inserted.map_err(&write)?;
         if touched == 0 {
             return Err(StoreError::Write(format!("no session {session}")));
         }
-        if inserted == 0 {
-            complete_retry(client, session, first_seq, batch, at).await?;
-        }
-        Ok(())
+        complete_retry(client, session, first_seq, batch, at).await
     }
     .await;
     match outcome {

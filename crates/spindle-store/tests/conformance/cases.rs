@@ -494,3 +494,68 @@ pub fn a_session_keeps_the_agent_it_runs_and_a_version_5_one_has_none(backend: &
     assert_eq!(store.session(id).unwrap().unwrap().agent, Some(updated));
     assert_eq!(store.session(7).unwrap().unwrap().title, "old");
 }
+
+/// Several writers (stores opened apart, as replicas would) append at the same `seq`s at once.
+/// The same lines, whole or overlapping, are committed once and every writer succeeds; of
+/// different lines at one `seq` one writer wins and the others fail whole. Every round ends with
+/// the log gap-free, each line once.
+pub fn racing_appends_of_one_batch_commit_it_once_and_a_different_one_fails(backend: &Backend) {
+    let stores: Vec<Arc<dyn Store>> = (0..4).map(|_| backend.open()).collect();
+    let texts: Vec<String> = (0..400).map(|n| format!("{{\"n\":{n}}}")).collect();
+    for round in 0..9usize {
+        let id = stores[0].create_session("raced", None).unwrap();
+        let kind = round % 3;
+        let results: Vec<Result<(), StoreError>> = std::thread::scope(|scope| {
+            let writers: Vec<_> = stores
+                .iter()
+                .enumerate()
+                .map(|(writer, store)| {
+                    let texts = &texts;
+                    scope.spawn(move || {
+                        // 0: all the same batch; 1: even writers lines 1..=300, odd ones
+                        // 101..=400, the same text at the same seq; 2: each writer its own text.
+                        let range = match (kind, writer % 2) {
+                            (1, 1) => 100..400,
+                            _ => 0..300,
+                        };
+                        let owned: Vec<String> = texts[range.clone()]
+                            .iter()
+                            .map(|t| {
+                                if kind == 2 {
+                                    format!("{writer}{t}")
+                                } else {
+                                    t.clone()
+                                }
+                            })
+                            .collect();
+                        let batch: Vec<(Direction, &str)> = owned
+                            .iter()
+                            .map(|t| (Direction::Agent, t.as_str()))
+                            .collect();
+                        store.append_lines(id, range.start as i64 + 1, &batch)
+                    })
+                })
+                .collect();
+            writers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        let (lines, skipped) = stores[0].lines(id).unwrap();
+        assert_eq!(skipped, 0);
+        let seqs: Vec<i64> = lines.iter().map(|l| l.seq).collect();
+        let winners = results.iter().filter(|r| r.is_ok()).count();
+        match kind {
+            0 | 1 => {
+                assert_eq!(winners, stores.len(), "round {round}: {results:?}");
+                let expected = if kind == 0 { 300 } else { 400 };
+                let got: Vec<&str> = lines.iter().map(|l| l.line.as_str()).collect();
+                let want: Vec<&str> = texts[..expected].iter().map(String::as_str).collect();
+                assert_eq!(got, want, "round {round}");
+            }
+            _ => {
+                assert_eq!(winners, 1, "round {round}: {results:?}");
+                assert_eq!(seqs, (1..=300).collect::<Vec<_>>(), "round {round}");
+                let first = &lines[0].line;
+                assert!(lines.iter().all(|l| l.line.starts_with(&first[..1])));
+            }
+        }
+    }
+}

@@ -78,6 +78,15 @@ impl Backend {
         matches!(self.target, Target::Postgres { .. })
     }
 
+    /// The table new log lines go to: PostgreSQL's batches (schema version 9), SQLite's rows.
+    pub fn log_table(&self) -> &'static str {
+        if self.is_postgres() {
+            "wire_batches"
+        } else {
+            "wire_log"
+        }
+    }
+
     /// Runs statements beside the store (both dialects accept what the cases send).
     pub fn sql(&self, sql: &str) {
         match &self.target {
@@ -175,4 +184,5 @@ conformance!(
     wire_pages_skip_unknown_directions_and_go_on_past_them,
     wire_pages_of_many_small_batches_are_slices_of_the_whole_log,
     lines_logged_before_the_batches_are_read_with_new_ones,
+    racing_appends_of_one_batch_commit_it_once_and_a_different_one_fails,
 );

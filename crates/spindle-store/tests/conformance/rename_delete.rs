@@ -57,13 +57,13 @@ pub fn a_deleted_session_leaves_no_row_and_the_others_stay_whole(backend: &Backe
     let ids: Vec<i64> = store.sessions().unwrap().iter().map(|s| s.id).collect();
     assert_eq!(ids, vec![kept]);
     assert!(store.session(doomed).unwrap().is_none());
-    // PostgreSQL writes the log as batches (migration 9), SQLite a row per line.
-    let log = if backend.is_postgres() {
-        "wire_batches"
-    } else {
-        "wire_log"
-    };
-    for table in [log, "transcripts", "replies", "session_leases", "commands"] {
+    for table in [
+        backend.log_table(),
+        "transcripts",
+        "replies",
+        "session_leases",
+        "commands",
+    ] {
         let count = |session: i64| {
             backend.number(&format!(
                 "SELECT COUNT(*) FROM {table} WHERE session_id = {session}"
@@ -241,7 +241,8 @@ pub fn appends_racing_a_delete_leave_no_line_of_the_session(backend: &Backend) {
         let committed = writing.join().unwrap();
         assert_eq!(
             backend.number(&format!(
-                "SELECT COUNT(*) FROM wire_log WHERE session_id = {session}"
+                "SELECT COUNT(*) FROM {} WHERE session_id = {session}",
+                backend.log_table()
             )),
             0,
             "round {round}: lines left after the delete ({committed} batches committed before it)"
