@@ -24,13 +24,18 @@ pub(super) async fn lines_after(
     let read = pg(StoreError::Read);
     let params: [&(dyn ToSql + Sync); 2] = [&session, &after];
     let batches_sql = format!("{COLUMNS} WHERE {HOLDING_AFTER} ORDER BY first_seq");
+    // Prepared once per connection: a follower reads the tail at every notice.
     let (legacy, batches) = tokio::join!(
-        client.query(
+        client.prepare_cached(
             "SELECT seq, direction, at, line FROM wire_log
-             WHERE session_id = $1 AND seq > $2 ORDER BY seq",
-            &params,
+             WHERE session_id = $1 AND seq > $2 ORDER BY seq"
         ),
-        client.query(&batches_sql, &params),
+        client.prepare_cached(&batches_sql),
+    );
+    let (legacy, batches) = (legacy.map_err(&read)?, batches.map_err(&read)?);
+    let (legacy, batches) = tokio::join!(
+        client.query(&legacy, &params),
+        client.query(&batches, &params),
     );
     let (legacy, batches) = (legacy.map_err(&read)?, batches.map_err(&read)?);
     let mut lines = Vec::new();
@@ -187,12 +192,16 @@ pub(super) async fn server_notes(
     );
     let params: [&(dyn ToSql + Sync); 2] = [&session, &after];
     let (legacy, batches) = tokio::join!(
-        client.query(
+        client.prepare_cached(
             "SELECT seq, at, line FROM wire_log
-             WHERE session_id = $1 AND seq > $2 AND direction = 'server' ORDER BY seq",
-            &params,
+             WHERE session_id = $1 AND seq > $2 AND direction = 'server' ORDER BY seq"
         ),
-        client.query(&batches_sql, &params),
+        client.prepare_cached(&batches_sql),
+    );
+    let (legacy, batches) = (legacy.map_err(&read)?, batches.map_err(&read)?);
+    let (legacy, batches) = tokio::join!(
+        client.query(&legacy, &params),
+        client.query(&batches, &params),
     );
     let (legacy, batches) = (legacy.map_err(&read)?, batches.map_err(&read)?);
     let mut notes: Vec<LoggedLine> = legacy
