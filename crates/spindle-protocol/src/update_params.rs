@@ -80,15 +80,15 @@ impl UpdateParams {
 
     /// A plain text chunk notification the scanner validated: its params
     /// slice is copied as it is, its fields kept as ranges of the copy.
-    pub fn from_chunk(n: &ChunkNotification<'_>) -> UpdateParams {
+    pub fn from_chunk(n: ChunkNotification<'_>) -> UpdateParams {
         Self::chunk_in(n, None)
     }
 
     /// [`Self::from_chunk`], sharing `buffer` when the line is part of it.
-    pub(crate) fn chunk_in(n: &ChunkNotification<'_>, buffer: Option<&ReadText>) -> UpdateParams {
+    pub(crate) fn chunk_in(n: ChunkNotification<'_>, buffer: Option<&ReadText>) -> UpdateParams {
         UpdateParams {
             json: Text::of(n.params, buffer),
-            scanned: Some(Scanned::Chunk(ScannedChunk::new(&n.chunk, n.params))),
+            scanned: Some(Scanned::Chunk(ScannedChunk::new(n.chunk, n.params))),
         }
     }
 

@@ -5,8 +5,8 @@
 
 use crate::jsonrpc::{DecodeError, Frame, Message, PARSE_ERROR, decode_line};
 use crate::update_params::{ReadText, UpdateParams};
-use spindle_wire::scan::{UpdateNotification, plain_chunk_notification, update_notification};
-use spindle_wire::tags::{MessageKind, STATE_UPDATE, UpdateTag};
+use spindle_wire::scan::{UpdateNotification, message_chunk_notification, update_notification};
+use spindle_wire::tags::STATE_UPDATE;
 
 /// What a connection's receiver yields.
 #[derive(Debug)]
@@ -281,13 +281,10 @@ fn decode_text_into(
 /// under which the runtime routes decoded params without parsing them, so
 /// the events are the same). `None` leaves the line to the decoder.
 fn scanned_update(text: &str, buffer: Option<&ReadText>) -> Option<UpdateParams> {
-    if let Some(n) = plain_chunk_notification(text)
+    if let Some(n) = message_chunk_notification(text)
         && n.chunk.session_id.is_some()
-        && UpdateTag::parse(&n.chunk.tag)
-            .and_then(MessageKind::of_chunk)
-            .is_some()
     {
-        return Some(UpdateParams::chunk_in(&n, buffer));
+        return Some(UpdateParams::chunk_in(n, buffer));
     }
     let n = routed_unparsed(text)?;
     Some(UpdateParams::notification_in(&n, buffer))

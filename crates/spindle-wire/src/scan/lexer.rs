@@ -58,7 +58,9 @@ impl<'a> Cursor<'a> {
         (self.i == self.s.len()).then_some(())
     }
 
-    /// The bytes `lit`, exactly (no whitespace skipped).
+    /// The bytes `lit`, exactly (no whitespace skipped). Inlined, so a
+    /// short literal is compared with a few loads instead of a `memcmp` call.
+    #[inline(always)]
     pub(crate) fn lit(&mut self, lit: &[u8]) -> Option<()> {
         if self.s.as_bytes()[self.i..].starts_with(lit) {
             self.i += lit.len();
@@ -124,6 +126,12 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub(crate) fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
+        self.string_rest()
+    }
+
+    /// [`Self::string`] after its opening quote (which a literal consumed).
+    #[inline]
+    pub(crate) fn string_rest(&mut self) -> Option<Cow<'a, str>> {
         let b = self.s.as_bytes();
         let start = self.i;
         let end = find_special(b, start);

@@ -9,24 +9,23 @@ use std::ops::Range;
 
 use super::plain_chunk::PlainChunk;
 
-/// One scanned string: a range of the params text, or its unescaped copy.
+/// One scanned string: a range of the params text, or its unescaped text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Field {
     Span(Range<usize>),
-    Unescaped(Box<str>),
+    Unescaped(String),
 }
 
 impl Field {
     /// `value` as a range of `params` when it lies inside it (a string the
-    /// scanner borrowed), else a copy (one it unescaped into an allocation
-    /// of its own, which cannot overlap `params`).
-    fn new(value: &str, params: &str) -> Field {
+    /// scanner borrowed), else the string it unescaped, kept as it is (an
+    /// allocation of its own, which cannot overlap `params`).
+    fn new(value: Cow<'_, str>, params: &str) -> Field {
         let start = (value.as_ptr() as usize).wrapping_sub(params.as_ptr() as usize);
         if start <= params.len() && value.len() <= params.len() - start {
-            Field::Span(start..start + value.len())
-        } else {
-            Field::Unescaped(value.into())
+            return Field::Span(start..start + value.len());
         }
+        Field::Unescaped(value.into_owned())
     }
 
     fn view<'a>(&'a self, params: &'a str) -> Cow<'a, str> {
@@ -49,13 +48,14 @@ pub struct ScannedChunk {
 
 impl ScannedChunk {
     /// Detaches `chunk`, scanned from `params` (or from a line `params` is a
-    /// copy of the params slice of: then pass that slice).
-    pub fn new(chunk: &PlainChunk<'_>, params: &str) -> ScannedChunk {
+    /// copy of the params slice of: then pass that slice). Strings the
+    /// scanner unescaped move in without a copy.
+    pub fn new(chunk: PlainChunk<'_>, params: &str) -> ScannedChunk {
         ScannedChunk {
-            session_id: chunk.session_id.as_ref().map(|s| Field::new(s, params)),
-            tag: Field::new(&chunk.tag, params),
-            message_id: chunk.message_id.as_ref().map(|s| Field::new(s, params)),
-            text: Field::new(&chunk.text, params),
+            session_id: chunk.session_id.map(|s| Field::new(s, params)),
+            tag: Field::new(chunk.tag, params),
+            message_id: chunk.message_id.map(|s| Field::new(s, params)),
+            text: Field::new(chunk.text, params),
         }
     }
 
@@ -88,7 +88,8 @@ mod tests {
                 r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{{"type":"text","text":{text}}}}}}}}}"#
             );
             let n = plain_chunk_notification(&line).expect("plain chunk");
-            let scanned = ScannedChunk::new(&n.chunk, n.params);
+            let scanned =
+                ScannedChunk::new(plain_chunk_notification(&line).unwrap().chunk, n.params);
             let copy = n.params.to_owned();
             assert_eq!(scanned.view(&copy), n.chunk);
         }
