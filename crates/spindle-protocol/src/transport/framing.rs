@@ -66,6 +66,9 @@ pub(crate) struct LineFramer {
     /// `session/update` notifications the scanners read become
     /// [`Incoming::ScannedUpdate`].
     scan_chunks: bool,
+    /// Where the newlines of the bytes [`Self::feed_shared`] takes lie:
+    /// found in one pass, kept for the next feed's use.
+    line_ends: Vec<usize>,
 }
 
 impl LineFramer {
@@ -76,6 +79,7 @@ impl LineFramer {
             line_number: 0,
             discarding: None,
             scan_chunks: false,
+            line_ends: Vec::new(),
         }
     }
 
@@ -151,7 +155,10 @@ impl LineFramer {
         lines: usize,
         out: &mut impl FnMut(Incoming),
     ) -> Option<usize> {
-        let mut last = memchr::memchr_iter(b'\n', available).take(lines).last()?;
+        self.line_ends.clear();
+        self.line_ends
+            .extend(memchr::memchr_iter(b'\n', available).take(lines));
+        let mut last = *self.line_ends.last()?;
         let text = match std::str::from_utf8(&available[..last]) {
             Ok(text) => text,
             // The lines before the one that is not UTF-8.
@@ -164,7 +171,10 @@ impl LineFramer {
         let max = self.max_line_bytes;
         let mut start = 0;
         let shared = &*buffer.0;
-        for end in memchr::memchr_iter(b'\n', shared.as_bytes()).chain([shared.len()]) {
+        // The newlines up to `last` (one of them) end the lines of `shared`;
+        // `last` is its end.
+        let ends = std::mem::take(&mut self.line_ends);
+        for &end in ends.iter().take_while(|&&end| end <= last) {
             self.line_number += 1;
             if end - start > max {
                 out(too_long(self.line_number, end - start, max));
@@ -179,6 +189,7 @@ impl LineFramer {
             }
             start = end + 1;
         }
+        self.line_ends = ends;
         Some(last + 1)
     }
 
