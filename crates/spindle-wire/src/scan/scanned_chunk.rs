@@ -5,32 +5,37 @@
 //! with it instead of scanning the params again.
 
 use std::borrow::Cow;
-use std::ops::Range;
 
 use super::plain_chunk::PlainChunk;
 
-/// One scanned string: a range of the params text, or its unescaped text.
+/// One scanned string: a range of the params text (start and end, 32-bit
+/// offsets: a field is 16 bytes, so an update event stays small enough to
+/// be moved without a `memcpy` call), or its unescaped text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Field {
-    Span(Range<usize>),
-    Unescaped(String),
+    Span(u32, u32),
+    Unescaped(Box<str>),
 }
 
 impl Field {
     /// `value` as a range of `params` when it lies inside it (a string the
-    /// scanner borrowed), else the string it unescaped, kept as it is (an
-    /// allocation of its own, which cannot overlap `params`).
+    /// scanner borrowed) at offsets that fit 32 bits, else the string on its
+    /// own (one the scanner unescaped is moved, not copied; it cannot
+    /// overlap `params`).
     fn new(value: Cow<'_, str>, params: &str) -> Field {
         let start = (value.as_ptr() as usize).wrapping_sub(params.as_ptr() as usize);
-        if start <= params.len() && value.len() <= params.len() - start {
-            return Field::Span(start..start + value.len());
+        if start <= params.len()
+            && value.len() <= params.len() - start
+            && let (Ok(from), Ok(to)) = (u32::try_from(start), u32::try_from(start + value.len()))
+        {
+            return Field::Span(from, to);
         }
-        Field::Unescaped(value.into_owned())
+        Field::Unescaped(value.into_owned().into_boxed_str())
     }
 
     fn view<'a>(&'a self, params: &'a str) -> Cow<'a, str> {
         match self {
-            Field::Span(r) => Cow::Borrowed(&params[r.clone()]),
+            Field::Span(from, to) => Cow::Borrowed(&params[*from as usize..*to as usize]),
             Field::Unescaped(s) => Cow::Borrowed(s),
         }
     }
