@@ -61,7 +61,7 @@
 //! loop {
 //!     match events.recv().await.unwrap() {
 //!         ClientEvent::SessionUpdate { session_id, params } => {
-//!             assert_eq!(session_id, "s1");
+//!             assert_eq!(&*session_id, "s1");
 //!             assert!(params.get().contains("agent_message_chunk"));
 //!             break;
 //!         }

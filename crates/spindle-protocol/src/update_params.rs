@@ -34,23 +34,28 @@ enum Text {
     /// A copy of its own.
     Own(Box<str>),
     /// A range of a read buffer shared by the lines read with it (which
-    /// stays allocated while any of their params are kept).
-    Shared(Arc<str>, Range<usize>),
+    /// stays allocated while any of their params are kept): its start and
+    /// end, 32-bit offsets (a read buffer is far smaller), so the params
+    /// stay small enough for an event to be moved without a `memcpy` call.
+    Shared(Arc<str>, u32, u32),
 }
 
 impl Text {
     /// `params`, a range of `buffer` when given (shared), else copied.
     fn of(params: &str, buffer: Option<&ReadText>) -> Text {
-        match buffer.and_then(|b| Some((b, spindle_wire::scan::offset_in(&b.0, params)?))) {
-            Some((b, start)) => Text::Shared(Arc::clone(&b.0), start..start + params.len()),
-            None => Text::Own(params.into()),
+        if let Some(b) = buffer
+            && let Some(start) = spindle_wire::scan::offset_in(&b.0, params)
+            && let (Ok(from), Ok(to)) = (u32::try_from(start), u32::try_from(start + params.len()))
+        {
+            return Text::Shared(Arc::clone(&b.0), from, to);
         }
+        Text::Own(params.into())
     }
 
     fn get(&self) -> &str {
         match self {
             Text::Own(s) => s,
-            Text::Shared(buffer, range) => &buffer[range.clone()],
+            Text::Shared(buffer, from, to) => &buffer[*from as usize..*to as usize],
         }
     }
 }
@@ -80,15 +85,15 @@ impl UpdateParams {
 
     /// A plain text chunk notification the scanner validated: its params
     /// slice is copied as it is, its fields kept as ranges of the copy.
-    pub fn from_chunk(n: &ChunkNotification<'_>) -> UpdateParams {
+    pub fn from_chunk(n: ChunkNotification<'_>) -> UpdateParams {
         Self::chunk_in(n, None)
     }
 
     /// [`Self::from_chunk`], sharing `buffer` when the line is part of it.
-    pub(crate) fn chunk_in(n: &ChunkNotification<'_>, buffer: Option<&ReadText>) -> UpdateParams {
+    pub(crate) fn chunk_in(n: ChunkNotification<'_>, buffer: Option<&ReadText>) -> UpdateParams {
         UpdateParams {
             json: Text::of(n.params, buffer),
-            scanned: Some(Scanned::Chunk(ScannedChunk::new(&n.chunk, n.params))),
+            scanned: Some(Scanned::Chunk(ScannedChunk::new(n.chunk, n.params))),
         }
     }
 
@@ -155,5 +160,19 @@ impl UpdateParams {
 impl std::fmt::Display for UpdateParams {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.json.get())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// An update event is moved several times between the reader and the
+    /// application (the framer's batch, the core's events, the receiver):
+    /// at 128 bytes or less the compiler moves it inline instead of calling
+    /// `memcpy`. This is why the params keep 32-bit offsets.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn an_update_event_is_small_enough_to_move_inline() {
+        assert!(std::mem::size_of::<crate::ClientEvent>() <= 128);
+        assert!(std::mem::size_of::<crate::Incoming>() <= 128);
     }
 }

@@ -10,7 +10,7 @@
 //! - [`PlainChunk`] ([`plain_chunk_params`], [`plain_chunk_line`]): the
 //!   engine's strict view of a plain text chunk, text unescaped;
 //!   [`plain_chunk_notification`] also gives the params slice, for the
-//!   runtime; [`ScannedChunk`] keeps the fields as ranges of that slice;
+//!   runtime ([`message_chunk_notification`]: of a message chunk tag only); [`ScannedChunk`] keeps the fields as ranges of that slice;
 //! - [`UpdateView`] ([`update_view()`], [`ChunkScanner`]): the bridge's
 //!   routing view of any update line, borrowed slices of the line, with a
 //!   memory of the last chunk line's shape;
@@ -26,7 +26,8 @@ mod update_view;
 
 pub use lexer::{find_special, offset_in};
 pub use plain_chunk::{
-    ChunkNotification, PlainChunk, plain_chunk_line, plain_chunk_notification, plain_chunk_params,
+    ChunkNotification, PlainChunk, message_chunk_notification, plain_chunk_line,
+    plain_chunk_notification, plain_chunk_params,
 };
 pub use scanned_chunk::ScannedChunk;
 pub use update_notification::{UpdateNotification, update_notification};

@@ -43,7 +43,7 @@ fn reply_text(events: &[ClientEvent], session: &str) -> String {
     let mut text = String::new();
     for event in events {
         if let ClientEvent::SessionUpdate { session_id, params } = event
-            && session_id == session
+            && &**session_id == session
         {
             let params: serde_json::Value = serde_json::from_str(params.get()).unwrap();
             let update = &params["update"];

@@ -3,6 +3,7 @@
 //! the work, never repeated for a repeated snapshot).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -28,7 +29,9 @@ struct SessionTrack {
 /// The sessions a client knows and the state of their turns.
 #[derive(Debug, Default)]
 pub(super) struct SessionTracks {
-    sessions: HashMap<String, SessionTrack>,
+    /// Keyed by the id every [`ClientEvent::SessionUpdate`] of the session
+    /// shares (one allocation per session, not per update).
+    sessions: HashMap<Arc<str>, SessionTrack>,
     /// `session/new` requests not answered yet: updates for a session not
     /// known yet are expected meanwhile.
     pending_new_sessions: usize,
@@ -37,7 +40,18 @@ pub(super) struct SessionTracks {
 impl SessionTracks {
     /// Makes `session_id` known (opened, loaded or resumed).
     pub(super) fn register(&mut self, session_id: &str) {
-        self.sessions.entry(session_id.to_owned()).or_default();
+        self.track(session_id);
+    }
+
+    /// The track of `session_id`, made known when it was not.
+    fn track(&mut self, session_id: &str) -> &mut SessionTrack {
+        if !self.sessions.contains_key(session_id) {
+            self.sessions
+                .insert(session_id.into(), SessionTrack::default());
+        }
+        self.sessions
+            .get_mut(session_id)
+            .expect("the session was just made known")
     }
 
     /// A `session/new` request was sent.
@@ -51,7 +65,7 @@ impl SessionTracks {
     pub(super) fn new_session_answered(&mut self, result: Option<&RawValue>) {
         self.pending_new_sessions = self.pending_new_sessions.saturating_sub(1);
         if let Some(session_id) = result.and_then(|r| session_id_of(r.get())) {
-            self.sessions.entry(session_id).or_default();
+            self.track(&session_id);
         }
     }
 
@@ -59,7 +73,7 @@ impl SessionTracks {
     /// goes on, when another prompt is still in flight: what was seen of
     /// that work still counts, so the new prompt's refusal cannot end it).
     pub(super) fn prompt_sent(&mut self, session_id: &str) {
-        let s = self.sessions.entry(session_id.to_owned()).or_default();
+        let s = self.track(session_id);
         if !s.active {
             s.saw_busy_state = false;
         }
@@ -114,15 +128,14 @@ impl SessionTracks {
                 }
             },
         };
-        let session_id = head.session_id.into_owned();
+        let session_id = self.shared_id(&head.session_id, out);
         let mut finished = None;
         {
-            self.diagnose_unknown(&session_id, out);
             if v2
                 && let Some(kind) = &head.update
                 && kind.session_update.as_deref() == Some(STATE_UPDATE)
             {
-                let track = self.sessions.entry(session_id.clone()).or_default();
+                let track = self.sessions.entry(Arc::clone(&session_id)).or_default();
                 let state = kind
                     .state
                     .and_then(|s| serde_json::from_str::<String>(s.get()).ok());
@@ -162,12 +175,12 @@ impl SessionTracks {
             }
         }
         out.push(ClientEvent::SessionUpdate {
-            session_id: session_id.clone(),
+            session_id: Arc::clone(&session_id),
             params: UpdateParams::from_raw(params),
         });
         if let Some((stop_reason, error)) = finished {
             out.push(ClientEvent::TurnFinished {
-                session_id,
+                session_id: session_id.as_ref().into(),
                 stop_reason,
                 error,
             });
@@ -181,24 +194,44 @@ impl SessionTracks {
     /// no `"state_update"` in it, so it never ends a turn): as
     /// [`Self::update`] routes the same params decoded.
     pub(super) fn update_scanned(&mut self, params: UpdateParams, out: &mut Vec<ClientEvent>) {
-        let Some(session_id) = params.scanned_session_id().map(|s| s.into_owned()) else {
-            out.push(ClientEvent::Diagnostic {
-                message: "session/update without a usable sessionId".into(),
-            });
-            return;
+        let session_id = match params.scanned_session_id() {
+            Some(id) => self.shared_id(&id, out),
+            None => {
+                out.push(ClientEvent::Diagnostic {
+                    message: "session/update without a usable sessionId".into(),
+                });
+                return;
+            }
         };
-        self.diagnose_unknown(&session_id, out);
         out.push(ClientEvent::SessionUpdate { session_id, params });
     }
 
-    /// Whether `session_id` was opened, loaded, resumed or prompted. A client
-    /// usually knows one session: that case compares the one key instead of
-    /// hashing the id (this runs once per update).
-    fn is_known(&self, session_id: &str) -> bool {
-        if self.sessions.len() == 1 {
-            return self.sessions.keys().next().map(String::as_str) == Some(session_id);
+    /// `session_id` as the events of a known session share it (a reference
+    /// count, no copy); for an unknown session a new copy, after its
+    /// diagnostic ([`Self::diagnose_unknown`]).
+    fn shared_id(&self, session_id: &str, out: &mut Vec<ClientEvent>) -> Arc<str> {
+        match self.known(session_id) {
+            Some(known) => Arc::clone(known),
+            None => {
+                self.diagnose_unknown(session_id, out);
+                session_id.into()
+            }
         }
-        self.sessions.contains_key(session_id)
+    }
+
+    /// The key of `session_id` when it was opened, loaded, resumed or
+    /// prompted. A client usually knows one session: that case compares the
+    /// one key instead of hashing the id (this runs once per update).
+    fn known(&self, session_id: &str) -> Option<&Arc<str>> {
+        if self.sessions.len() == 1 {
+            return self.sessions.keys().next().filter(|k| &***k == session_id);
+        }
+        self.sessions.get_key_value(session_id).map(|(k, _)| k)
+    }
+
+    /// Whether `session_id` was opened, loaded, resumed or prompted.
+    fn is_known(&self, session_id: &str) -> bool {
+        self.known(session_id).is_some()
     }
 
     /// Agents may stream updates (e.g. available commands) before answering

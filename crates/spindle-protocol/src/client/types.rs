@@ -209,8 +209,9 @@ pub enum ClientEvent {
     /// A `session/update` notification, params verbatim (unknown update
     /// kinds included). Accepted at any time.
     SessionUpdate {
-        /// The `sessionId`.
-        session_id: String,
+        /// The `sessionId`: for a session the client knows, one shared copy
+        /// for all of its updates (no allocation per update).
+        session_id: std::sync::Arc<str>,
         /// The notification params: their JSON text (`params.get()`) and,
         /// for a plain text chunk, the fields the runtime scanned.
         params: UpdateParams,

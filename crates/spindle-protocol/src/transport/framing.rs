@@ -5,8 +5,8 @@
 
 use crate::jsonrpc::{DecodeError, Frame, Message, PARSE_ERROR, decode_line};
 use crate::update_params::{ReadText, UpdateParams};
-use spindle_wire::scan::{UpdateNotification, plain_chunk_notification, update_notification};
-use spindle_wire::tags::{MessageKind, STATE_UPDATE, UpdateTag};
+use spindle_wire::scan::{UpdateNotification, message_chunk_notification, update_notification};
+use spindle_wire::tags::STATE_UPDATE;
 
 /// What a connection's receiver yields.
 #[derive(Debug)]
@@ -66,6 +66,9 @@ pub(crate) struct LineFramer {
     /// `session/update` notifications the scanners read become
     /// [`Incoming::ScannedUpdate`].
     scan_chunks: bool,
+    /// Where the newlines of the bytes [`Self::feed_shared`] takes lie:
+    /// found in one pass, kept for the next feed's use.
+    line_ends: Vec<usize>,
 }
 
 impl LineFramer {
@@ -76,6 +79,7 @@ impl LineFramer {
             line_number: 0,
             discarding: None,
             scan_chunks: false,
+            line_ends: Vec::new(),
         }
     }
 
@@ -151,7 +155,10 @@ impl LineFramer {
         lines: usize,
         out: &mut impl FnMut(Incoming),
     ) -> Option<usize> {
-        let mut last = memchr::memchr_iter(b'\n', available).take(lines).last()?;
+        self.line_ends.clear();
+        self.line_ends
+            .extend(memchr::memchr_iter(b'\n', available).take(lines));
+        let mut last = *self.line_ends.last()?;
         let text = match std::str::from_utf8(&available[..last]) {
             Ok(text) => text,
             // The lines before the one that is not UTF-8.
@@ -164,7 +171,10 @@ impl LineFramer {
         let max = self.max_line_bytes;
         let mut start = 0;
         let shared = &*buffer.0;
-        for end in memchr::memchr_iter(b'\n', shared.as_bytes()).chain([shared.len()]) {
+        // The newlines up to `last` (one of them) end the lines of `shared`;
+        // `last` is its end.
+        let ends = std::mem::take(&mut self.line_ends);
+        for &end in ends.iter().take_while(|&&end| end <= last) {
             self.line_number += 1;
             if end - start > max {
                 out(too_long(self.line_number, end - start, max));
@@ -179,6 +189,7 @@ impl LineFramer {
             }
             start = end + 1;
         }
+        self.line_ends = ends;
         Some(last + 1)
     }
 
@@ -281,13 +292,10 @@ fn decode_text_into(
 /// under which the runtime routes decoded params without parsing them, so
 /// the events are the same). `None` leaves the line to the decoder.
 fn scanned_update(text: &str, buffer: Option<&ReadText>) -> Option<UpdateParams> {
-    if let Some(n) = plain_chunk_notification(text)
+    if let Some(n) = message_chunk_notification(text)
         && n.chunk.session_id.is_some()
-        && UpdateTag::parse(&n.chunk.tag)
-            .and_then(MessageKind::of_chunk)
-            .is_some()
     {
-        return Some(UpdateParams::chunk_in(&n, buffer));
+        return Some(UpdateParams::chunk_in(n, buffer));
     }
     let n = routed_unparsed(text)?;
     Some(UpdateParams::notification_in(&n, buffer))

@@ -34,7 +34,7 @@ async fn v1_prompt_response_ends_the_turn() {
 
     match next_event(&mut events).await {
         ClientEvent::SessionUpdate { session_id, params } => {
-            assert_eq!(session_id, "s1");
+            assert_eq!(&*session_id, "s1");
             assert!(params.get().contains("\"yo\""));
         }
         e => panic!("{e:?}"),

@@ -110,7 +110,7 @@ async fn fork_delete_logout_and_directories_when_advertised() {
         assert_eq!(forked, "s2");
         assert!(raw.get().contains("s2"));
         match next_event(&mut events).await {
-            ClientEvent::SessionUpdate { session_id, .. } => assert_eq!(session_id, "s2"),
+            ClientEvent::SessionUpdate { session_id, .. } => assert_eq!(&*session_id, "s2"),
             other => panic!("expected the fork's update, got {other:?}"),
         }
 

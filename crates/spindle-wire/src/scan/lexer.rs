@@ -58,7 +58,9 @@ impl<'a> Cursor<'a> {
         (self.i == self.s.len()).then_some(())
     }
 
-    /// The bytes `lit`, exactly (no whitespace skipped).
+    /// The bytes `lit`, exactly (no whitespace skipped). Inlined, so a
+    /// short literal is compared with a few loads instead of a `memcmp` call.
+    #[inline(always)]
     pub(crate) fn lit(&mut self, lit: &[u8]) -> Option<()> {
         if self.s.as_bytes()[self.i..].starts_with(lit) {
             self.i += lit.len();
@@ -124,6 +126,12 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub(crate) fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
+        self.string_rest()
+    }
+
+    /// [`Self::string`] after its opening quote (which a literal consumed).
+    #[inline]
+    pub(crate) fn string_rest(&mut self) -> Option<Cow<'a, str>> {
         let b = self.s.as_bytes();
         let start = self.i;
         let end = find_special(b, start);
@@ -139,62 +147,44 @@ impl<'a> Cursor<'a> {
     }
 
     /// The rest of a string with escapes, from `start` (the string's first
-    /// byte; `self.i` is at its first backslash).
+    /// byte; `self.i` is at its first backslash). Read twice: once to check
+    /// it and measure its unescaped length, then into a `String` of exactly
+    /// that length (so keeping it as a `Box<str>` does not reallocate).
     fn unescape(&mut self, start: usize) -> Option<String> {
         let b = self.s.as_bytes();
-        let mut out = String::with_capacity(self.i - start + 16);
-        out.push_str(&self.s[start..self.i]);
+        let mut len = self.i - start;
         let mut i = self.i;
-        loop {
+        let end = loop {
             let run = i;
             i = find_special(b, i);
             if i == b.len() || b[i] < 0x20 {
                 return None;
             }
+            len += i - run;
+            if b[i] == b'"' {
+                break i;
+            }
+            let (c, next) = escape_at(b, i)?;
+            len += c.len_utf8();
+            i = next;
+        };
+        let mut out = String::with_capacity(len);
+        out.push_str(&self.s[start..self.i]);
+        let mut i = self.i;
+        while i < end {
+            let run = i;
+            // Checked above: the next special byte is an escape or the end.
+            i = find_special(b, i);
             // Runs end at ASCII bytes: always char boundaries.
             out.push_str(&self.s[run..i]);
-            match b[i] {
-                b'"' => {
-                    self.i = i + 1;
-                    return Some(out);
-                }
-                b'\\' => {
-                    let escaped = *b.get(i + 1)?;
-                    i += 2;
-                    let c = match escaped {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => {
-                            let hi = hex4(b, i)?;
-                            i += 4;
-                            if (0xD800..0xDC00).contains(&hi) {
-                                // A surrogate pair; anything less is left to serde.
-                                if b.get(i..i + 2)? != b"\\u" {
-                                    return None;
-                                }
-                                let lo = hex4(b, i + 2)?;
-                                if !(0xDC00..0xE000).contains(&lo) {
-                                    return None;
-                                }
-                                i += 6;
-                                char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?
-                            } else {
-                                char::from_u32(hi)?
-                            }
-                        }
-                        _ => return None,
-                    };
-                    out.push(c);
-                }
-                _ => return None,
+            if i < end {
+                let (c, next) = escape_at(b, i)?;
+                out.push(c);
+                i = next;
             }
         }
+        self.i = end + 1;
+        Some(out)
     }
 
     /// The value that comes next, skipped without validating it (strings
@@ -236,6 +226,40 @@ pub fn find_special(b: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// The escape at `i` (a backslash): the character it stands for and the
+/// index after it. `None` for anything serde would refuse or read otherwise
+/// (an unknown escape; a surrogate that is not half of a pair, which is left
+/// to serde).
+fn escape_at(b: &[u8], i: usize) -> Option<(char, usize)> {
+    let c = match *b.get(i + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let hi = hex4(b, i + 2)?;
+            if (0xD800..0xDC00).contains(&hi) {
+                if b.get(i + 6..i + 8)? != b"\\u" {
+                    return None;
+                }
+                let lo = hex4(b, i + 8)?;
+                if !(0xDC00..0xE000).contains(&lo) {
+                    return None;
+                }
+                let c = char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?;
+                return Some((c, i + 12));
+            }
+            return Some((char::from_u32(hi)?, i + 6));
+        }
+        _ => return None,
+    };
+    Some((c, i + 2))
 }
 
 fn hex4(b: &[u8], at: usize) -> Option<u32> {
@@ -388,6 +412,40 @@ mod tests {
                 .members(|c, _| c.skip_value().map(drop))
                 .is_none()
         );
+    }
+
+    /// An escaped string is unescaped as serde reads it, into a `String` of
+    /// exactly its length; an escape serde would refuse or read otherwise
+    /// leaves the string unread.
+    #[test]
+    fn escaped_strings_are_unescaped_at_their_exact_length() {
+        for raw in [
+            r#""a\nb""#,
+            r#""\"quoted\" \\ \/ \b\f\r\t""#,
+            r#""caf\u00e9 \u2192 \ud83d\ude00 end""#,
+            r#""\u0000 long run before the escape: abcdefghijklmnop\n""#,
+            "\"raw é → 😀 then \\n\"",
+        ] {
+            let mut c = Cursor::new(raw);
+            let Some(Cow::Owned(text)) = c.string() else {
+                panic!("{raw}: not unescaped");
+            };
+            let expected: String = serde_json::from_str(raw).expect("valid JSON");
+            assert_eq!(text, expected, "{raw}");
+            assert_eq!(text.capacity(), text.len(), "{raw}");
+            assert_eq!(c.pos(), raw.len(), "{raw}");
+        }
+        for raw in [
+            r#""\ud83d""#,
+            r#""\ude00""#,
+            r#""\ud83d\u0041""#,
+            r#""\x""#,
+            r#""a\u12""#,
+            "\"a\\n\tb\"",
+            r#""a\n"#,
+        ] {
+            assert!(Cursor::new(raw).string().is_none(), "{raw}");
+        }
     }
 
     #[test]

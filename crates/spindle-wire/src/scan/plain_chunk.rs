@@ -16,6 +16,12 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::lexer::Cursor;
+use crate::tags::{MessageKind, UpdateTag};
+
+/// Accepts every tag.
+fn any_tag(_: &str) -> bool {
+    true
+}
 
 /// The fields of a plain text chunk.
 #[derive(Debug, PartialEq)]
@@ -29,20 +35,20 @@ pub struct PlainChunk<'a> {
 /// Scans `session/update` params holding a plain text chunk.
 pub fn plain_chunk_params(params: &str) -> Option<PlainChunk<'_>> {
     let mut c = Cursor::new(params);
-    if let Some(chunk) = compact_params(&mut c)
+    if let Ok(chunk) = compact_params(&mut c, any_tag)
         && c.end().is_some()
     {
         return Some(chunk);
     }
     let mut c = Cursor::new(params);
-    let chunk = chunk_params(&mut c)?;
+    let chunk = chunk_params(&mut c, any_tag)?;
     c.end()?;
     Some(chunk)
 }
 
 /// Scans a whole `session/update` notification line holding a plain text chunk.
 pub fn plain_chunk_line(line: &str) -> Option<PlainChunk<'_>> {
-    scan_line(line, false).map(|(chunk, _)| chunk)
+    scan_line(line, false, any_tag).map(|(chunk, _)| chunk)
 }
 
 /// A plain text chunk notification as a JSON-RPC runtime accepts it: the
@@ -58,7 +64,23 @@ pub struct ChunkNotification<'a> {
 /// [`plain_chunk_line`], stricter on the envelope the way a JSON-RPC 2.0
 /// runtime is: `"jsonrpc"` must be present and exactly `"2.0"` (no escapes).
 pub fn plain_chunk_notification(line: &str) -> Option<ChunkNotification<'_>> {
-    let (chunk, params) = scan_line(line, true)?;
+    notification(line, any_tag)
+}
+
+/// [`plain_chunk_notification`] of a message chunk only: a tag
+/// [`MessageKind::of_chunk`] knows. Any other update is refused as soon as
+/// its tag is read, without the rest of the line being walked (what a
+/// client's reader wants of the lines that are not chunks).
+pub fn message_chunk_notification(line: &str) -> Option<ChunkNotification<'_>> {
+    notification(line, |tag| {
+        UpdateTag::parse(tag)
+            .and_then(MessageKind::of_chunk)
+            .is_some()
+    })
+}
+
+fn notification(line: &str, tag_ok: impl Fn(&str) -> bool) -> Option<ChunkNotification<'_>> {
+    let (chunk, params) = scan_line(line, true, tag_ok)?;
     Some(ChunkNotification {
         chunk,
         params: &line[params],
@@ -66,18 +88,28 @@ pub fn plain_chunk_notification(line: &str) -> Option<ChunkNotification<'_>> {
 }
 
 /// The line scan: the chunk and the byte range of its params. With
-/// `strict_version`, `"jsonrpc":"2.0"` is required verbatim.
-fn scan_line(line: &str, strict_version: bool) -> Option<(PlainChunk<'_>, Range<usize>)> {
+/// `strict_version`, `"jsonrpc":"2.0"` is required verbatim; a tag `tag_ok`
+/// refuses ends the scan with `None`.
+fn scan_line(
+    line: &str,
+    strict_version: bool,
+    tag_ok: impl Fn(&str) -> bool,
+) -> Option<(PlainChunk<'_>, Range<usize>)> {
     let mut c = Cursor::new(line);
     if c.lit(br#"{"jsonrpc":"2.0","method":"session/update","params":"#)
         .is_some()
     {
         let start = c.pos();
-        if let Some(chunk) = compact_params(&mut c) {
-            let end = c.pos();
-            if c.lit(b"}").is_some() && c.end().is_some() {
-                return Some((chunk, start..end));
+        match compact_params(&mut c, &tag_ok) {
+            Ok(chunk) => {
+                let end = c.pos();
+                if c.lit(b"}").is_some() && c.end().is_some() {
+                    return Some((chunk, start..end));
+                }
             }
+            // The walk would read the same tag: it cannot do better.
+            Err(CompactMiss::Tag) => return None,
+            Err(CompactMiss::Shape) => {}
         }
     }
     let mut c = Cursor::new(line);
@@ -103,7 +135,7 @@ fn scan_line(line: &str, strict_version: bool) -> Option<(PlainChunk<'_>, Range<
             "params" if chunk.is_none() => {
                 c.ws();
                 let start = c.pos();
-                let params = chunk_params(&mut c)?;
+                let params = chunk_params(&mut c, &tag_ok)?;
                 chunk = Some((params, start..c.pos()));
             }
             _ => return None,
@@ -123,20 +155,30 @@ fn scan_line(line: &str, strict_version: bool) -> Option<(PlainChunk<'_>, Range<
 /// `update` with `sessionUpdate`, `messageId`, `content` with `type` then
 /// `text`, no whitespace): literal comparisons instead of a key-by-key walk.
 /// `None` sends the params to [`chunk_params`].
-fn compact_params<'a>(c: &mut Cursor<'a>) -> Option<PlainChunk<'a>> {
-    c.lit(br#"{"sessionId":"#)?;
-    let session_id = c.string()?;
-    c.lit(br#","update":{"sessionUpdate":"#)?;
-    let tag = c.string()?;
-    let message_id = if c.lit(br#","messageId":"#).is_some() {
-        Some(c.string()?)
+/// Each literal ends with a string's opening quote, so the strings are read
+/// from their first byte (a `null` or spaced `messageId` takes the walk).
+fn compact_params<'a>(
+    c: &mut Cursor<'a>,
+    tag_ok: impl Fn(&str) -> bool,
+) -> Result<PlainChunk<'a>, CompactMiss> {
+    let shape = CompactMiss::Shape;
+    c.lit(br#"{"sessionId":""#).ok_or(shape)?;
+    let session_id = c.string_rest().ok_or(shape)?;
+    c.lit(br#","update":{"sessionUpdate":""#).ok_or(shape)?;
+    let tag = c.string_rest().ok_or(shape)?;
+    if !tag_ok(&tag) {
+        return Err(CompactMiss::Tag);
+    }
+    let message_id = if c.lit(br#","messageId":""#).is_some() {
+        Some(c.string_rest().ok_or(shape)?)
     } else {
         None
     };
-    c.lit(br#","content":{"type":"text","text":"#)?;
-    let text = c.string()?;
-    c.lit(b"}}}")?;
-    Some(PlainChunk {
+    c.lit(br#","content":{"type":"text","text":""#)
+        .ok_or(shape)?;
+    let text = c.string_rest().ok_or(shape)?;
+    c.lit(b"}}}").ok_or(shape)?;
+    Ok(PlainChunk {
         session_id: Some(session_id),
         tag,
         message_id,
@@ -144,8 +186,17 @@ fn compact_params<'a>(c: &mut Cursor<'a>) -> Option<PlainChunk<'a>> {
     })
 }
 
+/// Why [`compact_params`] did not read a chunk.
+#[derive(Debug, Clone, Copy)]
+enum CompactMiss {
+    /// The params are not in the compact shape: the walk decides them.
+    Shape,
+    /// The tag was refused.
+    Tag,
+}
+
 /// `{"sessionId": .., "update": {..}}`.
-fn chunk_params<'a>(c: &mut Cursor<'a>) -> Option<PlainChunk<'a>> {
+fn chunk_params<'a>(c: &mut Cursor<'a>, tag_ok: impl Fn(&str) -> bool) -> Option<PlainChunk<'a>> {
     c.eat(b'{')?;
     let (mut session_id, mut update, mut seen_session) = (None, None, false);
     loop {
@@ -154,7 +205,7 @@ fn chunk_params<'a>(c: &mut Cursor<'a>) -> Option<PlainChunk<'a>> {
                 seen_session = true;
                 session_id = Some(c.string()?);
             }
-            "update" if update.is_none() => update = Some(chunk_update(c)?),
+            "update" if update.is_none() => update = Some(chunk_update(c, &tag_ok)?),
             _ => return None,
         }
         if c.next_member()? {
@@ -174,12 +225,19 @@ fn chunk_params<'a>(c: &mut Cursor<'a>) -> Option<PlainChunk<'a>> {
 #[allow(clippy::type_complexity)]
 fn chunk_update<'a>(
     c: &mut Cursor<'a>,
+    tag_ok: impl Fn(&str) -> bool,
 ) -> Option<(Cow<'a, str>, Option<Cow<'a, str>>, Cow<'a, str>)> {
     c.eat(b'{')?;
     let (mut tag, mut message_id, mut seen_id, mut text) = (None, None, false, None);
     loop {
         match c.key()? {
-            "sessionUpdate" if tag.is_none() => tag = Some(c.string()?),
+            "sessionUpdate" if tag.is_none() => {
+                let read = c.string()?;
+                if !tag_ok(&read) {
+                    return None;
+                }
+                tag = Some(read);
+            }
             "messageId" if !seen_id => {
                 seen_id = true;
                 if !c.null() {
@@ -281,6 +339,61 @@ mod tests {
             assert!(plain_chunk_line(&line).is_some(), "{line}");
             assert!(plain_chunk_notification(&line).is_none(), "{line}");
         }
+    }
+
+    /// A message chunk notification is a plain chunk notification whose tag
+    /// names a message chunk, whatever the line's shape; every other line
+    /// (a refused tag read on the compact path included) is `None`.
+    #[test]
+    fn a_message_chunk_notification_is_a_plain_one_with_a_chunk_tag() {
+        let envelope = |params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{params}}}"#)
+        };
+        let update = |update: &str| envelope(&format!(r#"{{"sessionId":"s","update":{update}}}"#));
+        let text = r#""content":{"type":"text","text":"x\ny"}"#;
+        let mut lines = Vec::new();
+        for tag in [
+            "agent_message_chunk",
+            "agent_thought_chunk",
+            "user_message_chunk",
+            r"agent_message\u005fchunk",
+            "tool_call",
+            "plan",
+            "future_chunk",
+            "agent_message",
+        ] {
+            lines.push(update(&format!(
+                r#"{{"sessionUpdate":"{tag}","messageId":"m",{text}}}"#
+            )));
+            lines.push(update(&format!(r#"{{"sessionUpdate":"{tag}",{text}}}"#)));
+            lines.push(update(&format!(
+                r#"{{"sessionUpdate":"{tag}","messageId":null,{text}}}"#
+            )));
+            lines.push(update(&format!(
+                r#"{{{text},"messageId":"m","sessionUpdate":"{tag}"}}"#
+            )));
+            lines.push(update(&format!(
+                r#"{{"sessionUpdate":"{tag}","toolCallId":"t","title":"Read"}}"#
+            )));
+            lines.push(envelope(&format!(
+                r#"{{ "update" : {{ "sessionUpdate" : "{tag}" , {text} }} , "sessionId" : "s" }}"#
+            )));
+            lines.push(format!(
+                r#"{{"method":"session/update","jsonrpc":"2.0","params":{{"sessionId":"s","update":{{"sessionUpdate":"{tag}",{text}}}}}}}"#
+            ));
+        }
+        let mut accepted = 0;
+        for line in &lines {
+            let expected = plain_chunk_notification(line).filter(|n| {
+                UpdateTag::parse(&n.chunk.tag)
+                    .and_then(MessageKind::of_chunk)
+                    .is_some()
+            });
+            accepted += usize::from(expected.is_some());
+            assert_eq!(message_chunk_notification(line), expected, "{line}");
+        }
+        // Four chunk tags (one escaped) in six plain shapes each.
+        assert_eq!(accepted, 24);
     }
 
     proptest::proptest! {

@@ -5,33 +5,37 @@
 //! with it instead of scanning the params again.
 
 use std::borrow::Cow;
-use std::ops::Range;
 
 use super::plain_chunk::PlainChunk;
 
-/// One scanned string: a range of the params text, or its unescaped copy.
+/// One scanned string: a range of the params text (start and end, 32-bit
+/// offsets: a field is 16 bytes, so an update event stays small enough to
+/// be moved without a `memcpy` call), or its unescaped text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Field {
-    Span(Range<usize>),
+    Span(u32, u32),
     Unescaped(Box<str>),
 }
 
 impl Field {
     /// `value` as a range of `params` when it lies inside it (a string the
-    /// scanner borrowed), else a copy (one it unescaped into an allocation
-    /// of its own, which cannot overlap `params`).
-    fn new(value: &str, params: &str) -> Field {
+    /// scanner borrowed) at offsets that fit 32 bits, else the string on its
+    /// own (one the scanner unescaped is moved, not copied; it cannot
+    /// overlap `params`).
+    fn new(value: Cow<'_, str>, params: &str) -> Field {
         let start = (value.as_ptr() as usize).wrapping_sub(params.as_ptr() as usize);
-        if start <= params.len() && value.len() <= params.len() - start {
-            Field::Span(start..start + value.len())
-        } else {
-            Field::Unescaped(value.into())
+        if start <= params.len()
+            && value.len() <= params.len() - start
+            && let (Ok(from), Ok(to)) = (u32::try_from(start), u32::try_from(start + value.len()))
+        {
+            return Field::Span(from, to);
         }
+        Field::Unescaped(value.into_owned().into_boxed_str())
     }
 
     fn view<'a>(&'a self, params: &'a str) -> Cow<'a, str> {
         match self {
-            Field::Span(r) => Cow::Borrowed(&params[r.clone()]),
+            Field::Span(from, to) => Cow::Borrowed(&params[*from as usize..*to as usize]),
             Field::Unescaped(s) => Cow::Borrowed(s),
         }
     }
@@ -49,13 +53,14 @@ pub struct ScannedChunk {
 
 impl ScannedChunk {
     /// Detaches `chunk`, scanned from `params` (or from a line `params` is a
-    /// copy of the params slice of: then pass that slice).
-    pub fn new(chunk: &PlainChunk<'_>, params: &str) -> ScannedChunk {
+    /// copy of the params slice of: then pass that slice). Strings the
+    /// scanner unescaped move in without a copy.
+    pub fn new(chunk: PlainChunk<'_>, params: &str) -> ScannedChunk {
         ScannedChunk {
-            session_id: chunk.session_id.as_ref().map(|s| Field::new(s, params)),
-            tag: Field::new(&chunk.tag, params),
-            message_id: chunk.message_id.as_ref().map(|s| Field::new(s, params)),
-            text: Field::new(&chunk.text, params),
+            session_id: chunk.session_id.map(|s| Field::new(s, params)),
+            tag: Field::new(chunk.tag, params),
+            message_id: chunk.message_id.map(|s| Field::new(s, params)),
+            text: Field::new(chunk.text, params),
         }
     }
 
@@ -88,7 +93,8 @@ mod tests {
                 r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{{"type":"text","text":{text}}}}}}}}}"#
             );
             let n = plain_chunk_notification(&line).expect("plain chunk");
-            let scanned = ScannedChunk::new(&n.chunk, n.params);
+            let scanned =
+                ScannedChunk::new(plain_chunk_notification(&line).unwrap().chunk, n.params);
             let copy = n.params.to_owned();
             assert_eq!(scanned.view(&copy), n.chunk);
         }
