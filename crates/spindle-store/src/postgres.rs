@@ -505,7 +505,14 @@ impl Store for PostgresStore {
         let notice = listen::payload(session, last_seq);
         self.run(StoreError::Write, move |pool| async move {
             let client = pool.get().await.map_err(self::pool(StoreError::Write))?;
-            wire_batches::append(&client, session, first_seq, &batch, now_ms(), &notice).await
+            let call = wire_batches::Append {
+                session,
+                first_seq,
+                batch: &batch,
+                at: now_ms(),
+                notice: &notice,
+            };
+            wire_batches::append(&client, &call).await
         })
     }
 

@@ -167,6 +167,17 @@ impl EncodedBatch {
     }
 }
 
+/// One append: the session, the `seq` of the batch's first line, the batch, its time and the
+/// listeners' notice (payload).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Append<'a> {
+    pub(super) session: i64,
+    pub(super) first_seq: i64,
+    pub(super) batch: &'a EncodedBatch,
+    pub(super) at: i64,
+    pub(super) notice: &'a str,
+}
+
 /// One line of a stored batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct BatchLine<'a> {
@@ -210,12 +221,15 @@ pub(super) fn row_lines(row: &tokio_postgres::Row) -> impl Iterator<Item = Batch
 /// ([`complete_retry`]). `notice` is the listeners' payload.
 pub(super) async fn append<C: GenericClient>(
     client: &C,
-    session: i64,
-    first_seq: i64,
-    batch: &EncodedBatch,
-    at: i64,
-    notice: &str,
+    call: &Append<'_>,
 ) -> Result<(), StoreError> {
+    let &Append {
+        session,
+        first_seq,
+        batch,
+        at,
+        notice,
+    } = call;
     let write = pg(StoreError::Write);
     let count = i64::try_from(batch.len()).unwrap_or(i64::MAX);
     if count == 0 {
@@ -242,20 +256,19 @@ pub(super) async fn append<C: GenericClient>(
     match outcome.as_str() {
         "appended" => Ok(()),
         "no session" => Err(StoreError::Write(format!("no session {session}"))),
-        _ => retry(client, session, first_seq, batch, at, notice).await,
+        _ => retry(client, call).await,
     }
 }
 
 /// The transaction for a batch that met taken `seq`s: BEGIN and the touch (the session's row
 /// locked, the notice queued) in one round trip, the check and the lines not there yet, COMMIT.
-async fn retry<C: GenericClient>(
-    client: &C,
-    session: i64,
-    first_seq: i64,
-    batch: &EncodedBatch,
-    at: i64,
-    notice: &str,
-) -> Result<(), StoreError> {
+async fn retry<C: GenericClient>(client: &C, call: &Append<'_>) -> Result<(), StoreError> {
+    let &Append {
+        session,
+        at,
+        notice,
+        ..
+    } = call;
     let write = pg(StoreError::Write);
     let touch = client.prepare_cached(TOUCH).await.map_err(&write)?;
     let touch_params: [&(dyn ToSql + Sync); 4] = [&session, &at, &listen::CHANNEL, &notice];
@@ -270,7 +283,7 @@ async fn retry<C: GenericClient>(
         if touched == 0 {
             return Err(StoreError::Write(format!("no session {session}")));
         }
-        complete_retry(client, session, first_seq, batch, at).await
+        complete_retry(client, call).await
     }
     .await;
     match outcome {
@@ -287,13 +300,14 @@ async fn retry<C: GenericClient>(
 /// A batch met taken `seq`s: every line already there must be the batch's own (a retry); the
 /// lines not there yet are inserted, each run of them as a batch. In the append's transaction,
 /// with the session's row locked.
-async fn complete_retry<C: GenericClient>(
-    client: &C,
-    session: i64,
-    first_seq: i64,
-    batch: &EncodedBatch,
-    at: i64,
-) -> Result<(), StoreError> {
+async fn complete_retry<C: GenericClient>(client: &C, call: &Append<'_>) -> Result<(), StoreError> {
+    let &Append {
+        session,
+        first_seq,
+        batch,
+        at,
+        ..
+    } = call;
     let write = pg(StoreError::Write);
     let last_seq = first_seq.saturating_add(i64::try_from(batch.len()).unwrap_or(i64::MAX) - 1);
     let range: [&(dyn ToSql + Sync); 3] = [&session, &first_seq, &last_seq];

@@ -22,22 +22,16 @@ pub(super) async fn lines_after(
 ) -> Result<(Vec<LoggedLine>, usize), StoreError> {
     let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
     let read = pg(StoreError::Read);
-    let params: [&(dyn ToSql + Sync); 2] = [&session, &after];
-    let batches_sql = format!("{COLUMNS} WHERE {HOLDING_AFTER} ORDER BY first_seq");
-    // Prepared once per connection: a follower reads the tail at every notice.
-    let (legacy, batches) = tokio::join!(
-        client.prepare_cached(
-            "SELECT seq, direction, at, line FROM wire_log
-             WHERE session_id = $1 AND seq > $2 ORDER BY seq"
-        ),
-        client.prepare_cached(&batches_sql),
-    );
-    let (legacy, batches) = (legacy.map_err(&read)?, batches.map_err(&read)?);
-    let (legacy, batches) = tokio::join!(
-        client.query(&legacy, &params),
-        client.query(&batches, &params),
-    );
-    let (legacy, batches) = (legacy.map_err(&read)?, batches.map_err(&read)?);
+    let (legacy, batches) = both_tables(
+        &client,
+        "SELECT seq, direction, at, line FROM wire_log
+         WHERE session_id = $1 AND seq > $2 ORDER BY seq",
+        &format!("{COLUMNS} WHERE {HOLDING_AFTER} ORDER BY first_seq"),
+        session,
+        after,
+    )
+    .await
+    .map_err(&read)?;
     let mut lines = Vec::new();
     let mut skipped = 0;
     for row in &batches {
@@ -185,25 +179,19 @@ pub(super) async fn server_notes(
     after: i64,
 ) -> Result<Vec<LoggedLine>, StoreError> {
     let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
-    let read = pg(StoreError::Read);
-    let batches_sql = format!(
-        "{COLUMNS} WHERE {HOLDING_AFTER} AND strpos(directions, '{}') > 0 ORDER BY first_seq",
-        char::from(letter(Direction::Server))
-    );
-    let params: [&(dyn ToSql + Sync); 2] = [&session, &after];
-    let (legacy, batches) = tokio::join!(
-        client.prepare_cached(
-            "SELECT seq, at, line FROM wire_log
-             WHERE session_id = $1 AND seq > $2 AND direction = 'server' ORDER BY seq"
+    let (legacy, batches) = both_tables(
+        &client,
+        "SELECT seq, at, line FROM wire_log
+         WHERE session_id = $1 AND seq > $2 AND direction = 'server' ORDER BY seq",
+        &format!(
+            "{COLUMNS} WHERE {HOLDING_AFTER} AND strpos(directions, '{}') > 0 ORDER BY first_seq",
+            char::from(letter(Direction::Server))
         ),
-        client.prepare_cached(&batches_sql),
-    );
-    let (legacy, batches) = (legacy.map_err(&read)?, batches.map_err(&read)?);
-    let (legacy, batches) = tokio::join!(
-        client.query(&legacy, &params),
-        client.query(&batches, &params),
-    );
-    let (legacy, batches) = (legacy.map_err(&read)?, batches.map_err(&read)?);
+        session,
+        after,
+    )
+    .await
+    .map_err(pg(StoreError::Read))?;
     let mut notes: Vec<LoggedLine> = legacy
         .iter()
         .map(|row| LoggedLine {
@@ -230,6 +218,29 @@ pub(super) async fn server_notes(
         notes.sort_by_key(|l| l.seq);
     }
     Ok(notes)
+}
+
+/// The rows of `legacy` (on `wire_log`) and `batches` (on `wire_batches`), both taking the
+/// session (`$1`) and a `seq` (`$2`), run side by side on one connection. Prepared once per
+/// connection: a follower reads the tail at every notice.
+async fn both_tables(
+    client: &Object,
+    legacy: &str,
+    batches: &str,
+    session: i64,
+    after: i64,
+) -> Result<(Vec<Row>, Vec<Row>), tokio_postgres::Error> {
+    let params: [&(dyn ToSql + Sync); 2] = [&session, &after];
+    let (legacy, batches) = tokio::join!(
+        client.prepare_cached(legacy),
+        client.prepare_cached(batches)
+    );
+    let (legacy, batches) = (legacy?, batches?);
+    let (legacy, batches) = tokio::join!(
+        client.query(&legacy, &params),
+        client.query(&batches, &params),
+    );
+    Ok((legacy?, batches?))
 }
 
 /// A stored line's bytes as text (lossy: the store writes only UTF-8).

@@ -87,6 +87,15 @@ impl Backend {
         }
     }
 
+    /// `text` as an SQL literal of a `wire_log.line` (PostgreSQL keeps lines as `bytea`).
+    pub fn line_literal(&self, text: &str) -> String {
+        if self.is_postgres() {
+            format!("'{text}'::bytea")
+        } else {
+            format!("'{text}'")
+        }
+    }
+
     /// Runs statements beside the store (both dialects accept what the cases send).
     pub fn sql(&self, sql: &str) {
         match &self.target {

@@ -123,13 +123,7 @@ pub fn wire_pages_skip_unknown_directions_and_go_on_past_them(backend: &Backend)
         .append_lines(id, 1, &[(Direction::Agent, "a"), (Direction::Client, "b")])
         .unwrap();
     // Rows a newer version wrote, at the low end of the newest page.
-    let line = |text: &str| {
-        if backend.is_postgres() {
-            format!("'{text}'::bytea")
-        } else {
-            format!("'{text}'")
-        }
-    };
+    let line = |text: &str| backend.line_literal(text);
     backend.sql(&format!(
         "INSERT INTO wire_log(session_id, seq, direction, line, at) VALUES
          ({id}, 3, 'future', {}, 0), ({id}, 4, 'future', {}, 0)",
@@ -239,13 +233,7 @@ pub fn lines_logged_before_the_batches_are_read_with_new_ones(backend: &Backend)
     let store = backend.open();
     let id = store.create_session("s", None).unwrap();
     let only_old = store.create_session("old", None).unwrap();
-    let line = |text: &str| {
-        if backend.is_postgres() {
-            format!("'{text}'::bytea")
-        } else {
-            format!("'{text}'")
-        }
-    };
+    let line = |text: &str| backend.line_literal(text);
     backend.sql(&format!(
         "INSERT INTO wire_log(session_id, seq, direction, line, at) VALUES
          ({id}, 1, 'client', {}, 1), ({id}, 2, 'agent', {}, 1), ({id}, 3, 'server', {}, 1),
