@@ -59,16 +59,6 @@ WITH touched AS (
 )
 SELECT (SELECT COUNT(*) FROM touched), (SELECT COUNT(*) FROM notified)";
 
-/// Inserts a batch (`$2..=$3`) unless a row of either table holds one of its `seq`s (a retry's
-/// runs of new lines; the same check as `spindle_append_batch`).
-const INSERT: &str = "
-INSERT INTO wire_batches(session_id, first_seq, last_seq, at, directions, lengths, lines)
-SELECT $1::BIGINT, $2::BIGINT, $3::BIGINT, $4::BIGINT, $5::TEXT, $6::INTEGER[], $7::BYTEA
-WHERE NOT EXISTS (SELECT 1 FROM wire_log WHERE session_id = $1 AND seq BETWEEN $2 AND $3)
-  AND COALESCE((SELECT last_seq FROM wire_batches
-                WHERE session_id = $1 AND first_seq <= $3
-                ORDER BY first_seq DESC LIMIT 1) < $2, TRUE)";
-
 /// The rows holding a `seq` in `$2..=$3`, in both tables (a retry's check).
 const LEGACY_BETWEEN: &str = "
 SELECT seq, direction, line FROM wire_log
@@ -223,41 +213,41 @@ pub(super) async fn append<C: GenericClient>(
     client: &C,
     call: &Append<'_>,
 ) -> Result<(), StoreError> {
-    let &Append {
-        session,
-        first_seq,
-        batch,
-        at,
-        notice,
-    } = call;
-    let write = pg(StoreError::Write);
-    let count = i64::try_from(batch.len()).unwrap_or(i64::MAX);
-    if count == 0 {
+    if call.batch.len() == 0 {
         return Ok(());
     }
-    let last_seq = first_seq.saturating_add(count - 1);
+    match call_append(client, call).await?.as_str() {
+        "appended" => Ok(()),
+        "no session" => Err(StoreError::Write(format!("no session {}", call.session))),
+        _ => retry(client, call).await,
+    }
+}
+
+/// One call of `spindle_append_batch`: `appended`, `no session` or `taken`.
+async fn call_append<C: GenericClient>(
+    client: &C,
+    call: &Append<'_>,
+) -> Result<String, StoreError> {
+    let write = pg(StoreError::Write);
+    let count = i64::try_from(call.batch.len()).unwrap_or(i64::MAX);
+    let last_seq = call.first_seq.saturating_add(count - 1);
     let statement = client.prepare_cached(APPEND).await.map_err(&write)?;
     let params: [&(dyn ToSql + Sync); 9] = [
-        &session,
-        &first_seq,
+        &call.session,
+        &call.first_seq,
         &last_seq,
-        &at,
-        &batch.directions,
-        &batch.lengths,
-        &batch.lines,
+        &call.at,
+        &call.batch.directions,
+        &call.batch.lengths,
+        &call.batch.lines,
         &listen::CHANNEL,
-        &notice,
+        &call.notice,
     ];
-    let outcome: String = client
+    Ok(client
         .query_one(&statement, &params)
         .await
         .map_err(&write)?
-        .get(0);
-    match outcome.as_str() {
-        "appended" => Ok(()),
-        "no session" => Err(StoreError::Write(format!("no session {session}"))),
-        _ => retry(client, call).await,
-    }
+        .get(0))
 }
 
 /// The transaction for a batch that met taken `seq`s: BEGIN and the touch (the session's row
@@ -305,7 +295,6 @@ async fn complete_retry<C: GenericClient>(client: &C, call: &Append<'_>) -> Resu
         session,
         first_seq,
         batch,
-        at,
         ..
     } = call;
     let write = pg(StoreError::Write);
@@ -358,25 +347,20 @@ async fn complete_retry<C: GenericClient>(client: &C, call: &Append<'_>) -> Resu
         }
         let run = batch.slice(start..index);
         let run_first = first_seq.saturating_add(start as i64);
-        let run_last = first_seq.saturating_add(index as i64 - 1);
-        let inserted = client
-            .execute(
-                INSERT,
-                &[
-                    &session,
-                    &run_first,
-                    &run_last,
-                    &at,
-                    &run.directions,
-                    &run.lengths,
-                    &run.lines,
-                ],
-            )
-            .await
-            .map_err(&write)?;
-        if inserted != 1 {
+        // The same call as a first append: in this transaction the session's row is ours
+        // already, and a notice repeated in one transaction is delivered once.
+        let outcome = call_append(
+            client,
+            &Append {
+                first_seq: run_first,
+                batch: &run,
+                ..*call
+            },
+        )
+        .await?;
+        if outcome != "appended" {
             return Err(StoreError::Write(format!(
-                "session {session}: the lines {run_first}..={run_last} could not be added"
+                "session {session}: the lines from {run_first} could not be added ({outcome})"
             )));
         }
     }
