@@ -5,7 +5,7 @@ answer with `POST /cancel` and prompt again (the `cancel` script), and read the 
 
 `serve_run(spindle, agent, script, root)` returns the same run record as `runner.run_one`, so
 `checks.check_run` reads it unchanged: the transcript is the API's, the recording is the server's
-wire log (SQLite `wire_log`) written out as a `--record` file, and `exit` is the code `spindle chat`
+wire log (SQLite `wire_batches`, see docs/src/storage.md) written out as a `--record` file, and `exit` is the code `spindle chat`
 gives for the same turn. `run["api"]` holds the checks of the API calls themselves, among them
 `transcript-is-replay`: `spindle replay` of the exported wire log builds the API's transcript
 (`replay-has-session-controls`: the session's mode and config options included).
@@ -176,14 +176,35 @@ def drive_turn(api, sid, k, approve, checks, until=None, elicit=False):
     return t, False
 
 
+LETTERS = {"a": "agent", "c": "client", "r": "agent_replay", "s": "server", "l": "local"}
+
+
+def logged_lines(db, sid):
+    """The session's wire log in `seq` order as (direction, line): the batches of `wire_batches`
+    (docs/src/storage.md: the lines back to back, their lengths as 4-byte little-endian integers,
+    a letter per line) merged with the rows an older version wrote to `wire_log`."""
+    con = sqlite3.connect(db)
+    try:
+        rows = [(seq, direction, line) for seq, direction, line in con.execute(
+            "SELECT seq, direction, line FROM wire_log WHERE session_id = ?", (sid,))]
+        for first_seq, directions, lengths, lines in con.execute(
+                "SELECT first_seq, directions, lengths, lines FROM wire_batches WHERE session_id = ?", (sid,)):
+            offset = 0
+            for index, letter in enumerate(directions):
+                length = int.from_bytes(lengths[4 * index:4 * index + 4], "little")
+                line = bytes(lines[offset:offset + length]).decode()
+                offset += length
+                rows.append((first_seq + index, LETTERS.get(letter, letter), line))
+    finally:
+        con.close()
+    rows.sort()
+    return [(direction, line) for _, direction, line in rows]
+
+
 def export_recording(db, sid, path):
     """Writes the session's wire log as a `--record` file: agent lines as they came, client lines
     as `{"sent": ...}`; history replays and the server's own notes are left out."""
-    con = sqlite3.connect(db)
-    try:
-        rows = con.execute("SELECT direction, line FROM wire_log WHERE session_id = ? ORDER BY seq", (sid,)).fetchall()
-    finally:
-        con.close()
+    rows = logged_lines(db, sid)
     with open(path, "w") as out:
         for direction, line in rows:
             if direction == "agent":

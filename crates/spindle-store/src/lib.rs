@@ -23,6 +23,7 @@
 //! so it can be called from any thread, inside or outside a tokio runtime.
 #![deny(missing_docs)]
 
+mod batch;
 mod listen;
 mod location;
 pub mod migrations;

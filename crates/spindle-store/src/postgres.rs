@@ -38,7 +38,7 @@ use crate::types::{
     Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
     StoredSession, TakenCommand, TitleSource, WirePage, WireWindow,
 };
-use crate::types::{display_text, now_ms, seq_at};
+use crate::types::{display_text, now_ms};
 
 /// How long one call may take, pool wait included, before it fails (the database is then treated
 /// as failing: the web server keeps the lines in memory and retries).
@@ -426,7 +426,7 @@ impl Store for PostgresStore {
             )
             .await
             .map_err(&write)?;
-            for table in crate::store::SESSION_TABLES.iter().chain(&["wire_batches"]) {
+            for table in crate::store::SESSION_TABLES {
                 tx.execute(
                     &format!("DELETE FROM {table} WHERE session_id = $1"),
                     &[&session],
@@ -500,8 +500,8 @@ impl Store for PostgresStore {
         if lines.is_empty() {
             return Ok(());
         }
-        let batch = wire_batches::EncodedBatch::encode(lines)?;
-        let last_seq = seq_at(first_seq, lines.len() - 1);
+        let batch = crate::batch::EncodedBatch::encode(lines)?;
+        let last_seq = batch.last_seq(first_seq);
         let notice = listen::payload(session, last_seq);
         self.run(StoreError::Write, move |pool| async move {
             let client = pool.get().await.map_err(self::pool(StoreError::Write))?;

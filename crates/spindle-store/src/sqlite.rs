@@ -19,6 +19,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 mod checkpointer;
 mod leases;
+mod wire_batches;
 
 use checkpointer::Checkpointer;
 
@@ -28,7 +29,7 @@ use crate::types::{
     Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
     StoredSession, TakenCommand, TitleSource, WirePage, WireWindow,
 };
-use crate::types::{display_text, now_ms, seq_at};
+use crate::types::{display_text, now_ms};
 
 /// A SQLite database file.
 #[derive(Debug)]
@@ -202,63 +203,6 @@ fn migrate(connection: &mut Connection, all: &'static [Migration]) -> Result<(),
         .map_err(open)?;
     }
     tx.commit().map_err(open)
-}
-
-/// The newest rows below a `seq` ([`WireWindow::Before`]), newest first.
-const WIRE_PAGE_BEFORE: &str = "SELECT seq, direction, at, line FROM wire_log
-    WHERE session_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3";
-
-/// The oldest rows above a `seq` ([`WireWindow::After`]).
-const WIRE_PAGE_AFTER: &str = "SELECT seq, direction, at, line FROM wire_log
-    WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3";
-
-fn read_lines(rows: &mut rusqlite::Rows<'_>) -> Result<(Vec<LoggedLine>, usize), rusqlite::Error> {
-    let mut lines = Vec::new();
-    let mut skipped = 0;
-    while let Some(row) = rows.next()? {
-        let seq: i64 = row.get(0)?;
-        let direction: String = row.get(1)?;
-        let at: i64 = row.get(2)?;
-        let line: String = row.get(3)?;
-        match Direction::parse(&direction) {
-            Some(direction) => lines.push(LoggedLine {
-                seq,
-                direction,
-                at,
-                line,
-            }),
-            None => skipped += 1,
-        }
-    }
-    Ok((lines, skipped))
-}
-
-/// Rows of the wire log one multi-row `INSERT` writes ([`insert_rows_sql`]), largest first: a
-/// batch goes in statements of the largest size that fits what is left (a fast stream's batch
-/// of hundreds of lines: a few statement steps instead of one per line). 256 rather than 64 made
-/// `spindle serve`'s 10^6-update turn use 5% less CPU.
-const ROWS_PER_INSERT: [usize; 3] = [256, 16, 1];
-
-/// The SQL of [`ROWS_PER_INSERT`]'s statements, built once (the statement cache looks a
-/// statement up by its text).
-static INSERT_ROWS_SQL: std::sync::LazyLock<[String; 3]> =
-    std::sync::LazyLock::new(|| ROWS_PER_INSERT.map(insert_rows_sql));
-
-/// `INSERT INTO wire_log ... VALUES (?1, ?3, ?4, ?5, ?2), (?1, ?6, ...) ON CONFLICT DO NOTHING`
-/// for `rows` rows: `?1` the session, `?2` the commit time, then seq, direction and line per row.
-fn insert_rows_sql(rows: usize) -> String {
-    let mut sql = String::from("INSERT INTO wire_log(session_id, seq, direction, line, at) VALUES");
-    for row in 0..rows {
-        let at = 3 + 3 * row;
-        let separator = if row == 0 { ' ' } else { ',' };
-        sql.push_str(&format!(
-            "{separator}(?1, ?{at}, ?{}, ?{}, ?2)",
-            at + 1,
-            at + 2
-        ));
-    }
-    sql.push_str(" ON CONFLICT(session_id, seq) DO NOTHING");
-    sql
 }
 
 impl Store for SqliteStore {
@@ -461,7 +405,7 @@ impl Store for SqliteStore {
     fn last_seq(&self, session: i64) -> Result<i64, StoreError> {
         lock(&self.reader)
             .query_row(
-                "SELECT COALESCE(MAX(seq), 0) FROM wire_log WHERE session_id = ?1",
+                &format!("SELECT {}", wire_batches::LAST_SEQ),
                 params![session],
                 |row| row.get(0),
             )
@@ -489,65 +433,14 @@ impl Store for SqliteStore {
         first_seq: i64,
         lines: &[(Direction, &str)],
     ) -> Result<(), StoreError> {
-        let now = now_ms();
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let batch = crate::batch::EncodedBatch::encode(lines)?;
         let mut writer = lock(&self.writer);
         let tx = writer.transaction().map_err(write_error)?;
-        {
-            let mut inserts = Vec::with_capacity(ROWS_PER_INSERT.len());
-            for sql in INSERT_ROWS_SQL.iter() {
-                inserts.push(tx.prepare_cached(sql).map_err(write_error)?);
-            }
-            let mut existing = tx
-                .prepare_cached(
-                    "SELECT direction, line FROM wire_log WHERE session_id = ?1 AND seq = ?2",
-                )
-                .map_err(write_error)?;
-            let mut offset = 0;
-            while offset < lines.len() {
-                let left = lines.len() - offset;
-                // The last size is 1: one always fits.
-                let size = ROWS_PER_INSERT
-                    .iter()
-                    .position(|&n| n <= left)
-                    .unwrap_or(ROWS_PER_INSERT.len() - 1);
-                let (statement, count) = (&mut inserts[size], ROWS_PER_INSERT[size]);
-                let chunk = &lines[offset..offset + count];
-                statement
-                    .raw_bind_parameter(1, session)
-                    .and_then(|()| statement.raw_bind_parameter(2, now))
-                    .map_err(write_error)?;
-                for (i, (direction, line)) in chunk.iter().enumerate() {
-                    let at = 3 + 3 * i;
-                    statement
-                        .raw_bind_parameter(at, seq_at(first_seq, offset + i))
-                        .and_then(|()| statement.raw_bind_parameter(at + 1, direction.as_str()))
-                        .and_then(|()| statement.raw_bind_parameter(at + 2, *line))
-                        .map_err(write_error)?;
-                }
-                let inserted = statement.raw_execute().map_err(write_error)?;
-                if inserted < count {
-                    // Some `seq`s were taken (a batch sent again): each must hold this line.
-                    for (i, (direction, line)) in chunk.iter().enumerate() {
-                        let seq = seq_at(first_seq, offset + i);
-                        let (kept_direction, kept_line): (String, String) = existing
-                            .query_row(params![session, seq], |row| Ok((row.get(0)?, row.get(1)?)))
-                            .map_err(write_error)?;
-                        if kept_direction != direction.as_str() || kept_line != *line {
-                            // Dropping `tx` rolls the whole batch back.
-                            return Err(StoreError::Write(format!(
-                                "session {session} already holds a different line at seq {seq}"
-                            )));
-                        }
-                    }
-                }
-                offset += count;
-            }
-            tx.execute(
-                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
-                params![session, now],
-            )
-            .map_err(write_error)?;
-        }
+        // Dropping `tx` on an error rolls the whole batch back.
+        wire_batches::append(&tx, session, first_seq, &batch, now_ms())?;
         tx.commit().map_err(write_error)
     }
 
@@ -556,17 +449,7 @@ impl Store for SqliteStore {
         session: i64,
         after: i64,
     ) -> Result<(Vec<LoggedLine>, usize), StoreError> {
-        let reader = lock(&self.reader);
-        let mut statement = reader
-            .prepare_cached(
-                "SELECT seq, direction, at, line FROM wire_log
-                 WHERE session_id = ?1 AND seq > ?2 ORDER BY seq",
-            )
-            .map_err(read_error)?;
-        let mut rows = statement
-            .query(params![session, after])
-            .map_err(read_error)?;
-        read_lines(&mut rows).map_err(read_error)
+        wire_batches::lines_after(&lock(&self.reader), session, after).map_err(read_error)
     }
 
     fn wire_page(
@@ -575,21 +458,7 @@ impl Store for SqliteStore {
         window: WireWindow,
         limit: usize,
     ) -> Result<WirePage, StoreError> {
-        let (sql, seq) = match window {
-            WireWindow::Before(seq) => (WIRE_PAGE_BEFORE, seq),
-            WireWindow::After(seq) => (WIRE_PAGE_AFTER, seq),
-        };
-        let reader = lock(&self.reader);
-        let mut statement = reader.prepare_cached(sql).map_err(read_error)?;
-        let rows = statement
-            .query_map(
-                params![session, seq, WirePage::rows_to_read(limit)],
-                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
-            )
-            .map_err(read_error)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(read_error)?;
-        Ok(WirePage::from_rows(window, limit, rows.into_iter()))
+        wire_batches::page(&lock(&self.reader), session, window, limit).map_err(read_error)
     }
 
     fn save_materialized(
@@ -757,7 +626,7 @@ impl Store for SqliteStore {
     }
 
     fn server_notes_after(&self, session: i64, after: i64) -> Result<Vec<LoggedLine>, StoreError> {
-        self.server_notes(session, after)
+        wire_batches::server_notes(&lock(&self.reader), session, after).map_err(read_error)
     }
 }
 
@@ -782,27 +651,6 @@ mod tests {
 
     /// A page of a long log costs what the page holds: a search on the log's key, never a scan
     /// of the session's rows or a sort of them.
-    #[test]
-    fn a_wire_page_is_a_search_on_the_log_key() {
-        let store = SqliteStore::open(&temp_db("plan")).unwrap();
-        for sql in [WIRE_PAGE_BEFORE, WIRE_PAGE_AFTER] {
-            let plan: Vec<String> = store.with_writer(|c| {
-                c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-                    .unwrap()
-                    .query_map(params![1, 100, 11], |row| row.get::<_, String>(3))
-                    .unwrap()
-                    .collect::<Result<_, _>>()
-                    .unwrap()
-            });
-            let plan = plan.join("; ");
-            assert!(plan.contains("SEARCH wire_log USING INDEX"), "{plan}");
-            assert!(plan.contains("seq"), "{plan}");
-            assert!(!plan.contains("SCAN") && !plan.contains("B-TREE"), "{plan}");
-        }
-    }
-
-    /// Batches of every size around the multi-row statements' sizes are stored whole and in
-    /// order; sent again they change nothing, and a changed line fails the whole batch.
     #[test]
     fn batches_of_any_size_are_stored_once_and_in_order() {
         let store = SqliteStore::open(&temp_db("batches")).unwrap();

@@ -7,12 +7,13 @@ use crate::types::{
 };
 
 /// The tables whose rows belong to one session (`session_id`), deleted with it.
-pub(crate) const SESSION_TABLES: [&str; 5] = [
+pub(crate) const SESSION_TABLES: [&str; 6] = [
     "commands",
     "session_leases",
     "replies",
     "transcripts",
     "wire_log",
+    "wire_batches",
 ];
 
 /// The storage of `spindle serve`. Every method is one transaction: it commits whole or not at

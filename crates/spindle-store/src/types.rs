@@ -83,6 +83,9 @@ pub struct WirePage {
     pub edge: Option<i64>,
 }
 
+/// A page's row as [`WirePage::from_rows`] takes it: seq, direction, at, line.
+pub(crate) type PageRow = (i64, String, i64, String);
+
 impl WirePage {
     /// The page of `limit` rows read in the window's order (newest first for `Before`), plus at
     /// most one more row that only tells whether there are more. `rows`: seq, direction, at,
@@ -113,6 +116,25 @@ impl WirePage {
             page.lines.reverse();
         }
         page
+    }
+
+    /// A page from the lines of both log tables (`crate::batch`): `batched` from the batches and
+    /// `legacy` from `wire_log`, each in the window's order (newest first for `Before`), merged
+    /// by `seq`.
+    pub(crate) fn merged(
+        window: WireWindow,
+        limit: usize,
+        mut rows: Vec<PageRow>,
+        legacy: Vec<PageRow>,
+    ) -> WirePage {
+        if !legacy.is_empty() {
+            rows.extend(legacy);
+            match window {
+                WireWindow::Before(_) => rows.sort_by_key(|row| std::cmp::Reverse(row.0)),
+                WireWindow::After(_) => rows.sort_by_key(|row| row.0),
+            }
+        }
+        WirePage::from_rows(window, limit, rows.into_iter())
     }
 
     /// The number of rows to ask the database for: `limit` and one more.
@@ -364,9 +386,4 @@ pub(crate) fn display_text(text: &str) -> std::borrow::Cow<'_, str> {
     } else {
         std::borrow::Cow::Borrowed(text)
     }
-}
-
-/// `first_seq + offset` for the `offset`-th line of a batch.
-pub(crate) fn seq_at(first_seq: i64, offset: usize) -> i64 {
-    first_seq.saturating_add(i64::try_from(offset).unwrap_or(i64::MAX))
 }

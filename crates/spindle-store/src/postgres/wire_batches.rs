@@ -1,6 +1,6 @@
-//! PostgreSQL's wire log as batches (migration 9): each appended batch is one row of
-//! `wire_batches` holding its lines back to back (`lines`), their lengths (`lengths`) and one
-//! letter per line for its direction (`directions`). A row per line cost PostgreSQL a heap tuple,
+//! PostgreSQL's wire log as batches (migration 9; the layout and what both stores share are in
+//! `crate::batch`): each appended batch is one row of `wire_batches`, its `lengths` an
+//! `INTEGER[]`. A row per line cost PostgreSQL a heap tuple,
 //! a primary-key entry and their WAL for every line of a fast stream, most of its work; a row per
 //! batch costs that once per group commit, and its `lines` are compressed with lz4 where the
 //! server has it.
@@ -19,6 +19,7 @@ use deadpool_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
 
 use super::convert::pg;
+use crate::batch::{BatchLine, EncodedBatch, RetryCheck, letter, stored_lines};
 use crate::listen;
 use crate::types::{Direction, StoreError};
 
@@ -69,94 +70,6 @@ const HOLDING_BETWEEN: &str = "session_id = $1 AND first_seq <= $3 AND last_seq 
         SELECT first_seq FROM wire_batches
         WHERE session_id = $1 AND first_seq <= $2 ORDER BY first_seq DESC LIMIT 1), 0)";
 
-/// The letter a direction is stored as in `directions`.
-pub(super) fn letter(direction: Direction) -> u8 {
-    match direction {
-        Direction::Agent => b'a',
-        Direction::Client => b'c',
-        Direction::AgentReplay => b'r',
-        Direction::Server => b's',
-        Direction::Local => b'l',
-    }
-}
-
-/// The direction of a stored letter; `None` for one a newer version wrote.
-pub(super) fn direction_of(letter: u8) -> Option<Direction> {
-    [
-        Direction::Agent,
-        Direction::Client,
-        Direction::AgentReplay,
-        Direction::Server,
-        Direction::Local,
-    ]
-    .into_iter()
-    .find(|d| self::letter(*d) == letter)
-}
-
-/// A batch as its row keeps it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct EncodedBatch {
-    pub(super) directions: String,
-    pub(super) lengths: Vec<i32>,
-    pub(super) lines: Vec<u8>,
-}
-
-impl EncodedBatch {
-    /// Encodes `lines`; fails for a line longer than a row can say (2 GiB).
-    pub(super) fn encode(lines: &[(Direction, &str)]) -> Result<EncodedBatch, StoreError> {
-        let total = lines.iter().map(|(_, l)| l.len()).sum();
-        let mut batch = EncodedBatch {
-            directions: String::with_capacity(lines.len()),
-            lengths: Vec::with_capacity(lines.len()),
-            lines: Vec::with_capacity(total),
-        };
-        for (direction, line) in lines {
-            let length = i32::try_from(line.len()).map_err(|_| {
-                StoreError::Write(format!("a line of {} bytes is too long to log", line.len()))
-            })?;
-            batch.directions.push(char::from(letter(*direction)));
-            batch.lengths.push(length);
-            batch.lines.extend_from_slice(line.as_bytes());
-        }
-        Ok(batch)
-    }
-
-    fn len(&self) -> usize {
-        self.lengths.len()
-    }
-
-    /// The lines of `range` (indexes into the batch) as their own batch.
-    fn slice(&self, range: std::ops::Range<usize>) -> EncodedBatch {
-        let start: usize = self.lengths[..range.start]
-            .iter()
-            .map(|&l| l as usize)
-            .sum();
-        let end = start
-            + self.lengths[range.clone()]
-                .iter()
-                .map(|&l| l as usize)
-                .sum::<usize>();
-        EncodedBatch {
-            directions: self.directions[range.clone()].to_owned(),
-            lengths: self.lengths[range].to_vec(),
-            lines: self.lines[start..end].to_vec(),
-        }
-    }
-
-    /// Each line's letter and bytes, in order.
-    fn lines(&self) -> impl Iterator<Item = (u8, &[u8])> {
-        let mut offset = 0;
-        self.directions
-            .bytes()
-            .zip(&self.lengths)
-            .map(move |(letter, &length)| {
-                let line = &self.lines[offset..offset + length as usize];
-                offset += length as usize;
-                (letter, line)
-            })
-    }
-}
-
 /// One append: the session, the `seq` of the batch's first line, the batch, its time and the
 /// listeners' notice (payload).
 #[derive(Debug, Clone, Copy)]
@@ -168,41 +81,17 @@ pub(super) struct Append<'a> {
     pub(super) notice: &'a str,
 }
 
-/// One line of a stored batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct BatchLine<'a> {
-    pub(super) seq: i64,
-    /// The stored letter (see [`direction_of`]).
-    pub(super) letter: u8,
-    pub(super) at: i64,
-    pub(super) line: &'a [u8],
-}
-
 /// The lines of a row of `wire_batches` (columns `first_seq, at, directions, lengths, lines`).
-/// A row whose lengths run past its bytes (the table's check rules out every other mismatch)
-/// yields the lines that fit.
 pub(super) fn row_lines(row: &tokio_postgres::Row) -> impl Iterator<Item = BatchLine<'_>> {
-    let first_seq: i64 = row.get(0);
-    let at: i64 = row.get(1);
     let directions: &str = row.get(2);
     let lengths: Vec<i32> = row.get(3);
-    let bytes: &[u8] = row.get(4);
-    let mut offset = 0usize;
-    directions
-        .bytes()
-        .zip(lengths)
-        .enumerate()
-        .map_while(move |(index, (letter, length))| {
-            let end = offset.checked_add(usize::try_from(length).ok()?)?;
-            let line = bytes.get(offset..end)?;
-            offset = end;
-            Some(BatchLine {
-                seq: first_seq.saturating_add(i64::try_from(index).ok()?),
-                letter,
-                at,
-                line,
-            })
-        })
+    stored_lines(
+        row.get(0),
+        row.get(1),
+        directions.as_bytes(),
+        lengths,
+        row.get(4),
+    )
 }
 
 /// Appends `batch` at `first_seq`: one statement, one round trip, committed on its own
@@ -229,8 +118,7 @@ async fn call_append<C: GenericClient>(
     call: &Append<'_>,
 ) -> Result<String, StoreError> {
     let write = pg(StoreError::Write);
-    let count = i64::try_from(call.batch.len()).unwrap_or(i64::MAX);
-    let last_seq = call.first_seq.saturating_add(count - 1);
+    let last_seq = call.batch.last_seq(call.first_seq);
     let statement = client.prepare_cached(APPEND).await.map_err(&write)?;
     let params: [&(dyn ToSql + Sync); 9] = [
         &call.session,
@@ -298,7 +186,7 @@ async fn complete_retry<C: GenericClient>(client: &C, call: &Append<'_>) -> Resu
         ..
     } = call;
     let write = pg(StoreError::Write);
-    let last_seq = first_seq.saturating_add(i64::try_from(batch.len()).unwrap_or(i64::MAX) - 1);
+    let last_seq = batch.last_seq(first_seq);
     let range: [&(dyn ToSql + Sync); 3] = [&session, &first_seq, &last_seq];
     let batches_sql = format!("{COLUMNS} WHERE {HOLDING_BETWEEN} ORDER BY first_seq");
     let (legacy, batches) = tokio::join!(
@@ -306,47 +194,19 @@ async fn complete_retry<C: GenericClient>(client: &C, call: &Append<'_>) -> Resu
         client.query(&batches_sql, &range),
     );
     let (legacy, batches) = (legacy.map_err(&write)?, batches.map_err(&write)?);
-    let mut taken = vec![false; batch.len()];
-    let mut differs = false;
-    let ours: Vec<(u8, &[u8])> = batch.lines().collect();
-    let mut check = |seq: i64, letter: Option<u8>, line: &[u8]| {
-        let Some(index) = seq
-            .checked_sub(first_seq)
-            .and_then(|i| usize::try_from(i).ok())
-            .filter(|&i| i < ours.len())
-        else {
-            return;
-        };
-        taken[index] = true;
-        differs |= letter != Some(ours[index].0) || line != ours[index].1;
-    };
+    let mut check = RetryCheck::new(batch, first_seq);
     for row in &legacy {
         let letter = Direction::parse(row.get(1)).map(letter);
-        check(row.get(0), letter, row.get(2));
+        check.stored(row.get(0), letter, row.get(2));
     }
     for row in &batches {
         for line in row_lines(row) {
-            check(line.seq, Some(line.letter), line.line);
+            check.stored(line.seq, Some(line.letter), line.line);
         }
     }
-    if differs {
-        return Err(StoreError::Write(format!(
-            "session {session} already holds a different line at a seq in {first_seq}..{}",
-            last_seq.saturating_add(1)
-        )));
-    }
-    let mut index = 0;
-    while index < taken.len() {
-        if taken[index] {
-            index += 1;
-            continue;
-        }
-        let start = index;
-        while index < taken.len() && !taken[index] {
-            index += 1;
-        }
-        let run = batch.slice(start..index);
-        let run_first = first_seq.saturating_add(start as i64);
+    for run in check.missing_runs(session)? {
+        let run_first = first_seq.saturating_add(run.start as i64);
+        let run = batch.slice(run);
         // The same call as a first append: in this transaction the session's row is ours
         // already, and a notice repeated in one transaction is delivered once.
         let outcome = call_append(
@@ -365,53 +225,4 @@ async fn complete_retry<C: GenericClient>(client: &C, call: &Append<'_>) -> Resu
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_direction_has_its_own_letter_and_reads_back() {
-        let all = [
-            Direction::Agent,
-            Direction::Client,
-            Direction::AgentReplay,
-            Direction::Server,
-            Direction::Local,
-        ];
-        let mut letters: Vec<u8> = all.iter().map(|d| letter(*d)).collect();
-        for direction in all {
-            assert_eq!(direction_of(letter(direction)), Some(direction));
-        }
-        letters.sort_unstable();
-        letters.dedup();
-        assert_eq!(letters.len(), all.len());
-        assert_eq!(direction_of(b'?'), None);
-    }
-
-    #[test]
-    fn a_batch_encodes_its_lines_back_to_back_and_slices_any_run() {
-        let lines = [
-            (Direction::Client, "{\"p\":1}"),
-            (Direction::Agent, ""),
-            (Direction::Server, "caf\u{e9}\n"),
-            (Direction::Local, "x"),
-        ];
-        let batch = EncodedBatch::encode(&lines).unwrap();
-        assert_eq!(batch.directions, "casl");
-        assert_eq!(batch.lengths, vec![7, 0, 6, 1]);
-        let decoded: Vec<(u8, &[u8])> = batch.lines().collect();
-        let expected: Vec<(u8, &[u8])> = lines
-            .iter()
-            .map(|(d, l)| (letter(*d), l.as_bytes()))
-            .collect();
-        assert_eq!(decoded, expected);
-        for start in 0..=lines.len() {
-            for end in start..=lines.len() {
-                let run = batch.slice(start..end);
-                assert_eq!(run, EncodedBatch::encode(&lines[start..end]).unwrap());
-            }
-        }
-    }
 }

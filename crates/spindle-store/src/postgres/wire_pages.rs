@@ -8,11 +8,9 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::convert::{pg, pool, text_of};
-use super::wire_batches::{COLUMNS, HOLDING_AFTER, direction_of, letter, row_lines};
-use crate::types::{Direction, LoggedLine, StoreError, WirePage, WireWindow};
-
-/// A page's row as [`WirePage::from_rows`] takes it: seq, direction, at, line.
-type PageRow = (i64, String, i64, String);
+use super::wire_batches::{COLUMNS, HOLDING_AFTER, row_lines};
+use crate::batch::{direction_of, letter, text_from};
+use crate::types::{Direction, LoggedLine, PageRow, StoreError, WirePage, WireWindow};
 
 /// The lines with `seq > after`, in order, and the count of rows with an unknown direction.
 pub(super) async fn lines_after(
@@ -96,19 +94,12 @@ pub(super) async fn page(
             usize::try_from(need).unwrap_or(usize::MAX)
         ),
     );
-    let (legacy, mut rows) = (legacy.map_err(&read)?, batched.map_err(&read)?);
-    if !legacy.is_empty() {
-        rows.extend(
-            legacy
-                .into_iter()
-                .map(|row| (row.get(0), row.get(1), row.get(2), text_of(row.get(3)))),
-        );
-        match window {
-            WireWindow::Before(_) => rows.sort_by_key(|row| std::cmp::Reverse(row.0)),
-            WireWindow::After(_) => rows.sort_by_key(|row| row.0),
-        }
-    }
-    Ok(WirePage::from_rows(window, limit, rows.into_iter()))
+    let (legacy, rows) = (legacy.map_err(&read)?, batched.map_err(&read)?);
+    let legacy = legacy
+        .into_iter()
+        .map(|row| (row.get(0), row.get(1), row.get(2), text_of(row.get(3))))
+        .collect();
+    Ok(WirePage::merged(window, limit, rows, legacy))
 }
 
 /// The first `need` lines of the batches in the window, in the window's order (newest first for
@@ -241,9 +232,4 @@ async fn both_tables(
         client.query(&batches, &params),
     );
     Ok((legacy?, batches?))
-}
-
-/// A stored line's bytes as text (lossy: the store writes only UTF-8).
-fn text_from(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }

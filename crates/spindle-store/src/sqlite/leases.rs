@@ -4,8 +4,9 @@
 
 use rusqlite::{OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
+use super::wire_batches::LAST_SEQ;
 use super::{SqliteStore, lock, read_error, write_error};
-use crate::types::{Direction, Lease, LeaseSurvey, LoggedLine, StoreError, TakenCommand};
+use crate::types::{Lease, LeaseSurvey, StoreError, TakenCommand};
 use crate::types::{display_text, now_ms};
 
 fn lease_of(row: &Row<'_>) -> rusqlite::Result<Lease> {
@@ -216,8 +217,7 @@ impl SqliteStore {
             let mut statement = tx
                 .prepare_cached(&format!(
                     "UPDATE commands SET taken_by = ?2, taken_epoch = ?3, taken_at = ?4,
-                         taken_after_seq =
-                             (SELECT COALESCE(MAX(seq), 0) FROM wire_log WHERE session_id = ?1)
+                         taken_after_seq = {LAST_SEQ}
                      WHERE session_id = ?1 AND {which}
                      RETURNING {COMMAND_COLUMNS}"
                 ))
@@ -293,30 +293,5 @@ impl SqliteStore {
             )
             .map_err(write_error)?;
         Ok(())
-    }
-
-    pub(super) fn server_notes(
-        &self,
-        session: i64,
-        after: i64,
-    ) -> Result<Vec<LoggedLine>, StoreError> {
-        let reader = lock(&self.reader);
-        let mut statement = reader
-            .prepare_cached(
-                "SELECT seq, at, line FROM wire_log
-                 WHERE session_id = ?1 AND seq > ?2 AND direction = 'server' ORDER BY seq",
-            )
-            .map_err(read_error)?;
-        let rows = statement
-            .query_map(params![session, after], |row| {
-                Ok(LoggedLine {
-                    seq: row.get(0)?,
-                    direction: Direction::Server,
-                    at: row.get(1)?,
-                    line: row.get(2)?,
-                })
-            })
-            .map_err(read_error)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(read_error)
     }
 }

@@ -220,6 +220,7 @@ fn sqlite_no_table_is_without_rowid_after_migrating_from_version_4_or_fresh() {
         for (table, columns) in [
             ("replies", "session_id,turn"),
             ("wire_log", "session_id,seq"),
+            ("wire_batches", "session_id,first_seq"),
         ] {
             let unique: i64 = connection
                 .query_row(

@@ -78,15 +78,6 @@ impl Backend {
         matches!(self.target, Target::Postgres { .. })
     }
 
-    /// The table new log lines go to: PostgreSQL's batches (schema version 9), SQLite's rows.
-    pub fn log_table(&self) -> &'static str {
-        if self.is_postgres() {
-            "wire_batches"
-        } else {
-            "wire_log"
-        }
-    }
-
     /// `text` as an SQL literal of a `wire_log.line` (PostgreSQL keeps lines as `bytea`).
     pub fn line_literal(&self, text: &str) -> String {
         if self.is_postgres() {

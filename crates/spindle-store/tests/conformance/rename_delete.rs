@@ -58,7 +58,7 @@ pub fn a_deleted_session_leaves_no_row_and_the_others_stay_whole(backend: &Backe
     assert_eq!(ids, vec![kept]);
     assert!(store.session(doomed).unwrap().is_none());
     for table in [
-        backend.log_table(),
+        "wire_batches",
         "transcripts",
         "replies",
         "session_leases",
@@ -241,8 +241,7 @@ pub fn appends_racing_a_delete_leave_no_line_of_the_session(backend: &Backend) {
         let committed = writing.join().unwrap();
         assert_eq!(
             backend.number(&format!(
-                "SELECT COUNT(*) FROM {} WHERE session_id = {session}",
-                backend.log_table()
+                "SELECT COUNT(*) FROM wire_batches WHERE session_id = {session}"
             )),
             0,
             "round {round}: lines left after the delete ({committed} batches committed before it)"

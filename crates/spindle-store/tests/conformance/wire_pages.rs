@@ -227,7 +227,7 @@ pub fn wire_pages_of_many_small_batches_are_slices_of_the_whole_log(backend: &Ba
     }
 }
 
-/// Lines written before PostgreSQL's log went to batches (rows of `wire_log`, written here by
+/// Lines written before the log went to batches (rows of `wire_log`, written here by
 /// hand on both stores) are read, paged, checked by a retry and counted with the new ones.
 pub fn lines_logged_before_the_batches_are_read_with_new_ones(backend: &Backend) {
     let store = backend.open();

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use spindle_store::Store as _;
+
 use harness::{TempDir, require_python, wait_for};
 use serve_support::{
     Served, SseReader, TextView, entry_texts, proc_status_kib, reference_agent, replies,
@@ -36,16 +38,17 @@ fn wait_banner(reader: &mut SseReader, needle: &str) -> String {
 }
 
 fn wire_log_contains(db: &std::path::Path, needle: &str) -> bool {
-    let conn = rusqlite::Connection::open(db)
+    let store = spindle_store::SqliteStore::open_read_only(db)
         .unwrap_or_else(|e| panic!("open the wire log {}: {e}", db.display()));
-    let n: i64 = conn
-        .query_row(
-            "select count(*) from wire_log where instr(line, ?1) > 0",
-            [needle],
-            |row| row.get(0),
-        )
-        .unwrap_or_else(|e| panic!("query the wire log {}: {e}", db.display()));
-    n > 0
+    let sessions = store
+        .sessions()
+        .unwrap_or_else(|e| panic!("list the sessions of {}: {e}", db.display()));
+    sessions.iter().any(|session| {
+        let (lines, _) = store
+            .lines(session.id)
+            .unwrap_or_else(|e| panic!("read the wire log {}: {e}", db.display()));
+        lines.iter().any(|logged| logged.line.contains(needle))
+    })
 }
 
 fn integrity_ok(db: &std::path::Path) -> bool {
