@@ -17,7 +17,8 @@ measured alternately in the same run):
             one page client reading `GET /api/sessions/ID/events` (asyncio socket in this process,
             applying every render op as bench/replicas_lib.py's Observer does), then the prompt:
             POST of the prompt -> the turn's end seen by that client (the agent's start included,
-            as in chat's time), and the server's CPU during it.
+            as in chat's time), and the server's CPU during it, also split by thread: tokio's
+            workers (the session task, HTTP, the agent's pipes) and the session's log writer.
   postgres  (with --postgres) the same as serve on a PostgreSQL database of its own (a throwaway
             server as in bench/replicas.py, fsync on).
 
@@ -167,6 +168,25 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu_seconds(pid):
+    """utime + stime of a live process's threads, summed by role: `log writer` (the session's
+    `spindle-log-N` thread), `runtime` (tokio's workers: the session task, HTTP, the agent's pipes)
+    and `other`."""
+    roles = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
+                text = stat.read()
+        except OSError:
+            continue  # the thread ended meanwhile
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        role = ("log writer" if name.startswith("spindle-log-") else
+                "runtime" if name.startswith("tokio-rt-worker") else "other")
+        roles[role] = roles.get(role, 0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return roles
+
+
 def postgres_cpu_seconds():
     """CPU of every `postgres` process (this machine runs only the benchmark's cluster): the live
     ones' own and, through the postmaster, that of the backends it has reaped."""
@@ -233,6 +253,7 @@ async def run_serve(spindle, text, tmp, db=None, perf=None):
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
         cpu_before = cpu_seconds(process.pid)
+        threads_before = thread_cpu_seconds(process.pid)
         pg_cpu_before = postgres_cpu_seconds() if db else 0
         reader_cpu_before = time.process_time()
         started = time.time_ns()
@@ -243,6 +264,8 @@ async def run_serve(spindle, text, tmp, db=None, perf=None):
             recorder.wait()
         seconds = (reader.frames[-1][0] - started) / 1e9
         cpu = cpu_seconds(process.pid) - cpu_before
+        threads = {role: seconds - threads_before.get(role, 0)
+                   for role, seconds in thread_cpu_seconds(process.pid).items()}
         pg_cpu = postgres_cpu_seconds() - pg_cpu_before if db else 0
         # The page client runs in this process: its CPU competes with the server's on 2 cores.
         reader_cpu = time.process_time() - reader_cpu_before
@@ -252,7 +275,7 @@ async def run_serve(spindle, text, tmp, db=None, perf=None):
         agent_text = reader.agent_text(1)
         reader.close()
         return dict(seconds=seconds, cpu=cpu, pg_cpu=pg_cpu, reader_cpu=reader_cpu, text=agent_text, frames=frames,
-                    ops=ops, payload=payload)
+                    ops=ops, payload=payload, threads=threads)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -310,6 +333,9 @@ async def run(args):
                     loads.append(os.getloadavg()[0])
                     frames = (f"  frames {result['frames']:,} ops {result['ops']:,} {result['payload'] / 1e6:.1f} MB  reader cpu {result['reader_cpu']:.2f} s"
                               if "frames" in result else "")
+                    if "threads" in result:
+                        frames += "  (" + ", ".join(f"{role} {seconds:.2f}" for role, seconds
+                                                    in sorted(result["threads"].items())) + ")"
                     if mode == "postgres":
                         frames += f"  postgres cpu {result['pg_cpu']:.2f} s"
                     print(f"rep {rep + 1} {name:7} {mode:8} {result['seconds']:8.3f} s  cpu {result['cpu']:7.2f} s"
@@ -330,8 +356,9 @@ async def run(args):
         head += (" serve, PostgreSQL | PostgreSQL / SQLite time | PostgreSQL delivery vs SQLite |"
                  " serve CPU on PostgreSQL (server) | PostgreSQL's CPU |")
         rule += "---:|---:|---:|---:|---:|"
-    head += " chat CPU (chat + agent) | serve CPU (server) | page client CPU (Python) |"
-    rule += "---:|---:|---:|"
+    head += (" chat CPU (chat + agent) | serve CPU (server) | of which tokio workers / log writer |"
+             " page client CPU (Python) |")
+    rule += "---:|---:|---:|---:|"
     out(head)
     out(rule)
     for name, binary in binaries:
@@ -344,7 +371,10 @@ async def run(args):
                     f"{med['serve'] / med['postgres']:.2f}x | {cpu['postgres']:.2f} s | "
                     f"{statistics.median(r['pg_cpu'] for r in results[(name, 'postgres')]):.2f} s |")
         reader = statistics.median(r["reader_cpu"] for r in results[(name, "serve")])
-        row += f" {cpu['chat']:.2f} s | {cpu['serve']:.2f} s | {reader:.2f} s |"
+        role = {r: statistics.median(run["threads"].get(r, 0) for run in results[(name, "serve")])
+                for r in ("runtime", "log writer")}
+        row += (f" {cpu['chat']:.2f} s | {cpu['serve']:.2f} s | {role['runtime']:.2f} s / "
+                f"{role['log writer']:.2f} s | {reader:.2f} s |")
         out(row)
     out("")
     out("Every run: " + ", ".join(
