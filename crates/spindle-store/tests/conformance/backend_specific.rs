@@ -295,8 +295,8 @@ fn postgres_a_delete_waits_for_an_append_in_flight_and_takes_its_lines() {
 }
 
 /// PostgreSQL keeps an appended batch as one row of `wire_batches` (migration 9), none in
-/// `wire_log`, with its lines compressed by lz4 (this server has it; pglz costs several times the
-/// CPU).
+/// `wire_log`, with its lines, lengths and directions compressed by lz4 (this server has it; pglz
+/// costs several times the CPU; migrations 9 and 10).
 #[test]
 fn postgres_a_batch_is_one_row_with_its_lines_compressed_by_lz4() {
     let Some(backend) = postgres("one_row_per_batch") else {
@@ -304,7 +304,9 @@ fn postgres_a_batch_is_one_row_with_its_lines_compressed_by_lz4() {
     };
     let store = backend.open();
     let id = store.create_session("s", None).unwrap();
-    let texts: Vec<String> = (0..500)
+    // A fast stream's batch: thousands of lines, so `lengths` (12 kB) and `directions` (3 kB)
+    // are compressed too (with pglz, the default, they were half of PostgreSQL's CPU).
+    let texts: Vec<String> = (0..3000)
         .map(|n| format!("{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"n\":{n}}}"))
         .collect();
     let batch: Vec<(Direction, &str)> = texts
@@ -312,7 +314,7 @@ fn postgres_a_batch_is_one_row_with_its_lines_compressed_by_lz4() {
         .map(|t| (Direction::Agent, t.as_str()))
         .collect();
     store.append_lines(id, 1, &batch).unwrap();
-    store.append_lines(id, 501, &batch[..1]).unwrap();
+    store.append_lines(id, 3001, &batch[..1]).unwrap();
     let count = |sql: &str| backend.number(&sql.replace("{id}", &id.to_string()));
     assert_eq!(
         count("SELECT COUNT(*) FROM wire_batches WHERE session_id = {id}"),
@@ -325,9 +327,11 @@ fn postgres_a_batch_is_one_row_with_its_lines_compressed_by_lz4() {
     assert_eq!(
         count(
             "SELECT COUNT(*) FROM wire_batches
-             WHERE session_id = {id} AND first_seq = 1 AND pg_column_compression(lines) = 'lz4'"
+             WHERE session_id = {id} AND first_seq = 1 AND pg_column_compression(lines) = 'lz4'
+               AND pg_column_compression(lengths) = 'lz4'
+               AND pg_column_compression(directions) = 'lz4'"
         ),
         1
     );
-    assert_eq!(store.lines(id).unwrap().0.len(), 501);
+    assert_eq!(store.lines(id).unwrap().0.len(), 3001);
 }
