@@ -27,7 +27,8 @@ pub enum RenderOp {
         entry: EntryView,
     },
     /// A non-text change to an existing entry (tool-call fields, attachments,
-    /// status, metadata). Carries the whole entry view, text included.
+    /// status, metadata). Carries the whole entry view, text included (in a
+    /// batch [`coalesce_render_ops`] merged, also the text changes after it).
     UpdateEntry {
         /// The entry's stable id.
         id: String,
@@ -123,7 +124,9 @@ pub fn coalesce_render_ops(ops: Vec<RenderOp>) -> Vec<RenderOp> {
     for op in ops {
         batch.push(op);
     }
-    batch.out.into_iter().flatten().collect()
+    let mut kept = Vec::with_capacity(batch.out.iter().flatten().count());
+    kept.extend(batch.out.into_iter().flatten());
+    kept
 }
 
 /// [`coalesce_render_ops`]'s state: the ops kept so far (`None` where a later op superseded one)
