@@ -378,7 +378,7 @@ impl SessionCore {
         }
         if !ops.is_empty() {
             // One batch is one SSE frame the page applies at once: its states in between are
-            // never seen, so a fast stream's appends go out as one op per entry.
+            // never seen, so a fast stream's batch goes out as about one op per entry it touched.
             self.publish_ops(&spindle_engine::coalesce_render_ops(ops));
         }
     }

@@ -208,6 +208,39 @@ fn snapshot_view(engine: &TranscriptEngine) -> Vec<(String, String)> {
     view.rendered()
 }
 
+/// What a coalesced batch of engine ops holds per entry: one `InsertEntry` or `UpdateEntry` and
+/// nothing else, or text ops only, at most one truncation with at most one append before it and
+/// one after; and at most one op each of usage, commands and session info.
+fn coalesced_shape(ops: &[RenderOp]) -> Result<(), String> {
+    let mut entries: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
+    let mut values = std::collections::HashMap::new();
+    for op in ops {
+        let (id, kind) = match op {
+            RenderOp::InsertEntry { entry, .. } => (entry.id.as_str(), 'I'),
+            RenderOp::UpdateEntry { id, .. } => (id.as_str(), 'U'),
+            RenderOp::TruncateText { id, .. } => (id.as_str(), 'T'),
+            RenderOp::AppendText { id, .. } => (id.as_str(), 'A'),
+            RenderOp::SetUsage { .. }
+            | RenderOp::SetCommands { .. }
+            | RenderOp::SetSessionInfo { .. } => {
+                *values.entry(std::mem::discriminant(op)).or_insert(0) += 1;
+                continue;
+            }
+            RenderOp::SetState { .. } | RenderOp::Notice { .. } => continue,
+        };
+        entries.entry(id).or_default().push(kind);
+    }
+    if values.values().any(|&n| n > 1) {
+        return Err("a value op more than once".into());
+    }
+    for (id, kinds) in entries {
+        if !["I", "U", "A", "T", "AT", "TA", "ATA"].contains(&kinds.as_str()) {
+            return Err(format!("entry {id} got ops {kinds}"));
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     // Failing seeds are kept beside this file, in properties.proptest-regressions.
     #![proptest_config(ProptestConfig {
@@ -315,12 +348,14 @@ proptest! {
     }
 
     // What the web server publishes: each batch's ops coalesced. A view that applies whole
-    // batches ends every batch where the raw ops leave it, with no more ops than they had.
+    // batches ends every batch where the raw ops leave it, with no more ops than they had, and
+    // each entry the batch touched gets one whole-entry op or at most a truncation and two
+    // appends (see `coalesced_shape`).
     #[test]
     fn coalesced_batches_rebuild_what_the_raw_ops_do(
         config in config_strategy(),
         lines in prop::collection::vec(line_strategy(), 0..40),
-        sizes in prop::collection::vec(1usize..8, 1..12),
+        sizes in prop::collection::vec(1usize..16, 1..12),
     ) {
         let mut engine = TranscriptEngine::new(config);
         let mut view = View::default();
@@ -337,6 +372,7 @@ proptest! {
             }
             let coalesced = spindle_engine::coalesce_render_ops(ops.clone());
             prop_assert!(coalesced.len() <= ops.len());
+            coalesced_shape(&coalesced).map_err(|e| TestCaseError::fail(format!("{e} in {coalesced:?}")))?;
             for op in &coalesced {
                 view.apply(op).map_err(TestCaseError::fail)?;
             }
