@@ -30,7 +30,8 @@
 //! trigger; appends and deletes order themselves on the session's row instead). Version 9 writes
 //! PostgreSQL's log as one row per appended batch (`wire_batches`); SQLite's versions 8 and 9
 //! change nothing. Version 10 does the same for SQLite's log (`lengths` a `BLOB` of 4-byte
-//! little-endian lengths), and on PostgreSQL compresses `lengths` and `directions` with lz4 too.
+//! little-endian lengths); on PostgreSQL it compresses the batches' `lengths` and `directions`,
+//! the transcripts and the replies with lz4 too.
 
 use crate::StoreError;
 
@@ -193,7 +194,7 @@ UPDATE sessions SET title_source = 'prompt' WHERE title <> '';
     },
     Migration {
         version: 10,
-        summary: "the SQLite wire log written one row per appended batch; lz4 for every batch column",
+        summary: "the SQLite wire log one row per appended batch; PostgreSQL's long columns in lz4",
         // Measured, the rows per line were SQLite's work after all: a 10^6-update turn of
         // `spindle serve` spent 0.7-1.0 s of CPU in its log writer, a statement step, a b-tree
         // insert and a key entry per line. New lines go to `wire_batches` (`crate::batch`,
@@ -393,15 +394,18 @@ $$;
     },
     Migration {
         version: 10,
-        summary: "the SQLite wire log written one row per appended batch; lz4 for every batch column",
-        // PostgreSQL's log went to batches at version 9, where only `lines` took lz4: a fast
-        // stream's batch of thousands of lines has `lengths` and `directions` of kilobytes too,
-        // which PostgreSQL compressed with pglz, then half of its CPU for the log.
+        summary: "the SQLite wire log one row per appended batch; PostgreSQL's long columns in lz4",
+        // PostgreSQL's log went to batches at version 9, where only `lines` took lz4. The other
+        // long values went on with pglz, the default: a fast stream's batch has `lengths` and
+        // `directions` of kilobytes, and a turn's end saves its reply and the transcript (tens
+        // of megabytes after a 10^6-update turn), where pglz was 45% of PostgreSQL's CPU.
         sql: "
 DO $$
 BEGIN
     EXECUTE 'ALTER TABLE wire_batches ALTER COLUMN lengths SET COMPRESSION lz4,
         ALTER COLUMN directions SET COMPRESSION lz4';
+    EXECUTE 'ALTER TABLE transcripts ALTER COLUMN replay_json SET COMPRESSION lz4';
+    EXECUTE 'ALTER TABLE replies ALTER COLUMN text SET COMPRESSION lz4';
 EXCEPTION WHEN feature_not_supported OR syntax_error THEN
     NULL;
 END

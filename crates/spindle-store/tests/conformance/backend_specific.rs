@@ -296,7 +296,7 @@ fn postgres_a_delete_waits_for_an_append_in_flight_and_takes_its_lines() {
 
 /// PostgreSQL keeps an appended batch as one row of `wire_batches` (migration 9), none in
 /// `wire_log`, with its lines, lengths and directions compressed by lz4 (this server has it; pglz
-/// costs several times the CPU; migrations 9 and 10).
+/// costs several times the CPU; migrations 9 and 10), and so are a saved transcript and reply.
 #[test]
 fn postgres_a_batch_is_one_row_with_its_lines_compressed_by_lz4() {
     let Some(backend) = postgres("one_row_per_batch") else {
@@ -334,4 +334,22 @@ fn postgres_a_batch_is_one_row_with_its_lines_compressed_by_lz4() {
         1
     );
     assert_eq!(store.lines(id).unwrap().0.len(), 3001);
+    // A turn's end saves the transcript and the reply, tens of megabytes after a long turn.
+    let long = "a reply of a long turn, ".repeat(400);
+    store
+        .save_materialized(
+            id,
+            3001,
+            &format!("{{\"text\":\"{long}\"}}"),
+            &[crate::cases::reply(1, &long, true, None)],
+        )
+        .unwrap();
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM transcripts t JOIN replies r USING (session_id)
+             WHERE session_id = {id} AND pg_column_compression(t.replay_json) = 'lz4'
+               AND pg_column_compression(r.text) = 'lz4'"
+        ),
+        1
+    );
 }
