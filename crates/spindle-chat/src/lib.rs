@@ -74,7 +74,8 @@ use anyhow::Context;
 pub use args::{ChatArgs, FsFlag, OnOff, exit};
 pub use remote::{History, Role};
 
-/// Runs `spindle chat`; returns the process exit code.
+/// Runs `spindle chat`; returns the process exit code. Meant to end the process: with
+/// `--prompt`, the turn's transcript is not freed (the exit frees it at once).
 pub fn run(mut args: ChatArgs, default_agent: Vec<OsString>) -> anyhow::Result<u8> {
     if let Err(message) = split_attach(&mut args) {
         eprintln!("spindle chat: {message}");
