@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use crate::types::{Direction, StoreError};
+use crate::types::{Direction, LoggedLine, PageRow, StoreError, WireWindow};
 
 /// The letter a direction is stored as in `directions`.
 pub(crate) fn letter(direction: Direction) -> u8 {
@@ -226,6 +226,68 @@ impl<'a> RetryCheck<'a> {
 /// A stored line's bytes as text (lossy: the stores write only UTF-8).
 pub(crate) fn text_from(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The lines of a stored batch with `seq > after`, added to `out`; a letter no direction stands
+/// for is counted in `skipped` instead (`Store::lines_after`).
+pub(crate) fn lines_after_into<'a>(
+    lines: impl Iterator<Item = BatchLine<'a>>,
+    after: i64,
+    out: &mut Vec<LoggedLine>,
+    skipped: &mut usize,
+) {
+    for line in lines.filter(|l| l.seq > after) {
+        match direction_of(line.letter) {
+            Some(direction) => out.push(LoggedLine {
+                seq: line.seq,
+                direction,
+                at: line.at,
+                line: text_from(line.line),
+            }),
+            None => *skipped += 1,
+        }
+    }
+}
+
+/// The server's notes with `seq > after` among a stored batch's lines (`Store::server_notes_after`).
+pub(crate) fn server_notes_after<'a>(
+    lines: impl Iterator<Item = BatchLine<'a>>,
+    after: i64,
+) -> impl Iterator<Item = LoggedLine> {
+    let server = letter(Direction::Server);
+    lines
+        .filter(move |l| l.seq > after && l.letter == server)
+        .map(|l| LoggedLine {
+            seq: l.seq,
+            direction: Direction::Server,
+            at: l.at,
+            line: text_from(l.line),
+        })
+}
+
+/// A stored batch's lines inside `window` as page rows, in the window's order (newest first for
+/// `Before`), added to `rows`. A letter no direction stands for becomes the direction `letter X`,
+/// which the page leaves out and counts (`WirePage::from_rows`).
+pub(crate) fn window_rows_into<'a>(
+    lines: impl Iterator<Item = BatchLine<'a>>,
+    window: WireWindow,
+    rows: &mut Vec<PageRow>,
+) {
+    let lines = lines.map(|line| {
+        let direction = match direction_of(line.letter) {
+            Some(direction) => direction.as_str().to_owned(),
+            None => format!("letter {}", char::from(line.letter)),
+        };
+        (line.seq, direction, line.at, text_from(line.line))
+    });
+    match window {
+        WireWindow::After(seq) => rows.extend(lines.filter(|l| l.0 > seq)),
+        WireWindow::Before(seq) => {
+            let start = rows.len();
+            rows.extend(lines.filter(|l| l.0 < seq));
+            rows[start..].reverse();
+        }
+    }
 }
 
 #[cfg(test)]

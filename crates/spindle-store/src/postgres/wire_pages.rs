@@ -9,7 +9,7 @@ use tokio_postgres::types::ToSql;
 
 use super::convert::{pg, pool, text_of};
 use super::wire_batches::{COLUMNS, HOLDING_AFTER, row_lines};
-use crate::batch::{direction_of, letter, text_from};
+use crate::batch::{letter, lines_after_into, server_notes_after, window_rows_into};
 use crate::types::{Direction, LoggedLine, PageRow, StoreError, WirePage, WireWindow};
 
 /// The lines with `seq > after`, in order, and the count of rows with an unknown direction.
@@ -33,17 +33,7 @@ pub(super) async fn lines_after(
     let mut lines = Vec::new();
     let mut skipped = 0;
     for row in &batches {
-        for line in row_lines(row).filter(|l| l.seq > after) {
-            match direction_of(line.letter) {
-                Some(direction) => lines.push(LoggedLine {
-                    seq: line.seq,
-                    direction,
-                    at: line.at,
-                    line: text_from(line.line),
-                }),
-                None => skipped += 1,
-            }
-        }
+        lines_after_into(row_lines(row), after, &mut lines, &mut skipped);
     }
     if !legacy.is_empty() {
         for row in legacy {
@@ -138,22 +128,7 @@ async fn batch_window(
         };
         for row in &read {
             cursor = Some(row.get(0));
-            let lines = row_lines(row).map(|line| {
-                let direction = match direction_of(line.letter) {
-                    Some(direction) => direction.as_str().to_owned(),
-                    // Left out and counted by the page, as an unknown `direction`.
-                    None => format!("letter {}", char::from(line.letter)),
-                };
-                (line.seq, direction, line.at, text_from(line.line))
-            });
-            match window {
-                WireWindow::After(seq) => rows.extend(lines.filter(|l| l.0 > seq)),
-                WireWindow::Before(seq) => {
-                    let mut lines: Vec<PageRow> = lines.filter(|l| l.0 < seq).collect();
-                    lines.reverse();
-                    rows.extend(lines);
-                }
-            }
+            window_rows_into(row_lines(row), window, &mut rows);
         }
         if rows.len() >= need || (read.len() as i64) < batches {
             rows.truncate(need);
@@ -194,16 +169,7 @@ pub(super) async fn server_notes(
         .collect();
     let legacy_notes = notes.len();
     for row in &batches {
-        notes.extend(
-            row_lines(row)
-                .filter(|l| l.seq > after && direction_of(l.letter) == Some(Direction::Server))
-                .map(|l| LoggedLine {
-                    seq: l.seq,
-                    direction: Direction::Server,
-                    at: l.at,
-                    line: text_from(l.line),
-                }),
-        );
+        notes.extend(server_notes_after(row_lines(row), after));
     }
     if legacy_notes > 0 {
         notes.sort_by_key(|l| l.seq);

@@ -16,8 +16,8 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, Transaction, params};
 
 use crate::batch::{
-    BatchLine, EncodedBatch, RetryCheck, direction_of, lengths_from_le, letter, stored_lines,
-    text_from,
+    BatchLine, EncodedBatch, RetryCheck, lengths_from_le, letter, lines_after_into,
+    server_notes_after, stored_lines, window_rows_into,
 };
 use crate::types::{Direction, LoggedLine, PageRow, StoreError, WirePage, WireWindow};
 
@@ -178,17 +178,7 @@ pub(super) fn lines_after(
     ))?;
     let mut rows = batches.query(params![session, after])?;
     while let Some(row) = rows.next()? {
-        for line in row_lines(row)?.filter(|l| l.seq > after) {
-            match direction_of(line.letter) {
-                Some(direction) => lines.push(LoggedLine {
-                    seq: line.seq,
-                    direction,
-                    at: line.at,
-                    line: text_from(line.line),
-                }),
-                None => skipped += 1,
-            }
-        }
+        lines_after_into(row_lines(row)?, after, &mut lines, &mut skipped);
     }
     let mut legacy = reader.prepare_cached(
         "SELECT seq, direction, at, line FROM wire_log
@@ -250,22 +240,7 @@ pub(super) fn page(
     let mut rows = batches.query(params![session, seq])?;
     while batched.len() < need {
         let Some(row) = rows.next()? else { break };
-        let lines = row_lines(row)?.map(|line| {
-            let direction = match direction_of(line.letter) {
-                Some(direction) => direction.as_str().to_owned(),
-                // Left out and counted by the page, as an unknown `direction`.
-                None => format!("letter {}", char::from(line.letter)),
-            };
-            (line.seq, direction, line.at, text_from(line.line))
-        });
-        match window {
-            WireWindow::After(seq) => batched.extend(lines.filter(|l| l.0 > seq)),
-            WireWindow::Before(seq) => {
-                let mut lines: Vec<PageRow> = lines.filter(|l| l.0 < seq).collect();
-                lines.reverse();
-                batched.extend(lines);
-            }
-        }
+        window_rows_into(row_lines(row)?, window, &mut batched);
     }
     batched.truncate(need);
     Ok(WirePage::merged(window, limit, batched, legacy))
@@ -292,23 +267,13 @@ pub(super) fn server_notes(
         })?
         .collect::<Result<_, _>>()?;
     let legacy_notes = notes.len();
-    let server = letter(Direction::Server);
     let mut batches = reader.prepare_cached(&format!(
         "{COLUMNS} WHERE {HOLDING_AFTER} AND instr(directions, '{}') > 0 ORDER BY first_seq",
-        char::from(server)
+        char::from(letter(Direction::Server))
     ))?;
     let mut rows = batches.query(params![session, after])?;
     while let Some(row) = rows.next()? {
-        notes.extend(
-            row_lines(row)?
-                .filter(|l| l.seq > after && l.letter == server)
-                .map(|l| LoggedLine {
-                    seq: l.seq,
-                    direction: Direction::Server,
-                    at: l.at,
-                    line: text_from(l.line),
-                }),
-        );
+        notes.extend(server_notes_after(row_lines(row)?, after));
     }
     if legacy_notes > 0 {
         notes.sort_by_key(|l| l.seq);
