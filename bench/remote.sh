@@ -2,7 +2,8 @@
 # Remote ACP side by side in one run: Spindle's `/acp` server (`spindle bridge --listen`) and the
 # official `agent-client-protocol-http` server (interop's `sdk-http-stdio-server`), both serving
 # `spindle agent`; `spindle chat --connect` and the official Rust client (`sdk-bench-client
-# --connect`) against both, over HTTP+SSE and WebSocket, and over stdio for the reference.
+# --connect`, on a current-thread and on a multi-thread tokio runtime) against both, over HTTP+SSE
+# and WebSocket, and over stdio for the reference.
 #
 #   bench/remote.sh            # release build; N = 10^3, 10^4, 10^5; 200 latency turns on the used
 #                              # gateway and on fresh ones; writes its section of BENCHMARKS.md
@@ -30,7 +31,7 @@ if [[ $QUICK -eq 1 ]]; then
   BIN=$TARGET_DIR/debug
   "${PYTHON:-python3}" bench/remote_bench.py --spindle "$BIN/spindle" \
     --sdk-server "$BIN/sdk-http-stdio-server" --sdk-client "$BIN/sdk-bench-client" \
-    --sizes 1000 --reps 1 --turns 20 --out "$TMP/remote.md" "${ARGS[@]+"${ARGS[@]}"}"
+    --sizes 1000 --reps 1 --turns 20 --sdk-multi-thread --out "$TMP/remote.md" "${ARGS[@]+"${ARGS[@]}"}"
   cat "$TMP/remote.md"
   exit 0
 fi
@@ -39,7 +40,7 @@ cargo build --release --locked -q "${PEERS[@]}"
 BIN=$TARGET_DIR/release
 "${PYTHON:-python3}" bench/remote_bench.py --spindle "$BIN/spindle" \
   --sdk-server "$BIN/sdk-http-stdio-server" --sdk-client "$BIN/sdk-bench-client" \
-  --used-gateway --out "$TMP/remote.md" "${ARGS[@]+"${ARGS[@]}"}"
+  --used-gateway --sdk-multi-thread --out "$TMP/remote.md" "${ARGS[@]+"${ARGS[@]}"}"
 "${PYTHON:-python3}" - "$TMP/remote.md" "$ROOT/BENCHMARKS.md" <<'PY'
 import re, sys
 report = open(sys.argv[1]).read().rstrip()

@@ -9,7 +9,9 @@ process per session):
   `agent-client-protocol-http`'s server with the SDK's `AcpAgent` behind it.
 Clients, each over HTTP+SSE and WebSocket against every server, and over stdio for the reference:
 - `spindle chat --connect URL --transport http|ws --prompt "/stream N mixed"` (and --before's);
-- the official Rust client: `sdk-bench-client --connect URL PROMPT` (the crate's `HttpClient`).
+- the official Rust client: `sdk-bench-client --connect URL PROMPT` (the crate's `HttpClient`),
+  on a current-thread tokio runtime like every peer; with --sdk-multi-thread also on the
+  multi-thread runtime (`sdk-bench-client --multi-thread`, what `#[tokio::main]` gives).
 
 Throughput: N updates in one turn; the runs of one size go round-robin (every configuration once,
 then again, every other round in the reverse order) so that load from the shared machine and a
@@ -87,16 +89,18 @@ def spindle_gateway(spindle, agent, kind, tmp, label):
 
 
 def client_cmd(client, transport, server, prompt, agent):
-    """The command of one throughput run: client = ("chat", BIN) or ("sdk", BIN)."""
+    """The command of one throughput run: client = ("chat", BIN), ("sdk", BIN) or ("sdk-mt", BIN)
+    (the official client on tokio's multi-thread runtime; over stdio it runs as "sdk")."""
     kind, binary = client
     if kind == "chat":
         if transport == "stdio":
             return [binary, "chat", "--prompt", prompt, "--"] + agent
         return [binary, "chat", "--connect", server.url, "--transport", transport, "--prompt", prompt]
+    runtime = ["--multi-thread"] if kind == "sdk-mt" else []
     if transport == "stdio":
-        return [binary, prompt, "--"] + agent
+        return [binary] + runtime + [prompt, "--"] + agent
     url = server.url if transport == "http" else "ws" + server.url[len("http"):]
-    return [binary, "--connect", url, prompt]
+    return [binary] + runtime + ["--connect", url, prompt]
 
 
 def run_once(cmd, what):
@@ -167,6 +171,9 @@ def main():
     ap.add_argument("--used-gateway", action="store_true",
                     help="also measure the turn latency on Spindle's gateway that served the "
                          "throughput runs, before the fresh gateway's (WebSocket first)")
+    ap.add_argument("--sdk-multi-thread", action="store_true",
+                    help="also the official client on tokio's multi-thread runtime (what "
+                         "`#[tokio::main]` gives an application)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="spindle-remote-bench-")
@@ -182,13 +189,16 @@ def main():
     clients = {"chat:" + b: ("chat", binary) for b, binary in builds}
     clients["sdk"] = ("sdk", args.sdk_client)
     client_label = {"sdk": "official Rust client"}
+    if args.sdk_multi_thread:
+        clients["sdk-mt"] = ("sdk-mt", args.sdk_client)
+        client_label["sdk-mt"] = "official Rust client, multi-thread runtime"
     for b, _ in builds:
         client_label["chat:" + b] = "`spindle chat` (%s)" % b
     # (client, server, transport): each chat against its own build's gateway and the official
     # server; the official client against every server.
     configs = [(c, None, "stdio") for c in clients]
     for c in clients:
-        targets = [b for b, _ in builds] if c == "sdk" else [c.split(":", 1)[1]]
+        targets = [b for b, _ in builds] if c.startswith("sdk") else [c.split(":", 1)[1]]
         for s in targets + ["official"]:
             for t in ("http", "ws"):
                 configs.append((c, s, t))
@@ -201,11 +211,14 @@ def main():
                      "agent, one process per session): Spindle's `spindle %s`%s, and the official "
                      "crate `agent-client-protocol-http` 5.0.0's server (`sdk-http-stdio-server`, "
                      "interop/rust-sdk-peers). Clients: `spindle chat --connect` and the official "
-                     "Rust client (`sdk-bench-client --connect`, the same crate's `HttpClient`). "
+                     "Rust client (`sdk-bench-client --connect`, the same crate's `HttpClient`, on "
+                     "a current-thread tokio runtime%s). "
                      "All on one machine (loopback), release builds, in one run; load average "
                      "%s at the start.\n" % (
                          gateway_name,
                          " of this build and of main (`--before`)" if args.before else "",
+                         "; and with `--multi-thread` on the multi-thread one, what "
+                         "`#[tokio::main]` gives" if args.sdk_multi_thread else "",
                          load_before))
         lines.append("#### Throughput (`/stream N mixed`: N updates in one turn; median of %d "
                      "round-robin runs, every other round in the reverse order; every output equal to the same client's over stdio)\n"

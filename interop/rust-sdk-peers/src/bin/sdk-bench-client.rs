@@ -6,7 +6,9 @@
 //! one JSON line: `replyBytes`, `replyFnv1a64`, `notifications`, `stopReason`.
 //! `sdk-bench-client --connect URL PROMPT` does the same (v1) with an agent behind an
 //! RFD `/acp` endpoint, through the official crate `agent-client-protocol-http`'s
-//! client (`http://...`: HTTP+SSE, `ws://...`: WebSocket).
+//! client (`http://...`: HTTP+SSE, `ws://...`: WebSocket). `--multi-thread` first runs it on
+//! tokio's multi-thread runtime (what `#[tokio::main]` gives an application) instead of the
+//! current-thread one every peer uses.
 //!
 //! How the reply is rebuilt (the SDK gives typed updates only):
 //! - v1: `agent_message_chunk` text appends; a chunk whose `_meta.spindle.snapshot`
@@ -72,6 +74,10 @@ fn is_snapshot(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> boo
 
 fn main() -> std::process::ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let multi_thread = args.first().map(String::as_str) == Some("--multi-thread");
+    if multi_thread {
+        args.remove(0);
+    }
     if args.first().map(String::as_str) == Some("--connect") && args.len() > 2 {
         let prompt = args[2..].join(" ");
         let transport = match HttpClient::with_endpoint(&args[1]) {
@@ -81,7 +87,15 @@ fn main() -> std::process::ExitCode {
                 return std::process::ExitCode::from(2);
             }
         };
-        let result = spindle_interop_rust_sdk::block_on(v1_client(transport, prompt));
+        let result = if multi_thread {
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .expect("tokio runtime")
+                .block_on(v1_client(transport, prompt))
+        } else {
+            spindle_interop_rust_sdk::block_on(v1_client(transport, prompt))
+        };
         return report(result);
     }
     let mut protocol = 1;
@@ -91,7 +105,7 @@ fn main() -> std::process::ExitCode {
     }
     let Some(split) = args.iter().position(|a| a == "--") else {
         eprintln!(
-            "usage: sdk-bench-client [--protocol 1|2] PROMPT -- AGENT_CMD...\n       sdk-bench-client --connect URL PROMPT"
+            "usage: sdk-bench-client [--protocol 1|2] PROMPT -- AGENT_CMD...\n       sdk-bench-client [--multi-thread] --connect URL PROMPT"
         );
         return std::process::ExitCode::from(2);
     };
