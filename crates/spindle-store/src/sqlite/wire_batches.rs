@@ -15,6 +15,7 @@
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, Transaction, params};
 
+use super::write_error;
 use crate::batch::{
     BatchLine, EncodedBatch, RetryCheck, lengths_from_le, letter, lines_after_into,
     server_notes_after, stored_lines, window_rows_into,
@@ -57,10 +58,6 @@ const HOLDING_BETWEEN: &str = "session_id = ?1 AND first_seq <= ?3 AND last_seq 
     AND first_seq >= COALESCE((
         SELECT first_seq FROM wire_batches
         WHERE session_id = ?1 AND first_seq <= ?2 ORDER BY first_seq DESC LIMIT 1), 0)";
-
-fn write_error(e: rusqlite::Error) -> StoreError {
-    StoreError::Write(e.to_string())
-}
 
 /// Column `index` of `row` as bytes (text or blob; `NULL` as none).
 fn bytes<'r>(row: &'r Row<'_>, index: usize) -> rusqlite::Result<&'r [u8]> {
