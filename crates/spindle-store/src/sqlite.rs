@@ -18,10 +18,12 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 mod checkpointer;
+mod convert;
 mod leases;
 mod wire_batches;
 
 use checkpointer::Checkpointer;
+use convert::{read_error, write_error};
 
 use crate::migrations::{self, Migration};
 use crate::store::Store;
@@ -59,14 +61,6 @@ const WAL_KEEP_BYTES: u64 = 16 << 20;
 fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
     // A panic between statements leaves no transaction open (a dropped one rolls back).
     connection.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn write_error(e: rusqlite::Error) -> StoreError {
-    StoreError::Write(e.to_string())
-}
-
-fn read_error(e: rusqlite::Error) -> StoreError {
-    StoreError::Read(e.to_string())
 }
 
 impl SqliteStore {

@@ -4,8 +4,9 @@
 
 use rusqlite::{OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
+use super::convert::{read_error, write_error};
 use super::wire_batches::LAST_SEQ;
-use super::{SqliteStore, lock, read_error, write_error};
+use super::{SqliteStore, lock};
 use crate::types::{Lease, LeaseSurvey, StoreError, TakenCommand};
 use crate::types::{display_text, now_ms};
 

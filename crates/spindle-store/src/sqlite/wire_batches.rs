@@ -15,7 +15,7 @@
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, Transaction, params};
 
-use super::write_error;
+use super::convert::write_error;
 use crate::batch::{
     BatchLine, EncodedBatch, RetryCheck, lengths_from_le, letter, lines_after_into,
     server_notes_after, stored_lines, window_rows_into,
