@@ -5,7 +5,8 @@
 //!   with the result and `Acp-Connection-Id`; everything else is answered `202` and its
 //!   response comes on a stream.
 //! - `GET` with `Accept: text/event-stream` opens the connection stream, or with
-//!   `Acp-Session-Id` the session stream; every event has an `id:` and `Last-Event-ID` resumes.
+//!   `Acp-Session-Id` the session stream; for a peer that opted into `event_ids`, every event
+//!   has an `id:` and `Last-Event-ID` resumes.
 //! - `GET` with `Upgrade: websocket` carries both directions on one socket.
 //! - `DELETE` ends the connection.
 //!
@@ -292,7 +293,7 @@ fn connection_stream(conn: &Arc<conn::Conn>, last_event: Option<&str>) -> Respon
             }
         },
     );
-    sse::response(events)
+    sse::response(events, conn.opted_event_ids())
 }
 
 async fn session_sse(
@@ -327,6 +328,7 @@ async fn session_sse(
         };
         guard
     };
+    let ids = conn.opted_event_ids();
     let conn = conn.clone();
     let recorder = conn.clone();
     let session = session.to_string();
@@ -355,7 +357,7 @@ async fn session_sse(
             }
             SseEvent::Session(out)
         });
-    sse::response(events)
+    sse::response(events, ids)
 }
 
 /// `DELETE /acp`.

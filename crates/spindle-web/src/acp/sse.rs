@@ -1,5 +1,9 @@
-//! The SSE form of `/acp` streams: every event ready at once goes out in one body frame (one
-//! chunk, one write), instead of one frame per message; a comment keeps an idle stream open.
+//! The SSE form of `/acp` streams: the events ready at once go out together (one write), in body
+//! frames (HTTP chunks) of about [`FRAME_BYTES`] each; a comment keeps an idle stream open.
+//!
+//! Event ids (`id:`) are a Spindle extension (the RFD has no stream resumption): only a peer that
+//! opted into `event_ids` gets them, and with them `Last-Event-ID` resumption. Others get the
+//! messages alone, which is also less for their SSE parser to read.
 
 use std::convert::Infallible;
 use std::io::Write;
@@ -13,8 +17,14 @@ use spindle_runtime::gateway::KEEPALIVE;
 use spindle_runtime::gateway::streams::Out;
 use spindle_wire::remote::EVENT_STREAM_MIME;
 
-/// At most this many events share one body frame.
-const EVENTS_PER_FRAME: usize = 256;
+/// At most this many ready events are taken for one write.
+const EVENTS_PER_WRITE: usize = 256;
+
+/// A body frame closes once it holds this many bytes. Common SSE parsers (the official Rust
+/// client's among them) keep an unread frame in one buffer and copy what is left of it after
+/// every line they read, so a frame's cost to them grows with the square of its size; frames of
+/// this size keep that copying small while one write still carries many events.
+const FRAME_BYTES: usize = 16 * 1024;
 
 /// One event of an `/acp` SSE stream.
 #[derive(Debug)]
@@ -26,18 +36,21 @@ pub(super) enum SseEvent {
 }
 
 impl SseEvent {
-    /// Appends the event in the SSE format: `id:` when it has one, the message as `data:`
-    /// lines (a line break inside it starts another `data:` line), a blank line.
-    fn write_to(&self, out: &mut Vec<u8>) {
+    /// Appends the event in the SSE format: `id:` when it has one and `ids` (the peer opted into
+    /// event ids), the message as `data:` lines (a line break inside it starts another `data:`
+    /// line), a blank line. A mark (an id without a message) is nothing without `ids`.
+    fn write_to(&self, ids: bool, out: &mut Vec<u8>) {
         match self {
             SseEvent::Session(Out::Message { id, text }) => {
-                if let Some(id) = id {
+                if let Some(id) = id.filter(|_| ids) {
                     let _ = writeln!(out, "id: {id}");
                 }
                 write_data(out, text);
             }
             SseEvent::Session(Out::Mark(id)) => {
-                let _ = write!(out, "id: {id}\n: id\n\n");
+                if ids {
+                    let _ = write!(out, "id: {id}\n: id\n\n");
+                }
             }
             SseEvent::Session(Out::Comment(text)) => {
                 out.extend_from_slice(b": ");
@@ -45,7 +58,9 @@ impl SseEvent {
                 out.extend_from_slice(b"\n\n");
             }
             SseEvent::Connection(n, text) => {
-                let _ = writeln!(out, "id: {n}");
+                if ids {
+                    let _ = writeln!(out, "id: {n}");
+                }
                 write_data(out, text);
             }
         }
@@ -71,35 +86,41 @@ fn write_data(out: &mut Vec<u8>, text: &str) {
     out.extend_from_slice(b"\n\n");
 }
 
-/// The events ready together, as one body frame.
-fn frame(events: &[SseEvent]) -> Bytes {
-    let size: usize = events
-        .iter()
-        .map(|event| match event {
-            SseEvent::Session(Out::Message { text, .. }) | SseEvent::Connection(_, text) => {
-                text.len() + 40
-            }
-            _ => 40,
-        })
-        .sum();
-    let mut out = Vec::with_capacity(size);
+/// The events ready together, as body frames of about [`FRAME_BYTES`] (an event is never split).
+fn frames(events: &[SseEvent], ids: bool) -> Vec<Bytes> {
+    let mut frames = Vec::new();
+    let mut out = Vec::new();
     for event in events {
-        event.write_to(&mut out);
+        if out.is_empty() {
+            out.reserve(FRAME_BYTES + 64);
+        }
+        event.write_to(ids, &mut out);
+        if out.len() >= FRAME_BYTES {
+            frames.push(Bytes::from(std::mem::take(&mut out)));
+        }
     }
-    Bytes::from(out)
+    if !out.is_empty() {
+        frames.push(Bytes::from(out));
+    }
+    frames
 }
 
-/// The `text/event-stream` response of `events`.
-pub(super) fn response(events: impl Stream<Item = SseEvent> + Send + 'static) -> Response {
-    let batches = Box::pin(events.ready_chunks(EVENTS_PER_FRAME));
-    let body = stream::unfold(batches, |mut batches| async move {
-        let bytes = match tokio::time::timeout(KEEPALIVE, batches.next()).await {
-            Ok(Some(batch)) => frame(&batch),
+/// The `text/event-stream` response of `events`; `ids`: the peer opted into event ids.
+pub(super) fn response(
+    events: impl Stream<Item = SseEvent> + Send + 'static,
+    ids: bool,
+) -> Response {
+    let batches = Box::pin(events.ready_chunks(EVENTS_PER_WRITE));
+    let body = stream::unfold(batches, move |mut batches| async move {
+        let frames = match tokio::time::timeout(KEEPALIVE, batches.next()).await {
+            Ok(Some(batch)) => frames(&batch, ids),
             Ok(None) => return None,
-            Err(_) => Bytes::from_static(b": keepalive\n\n"),
+            Err(_) => vec![Bytes::from_static(b": keepalive\n\n")],
         };
-        Some((Ok::<_, Infallible>(bytes), batches))
-    });
+        Some((stream::iter(frames), batches))
+    })
+    .flatten()
+    .map(Ok::<_, Infallible>);
     (
         [
             (header::CONTENT_TYPE, EVENT_STREAM_MIME),
@@ -115,13 +136,12 @@ mod tests {
     use super::*;
     use spindle_runtime::hub::EventId;
 
-    #[test]
-    fn events_are_written_in_the_sse_format() {
+    fn sample() -> Vec<SseEvent> {
         let id = EventId {
             generation: 3,
             counter: 7,
         };
-        let events = [
+        vec![
             SseEvent::Session(Out::Message {
                 id: Some(id),
                 text: Arc::from("{\"a\":1}"),
@@ -133,16 +153,54 @@ mod tests {
             SseEvent::Session(Out::Mark(id)),
             SseEvent::Session(Out::Comment("dropped")),
             SseEvent::Connection(12, Arc::from("{}")),
-        ];
-        assert_eq!(
-            frame(&events),
-            Bytes::from_static(
+        ]
+    }
+
+    #[test]
+    fn events_are_written_in_the_sse_format_with_ids_only_for_a_peer_that_opted_in() {
+        let cases: [(bool, &[u8]); 2] = [
+            (
+                true,
                 b"id: 3-7\ndata: {\"a\":1}\n\n\
                   data: x\ndata: y\ndata: z\ndata: w\n\n\
                   id: 3-7\n: id\n\n\
                   : dropped\n\n\
-                  id: 12\ndata: {}\n\n"
-            )
+                  id: 12\ndata: {}\n\n",
+            ),
+            (
+                false,
+                b"data: {\"a\":1}\n\n\
+                  data: x\ndata: y\ndata: z\ndata: w\n\n\
+                  : dropped\n\n\
+                  data: {}\n\n",
+            ),
+        ];
+        for (ids, expected) in cases {
+            assert_eq!(
+                frames(&sample(), ids),
+                vec![Bytes::from_static(expected)],
+                "ids: {ids}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_frame_closes_after_the_event_that_fills_it_and_no_event_is_split() {
+        let text: Arc<str> = Arc::from(format!("\"{}\"", "x".repeat(1000)));
+        let events: Vec<SseEvent> = (0..40)
+            .map(|n| SseEvent::Connection(n, text.clone()))
+            .collect();
+        let event_bytes = "data: ".len() + text.len() + 2;
+        let per_frame = FRAME_BYTES.div_ceil(event_bytes);
+        let sizes: Vec<usize> = frames(&events, false).iter().map(Bytes::len).collect();
+        assert_eq!(
+            sizes,
+            vec![
+                per_frame * event_bytes,
+                per_frame * event_bytes,
+                (40 - 2 * per_frame) * event_bytes
+            ]
         );
+        assert!(frames(&[], true).is_empty());
     }
 }
