@@ -95,16 +95,37 @@ impl TranscriptEngine {
         (self.turn_log.len(), finished)
     }
 
-    /// The persisted reply of every turn so far, in order.
+    /// The persisted reply of every turn so far, in order: [`Self::reply_of_turn`] of each, in
+    /// one pass over the entries (a save at every turn's start and end must not cost turns x
+    /// entries in a long session).
     pub fn turn_replies(&self) -> Vec<TurnReply> {
+        let mut pieces: Vec<Vec<&str>> = vec![Vec::new(); self.turn_log.len()];
+        for entry in &self.t.entries {
+            if let EntryBody::Message(m) = &entry.body
+                && entry.kind == EntryKind::AgentMessage
+                && m.reply_len() > 0
+                && let Some(turn) = entry.turn
+                && let Some(turn_pieces) = usize::try_from(turn)
+                    .ok()
+                    .and_then(|t| t.checked_sub(1))
+                    .and_then(|index| pieces.get_mut(index))
+            {
+                if !turn_pieces.is_empty() {
+                    turn_pieces.push("\n\n");
+                }
+                turn_pieces.extend(m.reply_pieces());
+            }
+        }
         self.turn_log
             .iter()
+            .zip(pieces)
             .enumerate()
-            .map(|(i, rec)| {
-                let turn = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            .map(|(i, (rec, turn_pieces))| {
+                let mut reply = String::with_capacity(turn_pieces.iter().map(|p| p.len()).sum());
+                reply.extend(turn_pieces);
                 TurnReply {
-                    turn,
-                    reply: self.reply_of_turn(turn).unwrap_or_default(),
+                    turn: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    reply,
                     finished: rec.finished,
                     stop_reason: rec.stop_reason.clone(),
                 }

@@ -68,6 +68,10 @@ pub(crate) struct SessionCore {
     unsaved_limit: usize,
     /// A save of the materialized transcript failed: made again at the next occasion.
     save_again: bool,
+    /// A save handed to the writer and not answered yet. Another is not built meanwhile: a save
+    /// is the whole transcript, so back-to-back turns would queue one per turn start and end;
+    /// the writer's answer wakes the task, which saves then what is due by then.
+    save_in_flight: bool,
     banner: Option<Banner>,
     /// Banners raised so far ([`Self::banners_raised`]).
     banners_raised: u64,
@@ -110,6 +114,7 @@ impl SessionCore {
             ledger: Ledger::new(next_seq),
             unsaved_limit: unsaved_limit(),
             save_again: false,
+            save_in_flight: false,
             banner: None,
             banners_raised: 0,
             permissions: BTreeMap::new(),
@@ -130,7 +135,19 @@ impl SessionCore {
     /// the resulting ops as one batch, and returns once the writer answered for them. When the commit fails the lines are still shown
     /// (the agent does not wait for the disk), kept for the next attempt, and a banner says so.
     /// The callers keep that backlog bounded: see [`Self::backlog_full`].
-    pub(crate) fn record(&mut self, mut lines: Vec<(Direction, String)>) {
+    pub(crate) fn record(&mut self, lines: Vec<(Direction, String)>) {
+        if lines.is_empty() {
+            return;
+        }
+        self.record_unsaved(lines);
+        self.save_replies_if_changed();
+    }
+
+    /// [`Self::record`] without the save of the materialized transcript and replies that a turn's
+    /// start makes due: for a prompt, which goes to the agent first (building a long session's
+    /// transcript takes a while; the agent works meanwhile), the caller saves after it
+    /// ([`Self::save_replies_if_changed`]).
+    pub(crate) fn record_unsaved(&mut self, mut lines: Vec<(Direction, String)>) {
         if lines.is_empty() {
             return;
         }
@@ -146,7 +163,6 @@ impl SessionCore {
         let lines = self.hand_over(lines);
         self.show(&lines);
         self.settle();
-        self.save_replies_if_changed();
     }
 
     /// The agent's lines ([`Direction::Agent`], [`Direction::AgentReplay`]: nothing in them to
@@ -184,7 +200,7 @@ impl SessionCore {
     /// Whether a turn started or ended since the last save ([`Self::save_replies_if_changed`]),
     /// or a save failed, and the lines it would cover are out (nothing held).
     pub(crate) fn save_due(&self) -> bool {
-        !self.hub.holding() && self.save_wanted()
+        !self.hub.holding() && !self.save_in_flight && self.save_wanted()
     }
 
     /// A turn started or ended since the last save, or a save failed while the log is written.
@@ -251,6 +267,7 @@ impl SessionCore {
     /// The writer's thread ended without answering (a bug): its jobs count as failed commits,
     /// so their output is shown, the banner raised, and the backlog grows to its bound.
     fn writer_gone(&mut self) {
+        self.save_in_flight = false;
         let (lines, bytes) = self.ledger.unsaved();
         let outcome = Outcome::Failed {
             jobs: usize::MAX,
@@ -280,8 +297,9 @@ impl SessionCore {
                     None => {}
                 }
             }
-            Step::Saved => {}
+            Step::Saved => self.save_in_flight = false,
             Step::SaveFailed(error) => {
+                self.save_in_flight = false;
                 tracing::error!(session = self.session, "transcript not saved: {error}");
                 self.save_again = true;
             }
@@ -458,7 +476,7 @@ impl SessionCore {
         // Saved when a turn starts or finishes, not for every streamed chunk: this runs once per
         // batch, so it compares turn counts and builds the replies (every reply's text) only
         // when they are due.
-        if !self.save_wanted() {
+        if self.save_in_flight || !self.save_wanted() {
             return;
         }
         let replies = replies_of(&self.engine);
@@ -482,6 +500,7 @@ impl SessionCore {
         self.saved_turns = self.engine.turn_progress();
         self.save_again = false;
         self.ledger.other_job();
+        self.save_in_flight = true;
         let save = Save {
             upto,
             replay,

@@ -46,6 +46,58 @@ fn v1_turn_through_params_and_prompt_response() {
 }
 
 #[test]
+fn every_turn_keeps_its_own_reply_messages_joined_by_a_blank_line_without_thoughts() {
+    let mut e = TranscriptEngine::new(EngineConfig::default());
+    let chunk = |kind: &str, id: &str, text: &str| {
+        params(json!({"sessionUpdate": kind, "messageId": id,
+                      "content": {"type": "text", "text": text}}))
+    };
+    // (prompt, updates of the turn, its reply)
+    let turns: [(&str, Vec<String>, &str); 4] = [
+        (
+            "one",
+            vec![
+                chunk("agent_message_chunk", "m1", "A"),
+                chunk("agent_thought_chunk", "t1", "thinking"),
+                chunk("agent_message_chunk", "m1", "1"),
+                chunk("agent_message_chunk", "m2", "B1"),
+            ],
+            "A1\n\nB1",
+        ),
+        (
+            "two",
+            vec![chunk("agent_thought_chunk", "t2", "only a thought")],
+            "",
+        ),
+        (
+            "three",
+            vec![chunk("agent_message_chunk", "m3", "C3")],
+            "C3",
+        ),
+        ("four", vec![], ""),
+    ];
+    for (prompt, updates, _) in &turns {
+        e.apply_user_prompt(&json!([{"type": "text", "text": prompt}]).to_string());
+        for update in updates {
+            e.apply_session_update(update);
+        }
+        e.apply_prompt_response(Ok(r#"{"stopReason":"end_turn"}"#));
+    }
+    let replies: Vec<(u32, String, bool)> = e
+        .turn_replies()
+        .into_iter()
+        .map(|r| (r.turn, r.reply, r.finished))
+        .collect();
+    let expected: Vec<(u32, String, bool)> = turns
+        .iter()
+        .zip(1..)
+        .map(|((_, _, reply), turn)| (turn, reply.to_string(), true))
+        .collect();
+    assert_eq!(replies, expected);
+    assert_eq!(e.final_reply(), None, "the last turn has no reply");
+}
+
+#[test]
 fn v2_acknowledgement_adopts_the_local_prompt_without_duplicating_it() {
     let mut e = TranscriptEngine::new(EngineConfig {
         protocol: ProtocolHint::V2,

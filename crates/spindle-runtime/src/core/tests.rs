@@ -213,3 +213,51 @@ fn garbage_from_the_agent_is_logged_and_diagnosed_never_fatal() {
     assert!(core.stats()["diagnostics"].as_u64().unwrap() >= 2);
     assert_eq!(core.stats()["loggedLines"], 3);
 }
+
+#[test]
+fn a_save_is_not_built_while_another_is_in_flight_and_the_due_one_follows_its_answer() {
+    let path = temp_db();
+    let store = Store::open(&path).unwrap();
+    let session = store.create_session("s", None).unwrap();
+    let engine = TranscriptEngine::new(EngineConfig::default());
+    let hub = Hub::new(1, HubLimits::default());
+    let mut core = SessionCore::new(
+        session,
+        (engine, EngineFeed::default()),
+        hub,
+        store.clone(),
+        1,
+    );
+    let stored = |store: &Store| -> Vec<(i64, String, bool)> {
+        let replies = store.replies(session).unwrap();
+        replies
+            .into_iter()
+            .map(|r| (r.turn, r.text, r.finished))
+            .collect()
+    };
+
+    // The prompt is logged; the turn's start makes a save due, handed to the writer.
+    core.record_unsaved(vec![(Direction::Client, PROMPT.to_string())]);
+    assert!(core.save_due());
+    core.save_replies_if_changed();
+    assert!(core.save_in_flight && !core.save_due());
+    // The turn ends before the writer's answer was taken: no second save is built meanwhile.
+    let end = r#"{"jsonrpc":"2.0","id":"p1","result":{"stopReason":"end_turn"}}"#;
+    core.record_agent_lines(vec![
+        (Direction::Agent, chunk("Hello")),
+        (Direction::Agent, end.to_string()),
+    ]);
+    core.save_replies_if_changed();
+    core.settle();
+    assert_eq!(
+        stored(&store),
+        vec![(1, String::new(), false)],
+        "the turn start's save"
+    );
+    // The answer taken, the due save is made: it covers the turn's end.
+    assert!(!core.save_in_flight && core.save_due());
+    core.save_replies_if_changed();
+    core.settle();
+    assert_eq!(stored(&store), vec![(1, "Hello".to_string(), true)]);
+    assert!(!core.save_due());
+}

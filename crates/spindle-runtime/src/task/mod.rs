@@ -213,12 +213,8 @@ impl SessionTask {
                     if self.store.waits_on_server() {
                         tokio::task::yield_now().await;
                     }
-                    self.save_after_yield().await;
                 }
-                Input::Committed => {
-                    lock(&self.core).take_answers();
-                    self.save_after_yield().await;
-                }
+                Input::Committed => lock(&self.core).take_answers(),
                 Input::RetryStorage => {
                     let core = &self.core;
                     self.store.off_worker(|| lock(core).retry_unsaved());
@@ -236,6 +232,9 @@ impl SessionTask {
                 }
             }
             self.settle_commands();
+            // Whatever started or ended a turn (the agent's lines, a prompt sent, a commit
+            // answered), its save is made now, after the lines and ops it woke went out.
+            self.save_after_yield().await;
         }
         self.stop_agent().await;
     }
@@ -252,7 +251,9 @@ impl SessionTask {
     /// led to are logged together or not at all. The lines go to the agent only once the log
     /// writer answered for them and for every agent line before them ([`SessionCore::record`]
     /// settles the pipeline): a line is logged before the agent can act on it, and an answer to
-    /// an agent line is never logged without the line it answers.
+    /// an agent line is never logged without the line it answers. The save a turn's start makes
+    /// due is the task loop's, after a yield ([`Self::save_after_yield`]): the lines reach the
+    /// agent first, and it works on them meanwhile.
     fn flush_client(&mut self) {
         if self.agent.is_none() {
             return;
@@ -273,7 +274,7 @@ impl SessionTask {
                 .collect();
             batch.extend(notes);
             let core = &self.core;
-            self.store.off_worker(|| lock(core).record(batch));
+            self.store.off_worker(|| lock(core).record_unsaved(batch));
             for line in lines {
                 agent.link.send(line);
             }
