@@ -126,6 +126,7 @@ mod model;
 mod ops;
 mod plan;
 mod replay;
+mod replay_cache;
 mod replay_stream;
 mod requests;
 mod session_results;
@@ -141,9 +142,11 @@ pub use config::{EngineConfig, ProtocolHint, StreamingPolicy};
 pub use message_sources::MessageSource;
 pub use model::{
     Boundary, ClientActivity, ClientWrite, DiffChangeKind, DiffHunk, DiffLine, DiffLineKind,
-    DiffWrite, Entry, EntryBody, EntryKind, FileDiff, Message, SessionInfo, SessionState, Terminal,
-    TerminalExit, ToolCall, ToolTerminal, Transcript, TurnEnd, WriteStatus, unified_hunks,
+    DiffWrite, Entries, Entry, EntryBody, EntryKind, FileDiff, Message, Revision, SessionInfo,
+    SessionState, Terminal, TerminalExit, ToolCall, ToolTerminal, Transcript, TurnEnd, WriteStatus,
+    unified_hunks,
 };
 pub use model::{Diagnostic, EntryView};
 pub use ops::{Applied, RenderOp, coalesce_render_ops};
 pub use replay::{TurnReply, recording_line_received, recording_line_sent, replay_recording};
+pub use replay_cache::{Materialized, ReplayCache};

@@ -37,6 +37,16 @@ pub struct TurnReply {
     pub stop_reason: Option<String>,
 }
 
+/// One turn of the replay JSON's `turns`.
+pub(crate) fn turn_json(reply: &TurnReply) -> Value {
+    json!({
+        "turn": reply.turn,
+        "finished": reply.finished,
+        "stopReason": reply.stop_reason,
+        "reply": reply.reply,
+    })
+}
+
 impl TranscriptEngine {
     fn reply_of_turn(&self, turn: u32) -> Option<String> {
         // Built once at its final size: a reply can be most of the transcript,
@@ -135,30 +145,25 @@ impl TranscriptEngine {
 
     /// Exactly the `spindle replay --format json` object.
     pub fn replay_json(&self) -> Value {
-        self.replay_json_object(true)
+        self.replay_json_object(true, true)
     }
 
     /// [`Self::replay_json`] with `entries` left empty (`[]`, in its place): for writers that
     /// stream the entries ([`crate::Entry::replay_json`], one at a time) into it instead of
     /// holding every entry's JSON at once.
     pub fn replay_json_without_entries(&self) -> Value {
-        self.replay_json_object(false)
+        self.replay_json_object(false, true)
     }
 
-    fn replay_json_object(&self, with_entries: bool) -> Value {
+    /// [`Self::replay_json_object`]: `entries` empty unless `with_entries`; `turns` empty and
+    /// `finalReply` null unless `with_turns` (their places kept, for a writer that fills them).
+    pub(crate) fn replay_json_object(&self, with_entries: bool, with_turns: bool) -> Value {
         let t = &self.t;
-        let turns: Vec<Value> = self
-            .turn_replies()
-            .into_iter()
-            .map(|r| {
-                json!({
-                    "turn": r.turn,
-                    "finished": r.finished,
-                    "stopReason": r.stop_reason,
-                    "reply": r.reply,
-                })
-            })
-            .collect();
+        let turns: Vec<Value> = if with_turns {
+            self.turn_replies().iter().map(turn_json).collect()
+        } else {
+            Vec::new()
+        };
         let mut out = Map::new();
         out.insert("protocol".into(), Value::from(t.protocol));
         out.insert(
@@ -186,9 +191,10 @@ impl TranscriptEngine {
         }
         out.insert("sessionInfo".into(), info);
         out.insert("turns".into(), Value::Array(turns));
+        let final_reply = if with_turns { self.final_reply() } else { None };
         out.insert(
             "finalReply".into(),
-            self.final_reply().map_or(Value::Null, Value::from),
+            final_reply.map_or(Value::Null, Value::from),
         );
         out.insert(
             "diagnostics".into(),

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use spindle_engine::{RenderOp, TranscriptEngine};
+use spindle_engine::{RenderOp, ReplayCache, TranscriptEngine, TurnReply};
 
 use crate::acp_feed::{AcpFeed, HistoryPolicy};
 use crate::feed::EngineFeed;
@@ -68,6 +68,9 @@ pub(crate) struct SessionCore {
     unsaved_limit: usize,
     /// A save of the materialized transcript failed: made again at the next occasion.
     save_again: bool,
+    /// What the last save derived from the engine, so that the next one serializes and sends
+    /// only what changed.
+    replay_cache: ReplayCache,
     /// A save handed to the writer and not answered yet. Another is not built meanwhile: a save
     /// is the whole transcript, so back-to-back turns would queue one per turn start and end;
     /// the writer's answer wakes the task, which saves then what is due by then.
@@ -115,6 +118,7 @@ impl SessionCore {
             unsaved_limit: unsaved_limit(),
             save_again: false,
             save_in_flight: false,
+            replay_cache: ReplayCache::default(),
             banner: None,
             banners_raised: 0,
             permissions: BTreeMap::new(),
@@ -300,6 +304,8 @@ impl SessionCore {
             Step::Saved => self.save_in_flight = false,
             Step::SaveFailed(error) => {
                 self.save_in_flight = false;
+                // The replies it carried were not stored: the next save carries them all.
+                self.replay_cache.forget_turns();
                 tracing::error!(session = self.session, "transcript not saved: {error}");
                 self.save_again = true;
             }
@@ -470,32 +476,32 @@ impl SessionCore {
         self.hub.publish(Arc::from(data));
     }
 
-    /// Persists the materialized transcript and the replies when a turn finished since the last
-    /// save (the reply count grew) or when `force` is set.
+    /// Persists the materialized transcript and the replies when a turn started or finished
+    /// since the last save, or the last save failed.
     pub(crate) fn save_replies_if_changed(&mut self) {
         // Saved when a turn starts or finishes, not for every streamed chunk: this runs once per
-        // batch, so it compares turn counts and builds the replies (every reply's text) only
-        // when they are due.
+        // batch, so it compares turn counts and builds the save only when one is due.
         if self.save_in_flight || !self.save_wanted() {
             return;
         }
-        let replies = replies_of(&self.engine);
-        self.save_materialized(replies);
+        self.save_materialized();
     }
 
     /// Saves the materialized transcript and replies and waits until the writer answered
-    /// (the agent exited, the session stops).
+    /// (the agent exited, the session stops). A save in flight is answered first: when it
+    /// failed, this one carries every reply.
     pub(crate) fn save_now(&mut self) {
-        let replies = replies_of(&self.engine);
-        self.save_materialized(replies);
+        self.settle();
+        self.save_materialized();
         self.settle();
     }
 
     /// Hands the save to the log writer, after the lines it covers (it is not made while some of
-    /// them wait in the writer's backlog: made again then, see [`Self::save_due`]).
-    fn save_materialized(&mut self, replies: Vec<StoredReply>) {
-        // Streamed entry by entry: the whole session's JSON value is never built.
-        let replay = self.engine.replay_json_text();
+    /// them wait in the writer's backlog: made again then, see [`Self::save_due`]). Built from
+    /// the cache of the last save ([`ReplayCache`]): only the entries and turns that changed
+    /// since are serialized, only the replies that changed are sent.
+    fn save_materialized(&mut self) {
+        let materialized = self.replay_cache.materialize(&self.engine);
         let upto = self.ledger.next_seq() - 1;
         self.saved_turns = self.engine.turn_progress();
         self.save_again = false;
@@ -503,8 +509,13 @@ impl SessionCore {
         self.save_in_flight = true;
         let save = Save {
             upto,
-            replay,
-            replies,
+            replay: materialized.replay,
+            replies: materialized
+                .changed_replies
+                .into_iter()
+                .map(stored_reply)
+                .collect(),
+            turns: i64::try_from(materialized.turns).unwrap_or(i64::MAX),
         };
         if !self.writer.send(Job::Save(Box::new(save))) {
             self.writer_gone();
@@ -710,17 +721,13 @@ fn unsaved_limit() -> usize {
 }
 
 /// The engine's per-turn replies in the store's shape.
-pub(crate) fn replies_of(engine: &TranscriptEngine) -> Vec<StoredReply> {
-    engine
-        .turn_replies()
-        .into_iter()
-        .map(|r| StoredReply {
-            turn: i64::from(r.turn),
-            text: r.reply,
-            finished: r.finished,
-            stop_reason: r.stop_reason,
-        })
-        .collect()
+fn stored_reply(reply: TurnReply) -> StoredReply {
+    StoredReply {
+        turn: i64::from(reply.turn),
+        text: reply.reply,
+        finished: reply.finished,
+        stop_reason: reply.stop_reason,
+    }
 }
 
 fn banner_op(banner: Option<&Banner>) -> PageOp {

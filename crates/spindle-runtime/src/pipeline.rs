@@ -43,7 +43,10 @@ pub(crate) enum Job {
 pub(crate) struct Save {
     pub(crate) upto: i64,
     pub(crate) replay: String,
+    /// The replies that changed since the last save (all of them after a failed one).
     pub(crate) replies: Vec<StoredReply>,
+    /// How many turns there are.
+    pub(crate) turns: i64,
 }
 
 /// The writer's answer to a run of jobs, in the order of the jobs.
@@ -98,7 +101,7 @@ impl LogSink for crate::store::Store {
     }
 
     fn save_materialized(&self, session: i64, save: &Save) -> Result<(), StoreError> {
-        (**self).save_materialized(session, save.upto, &save.replay, &save.replies)
+        (**self).save_materialized(session, save.upto, &save.replay, &save.replies, save.turns)
     }
 }
 

@@ -144,7 +144,9 @@ fn main() {
     let path = temp_db("v5");
     let store = SqliteStore::open(&path).unwrap();
     let samples = measure(&store, |id, all| {
-        store.save_materialized(id, 0, "{}", all).unwrap()
+        store
+            .save_materialized(id, 0, "{}", all, all.len() as i64)
+            .unwrap()
     });
     report(
         "v5 rowid + UNIQUE, `save_materialized` (changed turns only)",

@@ -543,6 +543,7 @@ impl Store for PostgresStore {
         upto_seq: i64,
         replay_json: &str,
         replies: &[StoredReply],
+        turn_count: i64,
     ) -> Result<(), StoreError> {
         let replay = display_text(replay_json).into_owned();
         let turns: Vec<i64> = replies.iter().map(|r| r.turn).collect();
@@ -572,11 +573,11 @@ impl Store for PostgresStore {
             )
             .await
             .map_err(&write)?;
-            // Only the turns that changed are written (an unchanged reply gets no new row
-            // version), and only the turns that are gone are deleted.
+            // Only the turns given are written, and of them only those that changed (an
+            // unchanged reply gets no new row version); the turns that are gone are deleted.
             tx.execute(
-                "DELETE FROM replies WHERE session_id = $1 AND turn <> ALL($2::BIGINT[])",
-                &[&session, &turns],
+                "DELETE FROM replies WHERE session_id = $1 AND turn > $2",
+                &[&session, &turn_count],
             )
             .await
             .map_err(&write)?;

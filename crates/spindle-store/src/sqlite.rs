@@ -461,6 +461,7 @@ impl Store for SqliteStore {
         upto_seq: i64,
         replay_json: &str,
         replies: &[StoredReply],
+        turns: i64,
     ) -> Result<(), StoreError> {
         let now = now_ms();
         let mut writer = lock(&self.writer);
@@ -473,30 +474,12 @@ impl Store for SqliteStore {
             params![session, upto_seq, replay_json, now],
         )
         .map_err(write_error)?;
-        // Only the turns that changed are written: a reply saved before and unchanged is neither
-        // rewritten nor moved (its row and its index entry stay as they are).
-        let kept_turns: std::collections::HashSet<i64> =
-            replies.iter().map(|reply| reply.turn).collect();
-        let stored_turns: Vec<i64> = {
-            let mut statement = tx
-                .prepare_cached("SELECT turn FROM replies WHERE session_id = ?1")
-                .map_err(write_error)?;
-            let rows = statement
-                .query_map(params![session], |row| row.get(0))
-                .map_err(write_error)?;
-            rows.collect::<Result<_, _>>().map_err(write_error)?
-        };
+        // Only the turns given are written, and of them only those that changed: a reply saved
+        // before and unchanged is neither rewritten nor moved (its row and its index entry stay).
+        tx.prepare_cached("DELETE FROM replies WHERE session_id = ?1 AND turn > ?2")
+            .and_then(|mut delete| delete.execute(params![session, turns]))
+            .map_err(write_error)?;
         {
-            let mut delete = tx
-                .prepare_cached("DELETE FROM replies WHERE session_id = ?1 AND turn = ?2")
-                .map_err(write_error)?;
-            for turn in stored_turns {
-                if !kept_turns.contains(&turn) {
-                    delete
-                        .execute(params![session, turn])
-                        .map_err(write_error)?;
-                }
-            }
             // `finished` and `stop_reason` are compared first: they sit before `text` in the row,
             // so a changed flag is found without reading a long text.
             let mut upsert = tx

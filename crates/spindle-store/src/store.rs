@@ -118,14 +118,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         limit: usize,
     ) -> Result<WirePage, StoreError>;
 
-    /// Stores the materialized transcript (the log read up to `upto_seq`) and the replies of the
-    /// turns so far in one transaction, replacing the previous ones whole.
+    /// Stores the materialized transcript (the log read up to `upto_seq`), replacing the
+    /// previous one, and the replies of the turns in `replies` (new or changed since the last
+    /// save; the others stay as stored), in one transaction. The session has `turns` turns:
+    /// rows of later turns are deleted. A reply equal to its row is not written again.
     fn save_materialized(
         &self,
         session: i64,
         upto_seq: i64,
         replay_json: &str,
         replies: &[StoredReply],
+        turns: i64,
     ) -> Result<(), StoreError>;
 
     /// The persisted replies of a session, by turn.

@@ -1,4 +1,5 @@
-//! The transcript model the engine maintains: entries (`entry`), message
+//! The transcript model the engine maintains: entries (`entry`, each with a revision in
+//! `entries`), message
 //! content (`message`), terminals (`terminal`), tool calls (`tool_call`) with
 //! their file diffs (`file_diff`, built by `diff` and `git_patch`), and the
 //! session-level state and diagnostics kept beside them.
@@ -8,6 +9,7 @@ use serde_json::Value;
 
 mod client_activity;
 mod diff;
+mod entries;
 mod entry;
 mod file_diff;
 mod git_patch;
@@ -17,6 +19,7 @@ mod tool_call;
 
 pub use client_activity::{ClientActivity, ClientWrite, WriteStatus};
 pub use diff::unified_hunks;
+pub use entries::{Entries, Revision};
 pub use entry::{Boundary, Entry, EntryBody, EntryKind, EntryView, TurnEnd};
 pub use file_diff::{DiffChangeKind, DiffHunk, DiffLine, DiffLineKind, FileDiff};
 pub(crate) use message::Block;
@@ -100,7 +103,7 @@ pub struct Transcript {
     /// 1 or 2: the protocol version given or inferred.
     pub protocol: u8,
     /// Entries in timeline order (first sighting fixes the position).
-    pub entries: Vec<Entry>,
+    pub entries: Entries,
     /// Foreground state.
     pub state: SessionState,
     /// The usage meter (latest `usage_update`, without its tag).

@@ -1,12 +1,16 @@
 //! Property tests: random update sequences (valid, malformed and garbage)
 //! never panic; replay is deterministic and independent of render ops; the
 //! render ops rebuild exactly what a snapshot shows; chunk splitting never
-//! changes the final text.
+//! changes the final text; cached saves write what a whole one does.
+
+use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use serde_json::{Value, json};
-use spindle_engine::{EngineConfig, ProtocolHint, RenderOp, StreamingPolicy, TranscriptEngine};
+use spindle_engine::{
+    EngineConfig, ProtocolHint, RenderOp, ReplayCache, StreamingPolicy, TranscriptEngine, TurnReply,
+};
 
 fn update(u: Value) -> String {
     json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": u}})
@@ -287,6 +291,38 @@ proptest! {
         // Deterministic, and independent of whether ops are built.
         let batch = spindle_engine::replay_recording(&lines.join("\n"), config);
         prop_assert_eq!(json, batch.replay_json());
+    }
+
+    // A save with the cache of the last one ([`ReplayCache`]) writes the whole replay JSON, and
+    // the replies it reports (the changed ones) keep a store's rows equal to every turn's reply,
+    // also after a save that failed (then the next reports them all).
+    #[test]
+    fn cached_saves_write_the_whole_replay_json_and_report_every_changed_reply(
+        config in config_strategy(),
+        lines in prop::collection::vec(line_strategy(), 0..40),
+        saves in prop::collection::vec(0u8..4, 40),
+    ) {
+        let mut engine = TranscriptEngine::new(config);
+        let mut cache = ReplayCache::default();
+        let mut stored: BTreeMap<u32, TurnReply> = BTreeMap::new();
+        for (n, line) in lines.iter().enumerate() {
+            engine.apply_recorded_line(line);
+            let last = n + 1 == lines.len();
+            if saves[n] == 0 && !last {
+                continue;
+            }
+            let saved = cache.materialize(&engine);
+            prop_assert_eq!(&saved.replay, &engine.replay_json().to_string());
+            if saves[n] == 1 && !last {
+                cache.forget_turns(); // the save failed: the store kept what it had
+                continue;
+            }
+            for reply in saved.changed_replies {
+                stored.insert(reply.turn, reply);
+            }
+            stored.retain(|turn, _| usize::try_from(*turn).unwrap() <= saved.turns);
+            prop_assert_eq!(stored.values().cloned().collect::<Vec<_>>(), engine.turn_replies());
+        }
     }
 
     // A runtime that scanned a plain chunk line once (the framer's

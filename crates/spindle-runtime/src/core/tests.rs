@@ -261,3 +261,44 @@ fn a_save_is_not_built_while_another_is_in_flight_and_the_due_one_follows_its_an
     assert_eq!(stored(&store), vec![(1, "Hello".to_string(), true)]);
     assert!(!core.save_due());
 }
+
+#[test]
+fn after_a_failed_save_the_next_one_carries_every_reply() {
+    let path = temp_db();
+    let writable = Store::open(&path).unwrap();
+    let session = writable.create_session("s", None).unwrap();
+    drop(writable);
+    let engine = TranscriptEngine::new(EngineConfig::default());
+    let hub = Hub::new(1, HubLimits::default());
+    let read_only = Store::open_read_only(&path);
+    let mut core = SessionCore::new(session, (engine, EngineFeed::default()), hub, read_only, 1);
+    let end = |id: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"stopReason":"end_turn"}}}}"#)
+    };
+    // Turn 1 while the disk refuses writes: its saves fail.
+    core.record(vec![(Direction::Client, PROMPT.to_string())]);
+    core.record(vec![
+        (Direction::Agent, chunk("Hello")),
+        (Direction::Agent, end("p1")),
+    ]);
+    core.settle();
+    let writable = Store::open(&path).unwrap();
+    assert!(writable.replies(session).unwrap().is_empty());
+    // The disk is back; turn 2 starts: its save carries turn 1's reply too.
+    core.use_store(writable.clone());
+    core.record(vec![(
+        Direction::Client,
+        PROMPT.replace("\"p1\"", "\"p2\""),
+    )]);
+    core.settle();
+    let stored: Vec<(i64, String, bool)> = writable
+        .replies(session)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.turn, r.text, r.finished))
+        .collect();
+    assert_eq!(
+        stored,
+        vec![(1, "Hello".to_string(), true), (2, String::new(), false)]
+    );
+}

@@ -58,6 +58,7 @@ fn save(upto: i64) -> Job {
         upto,
         replay: format!("transcript@{upto}"),
         replies: Vec::new(),
+        turns: 0,
     }))
 }
 

@@ -342,6 +342,7 @@ fn postgres_a_batch_is_one_row_with_its_lines_compressed_by_lz4() {
             3001,
             &format!("{{\"text\":\"{long}\"}}"),
             &[crate::cases::reply(1, &long, true, None)],
+            1,
         )
         .unwrap();
     assert_eq!(

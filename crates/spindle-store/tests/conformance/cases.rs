@@ -240,7 +240,7 @@ pub fn unknown_directions_are_skipped_and_counted(backend: &Backend) {
     assert_eq!(got, vec![(1, "known"), (3, "after")]);
 }
 
-pub fn replies_and_transcript_are_replaced_whole(backend: &Backend) {
+pub fn the_transcript_is_replaced_whole_and_replies_after_the_turn_count_go(backend: &Backend) {
     let store = backend.open();
     let id = store.create_session("s", None).unwrap();
     let other = store.create_session("other", None).unwrap();
@@ -255,10 +255,17 @@ pub fn replies_and_transcript_are_replaced_whole(backend: &Backend) {
                 reply(1, "a", true, Some("end_turn")),
                 reply(2, "b", false, None),
             ],
+            2,
         )
         .unwrap();
     store
-        .save_materialized(other, 1, "{\"other\":true}", &[reply(1, "o", true, None)])
+        .save_materialized(
+            other,
+            1,
+            "{\"other\":true}",
+            &[reply(1, "o", true, None)],
+            1,
+        )
         .unwrap();
     assert_eq!(
         store.replies(id).unwrap(),
@@ -273,6 +280,7 @@ pub fn replies_and_transcript_are_replaced_whole(backend: &Backend) {
             9,
             "{\"v\":2}",
             &[reply(1, "a", true, Some("cancelled"))],
+            1,
         )
         .unwrap();
     assert_eq!(
@@ -286,8 +294,8 @@ pub fn replies_and_transcript_are_replaced_whole(backend: &Backend) {
         )),
         9
     );
-    // An empty reply list clears them.
-    store.save_materialized(id, 10, "{}", &[]).unwrap();
+    // No turns: none of their replies stay.
+    store.save_materialized(id, 10, "{}", &[], 0).unwrap();
     assert!(store.replies(id).unwrap().is_empty());
     assert_eq!(store.replies(other).unwrap().len(), 1);
 }
@@ -297,7 +305,7 @@ pub fn display_texts_hold_no_nul(backend: &Backend) {
     let id = store.create_session("a\0b \u{1F600}", None).unwrap();
     store.set_agent_session_id(id, "s\0").unwrap();
     store
-        .save_materialized(id, 0, "{}", &[reply(1, "x\0y", true, Some("end\0"))])
+        .save_materialized(id, 0, "{}", &[reply(1, "x\0y", true, Some("end\0"))], 1)
         .unwrap();
     let session = &store.sessions().unwrap()[0];
     assert_eq!(session.title, "a\u{FFFD}b \u{1F600}");

@@ -154,7 +154,7 @@ conformance!(
     every_byte_of_a_line_is_kept,
     lines_after_reads_only_the_tail,
     unknown_directions_are_skipped_and_counted,
-    replies_and_transcript_are_replaced_whole,
+    the_transcript_is_replaced_whole_and_replies_after_the_turn_count_go,
     display_texts_hold_no_nul,
     sessions_are_listed_oldest_first_with_their_fields,
     generation_increases_at_every_start,

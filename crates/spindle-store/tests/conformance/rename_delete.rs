@@ -44,7 +44,9 @@ pub fn a_deleted_session_leaves_no_row_and_the_others_stay_whole(backend: &Backe
             finished: true,
             stop_reason: Some("end_turn".into()),
         };
-        store.save_materialized(session, 2, "{}", &[reply]).unwrap();
+        store
+            .save_materialized(session, 2, "{}", &[reply], 1)
+            .unwrap();
         store
             .claim_lease(session, "replica-a", Duration::from_secs(60))
             .unwrap();

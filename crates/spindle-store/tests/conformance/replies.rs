@@ -110,11 +110,14 @@ pub fn a_version_4_database_keeps_its_replies_and_wire_lines(backend: &Backend) 
         .unwrap();
     assert_eq!(store.last_seq(7).unwrap(), 4);
     store
-        .save_materialized(7, 4, "{}", &[reply(2, "second, finished", true, None)])
+        .save_materialized(7, 4, "{}", &[reply(2, "second, finished", true, None)], 2)
         .unwrap();
     assert_eq!(
         store.replies(7).unwrap(),
-        vec![reply(2, "second, finished", true, None)]
+        vec![
+            reply(1, &big, true, Some("end_turn")),
+            reply(2, "second, finished", true, None)
+        ]
     );
 }
 
@@ -159,29 +162,40 @@ pub fn saving_a_turn_writes_only_the_replies_that_changed(backend: &Backend) {
         reply(1, &long, true, Some("end_turn")),
         reply(2, "two", true, Some("end_turn")),
     ];
-    store.save_materialized(id, 2, "{}", &replies).unwrap();
+    store.save_materialized(id, 2, "{}", &replies, 2).unwrap();
     assert_eq!((writes(backend, 1), writes(backend, 2)), (1, 1));
-    // A new turn streams in: saved at every change, the earlier turns are not written again.
+    // A new turn streams in, saved at every change with its reply alone (what the runtime
+    // gives): the earlier turns are not written again.
     replies.push(reply(3, "thr", false, None));
-    store.save_materialized(id, 3, "{}", &replies).unwrap();
+    store
+        .save_materialized(id, 3, "{}", &replies[2..], 3)
+        .unwrap();
     replies[2] = reply(3, "three", false, None);
-    store.save_materialized(id, 4, "{}", &replies).unwrap();
+    store
+        .save_materialized(id, 4, "{}", &replies[2..], 3)
+        .unwrap();
     replies[2] = reply(3, "three", true, Some("end_turn"));
-    store.save_materialized(id, 5, "{}", &replies).unwrap();
-    // Saving the same replies again writes nothing.
-    store.save_materialized(id, 6, "{}", &replies).unwrap();
+    store
+        .save_materialized(id, 5, "{}", &replies[2..], 3)
+        .unwrap();
+    // Saving the same replies again, all of them or none, writes nothing.
+    store.save_materialized(id, 6, "{}", &replies, 3).unwrap();
+    store.save_materialized(id, 6, "{}", &[], 3).unwrap();
     assert_eq!(
         (writes(backend, 1), writes(backend, 2), writes(backend, 3)),
         (1, 1, 3)
     );
     assert_eq!(store.replies(id).unwrap(), replies);
-    // A changed stop reason alone is written; a turn that is gone is deleted, the rest stay.
+    // A changed stop reason alone is written; the turns after the count are deleted, the
+    // others stay.
     replies[0].stop_reason = Some("cancelled".into());
-    replies.remove(1);
-    store.save_materialized(id, 7, "{}", &replies).unwrap();
+    store
+        .save_materialized(id, 7, "{}", &replies[..1], 2)
+        .unwrap();
+    replies.truncate(2);
     assert_eq!(
         (writes(backend, 1), writes(backend, 2), writes(backend, 3)),
-        (2, 2, 3)
+        (2, 1, 4)
     );
     assert_eq!(store.replies(id).unwrap(), replies);
     assert_eq!(
