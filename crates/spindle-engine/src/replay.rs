@@ -37,6 +37,27 @@ pub struct TurnReply {
     pub stop_reason: Option<String>,
 }
 
+/// Writes `object` as compact JSON; the value of a key is written by `fill` when it says so
+/// (`Ok(true)`), else as it is in `object` (a placeholder kept for its place).
+pub(crate) fn write_object<W: std::io::Write>(
+    out: &mut W,
+    object: &Map<String, Value>,
+    mut fill: impl FnMut(&str, &mut W) -> std::io::Result<bool>,
+) -> std::io::Result<()> {
+    out.write_all(b"{")?;
+    for (index, (key, value)) in object.iter().enumerate() {
+        if index > 0 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, key)?;
+        out.write_all(b":")?;
+        if !fill(key, out)? {
+            serde_json::to_writer(&mut *out, value)?;
+        }
+    }
+    out.write_all(b"}")
+}
+
 /// One turn of the replay JSON's `turns`.
 pub(crate) fn turn_json(reply: &TurnReply) -> Value {
     json!({
@@ -206,31 +227,24 @@ impl TranscriptEngine {
     /// [`Self::replay_json`] written as compact JSON (the same bytes as
     /// `replay_json().to_string()`), one entry at a time: a long session never
     /// has all of its entries' JSON in memory at once.
-    pub fn write_replay_json(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    pub fn write_replay_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
         let Value::Object(shell) = self.replay_json_without_entries() else {
             unreachable!("the replay JSON is an object");
         };
-        out.write_all(b"{")?;
-        for (index, (key, value)) in shell.iter().enumerate() {
-            if index > 0 {
-                out.write_all(b",")?;
+        write_object(out, &shell, |key, out| {
+            if key != "entries" {
+                return Ok(false);
             }
-            serde_json::to_writer(&mut *out, key)?;
-            out.write_all(b":")?;
-            if key == "entries" {
-                out.write_all(b"[")?;
-                for (n, entry) in self.t.entries.iter().enumerate() {
-                    if n > 0 {
-                        out.write_all(b",")?;
-                    }
-                    serde_json::to_writer(&mut *out, &entry.replay_json())?;
+            out.write_all(b"[")?;
+            for (n, entry) in self.t.entries.iter().enumerate() {
+                if n > 0 {
+                    out.write_all(b",")?;
                 }
-                out.write_all(b"]")?;
-            } else {
-                serde_json::to_writer(&mut *out, value)?;
+                serde_json::to_writer(&mut *out, &entry.replay_json())?;
             }
-        }
-        out.write_all(b"}")
+            out.write_all(b"]")?;
+            Ok(true)
+        })
     }
 
     /// [`Self::write_replay_json`] into a string: `replay_json().to_string()`

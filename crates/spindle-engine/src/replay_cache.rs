@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::core::TranscriptEngine;
 use crate::model::{EntryBody, EntryKind, Revision};
-use crate::replay::{TurnReply, turn_json};
+use crate::replay::{TurnReply, turn_json, write_object};
 
 /// What one turn's reply is made of: its agent messages' revisions and its record.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -160,21 +160,15 @@ impl ReplayCache {
         let Value::Object(shell) = engine.replay_json_object(false, false) else {
             unreachable!("the replay JSON is an object");
         };
-        out.write_all(b"{")?;
-        for (index, (key, value)) in shell.iter().enumerate() {
-            if index > 0 {
-                out.write_all(b",")?;
-            }
-            serde_json::to_writer(&mut *out, key)?;
-            out.write_all(b":")?;
-            match key.as_str() {
+        write_object(out, &shell, |key, out| {
+            match key {
                 "entries" => write_array(out, self.entries.iter().map(|(_, j)| &**j))?,
                 "turns" => write_array(out, self.turns.iter().map(|(_, j)| &**j))?,
                 "finalReply" => serde_json::to_writer(&mut *out, &engine.final_reply())?,
-                _ => serde_json::to_writer(&mut *out, value)?,
+                _ => return Ok(false),
             }
-        }
-        out.write_all(b"}")
+            Ok(true)
+        })
     }
 }
 

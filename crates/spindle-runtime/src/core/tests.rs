@@ -36,6 +36,13 @@ fn the_reset_snapshot_is_the_engine_snapshot_then_the_server_ops() {
     assert_eq!(written["ops"].as_array().unwrap().len(), 2, "{written}");
 }
 
+/// A session's core on `store`, with an empty engine.
+fn new_core(session: i64, store: Store) -> SessionCore {
+    let engine = TranscriptEngine::new(EngineConfig::default());
+    let hub = Hub::new(1, HubLimits::default());
+    SessionCore::new(session, (engine, EngineFeed::default()), hub, store, 1)
+}
+
 fn temp_db() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "spindle-web-core-{}-{:?}",
@@ -63,9 +70,7 @@ fn a_failing_disk_keeps_the_session_live_and_the_log_complete_once_it_recovers()
     let session = writable.create_session("s", None).unwrap();
     drop(writable);
     let read_only = Store::open_read_only(&path);
-    let engine = TranscriptEngine::new(EngineConfig::default());
-    let hub = Hub::new(1, HubLimits::default());
-    let mut core = SessionCore::new(session, (engine, EngineFeed::default()), hub, read_only, 1);
+    let mut core = new_core(session, read_only);
     let mut rx = core.subscribe(None);
     core.record(vec![(Direction::Client, PROMPT.to_string())]);
     core.record(vec![(Direction::Agent, chunk("Hel"))]);
@@ -219,15 +224,7 @@ fn a_save_is_not_built_while_another_is_in_flight_and_the_due_one_follows_its_an
     let path = temp_db();
     let store = Store::open(&path).unwrap();
     let session = store.create_session("s", None).unwrap();
-    let engine = TranscriptEngine::new(EngineConfig::default());
-    let hub = Hub::new(1, HubLimits::default());
-    let mut core = SessionCore::new(
-        session,
-        (engine, EngineFeed::default()),
-        hub,
-        store.clone(),
-        1,
-    );
+    let mut core = new_core(session, store.clone());
     let stored = |store: &Store| -> Vec<(i64, String, bool)> {
         let replies = store.replies(session).unwrap();
         replies
@@ -241,13 +238,13 @@ fn a_save_is_not_built_while_another_is_in_flight_and_the_due_one_follows_its_an
     assert!(core.save_due());
     core.save_replies_if_changed();
     assert!(core.save_in_flight && !core.save_due());
-    // The turn ends before the writer's answer was taken: no second save is built meanwhile.
+    // The turn ends before the writer's answer was taken (the engine alone sees the lines: no
+    // answer is taken): no second save is built meanwhile.
     let end = r#"{"jsonrpc":"2.0","id":"p1","result":{"stopReason":"end_turn"}}"#;
-    core.record_agent_lines(vec![
-        (Direction::Agent, chunk("Hello")),
-        (Direction::Agent, end.to_string()),
-    ]);
+    core.engine.apply_agent_line(&chunk("Hello"));
+    core.engine.apply_agent_line(end);
     core.save_replies_if_changed();
+    assert!(core.save_in_flight && !core.save_due());
     core.settle();
     assert_eq!(
         stored(&store),
@@ -268,10 +265,8 @@ fn after_a_failed_save_the_next_one_carries_every_reply() {
     let writable = Store::open(&path).unwrap();
     let session = writable.create_session("s", None).unwrap();
     drop(writable);
-    let engine = TranscriptEngine::new(EngineConfig::default());
-    let hub = Hub::new(1, HubLimits::default());
     let read_only = Store::open_read_only(&path);
-    let mut core = SessionCore::new(session, (engine, EngineFeed::default()), hub, read_only, 1);
+    let mut core = new_core(session, read_only);
     let end = |id: &str| {
         format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"stopReason":"end_turn"}}}}"#)
     };
