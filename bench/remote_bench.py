@@ -23,7 +23,8 @@ row's (above 1: faster than the official server).
 
 Latency: one piped `spindle chat` session per server and transport sends TURNS short prompts one
 after the other; the time from writing a prompt to reading the end of its turn is one sample. The
-added latency is the percentile minus stdio's with the same binary.
+added latency is the percentile minus stdio's with the same binary; the median of the first and of
+the last fifth of the turns shows whether a turn costs more as the session grows.
 
 Standard library only. See bench/remote.sh.
 """
@@ -256,8 +257,9 @@ def main():
         lines.append("")
         lines.append("#### Turn latency (`spindle chat`, %d short turns in one piped session; "
                      "prompt written -> end of turn read; fresh servers)\n" % args.turns)
-        lines.append("| chat | server | transport | p50 ms | p99 ms | added p50 ms | added p99 ms |")
-        lines.append("|---|---|---|---:|---:|---:|---:|")
+        lines.append("| chat | server | transport | p50 ms | p99 ms | added p50 ms | added p99 ms "
+                     "| p50 first / last fifth ms |")
+        lines.append("|---|---|---|---:|---:|---:|---:|---:|")
         used = {}
         if args.used_gateway:
             # WebSocket first: the first session made after the big ones takes the hit,
@@ -290,10 +292,12 @@ def main():
             for server, transport, samples in rows:
                 p50, p99 = pct(samples, 50) * 1e3, pct(samples, 99) * 1e3
                 stdio_row = transport == "stdio"
-                lines.append("| %s | %s | %s | %.2f | %.2f | %s | %s |" % (
+                fifth = max(1, len(samples) // 5)
+                lines.append("| %s | %s | %s | %.2f | %.2f | %s | %s | %.2f / %.2f |" % (
                     client_label["chat:" + b], server, transport, p50, p99,
                     "-" if stdio_row else "%+.2f" % (p50 - b50),
-                    "-" if stdio_row else "%+.2f" % (p99 - b99)))
+                    "-" if stdio_row else "%+.2f" % (p99 - b99),
+                    pct(samples[:fifth], 50) * 1e3, pct(samples[-fifth:], 50) * 1e3))
                 print(lines[-1], flush=True)
         if used:
             lines.append("")
