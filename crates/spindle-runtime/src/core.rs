@@ -72,8 +72,8 @@ pub(crate) struct SessionCore {
     /// only what changed.
     replay_cache: ReplayCache,
     /// A save handed to the writer and not answered yet. Another is not built meanwhile: a save
-    /// is the whole transcript, so back-to-back turns would queue one per turn start and end;
-    /// the writer's answer wakes the task, which saves then what is due by then.
+    /// writes the whole transcript's JSON, so back-to-back turns would queue one per turn start
+    /// and end; the writer's answer wakes the task, which saves then what is due by then.
     save_in_flight: bool,
     banner: Option<Banner>,
     /// Banners raised so far ([`Self::banners_raised`]).
