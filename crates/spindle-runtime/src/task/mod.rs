@@ -293,7 +293,8 @@ impl SessionTask {
     /// (queued on this worker, where no other worker steals them) send the turn's end first;
     /// building a long turn's transcript takes a while (its write is the log writer's).
     async fn save_after_yield(&self) {
-        if !lock(&self.core).save_due() {
+        // Nothing is written without the lease (after losing it, the next holder saves).
+        if self.lease.is_none() || !lock(&self.core).save_due() {
             return;
         }
         tokio::task::yield_now().await;
