@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::EngineConfig;
 use crate::core::TranscriptEngine;
-use crate::model::{EntryBody, EntryKind};
+use crate::model::{EntryBody, EntryKind, Message};
 use crate::ops::Applied;
 use crate::ops::RenderOp;
 
@@ -58,6 +58,30 @@ pub(crate) fn write_object<W: std::io::Write>(
     out.write_all(b"}")
 }
 
+/// The index in the turn log of an entry's turn (turns are numbered from 1), if it is one of the
+/// `turns` turns.
+pub(crate) fn turn_index(turn: Option<u32>, turns: usize) -> Option<usize> {
+    turn.and_then(|t| usize::try_from(t).ok())
+        .and_then(|t| t.checked_sub(1))
+        .filter(|&index| index < turns)
+}
+
+/// Adds a message's reply text to its turn's pieces, a blank line after the one before.
+pub(crate) fn push_reply<'a>(pieces: &mut Vec<&'a str>, message: &'a Message) {
+    if !pieces.is_empty() {
+        pieces.push("\n\n");
+    }
+    pieces.extend(message.reply_pieces());
+}
+
+/// The pieces as one string, built once at its final size (a reply can be most of the
+/// transcript: no per-message copies, no growth by doubling).
+pub(crate) fn joined(pieces: &[&str]) -> String {
+    let mut text = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
+    text.extend(pieces.iter().copied());
+    text
+}
+
 /// One turn of the replay JSON's `turns`.
 pub(crate) fn turn_json(reply: &TurnReply) -> Value {
     json!({
@@ -70,32 +94,37 @@ pub(crate) fn turn_json(reply: &TurnReply) -> Value {
 
 impl TranscriptEngine {
     fn reply_of_turn(&self, turn: u32) -> Option<String> {
-        // Built once at its final size: a reply can be most of the transcript,
-        // so no per-message copies and no growth by doubling.
         let pieces = self.reply_pieces_of_turn(turn);
-        if pieces.is_empty() {
-            return None;
-        }
-        let mut reply = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
-        reply.extend(pieces);
-        Some(reply)
+        (!pieces.is_empty()).then(|| joined(&pieces))
+    }
+
+    /// The agent messages that carry reply text, in timeline order, with their turn's index in
+    /// the turn log: what every persisted reply is made of.
+    pub(crate) fn reply_messages(&self) -> impl Iterator<Item = (usize, &Message)> {
+        let turns = self.turn_log.len();
+        self.t
+            .entries
+            .iter()
+            .filter_map(move |entry| match &entry.body {
+                EntryBody::Message(m)
+                    if entry.kind == EntryKind::AgentMessage && m.reply_len() > 0 =>
+                {
+                    turn_index(entry.turn, turns).map(|index| (index, &**m))
+                }
+                _ => None,
+            })
     }
 
     /// The reply of `turn` as borrowed pieces: the agent messages' reply text,
     /// messages separated by a blank line. Empty when the turn has no reply.
     fn reply_pieces_of_turn(&self, turn: u32) -> Vec<&str> {
+        let wanted = turn_index(Some(turn), self.turn_log.len());
         let mut pieces = Vec::new();
-        for entry in &self.t.entries {
-            if let EntryBody::Message(m) = &entry.body
-                && entry.kind == EntryKind::AgentMessage
-                && entry.turn == Some(turn)
-                && m.reply_len() > 0
-            {
-                if !pieces.is_empty() {
-                    pieces.push("\n\n");
-                }
-                pieces.extend(m.reply_pieces());
-            }
+        for (_, m) in self
+            .reply_messages()
+            .filter(|(index, _)| Some(*index) == wanted)
+        {
+            push_reply(&mut pieces, m);
         }
         pieces
     }
@@ -131,35 +160,18 @@ impl TranscriptEngine {
     /// entries in a long session).
     pub fn turn_replies(&self) -> Vec<TurnReply> {
         let mut pieces: Vec<Vec<&str>> = vec![Vec::new(); self.turn_log.len()];
-        for entry in &self.t.entries {
-            if let EntryBody::Message(m) = &entry.body
-                && entry.kind == EntryKind::AgentMessage
-                && m.reply_len() > 0
-                && let Some(turn) = entry.turn
-                && let Some(turn_pieces) = usize::try_from(turn)
-                    .ok()
-                    .and_then(|t| t.checked_sub(1))
-                    .and_then(|index| pieces.get_mut(index))
-            {
-                if !turn_pieces.is_empty() {
-                    turn_pieces.push("\n\n");
-                }
-                turn_pieces.extend(m.reply_pieces());
-            }
+        for (index, m) in self.reply_messages() {
+            push_reply(&mut pieces[index], m);
         }
         self.turn_log
             .iter()
             .zip(pieces)
             .enumerate()
-            .map(|(i, (rec, turn_pieces))| {
-                let mut reply = String::with_capacity(turn_pieces.iter().map(|p| p.len()).sum());
-                reply.extend(turn_pieces);
-                TurnReply {
-                    turn: u32::try_from(i + 1).unwrap_or(u32::MAX),
-                    reply,
-                    finished: rec.finished,
-                    stop_reason: rec.stop_reason.clone(),
-                }
+            .map(|(i, (rec, turn_pieces))| TurnReply {
+                turn: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                reply: joined(&turn_pieces),
+                finished: rec.finished,
+                stop_reason: rec.stop_reason.clone(),
             })
             .collect()
     }

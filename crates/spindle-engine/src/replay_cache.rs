@@ -9,8 +9,8 @@ use std::io::Write;
 use serde_json::Value;
 
 use crate::core::TranscriptEngine;
-use crate::model::{EntryBody, EntryKind, Revision};
-use crate::replay::{TurnReply, turn_json, write_object};
+use crate::model::{EntryKind, Revision};
+use crate::replay::{TurnReply, joined, push_reply, turn_index, turn_json, write_object};
 
 /// What one turn's reply is made of: its agent messages' revisions and its record.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -79,15 +79,10 @@ impl ReplayCache {
                 stop_reason: record.stop_reason.clone(),
             })
             .collect();
-        let turn_index = |turn: Option<u32>| {
-            turn.and_then(|t| usize::try_from(t).ok())
-                .and_then(|t| t.checked_sub(1))
-                .filter(|&i| i < log.len())
-        };
         let revisions = t.entries.revisions();
         for (entry, revision) in t.entries.iter().zip(revisions) {
             if entry.kind == EntryKind::AgentMessage
-                && let Some(index) = turn_index(entry.turn)
+                && let Some(index) = turn_index(entry.turn, log.len())
             {
                 keys[index].messages.push(*revision);
             }
@@ -100,29 +95,17 @@ impl ReplayCache {
             .collect();
         // The changed turns' replies, in one pass over the entries.
         let mut pieces: Vec<Vec<&str>> = vec![Vec::new(); keys.len()];
-        for entry in t.entries.iter() {
-            if let EntryBody::Message(m) = &entry.body
-                && entry.kind == EntryKind::AgentMessage
-                && m.reply_len() > 0
-                && let Some(index) = turn_index(entry.turn)
-                && changed[index]
-            {
-                if !pieces[index].is_empty() {
-                    pieces[index].push("\n\n");
-                }
-                pieces[index].extend(m.reply_pieces());
-            }
+        for (index, m) in engine.reply_messages().filter(|(index, _)| changed[*index]) {
+            push_reply(&mut pieces[index], m);
         }
         let mut replies = Vec::new();
         for (index, (key, turn_pieces)) in keys.into_iter().zip(pieces).enumerate() {
             if !changed[index] {
                 continue;
             }
-            let mut reply = String::with_capacity(turn_pieces.iter().map(|p| p.len()).sum());
-            reply.extend(turn_pieces);
             let reply = TurnReply {
                 turn: u32::try_from(index + 1).unwrap_or(u32::MAX),
-                reply,
+                reply: joined(&turn_pieces),
                 finished: key.finished,
                 stop_reason: key.stop_reason.clone(),
             };
