@@ -36,6 +36,16 @@ pub(super) enum SseEvent {
 }
 
 impl SseEvent {
+    /// About the bytes the event takes written (its message, plus room for the field names).
+    fn size_hint(&self) -> usize {
+        match self {
+            SseEvent::Session(Out::Message { text, .. }) | SseEvent::Connection(_, text) => {
+                text.len() + 40
+            }
+            _ => 40,
+        }
+    }
+
     /// Appends the event in the SSE format: `id:` when it has one and `ids` (the peer opted into
     /// event ids), the message as `data:` lines (a line break inside it starts another `data:`
     /// line), a blank line. A mark (an id without a message) is nothing without `ids`.
@@ -88,13 +98,17 @@ fn write_data(out: &mut Vec<u8>, text: &str) {
 
 /// The events ready together, as body frames of about [`FRAME_BYTES`] (an event is never split).
 fn frames(events: &[SseEvent], ids: bool) -> Vec<Bytes> {
+    // Each frame is allocated for what is left to write, up to a frame's size (one small event
+    // ready alone takes a small buffer).
+    let mut left: usize = events.iter().map(SseEvent::size_hint).sum();
     let mut frames = Vec::new();
     let mut out = Vec::new();
     for event in events {
         if out.is_empty() {
-            out.reserve(FRAME_BYTES + 64);
+            out.reserve(left.min(FRAME_BYTES + 64));
         }
         event.write_to(ids, &mut out);
+        left = left.saturating_sub(event.size_hint());
         if out.len() >= FRAME_BYTES {
             frames.push(Bytes::from(std::mem::take(&mut out)));
         }
