@@ -43,6 +43,15 @@ fn new_core(session: i64, store: Store) -> SessionCore {
     SessionCore::new(session, (engine, EngineFeed::default()), hub, store, 1)
 }
 
+/// A session created in `path`, and its core on a store of it that refuses every write.
+fn core_on_a_read_only_disk(path: &std::path::Path) -> (i64, SessionCore) {
+    let session = Store::open(path)
+        .unwrap()
+        .create_session("s", None)
+        .unwrap();
+    (session, new_core(session, Store::open_read_only(path)))
+}
+
 fn temp_db() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "spindle-web-core-{}-{:?}",
@@ -66,11 +75,7 @@ fn frames(rx: &mut tokio::sync::mpsc::Receiver<Frame>) -> Vec<serde_json::Value>
 #[test]
 fn a_failing_disk_keeps_the_session_live_and_the_log_complete_once_it_recovers() {
     let path = temp_db();
-    let writable = Store::open(&path).unwrap();
-    let session = writable.create_session("s", None).unwrap();
-    drop(writable);
-    let read_only = Store::open_read_only(&path);
-    let mut core = new_core(session, read_only);
+    let (session, mut core) = core_on_a_read_only_disk(&path);
     let mut rx = core.subscribe(None);
     core.record(vec![(Direction::Client, PROMPT.to_string())]);
     core.record(vec![(Direction::Agent, chunk("Hel"))]);
@@ -262,11 +267,7 @@ fn a_save_is_not_built_while_another_is_in_flight_and_the_due_one_follows_its_an
 #[test]
 fn after_a_failed_save_the_next_one_carries_every_reply() {
     let path = temp_db();
-    let writable = Store::open(&path).unwrap();
-    let session = writable.create_session("s", None).unwrap();
-    drop(writable);
-    let read_only = Store::open_read_only(&path);
-    let mut core = new_core(session, read_only);
+    let (session, mut core) = core_on_a_read_only_disk(&path);
     let end = |id: &str| {
         format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"stopReason":"end_turn"}}}}"#)
     };
