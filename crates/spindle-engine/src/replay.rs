@@ -252,7 +252,7 @@ impl TranscriptEngine {
                 if n > 0 {
                     out.write_all(b",")?;
                 }
-                serde_json::to_writer(&mut *out, &entry.replay_json())?;
+                entry.write_replay_json(&mut *out)?;
             }
             out.write_all(b"]")?;
             Ok(true)

@@ -128,7 +128,13 @@ impl ReplayCache {
             if self.entries.get(index).is_some_and(|(r, _)| r == revision) {
                 continue;
             }
-            let json = entry.replay_json().to_string().into_boxed_str();
+            let mut json = Vec::new();
+            entry
+                .write_replay_json(&mut json)
+                .expect("writing JSON into memory cannot fail");
+            let json = String::from_utf8(json)
+                .expect("serde_json writes UTF-8")
+                .into_boxed_str();
             if index < self.entries.len() {
                 self.entries[index] = (*revision, json);
             } else {

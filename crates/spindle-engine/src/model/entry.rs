@@ -264,6 +264,44 @@ impl Entry {
         }
     }
 
+    /// [`Self::replay_json`] written as compact JSON, the same bytes as
+    /// `replay_json().to_string()`. A message (the entries that grow with a stream: one
+    /// content block per chunk) is written field by field without building its value.
+    pub fn write_replay_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        let EntryBody::Message(m) = &self.body else {
+            return Ok(serde_json::to_writer(out, &self.replay_json())?);
+        };
+        // The keys `replay_json` inserts, in its order (all distinct, so no insert replaces).
+        out.write_all(b"{\"id\":")?;
+        serde_json::to_writer(&mut *out, self.id.as_str())?;
+        out.write_all(b",\"kind\":")?;
+        serde_json::to_writer(&mut *out, self.kind.as_str())?;
+        if let Some(turn) = self.turn {
+            write!(out, ",\"turn\":{turn}")?;
+        }
+        out.write_all(b",\"messageId\":")?;
+        serde_json::to_writer(&mut *out, &m.message_id)?;
+        out.write_all(b",\"content\":")?;
+        m.write_content_json(out)?;
+        out.write_all(b",\"text\":")?;
+        serde_json::to_writer(&mut *out, m.text.as_str())?;
+        if let Some(meta) = &m.meta {
+            write!(out, ",\"{META_KEY}\":")?;
+            serde_json::to_writer(&mut *out, &**meta)?;
+        }
+        if m.pending {
+            out.write_all(b",\"pending\":true")?;
+        }
+        if m.rejected {
+            out.write_all(b",\"rejected\":true")?;
+        }
+        if let Some(author) = &m.author {
+            out.write_all(b",\"author\":")?;
+            serde_json::to_writer(&mut *out, author.as_str())?;
+        }
+        out.write_all(b"}")
+    }
+
     /// The entry as it appears in `spindle replay --format json`.
     pub fn replay_json(&self) -> Value {
         let mut map = Map::new();

@@ -179,6 +179,31 @@ impl Message {
         self.blocks().map(|b| self.block_json(b)).collect()
     }
 
+    /// [`Self::content_json`] written as compact JSON (the same bytes as its
+    /// `Value::Array`'s): a plain text block is written without building its value.
+    pub(crate) fn write_content_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        out.write_all(b"[")?;
+        for (n, block) in self.blocks().enumerate() {
+            if n > 0 {
+                out.write_all(b",")?;
+            }
+            match block {
+                BlockRef::Text {
+                    start,
+                    end,
+                    extra: None,
+                } => {
+                    out.write_all(b"{\"type\":\"text\",\"text\":")?;
+                    serde_json::to_writer(&mut *out, &self.text[start..end])?;
+                    out.write_all(b"}")?;
+                }
+                BlockRef::Text { .. } => serde_json::to_writer(&mut *out, &self.block_json(block))?,
+                BlockRef::Other(value) => serde_json::to_writer(&mut *out, value)?,
+            }
+        }
+        out.write_all(b"]")
+    }
+
     pub(crate) fn block_json(&self, block: BlockRef<'_>) -> Value {
         match block {
             BlockRef::Text { start, end, extra } => {

@@ -680,6 +680,12 @@ fn author_notes_name_who_sent_a_prompt_and_who_answered_a_question() {
     assert_eq!(updated.unwrap().fields["author"], "alice");
     e.apply_client_line(&prompt(json!("p-2"), "second"));
     e.apply_prompt_author(r#" "p-2" "#, "bob");
+    // The replay JSON written field by field carries the author (and `pending`) as the value does.
+    assert_eq!(e.replay_json_text(), e.replay_json().to_string());
+    assert!(
+        e.replay_json_text()
+            .contains(r#""pending":true,"author":"bob""#)
+    );
     // A tool call asks; carol's answer is noted before it goes out.
     e.apply_agent_line(&line(
         json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Edit"}),

@@ -54,6 +54,9 @@ fn line_strategy() -> impl Strategy<Value = String> {
             if flags & 1 == 1 { u["_meta"] = json!({"spindle": {"snapshot": flags & 2 == 2}}); }
             if flags & 4 == 4 { u["segment"] = json!("thinking"); }
             if flags & 8 == 8 && flags & 16 == 16 { u["_meta"] = json!({"claudeCode": {"clearBoundary": true}}); }
+            // Blocks that are not plain text: with fields of their own, or not text at all.
+            if flags & 32 == 32 { u["content"]["annotations"] = json!({"priority": 1, "note": text}); }
+            if flags & 64 == 64 && flags & 128 == 128 { u["content"] = json!({"type": "image", "data": "aGk=", "mimeType": "image/png"}); }
             update(u)
         }),
         2 => (upsert_tag, id_strategy(), prop::collection::vec(text_strategy(), 0..3), 0u8..4).prop_map(|(tag, id, texts, mode)| {
