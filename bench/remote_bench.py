@@ -6,7 +6,10 @@ process per session):
 - Spindle's gateway: `spindle bridge --listen` (or `spindle serve`'s `/acp` with --gateway serve);
   with --before BIN, the same gateway of another build too (main's, for before/after tables);
 - the official one: `sdk-http-stdio-server` (interop/rust-sdk-peers), the crate
-  `agent-client-protocol-http`'s server with the SDK's `AcpAgent` behind it.
+  `agent-client-protocol-http`'s server with the SDK's `AcpAgent` behind it;
+- the floor: bench/acp_replay_server.py, which answers each prompt with a recording of the
+  agent's turn, pre-encoded, in one write (no agent runs, nothing is parsed or relayed). A client
+  is at least as slow with any server: its time against the floor is the client's own.
 Clients, each over HTTP+SSE and WebSocket against every server, and over stdio for the reference:
 - `spindle chat --connect URL --transport http|ws --prompt "/stream N mixed"` (and --before's);
 - the official Rust client: `sdk-bench-client --connect URL PROMPT` (the crate's `HttpClient`),
@@ -19,7 +22,8 @@ long-lived server's growing number of sessions fall on all of them alike; the me
 runs. Every run's output is compared with the same client's stdio output before its time counts
 (`spindle chat`: its whole stdout; the official client: the reply's length and FNV-1a hash).
 "x official" is the official server's time with the same client and transport divided by this
-row's (above 1: faster than the official server).
+row's (above 1: faster than the official server); "floor / s" is the floor's time with the same
+client and transport divided by this row's (1: the client's own time, no server could do better).
 
 Latency: one piped `spindle chat` session per server and transport sends TURNS short prompts one
 after the other; the time from writing a prompt to reading the end of its turn is one sample. The
@@ -165,6 +169,8 @@ def main():
                                      "its chat")
     ap.add_argument("--sdk-server", required=True, help="interop's sdk-http-stdio-server")
     ap.add_argument("--sdk-client", required=True, help="interop's sdk-bench-client")
+    ap.add_argument("--floor-server", default=os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "acp_replay_server.py"), help="the floor (bench/acp_replay_server.py)")
     ap.add_argument("--gateway", choices=["bridge", "serve"], default="bridge")
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--reps", type=int, default=4)
@@ -181,10 +187,12 @@ def main():
     agent = agent_cmd(args.spindle)
     builds = [("this build", args.spindle)] + ([("main", args.before)] if args.before else [])
     gateway_name = "bridge --listen" if args.gateway == "bridge" else "serve`'s `/acp"
-    servers = {"official": Server("official server", [args.sdk_server, "--"] + agent)}
+    servers = {"official": Server("official server", [args.sdk_server, "--"] + agent),
+               "floor": Server("floor server", [sys.executable, args.floor_server, "--"] + agent)}
     for build, binary in builds:
         servers[build] = spindle_gateway(binary, agent, args.gateway, tmp, "Spindle (%s)" % build)
-    server_label = {"official": "official (`agent-client-protocol-http`)"}
+    server_label = {"official": "official (`agent-client-protocol-http`)",
+                    "floor": "floor (`bench/acp_replay_server.py`)"}
     for build, _ in builds:
         server_label[build] = "Spindle `%s` (%s)" % (gateway_name, build)
     clients = {"chat:" + b: ("chat", binary) for b, binary in builds}
@@ -200,7 +208,7 @@ def main():
     configs = [(c, None, "stdio") for c in clients]
     for c in clients:
         targets = [b for b, _ in builds] if c.startswith("sdk") else [c.split(":", 1)[1]]
-        for s in targets + ["official"]:
+        for s in targets + ["official", "floor"]:
             for t in ("http", "ws"):
                 configs.append((c, s, t))
     lines = []
@@ -224,12 +232,15 @@ def main():
         lines.append("#### Throughput (`/stream N mixed`: N updates in one turn; median of %d "
                      "round-robin runs, every other round in the reverse order; every output equal to the same client's over stdio)\n"
                      % args.reps)
-        lines.append("| N | client | server | transport | s | updates/s | x official |")
-        lines.append("|---:|---|---|---|---:|---:|---:|")
+        lines.append("| N | client | server | transport | s | updates/s | x official | floor / s |")
+        lines.append("|---:|---|---|---|---:|---:|---:|---:|")
         for n in [int(s) for s in args.sizes.split(",") if s]:
             prompt = "/stream %d mixed" % n
             times = {cfg: [] for cfg in configs}
             outputs = {}
+            # The floor records the agent's turn the first time it sees the prompt: not timed.
+            run_once(client_cmd(clients["sdk"], "ws", servers["floor"], prompt, agent),
+                     "recording %s on the floor server" % prompt)
             for rep in range(args.reps):
                 # Every other round in the reverse order: a long-lived server serves more sessions
                 # with each run, so a fixed order would favour the configurations measured first.
@@ -247,12 +258,15 @@ def main():
             for cfg in configs:
                 c, s, t = cfg
                 med = statistics.median(times[cfg])
-                ratio = "-"
-                if s is not None and s != "official":
+                ratio, floor = "-", "-"
+                if s is not None and s not in ("official", "floor"):
                     ratio = "%.2f" % (statistics.median(times[(c, "official", t)]) / med)
-                lines.append("| %s | %s | %s | %s | %.3f | %s | %s |" % (
+                if s is not None and s != "floor":
+                    floor = "%.2f" % (statistics.median(times[(c, "floor", t)]) / med)
+                lines.append("| %s | %s | %s | %s | %.3f | %s | %s | %s |" % (
                     "{:,}".format(n), client_label[c], server_label[s] if s else "- (the agent "
-                    "as a child)", TRANSPORT_NAMES[t], med, "{:,.0f}".format(n / med), ratio))
+                    "as a child)", TRANSPORT_NAMES[t], med, "{:,.0f}".format(n / med), ratio,
+                    floor))
                 print(lines[-1], flush=True)
         lines.append("")
         lines.append("#### Turn latency (`spindle chat`, %d short turns in one piped session; "

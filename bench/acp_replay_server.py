@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""The floor of a remote ACP client: an `/acp` server that costs (almost) nothing.
+
+`acp_replay_server.py -- AGENT_CMD...` listens on 127.0.0.1 (a free port; prints
+`listening on http://ADDR/acp`) and answers the RFD transport's WebSocket and HTTP+SSE profiles
+(`docs/rfds/streamable-http-websocket-transport.mdx`) from recordings: the first time a prompt's
+text is seen (`warm` it up before timing), it runs AGENT_CMD over stdio once (initialize,
+session/new, session/prompt) and keeps every line of that turn; from then on, each
+`session/prompt` with that text gets the recorded notifications and response as one
+pre-encoded write (WebSocket text frames, or SSE events in body chunks of about 16 KiB), with
+the request's id. initialize and session/new are answered from the recording as well.
+
+What a client needs with this server is its own time to read a turn: no agent runs, no gateway
+parses, logs or relays anything. A server measured against the same client is at most as fast;
+its time divided by this one's says how far from the floor it is.
+
+Only turns made of notifications can be replayed (an agent request, such as a permission,
+would need the client's answer): recording one stops the server with a diagnostic. HTTP/1.1
+only (the official Rust client uses it on cleartext). Standard library only; see
+bench/remote_bench.py.
+"""
+
+import asyncio
+import base64
+import hashlib
+import itertools
+import json
+import subprocess
+import sys
+
+WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+SSE_CHUNK = 16 * 1024
+
+
+class Recording:
+    """One prompt's turn, as the agent answered it over stdio."""
+
+    def __init__(self, agent, prompt):
+        proc = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)
+        self.initialize = self._call(proc, 0, "initialize", {"protocolVersion": 1})
+        self.new_session = self._call(proc, 1, "session/new", {"cwd": "/", "mcpServers": []})
+        session = self.new_session["sessionId"]
+        lines = []
+        result = self._call(proc, 2, "session/prompt",
+                            {"sessionId": session, "prompt": [{"type": "text", "text": prompt}]},
+                            lines)
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        self.session = session
+        self.notifications = lines
+        self.result = result
+        self._encoded = {}
+
+    @staticmethod
+    def _call(proc, id_, method, params, notifications=None):
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id_, "method": method,
+                                     "params": params}) + "\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
+            message = json.loads(line)
+            if message.get("id") == id_ and "method" not in message:
+                if "result" not in message:
+                    sys.exit("acp_replay_server: %s failed: %s" % (method, line.strip()))
+                return message["result"]
+            if "method" in message and "id" in message:
+                sys.exit("acp_replay_server: the agent sent a request (%s); only turns made of "
+                         "notifications can be replayed" % message["method"])
+            if notifications is not None:
+                notifications.append(line.rstrip("\n"))
+        sys.exit("acp_replay_server: the agent exited during %s" % method)
+
+    def encoded(self, kind, id_):
+        """The turn pre-encoded for one transport (cached without the response)."""
+        if kind not in self._encoded:
+            encode = ws_frame if kind == "ws" else sse_event
+            self._encoded[kind] = [encode(line) for line in self.notifications]
+        response = json.dumps({"jsonrpc": "2.0", "id": id_, "result": self.result})
+        if kind == "ws":
+            return b"".join(self._encoded[kind]) + ws_frame(response)
+        return chunked(self._encoded[kind] + [sse_event(response)])
+
+
+def ws_frame(text):
+    payload = text.encode()
+    n = len(payload)
+    if n < 126:
+        header = bytes([0x81, n])
+    elif n < 65536:
+        header = bytes([0x81, 126]) + n.to_bytes(2, "big")
+    else:
+        header = bytes([0x81, 127]) + n.to_bytes(8, "big")
+    return header + payload
+
+
+def sse_event(text):
+    return b"data: " + text.encode() + b"\n\n"
+
+
+def chunked(events):
+    """HTTP/1.1 chunks of about SSE_CHUNK bytes, never splitting an event."""
+    out, chunk = [], []
+    size = 0
+    for event in events:
+        chunk.append(event)
+        size += len(event)
+        if size >= SSE_CHUNK:
+            body = b"".join(chunk)
+            out.append(b"%x\r\n%s\r\n" % (len(body), body))
+            chunk, size = [], 0
+    if chunk:
+        body = b"".join(chunk)
+        out.append(b"%x\r\n%s\r\n" % (len(body), body))
+    return b"".join(out)
+
+
+class Server:
+    def __init__(self, agent):
+        self.agent = agent
+        self.recordings = {}
+        self.ids = itertools.count(1)
+        # connection id -> {None: connection stream, session id: session stream} queues
+        self.streams = {}
+
+    def recording(self, prompt):
+        if prompt not in self.recordings:
+            self.recordings[prompt] = Recording(self.agent, prompt)
+        return self.recordings[prompt]
+
+    def any_recording(self):
+        return next(iter(self.recordings.values()), None) or self.recording("hello")
+
+    def answer(self, message, kind):
+        """(bytes for the stream, stream key) answering one client message, or None."""
+        method, id_ = message.get("method"), message.get("id")
+        if method is None or id_ is None:
+            return None  # a response or a notification (session/cancel): nothing to send
+        if method == "initialize":
+            result = self.any_recording().initialize
+        elif method == "session/new":
+            result = self.any_recording().new_session
+        elif method == "session/prompt":
+            params = message.get("params") or {}
+            text = "".join(b.get("text", "") for b in params.get("prompt", []))
+            return self.recording(text).encoded(kind, id_), params.get("sessionId")
+        else:
+            error = {"code": -32601, "message": "the replay server answers initialize, "
+                                                "session/new and session/prompt only"}
+            line = json.dumps({"jsonrpc": "2.0", "id": id_, "error": error})
+            return self.encode_one(line, kind), (message.get("params") or {}).get("sessionId")
+        line = json.dumps({"jsonrpc": "2.0", "id": id_, "result": result})
+        return self.encode_one(line, kind), None
+
+    @staticmethod
+    def encode_one(line, kind):
+        return ws_frame(line) if kind == "ws" else chunked([sse_event(line)])
+
+    async def handle(self, reader, writer):
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                request_line, *header_lines = head.decode("latin-1").split("\r\n")
+                method = request_line.split(" ", 1)[0]
+                headers = {}
+                for h in header_lines:
+                    if ":" in h:
+                        k, v = h.split(":", 1)
+                        headers[k.strip().lower()] = v.strip()
+                body = b""
+                if "content-length" in headers:
+                    body = await reader.readexactly(int(headers["content-length"]))
+                if method == "GET" and headers.get("upgrade", "").lower() == "websocket":
+                    await self.websocket(reader, writer, headers)
+                    return
+                if method == "GET":
+                    await self.sse(writer, headers)
+                    return
+                if method == "POST":
+                    self.post(writer, headers, body)
+                elif method == "DELETE":
+                    self.streams.pop(headers.get("acp-connection-id"), None)
+                    writer.write(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
+                else:
+                    writer.write(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    def post(self, writer, headers, body):
+        message = json.loads(body)
+        if message.get("method") == "initialize":
+            connection = "c%d" % next(self.ids)
+            self.streams[connection] = {}
+            result = self.any_recording().initialize
+            out = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                         b"acp-connection-id: %s\r\ncontent-length: %d\r\n\r\n%s"
+                         % (connection.encode(), len(out), out))
+            return
+        writer.write(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
+        answer = self.answer(message, "sse")
+        if answer is None:
+            return
+        data, session = answer
+        streams = self.streams.setdefault(headers.get("acp-connection-id"), {})
+        streams.setdefault(session, asyncio.Queue()).put_nowait(data)
+
+    async def sse(self, writer, headers):
+        streams = self.streams.setdefault(headers.get("acp-connection-id"), {})
+        queue = streams.setdefault(headers.get("acp-session-id"), asyncio.Queue())
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                     b"cache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n")
+        while True:
+            writer.write(await queue.get())
+            await writer.drain()
+
+    async def websocket(self, reader, writer, headers):
+        accept = base64.b64encode(hashlib.sha1(
+            (headers["sec-websocket-key"] + WS_GUID).encode()).digest())
+        writer.write(b"HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n"
+                     b"connection: Upgrade\r\nsec-websocket-accept: %s\r\n\r\n" % accept)
+        await writer.drain()
+        while True:
+            text = await read_ws_text(reader, writer)
+            if text is None:
+                return
+            answer = self.answer(json.loads(text), "ws")
+            if answer is not None:
+                writer.write(answer[0])
+                await writer.drain()
+
+
+async def read_ws_text(reader, writer):
+    """The next text message from a (masking) client; None at close."""
+    parts = []
+    while True:
+        b0, b1 = await reader.readexactly(2)
+        opcode, n = b0 & 0x0F, b1 & 0x7F
+        if n == 126:
+            n = int.from_bytes(await reader.readexactly(2), "big")
+        elif n == 127:
+            n = int.from_bytes(await reader.readexactly(8), "big")
+        mask = await reader.readexactly(4) if b1 & 0x80 else b"\0\0\0\0"
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(await reader.readexactly(n)))
+        if opcode == 0x8:
+            writer.write(b"\x88\x00")
+            return None
+        if opcode == 0x9:
+            writer.write(bytes([0x8A, len(payload)]) + payload)
+            continue
+        if opcode in (0x1, 0x0):
+            parts.append(payload)
+            if b0 & 0x80:
+                return b"".join(parts).decode()
+
+
+async def main():
+    if "--" not in sys.argv:
+        sys.exit("usage: acp_replay_server.py -- AGENT_CMD...")
+    server = Server(sys.argv[sys.argv.index("--") + 1:])
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    host, port = listener.sockets[0].getsockname()[:2]
+    print("listening on http://%s:%d/acp" % (host, port), flush=True)
+    async with listener:
+        await listener.serve_forever()
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
