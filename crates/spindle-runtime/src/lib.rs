@@ -41,6 +41,7 @@
 //!     limits: Default::default(),
 //!     replica: Default::default(),
 //!     replica_port: 0,
+//!     page: true,
 //! })?;
 //! println!("{} sessions", runtime.manager.list()?.len());
 //! runtime.manager.shutdown().await;
@@ -104,6 +105,9 @@ pub struct RuntimeConfig {
     pub replica: ReplicaConfig,
     /// The port the front end serves on: part of the default replica id (`HOST:PORT`).
     pub replica_port: u16,
+    /// Whether a page shows the sessions. Without one (`spindle bridge --listen`: `/acp` only)
+    /// the engines make no render ops and nothing is serialized for a page no one opens.
+    pub page: bool,
 }
 
 /// A started runtime: the sessions, rebuilt from the store, and their replica.
@@ -138,8 +142,13 @@ impl Runtime {
         }
         // Listening starts before the rebuild: nothing committed in between is missed.
         let changes = store.changes();
-        let manager =
-            registry::SessionManager::restore(store, config.agent, config.limits, replica)?;
+        let manager = registry::SessionManager::restore(
+            store,
+            config.agent,
+            config.limits,
+            replica,
+            config.page,
+        )?;
         let manager = Arc::new(manager);
         if let Some(changes) = changes {
             replica::follow::spawn(manager.clone(), changes);

@@ -68,16 +68,20 @@ pub struct SessionManager {
     /// Sessions deleted while this replica ran: never served again (the follower may hear of
     /// their last lines after the delete; ids are never given out twice).
     deleted: Mutex<std::collections::BTreeSet<i64>>,
+    /// Whether a page may show the sessions: without one, live engines make no render ops.
+    page: bool,
 }
 
 impl SessionManager {
     /// Opens the manager and rebuilds every stored session by replaying its wire log. Agents are
-    /// not started until a session is used.
+    /// not started until a session is used. Without a `page` ([`crate::RuntimeConfig::page`]),
+    /// the sessions make no render ops.
     pub fn restore(
         store: Store,
         settings: AgentSettings,
         limits: HubLimits,
         replica: Arc<Replica>,
+        page: bool,
     ) -> Result<SessionManager, crate::store::StoreError> {
         let generation = store.next_generation()?;
         let stored = store.sessions()?;
@@ -95,6 +99,7 @@ impl SessionManager {
             starting: Mutex::new(()),
             replica,
             deleted: Mutex::new(std::collections::BTreeSet::new()),
+            page,
         };
         for (session, engine, next_seq) in rebuilt {
             manager.start_rebuilt(&session, engine, next_seq);
@@ -278,9 +283,11 @@ impl SessionManager {
         }
         let id = start.id;
         let cwd = start.root.clone();
+        let (mut engine, feed) = engine;
+        engine.set_render_ops(self.page);
         let core = SessionCore::new(
             id,
-            engine,
+            (engine, feed),
             Hub::new(self.generation, self.limits),
             self.store.clone(),
             next_seq,
@@ -527,6 +534,8 @@ fn rebuild(
         tracing::warn!(session, skipped, "log rows with unknown direction skipped");
     }
     let mut engine = TranscriptEngine::new(EngineConfig::default());
+    // No page sees the replay (a page is sent a snapshot when it subscribes): no render ops.
+    engine.set_render_ops(false);
     let mut feed = EngineFeed::default();
     for line in &lines {
         feed.apply(&mut engine, line.direction, &line.line);

@@ -310,6 +310,7 @@ impl Server {
             replica: config.replica,
             // The default replica id needs the bound port (port 0 picks one).
             replica_port: address.port(),
+            page: options.page,
         })
         .map_err(ServeError::Store)?;
         // The real port is known only now (port 0 picks one): the Host allowlist needs it.

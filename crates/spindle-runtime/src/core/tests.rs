@@ -298,3 +298,44 @@ fn after_a_failed_save_the_next_one_carries_every_reply() {
         vec![(1, "Hello".to_string(), true), (2, String::new(), false)]
     );
 }
+
+#[test]
+fn without_a_page_the_engine_makes_no_render_ops_and_the_rest_is_unchanged() {
+    // `spindle bridge --listen` (RuntimeConfig::page false) starts its engines with render ops
+    // off: nothing is published for a page, while the /acp feed, the log and the transcript
+    // are those of a session with a page.
+    let run = |page: bool| {
+        let path = temp_db();
+        let store = Store::open(&path).unwrap();
+        let session = store.create_session("s", None).unwrap();
+        let mut core = new_core(session, store);
+        core.engine.set_render_ops(page);
+        let mut page_rx = core.subscribe(None);
+        frames(&mut page_rx); // the snapshot
+        let mut acp = core.acp_subscribe(None, HistoryPolicy::None, 1);
+        core.record(vec![(Direction::Client, PROMPT.to_string())]);
+        core.record(vec![
+            (Direction::Agent, chunk("Hel")),
+            (Direction::Agent, chunk("lo")),
+        ]);
+        core.settle();
+        let shown = serde_json::to_string(&frames(&mut page_rx)).unwrap();
+        let mut relayed = String::new();
+        while let Some(frame) = acp.try_recv() {
+            relayed.push_str(&format!("{frame:?}"));
+        }
+        let (lines, _) = Store::open(&path).unwrap().lines(session).unwrap();
+        (shown, relayed, lines.len(), core.engine.replay_json())
+    };
+    let (shown_with, relayed_with, logged_with, transcript_with) = run(true);
+    let (shown_without, relayed_without, logged_without, transcript_without) = run(false);
+    assert!(shown_with.contains("Hel"), "{shown_with}");
+    assert!(!shown_without.contains("Hel"), "{shown_without}");
+    assert!(
+        relayed_without.contains("Hel") && relayed_without.contains("lo"),
+        "{relayed_without}"
+    );
+    assert_eq!(relayed_with, relayed_without);
+    assert_eq!((logged_with, logged_without), (3, 3));
+    assert_eq!(transcript_with, transcript_without);
+}
