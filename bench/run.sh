@@ -7,6 +7,7 @@
 #                           # to $TMPDIR unless --out is given; exits 1 on any wrong reply; then the page
 #                           # bench --quick (bench/browser/run.sh: headless Chromium, 2,000 updates, 2 tabs)
 #                           # and the replicas bench --quick (bench/replicas.py: PostgreSQL, 3 replicas)
+#                           # and the remote bench --quick (bench/remote.sh: HTTP+SSE, WebSocket)
 # Extra options go to bench/bench.py (--reps K, --sizes 10000,100000, --out FILE).
 # Env: PYTHON (default python3), INTEROP_VENV (default interop/python/.venv).
 set -euo pipefail
@@ -58,6 +59,10 @@ if [[ $QUICK -eq 1 ]]; then
   # One page client of `spindle serve` (SQLite and PostgreSQL) and `spindle chat` must rebuild the
   # same reply (bench/serve_vs_chat.py --quick, 2,000 updates). The full run: bench/serve_vs_chat.py.
   "${PYTHON:-python3}" bench/serve_vs_chat.py --quick --postgres --spindle "$BIN/spindle" || status=$?
+  # Remote ACP at N = 10^3 (bench/remote.sh --quick): both clients over HTTP+SSE and WebSocket
+  # against Spindle's bridge, the official server and the floor (bench/acp_replay_server.py), every
+  # output equal to the same client's over stdio. The full run: bench/remote.sh.
+  bench/remote.sh --quick || status=$?
 elif [[ -s "$OUT" ]]; then
   # The generated report replaces the part of BENCHMARKS.md between the bench/run.sh markers.
   "${PYTHON:-python3}" - "$OUT" "$ROOT/BENCHMARKS.md" <<'PY'
