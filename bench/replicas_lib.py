@@ -138,8 +138,8 @@ class Replica:
     def __init__(self, spindle, url, replica_id, ttl, agent, log_dir, extra=(), env=None):
         self.id = replica_id
         self.log = os.path.join(log_dir, f"replica-{replica_id}-{time.time_ns()}.log")
-        # Protocol 2 unless `extra` names one: the benches count the reference agent's greeting
-        # turn (sent in v2 only) and queue prompts during a turn, which v1 refuses.
+        # Protocol 2 unless `extra` names one: the benches wait for the reference agent's greeting
+        # (sent in v2 only; no turn) and queue prompts during a turn, which v1 refuses.
         protocol = () if "--protocol" in extra else ("--protocol", "2")
         argv = [spindle, "serve", "--no-checkpoints", *protocol, "--bind", "127.0.0.1:0", "--db", url, "--replica-id", replica_id,
                 "--lease-ttl", str(ttl), *extra, "--", *agent]

@@ -20,7 +20,7 @@ function startServer(spindle) {
   return new Promise((resolve, reject) => {
     const child = spawn(
       spindle,
-      // Protocol 2: the bench waits for the reference agent's greeting turn, which it sends in v2.
+      // Protocol 2: the bench waits for the reference agent's greeting, which it sends in v2.
       ["serve", "--no-checkpoints", "--protocol", "2", "--bind", "127.0.0.1:0", "--db", path.join(dir, "spindle.db"), "--", spindle, "agent"],
       { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
     );

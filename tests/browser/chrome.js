@@ -51,7 +51,7 @@ module.exports = function register(h) {
     const id = await newSession(page);
     await greeted(page);
     await send(page, "Some **markdown** and `code` for the screenshot");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     assert((await background(page)) === LIGHT_BG, "light system, auto: " + (await background(page)));
     assert((await page.inputValue("#theme-choice")) === "auto", "auto by default");
     await shot(page, "25-chrome-desktop-light");
@@ -123,7 +123,7 @@ module.exports = function register(h) {
     assert((await page.inputValue("#prompt-input")) === "first line\nsecond line", "composition Enter kept the text");
     await page.keyboard.press("Enter");
     await eventually("sent by Enter", async () => (await page.inputValue("#prompt-input")) === "");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     const sent = await userMessages(page, base, id);
     assert(JSON.stringify(sent) === JSON.stringify(["first line\nsecond line"]), "both lines sent as one prompt: " + JSON.stringify(sent));
     // With the completion list open, Enter picks.
@@ -151,7 +151,7 @@ module.exports = function register(h) {
     assert((await page.inputValue("#prompt-input")) === "one\ntwo", "Enter added a line");
     await page.keyboard.press("Control+Enter");
     await eventually("sent by Ctrl+Enter", async () => (await page.inputValue("#prompt-input")) === "");
-    await waitTurns(page, base, id, 3);
+    await waitTurns(page, base, id, 2);
     assert((await userMessages(page, base, id)).includes("one\ntwo"), "sent as typed: " + JSON.stringify(await userMessages(page, base, id)));
     await page.evaluate(() => localStorage.removeItem("spindle.sendKey"));
     await page.close();
@@ -269,11 +269,11 @@ module.exports = function register(h) {
       const open = await newSession(page);
       await greeted(page);
       await send(page, "still open");
-      await waitTurns(page, server.url, open, 2);
+      await waitTurns(page, server.url, open, 1);
       const closed = await newSession(page);
       await greeted(page);
       await send(page, "# Fix **parser**, [notes](https://example.com)");
-      await waitTurns(page, server.url, closed, 2);
+      await waitTurns(page, server.url, closed, 1);
       const agentIds = await page.evaluate(async () => (await (await fetch("/api/sessions")).json()).sessions.map((s) => s.agentSessionId));
       assert(agentIds.every(Boolean), "both opened by the agent: " + agentIds);
       const removed = await page.request.delete(server.url + "/api/sessions/" + closed);
@@ -334,7 +334,7 @@ module.exports = function register(h) {
     const dot = '#tabs [data-tab="chat"] .tab-running';
     // (The greeting's turn stays open until the first prompt.)
     await send(page, "hello");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     assert(await page.isHidden(dot), "no running dot while idle");
     await send(page, "/scenario slow");
     await eventually("the Chat tab shows the turn", async () => await page.isVisible(dot));
@@ -344,7 +344,7 @@ module.exports = function register(h) {
     await shot(page, "25-chrome-phone");
     layout = await fits();
     assert(layout.scroll <= layout.width && layout.offenders.length === 0, "still fits while streaming: " + JSON.stringify(layout));
-    await waitTurns(page, base, id, 3);
+    await waitTurns(page, base, id, 2);
     await eventually("the dot goes with the turn", async () => await page.isHidden(dot));
     await page.click('#tabs [data-tab="sessions"]');
     layout = await fits();

@@ -221,7 +221,7 @@ module.exports = function register(h) {
       await page.keyboard.press("Enter");
       assert((await page.inputValue("#prompt-input")) === "/scenario echo-content look at @src/main.rs ", "path inserted");
       await page.click("#send");
-      await waitTurns(page, server.url, id, 2);
+      await waitTurns(page, server.url, id, 1);
       const reply = await lastAgentText(page);
       assert(/resource(_link)?: uri=file:\/\/\S*src\/main\.rs/.test(reply), "the agent got the file: " + reply);
       // A mention outside the workspace is refused by the server: said inline, the text kept.
@@ -236,7 +236,7 @@ module.exports = function register(h) {
       await shot(page, "15b-mention-refused");
       await page.fill("#prompt-input", "still here?");
       await page.click("#send");
-      await waitTurns(page, server.url, id, 3);
+      await waitTurns(page, server.url, id, 2);
       assert(await page.isHidden("#prompt-error"), "the message goes with the next prompt");
     });
   });
@@ -290,7 +290,7 @@ module.exports = function register(h) {
     await page.fill("#prompt-input", "/scenario echo-content what is in this picture?");
     await shot(page, "16-image-prompt");
     await page.click("#send");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     const reply = await lastAgentText(page);
     assert(/image: mimeType=image\/png, data \d+ base64 chars/.test(reply), "the agent got the image: " + reply);
     assert((await page.$$("#attachments .thumb")).length === 0, "strip cleared after sending");
@@ -320,7 +320,7 @@ module.exports = function register(h) {
     const users = (await userTexts(page)).length;
     await page.fill("#prompt-input", "hello");
     await page.click("#send");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     assert((await userTexts(page)).length === users + 1, "text prompts still go");
     await page.close();
   });
@@ -458,7 +458,7 @@ module.exports = function register(h) {
     assert(where.asked >= 0 && where.asked < where.later && where.loose === 0, "card in its tool call, above the later prompt: " + JSON.stringify(where));
     const allow = await page.$$eval(card, (bs) => bs.map((b) => b.dataset.option).find((o) => /allow/i.test(o)));
     await page.click(card + '[data-option="' + allow + '"]');
-    await waitTurns(page, base, id, 3);
+    await waitTurns(page, base, id, 2);
     const tool = await page.$$eval("#transcript .entry.tool", (ts) => ts.map((t) => t.textContent).join("\n"));
     assert(tool.includes("permission: " + allow), "the answer shows in the tool call");
     assert((await page.$$("#transcript > .card")).length === 0, "no card left at the end");
@@ -513,7 +513,7 @@ module.exports = function register(h) {
       await eventually("sign-in card gone", async () => await page.isHidden("#auth"));
       await greeted(page);
       await send(page, "hello after sign-in");
-      await waitTurns(page, server.url, id, 2);
+      await waitTurns(page, server.url, id, 1);
       assert((await lastAgentText(page)).includes("hello after sign-in"), "the session works");
     });
   });
@@ -556,7 +556,7 @@ module.exports = function register(h) {
       const first = await newSession(page);
       await greeted(page);
       await send(page, "remember the word marmalade");
-      await waitTurns(page, server.url, first, 2);
+      await waitTurns(page, server.url, first, 1);
       // The agent's history leaves out the sessions open in Spindle's list: this one until it is
       // deleted there (the agent keeps its own copy).
       await page.click("#history-pane > summary");

@@ -37,9 +37,9 @@ module.exports = function register(h) {
     const id = await newSession(page);
     await greeted(page);
     await send(page, marker);
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     await send(page, "/stream " + updates + " mixed");
-    await waitTurns(page, base, id, 3);
+    await waitTurns(page, base, id, 2);
     return id;
   }
 
@@ -87,7 +87,7 @@ module.exports = function register(h) {
     });
     const framesBefore = await page.evaluate(() => window.SpindleView.stats().frames);
     await send(page, "/stream 20000 mixed");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     const expected = await transcriptOf(page, base, id);
     await eventually("page view equals the server transcript", async () =>
       JSON.stringify(await viewOf(page)) === JSON.stringify(expected));
@@ -178,7 +178,7 @@ module.exports = function register(h) {
     await page.waitForSelector("#prompt-form:not([hidden])");
     // While it streams, scroll up so that older pages load concurrently with live ops.
     await page.evaluate(() => { document.getElementById("transcript").scrollTop = 0; });
-    await waitTurns(page, base, id, 4);
+    await waitTurns(page, base, id, 3);
     const expected = await transcriptOf(page, base, id);
     // Everything loaded and read at once (the reader is at the top: in the next frame the page
     // lets go of the newest entries again).
@@ -245,9 +245,9 @@ module.exports = function register(h) {
       const st = await page.evaluate(() => window.SpindleView.stats());
       most = Math.max(most, st.loaded);
       assert(st.loaded <= LOADED_LIMIT, "records bounded while the reader is up: " + JSON.stringify(st));
-      return st.newerFrom !== null && (await finishedTurns(page, base, id)) >= 4;
+      return st.newerFrom !== null && (await finishedTurns(page, base, id)) >= 3;
     }, 60000);
-    await waitTurns(page, base, id, 4);
+    await waitTurns(page, base, id, 3);
     const st = await page.evaluate(() => window.SpindleView.stats());
     assert(st.loaded <= LOADED_LIMIT && st.newerFrom !== null && st.newerEnd > st.newerFrom, "after the turn: " + JSON.stringify(st));
     // Below the let-go point only the newest thoughts and plans stay (range.js LIVE_SIDE, trimmed
@@ -261,7 +261,7 @@ module.exports = function register(h) {
     const needle = "needle-far-below-the-reader";
     const more = await page.request.post(base + "/api/sessions/" + id + "/prompt", { data: { text: needle } });
     assert(more.ok(), "second prompt accepted: " + more.status());
-    await waitTurns(page, base, id, 5);
+    await waitTurns(page, base, id, 4);
     assert((await page.evaluate(() => window.SpindleView.stats())).newerFrom !== null, "still let go");
     const needleEntry = (await transcriptOf(page, base, id)).find((e) => e.kind === "user_message" && e.text === needle);
     await page.click("#transcript");
@@ -289,7 +289,7 @@ module.exports = function register(h) {
     await scrollToTop(page, first);
     await eventually("the newest let go again", async () => (await page.evaluate(() => window.SpindleView.stats())).newerFrom !== null);
     await send(page, "sent from far up");
-    await waitTurns(page, base, id, 6);
+    await waitTurns(page, base, id, 5);
     await eventually("the prompt and its reply in view at the end", async () => {
       const now = await page.evaluate(() => window.SpindleView.stats());
       const last = (await transcriptOf(page, base, id)).filter(transcriptKinds).pop();
@@ -315,7 +315,7 @@ module.exports = function register(h) {
     assert((await page.$$('#transcript .permission-card[data-probe="kept"].open')).length === 1, "the same open card is back");
     const allow = await page.$$eval(card, (bs) => bs.map((b) => b.dataset.option).find((o) => /allow/i.test(o)));
     await page.click(card + '[data-option="' + allow + '"]');
-    await waitTurns(page, base, id, 4);
+    await waitTurns(page, base, id, 3);
     await eventually("the answer in the tool call", async () =>
       (await page.textContent('#transcript [data-entry-id="' + entryId + '"]')).includes("permission: " + allow));
     await page.close();
@@ -327,7 +327,7 @@ module.exports = function register(h) {
     const id = await newSession(first);
     await greeted(first);
     await send(first, "/stream 2000 mixed");
-    await waitTurns(first, base, id, 2);
+    await waitTurns(first, base, id, 1);
     // A browser opens about six connections per server: ten tabs each holding an event stream
     // of its own would leave the last ones unable to load at all.
     const tabs = [first];
@@ -341,7 +341,7 @@ module.exports = function register(h) {
       await eventually("every tab live", async () => (await tab.getAttribute("#connection", "data-state")) === "live");
     }
     await send(tabs[9], "from the tenth tab");
-    await waitTurns(tabs[9], base, id, 3);
+    await waitTurns(tabs[9], base, id, 2);
     const expected = await transcriptOf(first, base, id);
     for (const tab of tabs) {
       await tab.evaluate(() => window.SpindleView.loadAll());
@@ -366,7 +366,7 @@ module.exports = function register(h) {
     await page.click('#tabs [data-tab="chat"]');
     await greeted(page);
     await send(page, "/stream 3000 mixed");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     await send(page, "/scenario tools");
     const card = "#transcript .entry.tool .permission-card.open .choices button";
     await page.waitForSelector(card);
@@ -394,7 +394,7 @@ module.exports = function register(h) {
     // Answered by touch-sized button, from the chat tab.
     const allow = await page.$$eval(card, (bs) => bs.map((b) => b.dataset.option).find((o) => /allow/i.test(o)));
     await page.tap(card + '[data-option="' + allow + '"]').catch(() => page.click(card + '[data-option="' + allow + '"]'));
-    await waitTurns(page, base, id, 3);
+    await waitTurns(page, base, id, 2);
     await shot(page, "32d-phone-answered");
     await page.close();
   });

@@ -19,9 +19,9 @@ const SLOW_REPLY =
   "Slow streaming: every word arrives after a pause, so you can watch the reply grow and cancel it halfway through if you like.";
 
 // The suite's servers ask for protocol 2 unless their arguments name one: its scenarios were
-// written against v2 (the reference agent greets a new session there, and the turns counted
-// include that opening one). `spindle serve`'s own default (1) is tested by defaults.js, which
-// starts its servers with `startServerAsIs`.
+// written against v2 (the reference agent greets a new session there; a new v2 session is idle,
+// so the greeting is no turn and the turns counted are the prompts'). `spindle serve`'s own
+// default (1) is tested by defaults.js, which starts its servers with `startServerAsIs`.
 function startServer(dbPath, extra = [], agentArgs = ["--delay-ms", "20"]) {
   return startServerAsIs(dbPath, extra.includes("--protocol") ? extra : ["--protocol", "2", ...extra], agentArgs);
 }
@@ -108,7 +108,7 @@ async function waitTurns(page, base, id, n) {
   await eventually("idle state shown", async () => (await page.getAttribute("#state", "data-state")) === "idle");
 }
 
-// The reference agent greets every new session (its opening turn stays open until the first prompt).
+// The reference agent greets every new v2 session (background work of an idle session: no turn).
 async function greeted(page) {
   await eventually("greeting", async () => (await agentTexts(page)).length > 0);
 }
@@ -138,7 +138,7 @@ scenario("a prompt streams a reply", async ({ context, base }) => {
       .observe(document.getElementById("transcript"), { subtree: true, childList: true, characterData: true });
   });
   await send(page, "/scenario slow");
-  await waitTurns(page, base, id, 2);
+  await waitTurns(page, base, id, 1);
   const texts = await agentTexts(page);
   assert(texts[texts.length - 1] === SLOW_REPLY, "final reply shown: " + JSON.stringify(texts));
   const mutations = await page.evaluate(() => window.__replyMutations);
@@ -156,7 +156,7 @@ scenario("a refine scenario ends with only the final text", async ({ context, ba
   const id = await newSession(page);
   await greeted(page);
   await send(page, "/scenario refine");
-  await waitTurns(page, base, id, 2);
+  await waitTurns(page, base, id, 1);
   await eventually("final refine text", async () => (await agentTexts(page)).slice(-1)[0] === REFINE_REPLY);
   const all = (await page.textContent("#transcript")) || "";
   assert(!all.includes("Sydney"), "no draft text left in the transcript");
@@ -176,7 +176,7 @@ scenario("thoughts sit in their pane and are not persisted", async ({ context, b
   const id = await newSession(page);
   await greeted(page);
   await send(page, "/scenario thoughts");
-  await waitTurns(page, base, id, 2);
+  await waitTurns(page, base, id, 1);
   await eventually("reply text", async () => (await agentTexts(page)).slice(-1)[0] === THOUGHTS_REPLY);
   const thoughts = (await thoughtTexts(page)).join("\n");
   assert(thoughts.includes("Native thought chunks go to the thought pane"), "native thought in the pane");
@@ -207,7 +207,7 @@ scenario("a reload in the middle of a stream loses nothing", async ({ context, b
   });
   await page.reload();
   await page.waitForSelector("#prompt-form:not([hidden])");
-  await waitTurns(page, base, id, 2);
+  await waitTurns(page, base, id, 1);
   await eventually("complete reply after reload", async () => (await agentTexts(page)).slice(-1)[0] === SLOW_REPLY);
   const users = await userTexts(page);
   assert(users.filter((u) => u === "/scenario slow").length === 1, "prompt shown once: " + JSON.stringify(users));
@@ -222,7 +222,7 @@ scenario("long mixed, refine and snapshot streams end exactly as the server's tr
   await page.goto(base + "/");
   const id = await newSession(page);
   await greeted(page);
-  let turns = 1;
+  let turns = 0;
   for (const mix of ["mixed", "refine", "snapshot"]) {
     await send(page, "/stream 1500 " + mix);
     turns += 1;
@@ -246,10 +246,10 @@ scenario("two tabs stay in sync", async ({ context, base }) => {
   const b = await context.newPage();
   await openSession(b, base, id);
   await send(a, "hello from tab A");
-  await waitTurns(a, base, id, 2);
+  await waitTurns(a, base, id, 1);
   await eventually("tab B sees tab A's prompt", async () => (await userTexts(b)).includes("hello from tab A"));
   await send(b, "/scenario thoughts");
-  await waitTurns(b, base, id, 3);
+  await waitTurns(b, base, id, 2);
   await eventually("tab A sees tab B's prompt and reply", async () =>
     (await userTexts(a)).includes("/scenario thoughts") && (await agentTexts(a)).slice(-1)[0] === THOUGHTS_REPLY);
   await eventually("both tabs show the same transcript", async () =>
@@ -272,7 +272,7 @@ scenario("a hostile message stays inert", async ({ context, base }) => {
   const id = await newSession(page);
   await greeted(page);
   await send(page, "/scenario hostile");
-  await waitTurns(page, base, id, 2);
+  await waitTurns(page, base, id, 1);
   await eventually("hostile reply complete", async () =>
     ((await agentTexts(page)).slice(-1)[0] || "").endsWith("End of hostile input."));
   // Over 64 KiB a message is drawn clipped (its start and its end) until asked for whole.
@@ -309,7 +309,7 @@ scenario("tool calls, plan and a permission answered in the page", async ({ cont
   const buttons = await page.$$eval("#transcript .permission-card .choices button", (bs) => bs.map((b) => b.dataset.option));
   const allow = buttons.find((o) => /allow/i.test(o)) || buttons[0];
   await page.click('#transcript .permission-card .choices button[data-option="' + allow + '"]');
-  await waitTurns(page, base, id, 2);
+  await waitTurns(page, base, id, 1);
   await eventually("edit completed", async () =>
     (await page.$$eval("#transcript .entry.tool", (ts) => ts.map((t) => t.dataset.status))).every((s) => s === "completed"));
   await eventually("plan completed", async () =>
@@ -327,7 +327,7 @@ scenario("cancel stops a running turn", async ({ context, base }) => {
   await send(page, "/scenario slow");
   await eventually("reply under way", async () => ((await agentTexts(page)).slice(-1)[0] || "").startsWith("Slow"));
   await page.click("#cancel");
-  await waitTurns(page, base, id, 2);
+  await waitTurns(page, base, id, 1);
   await eventually("cancelled shown", async () => (await page.textContent("#stop-reason")).includes("cancelled"));
   const last = (await agentTexts(page)).slice(-1)[0];
   assert(last.length < SLOW_REPLY.length, "reply cut short: " + last);
@@ -341,10 +341,10 @@ scenario("clear and compaction boundaries show as dividers", async ({ context, b
   const id = await newSession(page);
   await greeted(page);
   await send(page, "/clear");
-  await waitTurns(page, base, id, 2);
+  await waitTurns(page, base, id, 1);
   await page.waitForSelector('#transcript .divider[data-reason="clear"]');
   await send(page, "/compact");
-  await waitTurns(page, base, id, 3);
+  await waitTurns(page, base, id, 2);
   await page.waitForSelector('#transcript .divider[data-reason="compaction"]');
   await eventually("compaction completed", async () =>
     ((await page.textContent('#transcript .divider[data-reason="compaction"]')) || "").includes("completed"));

@@ -49,7 +49,7 @@ module.exports = function register(h) {
     const id = await newSession(page);
     await greeted(page);
     await send(page, "hello there");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     const end = await lastTurnEnd(page, "done");
     assert(end.label === "Done" && end.detail === "end_turn", "done line: " + JSON.stringify(end));
     // Under the turn's reply, after it.
@@ -72,7 +72,7 @@ module.exports = function register(h) {
     await send(page, "/scenario slow");
     await eventually("reply under way", async () => ((await agentTexts(page)).slice(-1)[0] || "").startsWith("Slow"));
     await page.click("#cancel");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     const end = await lastTurnEnd(page, "cancelled");
     assert(end.label === "Cancelled", "cancelled line: " + JSON.stringify(end));
     await openSession(page, base, id);
@@ -164,7 +164,7 @@ module.exports = function register(h) {
     assert(await page.isVisible(edit + " .tool-body .file-diff"), "the diff shows before Allow");
     assert(await page.isVisible(edit + ' .permission-card button[data-option]'), "the choices show");
     await page.click(edit + " .permission-card .choices button >> nth=0");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     await eventually("every tool call closed once done", async () =>
       (await page.$$eval("#transcript .entry.tool .tool-head", (hs) => hs.map((x) => x.getAttribute("aria-expanded")))).every((x) => x === "false"));
     await page.close();
@@ -176,7 +176,7 @@ module.exports = function register(h) {
     const id = await newSession(page);
     await greeted(page);
     await send(page, "/scenario thoughts");
-    await waitTurns(page, base, id, 2);
+    await waitTurns(page, base, id, 1);
     const fold = "#transcript .thought-fold";
     await page.waitForSelector(fold);
     const folded = await page.$eval(fold, (n) => ({

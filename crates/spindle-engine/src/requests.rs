@@ -50,12 +50,14 @@ impl TranscriptEngine {
                 }
                 if let (Some(result), None) = (&result, &error) {
                     self.session_result(method, result);
+                    self.v2_session_starts_idle();
                 }
             }
             Some(ClientRequest::NewSession) => {
                 if let (Some(result), None) = (&result, &error) {
                     self.adopt_session(result.get("sessionId"));
                     self.session_result(SESSION_NEW, result);
+                    self.v2_session_starts_idle();
                 }
             }
             Some(ClientRequest::SetMode(mode)) => {

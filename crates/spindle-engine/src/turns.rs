@@ -90,6 +90,16 @@ impl TranscriptEngine {
         }
     }
 
+    /// A v2 session the agent has just opened (or loaded) is idle: output before a prompt or a
+    /// `running` (a greeting, commands, a usage report) is background work, not a turn (v2
+    /// prompt lifecycle: "a new session defaults to idle"; updates while idle do not change the
+    /// state). A v1 agent has no idle: its output outside a prompt still opens an implicit turn.
+    pub(crate) fn v2_session_starts_idle(&mut self) {
+        if self.t.protocol >= 2 && !self.t.state.turn_open {
+            self.explicit_idle = true;
+        }
+    }
+
     /// The turn new agent output belongs to. Output outside a turn starts an
     /// implicit one, unless a v2 idle said the agent is idle (then it is
     /// background work and belongs to no turn).

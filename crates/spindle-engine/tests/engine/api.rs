@@ -734,3 +734,62 @@ fn author_notes_name_who_sent_a_prompt_and_who_answered_a_question() {
         assert!(applied.ops.is_empty());
     }
 }
+
+#[test]
+fn a_new_v2_session_is_idle_and_a_greeting_is_no_turn_while_a_v1_greeting_opens_one() {
+    // v2 prompt lifecycle: a new session defaults to idle, and updates while idle do not change
+    // the state. The reference agent greets after `session/new` (no `running`, no prompt).
+    let greet = |protocol: u64| {
+        let mut e = TranscriptEngine::new(EngineConfig::default());
+        e.apply_client_line(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                    "params": {"protocolVersion": protocol}})
+            .to_string(),
+        );
+        e.apply_agent_line(
+            &json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": protocol}})
+                .to_string(),
+        );
+        e.apply_client_line(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                    "params": {"cwd": "/w", "mcpServers": []}})
+            .to_string(),
+        );
+        e.apply_agent_line(
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}).to_string(),
+        );
+        let greeting = if protocol >= 2 {
+            json!({"sessionUpdate": "agent_message", "messageId": "m1",
+                   "content": [{"type": "text", "text": "Hello"}]})
+        } else {
+            json!({"sessionUpdate": "agent_message_chunk",
+                   "content": {"type": "text", "text": "Hello"}})
+        };
+        e.apply_agent_line(&line(greeting));
+        e
+    };
+    let v2 = greet(2);
+    let state = &v2.transcript().state;
+    assert_eq!(
+        (state.status.as_str(), state.turn_open, state.turns),
+        ("idle", false, 0)
+    );
+    let entry = &v2.transcript().entries[0];
+    assert_eq!((entry.kind, entry.turn), (EntryKind::AgentMessage, None));
+    // The first prompt is turn 1, and `running` still opens agent-initiated work.
+    let mut v2 = v2;
+    v2.apply_agent_line(&line(
+        json!({"sessionUpdate": "state_update", "state": "running"}),
+    ));
+    assert_eq!(
+        (v2.transcript().state.turn_open, v2.transcript().state.turns),
+        (true, 1)
+    );
+    // A v1 agent has no idle: its output outside a prompt is an implicit turn.
+    let v1 = greet(1);
+    let state = &v1.transcript().state;
+    assert_eq!(
+        (state.status.as_str(), state.turn_open, state.turns),
+        ("running", true, 1)
+    );
+}
