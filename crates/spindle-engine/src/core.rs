@@ -45,7 +45,8 @@ pub struct TranscriptEngine {
     /// its answer: an author note may name the request later.
     pub(crate) prompt_entries: FxHashMap<String, usize>,
     pub(crate) minted: u64,
-    /// The last idle came from a v2 `state_update`: output now is background work.
+    /// The v2 agent is idle (its last `state_update` said so, or the session just opened, see
+    /// `v2_session_starts_idle`): output now is background work.
     pub(crate) explicit_idle: bool,
     /// Line number for diagnostics of the current input.
     pub(crate) line: Option<u64>,

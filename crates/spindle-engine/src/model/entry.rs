@@ -266,44 +266,30 @@ impl Entry {
 
     /// [`Self::replay_json`] written as compact JSON, the same bytes as
     /// `replay_json().to_string()`. A message (the entries that grow with a stream: one
-    /// content block per chunk) is written field by field without building its value.
+    /// content block per chunk) is serialized straight to `out` ([`MessageReplay`]).
     pub fn write_replay_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
-        let EntryBody::Message(m) = &self.body else {
-            return Ok(serde_json::to_writer(out, &self.replay_json())?);
-        };
-        // The keys `replay_json` inserts, in its order (all distinct, so no insert replaces).
-        out.write_all(b"{\"id\":")?;
-        serde_json::to_writer(&mut *out, self.id.as_str())?;
-        out.write_all(b",\"kind\":")?;
-        serde_json::to_writer(&mut *out, self.kind.as_str())?;
-        if let Some(turn) = self.turn {
-            write!(out, ",\"turn\":{turn}")?;
+        match &self.body {
+            EntryBody::Message(message) => serde_json::to_writer(
+                out,
+                &MessageReplay {
+                    entry: self,
+                    message,
+                },
+            ),
+            _ => serde_json::to_writer(out, &self.replay_json()),
         }
-        out.write_all(b",\"messageId\":")?;
-        serde_json::to_writer(&mut *out, &m.message_id)?;
-        out.write_all(b",\"content\":")?;
-        m.write_content_json(out)?;
-        out.write_all(b",\"text\":")?;
-        serde_json::to_writer(&mut *out, m.text.as_str())?;
-        if let Some(meta) = &m.meta {
-            write!(out, ",\"{META_KEY}\":")?;
-            serde_json::to_writer(&mut *out, &**meta)?;
-        }
-        if m.pending {
-            out.write_all(b",\"pending\":true")?;
-        }
-        if m.rejected {
-            out.write_all(b",\"rejected\":true")?;
-        }
-        if let Some(author) = &m.author {
-            out.write_all(b",\"author\":")?;
-            serde_json::to_writer(&mut *out, author.as_str())?;
-        }
-        out.write_all(b"}")
+        .map_err(std::io::Error::from)
     }
 
     /// The entry as it appears in `spindle replay --format json`.
     pub fn replay_json(&self) -> Value {
+        if let EntryBody::Message(message) = &self.body {
+            let replay = MessageReplay {
+                entry: self,
+                message,
+            };
+            return serde_json::to_value(replay).expect("a message's replay JSON is a value");
+        }
         let mut map = Map::new();
         map.insert("id".into(), Value::from(self.id.as_str()));
         map.insert("kind".into(), Value::from(self.kind.as_str()));
@@ -311,26 +297,7 @@ impl Entry {
             map.insert("turn".into(), Value::from(turn));
         }
         match &self.body {
-            EntryBody::Message(m) => {
-                map.insert(
-                    "messageId".into(),
-                    m.message_id.clone().map_or(Value::Null, Value::from),
-                );
-                map.insert("content".into(), Value::Array(m.content_json()));
-                map.insert("text".into(), Value::from(m.text.as_str()));
-                if let Some(meta) = &m.meta {
-                    map.insert(META_KEY.into(), (**meta).clone());
-                }
-                if m.pending {
-                    map.insert("pending".into(), Value::Bool(true));
-                }
-                if m.rejected {
-                    map.insert("rejected".into(), Value::Bool(true));
-                }
-                if let Some(author) = &m.author {
-                    map.insert("author".into(), Value::from(author.as_str()));
-                }
-            }
+            EntryBody::Message(_) => unreachable!("serialized above"),
             EntryBody::Boundary(b) => {
                 map.insert("reason".into(), Value::from(b.reason));
                 map.insert("source".into(), Value::from(b.source));
@@ -406,6 +373,43 @@ pub struct EntryView {
     /// and `error` (verbatim) when known.
     #[serde(flatten)]
     pub fields: Map<String, Value>,
+}
+
+/// A message entry's replay JSON, defined once: its value ([`Entry::replay_json`]) and its
+/// compact text ([`Entry::write_replay_json`], written without building the value: a streamed
+/// reply has one content block per chunk).
+struct MessageReplay<'a> {
+    entry: &'a Entry,
+    message: &'a Message,
+}
+
+impl Serialize for MessageReplay<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (entry, m) = (self.entry, self.message);
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id", entry.id.as_str())?;
+        map.serialize_entry("kind", entry.kind.as_str())?;
+        if let Some(turn) = entry.turn {
+            map.serialize_entry("turn", &turn)?;
+        }
+        map.serialize_entry("messageId", &m.message_id)?;
+        map.serialize_entry("content", &m.content())?;
+        map.serialize_entry("text", m.text.as_str())?;
+        if let Some(meta) = &m.meta {
+            map.serialize_entry(META_KEY, &**meta)?;
+        }
+        if m.pending {
+            map.serialize_entry("pending", &true)?;
+        }
+        if m.rejected {
+            map.serialize_entry("rejected", &true)?;
+        }
+        if let Some(author) = &m.author {
+            map.serialize_entry("author", author.as_str())?;
+        }
+        map.end()
+    }
 }
 
 #[cfg(test)]

@@ -179,29 +179,9 @@ impl Message {
         self.blocks().map(|b| self.block_json(b)).collect()
     }
 
-    /// [`Self::content_json`] written as compact JSON (the same bytes as its
-    /// `Value::Array`'s): a plain text block is written without building its value.
-    pub(crate) fn write_content_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
-        out.write_all(b"[")?;
-        for (n, block) in self.blocks().enumerate() {
-            if n > 0 {
-                out.write_all(b",")?;
-            }
-            match block {
-                BlockRef::Text {
-                    start,
-                    end,
-                    extra: None,
-                } => {
-                    out.write_all(b"{\"type\":\"text\",\"text\":")?;
-                    serde_json::to_writer(&mut *out, &self.text[start..end])?;
-                    out.write_all(b"}")?;
-                }
-                BlockRef::Text { .. } => serde_json::to_writer(&mut *out, &self.block_json(block))?,
-                BlockRef::Other(value) => serde_json::to_writer(&mut *out, value)?,
-            }
-        }
-        out.write_all(b"]")
+    /// The content blocks to serialize ([`Self::content_json`]'s array without building it).
+    pub(crate) fn content(&self) -> Content<'_> {
+        Content(self)
     }
 
     pub(crate) fn block_json(&self, block: BlockRef<'_>) -> Value {
@@ -265,5 +245,44 @@ impl Message {
             }
             Block::Text { .. } | Block::Other(_) => None,
         })
+    }
+}
+
+/// A message's content blocks, serialized as [`Message::content_json`] gives them: a plain text
+/// block as `{"type":"text","text":...}` without building its value.
+pub(crate) struct Content<'a>(&'a Message);
+
+impl serde::Serialize for Content<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let message = self.0;
+        let mut seq = serializer.serialize_seq(None)?;
+        for block in message.blocks() {
+            match block {
+                BlockRef::Text {
+                    start,
+                    end,
+                    extra: None,
+                } => seq.serialize_element(&PlainText(&message.text[start..end]))?,
+                // A block's own fields are inserted after `type` and `text` (one of them may
+                // replace either): as `block_json` builds it.
+                BlockRef::Text { .. } => seq.serialize_element(&message.block_json(block))?,
+                BlockRef::Other(value) => seq.serialize_element(value)?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// A plain text block: `{"type":"text","text":...}`.
+struct PlainText<'a>(&'a str);
+
+impl serde::Serialize for PlainText<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("type", "text")?;
+        map.serialize_entry("text", self.0)?;
+        map.end()
     }
 }
