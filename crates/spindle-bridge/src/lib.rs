@@ -131,6 +131,33 @@ impl Bridge {
         out
     }
 
+    /// The agent's result of a `session/new`, `session/load` or `session/resume` for `session`
+    /// that reached the agent without this bridge (a gateway that opens the agent session
+    /// itself and joins clients of the other version later): its `modes` and `configOptions`
+    /// as the client's version has them. The bridge keeps them as if it had relayed the result,
+    /// so later mode and option changes of that session translate against them. Other fields
+    /// pass unchanged; before the route is known nothing is translated.
+    pub fn adopt_session_result(
+        &mut self,
+        session: &str,
+        mut result: serde_json::Map<String, serde_json::Value>,
+    ) -> (
+        serde_json::Map<String, serde_json::Value>,
+        Vec<BridgeDiagnostic>,
+    ) {
+        let mut out = Translated::default();
+        match self.route() {
+            Route::V2ClientV1Agent => self.up_session_result(session, &mut result),
+            Route::V1ClientV2Agent => {
+                if let Some(serde_json::Value::Array(options)) = result.remove("configOptions") {
+                    self.down_options(session, &options, &mut result, &mut out);
+                }
+            }
+            Route::Passthrough | Route::Unknown => {}
+        }
+        (result, out.diagnostics)
+    }
+
     /// Translates one line the agent wrote.
     pub fn from_agent(&mut self, line: &str) -> Translated {
         let mut out = Translated::default();

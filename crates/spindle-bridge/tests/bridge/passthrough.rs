@@ -1,7 +1,7 @@
 //! Same-version peers: the bridge relays bytes unchanged.
 
 use crate::common::Rig;
-use serde_json::json;
+use serde_json::{Value, json};
 use spindle_bridge::{Bridge, BridgeConfig, Policy, Route};
 
 #[test]
@@ -37,4 +37,17 @@ fn rig_schema_check_rejects_invalid_lines() {
     assert!(std::panic::catch_unwind(|| crate::common::validate(1, &bad_v1, None)).is_err());
     assert!(std::panic::catch_unwind(|| crate::common::validate(2, &bad_v2, None)).is_err());
     assert!(std::panic::catch_unwind(|| crate::common::validate(1, &bad_v2, None)).is_ok());
+}
+
+#[test]
+fn an_adopted_session_result_passes_unchanged_between_equal_versions() {
+    let mut r = Rig::new(2, 2, Policy::Strict);
+    r.handshake(None);
+    let result = json!({"configOptions":[{"type":"select","configId":"m","name":"Mode",
+        "currentValue":"a","options":[{"value":"a","name":"A"}]}],"_meta":{"k":1}});
+    let (adopted, diagnostics) = r
+        .bridge
+        .adopt_session_result("s9", result.as_object().unwrap().clone());
+    assert_eq!(Value::Object(adopted), result);
+    assert!(diagnostics.is_empty());
 }

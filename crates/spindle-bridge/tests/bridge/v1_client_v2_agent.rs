@@ -663,3 +663,44 @@ fn fresh_upsert_meta_rides_on_the_first_chunk() {
     assert!(ups[1].get("_meta").is_none());
     assert_eq!(ups[1]["sessionUpdate"], "agent_thought_chunk");
 }
+
+#[test]
+fn an_adopted_session_result_shows_the_mode_option_as_modes_and_set_mode_round_trips() {
+    // A gateway opened session s9 with the agent itself; a v1 client joins it later.
+    let mut r = rig();
+    let option = |v: &str| {
+        json!({"type":"select","configId":"m","name":"Mode","category":"mode","currentValue":v,
+        "options":[{"value":"ask","name":"Ask"},{"value":"code","name":"Code"}]})
+    };
+    let odd = json!({"type":"text","configId":"note","name":"Note","currentValue":""});
+    let (result, diagnostics) = r.bridge.adopt_session_result(
+        "s9",
+        json!({"configOptions":[option("ask"), odd]})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let mut answer = json!({"jsonrpc":"2.0","id":5,"result":result});
+    answer["result"]["sessionId"] = json!("s9");
+    crate::common::validate(1, &answer, Some("session/new"));
+    assert_eq!(result["modes"]["currentModeId"], "ask");
+    assert_eq!(result["modes"]["availableModes"][1]["id"], "code");
+    assert_eq!(
+        result["configOptions"],
+        json!([{"type":"select","id":"m","name":"Mode",
+        "category":"mode","currentValue":"ask","options":[{"value":"ask","name":"Ask"},
+        {"value":"code","name":"Code"}]}])
+    );
+    // The option v1 has no form for is left out, and said.
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0].code, "config_option_type");
+
+    r.client(json!({"jsonrpc":"2.0","id":6,"method":"session/set_mode","params":{"sessionId":"s9","modeId":"code"}}));
+    let sent = r.agent_log.last().unwrap();
+    assert_eq!(
+        sent["params"],
+        json!({"sessionId":"s9","configId":"m","type":"id","value":"code"})
+    );
+    r.agent(json!({"jsonrpc":"2.0","id":6,"result":{"configOptions":[option("code")]}}));
+    assert_eq!(r.client_log.last().unwrap()["result"], json!({}));
+}

@@ -473,3 +473,49 @@ fn a_flood_before_initialize_is_answered_is_relayed_past_the_hold_limit() {
         .from_agent(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
     assert_eq!(t.to_agent.len(), 15);
 }
+
+#[test]
+fn an_adopted_session_result_shows_modes_as_the_mode_option_and_set_mode_round_trips() {
+    // A gateway opened session s9 with the agent itself; a v2 client joins it later.
+    let mut r = rig();
+    let (result, diagnostics) = r.bridge.adopt_session_result(
+        "s9",
+        json!({"modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask"},
+               {"id":"code","name":"Code","description":"Writes code"}]},
+               "configOptions":[{"id":"model","name":"Model","type":"select","currentValue":"m1",
+               "options":[{"value":"m1","name":"M1"}]}]})
+        .as_object()
+        .unwrap()
+        .clone(),
+    );
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let answer = json!({"jsonrpc":"2.0","id":5,"result":{"sessionId":"s9","configOptions":result["configOptions"]}});
+    crate::common::validate(2, &answer, Some("session/new"));
+    assert!(result.get("modes").is_none(), "v2 has no modes: {result:?}");
+    let options = result["configOptions"].as_array().unwrap();
+    assert_eq!(options[0]["configId"], "model");
+    assert_eq!(options[1]["configId"], "mode");
+    assert_eq!(options[1]["currentValue"], "ask");
+    assert_eq!(options[1]["options"][1]["description"], "Writes code");
+
+    // The bridge knows the mode option now: setting it is a set_mode, and the agent's later
+    // current_mode_update changes it.
+    r.client(
+        json!({"jsonrpc":"2.0","id":6,"method":"session/set_config_option",
+        "params":{"sessionId":"s9","configId":"mode","type":"id","value":"code"}}),
+    );
+    let sent = r.agent_log.last().unwrap();
+    assert_eq!(sent["method"], "session/set_mode");
+    assert_eq!(sent["params"]["modeId"], "code");
+    r.agent(json!({"jsonrpc":"2.0","id":6,"result":{}}));
+    let answered = &r.client_log.last().unwrap()["result"]["configOptions"];
+    assert_eq!(answered[1]["currentValue"], "code");
+    let from = r.client_log.len();
+    r.agent(
+        json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s9",
+        "update":{"sessionUpdate":"current_mode_update","currentModeId":"ask"}}}),
+    );
+    let updates = r.client_updates(from);
+    assert_eq!(updates[0]["sessionUpdate"], "config_option_update");
+    assert_eq!(updates[0]["configOptions"][1]["currentValue"], "ask");
+}
