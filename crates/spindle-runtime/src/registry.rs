@@ -27,6 +27,7 @@ mod edit;
 mod lifecycle;
 mod listing;
 mod prompts;
+mod setup;
 mod summary;
 
 pub use summary::SessionSummary;

@@ -130,6 +130,24 @@ impl AcpFeed {
         }
     }
 
+    /// The translation into `version` when the session's agent speaks the other one (started
+    /// now if no client of that version attached yet); `None` for the agent's own version.
+    pub(crate) fn translation_into(&mut self, version: u16) -> Option<&mut Translation> {
+        self.client_version(version);
+        let version = version.clamp(1, 2);
+        self.translation.as_mut().filter(|t| t.version == version)
+    }
+
+    /// The protocol version the session's agent speaks.
+    pub(crate) fn protocol(&self) -> u16 {
+        self.protocol
+    }
+
+    /// The session id `/acp` clients use.
+    pub(crate) fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
     fn start_translation(&mut self) {
         let other = if self.protocol >= 2 { 1 } else { 2 };
         if !self.versions[other] {

@@ -8,6 +8,7 @@ pub mod client_lines;
 pub mod feed;
 pub mod history;
 pub mod item;
+pub(crate) mod setup;
 pub mod subscription;
 pub mod versions;
 

@@ -12,7 +12,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use spindle_bridge::{Bridge, BridgeConfig, Policy};
 
 /// What the translation of one line produced, sorted.
@@ -84,6 +84,76 @@ impl Translation {
             return sort(out.to_client);
         }
         sort(self.bridge.from_agent(line).to_client)
+    }
+
+    /// The session's setup (`modes`, `configOptions`) in the agent's version, as this
+    /// version has it; the translator keeps it (see `Bridge::adopt_session_result`).
+    pub(crate) fn adopt_setup(
+        &mut self,
+        session: &str,
+        setup: Map<String, Value>,
+    ) -> Map<String, Value> {
+        let (setup, diagnostics) = self.bridge.adopt_session_result(session, setup);
+        for d in diagnostics {
+            tracing::warn!(session, code = d.code, "/acp session setup: {}", d.message);
+        }
+        setup
+    }
+
+    /// A client's `session/set_mode` or `session/set_config_option` (`method`, `params`) as
+    /// the agent's version has it: `Ok((method, params))` to send, or `Err(error)` when the
+    /// translator answers it itself (a v1 `set_mode` for an agent without a mode option).
+    /// `key` names the exchange for [`Translation::setting_answer`].
+    pub(crate) fn setting(
+        &mut self,
+        key: &str,
+        method: &str,
+        params: &Value,
+    ) -> Result<(String, Value), Value> {
+        let line = json!({"jsonrpc": "2.0", "id": key, "method": method, "params": params});
+        let out = self.bridge.from_client(&line.to_string());
+        if let Some(sent) = out.to_agent.first() {
+            let sent: Value = serde_json::from_str(sent).unwrap_or(Value::Null);
+            let method = sent.get("method").and_then(Value::as_str).unwrap_or(method);
+            return Ok((
+                method.to_string(),
+                sent.get("params").cloned().unwrap_or(Value::Null),
+            ));
+        }
+        Err(out
+            .to_client
+            .first()
+            .and_then(|line| serde_json::from_str::<Value>(line).ok())
+            .and_then(|answer| answer.get("error").cloned())
+            .unwrap_or_else(
+                || json!({"code": -32603, "message": "the setting could not be translated"}),
+            ))
+    }
+
+    /// The agent's answer to the setting `key` (see [`Translation::setting`]) in this version.
+    pub(crate) fn setting_answer(
+        &mut self,
+        key: &str,
+        answer: Result<Value, Value>,
+    ) -> Result<Value, Value> {
+        let line = match &answer {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": key, "result": result}),
+            Err(error) => json!({"jsonrpc": "2.0", "id": key, "error": error}),
+        };
+        let out = self.bridge.from_agent(&line.to_string());
+        let Some(answered) = out
+            .to_client
+            .iter()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|v| v.get("id").and_then(Value::as_str) == Some(key))
+        else {
+            return answer;
+        };
+        match (answered.get("result"), answered.get("error")) {
+            (Some(result), _) => Ok(result.clone()),
+            (None, Some(error)) => Err(error.clone()),
+            (None, None) => answer,
+        }
     }
 
     /// The agent exited: every prompt still open ends (error answers, and for v2 clients idle

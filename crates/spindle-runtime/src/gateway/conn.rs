@@ -95,6 +95,23 @@ pub struct Attachment {
     pub stop: Option<oneshot::Sender<()>>,
     /// The policy the client asked for (snapshots after a too-late resume are always full).
     pub policy: HistoryPolicy,
+    /// Fired once the request that attached is answered (a `session/new` waits for the agent
+    /// session): the session's stream sends nothing before, so the client learns the session
+    /// before any of its updates. Taken by the first stream.
+    pub answered: Option<oneshot::Receiver<()>>,
+}
+
+/// Where a new stream of an attached session starts (see [`Conn::start_session_stream`]).
+#[derive(Debug)]
+pub struct StreamStart {
+    /// The history to send first, when not sent yet.
+    pub history: Option<String>,
+    /// The last event delivered, or the attach point.
+    pub resume: EventId,
+    /// Ends when a later stream replaces this one or the session is detached.
+    pub stopped: oneshot::Receiver<()>,
+    /// The attaching request's answer, when it is still to come.
+    pub answered: Option<oneshot::Receiver<()>>,
 }
 
 /// The connection stream's messages: numbered, the recent ones kept for a reconnect.
@@ -340,25 +357,17 @@ impl Conn {
 
     /// Starts a stream of an attached session: its pending history, where to continue, and
     /// the receiver that ends when a later stream replaces this one or the session is detached.
-    pub fn start_session_stream(
-        &self,
-        session_id: &str,
-    ) -> Option<(
-        Option<String>,
-        EventId,
-        HistoryPolicy,
-        oneshot::Receiver<()>,
-    )> {
+    pub fn start_session_stream(&self, session_id: &str) -> Option<StreamStart> {
         let mut state = lock(&self.state);
         let attachment = state.attachments.get_mut(session_id)?;
         let (stop, stopped) = oneshot::channel();
         attachment.stop = Some(stop);
-        Some((
-            attachment.history.take(),
-            attachment.resume,
-            attachment.policy,
+        Some(StreamStart {
+            history: attachment.history.take(),
+            resume: attachment.resume,
             stopped,
-        ))
+            answered: attachment.answered.take(),
+        })
     }
 
     /// Records the last event a session stream delivered (a reconnect without `Last-Event-ID`

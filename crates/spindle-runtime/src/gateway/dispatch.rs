@@ -22,6 +22,7 @@ use spindle_wire::remote::{
     OPT_IN_EVENT_ID_RUNS, OPT_IN_EVENT_IDS, PREVIOUS_CONNECTION_ID, REMOTE_OPT_IN_KEY, RESUME_FROM,
     ROLE, ROLE_CONTROLLER, ROLE_OBSERVER, SESSION_ATTACH, SESSION_DETACH,
 };
+use tokio::sync::oneshot;
 
 use crate::acp_feed::history::HistoryPolicy;
 use crate::error::SessionError;
@@ -333,6 +334,7 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
                         reply(Err(error(INTERNAL_ERROR, "the session vanished")));
                         return Vec::new();
                     };
+                    let (answer_sent, answered) = oneshot::channel();
                     attach(
                         conn,
                         &sid,
@@ -340,9 +342,26 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
                         Role::Controller,
                         HistoryPolicy::None,
                         None,
+                        Some(answered),
                     );
-                    reply(Ok(json!({ "sessionId": sid })));
-                    vec![sid]
+                    // The answer carries the agent's modes and config options, so it waits for
+                    // the agent session to open; the connection's other messages do not.
+                    if let Some(id) = id {
+                        let conn = conn.clone();
+                        let ring = state.conns.limits.connection_ring;
+                        tokio::spawn(async move {
+                            let opened = live.agent_session_open().await;
+                            let mut result = serde_json::Map::new();
+                            result.insert(fields::SESSION_ID.into(), sid.clone().into());
+                            if opened {
+                                result.extend(live.acp_session_setup(conn.protocol()));
+                            }
+                            let message = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+                            conn.send(message.to_string(), ring);
+                            let _ = answer_sent.send(());
+                        });
+                    }
+                    vec![summary.id().to_string()]
                 }
                 Err(e) => {
                     reply(Err(rpc_error(&e, conn.protocol())));
@@ -421,15 +440,16 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
                 }
                 return Vec::new();
             }
-            attach(conn, &sid, &live, role, policy, resume_from);
+            attach(conn, &sid, &live, role, policy, resume_from, None);
             let result = match method {
                 SESSION_ATTACH => json!({
                     "sessionId": sid, ROLE: role.name(),
                     "lastEventId": live.acp_last_id().to_string(),
                     CONNECTED_CLIENTS: state.conns.attached_to(&sid),
                 }),
-                // `LoadSessionResponse` and `ResumeSessionResponse` are objects.
-                _ => json!({}),
+                // `LoadSessionResponse` and `ResumeSessionResponse`: the agent's modes and
+                // config options as the session has them now.
+                _ => Value::Object(live.acp_session_setup(conn.protocol())),
             };
             reply(Ok(result));
             vec![sid]
@@ -487,21 +507,13 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
         }
         SESSION_SET_MODE | SESSION_SET_CONFIG_OPTION => {
             let live = live.expect("checked above");
-            let result = if method == SESSION_SET_MODE {
-                let mode = params
-                    .get("modeId")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                live.set_mode(mode.to_string()).await
-            } else {
-                let config = params
-                    .get("configId")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let value = params.get("value").cloned().unwrap_or(Value::Null);
-                live.set_config(config.to_string(), value).await
-            };
-            reply(result.map_err(|e| rpc_error(&e, conn.protocol())));
+            // In the agent's version (a v2 client's mode option is a v1 agent's modes, and the
+            // other way round), answered in the client's.
+            let version = conn.protocol();
+            let result = live
+                .acp_setting(version, method, &params, |e| rpc_error(e, version))
+                .await;
+            reply(result);
             Vec::new()
         }
         SESSION_LIST => {
@@ -537,6 +549,7 @@ fn attach(
     role: Role,
     policy: HistoryPolicy,
     resume_from: Option<EventId>,
+    answered: Option<oneshot::Receiver<()>>,
 ) {
     // The history and the point the live part continues from are cut together.
     let (history, resume) = match resume_from {
@@ -551,6 +564,7 @@ fn attach(
             resume,
             stop: None,
             policy,
+            answered,
         },
     );
 }

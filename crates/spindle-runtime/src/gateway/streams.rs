@@ -23,7 +23,7 @@ use crate::acp_feed::feed::{ENVELOPE, version_key};
 use crate::acp_feed::history::HistoryPolicy;
 use crate::acp_feed::item::AcpItem;
 use crate::acp_feed::subscription::Subscription;
-use crate::gateway::conn::{Conn, Role, StreamGuard};
+use crate::gateway::conn::{Conn, Role, StreamGuard, StreamStart};
 use crate::hub::{EventId, Frame};
 use crate::registry::LiveSession;
 
@@ -76,6 +76,8 @@ struct StreamState {
     session_id: String,
     receiver: Subscription,
     stopped: oneshot::Receiver<()>,
+    /// The attaching request's answer still to come: nothing goes out before it.
+    answered: Option<oneshot::Receiver<()>>,
     closed: watch::Receiver<bool>,
     buffer: VecDeque<Out>,
     done: bool,
@@ -92,7 +94,12 @@ pub fn session_stream(
     last_seen: Option<EventId>,
     guard: StreamGuard,
 ) -> Option<impl Stream<Item = Out> + Send + use<>> {
-    let (history, resume, _policy, stopped) = conn.start_session_stream(session_id)?;
+    let StreamStart {
+        history,
+        resume,
+        stopped,
+        answered,
+    } = conn.start_session_stream(session_id)?;
     let mut buffer = VecDeque::new();
     let resumed = history.is_none() && last_seen.is_some();
     let from = match &history {
@@ -104,6 +111,7 @@ pub fn session_stream(
         session_id: session_id.to_string(),
         receiver: live.acp_subscribe(Some(from), HistoryPolicy::Full, conn.protocol()),
         stopped,
+        answered,
         closed: conn.closed.subscribe(),
         buffer: VecDeque::new(),
         done: false,
@@ -119,6 +127,17 @@ pub fn session_stream(
     }
     state.buffer = buffer;
     Some(stream::unfold(state, |mut state| async move {
+        if let Some(answered) = state.answered.take() {
+            // A dropped sender (the answer given up) opens the stream too.
+            tokio::select! {
+                _ = answered => {}
+                _ = &mut state.stopped => state.done = true,
+                _ = state.closed.changed() => state.done = true,
+            }
+            if state.done {
+                return None;
+            }
+        }
         loop {
             if let Some(out) = state.buffer.pop_front() {
                 return Some((out, state));

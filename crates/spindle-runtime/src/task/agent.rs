@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use spindle_protocol::{ClientEvent, Completion};
 use spindle_wire::client_methods::{ELICITATION_COMPLETE, ELICITATION_CREATE};
+use tokio::sync::oneshot;
 
 use super::state::{SessionTask, request_key};
 use crate::agent_link::LinkEvent;
@@ -231,7 +232,29 @@ impl SessionTask {
         }
     }
 
+    /// Answers `reply` now when the agent session is open or none is opening, else when the
+    /// opening ends (`Command::WhenAgentSessionOpen`).
+    pub(super) fn when_agent_session_open(&mut self, reply: oneshot::Sender<bool>) {
+        match self.startup.phase {
+            Phase::Ready => {
+                let _ = reply.send(true);
+            }
+            Phase::Initializing | Phase::Opening => self.opening_waiters.push(reply),
+            Phase::NoAgent | Phase::NeedsAuth => {
+                let _ = reply.send(false);
+            }
+        }
+    }
+
+    /// The agent session opened (true) or cannot open now (false): tells who waits.
+    fn opening_ended(&mut self, opened: bool) {
+        for waiter in self.opening_waiters.drain(..) {
+            let _ = waiter.send(opened);
+        }
+    }
+
     pub(super) fn needs_auth(&mut self, message: String) {
+        self.opening_ended(false);
         // The user takes their time: no startup deadline while the agent waits for them.
         self.startup_deadline = None;
         self.status("needs_auth", Some(message));
@@ -247,10 +270,12 @@ impl SessionTask {
         }
         self.startup_deadline = None;
         self.status("ready", None);
+        self.opening_ended(true);
         self.flush_queued();
     }
 
     pub(super) fn startup_failed(&mut self, why: &str) {
+        self.opening_ended(false);
         self.startup_deadline = None;
         self.banner("error", why.to_string());
         self.status("no_agent", Some(why.to_string()));
@@ -279,6 +304,7 @@ impl SessionTask {
             agent.host.shutdown().await;
         }
         self.startup.reset();
+        self.opening_ended(false);
         self.startup_deadline = None;
         self.v1_turn_running = false;
         let keys: Vec<String> = self.agent_requests.drain().map(|(k, _)| k).collect();

@@ -112,6 +112,7 @@ impl SessionTask {
             processes: 0,
             startup,
             queued: VecDeque::new(),
+            opening_waiters: Vec::new(),
             v1_turn_running: false,
             queued_targets: HashMap::new(),
             send_next: None,
@@ -547,6 +548,7 @@ impl SessionTask {
             Command::AgentInfo(reply) => {
                 let _ = reply.send(self.agent_info());
             }
+            Command::WhenAgentSessionOpen(reply) => self.when_agent_session_open(reply),
             Command::Stop(done) => {
                 let _ = done.send(());
             }

@@ -120,6 +120,9 @@ pub(crate) enum Command {
     },
     /// What the agent offers and how the session is set up.
     AgentInfo(oneshot::Sender<Value>),
+    /// Answered when the agent session is open (true) or cannot open now (false): at once when
+    /// it is open, or when no agent is starting.
+    WhenAgentSessionOpen(oneshot::Sender<bool>),
     Stop(oneshot::Sender<()>),
     /// Another replica queued commands for this session in the database (see
     /// [`crate::replica`]): taken when this replica runs the session.
@@ -263,6 +266,10 @@ pub(crate) struct SessionTask {
     pub(super) startup: Startup,
     /// Prompts waiting for the agent to be ready.
     pub(super) queued: VecDeque<QueuedPrompt>,
+    /// Who waits for the agent session to open (an `/acp` `session/new` answered with the
+    /// agent's modes and options): true when it opened, false when it cannot yet (the start
+    /// failed, the agent wants a sign-in, the agent exited).
+    pub(super) opening_waiters: Vec<oneshot::Sender<bool>>,
     pub(super) v1_turn_running: bool,
     /// Where the answers of the `/acp` prompts held in the log's queue go, by item id (lost
     /// with this process: a restart sends such an item with its answer in the log only).

@@ -233,6 +233,13 @@ async fn run(state: Gateway, conn: Arc<Conn>, mut socket: WebSocket) {
                 if !sent || !flush(&mut socket).await { break }
             }
             Some(first) = sessions.next(), if !sessions.is_empty() => {
+                // Connection messages queued first go first: a `session/new` answer is queued
+                // before its session's stream may send.
+                let mut sent = true;
+                while sent && let Ok((_, text)) = outbox.try_recv() {
+                    sent = feed(&mut socket, &text).await;
+                }
+                if !sent { break }
                 // What the sessions have ready goes out in the same write.
                 let mut items = vec![first];
                 while items.len() < FRAMES_PER_WRITE

@@ -62,6 +62,7 @@ mod remote_errors;
 mod remote_http;
 mod remote_limits;
 mod remote_resume;
+mod remote_setup;
 
 // Several replicas on one PostgreSQL database (issue 17).
 mod replicas;

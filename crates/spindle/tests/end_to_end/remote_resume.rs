@@ -193,6 +193,11 @@ fn next_within(ws: &mut AcpWs, deadline: Instant, what: &str) -> Value {
     }
 }
 
+/// Reads a WebSocket peer's messages until one satisfies `check`, within `deadline`.
+fn next_until(ws: &mut AcpWs, deadline: Instant, what: &str, check: impl Fn(&Value) -> bool) {
+    while !check(&next_within(ws, deadline, what)) {}
+}
+
 /// A session update of the turn itself (not the prompt's echo, which the sender is not sent).
 fn is_turn_update(m: &Value) -> bool {
     let kind = &m["params"]["update"]["sessionUpdate"];
@@ -203,7 +208,7 @@ fn is_turn_update(m: &Value) -> bool {
 
 /// A v1 peer cut mid-turn reconnects with `resumeFrom` and `previousConnectionId`: the rest of
 /// the turn and the prompt's answer (under its original id) come on the new socket.
-fn websocket_peer_resumes(serve_args: &[&str], prompt_text: &str) {
+fn websocket_peer_resumes(serve_args: &[&str], prompt_text: &str, greets: bool) {
     let dir = temp_dir("remote-ws-resume");
     let served = Served::start(&dir.join("db.sqlite"), serve_args, 2);
     let deadline = Instant::now() + PATIENCE;
@@ -214,6 +219,13 @@ fn websocket_peer_resumes(serve_args: &[&str], prompt_text: &str) {
         .as_str()
         .unwrap()
         .to_string();
+    if greets {
+        // A v2 agent greets its new session (background work, no turn) right after answering
+        // it, which `session/new` waited for: the peer takes the greeting before the turn.
+        next_until(&mut ws, deadline, "the greeting", |m| {
+            m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+        });
+    }
     // An observer reads the same turn without interruption: the reference.
     let (mut observer, _) = AcpWs::connect(&served, &[]);
     let attach = json!({ "sessionId": session, "role": "observer", "historyPolicy": "none" });
@@ -295,11 +307,11 @@ fn websocket_peer_resumes(serve_args: &[&str], prompt_text: &str) {
 #[test]
 fn remote_resume_a_websocket_peer_resumes_with_resume_from() {
     // The agent speaks v1, as the peer does.
-    websocket_peer_resumes(&["--protocol", "1"], "/scenario refine");
+    websocket_peer_resumes(&["--protocol", "1"], "/scenario refine", false);
 }
 
 #[test]
 fn remote_resume_a_v1_websocket_peer_of_a_v2_agent_resumes_with_resume_from() {
     // The default serve: the peer gets the v2 session translated, and the v1 answer at the end.
-    websocket_peer_resumes(&[], "/scenario plain");
+    websocket_peer_resumes(&[], "/scenario plain", true);
 }

@@ -328,8 +328,13 @@ pub struct AcpWs {
 }
 
 impl AcpWs {
-    /// Upgrades `GET /acp` and sends `initialize`; returns the socket and the answer.
+    /// Upgrades `GET /acp` and sends a v1 `initialize`; returns the socket and the answer.
     pub fn connect(served: &Served, opt_in: &[&str]) -> (AcpWs, Value) {
+        AcpWs::connect_with(served, initialize_params(opt_in))
+    }
+
+    /// [`AcpWs::connect`] with these `initialize` params (another protocol version).
+    pub fn connect_with(served: &Served, params: Value) -> (AcpWs, Value) {
         let stream = TcpStream::connect(served.addr).unwrap();
         stream.set_read_timeout(Some(PATIENCE)).unwrap();
         let url = format!("ws://{}/acp", served.host());
@@ -345,7 +350,7 @@ impl AcpWs {
             connection,
             next_id: 1,
         };
-        let id = ws.send_request("initialize", initialize_params(opt_in));
+        let id = ws.send_request("initialize", params);
         let answer = ws.response(id);
         (ws, answer)
     }
