@@ -70,6 +70,10 @@ pub struct AgentSettings {
     /// How long the agent may take to answer `initialize` and open its session before the
     /// waiting prompts fail and the agent is stopped.
     pub startup_timeout: std::time::Duration,
+    /// How long an open agent may go without a line either way or terminal output, with no
+    /// turn, queued prompt, question or request open, before it is stopped; the next prompt
+    /// starts it again and it continues its agent session, as after a restart. `None`: never.
+    pub idle_stop: Option<std::time::Duration>,
     /// What the agent may do with files under the session's working directory (`--fs`).
     pub fs: spindle_host::FsPolicy,
     /// Whether the agent may run commands in terminals (`--terminals`).
@@ -594,6 +598,7 @@ mod tests {
             protocol_version,
             cwd: "/work".into(),
             startup_timeout: std::time::Duration::from_secs(1),
+            idle_stop: None,
             fs: spindle_host::FsPolicy::Off,
             terminals: false,
             remote: None,

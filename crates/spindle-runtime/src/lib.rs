@@ -32,6 +32,7 @@
 //!         protocol_version: 1,
 //!         cwd: std::env::current_dir()?,
 //!         startup_timeout: std::time::Duration::from_secs(30),
+//!         idle_stop: None,
 //!         fs: spindle_runtime::FsPolicy::Ask,
 //!         terminals: true,
 //!         remote: None,

@@ -130,6 +130,7 @@ fn server() {
                 protocol_version: 1,
                 cwd: std::env::temp_dir(),
                 startup_timeout: Duration::from_secs(30),
+                idle_stop: None,
                 fs: spindle_web::FsPolicy::Off,
                 terminals: false,
                 remote: None,

@@ -27,6 +27,7 @@
 //!         protocol_version: 2,
 //!         cwd: std::env::current_dir()?,
 //!         startup_timeout: std::time::Duration::from_secs(30),
+//!         idle_stop: None,
 //!         fs: spindle_web::FsPolicy::Ask,
 //!         terminals: true,
 //!         remote: None,

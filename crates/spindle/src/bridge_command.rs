@@ -40,6 +40,11 @@ pub struct BridgeArgs {
     /// non-loopback address; also read from SPINDLE_TOKEN).
     #[arg(long, requires = "listen")]
     pub token: Option<String>,
+    /// With --listen: seconds a session's agent may stay idle (no line either way, nothing
+    /// open) before it is stopped; the next prompt starts it again and continues the session.
+    /// 0: never.
+    #[arg(long, requires = "listen", value_name = "SECS", default_value_t = crate::serve_command::DEFAULT_AGENT_IDLE_STOP)]
+    pub agent_idle_stop: u64,
     /// The agent command line.
     #[arg(last = true, required = true, value_name = "AGENT_CMD")]
     pub agent: Vec<String>,
@@ -109,6 +114,7 @@ fn listen(address: std::net::SocketAddr, args: BridgeArgs) -> anyhow::Result<u8>
             protocol_version: u64::from(args.agent_protocol.unwrap_or(2)),
             cwd: std::env::current_dir().context("no current directory")?,
             startup_timeout: std::time::Duration::from_secs(30),
+            idle_stop: crate::serve_command::idle_stop(args.agent_idle_stop),
             fs: spindle_web::FsPolicy::Off,
             terminals: false,
             remote: None,

@@ -67,6 +67,10 @@ pub struct ServeArgs {
     /// Seconds the agent may take to answer initialize and open a session.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     agent_startup_timeout: u64,
+    /// Seconds a session's agent may stay idle (no line either way, nothing open) before it is
+    /// stopped; the next prompt starts it again and continues the session. 0: never.
+    #[arg(long, default_value_t = DEFAULT_AGENT_IDLE_STOP, value_name = "SECS")]
+    agent_idle_stop: u64,
     /// Use the remote agent behind this ACP endpoint (`/acp` of the RFD "Streamable HTTP &
     /// WebSocket transport": `http(s)://HOST:PORT/acp` or `ws(s)://...`) instead of an agent
     /// command; every session opens its own connection. Its token, if it needs one, is read
@@ -183,6 +187,7 @@ pub fn run(args: ServeArgs, default_agent: impl FnOnce() -> Vec<OsString>) -> an
             protocol_version: args.protocol,
             cwd,
             startup_timeout: std::time::Duration::from_secs(args.agent_startup_timeout.max(1)),
+            idle_stop: idle_stop(args.agent_idle_stop),
             fs: args.fs,
             terminals: args.terminals,
             remote: args.agent_url.map(|url| {
@@ -320,4 +325,12 @@ async fn shutdown_signal() {
     {
         let _ = interrupt.await;
     }
+}
+
+/// `--agent-idle-stop`'s default: half an hour.
+pub(crate) const DEFAULT_AGENT_IDLE_STOP: u64 = 30 * 60;
+
+/// `--agent-idle-stop SECS` (0: never).
+pub(crate) fn idle_stop(secs: u64) -> Option<std::time::Duration> {
+    (secs > 0).then(|| std::time::Duration::from_secs(secs))
 }

@@ -247,7 +247,7 @@ impl SessionTask {
     }
 
     /// The agent session opened (true) or cannot open now (false): tells who waits.
-    fn opening_ended(&mut self, opened: bool) {
+    pub(super) fn opening_ended(&mut self, opened: bool) {
         for waiter in self.opening_waiters.drain(..) {
             let _ = waiter.send(opened);
         }

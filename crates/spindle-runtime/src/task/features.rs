@@ -297,16 +297,20 @@ impl SessionTask {
         let core = lock(&self.core);
         let facts = core.session_facts();
         let info = &core.engine.transcript().session_info;
-        let status = core
-            .fact(PageFact::Status)
+        let status_op = core.fact(PageFact::Status);
+        let status = status_op
             .and_then(|op| op.get("status").cloned())
             .unwrap_or_else(|| json!("no_agent"));
+        let status_message = status_op
+            .and_then(|op| op.get("message").cloned())
+            .unwrap_or(Value::Null);
         let prompt = init.map(InitializeOutcome::prompt_capabilities);
         let features = init
             .map(InitializeOutcome::session_features)
             .unwrap_or_default();
         json!({
             "status": status,
+            "statusMessage": status_message,
             "agent": self.settings.describe_session(self.recorded_agent.as_ref()),
             "protocol": init.map(|i| i.protocol_version),
             "agentInfo": init.and_then(|i| serde_json::from_str::<Value>(i.agent_info.as_ref()?.get()).ok()),

@@ -16,6 +16,7 @@ mod elicitation;
 mod features;
 mod forward;
 mod host;
+mod idle;
 mod lease;
 mod lifecycle;
 mod queue;
@@ -67,6 +68,8 @@ enum Input {
     Host(HostEvent),
     /// A checkpoint job ended (`checkpoint.rs`).
     Checkpoint(state::CheckpointDone),
+    /// The agent went without activity for `AgentSettings::idle_stop` (`idle.rs`).
+    Idle,
 }
 
 /// How often a session with unsaved lines tries to write them again.
@@ -127,6 +130,7 @@ impl SessionTask {
             titled: false,
             agent_title: None,
             startup_deadline: None,
+            last_agent_activity: tokio::time::Instant::now(),
             replica,
             lease: None,
             lease_wait: None,
@@ -155,6 +159,7 @@ impl SessionTask {
                 let core = lock(&self.core);
                 (core.has_backlog(), core.backlog_full())
             };
+            let idle_deadline = self.idle_deadline();
             let input = match &mut self.agent {
                 Some(agent) => tokio::select! {
                     command = commands.recv() => match command {
@@ -162,6 +167,7 @@ impl SessionTask {
                         None => break,
                     },
                     () = startup_timer(self.startup_deadline) => Input::StartupTimeout,
+                    () = startup_timer(idle_deadline) => Input::Idle,
                     () = storage_retry_timer(backlog) => Input::RetryStorage,
                     () = written.answered() => Input::Committed,
                     why = lease_lost(&mut self.lease) => Input::LeaseLost(why),
@@ -208,6 +214,7 @@ impl SessionTask {
                 }
                 Input::Command(command) => self.command(command),
                 Input::Agent(events) => {
+                    self.agent_active();
                     self.agent_events(events).await;
                     // A streaming agent's next lines are ready at once: let the tasks this
                     // batch woke (SSE writers queued on this worker) run before the next one.
@@ -223,7 +230,11 @@ impl SessionTask {
                 Input::LeaseLost(why) => self.lease_lost(&why).await,
                 Input::RetryLease => self.start_agent(),
                 Input::HostDone(done) => self.host_done(done),
-                Input::Host(event) => self.host_event(event),
+                Input::Host(event) => {
+                    self.agent_active();
+                    self.host_event(event);
+                }
+                Input::Idle => self.stop_idle_agent().await,
                 Input::Checkpoint(done) => self.checkpoint_done(done),
                 Input::StartupTimeout => {
                     let timeout = self.settings.startup_timeout;
@@ -267,6 +278,9 @@ impl SessionTask {
         let outgoing = agent.client.take_outgoing();
         let events = agent.client.take_events();
         let completions = agent.client.take_completions();
+        if !outgoing.is_empty() {
+            self.last_agent_activity = tokio::time::Instant::now();
+        }
         if !outgoing.is_empty() || !notes.is_empty() {
             let lines: Vec<String> = outgoing.iter().map(|m| m.to_json()).collect();
             let mut batch: Vec<(Direction, String)> = lines

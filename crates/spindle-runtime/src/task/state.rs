@@ -299,6 +299,8 @@ pub(crate) struct SessionTask {
     /// The agent's title (`session_info_update`) last written to the store as the session's.
     pub(super) agent_title: Option<String>,
     pub(super) startup_deadline: Option<tokio::time::Instant>,
+    /// The last line between the session and its agent, or terminal output (`idle.rs`).
+    pub(super) last_agent_activity: tokio::time::Instant,
     /// This replica, and the session's lease while the agent runs here.
     pub(super) replica: Arc<Replica>,
     pub(super) lease: Option<LeaseHold>,

@@ -44,6 +44,7 @@ mod serve_faults;
 mod serve_features;
 mod serve_host_security;
 mod serve_http;
+mod serve_idle;
 mod serve_markdown;
 mod serve_mcp;
 mod serve_queue;
