@@ -6,12 +6,12 @@
 # and WebSocket, and over stdio for the reference.
 #
 #   bench/remote.sh            # release build; N = 10^3, 10^4, 10^5; 200 latency turns on the used
-#                              # gateway and on fresh ones; writes its section of BENCHMARKS.md
-#                              # (between the bench/remote.sh markers)
+#                              # gateway and on fresh ones, 50 after a 10^5-update turn; writes its
+#                              # section of BENCHMARKS.md (between the bench/remote.sh markers)
 #   bench/remote.sh --before BIN   # also main's binary (its gateway and chat), for before/after rows
 #   bench/remote.sh --quick    # debug build, N = 10^3, 20 turns, report to stdout only
 # Extra options go to bench/remote_bench.py (--gateway bridge|serve, --sizes, --reps, --turns,
-# --used-gateway, --before).
+# --used-gateway, --after-big, --before).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -31,7 +31,7 @@ if [[ $QUICK -eq 1 ]]; then
   BIN=$TARGET_DIR/debug
   "${PYTHON:-python3}" bench/remote_bench.py --spindle "$BIN/spindle" \
     --sdk-server "$BIN/sdk-http-stdio-server" --sdk-client "$BIN/sdk-bench-client" \
-    --sizes 1000 --reps 1 --turns 20 --sdk-multi-thread --out "$TMP/remote.md" "${ARGS[@]+"${ARGS[@]}"}"
+    --sizes 1000 --reps 1 --turns 20 --after-big 1000 --sdk-multi-thread --out "$TMP/remote.md" "${ARGS[@]+"${ARGS[@]}"}"
   cat "$TMP/remote.md"
   exit 0
 fi

@@ -117,8 +117,9 @@ def run_once(cmd, what):
     return elapsed, out.stdout
 
 
-def latency(cmd, what, turns):
-    """Seconds per turn of a piped chat session: prompt written -> end of turn read."""
+def latency(cmd, what, turns, first=None):
+    """Seconds per turn of a piped chat session: prompt written -> end of turn read. The first
+    turn (`first`, else a short one) is not counted: it also opens the streams."""
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, bufsize=0)
     samples = []
@@ -126,7 +127,8 @@ def latency(cmd, what, turns):
     try:
         for i in range(turns + 1):
             start = time.perf_counter()
-            proc.stdin.write(b"turn %d\n" % i)
+            prompt = first.encode() if first and i == 0 else b"turn %d" % i
+            proc.stdin.write(prompt + b"\n")
             proc.stdin.flush()
             while b"\n[end_turn" not in buf:
                 ready, _, _ = select.select([proc.stdout], [], [], 60)
@@ -138,7 +140,7 @@ def latency(cmd, what, turns):
                 buf += chunk
             elapsed = time.perf_counter() - start
             buf = buf.split(b"\n[end_turn", 1)[1].split(b"\n", 1)[-1]
-            if i > 0:  # the first turn also opens the streams
+            if i > 0:
                 samples.append(elapsed)
     finally:
         proc.stdin.close()
@@ -175,6 +177,10 @@ def main():
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--reps", type=int, default=4)
     ap.add_argument("--turns", type=int, default=200)
+    ap.add_argument("--after-big", type=int, default=100000,
+                    help="also the latency of short turns in a session whose first turn was "
+                         "`/stream N mixed` (a session's size must not slow its next turns); "
+                         "0: not measured")
     ap.add_argument("--used-gateway", action="store_true",
                     help="also measure the turn latency on Spindle's gateway that served the "
                          "throughput runs, before the fresh gateway's (WebSocket first)")
@@ -299,6 +305,17 @@ def main():
                     cmd = cmd[:cmd.index("--prompt")]
                     rows.append((server_label[s], TRANSPORT_NAMES[t],
                                  latency(cmd, "latency %s %s %s" % (b, s, t), args.turns)))
+            if args.after_big:
+                # A session that holds a long turn: what each short turn after it costs.
+                first = "/stream %d mixed" % args.after_big
+                for s in (b, "official"):
+                    for t in ("http", "ws"):
+                        cmd = client_cmd(("chat", binary), t, servers[s], None, agent)
+                        cmd = cmd[:cmd.index("--prompt")]
+                        rows.append((server_label[s] + ", after a {:,}-update turn".format(
+                            args.after_big), TRANSPORT_NAMES[t],
+                            latency(cmd, "latency %s %s %s after %s" % (b, s, t, first),
+                                    min(args.turns, 50), first)))
             for t in ("ws", "http"):
                 if (b, t) in used:
                     rows.append((server_label[b] + ", used (%s)" % (

@@ -149,4 +149,4 @@ pub use model::{
 pub use model::{Diagnostic, EntryView};
 pub use ops::{Applied, RenderOp, coalesce_render_ops};
 pub use replay::{TurnReply, recording_line_received, recording_line_sent, replay_recording};
-pub use replay_cache::{Materialized, ReplayCache};
+pub use replay_cache::{ListPart, Materialized, ReplayCache};

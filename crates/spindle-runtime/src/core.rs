@@ -304,8 +304,9 @@ impl SessionCore {
             Step::Saved => self.save_in_flight = false,
             Step::SaveFailed(error) => {
                 self.save_in_flight = false;
-                // The replies it carried were not stored: the next save carries them all.
-                self.replay_cache.forget_turns();
+                // The items and replies it carried were not stored: the next save carries them
+                // all.
+                self.replay_cache.forget_saved();
                 tracing::error!(session = self.session, "transcript not saved: {error}");
                 self.save_again = true;
             }
@@ -507,9 +508,17 @@ impl SessionCore {
         self.save_again = false;
         self.ledger.other_job();
         self.save_in_flight = true;
+        let list = |part: spindle_engine::ListPart| spindle_store::ListSave {
+            at: part.at,
+            count: part.count,
+            changed: part.changed,
+        };
         let save = Save {
             upto,
-            replay: materialized.replay,
+            replay: spindle_store::ReplaySave {
+                shell: materialized.shell,
+                lists: vec![list(materialized.entries), list(materialized.turn_list)],
+            },
             replies: materialized
                 .changed_replies
                 .into_iter()

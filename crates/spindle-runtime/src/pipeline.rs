@@ -42,7 +42,8 @@ pub(crate) enum Job {
 #[derive(Debug)]
 pub(crate) struct Save {
     pub(crate) upto: i64,
-    pub(crate) replay: String,
+    /// The replay JSON in parts: its shell and the entries and turns that changed.
+    pub(crate) replay: spindle_store::ReplaySave,
     /// The replies that changed since the last save (all of them after a failed one).
     pub(crate) replies: Vec<StoredReply>,
     /// How many turns there are.

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, params};
 use spindle_store::migrations::SQLITE;
-use spindle_store::{SqliteStore, Store, StoredReply};
+use spindle_store::{ReplaySave, SqliteStore, Store, StoredReply};
 
 const BIG: usize = 2_435_323;
 const TURNS: i64 = 30;
@@ -145,7 +145,7 @@ fn main() {
     let store = SqliteStore::open(&path).unwrap();
     let samples = measure(&store, |id, all| {
         store
-            .save_materialized(id, 0, "{}", all, all.len() as i64)
+            .save_materialized(id, 0, &ReplaySave::whole("{}"), all, all.len() as i64)
             .unwrap()
     });
     report(

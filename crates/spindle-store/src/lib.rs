@@ -28,6 +28,7 @@ mod listen;
 mod location;
 pub mod migrations;
 mod postgres;
+mod replay_save;
 mod sqlite;
 mod store;
 #[cfg(feature = "test-server")]
@@ -39,6 +40,7 @@ use std::sync::Arc;
 pub use listen::LogChange;
 pub use location::Location;
 pub use postgres::PostgresStore;
+pub use replay_save::{ListSave, ReplaySave};
 pub use sqlite::SqliteStore;
 pub use store::Store;
 pub use types::{

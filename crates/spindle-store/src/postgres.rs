@@ -22,6 +22,7 @@ use tokio_postgres::NoTls;
 
 mod convert;
 mod leases;
+mod transcripts;
 mod wire_batches;
 mod wire_pages;
 
@@ -33,6 +34,7 @@ use convert::{
 
 use crate::listen::{self, LogChange};
 use crate::migrations;
+use crate::replay_save::ReplaySave;
 use crate::store::Store;
 use crate::types::{
     Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
@@ -541,11 +543,11 @@ impl Store for PostgresStore {
         &self,
         session: i64,
         upto_seq: i64,
-        replay_json: &str,
+        replay: &ReplaySave,
         replies: &[StoredReply],
         turn_count: i64,
     ) -> Result<(), StoreError> {
-        let replay = display_text(replay_json).into_owned();
+        let replay = replay.clone();
         let turns: Vec<i64> = replies.iter().map(|r| r.turn).collect();
         let texts: Vec<String> = replies
             .iter()
@@ -564,15 +566,7 @@ impl Store for PostgresStore {
             let write = pg(StoreError::Write);
             let mut client = pool.get().await.map_err(self::pool(StoreError::Write))?;
             let tx = client.transaction().await.map_err(&write)?;
-            tx.execute(
-                "INSERT INTO transcripts(session_id, upto_seq, replay_json, updated_at)
-                 VALUES($1, $2, $3, $4)
-                 ON CONFLICT(session_id) DO UPDATE SET upto_seq = excluded.upto_seq,
-                     replay_json = excluded.replay_json, updated_at = excluded.updated_at",
-                &[&session, &upto_seq, &replay, &now_ms()],
-            )
-            .await
-            .map_err(&write)?;
+            transcripts::save(&tx, session, upto_seq, &replay, now_ms()).await?;
             // Only the turns given are written, and of them only those that changed (an
             // unchanged reply gets no new row version); the turns that are gone are deleted.
             tx.execute(
@@ -624,14 +618,7 @@ impl Store for PostgresStore {
     fn transcript(&self, session: i64) -> Result<Option<String>, StoreError> {
         self.run(StoreError::Read, move |pool| async move {
             let client = pool.get().await.map_err(self::pool(StoreError::Read))?;
-            let row = client
-                .query_opt(
-                    "SELECT replay_json FROM transcripts WHERE session_id = $1",
-                    &[&session],
-                )
-                .await
-                .map_err(pg(StoreError::Read))?;
-            Ok(row.map(|row| row.get(0)))
+            transcripts::read(&client, session).await
         })
     }
 

@@ -20,12 +20,14 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 mod checkpointer;
 mod convert;
 mod leases;
+mod transcripts;
 mod wire_batches;
 
 use checkpointer::Checkpointer;
 use convert::{read_error, write_error};
 
 use crate::migrations::{self, Migration};
+use crate::replay_save::ReplaySave;
 use crate::store::Store;
 use crate::types::{
     Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
@@ -459,21 +461,14 @@ impl Store for SqliteStore {
         &self,
         session: i64,
         upto_seq: i64,
-        replay_json: &str,
+        replay: &ReplaySave,
         replies: &[StoredReply],
         turns: i64,
     ) -> Result<(), StoreError> {
         let now = now_ms();
         let mut writer = lock(&self.writer);
         let tx = writer.transaction().map_err(write_error)?;
-        tx.execute(
-            "INSERT INTO transcripts(session_id, upto_seq, replay_json, updated_at)
-             VALUES(?1, ?2, ?3, ?4)
-             ON CONFLICT(session_id) DO UPDATE SET upto_seq = excluded.upto_seq,
-                 replay_json = excluded.replay_json, updated_at = excluded.updated_at",
-            params![session, upto_seq, replay_json, now],
-        )
-        .map_err(write_error)?;
+        transcripts::save(&tx, session, upto_seq, replay, now)?;
         // Only the turns given are written, and of them only those that changed: a reply saved
         // before and unchanged is neither rewritten nor moved (its row and its index entry stay).
         tx.prepare_cached("DELETE FROM replies WHERE session_id = ?1 AND turn > ?2")
@@ -530,14 +525,7 @@ impl Store for SqliteStore {
     }
 
     fn transcript(&self, session: i64) -> Result<Option<String>, StoreError> {
-        lock(&self.reader)
-            .query_row(
-                "SELECT replay_json FROM transcripts WHERE session_id = ?1",
-                params![session],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(read_error)
+        transcripts::read(&lock(&self.reader), session)
     }
 
     fn claim_lease(

@@ -1,16 +1,18 @@
 //! The interface both stores implement.
 
 use crate::listen::LogChange;
+use crate::replay_save::ReplaySave;
 use crate::types::{
     Direction, Lease, LeaseSurvey, LoggedLine, SessionAgent, SessionSetup, StoreError, StoredReply,
     StoredSession, TakenCommand, TitleSource, WirePage, WireWindow,
 };
 
 /// The tables whose rows belong to one session (`session_id`), deleted with it.
-pub(crate) const SESSION_TABLES: [&str; 6] = [
+pub(crate) const SESSION_TABLES: [&str; 7] = [
     "commands",
     "session_leases",
     "replies",
+    "transcript_items",
     "transcripts",
     "wire_log",
     "wire_batches",
@@ -118,15 +120,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         limit: usize,
     ) -> Result<WirePage, StoreError>;
 
-    /// Stores the materialized transcript (the log read up to `upto_seq`), replacing the
-    /// previous one, and the replies of the turns in `replies` (new or changed since the last
+    /// Stores the materialized transcript (the log read up to `upto_seq`): its shell replacing
+    /// the previous one, and of its lists the items that changed (a whole text replaces every
+    /// item; see `replay_save.rs`); and the replies of the turns in `replies` (new or changed since the last
     /// save; the others stay as stored), in one transaction. The session has `turns` turns:
     /// rows of later turns are deleted. A reply equal to its row is not written again.
     fn save_materialized(
         &self,
         session: i64,
         upto_seq: i64,
-        replay_json: &str,
+        replay: &ReplaySave,
         replies: &[StoredReply],
         turns: i64,
     ) -> Result<(), StoreError>;

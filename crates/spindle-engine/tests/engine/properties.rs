@@ -296,11 +296,12 @@ proptest! {
         prop_assert_eq!(json, batch.replay_json());
     }
 
-    // A save with the cache of the last one ([`ReplayCache`]) writes the whole replay JSON, and
+    // A save with the cache of the last one ([`ReplayCache`]) hands over the shell and the
+    // changed items: a store that keeps the items by position holds the whole replay JSON, and
     // the replies it reports (the changed ones) keep a store's rows equal to every turn's reply,
-    // also after a save that failed (then the next reports them all).
+    // also after a save that failed (then the next hands over every item and reply).
     #[test]
-    fn cached_saves_write_the_whole_replay_json_and_report_every_changed_reply(
+    fn cached_saves_keep_a_store_of_items_equal_to_the_replay_json_and_report_every_changed_reply(
         config in config_strategy(),
         lines in prop::collection::vec(line_strategy(), 0..40),
         saves in prop::collection::vec(0u8..4, 40),
@@ -308,6 +309,7 @@ proptest! {
         let mut engine = TranscriptEngine::new(config);
         let mut cache = ReplayCache::default();
         let mut stored: BTreeMap<u32, TurnReply> = BTreeMap::new();
+        let mut items: [Vec<String>; 2] = [Vec::new(), Vec::new()];
         for (n, line) in lines.iter().enumerate() {
             engine.apply_recorded_line(line);
             let last = n + 1 == lines.len();
@@ -315,11 +317,18 @@ proptest! {
                 continue;
             }
             let saved = cache.materialize(&engine);
-            prop_assert_eq!(&saved.replay, &engine.replay_json().to_string());
             if saves[n] == 1 && !last {
-                cache.forget_turns(); // the save failed: the store kept what it had
+                cache.forget_saved(); // the save failed: the store kept what it had
                 continue;
             }
+            for (list, part) in items.iter_mut().zip([&saved.entries, &saved.turn_list]) {
+                list.resize(part.count, String::new());
+                for (position, json) in &part.changed {
+                    list[*position] = json.clone();
+                }
+            }
+            let whole = stored_text(&saved, &items);
+            prop_assert_eq!(whole, engine.replay_json().to_string());
             for reply in saved.changed_replies {
                 stored.insert(reply.turn, reply);
             }
@@ -462,4 +471,18 @@ proptest! {
         prop_assert_eq!(agent_text(&whole), text.clone());
         prop_assert_eq!(split.final_reply(), whole.final_reply());
     }
+}
+
+/// The text a store of items holds: the shell with each list's items, joined by commas, at its
+/// offset (`spindle-store`'s `replay_save.rs` reads it back the same way).
+fn stored_text(saved: &spindle_engine::Materialized, items: &[Vec<String>; 2]) -> String {
+    let mut text = String::new();
+    let mut from = 0;
+    for (part, list) in [&saved.entries, &saved.turn_list].into_iter().zip(items) {
+        text.push_str(&saved.shell[from..part.at]);
+        text.push_str(&list.join(","));
+        from = part.at;
+    }
+    text.push_str(&saved.shell[from..]);
+    text
 }

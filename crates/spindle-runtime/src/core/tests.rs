@@ -265,7 +265,7 @@ fn a_save_is_not_built_while_another_is_in_flight_and_the_due_one_follows_its_an
 }
 
 #[test]
-fn after_a_failed_save_the_next_one_carries_every_reply() {
+fn after_a_failed_save_the_next_one_carries_every_reply_and_every_entry() {
     let path = temp_db();
     let (session, mut core) = core_on_a_read_only_disk(&path);
     let end = |id: &str| {
@@ -296,6 +296,11 @@ fn after_a_failed_save_the_next_one_carries_every_reply() {
     assert_eq!(
         stored,
         vec![(1, "Hello".to_string(), true), (2, String::new(), false)]
+    );
+    // And every entry: the stored transcript, assembled from its pieces, is the engine's.
+    assert_eq!(
+        writable.transcript(session).unwrap(),
+        Some(core.engine.replay_json().to_string())
     );
 }
 

@@ -37,7 +37,7 @@ impl LogSink for Recording {
     fn save_materialized(&self, _session: i64, save: &Save) -> Result<(), StoreError> {
         self.calls
             .borrow_mut()
-            .push(format!("save upto {}: {}", save.upto, save.replay));
+            .push(format!("save upto {}: {}", save.upto, save.replay.shell));
         Ok(())
     }
 }
@@ -56,7 +56,7 @@ fn lines(first_seq: i64, texts: &[&str]) -> Job {
 fn save(upto: i64) -> Job {
     Job::Save(Box::new(Save {
         upto,
-        replay: format!("transcript@{upto}"),
+        replay: spindle_store::ReplaySave::whole(format!("transcript@{upto}")),
         replies: Vec::new(),
         turns: 0,
     }))

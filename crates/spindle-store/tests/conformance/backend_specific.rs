@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spindle_store::migrations::LATEST;
-use spindle_store::{Direction, Location, Store, StoreError};
+use spindle_store::{Direction, Location, ReplaySave, Store, StoreError};
 
 use crate::{Backend, pg_server};
 
@@ -340,7 +340,7 @@ fn postgres_a_batch_is_one_row_with_its_lines_compressed_by_lz4() {
         .save_materialized(
             id,
             3001,
-            &format!("{{\"text\":\"{long}\"}}"),
+            &ReplaySave::whole(format!("{{\"text\":\"{long}\"}}")),
             &[crate::cases::reply(1, &long, true, None)],
             1,
         )

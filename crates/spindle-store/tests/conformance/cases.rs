@@ -3,13 +3,16 @@
 use std::sync::Arc;
 
 use spindle_store::migrations::{self, LATEST};
-use spindle_store::{Direction, LoggedLine, SessionAgent, Store, StoreError, StoredReply};
+use spindle_store::{
+    Direction, LoggedLine, ReplaySave, SessionAgent, Store, StoreError, StoredReply,
+};
 
 use crate::Backend;
 pub use crate::commands::*;
 pub use crate::leases::*;
 pub use crate::rename_delete::*;
 pub use crate::replies::*;
+pub use crate::transcripts::*;
 pub use crate::wire_pages::*;
 
 fn logged(store: &dyn Store, session: i64) -> Vec<(i64, Direction, String)> {
@@ -250,7 +253,7 @@ pub fn the_transcript_is_replaced_whole_and_replies_after_the_turn_count_go(back
         .save_materialized(
             id,
             5,
-            "{\"v\":1}",
+            &ReplaySave::whole("{\"v\":1}"),
             &[
                 reply(1, "a", true, Some("end_turn")),
                 reply(2, "b", false, None),
@@ -262,7 +265,7 @@ pub fn the_transcript_is_replaced_whole_and_replies_after_the_turn_count_go(back
         .save_materialized(
             other,
             1,
-            "{\"other\":true}",
+            &ReplaySave::whole("{\"other\":true}"),
             &[reply(1, "o", true, None)],
             1,
         )
@@ -278,7 +281,7 @@ pub fn the_transcript_is_replaced_whole_and_replies_after_the_turn_count_go(back
         .save_materialized(
             id,
             9,
-            "{\"v\":2}",
+            &ReplaySave::whole("{\"v\":2}"),
             &[reply(1, "a", true, Some("cancelled"))],
             1,
         )
@@ -295,7 +298,9 @@ pub fn the_transcript_is_replaced_whole_and_replies_after_the_turn_count_go(back
         9
     );
     // No turns: none of their replies stay.
-    store.save_materialized(id, 10, "{}", &[], 0).unwrap();
+    store
+        .save_materialized(id, 10, &ReplaySave::whole("{}"), &[], 0)
+        .unwrap();
     assert!(store.replies(id).unwrap().is_empty());
     assert_eq!(store.replies(other).unwrap().len(), 1);
 }
@@ -305,7 +310,13 @@ pub fn display_texts_hold_no_nul(backend: &Backend) {
     let id = store.create_session("a\0b \u{1F600}", None).unwrap();
     store.set_agent_session_id(id, "s\0").unwrap();
     store
-        .save_materialized(id, 0, "{}", &[reply(1, "x\0y", true, Some("end\0"))], 1)
+        .save_materialized(
+            id,
+            0,
+            &ReplaySave::whole("{}"),
+            &[reply(1, "x\0y", true, Some("end\0"))],
+            1,
+        )
         .unwrap();
     let session = &store.sessions().unwrap()[0];
     assert_eq!(session.title, "a\u{FFFD}b \u{1F600}");

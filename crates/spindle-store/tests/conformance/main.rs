@@ -9,6 +9,7 @@ mod commands;
 mod leases;
 mod rename_delete;
 mod replies;
+mod transcripts;
 mod wire_pages;
 // The crate's `test-server` module, compiled in here (a package cannot turn on its own feature
 // for its tests).
@@ -185,4 +186,6 @@ conformance!(
     wire_pages_of_many_small_batches_are_slices_of_the_whole_log,
     lines_logged_before_the_batches_are_read_with_new_ones,
     racing_appends_of_one_batch_commit_it_once_and_a_different_one_fails,
+    a_transcript_saved_in_pieces_reads_whole_and_a_save_writes_only_its_changed_items,
+    a_version_10_transcript_is_read_whole_and_its_next_save_is_in_pieces,
 );

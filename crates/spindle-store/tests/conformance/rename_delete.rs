@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use spindle_store::{Direction, LogChange, SessionSetup, StoredReply, TitleSource};
+use spindle_store::{Direction, LogChange, ReplaySave, SessionSetup, StoredReply, TitleSource};
 
 use crate::Backend;
 
@@ -45,7 +45,7 @@ pub fn a_deleted_session_leaves_no_row_and_the_others_stay_whole(backend: &Backe
             stop_reason: Some("end_turn".into()),
         };
         store
-            .save_materialized(session, 2, "{}", &[reply], 1)
+            .save_materialized(session, 2, &ReplaySave::whole("{}"), &[reply], 1)
             .unwrap();
         store
             .claim_lease(session, "replica-a", Duration::from_secs(60))

@@ -1,8 +1,8 @@
 //! Replies and wire lines across migration 5 (rowid tables), and saves that write only the
 //! turns that changed.
 
-use spindle_store::Direction;
 use spindle_store::migrations::{self, LATEST, Migration};
+use spindle_store::{Direction, ReplaySave};
 
 use crate::Backend;
 use crate::cases::reply;
@@ -110,7 +110,13 @@ pub fn a_version_4_database_keeps_its_replies_and_wire_lines(backend: &Backend) 
         .unwrap();
     assert_eq!(store.last_seq(7).unwrap(), 4);
     store
-        .save_materialized(7, 4, "{}", &[reply(2, "second, finished", true, None)], 2)
+        .save_materialized(
+            7,
+            4,
+            &ReplaySave::whole("{}"),
+            &[reply(2, "second, finished", true, None)],
+            2,
+        )
         .unwrap();
     assert_eq!(
         store.replies(7).unwrap(),
@@ -162,25 +168,31 @@ pub fn saving_a_turn_writes_only_the_replies_that_changed(backend: &Backend) {
         reply(1, &long, true, Some("end_turn")),
         reply(2, "two", true, Some("end_turn")),
     ];
-    store.save_materialized(id, 2, "{}", &replies, 2).unwrap();
+    store
+        .save_materialized(id, 2, &ReplaySave::whole("{}"), &replies, 2)
+        .unwrap();
     assert_eq!((writes(backend, 1), writes(backend, 2)), (1, 1));
     // A new turn streams in, saved at every change with its reply alone (what the runtime
     // gives): the earlier turns are not written again.
     replies.push(reply(3, "thr", false, None));
     store
-        .save_materialized(id, 3, "{}", &replies[2..], 3)
+        .save_materialized(id, 3, &ReplaySave::whole("{}"), &replies[2..], 3)
         .unwrap();
     replies[2] = reply(3, "three", false, None);
     store
-        .save_materialized(id, 4, "{}", &replies[2..], 3)
+        .save_materialized(id, 4, &ReplaySave::whole("{}"), &replies[2..], 3)
         .unwrap();
     replies[2] = reply(3, "three", true, Some("end_turn"));
     store
-        .save_materialized(id, 5, "{}", &replies[2..], 3)
+        .save_materialized(id, 5, &ReplaySave::whole("{}"), &replies[2..], 3)
         .unwrap();
     // Saving the same replies again, all of them or none, writes nothing.
-    store.save_materialized(id, 6, "{}", &replies, 3).unwrap();
-    store.save_materialized(id, 6, "{}", &[], 3).unwrap();
+    store
+        .save_materialized(id, 6, &ReplaySave::whole("{}"), &replies, 3)
+        .unwrap();
+    store
+        .save_materialized(id, 6, &ReplaySave::whole("{}"), &[], 3)
+        .unwrap();
     assert_eq!(
         (writes(backend, 1), writes(backend, 2), writes(backend, 3)),
         (1, 1, 3)
@@ -190,7 +202,7 @@ pub fn saving_a_turn_writes_only_the_replies_that_changed(backend: &Backend) {
     // others stay.
     replies[0].stop_reason = Some("cancelled".into());
     store
-        .save_materialized(id, 7, "{}", &replies[..1], 2)
+        .save_materialized(id, 7, &ReplaySave::whole("{}"), &replies[..1], 2)
         .unwrap();
     replies.truncate(2);
     assert_eq!(
