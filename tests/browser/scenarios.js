@@ -472,7 +472,7 @@ require("./markdown.js")({ scenario, startServer, eventually, assert, newSession
 
 require("./mcp.js")({ scenario, startServer: startServerAsIs, eventually, assert, newSession, send, waitTurns, shot });
 
-require("./sessions.js")({ scenario, spindle, eventually, assert, newSession, send, shot, waitTurns });
+require("./sessions.js")({ scenario, spindle, startServer, eventually, assert, newSession, send, shot, waitTurns });
 
 require("./checkpoints.js")({ scenario, spindle, eventually, assert, newSession, send, shot });
 

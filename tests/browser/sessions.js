@@ -4,8 +4,9 @@
 // directories, Fork in a row's menu and "forked from" in the list and above the transcript,
 // Sign out in the agent pane and signing in again, and the delete dialog's "also delete the
 // agent's copy"; and with the reference agent, the agent's title (session_info_update) naming a
-// session in the list and the tab until the user renames it. Loaded by scenarios.js, which passes
-// its helpers.
+// session in the list and the tab until the user renames it, and an agent stopped after being
+// idle (`--agent-idle-stop`: the agent pane says why, the next prompt continues). Loaded by
+// scenarios.js, which passes its helpers.
 "use strict";
 
 const { spawn } = require("node:child_process");
@@ -15,7 +16,7 @@ const path = require("node:path");
 const AGENT = path.join(__dirname, "..", "..", "crates", "spindle", "tests", "end_to_end", "serve_sessions_agent.py");
 
 module.exports = function register(h) {
-  const { scenario, spindle, eventually, assert, newSession, send, shot, waitTurns } = h;
+  const { scenario, spindle, eventually, assert, newSession, send, shot, waitTurns, startServer: startReference } = h;
 
   // `spindle serve --protocol 1 --fs allow` in `work`, running the test agent.
   function startServer(tmp, work) {
@@ -156,5 +157,30 @@ module.exports = function register(h) {
     const row = await page.evaluate(async (s) => (await (await fetch("/api/sessions")).json()).sessions.find((r) => String(r.id) === s), id);
     assert(row.titleSource === "user", "row: " + JSON.stringify(row));
     await page.close();
+  });
+
+  scenario("sessions: an idle agent is stopped, the agent pane says why, the next prompt continues", async ({ context, tmp }) => {
+    const server = await startReference(path.join(tmp, "idle.db"), ["--agent-idle-stop", "1"]);
+    try {
+      const page = await context.newPage();
+      await page.goto(server.url + "/");
+      const id = await newSession(page);
+      await send(page, "first words");
+      await waitTurns(page, server.url, id, 1);
+      const pane = "#agent-info .agent-note";
+      await eventually("the agent pane says the agent was stopped", async () =>
+        (await page.locator(pane).count()) > 0 && (await page.textContent(pane)).includes("without activity"));
+      assert((await page.textContent("#agent-info .agent-name")) === "The agent is not running", "the pane's heading");
+      const facts = await page.textContent("#agent-info .agent-facts");
+      assert(facts.includes("no agent"), "facts: " + facts);
+      await shot(page, "26-idle-agent-stopped");
+      await send(page, "second words");
+      await waitTurns(page, server.url, id, 2);
+      await eventually("the reply after the restart", async () => (await page.textContent("#transcript")).includes("second words"));
+      await eventually("the note gone once the agent runs", async () => (await page.locator(pane).count()) === 0);
+      await page.close();
+    } finally {
+      server.child.kill("SIGTERM");
+    }
   });
 };

@@ -93,7 +93,9 @@ export function createPanels(ctx) {
     const known = agent.agent && typeof agent.agent === "object" ? agent.agent : null;
     const name = info.title || info.name
       ? (info.title || info.name) + (info.version ? " " + info.version : "")
-      : known && agent.protocol != null ? agentLabel(known) : "The agent has not started yet";
+      : known && agent.protocol != null ? agentLabel(known)
+      // Said why (stopped after being idle, run by another replica): it ran, or cannot here.
+      : agent.statusMessage ? "The agent is not running" : "The agent has not started yet";
     const rows = [el("div", "agent-name", name)];
     const facts = [];
     if (agent.status && agent.status !== "ready") facts.push(String(agent.status).replace(/_/g, " "));
@@ -114,6 +116,10 @@ export function createPanels(ctx) {
       if (caps.embeddedContext) facts.push("embeds @files");
     }
     rows.push(el("div", "agent-facts", facts.join(" \u00b7 ")));
+    // Why no agent runs (stopped after being idle, on another replica, refused), when said.
+    if (agent.status !== "ready" && agent.status !== "needs_auth" && agent.statusMessage) {
+      rows.push(el("div", "agent-note", String(agent.statusMessage)));
+    }
     const mcp = mcpRows(agent.mcpServers);
     if (mcp) rows.push(mcp);
     const signOut = signOutButton(ctx.session(), agent, loadAgent);
