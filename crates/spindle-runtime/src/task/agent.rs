@@ -251,6 +251,7 @@ impl SessionTask {
         for waiter in self.opening_waiters.drain(..) {
             let _ = waiter.send(opened);
         }
+        self.settings_after_opening(opened);
     }
 
     pub(super) fn needs_auth(&mut self, message: String) {

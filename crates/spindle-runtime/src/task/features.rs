@@ -9,6 +9,7 @@ use spindle_host::{PermissionOption, PermissionQuestion, PermissionRule};
 use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
 use spindle_wire::web::{AVAILABLE_MODES, CURRENT_MODE_ID};
 
+use super::idle::DeferredSetting;
 use super::state::{PromptImage, RunningAgent, SessionTask, ValueReply, request_key};
 use crate::core::PageFact;
 use crate::error::SessionError;
@@ -261,6 +262,11 @@ impl SessionTask {
     }
 
     pub(super) fn set_mode(&mut self, mode_id: &str, reply: ValueReply) {
+        if self.setting_must_wait() {
+            let setting = DeferredSetting::Mode(mode_id.to_string(), reply);
+            self.deferred_settings.push(setting);
+            return;
+        }
         let session = match self.ready_session() {
             Ok(session) => session,
             Err(error) => {
@@ -274,6 +280,11 @@ impl SessionTask {
     }
 
     pub(super) fn set_config(&mut self, config_id: &str, value: &Value, reply: ValueReply) {
+        if self.setting_must_wait() {
+            let setting = DeferredSetting::Config(config_id.to_string(), value.clone(), reply);
+            self.deferred_settings.push(setting);
+            return;
+        }
         let session = match self.ready_session() {
             Ok(session) => session,
             Err(error) => {

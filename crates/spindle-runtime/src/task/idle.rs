@@ -3,11 +3,23 @@
 //! way and no terminal output for that long, with nothing open: no turn, no queued prompt, no
 //! permission question, elicitation or file review, no request waiting for the agent. The
 //! session stays as it was; the next prompt starts the agent again, which continues its agent
-//! session (`session/load` or `session/resume`, as after a restart).
+//! session (`session/load` or `session/resume`, as after a restart). So does a mode or option
+//! change (the page's pickers, an `/acp` client's `session/set_mode`): it waits for the session
+//! to open and goes then, instead of being refused while no agent runs.
 
-use super::state::SessionTask;
+use serde_json::Value;
+
+use super::state::{SessionTask, ValueReply};
+use crate::error::SessionError;
 use crate::handshake::Phase;
 use crate::sync::lock;
+
+/// A mode or option change waiting for the agent session to open.
+#[derive(Debug)]
+pub(crate) enum DeferredSetting {
+    Mode(String, ValueReply),
+    Config(String, Value, ValueReply),
+}
 
 impl SessionTask {
     /// Something passed between the session and its agent (a line, terminal output).
@@ -66,5 +78,42 @@ impl SessionTask {
             )),
         );
         lock(&self.core).save_now();
+    }
+}
+
+impl SessionTask {
+    /// Whether a mode or option change must wait for the agent session: it is opening, or no
+    /// agent runs and one is started now for it. False when the session is open, wants a
+    /// sign-in, or no agent can start here (the change is then answered as before).
+    pub(super) fn setting_must_wait(&mut self) -> bool {
+        match self.startup.phase {
+            Phase::Initializing | Phase::Opening => true,
+            Phase::NoAgent => {
+                self.start_agent();
+                self.agent.is_some()
+            }
+            Phase::Ready | Phase::NeedsAuth => false,
+        }
+    }
+
+    /// The opening ended: the changes that waited go to the agent now, or are answered with why
+    /// not.
+    pub(super) fn settings_after_opening(&mut self, opened: bool) {
+        for setting in std::mem::take(&mut self.deferred_settings) {
+            let failed = || {
+                Err(SessionError::unavailable(
+                    "the agent did not open its session; the session's banner says why",
+                ))
+            };
+            match (setting, opened) {
+                (DeferredSetting::Mode(mode, reply), true) => self.set_mode(&mode, reply),
+                (DeferredSetting::Config(id, value, reply), true) => {
+                    self.set_config(&id, &value, reply)
+                }
+                (DeferredSetting::Mode(_, reply) | DeferredSetting::Config(_, _, reply), false) => {
+                    let _ = reply.send(failed());
+                }
+            }
+        }
     }
 }

@@ -116,6 +116,7 @@ impl SessionTask {
             startup,
             queued: VecDeque::new(),
             opening_waiters: Vec::new(),
+            deferred_settings: Vec::new(),
             v1_turn_running: false,
             queued_targets: HashMap::new(),
             send_next: None,

@@ -270,6 +270,8 @@ pub(crate) struct SessionTask {
     /// agent's modes and options): true when it opened, false when it cannot yet (the start
     /// failed, the agent wants a sign-in, the agent exited).
     pub(super) opening_waiters: Vec<oneshot::Sender<bool>>,
+    /// Mode and option changes waiting for the agent session to open (`idle.rs`).
+    pub(super) deferred_settings: Vec<super::idle::DeferredSetting>,
     pub(super) v1_turn_running: bool,
     /// Where the answers of the `/acp` prompts held in the log's queue go, by item id (lost
     /// with this process: a restart sends such an item with its answer in the log only).

@@ -99,3 +99,41 @@ fn serve_idle_a_silent_turn_keeps_its_agent() {
     wait_status(&served, session, "no_agent");
     served.stop();
 }
+
+#[test]
+fn serve_idle_a_mode_or_option_change_starts_a_stopped_agent_and_reaches_it() {
+    let dir = temp_dir("serve-idle-setting");
+    let served = Served::start(
+        &dir.join("db.sqlite"),
+        &["--protocol", "1", "--agent-idle-stop", "1"],
+        0,
+    );
+    let session = served.create_session();
+    served.prompt(session, "hello");
+    served.reply_with(session, "hello");
+    wait_status(&served, session, "no_agent");
+    // The page's mode picker while no agent runs: the agent starts, continues its session and
+    // takes the change (before, a conflict: "the agent session is not open yet").
+    let response = served.post_json(
+        &format!("/api/sessions/{session}/mode"),
+        r#"{"modeId":"plan"}"#,
+    );
+    assert_eq!(response.status, 200, "{}", response.body);
+    let info = wait_status(&served, session, "ready");
+    assert_eq!(info["currentModeId"], "plan", "{info}");
+    // And an option, after the next stop.
+    wait_status(&served, session, "no_agent");
+    let response = served.post_json(
+        &format!("/api/sessions/{session}/config"),
+        r#"{"configId":"model","value":"spindle-deep"}"#,
+    );
+    assert_eq!(response.status, 200, "{}", response.body);
+    let info = served.agent_info(session);
+    let model = info["configOptions"]
+        .as_array()
+        .and_then(|o| o.iter().find(|o| o["id"] == "model"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(model["currentValue"], "spindle-deep", "{info}");
+    served.stop();
+}
