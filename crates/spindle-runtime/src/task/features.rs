@@ -9,8 +9,9 @@ use spindle_host::{PermissionOption, PermissionQuestion, PermissionRule};
 use spindle_protocol::{ClientError, InitializeOutcome, RequestId};
 use spindle_wire::web::{AVAILABLE_MODES, CURRENT_MODE_ID};
 
-use super::idle::DeferredSetting;
-use super::state::{PromptImage, RunningAgent, SessionTask, ValueReply, request_key};
+use super::state::{
+    DeferredSetting, PromptImage, RunningAgent, SessionTask, ValueReply, request_key,
+};
 use crate::core::PageFact;
 use crate::error::SessionError;
 use crate::feed::{forget_permission_note, standing_permission_note};

@@ -7,19 +7,10 @@
 //! change (the page's pickers, an `/acp` client's `session/set_mode`): it waits for the session
 //! to open and goes then, instead of being refused while no agent runs.
 
-use serde_json::Value;
-
-use super::state::{SessionTask, ValueReply};
+use super::state::{DeferredSetting, SessionTask};
 use crate::error::SessionError;
 use crate::handshake::Phase;
 use crate::sync::lock;
-
-/// A mode or option change waiting for the agent session to open.
-#[derive(Debug)]
-pub(crate) enum DeferredSetting {
-    Mode(String, ValueReply),
-    Config(String, Value, ValueReply),
-}
 
 impl SessionTask {
     /// Something passed between the session and its agent (a line, terminal output).

@@ -26,6 +26,13 @@ pub(crate) type Reply = oneshot::Sender<Result<(), SessionError>>;
 /// The answer an HTTP handler waits for, with a JSON value.
 pub(crate) type ValueReply = oneshot::Sender<Result<Value, SessionError>>;
 
+/// A mode or option change waiting for the agent session to open (`idle.rs`).
+#[derive(Debug)]
+pub(crate) enum DeferredSetting {
+    Mode(String, ValueReply),
+    Config(String, Value, ValueReply),
+}
+
 /// The answer to a prompt: what became of it.
 pub(crate) type PromptReply = oneshot::Sender<Result<PromptOutcome, SessionError>>;
 
@@ -271,7 +278,7 @@ pub(crate) struct SessionTask {
     /// failed, the agent wants a sign-in, the agent exited).
     pub(super) opening_waiters: Vec<oneshot::Sender<bool>>,
     /// Mode and option changes waiting for the agent session to open (`idle.rs`).
-    pub(super) deferred_settings: Vec<super::idle::DeferredSetting>,
+    pub(super) deferred_settings: Vec<DeferredSetting>,
     pub(super) v1_turn_running: bool,
     /// Where the answers of the `/acp` prompts held in the log's queue go, by item id (lost
     /// with this process: a restart sends such an item with its answer in the log only).
