@@ -1,6 +1,6 @@
 //! What a session's saves derive from its engine, kept from one save to the next
-//! ([`ReplayCache`]): each entry's replay JSON at its [`Revision`] and each turn's, so a save
-//! serializes only the entries and turns that changed since the last one, hands over only those
+//! ([`ReplayCache`]): the [`Revision`] of each entry and the key of each turn the store was last
+//! handed, so a save serializes and hands over only the entries and turns that changed since
 //! (the replay JSON comes in parts: a shell with its `entries` and `turns` empty, and the
 //! changed items of each, which a store keeps by position), and reports only the replies that
 //! changed. A save at every turn's start and end then costs what the turn changed, not the
@@ -23,15 +23,15 @@ struct TurnKey {
 }
 
 /// See the module's header. One per session, used with one engine at a time (another engine's
-/// entries have other revisions: nothing of them is taken for this one's).
+/// entries have other revisions: nothing of them is taken for this one's). It keeps what the
+/// store was last handed, not the JSON itself: an item is serialized when it changed, straight
+/// into the save.
 #[derive(Debug, Default)]
 pub struct ReplayCache {
-    /// Entry `i`'s replay JSON, at the revision it was made from, and whether a call handed it
-    /// over since it was made.
-    entries: Vec<(Revision, Box<str>, bool)>,
-    /// Turn `i + 1`'s key and its object of the replay JSON's `turns`, and whether a call
-    /// handed it over since it was made.
-    turns: Vec<(TurnKey, Box<str>, bool)>,
+    /// The revision each entry had when it was last handed over, by position.
+    entries: Vec<Revision>,
+    /// Turn `i + 1`'s key when it was last handed over.
+    turns: Vec<TurnKey>,
 }
 
 /// One save's worth of the transcript ([`ReplayCache::materialize`]).
@@ -66,23 +66,22 @@ pub struct ListPart {
 impl ReplayCache {
     /// The replay JSON of `engine` in parts and the replies that changed since the last call.
     pub fn materialize(&mut self, engine: &TranscriptEngine) -> Materialized {
-        let changed_replies = self.refresh_turns(engine);
-        self.refresh_entries(engine);
+        let (changed_replies, changed_turns) = self.refresh_turns(engine);
+        let changed_entries = self.refresh_entries(engine);
         let mut shell = Vec::with_capacity(1024);
-        let (entries_at, turns_at) = self
-            .write_shell(engine, &mut shell)
-            .expect("writing JSON into memory cannot fail");
+        let (entries_at, turns_at) =
+            write_shell(engine, &mut shell).expect("writing JSON into memory cannot fail");
         Materialized {
             shell: String::from_utf8(shell).expect("serde_json writes UTF-8"),
             entries: ListPart {
                 at: entries_at,
                 count: self.entries.len(),
-                changed: hand_over(self.entries.iter_mut().map(|(_, j, h)| (&**j, h))),
+                changed: changed_entries,
             },
             turn_list: ListPart {
                 at: turns_at,
                 count: self.turns.len(),
-                changed: hand_over(self.turns.iter_mut().map(|(_, j, h)| (&**j, h))),
+                changed: changed_turns,
             },
             changed_replies,
             turns: self.turns.len(),
@@ -93,13 +92,15 @@ impl ReplayCache {
     /// over every item and reports every turn's reply.
     pub fn forget_saved(&mut self) {
         self.turns.clear();
-        for (_, _, handed) in &mut self.entries {
-            *handed = false;
-        }
+        self.entries.clear();
     }
 
-    /// Brings the turns up to date; returns the replies of the turns that changed.
-    fn refresh_turns(&mut self, engine: &TranscriptEngine) -> Vec<TurnReply> {
+    /// Brings the turns up to date; returns the replies of the turns that changed and their
+    /// JSON, by position.
+    fn refresh_turns(
+        &mut self,
+        engine: &TranscriptEngine,
+    ) -> (Vec<TurnReply>, Vec<(usize, String)>) {
         let t = engine.transcript();
         let log = &engine.turn_log;
         let mut keys: Vec<TurnKey> = log
@@ -122,7 +123,7 @@ impl ReplayCache {
         let changed: Vec<bool> = keys
             .iter()
             .enumerate()
-            .map(|(i, key)| self.turns.get(i).is_none_or(|(cached, _, _)| cached != key))
+            .map(|(i, key)| self.turns.get(i) != Some(key))
             .collect();
         // The changed turns' replies, in one pass over the entries.
         let mut pieces: Vec<Vec<&str>> = vec![Vec::new(); keys.len()];
@@ -130,6 +131,7 @@ impl ReplayCache {
             push_reply(&mut pieces[index], m);
         }
         let mut replies = Vec::new();
+        let mut jsons = Vec::new();
         for (index, (key, turn_pieces)) in keys.into_iter().zip(pieces).enumerate() {
             if !changed[index] {
                 continue;
@@ -140,86 +142,70 @@ impl ReplayCache {
                 finished: key.finished,
                 stop_reason: key.stop_reason.clone(),
             };
-            let json = turn_json(&reply).to_string().into_boxed_str();
+            jsons.push((index, turn_json(&reply).to_string()));
             if index < self.turns.len() {
-                self.turns[index] = (key, json, false);
+                self.turns[index] = key;
             } else {
-                self.turns.push((key, json, false));
+                self.turns.push(key);
             }
             replies.push(reply);
         }
-        replies
+        (replies, jsons)
     }
 
-    /// Brings the entries' JSON up to date.
-    fn refresh_entries(&mut self, engine: &TranscriptEngine) {
+    /// Brings the entries up to date; returns the JSON of those that changed, by position.
+    fn refresh_entries(&mut self, engine: &TranscriptEngine) -> Vec<(usize, String)> {
         let entries = &engine.transcript().entries;
         self.entries.truncate(entries.len());
+        let mut changed = Vec::new();
         for (index, (entry, revision)) in entries.iter().zip(entries.revisions()).enumerate() {
-            if self
-                .entries
-                .get(index)
-                .is_some_and(|(r, _, _)| r == revision)
-            {
+            if self.entries.get(index) == Some(revision) {
                 continue;
             }
             let mut json = Vec::new();
             entry
                 .write_replay_json(&mut json)
                 .expect("writing JSON into memory cannot fail");
-            let json = String::from_utf8(json)
-                .expect("serde_json writes UTF-8")
-                .into_boxed_str();
+            changed.push((
+                index,
+                String::from_utf8(json).expect("serde_json writes UTF-8"),
+            ));
             if index < self.entries.len() {
-                self.entries[index] = (*revision, json, false);
+                self.entries[index] = *revision;
             } else {
-                self.entries.push((*revision, json, false));
+                self.entries.push(*revision);
             }
         }
-    }
-
-    /// Writes the shell: the engine's object with `entries` and `turns` empty and `finalReply`;
-    /// returns the offsets inside the two lists' brackets.
-    fn write_shell(
-        &self,
-        engine: &TranscriptEngine,
-        out: &mut Vec<u8>,
-    ) -> std::io::Result<(usize, usize)> {
-        let Value::Object(shell) = engine.replay_json_object(false, false) else {
-            unreachable!("the replay JSON is an object");
-        };
-        let (mut entries_at, mut turns_at) = (None, None);
-        write_object(out, &shell, |key, out| {
-            match key {
-                "entries" => {
-                    out.write_all(b"[")?;
-                    entries_at = Some(out.len());
-                    out.write_all(b"]")?;
-                }
-                "turns" => {
-                    out.write_all(b"[")?;
-                    turns_at = Some(out.len());
-                    out.write_all(b"]")?;
-                }
-                "finalReply" => serde_json::to_writer(&mut *out, &engine.final_reply())?,
-                _ => return Ok(false),
-            }
-            Ok(true)
-        })?;
-        let missing = |list| std::io::Error::other(format!("the replay JSON has no {list}"));
-        Ok((
-            entries_at.ok_or_else(|| missing("entries"))?,
-            turns_at.ok_or_else(|| missing("turns"))?,
-        ))
+        changed
     }
 }
 
-/// The items not handed over yet, by position; they are handed over now.
-fn hand_over<'a>(items: impl Iterator<Item = (&'a str, &'a mut bool)>) -> Vec<(usize, String)> {
-    items
-        .enumerate()
-        .filter_map(|(position, (json, handed))| {
-            (!std::mem::replace(handed, true)).then(|| (position, json.to_owned()))
-        })
-        .collect()
+/// Writes the shell: the engine's object with `entries` and `turns` empty and `finalReply`;
+/// returns the offsets inside the two lists' brackets.
+fn write_shell(engine: &TranscriptEngine, out: &mut Vec<u8>) -> std::io::Result<(usize, usize)> {
+    let Value::Object(shell) = engine.replay_json_object(false, false) else {
+        unreachable!("the replay JSON is an object");
+    };
+    let (mut entries_at, mut turns_at) = (None, None);
+    write_object(out, &shell, |key, out| {
+        match key {
+            list @ ("entries" | "turns") => {
+                out.write_all(b"[]")?;
+                let inside = Some(out.len() - 1);
+                if list == "entries" {
+                    entries_at = inside;
+                } else {
+                    turns_at = inside;
+                }
+            }
+            "finalReply" => serde_json::to_writer(&mut *out, &engine.final_reply())?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    let missing = |list| std::io::Error::other(format!("the replay JSON has no {list}"));
+    Ok((
+        entries_at.ok_or_else(|| missing("entries"))?,
+        turns_at.ok_or_else(|| missing("turns"))?,
+    ))
 }
