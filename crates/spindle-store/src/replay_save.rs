@@ -55,15 +55,26 @@ pub(crate) fn parse_lists(column: &str) -> Result<Vec<(usize, usize)>, StoreErro
     Ok(pairs.into_iter().map(|[at, count]| (at, count)).collect())
 }
 
-/// The text of a shell and its lists' stored items (`items[list]` in position order, each with
-/// its position): the items joined by commas at each list's offset. A missing item, or an offset
-/// that is not in the shell, is an error (the rows do not make the text that was saved).
+/// The text of a shell and its lists' stored items (`rows`: list, position, JSON, in list and
+/// position order): the items joined by commas at each list's offset. An item of a list the
+/// shell lacks, a missing item, or an offset that is not in the shell is an error (the rows do
+/// not make the text that was saved).
 pub(crate) fn assemble(
     shell: &str,
     lists: &[(usize, usize)],
-    items: &[Vec<(usize, String)>],
+    rows: impl IntoIterator<Item = (i64, i64, String)>,
 ) -> Result<String, StoreError> {
     let broken = |what: String| StoreError::Read(format!("transcript pieces: {what}"));
+    let mut items: Vec<Vec<(usize, String)>> = vec![Vec::new(); lists.len()];
+    for (list, position, json) in rows {
+        let slot = usize::try_from(list).ok().and_then(|l| items.get_mut(l));
+        let (Some(slot), Ok(position)) = (slot, usize::try_from(position)) else {
+            return Err(broken(format!(
+                "an item of list {list} at {position}, which the shell lacks"
+            )));
+        };
+        slot.push((position, json));
+    }
     let size: usize = shell.len()
         + items
             .iter()
@@ -72,12 +83,11 @@ pub(crate) fn assemble(
             .sum::<usize>();
     let mut text = String::with_capacity(size);
     let mut from = 0;
-    for (list, &(at, count)) in lists.iter().enumerate() {
+    for ((list, &(at, count)), stored) in lists.iter().enumerate().zip(&items) {
         if at < from || !shell.is_char_boundary(at) || at > shell.len() {
             return Err(broken(format!("list {list} at {at} is not in the shell")));
         }
         text.push_str(&shell[from..at]);
-        let stored = items.get(list).map_or(&[][..], Vec::as_slice);
         if stored.len() != count || stored.iter().enumerate().any(|(n, (p, _))| *p != n) {
             return Err(broken(format!(
                 "list {list} has {} of its {count} items",
@@ -100,32 +110,38 @@ pub(crate) fn assemble(
 mod tests {
     use super::*;
 
-    fn items(list: &[&str]) -> Vec<(usize, String)> {
-        list.iter()
-            .enumerate()
-            .map(|(n, j)| (n, j.to_string()))
-            .collect()
+    /// The rows of the lists given, in order.
+    fn rows(lists: &[&[&str]]) -> Vec<(i64, i64, String)> {
+        let mut rows = Vec::new();
+        for (list, items) in (0i64..).zip(lists) {
+            for (position, json) in (0i64..).zip(items.iter()) {
+                rows.push((list, position, json.to_string()));
+            }
+        }
+        rows
     }
 
     #[test]
     fn the_items_go_in_at_their_offsets_joined_by_commas() {
         let shell = r#"{"entries":[],"state":1,"turns":[]}"#;
         let lists = [(12, 2), (33, 1)];
-        let text = assemble(shell, &lists, &[items(&["{}", "[1]"]), items(&["2"])]).unwrap();
+        let text = assemble(shell, &lists, rows(&[&["{}", "[1]"], &["2"]])).unwrap();
         assert_eq!(text, r#"{"entries":[{},[1]],"state":1,"turns":[2]}"#);
-        let empty = assemble(shell, &[(12, 0), (33, 0)], &[vec![], vec![]]).unwrap();
+        let empty = assemble(shell, &[(12, 0), (33, 0)], []).unwrap();
         assert_eq!(empty, shell);
-        assert_eq!(assemble("{}", &[], &[]).unwrap(), "{}");
+        assert_eq!(assemble("{}", &[], []).unwrap(), "{}");
     }
 
     #[test]
     fn missing_items_and_offsets_outside_the_shell_are_errors() {
         let shell = r#"{"entries":[]}"#;
-        assert!(assemble(shell, &[(12, 2)], &[items(&["1"])]).is_err());
-        let gap = vec![(0, "1".to_string()), (2, "3".to_string())];
-        assert!(assemble(shell, &[(12, 2)], &[gap]).is_err());
-        assert!(assemble(shell, &[(99, 0)], &[vec![]]).is_err());
-        assert!(assemble(shell, &[(12, 0), (5, 0)], &[vec![], vec![]]).is_err());
+        assert!(assemble(shell, &[(12, 2)], rows(&[&["1"]])).is_err());
+        let gap = vec![(0, 0, "1".to_string()), (0, 2, "3".to_string())];
+        assert!(assemble(shell, &[(12, 2)], gap).is_err());
+        // An item of a list the shell does not have.
+        assert!(assemble(shell, &[(12, 1)], rows(&[&["1"], &["2"]])).is_err());
+        assert!(assemble(shell, &[(99, 0)], []).is_err());
+        assert!(assemble(shell, &[(12, 0), (5, 0)], []).is_err());
     }
 
     #[test]

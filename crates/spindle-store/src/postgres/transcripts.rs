@@ -83,7 +83,6 @@ pub(super) async fn read(client: &Client, session: i64) -> Result<Option<String>
         return Ok(Some(shell));
     };
     let lists = parse_lists(&lists)?;
-    let mut items: Vec<Vec<(usize, String)>> = vec![Vec::new(); lists.len()];
     let rows = client
         .query(
             "SELECT list, position, json FROM transcript_items WHERE session_id = $1
@@ -92,15 +91,8 @@ pub(super) async fn read(client: &Client, session: i64) -> Result<Option<String>
         )
         .await
         .map_err(&read)?;
-    for row in rows {
-        let (list, position): (i32, i64) = (row.get(0), row.get(1));
-        let slot = usize::try_from(list).ok().and_then(|l| items.get_mut(l));
-        let (Some(slot), Ok(position)) = (slot, usize::try_from(position)) else {
-            return Err(StoreError::Read(format!(
-                "transcript pieces: an item of list {list} at {position}, which the shell lacks"
-            )));
-        };
-        slot.push((position, row.get(2)));
-    }
-    assemble(&shell, &lists, &items).map(Some)
+    let rows = rows
+        .iter()
+        .map(|row| (i64::from(row.get::<_, i32>(0)), row.get(1), row.get(2)));
+    assemble(&shell, &lists, rows).map(Some)
 }

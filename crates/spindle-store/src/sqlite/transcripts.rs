@@ -84,7 +84,6 @@ pub(super) fn read(
         return Ok(Some(shell));
     };
     let lists = parse_lists(&lists)?;
-    let mut items: Vec<Vec<(usize, String)>> = vec![Vec::new(); lists.len()];
     let mut statement = reader
         .prepare_cached(
             "SELECT list, position, json FROM transcript_items WHERE session_id = ?1
@@ -93,22 +92,10 @@ pub(super) fn read(
         .map_err(read_error)?;
     let rows = statement
         .query_map(params![session], |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                row.get::<_, i64>(1)?,
-                row.get::<_, String>(2)?,
-            ))
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
         })
+        .map_err(read_error)?
+        .collect::<Result<Vec<(i64, i64, String)>, _>>()
         .map_err(read_error)?;
-    for row in rows {
-        let (list, position, json) = row.map_err(read_error)?;
-        let slot = usize::try_from(list).ok().and_then(|l| items.get_mut(l));
-        let (Some(slot), Ok(position)) = (slot, usize::try_from(position)) else {
-            return Err(StoreError::Read(format!(
-                "transcript pieces: an item of list {list} at {position}, which the shell lacks"
-            )));
-        };
-        slot.push((position, json));
-    }
-    assemble(&shell, &lists, &items).map(Some)
+    assemble(&shell, &lists, rows).map(Some)
 }
