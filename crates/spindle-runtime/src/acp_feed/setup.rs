@@ -52,12 +52,14 @@ impl AcpFeed {
         method: &str,
         params: &Value,
     ) -> Result<(String, Value), Value> {
+        if self.translation_into(version).is_none() {
+            return Ok((method.to_string(), params.clone()));
+        }
         // The translation answers against the current setup, whatever it saw before.
         self.session_setup(info, version);
-        match self.translation_into(version) {
-            Some(translation) => translation.setting(key, method, params),
-            None => Ok((method.to_string(), params.clone())),
-        }
+        self.translation_into(version)
+            .expect("checked above")
+            .setting(key, method, params)
     }
 
     /// The agent's answer to the setting `key` for a client of protocol `version`.

@@ -347,8 +347,7 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
                     // The answer carries the agent's modes and config options, so it waits for
                     // the agent session to open; the connection's other messages do not.
                     if let Some(id) = id {
-                        let conn = conn.clone();
-                        let ring = state.conns.limits.connection_ring;
+                        let (state, conn) = (state.clone(), conn.clone());
                         tokio::spawn(async move {
                             let opened = live.agent_session_open().await;
                             let mut result = serde_json::Map::new();
@@ -356,8 +355,8 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
                             if opened {
                                 result.extend(live.acp_session_setup(conn.protocol()));
                             }
-                            let message = json!({ "jsonrpc": "2.0", "id": id, "result": result });
-                            conn.send(message.to_string(), ring);
+                            let result = Ok(Value::Object(result));
+                            answer(&state, &conn, &Route::Connection, &id, result);
                             let _ = answer_sent.send(());
                         });
                     }

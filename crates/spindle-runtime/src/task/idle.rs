@@ -47,18 +47,13 @@ impl SessionTask {
         let Some(after) = self.settings.idle_stop else {
             return;
         };
-        self.close_agent_session().await;
-        if let Some(mut agent) = self.agent.take() {
-            agent.host.shutdown().await;
-            agent.link.kill().await;
-        }
+        self.stop_agent().await;
         self.startup.reset();
-        self.opening_ended(false);
-        let minutes = after.as_secs().div_ceil(60);
-        let idle = if after.as_secs() >= 60 {
-            format!("{minutes} min")
+        let secs = after.as_secs();
+        let idle = if secs >= 60 {
+            format!("{} min", secs.div_ceil(60))
         } else {
-            format!("{} s", after.as_secs())
+            format!("{secs} s")
         };
         tracing::info!(session = self.id, "agent stopped after {idle} idle");
         self.status(
@@ -68,11 +63,8 @@ impl SessionTask {
                  again and continues this session."
             )),
         );
-        lock(&self.core).save_now();
     }
-}
 
-impl SessionTask {
     /// Whether a mode or option change must wait for the agent session: it is opening, or no
     /// agent runs and one is started now for it. False when the session is open, wants a
     /// sign-in, or no agent can start here (the change is then answered as before).

@@ -772,7 +772,8 @@ impl SessionTask {
         }
     }
 
-    async fn stop_agent(&mut self) {
+    /// Closes the agent session (when offered), stops the agent, saves, releases the lease.
+    pub(super) async fn stop_agent(&mut self) {
         self.close_agent_session().await;
         if let Some(mut agent) = self.agent.take() {
             agent.host.shutdown().await;
