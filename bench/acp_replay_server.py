@@ -14,6 +14,14 @@ What a client needs with this server is its own time to read a turn: no agent ru
 parses, logs or relays anything. A server measured against the same client is at most as fast;
 its time divided by this one's says how far from the floor it is.
 
+`acp_replay_server.py --live -- AGENT_CMD...` is the live floor: the same recording, written
+at the pace the agent wrote it. Each read of the agent's stdout while recording (at most a pipe's
+64 KiB) is kept with the time it arrived after the prompt; a replay writes each read's
+notifications as one write at that time after the prompt (or as soon as the client has taken
+the writes before it). This is what a relay that costs nothing would send; what a client takes
+against it is its own time for a turn streamed live, as every real server streams it. A turn's
+replay holds the server (it sleeps between writes): one client at a time.
+
 Only turns made of notifications can be replayed (an agent request, such as a permission,
 would need the client's answer): recording one stops the server with a diagnostic. HTTP/1.1
 only (the official Rust client uses it on cleartext). Standard library only; see
@@ -25,11 +33,33 @@ import base64
 import hashlib
 import itertools
 import json
+import os
 import subprocess
 import sys
+import time
 
 WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 SSE_CHUNK = 16 * 1024
+
+
+class AgentOutput:
+    """The agent's stdout read raw: each read's complete lines, and when the read returned."""
+
+    def __init__(self, fd):
+        self.fd, self.rest = fd, b""
+        # Lines of a read after the response that ended a call: the next call's first.
+        self.unread = []
+
+    def read(self):
+        if self.unread:
+            lines, self.unread = self.unread, []
+            return time.perf_counter(), lines
+        data = os.read(self.fd, 1 << 20)
+        if not data:
+            return None
+        at = time.perf_counter()
+        *lines, self.rest = (self.rest + data).split(b"\n")
+        return at, [line for line in lines if line.strip()]
 
 
 class Recording:
@@ -37,38 +67,62 @@ class Recording:
 
     def __init__(self, agent, prompt):
         proc = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True)
-        self.initialize = self._call(proc, 0, "initialize", {"protocolVersion": 1})
-        self.new_session = self._call(proc, 1, "session/new", {"cwd": "/", "mcpServers": []})
+                                stderr=subprocess.DEVNULL)
+        out = AgentOutput(proc.stdout.fileno())
+        self.initialize, _ = self._call(proc, out, 0, "initialize", {"protocolVersion": 1})
+        self.new_session, _ = self._call(proc, out, 1, "session/new",
+                                         {"cwd": "/", "mcpServers": []})
         session = self.new_session["sessionId"]
-        lines = []
-        result = self._call(proc, 2, "session/prompt",
-                            {"sessionId": session, "prompt": [{"type": "text", "text": prompt}]},
-                            lines)
+        result, reads = self._call(proc, out, 2, "session/prompt",
+                                   {"sessionId": session,
+                                    "prompt": [{"type": "text", "text": prompt}]})
         proc.stdin.close()
         proc.wait(timeout=30)
         self.session = session
-        self.notifications = lines
+        # (seconds after the prompt, notification lines) per read of the agent's stdout
+        self.reads = reads
+        self.notifications = [line for _, lines in reads for line in lines]
         self.result = result
         self._encoded = {}
 
     @staticmethod
-    def _call(proc, id_, method, params, notifications=None):
+    def _call(proc, out, id_, method, params):
+        """The result of one request, and the notifications before it, per read of the agent's
+        stdout. Only a line without "method" can be the response, so only those are parsed
+        while reading: parsing every line would slow the reads and the pace they record."""
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id_, "method": method,
-                                     "params": params}) + "\n")
+                                     "params": params}).encode() + b"\n")
         proc.stdin.flush()
-        for line in proc.stdout:
-            message = json.loads(line)
-            if message.get("id") == id_ and "method" not in message:
-                if "result" not in message:
-                    sys.exit("acp_replay_server: %s failed: %s" % (method, line.strip()))
-                return message["result"]
-            if "method" in message and "id" in message:
-                sys.exit("acp_replay_server: the agent sent a request (%s); only turns made of "
-                         "notifications can be replayed" % message["method"])
-            if notifications is not None:
-                notifications.append(line.rstrip("\n"))
-        sys.exit("acp_replay_server: the agent exited during %s" % method)
+        start = time.perf_counter()
+        reads = []
+        while True:
+            got = out.read()
+            if got is None:
+                sys.exit("acp_replay_server: the agent exited during %s" % method)
+            at, lines = got
+            notifications = []
+            for index, line in enumerate(lines):
+                response = None
+                if b'"method"' not in line:
+                    response = json.loads(line)
+                    if response.get("id") != id_:
+                        response = None
+                if response is None:
+                    notifications.append(line.decode())
+                    continue
+                if "result" not in response:
+                    sys.exit("acp_replay_server: %s failed: %s" % (method, line.decode()))
+                reads.append((at - start, notifications))
+                out.unread = lines[index + 1:]
+                for _, before in reads:
+                    for text in before:
+                        message = json.loads(text)
+                        if "method" in message and "id" in message:
+                            sys.exit("acp_replay_server: the agent sent a request (%s); only "
+                                     "turns made of notifications can be replayed"
+                                     % message["method"])
+                return response["result"], reads
+            reads.append((at - start, notifications))
 
     def encoded(self, kind, id_):
         """The turn pre-encoded for one transport (cached without the response)."""
@@ -79,6 +133,49 @@ class Recording:
         if kind == "ws":
             return b"".join(self._encoded[kind]) + ws_frame(response)
         return chunked(self._encoded[kind] + [sse_event(response)])
+
+    def paced(self, kind, id_):
+        """The turn as the agent wrote it: (seconds after the prompt, bytes) per read of its
+        stdout, then the response."""
+        key = kind + " paced"
+        if key not in self._encoded:
+            encode = ws_frame if kind == "ws" else sse_event
+            pieces = []
+            for at, lines in self.reads:
+                frames = [encode(line) for line in lines]
+                if frames:
+                    pieces.append((at, b"".join(frames) if kind == "ws" else chunked(frames)))
+            self._encoded[key] = pieces
+        response = json.dumps({"jsonrpc": "2.0", "id": id_, "result": self.result})
+        last = self.reads[-1][0]
+        end = ws_frame(response) if kind == "ws" else chunked([sse_event(response)])
+        return Paced(self._encoded[key] + [(last, end)])
+
+
+class Paced:
+    """Writes at given times after the first one starts (a live turn)."""
+
+    def __init__(self, pieces):
+        self.pieces = pieces
+
+    async def write(self, writer):
+        start = time.perf_counter()
+        for at, data in self.pieces:
+            wait = at - (time.perf_counter() - start)
+            if wait > 0:
+                # asyncio's timers wake at millisecond steps; the agent's reads are closer.
+                time.sleep(wait)
+            writer.write(data)
+            await writer.drain()
+
+
+async def send(writer, data):
+    """One answer: bytes in one write, or a live turn's paced writes."""
+    if isinstance(data, Paced):
+        await data.write(writer)
+    else:
+        writer.write(data)
+        await writer.drain()
 
 
 def ws_frame(text):
@@ -115,8 +212,8 @@ def chunked(events):
 
 
 class Server:
-    def __init__(self, agent):
-        self.agent = agent
+    def __init__(self, agent, live=False):
+        self.agent, self.live = agent, live
         self.recordings = {}
         self.ids = itertools.count(1)
         # connection id -> {None: connection stream, session id: session stream} queues
@@ -142,7 +239,9 @@ class Server:
         elif method == "session/prompt":
             params = message.get("params") or {}
             text = "".join(b.get("text", "") for b in params.get("prompt", []))
-            return self.recording(text).encoded(kind, id_), params.get("sessionId")
+            recording = self.recording(text)
+            turn = recording.paced(kind, id_) if self.live else recording.encoded(kind, id_)
+            return turn, params.get("sessionId")
         else:
             error = {"code": -32601, "message": "the replay server answers initialize, "
                                                 "session/new and session/prompt only"}
@@ -213,8 +312,7 @@ class Server:
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                      b"cache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n")
         while True:
-            writer.write(await queue.get())
-            await writer.drain()
+            await send(writer, await queue.get())
 
     async def websocket(self, reader, writer, headers):
         accept = base64.b64encode(hashlib.sha1(
@@ -228,8 +326,7 @@ class Server:
                 return
             answer = self.answer(json.loads(text), "ws")
             if answer is not None:
-                writer.write(answer[0])
-                await writer.drain()
+                await send(writer, answer[0])
 
 
 async def read_ws_text(reader, writer):
@@ -258,8 +355,12 @@ async def read_ws_text(reader, writer):
 
 async def main():
     if "--" not in sys.argv:
-        sys.exit("usage: acp_replay_server.py -- AGENT_CMD...")
-    server = Server(sys.argv[sys.argv.index("--") + 1:])
+        sys.exit("usage: acp_replay_server.py [--live] -- AGENT_CMD...")
+    options = sys.argv[1:sys.argv.index("--")]
+    if options not in ([], ["--live"]):
+        sys.exit("acp_replay_server: unknown options %s (usage: acp_replay_server.py [--live] -- "
+                 "AGENT_CMD...)" % " ".join(options))
+    server = Server(sys.argv[sys.argv.index("--") + 1:], live=options == ["--live"])
     listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
     host, port = listener.sockets[0].getsockname()[:2]
     print("listening on http://%s:%d/acp" % (host, port), flush=True)

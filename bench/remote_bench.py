@@ -9,7 +9,10 @@ process per session):
   `agent-client-protocol-http`'s server with the SDK's `AcpAgent` behind it;
 - the floor: bench/acp_replay_server.py, which answers each prompt with a recording of the
   agent's turn, pre-encoded, in one write (no agent runs, nothing is parsed or relayed). A client
-  is at least as slow with any server: its time against the floor is the client's own.
+  is at least as slow with any server: its time against the floor is the client's own;
+- the live floor: the same with `--live`, which writes the recording at the pace the agent wrote
+  it (each read of the agent's stdout at the time it arrived): a relay that costs nothing, so a
+  client's time against it is its own for a turn streamed live, as a real server streams it.
 Clients, each over HTTP+SSE and WebSocket against every server, and over stdio for the reference:
 - `spindle chat --connect URL --transport http|ws --prompt "/stream N mixed"` (and --before's);
 - the official Rust client: `sdk-bench-client --connect URL PROMPT` (the crate's `HttpClient`),
@@ -23,7 +26,9 @@ runs. Every run's output is compared with the same client's stdio output before 
 (`spindle chat`: its whole stdout; the official client: the reply's length and FNV-1a hash).
 "x official" is the official server's time with the same client and transport divided by this
 row's (above 1: faster than the official server); "floor / s" is the floor's time with the same
-client and transport divided by this row's (1: the client's own time, no server could do better).
+client and transport divided by this row's (1: the client's own time, no server could do better),
+"live / s" the live floor's. "client MB": the client's peak resident memory (`wait4`'s
+ru_maxrss; over stdio the agent it spawned counts too), median and largest of the runs.
 
 Latency: one piped `spindle chat` session per server and transport sends TURNS short prompts one
 after the other; the time from writing a prompt to reading the end of its turn is one sample. The
@@ -43,6 +48,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 
@@ -109,12 +115,23 @@ def client_cmd(client, transport, server, prompt, agent):
 
 
 def run_once(cmd, what):
-    start = time.perf_counter()
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
-    elapsed = time.perf_counter() - start
-    if out.returncode != 0:
-        sys.exit("%s: exit %d: %s" % (what, out.returncode, out.stderr.decode()[-500:]))
-    return elapsed, out.stdout
+    """(seconds, stdout, peak resident KiB) of one client run."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err)
+        # wait4 for the client's own rusage; a run that outlives 600 s is killed, as
+        # subprocess.run's timeout did.
+        killer = threading.Timer(600, proc.kill)
+        killer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        killer.cancel()
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            sys.exit("%s: exit %d: %s" % (what, proc.returncode, err.read().decode()[-500:]))
+        return elapsed, out.read(), usage.ru_maxrss
 
 
 def latency(cmd, what, turns, first=None):
@@ -194,11 +211,14 @@ def main():
     builds = [("this build", args.spindle)] + ([("main", args.before)] if args.before else [])
     gateway_name = "bridge --listen" if args.gateway == "bridge" else "serve`'s `/acp"
     servers = {"official": Server("official server", [args.sdk_server, "--"] + agent),
-               "floor": Server("floor server", [sys.executable, args.floor_server, "--"] + agent)}
+               "floor": Server("floor server", [sys.executable, args.floor_server, "--"] + agent),
+               "live": Server("live floor server",
+                              [sys.executable, args.floor_server, "--live", "--"] + agent)}
     for build, binary in builds:
         servers[build] = spindle_gateway(binary, agent, args.gateway, tmp, "Spindle (%s)" % build)
     server_label = {"official": "official (`agent-client-protocol-http`)",
-                    "floor": "floor (`bench/acp_replay_server.py`)"}
+                    "floor": "floor (`bench/acp_replay_server.py`)",
+                    "live": "live floor (`bench/acp_replay_server.py --live`)"}
     for build, _ in builds:
         server_label[build] = "Spindle `%s` (%s)" % (gateway_name, build)
     clients = {"chat:" + b: ("chat", binary) for b, binary in builds}
@@ -214,7 +234,7 @@ def main():
     configs = [(c, None, "stdio") for c in clients]
     for c in clients:
         targets = [b for b, _ in builds] if c.startswith("sdk") else [c.split(":", 1)[1]]
-        for s in targets + ["official", "floor"]:
+        for s in targets + ["official", "floor", "live"]:
             for t in ("http", "ws"):
                 configs.append((c, s, t))
     lines = []
@@ -238,15 +258,18 @@ def main():
         lines.append("#### Throughput (`/stream N mixed`: N updates in one turn; median of %d "
                      "round-robin runs, every other round in the reverse order; every output equal to the same client's over stdio)\n"
                      % args.reps)
-        lines.append("| N | client | server | transport | s | updates/s | x official | floor / s |")
-        lines.append("|---:|---|---|---|---:|---:|---:|---:|")
+        lines.append("| N | client | server | transport | s | updates/s | x official | floor / s "
+                     "| live / s | client MB |")
+        lines.append("|---:|---|---|---|---:|---:|---:|---:|---:|---:|")
         for n in [int(s) for s in args.sizes.split(",") if s]:
             prompt = "/stream %d mixed" % n
             times = {cfg: [] for cfg in configs}
+            peaks = {cfg: [] for cfg in configs}
             outputs = {}
-            # The floor records the agent's turn the first time it sees the prompt: not timed.
-            run_once(client_cmd(clients["sdk"], "ws", servers["floor"], prompt, agent),
-                     "recording %s on the floor server" % prompt)
+            # The floors record the agent's turn the first time they see the prompt: not timed.
+            for floor in ("floor", "live"):
+                run_once(client_cmd(clients["sdk"], "ws", servers[floor], prompt, agent),
+                         "recording %s on the %s server" % (prompt, floor))
             for rep in range(args.reps):
                 # Every other round in the reverse order: a long-lived server serves more sessions
                 # with each run, so a fixed order would favour the configurations measured first.
@@ -254,25 +277,30 @@ def main():
                     c, s, t = cfg
                     what = "%s over %s to %s (N=%d)" % (client_label[c], t, s or "agent", n)
                     cmd = client_cmd(clients[c], t, servers.get(s), prompt, agent)
-                    elapsed, out = run_once(cmd, what)
+                    elapsed, out, peak = run_once(cmd, what)
                     if cfg in outputs and outputs[cfg] != out:
                         sys.exit("%s: the output changed between runs" % what)
                     outputs[cfg] = out
                     if t != "stdio" and out != outputs[(c, None, "stdio")]:
                         sys.exit("%s: the output differs from stdio's" % what)
                     times[cfg].append(elapsed)
+                    peaks[cfg].append(peak)
             for cfg in configs:
                 c, s, t = cfg
                 med = statistics.median(times[cfg])
-                ratio, floor = "-", "-"
-                if s is not None and s not in ("official", "floor"):
+                ratio, floor, live = "-", "-", "-"
+                if s is not None and s not in ("official", "floor", "live"):
                     ratio = "%.2f" % (statistics.median(times[(c, "official", t)]) / med)
                 if s is not None and s != "floor":
                     floor = "%.2f" % (statistics.median(times[(c, "floor", t)]) / med)
-                lines.append("| %s | %s | %s | %s | %.3f | %s | %s | %s |" % (
+                if s is not None and s not in ("floor", "live"):
+                    live = "%.2f" % (statistics.median(times[(c, "live", t)]) / med)
+                memory = "%.0f / %.0f" % (statistics.median(peaks[cfg]) / 1024,
+                                          max(peaks[cfg]) / 1024)
+                lines.append("| %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s |" % (
                     "{:,}".format(n), client_label[c], server_label[s] if s else "- (the agent "
                     "as a child)", TRANSPORT_NAMES[t], med, "{:,.0f}".format(n / med), ratio,
-                    floor))
+                    floor, live, memory))
                 print(lines[-1], flush=True)
         lines.append("")
         lines.append("#### Turn latency (`spindle chat`, %d short turns in one piped session; "
