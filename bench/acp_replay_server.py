@@ -19,8 +19,10 @@ at the pace the agent wrote it. Each read of the agent's stdout while recording 
 64 KiB) is kept with the time it arrived after the prompt; a replay writes each read's
 notifications as one write at that time after the prompt (or as soon as the client has taken
 the writes before it). This is what a relay that costs nothing would send; what a client takes
-against it is its own time for a turn streamed live, as every real server streams it. A turn's
-replay holds the server (it sleeps between writes): one client at a time.
+against it is its own time for a turn streamed live, as every real server streams it.
+`--pieces BYTES --gap SECONDS` writes the recording in pieces of BYTES, SECONDS apart (how a
+client's time depends on the size of a server's writes; see bench/client_pacing.py). A paced
+turn holds the server (it sleeps between writes): one client at a time.
 
 Only turns made of notifications can be replayed (an agent request, such as a permission,
 would need the client's answer): recording one stops the server with a diagnostic. HTTP/1.1
@@ -212,8 +214,9 @@ def chunked(events):
 
 
 class Server:
-    def __init__(self, agent, live=False):
-        self.agent, self.live = agent, live
+    def __init__(self, agent, pacing=None):
+        """pacing: None (one write), "live", or (bytes, seconds) per piece."""
+        self.agent, self.pacing = agent, pacing
         self.recordings = {}
         self.ids = itertools.count(1)
         # connection id -> {None: connection stream, session id: session stream} queues
@@ -240,7 +243,15 @@ class Server:
             params = message.get("params") or {}
             text = "".join(b.get("text", "") for b in params.get("prompt", []))
             recording = self.recording(text)
-            turn = recording.paced(kind, id_) if self.live else recording.encoded(kind, id_)
+            if self.pacing == "live":
+                turn = recording.paced(kind, id_)
+            elif self.pacing is not None:
+                size, gap = self.pacing
+                data = recording.encoded(kind, id_)
+                turn = Paced([(i // size * gap, data[i:i + size])
+                              for i in range(0, len(data), size)])
+            else:
+                turn = recording.encoded(kind, id_)
             return turn, params.get("sessionId")
         else:
             error = {"code": -32601, "message": "the replay server answers initialize, "
@@ -354,13 +365,23 @@ async def read_ws_text(reader, writer):
 
 
 async def main():
+    usage = "usage: acp_replay_server.py [--live | --pieces BYTES --gap SECONDS] -- AGENT_CMD..."
     if "--" not in sys.argv:
-        sys.exit("usage: acp_replay_server.py [--live] -- AGENT_CMD...")
+        sys.exit(usage)
     options = sys.argv[1:sys.argv.index("--")]
-    if options not in ([], ["--live"]):
-        sys.exit("acp_replay_server: unknown options %s (usage: acp_replay_server.py [--live] -- "
-                 "AGENT_CMD...)" % " ".join(options))
-    server = Server(sys.argv[sys.argv.index("--") + 1:], live=options == ["--live"])
+    pacing = None
+    if options == ["--live"]:
+        pacing = "live"
+    elif len(options) == 4 and options[0] == "--pieces" and options[2] == "--gap":
+        try:
+            pacing = (int(options[1]), float(options[3]))
+        except ValueError:
+            sys.exit("acp_replay_server: --pieces takes bytes and --gap seconds (%s)" % usage)
+        if pacing[0] <= 0 or pacing[1] < 0:
+            sys.exit("acp_replay_server: --pieces must be positive and --gap not negative")
+    elif options:
+        sys.exit("acp_replay_server: unknown options %s (%s)" % (" ".join(options), usage))
+    server = Server(sys.argv[sys.argv.index("--") + 1:], pacing)
     listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
     host, port = listener.sockets[0].getsockname()[:2]
     print("listening on http://%s:%d/acp" % (host, port), flush=True)
