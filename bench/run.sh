@@ -60,9 +60,17 @@ if [[ $QUICK -eq 1 ]]; then
   # same reply (bench/serve_vs_chat.py --quick, 2,000 updates). The full run: bench/serve_vs_chat.py.
   "${PYTHON:-python3}" bench/serve_vs_chat.py --quick --postgres --spindle "$BIN/spindle" || status=$?
   # Remote ACP at N = 10^3 (bench/remote.sh --quick): both clients over HTTP+SSE and WebSocket
-  # against Spindle's bridge, the official server and the floor (bench/acp_replay_server.py), every
-  # output equal to the same client's over stdio. The full run: bench/remote.sh.
+  # against Spindle's bridge, the official server and the floors (bench/acp_replay_server.py, in
+  # one write and live), every output equal to the same client's over stdio. The full run:
+  # bench/remote.sh.
   bench/remote.sh --quick || status=$?
+  # The official client against the floor written in pieces (bench/client_pacing.py at 10^3, one
+  # run each, over both transports): every reply equal, whatever the pieces cut through.
+  for transport in ws http; do
+    "${PYTHON:-python3}" bench/client_pacing.py --spindle "$BIN/spindle" \
+      --sdk-client "$BIN/sdk-bench-client" --sdk-server "$BIN/sdk-http-stdio-server" \
+      --transport "$transport" --size 1000 --reps 1 --pacings one,live,1000:0.0001 || status=$?
+  done
 elif [[ -s "$OUT" ]]; then
   # The generated report replaces the part of BENCHMARKS.md between the bench/run.sh markers.
   "${PYTHON:-python3}" - "$OUT" "$ROOT/BENCHMARKS.md" <<'PY'
