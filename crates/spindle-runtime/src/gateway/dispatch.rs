@@ -440,16 +440,19 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
                 return Vec::new();
             }
             attach(conn, &sid, &live, role, policy, resume_from, None);
-            let result = match method {
-                SESSION_ATTACH => json!({
-                    "sessionId": sid, ROLE: role.name(),
-                    "lastEventId": live.acp_last_id().to_string(),
-                    CONNECTED_CLIENTS: state.conns.attached_to(&sid),
-                }),
-                // `LoadSessionResponse` and `ResumeSessionResponse`: the agent's modes and
-                // config options as the session has them now.
-                _ => Value::Object(live.acp_session_setup(conn.protocol())),
-            };
+            // `LoadSessionResponse` and `ResumeSessionResponse`: the agent's modes and config
+            // options as the session has them now; an attach result carries them too.
+            let mut result = live.acp_session_setup(conn.protocol());
+            if method == SESSION_ATTACH {
+                result.insert("sessionId".into(), json!(sid));
+                result.insert(ROLE.into(), json!(role.name()));
+                result.insert("lastEventId".into(), json!(live.acp_last_id().to_string()));
+                result.insert(
+                    CONNECTED_CLIENTS.into(),
+                    json!(state.conns.attached_to(&sid)),
+                );
+            }
+            let result = Value::Object(result);
             reply(Ok(result));
             vec![sid]
         }

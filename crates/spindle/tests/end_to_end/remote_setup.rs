@@ -1,8 +1,8 @@
 //! What `/acp` clients learn of a session's setup: the agent's modes and config options in the
-//! `session/new`, `session/load` and `session/resume` results, in each client's version, and
-//! their mode and option requests reaching an agent of the other version (a v2 client's mode
-//! option is a v1 agent's `session/set_mode`, a v1 client's `session/set_mode` a v2 agent's
-//! mode option). `session/new` is answered once the agent's own session is open, before any
+//! `session/new`, `session/load`, `session/resume` and `session/attach` results, in each
+//! client's version, and their mode and option requests reaching an agent of the other version
+//! (a v2 client's mode option is a v1 agent's `session/set_mode`, a v1 client's
+//! `session/set_mode` a v2 agent's mode option). `session/new` is answered once the agent's own session is open, before any
 //! of the session's updates.
 
 use std::process::Command;
@@ -123,6 +123,23 @@ fn remote_setup_a_v1_agents_modes_and_options_reach_v1_and_v2_clients_and_their_
     );
     let loaded = late.response(load)["result"].clone();
     assert_eq!(loaded["modes"]["currentModeId"], "plan", "{loaded}");
+    // So does a client attaching to the running session (Spindle's attach extension), with
+    // the attach result's own fields.
+    let (mut watcher, _) = AcpWs::connect(&served, &["attach"]);
+    let attach = watcher.send_request(
+        "session/attach",
+        json!({ "sessionId": session, "role": "observer", "historyPolicy": "none" }),
+    );
+    let attached = watcher.response(attach)["result"].clone();
+    assert_eq!(attached["modes"]["currentModeId"], "plan", "{attached}");
+    assert_eq!(mode_ids(&attached), ["default", "plan"]);
+    assert_eq!(
+        option(&attached["configOptions"], "id", "model")["currentValue"],
+        "spindle-fast"
+    );
+    assert_eq!(attached["role"], "observer", "{attached}");
+    assert_eq!(attached["sessionId"], json!(session), "{attached}");
+    assert!(attached["connectedClients"].is_array(), "{attached}");
 
     // An option of the agent's own, by a v1 client: passed as is, answered as the agent does.
     let set = v1.send_request(
