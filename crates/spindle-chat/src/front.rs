@@ -311,9 +311,13 @@ pub(super) fn mode_and_model(controls: &Controls) -> (Option<String>, Option<Str
     (mode, model)
 }
 
-/// The folder, `~` for the home directory.
+/// The folder, `~` for the home directory; where a remote session runs on the server when that
+/// is another one.
 pub(super) fn folder(conn: &Connected) -> String {
     let shown = conn.cwd.display().to_string();
+    if let Some(server) = conn.server_cwd.as_deref().filter(|s| *s != shown) {
+        return format!("{server} (on the server)");
+    }
     match std::env::var("HOME") {
         Ok(home) if !home.is_empty() && shown.starts_with(&home) => {
             format!("~{}", &shown[home.len()..])
@@ -330,6 +334,8 @@ pub(super) fn first_state(conn: &Connected, args: &ChatArgs) -> TuiState {
         Opened::New => "new session",
         Opened::Resumed => "resumed session (the agent replays no history)",
         Opened::Loaded => "resumed session",
+        Opened::Attached { observer: false } => "attached to session",
+        Opened::Attached { observer: true } => "observing session",
     };
     let header = vec![
         format!("spindle chat · {}", agent_name(conn)),

@@ -182,7 +182,7 @@ pub async fn run(args: &ChatArgs, conn: Connected) -> anyhow::Result<u8> {
         None
     };
     let screen = Screen::new(stdout_tty);
-    let loaded = conn.opened == Opened::Loaded;
+    let loaded = conn.opened.replays();
     let options = RenderOptions {
         thoughts: !args.hide_thoughts,
         // A terminal shows what the user typed; piped input is shown, and
@@ -325,13 +325,20 @@ impl Chat<'_> {
             Opened::Resumed => self.front.note(&format!(
                 "resumed session {id} (the agent replays no history)"
             )),
-            Opened::Loaded => {
+            Opened::Loaded | Opened::Attached { .. } => {
                 while let Some(event) = self.conn.events.try_recv() {
                     if self.client_event(event).await?.is_some() {
                         break;
                     }
                 }
-                self.front.commit(Some(&format!("[session {id} loaded]")))?;
+                let note = match self.conn.opened {
+                    Opened::Attached { observer: true } => {
+                        format!("[attached to session {id} as an observer]")
+                    }
+                    Opened::Attached { observer: false } => format!("[attached to session {id}]"),
+                    _ => format!("[session {id} loaded]"),
+                };
+                self.front.commit(Some(&note))?;
             }
         }
         if loaded {

@@ -14,7 +14,6 @@ use spindle_protocol::ClientError;
 use spindle_wire::client_methods::SESSION_FORK;
 
 use super::args::exit;
-use super::controls::Controls;
 use super::front;
 use super::interactive::Chat;
 use super::outcome::AgentErrorText;
@@ -137,7 +136,7 @@ impl Chat<'_> {
         self.apply_ops(applied.ops);
         let applied = self.engine.apply_agent_line(&response.to_string());
         self.apply_ops(applied.ops);
-        self.conn.controls = Controls::from_session_result(&result);
+        self.conn.adopt_session_result(&result);
         self.conn.session_id = new.clone();
         self.front.note(&format!(
             "forked session {old} into {new}; this chat goes on in {new}"

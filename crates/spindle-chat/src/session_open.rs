@@ -37,6 +37,16 @@ pub(crate) enum Opened {
     /// `--resume` with the history replayed (v1 `session/load`, v2
     /// `session/resume` from the start): the replay is the transcript so far.
     Loaded,
+    /// `--attach URL SESSION` (`session/attach`): the history as `--history` asked, replayed
+    /// like a loaded session's; as an observer when the server says so.
+    Attached { observer: bool },
+}
+
+impl Opened {
+    /// The session's history comes as a replay before the session opens.
+    pub(crate) fn replays(self) -> bool {
+        matches!(self, Opened::Loaded | Opened::Attached { .. })
+    }
 }
 
 /// What `connect` ends with: a session, or the exit status (already reported).
@@ -156,6 +166,7 @@ pub(crate) async fn connect(
         controls: Controls::default(),
         init: None,
         cwd,
+        server_cwd: None,
         opened: Opened::New,
         services: host,
         notices: Vec::new(),
@@ -242,7 +253,12 @@ async fn open_session(
         let attempt = match (&args.attach_session, &args.resume) {
             (Some((_, id)), _) => remote::attach(client, id, args.role, args.history)
                 .await
-                .map(|raw| (id.clone(), raw, Opened::Loaded)),
+                .map(|raw| {
+                    let observer = serde_json::from_str::<Value>(raw.get()).is_ok_and(|r| {
+                        r[spindle_wire::remote::ROLE] == spindle_wire::remote::ROLE_OBSERVER
+                    });
+                    (id.clone(), raw, Opened::Attached { observer })
+                }),
             (None, Some(id)) => match resume(client, &init, id, &cwd, mcp, &dirs).await {
                 Some(attempt) => attempt,
                 None => return Ok(Err(exit::USAGE)),
@@ -256,9 +272,7 @@ async fn open_session(
             Ok((session_id, raw, opened)) => {
                 conn.session_id = session_id;
                 conn.opened = opened;
-                conn.controls = Controls::from_session_result(
-                    &serde_json::from_str(raw.get()).unwrap_or_default(),
-                );
+                conn.adopt_session_result(&serde_json::from_str(raw.get()).unwrap_or_default());
                 return Ok(Ok(()));
             }
             Err(error) if error.is_auth_required() && !signed_in => {
@@ -509,6 +523,9 @@ pub(crate) struct Connected {
     pub init: Option<InitializeOutcome>,
     /// The working directory (the session's `cwd` and the services' root).
     pub cwd: PathBuf,
+    /// Where a remote session runs on the server, when the server said (`_meta.spindle.cwd`
+    /// of its result): not [`Connected::cwd`] when the server refused that one.
+    pub server_cwd: Option<String>,
     /// How the session was opened.
     pub opened: Opened,
     /// Files and terminals for the agent.
@@ -527,6 +544,20 @@ pub(crate) struct Connected {
 }
 
 impl Connected {
+    /// What a session result tells: the agent's modes and options, and where a remote session
+    /// runs (kept when the result does not say).
+    pub fn adopt_session_result(&mut self, result: &Value) {
+        self.controls = Controls::from_session_result(result);
+        let server_cwd = result
+            .get("_meta")
+            .and_then(|meta| meta.get("spindle"))
+            .and_then(|spindle| spindle.get(spindle_wire::remote::SESSION_CWD))
+            .and_then(Value::as_str);
+        if let Some(cwd) = server_cwd {
+            self.server_cwd = Some(cwd.to_owned());
+        }
+    }
+
     /// A transcript engine for this session's protocol version.
     pub fn engine(&self) -> TranscriptEngine {
         TranscriptEngine::new(EngineConfig {

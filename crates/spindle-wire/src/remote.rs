@@ -30,6 +30,12 @@ pub const OPT_IN_EVENT_IDS: &str = "event_ids";
 /// Opt-in name (with [`OPT_IN_EVENT_IDS`]): one `_spindle/event_id` may announce a run of
 /// messages ([`EVENT_ID_COUNT`]) instead of coming before each.
 pub const OPT_IN_EVENT_ID_RUNS: &str = "event_id_runs";
+/// Opt-in name: `_meta.spindle.cwd` in `session/new`, `session/load`, `session/resume` and
+/// `session/attach` results: the directory the session runs in on the server (which is not the
+/// client's own when the server refused the client's `cwd`).
+pub const OPT_IN_SESSION_CWD: &str = "session_cwd";
+/// The member of `_meta.spindle` of a session result naming the session's directory.
+pub const SESSION_CWD: &str = "cwd";
 
 /// `session/attach` (proposal): join a running session as controller or observer.
 pub const SESSION_ATTACH: &str = "session/attach";

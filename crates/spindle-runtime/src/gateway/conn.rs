@@ -145,6 +145,8 @@ pub struct OptIns {
     pub event_ids: bool,
     /// `event_id_runs` (counts only with `event_ids`).
     pub event_id_runs: bool,
+    /// `session_cwd`: session results say where the session runs.
+    pub session_cwd: bool,
 }
 
 /// One `/acp` connection.

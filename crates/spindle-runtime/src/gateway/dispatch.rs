@@ -19,8 +19,9 @@ use spindle_wire::client_methods::{
 };
 use spindle_wire::remote::{
     CONNECTED_CLIENTS, ERROR_SESSION_NOT_FOUND, HISTORY_POLICY, OPT_IN_ATTACH,
-    OPT_IN_EVENT_ID_RUNS, OPT_IN_EVENT_IDS, PREVIOUS_CONNECTION_ID, REMOTE_OPT_IN_KEY, RESUME_FROM,
-    ROLE, ROLE_CONTROLLER, ROLE_OBSERVER, SESSION_ATTACH, SESSION_DETACH,
+    OPT_IN_EVENT_ID_RUNS, OPT_IN_EVENT_IDS, OPT_IN_SESSION_CWD, PREVIOUS_CONNECTION_ID,
+    REMOTE_OPT_IN_KEY, RESUME_FROM, ROLE, ROLE_CONTROLLER, ROLE_OBSERVER, SESSION_ATTACH,
+    SESSION_CWD, SESSION_DETACH,
 };
 use tokio::sync::oneshot;
 
@@ -130,10 +131,13 @@ pub fn initialize_result(protocol: u16, conn: &Conn, params: &Value) -> Value {
         attach: opted.contains(&OPT_IN_ATTACH),
         event_ids: opted.contains(&OPT_IN_EVENT_IDS),
         event_id_runs: opted.contains(&OPT_IN_EVENT_IDS) && opted.contains(&OPT_IN_EVENT_ID_RUNS),
+        session_cwd: opted.contains(&OPT_IN_SESSION_CWD),
     };
     let info =
         json!({ "name": "spindle", "title": "Spindle", "version": env!("CARGO_PKG_VERSION") });
-    let meta = json!({ "spindle": { REMOTE_OPT_IN_KEY: [OPT_IN_ATTACH, OPT_IN_EVENT_IDS, OPT_IN_EVENT_ID_RUNS] } });
+    let meta = json!({ "spindle": { REMOTE_OPT_IN_KEY: [
+        OPT_IN_ATTACH, OPT_IN_EVENT_IDS, OPT_IN_EVENT_ID_RUNS, OPT_IN_SESSION_CWD,
+    ] } });
     // The proposal's capability ("Multi-Client Session Attach"), for peers that opted in.
     let attach = json!({ "roles": [ROLE_CONTROLLER, ROLE_OBSERVER] });
     let mut result = if version >= 2 {
@@ -355,6 +359,7 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
                             if opened {
                                 result.extend(live.acp_session_setup(conn.protocol()));
                             }
+                            add_session_cwd(&conn, &live, &mut result);
                             let result = Ok(Value::Object(result));
                             answer(&state, &conn, &Route::Connection, &id, result);
                             let _ = answer_sent.send(());
@@ -452,6 +457,7 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
                     json!(state.conns.attached_to(&sid)),
                 );
             }
+            add_session_cwd(conn, &live, &mut result);
             let result = Value::Object(result);
             reply(Ok(result));
             vec![sid]
@@ -541,6 +547,15 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
             )));
             Vec::new()
         }
+    }
+}
+
+/// `_meta.spindle.cwd` of a session result, for a client that opted into `session_cwd`: where
+/// the session runs on the server.
+fn add_session_cwd(conn: &Conn, live: &LiveSession, result: &mut serde_json::Map<String, Value>) {
+    if crate::sync::lock(&conn.opt_in).session_cwd {
+        let cwd = live.cwd().display().to_string();
+        result.insert("_meta".into(), json!({ "spindle": { SESSION_CWD: cwd } }));
     }
 }
 

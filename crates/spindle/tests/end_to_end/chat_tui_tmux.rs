@@ -696,3 +696,77 @@ fn chat_tui_v2_sends_a_prompt_at_once_and_works_until_the_last_prompt_ended() {
         "{done}"
     );
 }
+
+/// A remote session runs where the server says: chat's own folder outside the server's, the
+/// first screen names the server's (`_meta.spindle.cwd`, opted into) instead; a second chat
+/// attached as an observer says so, with the session's mode and model.
+#[test]
+fn chat_tui_a_remote_session_shows_the_servers_folder_and_an_observer_says_it_observes() {
+    if !harness::require_tool("tmux", &["-V"]) {
+        return;
+    }
+    let dir = TempDir::new("chat-tui-remote");
+    let served_dir = dir.join("served");
+    let elsewhere = dir.join("elsewhere");
+    for d in [&served_dir, &elsewhere] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let served_dir = served_dir.canonicalize().unwrap();
+    let served = crate::serve_support::start_serve(
+        &dir.join("db.sqlite"),
+        &[
+            "--protocol",
+            "1",
+            "--cwd",
+            &served_dir.display().to_string(),
+        ],
+        &crate::serve_support::reference_agent_with(1, &[]),
+        None,
+        &[],
+    );
+    let url = format!("http://{}/acp", served.addr);
+    let pane = Pane::start(
+        "remote",
+        &elsewhere,
+        &[],
+        &[SPINDLE, "chat", "--connect", &url],
+    );
+    let start = pane.wait_until("the first screen", |s| {
+        s.contains("› message the agent") && s.contains("new session ")
+    });
+    save("remote-start", &start);
+    let top: Vec<&str> = start.lines().take(4).collect();
+    assert_eq!(
+        top[1],
+        format!("folder   {} (on the server)", served_dir.display()),
+        "{start}"
+    );
+    assert_eq!(top[2], "mode     Default   model   Spindle Fast", "{start}");
+    let session = top[3].trim_start_matches("new session ").to_owned();
+    pane.send("/mode plan");
+    pane.wait_until("the mode changed", |s| s.contains("mode Plan only"));
+
+    let observer = Pane::start(
+        "observer",
+        &served_dir,
+        &[],
+        &[
+            SPINDLE, "chat", "--attach", &url, &session, "--role", "observer",
+        ],
+    );
+    let screen = observer.wait_until("the observer's first screen", |s| {
+        s.contains(&format!("observing session {session}"))
+    });
+    save("remote-observer", &screen);
+    let top: Vec<&str> = screen.lines().take(4).collect();
+    assert_eq!(
+        top[1],
+        format!("folder   {}", served_dir.display()),
+        "{screen}"
+    );
+    assert_eq!(
+        top[2], "mode     Plan only   model   Spindle Fast",
+        "{screen}"
+    );
+    served.stop();
+}

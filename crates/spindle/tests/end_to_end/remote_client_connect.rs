@@ -248,7 +248,7 @@ fn chat_with_input(flags: &[&str], input: &str) -> Output {
 
 /// `--attach URL SESSION` opens the running session at start: with
 /// `--history full` its turns so far are shown first, then
-/// `[session N loaded]`, then the new turn; the history's updates belong to
+/// `[attached to session N]`, then the new turn; the history's updates belong to
 /// a session the client knows (no "unknown session" diagnostic, before or
 /// after the first prompt). With `--history none` nothing of before is
 /// shown and the new turn works the same.
@@ -282,7 +282,7 @@ fn remote_client_attach_shows_the_history_first_without_unknown_session_diagnost
             .find(scenarios::THOUGHTS_REPLY)
             .unwrap_or_else(|| panic!("{transport}: no history\n{stdout}"));
         let loaded = stdout
-            .find(&format!("[session {id} loaded]"))
+            .find(&format!("[attached to session {id}]"))
             .unwrap_or_else(|| panic!("{transport}: no marker\n{stdout}"));
         let reply = stdout
             .rfind(scenarios::NOTICE_REPLY)

@@ -140,6 +140,21 @@ fn remote_setup_a_v1_agents_modes_and_options_reach_v1_and_v2_clients_and_their_
     assert_eq!(attached["role"], "observer", "{attached}");
     assert_eq!(attached["sessionId"], json!(session), "{attached}");
     assert!(attached["connectedClients"].is_array(), "{attached}");
+    // Where the session runs: only to a client that opted into `session_cwd`.
+    assert!(created.get("_meta").is_none(), "{created}");
+    assert!(attached.get("_meta").is_none(), "{attached}");
+    let (mut located, _) = AcpWs::connect(&served, &["session_cwd"]);
+    let load = located.send_request(
+        "session/load",
+        json!({ "sessionId": session, "cwd": "/", "mcpServers": [] }),
+    );
+    let loaded = located.response(load)["result"].clone();
+    let served_cwd = std::env::current_dir().unwrap().canonicalize().unwrap();
+    assert_eq!(
+        loaded["_meta"]["spindle"]["cwd"],
+        json!(served_cwd.display().to_string()),
+        "{loaded}"
+    );
 
     // An option of the agent's own, by a v1 client: passed as is, answered as the agent does.
     let set = v1.send_request(

@@ -216,7 +216,11 @@ impl Driver {
     }
 
     fn opt_ins(&self) -> Vec<&'static str> {
-        let mut names = vec![OPT_IN_EVENT_IDS, OPT_IN_EVENT_ID_RUNS];
+        let mut names = vec![
+            OPT_IN_EVENT_IDS,
+            OPT_IN_EVENT_ID_RUNS,
+            spindle_wire::remote::OPT_IN_SESSION_CWD,
+        ];
         if self.options.attach {
             names.push(OPT_IN_ATTACH);
         }

@@ -477,7 +477,7 @@ impl Driver {
     }
 
     fn opt_ins(&self) -> Vec<&'static str> {
-        let mut names = vec![OPT_IN_EVENT_IDS];
+        let mut names = vec![OPT_IN_EVENT_IDS, spindle_wire::remote::OPT_IN_SESSION_CWD];
         if self.options.attach {
             names.push(spindle_wire::remote::OPT_IN_ATTACH);
         }
