@@ -354,6 +354,7 @@ pub(super) fn first_state(conn: &Connected, args: &ChatArgs) -> TuiState {
         header,
         show_thoughts: !args.hide_thoughts,
         prompts_go_at_once: conn.protocol_version == 2,
+        observer: conn.opened == Opened::Attached { observer: true },
         ..TuiState::default()
     }
 }

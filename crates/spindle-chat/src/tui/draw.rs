@@ -571,6 +571,8 @@ fn draw_composer(
             "type the answer · Enter sends it · or ↑/↓ and Enter on a choice"
         } else if state.question.is_some() {
             "answer the question above (↑/↓ and Enter)"
+        } else if state.observer {
+            "observing · the session's controllers prompt · / commands · /quit leaves"
         } else if state.running_since.is_some() && state.prompts_go_at_once {
             "the agent is working · Esc cancels · what you send now goes to it at once"
         } else if state.running_since.is_some() {

@@ -135,6 +135,8 @@ pub(crate) struct TuiState {
     /// A prompt sent while a turn runs goes to the agent at once (protocol 2),
     /// instead of waiting for the turn's end.
     pub prompts_go_at_once: bool,
+    /// Attached as an observer: the session's controllers prompt, not this chat.
+    pub observer: bool,
     /// The agent's question (from the driver) or a picker (opened here).
     pub question: Option<Menu>,
     pub picker: Option<Menu>,

@@ -493,3 +493,18 @@ fn the_composer_says_what_a_line_sent_while_the_agent_works_becomes() {
         );
     }
 }
+
+#[test]
+fn an_observers_composer_says_who_prompts() {
+    for (observer, expected) in [
+        (true, "observing · the session's controllers prompt"),
+        (false, "message the agent"),
+    ] {
+        let mut state = TuiState {
+            observer,
+            ..TuiState::default()
+        };
+        let rows = screen(&mut state, 120, 12);
+        assert!(rows.iter().any(|r| r.contains(expected)), "{rows:#?}");
+    }
+}

@@ -768,5 +768,9 @@ fn chat_tui_a_remote_session_shows_the_servers_folder_and_an_observer_says_it_ob
         top[2], "mode     Plan only   model   Spindle Fast",
         "{screen}"
     );
+    assert!(
+        composer_line(&screen).contains("observing · the session's controllers prompt"),
+        "{screen}"
+    );
     served.stop();
 }
