@@ -8,8 +8,11 @@
 //! server's directories. `--no-checkpoints` turns them off; a checkpoint that cannot be taken
 //! (no `git`, a full disk) is said once per turn and the prompt goes on.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use spindle_host::checkpoints::{
     Checkpoint, CheckpointError, CheckpointId, CheckpointLimits, Checkpoints,
@@ -44,6 +47,32 @@ fn store_name(session_id: &str) -> String {
         .collect()
 }
 
+/// The store of a session's checkpoints under `base`: its id made file-name-safe and a digest
+/// of the agent, the id and the folder, so that two sessions with the same id (an agent that
+/// numbers its sessions per process, each in another folder or of another agent) never share
+/// one (a store is the shadow repository of its folder; another folder would start it again).
+/// A store made before the digest (named by the id alone) is still used for its own folder.
+fn store_dir(base: &Path, agent: &str, session_id: &str, cwd: &Path) -> PathBuf {
+    let legacy = base.join(store_name(session_id));
+    let legacy_root = legacy.join("root-0.git").join("spindle-root");
+    let folder = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    if std::fs::read_to_string(legacy_root)
+        .is_ok_and(|root| root.trim_end() == folder.display().to_string())
+    {
+        return legacy;
+    }
+    let mut digest = Sha256::new();
+    for part in [agent, session_id, &folder.display().to_string()] {
+        digest.update(part.as_bytes());
+        digest.update([0]);
+    }
+    let hex: String = digest.finalize()[..6]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    base.join(format!("{}-{hex}", store_name(session_id)))
+}
+
 /// One line of `/checkpoints`.
 fn describe(checkpoint: &Checkpoint) -> String {
     let secs = checkpoint.at_ms / 1000;
@@ -74,8 +103,35 @@ impl Chat<'_> {
         };
         let mut roots: Vec<PathBuf> = vec![self.conn.cwd.clone()];
         roots.extend(self.conn.additional_directories.iter().map(PathBuf::from));
-        let store = base.join(store_name(&self.conn.session_id));
+        let store = store_dir(
+            base,
+            &self.agent_key(),
+            &self.conn.session_id,
+            &self.conn.cwd,
+        );
         Checkpoints::open(&store, &roots, CheckpointLimits::default()).map_err(|e| e.to_string())
+    }
+
+    /// Who the session's agent is, for its checkpoint store: its name from `initialize`, else
+    /// `--agent ID`, else its command.
+    fn agent_key(&self) -> String {
+        let name = self
+            .conn
+            .init
+            .as_ref()
+            .and_then(|init| init.agent_info.as_ref())
+            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+            .and_then(|info| info.get("name").and_then(Value::as_str).map(str::to_owned));
+        name.or_else(|| self.args.agent_id.clone())
+            .unwrap_or_else(|| {
+                let words: Vec<String> = self
+                    .args
+                    .agent
+                    .iter()
+                    .map(|w| w.to_string_lossy().into_owned())
+                    .collect();
+                words.join(" ")
+            })
     }
 
     /// Before a prompt is sent: the checkpoint "before turn N" (N follows the session's last).
@@ -253,5 +309,44 @@ mod tests {
         assert_eq!(store_name("sess_1"), "sess_1");
         assert_eq!(store_name("../x/y"), "___x_y");
         assert_eq!(store_name(&"a".repeat(300)).len(), 120);
+    }
+
+    #[test]
+    fn sessions_with_one_id_in_other_folders_or_of_other_agents_get_stores_of_their_own() {
+        let base = std::env::temp_dir().join(format!("spindle-chat-stores-{}", std::process::id()));
+        let (one, two) = (base.join("one"), base.join("two"));
+        for dir in [&one, &two] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let store = base.join("checkpoints");
+        let here = store_dir(&store, "ref", "sess_1", &one);
+        assert!(here.starts_with(&store));
+        assert!(
+            here.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("sess_1-")
+        );
+        assert_eq!(
+            here,
+            store_dir(&store, "ref", "sess_1", &one),
+            "found again"
+        );
+        assert_ne!(here, store_dir(&store, "ref", "sess_1", &two));
+        assert_ne!(here, store_dir(&store, "other", "sess_1", &one));
+        assert_ne!(here, store_dir(&store, "ref", "sess_2", &one));
+        // A store named by the id alone (before the digest) keeps serving its own folder only.
+        let legacy = store.join("sess_1");
+        std::fs::create_dir_all(legacy.join("root-0.git")).unwrap();
+        let root = std::fs::canonicalize(&one).unwrap();
+        std::fs::write(
+            legacy.join("root-0.git").join("spindle-root"),
+            format!("{}\n", root.display()),
+        )
+        .unwrap();
+        assert_eq!(store_dir(&store, "ref", "sess_1", &one), legacy);
+        assert_ne!(store_dir(&store, "ref", "sess_1", &two), legacy);
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

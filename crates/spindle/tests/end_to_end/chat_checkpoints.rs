@@ -128,3 +128,27 @@ fn no_checkpoints_keeps_none_and_says_so() {
     );
     assert!(!data.join("spindle/checkpoints").exists(), "{out}");
 }
+
+/// The reference agent numbers its sessions from 1 in each process: chats in two folders have
+/// sessions with one id. Each folder keeps its own checkpoints (a chat in the other folder
+/// used to start the store again, losing the first folder's).
+#[test]
+fn sessions_with_one_id_in_two_folders_keep_their_own_checkpoints() {
+    let dir = TempDir::new("chat-checkpoints-two-folders");
+    let data = dir.join("data");
+    let (first, second) = (dir.join("first"), dir.join("second"));
+    for work in [&first, &second] {
+        std::fs::create_dir_all(work).unwrap();
+        std::fs::write(work.join("notes.txt"), "hello\n").unwrap();
+    }
+    let turn = "/scenario client-fs notes.txt\n";
+    chat(&first, &data, &[], turn);
+    let out = chat(&second, &data, &[], &format!("{turn}/checkpoints\n"));
+    assert!(out.contains("before turn 1 · "), "{out}");
+    assert!(!out.contains("before turn 2"), "{out}");
+    let out = chat(&first, &data, &[], &format!("{turn}/checkpoints\n"));
+    assert!(
+        out.contains("before turn 1 · ") && out.contains("before turn 2 · "),
+        "{out}"
+    );
+}
