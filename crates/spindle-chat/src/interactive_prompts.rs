@@ -18,6 +18,7 @@ use super::interactive::{Chat, Step};
 use super::outcome::{AgentErrorText, exit_code_for_turn};
 use super::prompt_content;
 use super::prompts_in_flight::{PromptAnswer, sends_at_once};
+use super::session_open::Opened;
 
 impl Chat<'_> {
     /// The agent answered one of our prompts.
@@ -144,6 +145,15 @@ impl Chat<'_> {
             || self.checkpoint_command(&line).await
             || self.own_command(&line)
         {
+            return Ok(());
+        }
+        if self.conn.opened == (Opened::Attached { observer: true }) {
+            // The server would refuse it as a failed turn; it is not the agent's.
+            self.front.note(
+                "not sent: an observer does not prompt (the session's controllers do); \
+                 attach with --role controller to prompt",
+            );
+            self.last_code = exit::AGENT_ERROR;
             return Ok(());
         }
         self.checkpoint_before_turn().await;

@@ -219,6 +219,18 @@ fn remote_client_attach_as_observer_sees_the_session_and_cannot_prompt() {
             text(&out.stderr)
         );
     }
+    // Interactively (here piped), an observer's line is not sent: the chat says why.
+    let out = chat_with_input(
+        &["--attach", &url, &session, "--role", "observer"],
+        "hello\n",
+    );
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("not sent: an observer does not prompt"),
+        "{said}"
+    );
+    assert!(!said.contains("The agent ended the turn"), "{said}");
     // As controller the prompt is a turn of the same session: the page sees it.
     let out = chat(&["--attach", &url, &session, "--prompt", "/scenario thoughts"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
