@@ -74,6 +74,11 @@ export function createPanels(ctx) {
     }
     renderAgent();
     if (Array.isArray(agent.standingPermissions)) renderStanding(agent.standingPermissions);
+    // The facts carry the status's reason too: the card says why even when they come before
+    // the status itself (a sign-out answered before its status reached the page).
+    if (agent.needsAuth && agent.status === "needs_auth" && agent.statusMessage && !authMessage) {
+      authMessage = String(agent.statusMessage);
+    }
     showAuth(!!agent.needsAuth);
     return agent;
   }
