@@ -314,10 +314,10 @@ pub(super) fn mode_and_model(controls: &Controls) -> (Option<String>, Option<Str
 /// The folder, `~` for the home directory; where a remote session runs on the server when that
 /// is another one.
 pub(super) fn folder(conn: &Connected) -> String {
-    let shown = conn.cwd.display().to_string();
-    if let Some(server) = conn.server_cwd.as_deref().filter(|s| *s != shown) {
+    if let Some(server) = &conn.server_cwd {
         return format!("{server} (on the server)");
     }
+    let shown = conn.cwd.display().to_string();
     match std::env::var("HOME") {
         Ok(home) if !home.is_empty() && shown.starts_with(&home) => {
             format!("~{}", &shown[home.len()..])

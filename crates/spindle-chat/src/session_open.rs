@@ -523,8 +523,8 @@ pub(crate) struct Connected {
     pub init: Option<InitializeOutcome>,
     /// The working directory (the session's `cwd` and the services' root).
     pub cwd: PathBuf,
-    /// Where a remote session runs on the server, when the server said (`_meta.spindle.cwd`
-    /// of its result): not [`Connected::cwd`] when the server refused that one.
+    /// Where a remote session runs on the server when the server said (`_meta.spindle.cwd` of
+    /// its result) and that is not [`Connected::cwd`] (the server refused that one).
     pub server_cwd: Option<String>,
     /// How the session was opened.
     pub opened: Opened,
@@ -545,7 +545,7 @@ pub(crate) struct Connected {
 
 impl Connected {
     /// What a session result tells: the agent's modes and options, and where a remote session
-    /// runs (kept when the result does not say).
+    /// runs when that is not this chat's folder (kept when the result does not say).
     pub fn adopt_session_result(&mut self, result: &Value) {
         self.controls = Controls::from_session_result(result);
         let server_cwd = result
@@ -554,7 +554,8 @@ impl Connected {
             .and_then(|spindle| spindle.get(spindle_wire::remote::SESSION_CWD))
             .and_then(Value::as_str);
         if let Some(cwd) = server_cwd {
-            self.server_cwd = Some(cwd.to_owned());
+            let here = std::fs::canonicalize(&self.cwd).unwrap_or_else(|_| self.cwd.clone());
+            self.server_cwd = (std::path::Path::new(cwd) != here).then(|| cwd.to_owned());
         }
     }
 
