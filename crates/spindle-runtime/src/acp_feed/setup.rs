@@ -52,14 +52,13 @@ impl AcpFeed {
         method: &str,
         params: &Value,
     ) -> Result<(String, Value), Value> {
-        if self.translation_into(version).is_none() {
+        let (protocol, session) = (self.protocol(), self.session_id().to_string());
+        let Some(translation) = self.translation_into(version) else {
             return Ok((method.to_string(), params.clone()));
-        }
+        };
         // The translation answers against the current setup, whatever it saw before.
-        self.session_setup(info, version);
-        self.translation_into(version)
-            .expect("checked above")
-            .setting(key, method, params)
+        translation.adopt_setup(&session, agent_setup(info, protocol));
+        translation.setting(key, method, params)
     }
 
     /// The agent's answer to the setting `key` for a client of protocol `version`.

@@ -449,7 +449,7 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
             // options as the session has them now; an attach result carries them too.
             let mut result = live.acp_session_setup(conn.protocol());
             if method == SESSION_ATTACH {
-                result.insert("sessionId".into(), json!(sid));
+                result.insert(fields::SESSION_ID.into(), json!(sid));
                 result.insert(ROLE.into(), json!(role.name()));
                 result.insert("lastEventId".into(), json!(live.acp_last_id().to_string()));
                 result.insert(
@@ -553,7 +553,7 @@ pub async fn dispatch(state: &Gateway, conn: &Arc<Conn>, message: Value) -> Vec<
 /// `_meta.spindle.cwd` of a session result, for a client that opted into `session_cwd`: where
 /// the session runs on the server.
 fn add_session_cwd(conn: &Conn, live: &LiveSession, result: &mut serde_json::Map<String, Value>) {
-    if crate::sync::lock(&conn.opt_in).session_cwd {
+    if conn.opt_ins().session_cwd {
         let cwd = live.cwd().display().to_string();
         result.insert("_meta".into(), json!({ "spindle": { SESSION_CWD: cwd } }));
     }
