@@ -293,7 +293,12 @@ module.exports = function register(h) {
     // Protocol 1: the agent's failure is its answer to the prompt, which the server shows as a banner.
     await withServer(context, tmp, "banner", ["--protocol", "1"], ["--delay-ms", "5"], async (page, server) => {
       await page.goto(server.url + "/");
+      // No session shown yet: no connection badge (an "offline" one read as the server down).
+      await page.waitForSelector("#empty:not([hidden])");
+      assert(await page.isHidden("#connection"), "no connection badge before a session is shown");
       await newSession(page);
+      await eventually("the badge once a session is shown", async () =>
+        (await page.isVisible("#connection")) && (await page.textContent("#connection")) === "live");
       await eventually("agent ready", async () => (await page.textContent("#agent-info")).includes("protocol v1"));
       await send(page, "/scenario error");
       await eventually("the error banner", async () => (await page.isVisible("#banner")) && (await page.getAttribute("#banner", "data-level")) === "error");

@@ -105,7 +105,7 @@ function select(id) {
 function deselect() {
   feed.close(true);
   setSession(null);
-  setConn("offline");
+  setConn(null);
   history.replaceState(null, "", location.pathname + location.search);
   clearView();
   panels.clear();
@@ -117,7 +117,14 @@ function deselect() {
 
 // The session's events (feed.js: through the shared worker, one stream per session for all the
 // tabs of this origin, where there is one, else an EventSource of this tab's own).
-const setConn = (state) => { const c = $("connection"); c.dataset.state = state; c.textContent = state; };
+// The shown session's event stream: live, reconnecting, offline; no badge while no session is
+// shown (there is no stream, and "offline" would read as the server being down).
+const setConn = (state) => {
+  const c = $("connection");
+  c.hidden = state === null;
+  c.dataset.state = state ?? "none";
+  c.textContent = state ?? "";
+};
 const feed = createFeed({
   setConn, session,
   reset: (data, id) => reset(data, id),
